@@ -1,0 +1,18 @@
+# Turns shaders/NAME.glsl into one C source: a table of {file name, text}.
+# Usage: cmake -DOUT=file.c -DFILES="a.glsl|b.glsl" -P embed_shaders.cmake
+string(REPLACE "|" ";" FILES "${FILES}")
+set(body "/* Generated from shaders/NAME.glsl by cmake/embed_shaders.cmake. Do not edit. */\n")
+string(APPEND body "#include <stddef.h>\n#include \"shaders.h\"\n\n")
+string(APPEND body "const glcv_shader_file glcv_shader_files[] = {\n")
+foreach(f IN LISTS FILES)
+  get_filename_component(name ${f} NAME)
+  file(READ ${f} text)
+  string(REPLACE "\\" "\\\\" text "${text}")
+  string(REPLACE "\"" "\\\"" text "${text}")
+  string(REPLACE "\n" "\\n\"\n\"" text "${text}")
+  string(APPEND body "  {\"${name}\",\n\"${text}\"},\n")
+endforeach()
+string(APPEND body "  {NULL, NULL}\n};\n")
+file(WRITE ${OUT}.tmp "${body}")
+file(COPY_FILE ${OUT}.tmp ${OUT} ONLY_IF_DIFFERENT)
+file(REMOVE ${OUT}.tmp)

@@ -1,0 +1,11 @@
+/* glcv: real-time GPU video analysis. Umbrella header. */
+#ifndef GLCV_GLCV_H
+#define GLCV_GLCV_H
+
+#include "core.h"
+#include "image.h"
+#include "synth.h"
+#include "context.h"
+#include "segment.h"
+
+#endif

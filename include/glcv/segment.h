@@ -1,0 +1,143 @@
+/* glcv segmenter: colinearity + darkness compensation + MRF foreground/background
+ * segmentation (Griesser, ETH Zurich 2005, after Mester, Aach and Duembgen 2001).
+ *
+ * Per pixel, over its 3x3 window (colours 0..255, window pixels outside the image count as 0):
+ *   fore = sum f.f, back = sum b.b, cross = sum f.b     (RGB dot products; exact integers)
+ *   D^2  = smallest eigenvalue of [[fore+Odc, cross+Odc], [cross+Odc, back+Odc]]
+ *   M    = 2 * (changed 4-neighbours) + (changed diagonal neighbours), 0..12
+ *   changed  <=>  D^2 > Ts + B * (12 - 2M)
+ * B is B1 for the first MRF iteration of a frame (starting from the previous frame's mask) and
+ * B2 for the `iterations` that follow. Each iteration updates the four pixel subsets
+ * (x mod 2, y mod 2) one after the other in an order drawn from a seeded PRNG.
+ *
+ * Engines: GPU (fragment or compute passes in the current GL context) or CPU (the same
+ * decisions in double precision; also the tests' oracle). With the same seed, parameters and
+ * frames, both draw the same subset orders and give the same masks (pixels whose threshold lies
+ * within float rounding of an integer may differ; measured rates are in docs/QUALITY.md).
+ *
+ * Thread safety: every function locks the object's mutex, so one object may be shared between
+ * threads; GL rule: a GPU-engine object is used only while the GL context it was created in is
+ * current on the calling thread.
+ */
+#ifndef GLCV_SEGMENT_H
+#define GLCV_SEGMENT_H
+
+#include "core.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct glcv_segment glcv_segment;
+
+/* Zero fields mean defaults. Because zero means "default" here, the values Ts = 0, Odc = 0,
+ * iterations = 0 and adapt_rate = 0 (all valid) are set with the setters after creation. */
+typedef struct glcv_segment_params {
+    int width;  /* required, >= 1 */
+    int height; /* required, >= 1 */
+    float ts;   /* static threshold Ts; default 310; finite, >= 0 */
+    float odc;  /* darkness offset Odc; default 5800; finite, >= 0 */
+    float b1;   /* compactness of the first iteration; default 2; finite, > 0 */
+    float b2;   /* compactness of the later iterations; default 200; finite, > 0 */
+    int iterations; /* MRF iterations with B2 after the B1 iteration; default 8; 0..1000 */
+    uint64_t seed;  /* PRNG seed of the subset orders; 0 = default 0x5EED */
+    glcv_engine_mode engine; /* default AUTO */
+    /* VSAM-style background adaptation where the mask says background:
+     * bg = (1 - rate) * bg + rate * frame after each frame; 0 = off (default); 0 < rate <= 1. */
+    float adapt_rate;
+    int timing; /* nonzero: GPU timer queries per pass (glcv_segment_timings); default off */
+    glcv_logger logger;
+} glcv_segment_params;
+
+#define GLCV_SEGMENT_PARAMS(...) ((glcv_segment_params){__VA_ARGS__})
+
+/* Creates a segmenter. GPU engines need a current GL context (3.3 core; compute needs 4.3);
+ * AUTO without a context falls back to the CPU engine and logs it.
+ * Errors: INVALID_ARGUMENT (NULL, size < 1, NaN or out-of-range parameter), NO_CONTEXT
+ * (FRAGMENT/COMPUTE requested without a current context), UNSUPPORTED (GL too old, size above
+ * GL_MAX_TEXTURE_SIZE), GL (shader or framebuffer failure), OUT_OF_MEMORY. *out is NULL on error. */
+GLCV_API glcv_status glcv_segment_create(const glcv_segment_params *params, glcv_segment **out);
+
+/* Destroys the object and its GL objects (its context must be current, or the GL objects are
+ * left to die with the context). Accepts NULL and &NULL; sets *seg to NULL. */
+GLCV_API void glcv_segment_destroy(glcv_segment **seg);
+
+/* The resolved parameters (defaults filled in, current values of every setter; `engine` is the
+ * engine actually in use: FRAGMENT, COMPUTE or CPU). Errors: INVALID_ARGUMENT. */
+GLCV_API glcv_status glcv_segment_get_params(glcv_segment *seg, glcv_segment_params *out);
+
+/* Setters: validated like the params fields (INVALID_ARGUMENT leaves the value unchanged).
+ * They take effect from the next frame. */
+GLCV_API glcv_status glcv_segment_set_ts(glcv_segment *seg, float ts);
+GLCV_API glcv_status glcv_segment_set_odc(glcv_segment *seg, float odc);
+GLCV_API glcv_status glcv_segment_set_b1(glcv_segment *seg, float b1);
+GLCV_API glcv_status glcv_segment_set_b2(glcv_segment *seg, float b2);
+GLCV_API glcv_status glcv_segment_set_iterations(glcv_segment *seg, int iterations);
+GLCV_API glcv_status glcv_segment_set_adapt_rate(glcv_segment *seg, float rate);
+/* Restarts the subset-order PRNG from `seed` (0 = default). */
+GLCV_API glcv_status glcv_segment_set_seed(glcv_segment *seg, uint64_t seed);
+
+/* Sets the background from host pixels (RGB8, RGBA8, BGR8 or BGRA8, any stride) and clears the
+ * temporal prior. Errors: INVALID_ARGUMENT (bad image or GRAY8), SIZE_MISMATCH, GL. */
+GLCV_API glcv_status glcv_segment_set_background(glcv_segment *seg, const glcv_image *background);
+
+/* Sets the background from the caller's GL_TEXTURE_2D (level 0 of a colour format with values
+ * in 0..1, scaled by 255 and rounded; row 0 of the texture is row 0 of the image). The texture
+ * is copied: the caller keeps it and may change or delete it afterwards. Never modified.
+ * Errors: INVALID_ARGUMENT (0 or not a 2D texture), SIZE_MISMATCH, UNSUPPORTED (format), GL,
+ * NO_CONTEXT (CPU engine without a current context). */
+GLCV_API glcv_status glcv_segment_set_background_texture(glcv_segment *seg, unsigned int texture);
+
+/* Learns the background as the per-channel mean of N frames (rounded to the nearest integer):
+ * begin, add N >= 1 frames (host or texture), end. Segmenting in between is STATE.
+ * Errors as for set_background; STATE for add/end without begin, or end after no frame. */
+GLCV_API glcv_status glcv_segment_learn_begin(glcv_segment *seg);
+GLCV_API glcv_status glcv_segment_learn_add(glcv_segment *seg, const glcv_image *frame);
+GLCV_API glcv_status glcv_segment_learn_add_texture(glcv_segment *seg, unsigned int texture);
+GLCV_API glcv_status glcv_segment_learn_end(glcv_segment *seg);
+
+/* Segments one frame (host pixels as for set_background). With `wait` nonzero the call returns
+ * when the GPU has finished; otherwise the passes are queued (glFlush) and the mask texture is
+ * ready for any later GL command in this context. Errors: INVALID_ARGUMENT, SIZE_MISMATCH,
+ * STATE (no background yet, or learning), GL. */
+GLCV_API glcv_status glcv_segment_frame(glcv_segment *seg, const glcv_image *frame, int wait);
+
+/* Segments the caller's GL_TEXTURE_2D (as for set_background_texture; read, never modified). */
+GLCV_API glcv_status glcv_segment_frame_texture(glcv_segment *seg, unsigned int texture, int wait);
+
+/* The mask as a GL_TEXTURE_2D, GL_R8, width x height, 1.0 (255) = foreground, 0 = background,
+ * row order as the input. Owned by the segmenter: valid until it is destroyed; its content
+ * changes with each frame. Do not delete or modify it. With the CPU engine the texture is made
+ * and filled on demand (needs a current context). Returns 0 on error (logged). */
+GLCV_API unsigned int glcv_segment_mask_texture(glcv_segment *seg);
+
+/* Reads the last mask into `out` (GRAY8, RGB8 or RGBA8, the object's size, caller's memory,
+ * any stride): 255 foreground, 0 background (alpha 255). Waits for the GPU.
+ * Errors: INVALID_ARGUMENT, SIZE_MISMATCH, STATE (no frame segmented yet), GL. */
+GLCV_API glcv_status glcv_segment_read_mask(glcv_segment *seg, glcv_image *out);
+
+/* Diagnostics of the last frame: the exact window sums fore, back, cross (each width*height
+ * int32 values, row-major; any pointer may be NULL) and the integer thresholds: the smallest
+ * M that switches a pixel on with B1 and with B2 (0..13, 13 = never). Waits for the GPU.
+ * Errors: INVALID_ARGUMENT, STATE (no frame yet), GL, OUT_OF_MEMORY. */
+GLCV_API glcv_status glcv_segment_read_qualifiers(glcv_segment *seg, int32_t *fore, int32_t *back, int32_t *cross);
+GLCV_API glcv_status glcv_segment_read_thresholds(glcv_segment *seg, uint8_t *m_min_b1, uint8_t *m_min_b2);
+
+/* Reads the current background into `out` (RGB8 or RGBA8, the object's size). Errors as for
+ * read_mask; STATE when no background is set. */
+GLCV_API glcv_status glcv_segment_read_background(glcv_segment *seg, glcv_image *out);
+
+/* Forgets the temporal prior: the next frame starts from an all-background mask. */
+GLCV_API glcv_status glcv_segment_reset(glcv_segment *seg);
+
+/* Per-pass GPU times of the most recent frame whose timer queries are complete (params.timing
+ * must be set). Writes up to `capacity` entries and their count to *count (0 before results
+ * arrive or with the CPU engine). With `wait` nonzero, waits for the last frame's results.
+ * Errors: INVALID_ARGUMENT. */
+GLCV_API glcv_status glcv_segment_timings(glcv_segment *seg, glcv_pass_timing *out, int capacity, int *count,
+                                          int wait);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

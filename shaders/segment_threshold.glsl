@@ -1,0 +1,109 @@
+// Segmenter, fused first pass (Griesser 2005, sections 2.1-2.5, 4.1-4.4).
+//
+// One invocation per 2x2 block of the image: it fetches the 4x4 texels around the block from
+// the frame and the background, forms the exact 3x3 window sums
+//   fore = sum f.f, back = sum b.b, cross = sum f.b        (eq. 3; integers < 2^21)
+// for the block's four pixels, and writes for each pixel the smallest integer M that switches
+// it on with B1 and with B2 (0..13, 13 = never) into the four subset textures k, l, m, n
+// (multiple render targets / image stores). Window pixels outside the image count as 0; pixels
+// of the block outside the image get 13 so they never switch on.
+//
+// With SEGMENT_QUALIFIERS defined the pass instead runs per pixel and writes
+// ivec4(fore, back, cross, 0) (diagnostics).
+
+uniform sampler2D frame;
+uniform sampler2D background;
+uniform ivec2 image_size;
+uniform vec4 rule; // Ts, Odc, B1, B2
+
+ivec3 fetch_rgb(sampler2D s, ivec2 p)
+{
+    if (p.x < 0 || p.y < 0 || p.x >= image_size.x || p.y >= image_size.y)
+        return ivec3(0);
+    return ivec3(round(texelFetch(s, p, 0).rgb * 255.0));
+}
+
+// The decision rule solved for M (see src/segment_cpu.c, glcv_segment_m_min, for the same in
+// double precision). D^2, the smallest eigenvalue of [[F, C], [C, B]] with F = fore + Odc,
+// B = back + Odc, C = cross + Odc, is evaluated as 2 det / (F + B + sqrt((F - B)^2 + 4 C^2)):
+// det = (fore back - cross^2) + Odc |f - b|^2 is a sum of two non-negative terms, and
+// fore back - cross^2 (up to 2^42) is formed exactly from 11-bit halves in integers.
+uint m_min(int fore, int back, int cross, float ts, float odc, float b)
+{
+    int fh = fore >> 11, fl = fore & 2047;
+    int bh = back >> 11, bl = back & 2047;
+    int ch = cross >> 11, cl = cross & 2047;
+    int hi = fh * bh - ch * ch;
+    int mid = fh * bl + fl * bh - 2 * ch * cl;
+    int lo = fl * bl - cl * cl;
+    float det0 = float(hi) * 4194304.0 + float(mid) * 2048.0 + float(lo);
+    float det = det0 + odc * float(fore + back - 2 * cross);
+    float diff = float(fore - back);
+    float c = float(cross) + odc;
+    float den = float(fore + back) + 2.0 * odc + sqrt(diff * diff + 4.0 * c * c);
+    float d2 = den > 0.0 ? 2.0 * det / den : 0.0;
+    float x = (ts + 12.0 * b - d2) / (2.0 * b); // changed <=> M > x  (eq. 14 solved for M)
+    if (x < 0.0)
+        return 0u;
+    if (x >= 12.0)
+        return 13u;
+    return uint(floor(x)) + 1u;
+}
+
+#ifdef SEGMENT_QUALIFIERS
+
+void glcv_pass(ivec2 pos)
+{
+    int ff = 0, bb = 0, fb = 0;
+    for (int dy = -1; dy <= 1; dy++) {
+        for (int dx = -1; dx <= 1; dx++) {
+            ivec3 f = fetch_rgb(frame, pos + ivec2(dx, dy));
+            ivec3 b = fetch_rgb(background, pos + ivec2(dx, dy));
+            ff += f.r * f.r + f.g * f.g + f.b * f.b;
+            bb += b.r * b.r + b.g * b.g + b.b * b.b;
+            fb += f.r * b.r + f.g * b.g + f.b * b.b;
+        }
+    }
+    glcv_store0(ivec4(ff, bb, fb, 0));
+}
+
+#else
+
+void glcv_pass(ivec2 pos)
+{
+    // Per-texel dot products of the 4x4 neighbourhood, then row sums of 3.
+    ivec2 origin = pos * 2 - 1;
+    ivec3 row_ff[4], row_bb[4], row_fb[4]; // .x: columns 0..2, .y: columns 1..3
+    for (int j = 0; j < 4; j++) {
+        int ff[4], bb[4], fb[4];
+        for (int i = 0; i < 4; i++) {
+            ivec3 f = fetch_rgb(frame, origin + ivec2(i, j));
+            ivec3 b = fetch_rgb(background, origin + ivec2(i, j));
+            ff[i] = f.r * f.r + f.g * f.g + f.b * f.b;
+            bb[i] = b.r * b.r + b.g * b.g + b.b * b.b;
+            fb[i] = f.r * b.r + f.g * b.g + f.b * b.b;
+        }
+        row_ff[j] = ivec3(ff[0] + ff[1] + ff[2], ff[1] + ff[2] + ff[3], 0);
+        row_bb[j] = ivec3(bb[0] + bb[1] + bb[2], bb[1] + bb[2] + bb[3], 0);
+        row_fb[j] = ivec3(fb[0] + fb[1] + fb[2], fb[1] + fb[2] + fb[3], 0);
+    }
+    uvec4 result[4];
+    for (int s = 0; s < 4; s++) {
+        int sx = s & 1, sy = s >> 1;
+        ivec2 p = pos * 2 + ivec2(sx, sy);
+        int fore = row_ff[sy][sx] + row_ff[sy + 1][sx] + row_ff[sy + 2][sx];
+        int back = row_bb[sy][sx] + row_bb[sy + 1][sx] + row_bb[sy + 2][sx];
+        int cross = row_fb[sy][sx] + row_fb[sy + 1][sx] + row_fb[sy + 2][sx];
+        if (p.x >= image_size.x || p.y >= image_size.y)
+            result[s] = uvec4(13u, 13u, 0u, 0u);
+        else
+            result[s] = uvec4(m_min(fore, back, cross, rule.x, rule.y, rule.z),
+                              m_min(fore, back, cross, rule.x, rule.y, rule.w), 0u, 0u);
+    }
+    glcv_store0(result[0]);
+    glcv_store1(result[1]);
+    glcv_store2(result[2]);
+    glcv_store3(result[3]);
+}
+
+#endif

@@ -1,0 +1,126 @@
+/* Status strings, logging, engine-mode and pixel-format helpers. */
+#include "internal.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+const char *glcv_status_string(glcv_status status)
+{
+    switch (status) {
+    case GLCV_OK: return "ok";
+    case GLCV_ERROR_INVALID_ARGUMENT: return "invalid argument";
+    case GLCV_ERROR_SIZE_MISMATCH: return "size mismatch";
+    case GLCV_ERROR_STATE: return "call out of order";
+    case GLCV_ERROR_NO_CONTEXT: return "no OpenGL context";
+    case GLCV_ERROR_UNSUPPORTED: return "not supported by this OpenGL implementation";
+    case GLCV_ERROR_GL: return "OpenGL error";
+    case GLCV_ERROR_OUT_OF_MEMORY: return "out of memory";
+    case GLCV_ERROR_IO: return "input/output error";
+    case GLCV_ERROR_CORRUPT_DATA: return "corrupt or unreadable data";
+    }
+    return "unknown status";
+}
+
+static const char *level_name(glcv_log_level level)
+{
+    switch (level) {
+    case GLCV_LOG_ERROR: return "error";
+    case GLCV_LOG_WARN: return "warning";
+    case GLCV_LOG_INFO: return "info";
+    case GLCV_LOG_DEBUG: return "debug";
+    }
+    return "log";
+}
+
+void glcv_log_stderr(void *user, glcv_log_level level, const char *message)
+{
+    (void)user;
+    fprintf(stderr, "glcv: %s: %s\n", level_name(level), message);
+}
+
+static void vlogf(const glcv_logger *logger, glcv_log_level level, const char *fmt, va_list ap)
+{
+    if (!logger || !logger->fn)
+        return;
+    glcv_log_level max = logger->max_level ? logger->max_level : GLCV_LOG_INFO;
+    if (level > max)
+        return;
+    char buf[1024];
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    size_t n = strlen(buf);
+    while (n > 0 && buf[n - 1] == '\n')
+        buf[--n] = '\0';
+    logger->fn(logger->user, level, buf);
+}
+
+void glcv_logf(const glcv_logger *logger, glcv_log_level level, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vlogf(logger, level, fmt, ap);
+    va_end(ap);
+}
+
+glcv_status glcv_fail(const glcv_logger *logger, glcv_status status, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vlogf(logger, GLCV_LOG_ERROR, fmt, ap);
+    va_end(ap);
+    return status;
+}
+
+int glcv_finite(double v)
+{
+    return isfinite(v);
+}
+
+double glcv_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+const char *glcv_engine_mode_string(glcv_engine_mode mode)
+{
+    switch (mode) {
+    case GLCV_ENGINE_DEFAULT:
+    case GLCV_ENGINE_AUTO: return "auto";
+    case GLCV_ENGINE_FRAGMENT: return "fragment";
+    case GLCV_ENGINE_COMPUTE: return "compute";
+    case GLCV_ENGINE_CPU: return "cpu";
+    }
+    return "?";
+}
+
+glcv_status glcv_engine_mode_parse(const char *name, glcv_engine_mode *out)
+{
+    static const glcv_engine_mode modes[] = {GLCV_ENGINE_AUTO, GLCV_ENGINE_FRAGMENT, GLCV_ENGINE_COMPUTE,
+                                             GLCV_ENGINE_CPU};
+    if (!name || !out)
+        return GLCV_ERROR_INVALID_ARGUMENT;
+    for (size_t i = 0; i < sizeof modes / sizeof modes[0]; i++) {
+        if (strcmp(name, glcv_engine_mode_string(modes[i])) == 0) {
+            *out = modes[i];
+            return GLCV_OK;
+        }
+    }
+    return GLCV_ERROR_INVALID_ARGUMENT;
+}
+
+int glcv_pixel_format_size(glcv_pixel_format format)
+{
+    switch (format) {
+    case GLCV_PIXEL_GRAY8: return 1;
+    case GLCV_PIXEL_RGB8:
+    case GLCV_PIXEL_BGR8: return 3;
+    case GLCV_PIXEL_RGBA8:
+    case GLCV_PIXEL_BGRA8: return 4;
+    case GLCV_PIXEL_UNKNOWN: break;
+    }
+    return 0;
+}

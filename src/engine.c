@@ -1,0 +1,1036 @@
+/* The GL engine: programs, textures, the pass primitive (fragment or compute), uploads,
+ * read-backs, timer queries, and the choice of mode. */
+#include "engine.h"
+#include "internal.h"
+#include "shaders.h"
+
+#include <glcv/context.h>
+
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_PROGRAMS 32
+#define MAX_FBOS 32
+#define MAX_TIMED_PASSES 128
+#define TIMING_FRAMES 4
+#define LOCAL_X 16
+#define LOCAL_Y 8
+
+typedef struct uniform_loc {
+    const char *name; /* static string from the pass description */
+    GLint location;
+} uniform_loc;
+
+struct glcv_program {
+    char key[96];
+    GLuint id;
+    int n_outputs;
+    glcv_format outputs[GLCV_MAX_OUTPUTS];
+    GLint region_loc;
+    uniform_loc locs[24];
+    int n_locs;
+};
+
+typedef struct fbo_entry {
+    GLuint fbo;
+    GLuint attachments[GLCV_MAX_OUTPUTS];
+    int n;
+    unsigned last_use;
+} fbo_entry;
+
+typedef struct timed_pass {
+    GLuint query;
+    const char *label;
+} timed_pass;
+
+typedef struct timing_frame {
+    timed_pass passes[MAX_TIMED_PASSES];
+    int n;
+    int pending; /* queries issued, results not yet collected */
+} timing_frame;
+
+struct glcv_engine {
+    glcv_engine_mode mode;
+    glcv_logger logger;
+    int gl_version;
+    GLuint vertex_shader; /* fragment mode: the full-screen triangle */
+    GLuint vao;
+    GLuint samplers[GLCV_SAMPLE_COUNT];
+    glcv_program programs[MAX_PROGRAMS];
+    int n_programs;
+    fbo_entry fbos[MAX_FBOS];
+    unsigned fbo_clock;
+    GLuint read_fbo;
+    glcv_glstate *state;
+    int depth; /* begin/end nesting */
+    /* timing */
+    int timing;
+    GLuint query_pool[TIMING_FRAMES * MAX_TIMED_PASSES];
+    timing_frame frames[TIMING_FRAMES];
+    int frame_index;   /* frame being recorded, or -1 */
+    int frame_counter; /* frames recorded so far */
+    glcv_pass_timing last[16];
+    int n_last;
+};
+
+/* ---- formats ------------------------------------------------------------------------------ */
+
+typedef struct format_info {
+    GLenum internal, format, type;
+    const char *image_layout; /* GLSL image format qualifier */
+    const char *image_type;
+    const char *value_type;
+} format_info;
+
+static const format_info formats[GLCV_FORMAT_COUNT] = {
+    [GLCV_FORMAT_R8] = {GL_R8, GL_RED, GL_UNSIGNED_BYTE, "r8", "image2D", "vec4"},
+    [GLCV_FORMAT_RG8UI] = {GL_RG8UI, GL_RG_INTEGER, GL_UNSIGNED_BYTE, "rg8ui", "uimage2D", "uvec4"},
+    [GLCV_FORMAT_RGBA8] = {GL_RGBA8, GL_RGBA, GL_UNSIGNED_BYTE, "rgba8", "image2D", "vec4"},
+    [GLCV_FORMAT_RGBA32F] = {GL_RGBA32F, GL_RGBA, GL_FLOAT, "rgba32f", "image2D", "vec4"},
+    [GLCV_FORMAT_RGBA32I] = {GL_RGBA32I, GL_RGBA_INTEGER, GL_INT, "rgba32i", "iimage2D", "ivec4"},
+};
+
+static const char *gl_error_name(GLenum e)
+{
+    switch (e) {
+    case GL_INVALID_ENUM: return "GL_INVALID_ENUM";
+    case GL_INVALID_VALUE: return "GL_INVALID_VALUE";
+    case GL_INVALID_OPERATION: return "GL_INVALID_OPERATION";
+    case GL_INVALID_FRAMEBUFFER_OPERATION: return "GL_INVALID_FRAMEBUFFER_OPERATION";
+    case GL_OUT_OF_MEMORY: return "GL_OUT_OF_MEMORY";
+    default: return "GL error";
+    }
+}
+
+/* Returns GLCV_OK, or logs every pending GL error and returns GLCV_ERROR_GL. */
+static glcv_status check_gl(const glcv_logger *lg, const char *what)
+{
+    glcv_status st = GLCV_OK;
+    for (int i = 0; i < 8; i++) {
+        GLenum e = glGetError();
+        if (e == GL_NO_ERROR)
+            break;
+        glcv_logf(lg, GLCV_LOG_ERROR, "%s: %s (0x%04x)", what, gl_error_name(e), e);
+        st = e == GL_OUT_OF_MEMORY ? GLCV_ERROR_OUT_OF_MEMORY : GLCV_ERROR_GL;
+    }
+    return st;
+}
+
+/* Clears stale errors (they belong to the host) so ours are attributed correctly. */
+static void drain_gl_errors(void)
+{
+    for (int i = 0; i < 8 && glGetError() != GL_NO_ERROR; i++) {
+    }
+}
+
+/* ---- shader sources ----------------------------------------------------------------------- */
+
+/* Returns a malloc'd copy of shaders/<name>: from $GLCV_SHADER_DIR when set (development),
+ * else the embedded text. */
+static char *shader_text(const char *name, const glcv_logger *lg)
+{
+    const char *dir = getenv("GLCV_SHADER_DIR");
+    if (dir && *dir) {
+        char path[1024];
+        snprintf(path, sizeof path, "%s/%s", dir, name);
+        FILE *f = fopen(path, "rb");
+        if (f) {
+            char *buf = NULL;
+            long n = -1;
+            if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0 &&
+                (buf = malloc((size_t)n + 1)) != NULL) {
+                if (fread(buf, 1, (size_t)n, f) == (size_t)n) {
+                    buf[n] = '\0';
+                    fclose(f);
+                    glcv_logf(lg, GLCV_LOG_DEBUG, "shader %s loaded from %s", name, path);
+                    return buf;
+                }
+                free(buf);
+            }
+            fclose(f);
+        }
+        glcv_logf(lg, GLCV_LOG_WARN, "GLCV_SHADER_DIR: cannot read %s; using the embedded copy", path);
+    }
+    for (const glcv_shader_file *s = glcv_shader_files; s->name; s++)
+        if (strcmp(s->name, name) == 0)
+            return strdup(s->text);
+    glcv_logf(lg, GLCV_LOG_ERROR, "no shader named %s", name);
+    return NULL;
+}
+
+/* A growable string. */
+typedef struct text {
+    char *s;
+    size_t n, cap;
+    int failed;
+} text;
+
+static void text_add(text *t, const char *s)
+{
+    size_t k = strlen(s);
+    if (t->failed)
+        return;
+    if (t->n + k + 1 > t->cap) {
+        size_t cap = (t->cap ? t->cap * 2 : 4096) + k;
+        char *p = realloc(t->s, cap);
+        if (!p) {
+            t->failed = 1;
+            return;
+        }
+        t->s = p;
+        t->cap = cap;
+    }
+    memcpy(t->s + t->n, s, k + 1);
+    t->n += k;
+}
+
+static void text_addf(text *t, const char *fmt, ...) GLCV_PRINTF(2, 3);
+static void text_addf(text *t, const char *fmt, ...)
+{
+    char buf[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    text_add(t, buf);
+}
+
+static glcv_status compile_shader(GLenum type, const char *src, const char *what, const glcv_logger *lg,
+                                  GLuint *out)
+{
+    GLuint sh = glCreateShader(type);
+    glShaderSource(sh, 1, &src, NULL);
+    glCompileShader(sh);
+    GLint ok = 0;
+    glGetShaderiv(sh, GL_COMPILE_STATUS, &ok);
+    if (!ok) {
+        char log[4096] = "";
+        glGetShaderInfoLog(sh, sizeof log, NULL, log);
+        glcv_logf(lg, GLCV_LOG_ERROR, "shader %s failed to compile:\n%s", what, log);
+        glDeleteShader(sh);
+        return GLCV_ERROR_GL;
+    }
+    *out = sh;
+    return GLCV_OK;
+}
+
+static glcv_status link_program(GLuint a, GLuint b, const char *what, const glcv_logger *lg, GLuint *out)
+{
+    GLuint p = glCreateProgram();
+    glAttachShader(p, a);
+    if (b)
+        glAttachShader(p, b);
+    glLinkProgram(p);
+    GLint ok = 0;
+    glGetProgramiv(p, GL_LINK_STATUS, &ok);
+    glDetachShader(p, a);
+    if (b)
+        glDetachShader(p, b);
+    if (!ok) {
+        char log[4096] = "";
+        glGetProgramInfoLog(p, sizeof log, NULL, log);
+        glcv_logf(lg, GLCV_LOG_ERROR, "program %s failed to link:\n%s", what, log);
+        glDeleteProgram(p);
+        return GLCV_ERROR_GL;
+    }
+    *out = p;
+    return GLCV_OK;
+}
+
+static const char vertex_source[] = "#version 330 core\n"
+                                    "void main() {\n"
+                                    "    vec2 p = vec2(float((gl_VertexID << 1) & 2), float(gl_VertexID & 2));\n"
+                                    "    gl_Position = vec4(p * 2.0 - 1.0, 0.0, 1.0);\n"
+                                    "}\n";
+
+/* Builds the full source of a pass for the given mode. */
+static char *pass_source(glcv_engine_mode mode, const char *const *files, int n_files, const char *defines,
+                         const glcv_format *outputs, int n_outputs, const glcv_logger *lg)
+{
+    text t = {0};
+    int compute = mode == GLCV_ENGINE_COMPUTE;
+    text_add(&t, compute ? "#version 430 core\n" : "#version 330 core\n");
+    if (defines)
+        text_add(&t, defines);
+    text_add(&t, compute ? "\n#define GLCV_COMPUTE 1\n" : "\n#define GLCV_FRAGMENT 1\n");
+    text_add(&t, "uniform ivec4 glcv_region;\nivec2 glcv_pos;\n");
+    if (compute)
+        text_addf(&t, "layout(local_size_x = %d, local_size_y = %d) in;\n", LOCAL_X, LOCAL_Y);
+    for (int i = 0; i < n_outputs; i++) {
+        const format_info *f = &formats[outputs[i]];
+        if (compute)
+            text_addf(&t,
+                      "layout(%s) uniform writeonly %s glcv_image%d;\n"
+                      "void glcv_store%d(%s v) { imageStore(glcv_image%d, glcv_pos, v); }\n",
+                      f->image_layout, f->image_type, i, i, f->value_type, i);
+        else
+            text_addf(&t,
+                      "layout(location = %d) out %s glcv_out%d;\n"
+                      "void glcv_store%d(%s v) { glcv_out%d = v; }\n",
+                      i, f->value_type, i, i, f->value_type, i);
+    }
+    for (int i = 0; i < n_files; i++) {
+        char *s = shader_text(files[i], lg);
+        if (!s) {
+            free(t.s);
+            return NULL;
+        }
+        text_addf(&t, "#line 1 %d\n", i + 1);
+        text_add(&t, s);
+        text_add(&t, "\n");
+        free(s);
+    }
+    if (compute)
+        text_add(&t, "void main() {\n"
+                     "    ivec2 p = ivec2(gl_GlobalInvocationID.xy);\n"
+                     "    if (p.x >= glcv_region.z || p.y >= glcv_region.w) return;\n"
+                     "    glcv_pos = p + glcv_region.xy;\n"
+                     "    glcv_pass(glcv_pos);\n"
+                     "}\n");
+    else
+        text_add(&t, "void main() {\n"
+                     "    glcv_pos = ivec2(gl_FragCoord.xy);\n"
+                     "    glcv_pass(glcv_pos);\n"
+                     "}\n");
+    if (t.failed) {
+        free(t.s);
+        return NULL;
+    }
+    return t.s;
+}
+
+static glcv_status build_program(glcv_engine *e, glcv_engine_mode mode, const char *key, const char *const *files,
+                                 int n_files, const char *defines, const glcv_format *outputs, int n_outputs,
+                                 glcv_program *prog)
+{
+    memset(prog, 0, sizeof *prog);
+    snprintf(prog->key, sizeof prog->key, "%s", key);
+    prog->n_outputs = n_outputs;
+    memcpy(prog->outputs, outputs, sizeof(glcv_format) * (size_t)n_outputs);
+    char *src = pass_source(mode, files, n_files, defines, outputs, n_outputs, &e->logger);
+    if (!src)
+        return GLCV_ERROR_OUT_OF_MEMORY;
+    GLuint sh = 0;
+    glcv_status st = compile_shader(mode == GLCV_ENGINE_COMPUTE ? GL_COMPUTE_SHADER : GL_FRAGMENT_SHADER, src, key,
+                                    &e->logger, &sh);
+    free(src);
+    if (st != GLCV_OK)
+        return st;
+    st = link_program(sh, mode == GLCV_ENGINE_COMPUTE ? 0 : e->vertex_shader, key, &e->logger, &prog->id);
+    glDeleteShader(sh);
+    if (st != GLCV_OK)
+        return st;
+    prog->region_loc = glGetUniformLocation(prog->id, "glcv_region");
+    GLint prev = 0;
+    glGetIntegerv(GL_CURRENT_PROGRAM, &prev);
+    glUseProgram(prog->id);
+    for (int i = 0; i < n_outputs && mode == GLCV_ENGINE_COMPUTE; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "glcv_image%d", i);
+        GLint loc = glGetUniformLocation(prog->id, name);
+        if (loc >= 0)
+            glUniform1i(loc, i);
+    }
+    glUseProgram((GLuint)prev);
+    return check_gl(&e->logger, key);
+}
+
+glcv_status glcv_engine_program(glcv_engine *e, const char *key, const char *const *files, int n_files,
+                                const char *defines, const glcv_format *outputs, int n_outputs, glcv_program **out)
+{
+    for (int i = 0; i < e->n_programs; i++) {
+        if (strcmp(e->programs[i].key, key) == 0) {
+            *out = &e->programs[i];
+            return GLCV_OK;
+        }
+    }
+    if (e->n_programs == MAX_PROGRAMS || n_outputs < 1 || n_outputs > GLCV_MAX_OUTPUTS)
+        return glcv_fail(&e->logger, GLCV_ERROR_INVALID_ARGUMENT, "program %s: too many programs or outputs", key);
+    glcv_program *p = &e->programs[e->n_programs];
+    glcv_status st = build_program(e, e->mode, key, files, n_files, defines, outputs, n_outputs, p);
+    if (st != GLCV_OK)
+        return st;
+    e->n_programs++;
+    *out = p;
+    return GLCV_OK;
+}
+
+static GLint uniform_location(glcv_program *p, const char *name)
+{
+    for (int i = 0; i < p->n_locs; i++)
+        if (p->locs[i].name == name || strcmp(p->locs[i].name, name) == 0)
+            return p->locs[i].location;
+    GLint loc = glGetUniformLocation(p->id, name);
+    if (p->n_locs < (int)(sizeof p->locs / sizeof p->locs[0])) {
+        p->locs[p->n_locs].name = name;
+        p->locs[p->n_locs].location = loc;
+        p->n_locs++;
+    }
+    return loc;
+}
+
+/* ---- textures and framebuffers ------------------------------------------------------------ */
+
+glcv_status glcv_engine_tex_create(glcv_engine *e, glcv_tex *tex, int width, int height, glcv_format format)
+{
+    memset(tex, 0, sizeof *tex);
+    GLint max_size = 0;
+    glGetIntegerv(GL_MAX_TEXTURE_SIZE, &max_size);
+    if (width < 1 || height < 1 || width > max_size || height > max_size)
+        return glcv_fail(&e->logger, GLCV_ERROR_UNSUPPORTED, "texture %dx%d outside 1..GL_MAX_TEXTURE_SIZE (%d)",
+                         width, height, max_size);
+    drain_gl_errors();
+    const format_info *f = &formats[format];
+    GLuint id = 0;
+    glGenTextures(1, &id);
+    glBindTexture(GL_TEXTURE_2D, id);
+    glTexImage2D(GL_TEXTURE_2D, 0, (GLint)f->internal, width, height, 0, f->format, f->type, NULL);
+    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAX_LEVEL, 0);
+    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_NEAREST);
+    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_NEAREST);
+    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_S, GL_CLAMP_TO_EDGE);
+    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_T, GL_CLAMP_TO_EDGE);
+    glcv_status st = check_gl(&e->logger, "texture creation");
+    if (st != GLCV_OK) {
+        glDeleteTextures(1, &id);
+        return st;
+    }
+    /* Renderable (fragment mode) and clearable: check framebuffer completeness once. */
+    GLuint fbo = 0;
+    glGenFramebuffers(1, &fbo);
+    glBindFramebuffer(GL_DRAW_FRAMEBUFFER, fbo);
+    glFramebufferTexture2D(GL_DRAW_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_TEXTURE_2D, id, 0);
+    GLenum complete = glCheckFramebufferStatus(GL_DRAW_FRAMEBUFFER);
+    if (complete == GL_FRAMEBUFFER_COMPLETE) {
+        /* Defined initial content: zero. */
+        static const GLfloat zf[4] = {0, 0, 0, 0};
+        static const GLuint zu[4] = {0, 0, 0, 0};
+        static const GLint zi[4] = {0, 0, 0, 0};
+        if (format == GLCV_FORMAT_RG8UI)
+            glClearBufferuiv(GL_COLOR, 0, zu);
+        else if (format == GLCV_FORMAT_RGBA32I)
+            glClearBufferiv(GL_COLOR, 0, zi);
+        else
+            glClearBufferfv(GL_COLOR, 0, zf);
+    }
+    glBindFramebuffer(GL_DRAW_FRAMEBUFFER, 0);
+    glDeleteFramebuffers(1, &fbo);
+    if (complete != GL_FRAMEBUFFER_COMPLETE) {
+        glDeleteTextures(1, &id);
+        return glcv_fail(&e->logger, GLCV_ERROR_UNSUPPORTED, "a %s texture is not renderable here (0x%04x)",
+                         formats[format].image_layout, complete);
+    }
+    st = check_gl(&e->logger, "texture initialisation");
+    if (st != GLCV_OK) {
+        glDeleteTextures(1, &id);
+        return st;
+    }
+    tex->id = id;
+    tex->width = width;
+    tex->height = height;
+    tex->format = format;
+    return GLCV_OK;
+}
+
+void glcv_engine_tex_destroy(glcv_engine *e, glcv_tex *tex)
+{
+    if (!tex->id)
+        return;
+    for (int i = 0; i < MAX_FBOS; i++) {
+        fbo_entry *f = &e->fbos[i];
+        for (int k = 0; k < f->n; k++) {
+            if (f->attachments[k] == tex->id) {
+                glDeleteFramebuffers(1, &f->fbo);
+                memset(f, 0, sizeof *f);
+                break;
+            }
+        }
+    }
+    glDeleteTextures(1, &tex->id);
+    memset(tex, 0, sizeof *tex);
+}
+
+/* Framebuffers are cached by the names of their attachments; glcv_engine_tex_destroy drops the
+ * entries of a texture before deleting it, so a reused name never hits a stale framebuffer. */
+static glcv_status get_fbo(glcv_engine *e, const glcv_tex *const *outs, int n, GLuint *out)
+{
+    fbo_entry *victim = &e->fbos[0];
+    e->fbo_clock++;
+    for (int i = 0; i < MAX_FBOS; i++) {
+        fbo_entry *f = &e->fbos[i];
+        if (f->fbo && f->n == n) {
+            int same = 1;
+            for (int k = 0; k < n; k++)
+                same &= f->attachments[k] == outs[k]->id;
+            if (same) {
+                f->last_use = e->fbo_clock;
+                glBindFramebuffer(GL_DRAW_FRAMEBUFFER, f->fbo);
+                *out = f->fbo;
+                return GLCV_OK;
+            }
+        }
+        if (!f->fbo || f->last_use < victim->last_use)
+            victim = f;
+    }
+    if (!victim->fbo)
+        glGenFramebuffers(1, &victim->fbo);
+    glBindFramebuffer(GL_DRAW_FRAMEBUFFER, victim->fbo);
+    GLenum bufs[GLCV_MAX_OUTPUTS];
+    for (int k = 0; k < GLCV_MAX_OUTPUTS; k++) {
+        GLuint id = k < n ? outs[k]->id : 0;
+        glFramebufferTexture2D(GL_DRAW_FRAMEBUFFER, GL_COLOR_ATTACHMENT0 + k, GL_TEXTURE_2D, id, 0);
+        bufs[k] = GL_COLOR_ATTACHMENT0 + k;
+        victim->attachments[k] = id;
+    }
+    glDrawBuffers(n, bufs);
+    victim->n = n;
+    victim->last_use = e->fbo_clock;
+    GLenum status = glCheckFramebufferStatus(GL_DRAW_FRAMEBUFFER);
+    if (status != GL_FRAMEBUFFER_COMPLETE) {
+        victim->n = 0;
+        return glcv_fail(&e->logger, GLCV_ERROR_GL, "framebuffer incomplete (0x%04x)", status);
+    }
+    *out = victim->fbo;
+    return GLCV_OK;
+}
+
+/* ---- state, passes ------------------------------------------------------------------------ */
+
+void glcv_engine_begin(glcv_engine *e)
+{
+    if (e->depth++ == 0) {
+        drain_gl_errors();
+        glcv_glstate_save(e->state, e->gl_version >= 43);
+    }
+}
+
+void glcv_engine_end(glcv_engine *e)
+{
+    if (e->depth > 0 && --e->depth == 0)
+        glcv_glstate_restore(e->state);
+}
+
+static void set_uniform(glcv_program *p, const glcv_uniform *u)
+{
+    GLint loc = uniform_location(p, u->name);
+    if (loc < 0)
+        return; /* optimised away: nothing to set */
+    switch (u->type) {
+    case GLCV_U_1F: glUniform1f(loc, u->f[0]); break;
+    case GLCV_U_2F: glUniform2f(loc, u->f[0], u->f[1]); break;
+    case GLCV_U_4F: glUniform4f(loc, u->f[0], u->f[1], u->f[2], u->f[3]); break;
+    case GLCV_U_1I: glUniform1i(loc, u->i[0]); break;
+    case GLCV_U_2I: glUniform2i(loc, u->i[0], u->i[1]); break;
+    case GLCV_U_4I: glUniform4i(loc, u->i[0], u->i[1], u->i[2], u->i[3]); break;
+    }
+}
+
+static GLuint timing_query(glcv_engine *e, const char *label)
+{
+    if (!e->timing || e->frame_index < 0)
+        return 0;
+    timing_frame *f = &e->frames[e->frame_index];
+    if (f->n == MAX_TIMED_PASSES)
+        return 0;
+    GLuint q = e->query_pool[e->frame_index * MAX_TIMED_PASSES + f->n];
+    f->passes[f->n].query = q;
+    f->passes[f->n].label = label;
+    f->n++;
+    return q;
+}
+
+glcv_status glcv_engine_run(glcv_engine *e, const glcv_pass *pass)
+{
+    glcv_program *p = pass->program;
+    if (pass->width < 1 || pass->height < 1)
+        return GLCV_OK;
+    if (pass->n_outputs != p->n_outputs)
+        return glcv_fail(&e->logger, GLCV_ERROR_INVALID_ARGUMENT, "pass %s: %d outputs given, program has %d",
+                         p->key, pass->n_outputs, p->n_outputs);
+    glUseProgram(p->id);
+    for (int i = 0; i < pass->n_inputs; i++) {
+        const glcv_pass_input *in = &pass->inputs[i];
+        glActiveTexture(GL_TEXTURE0 + i);
+        glBindTexture(GL_TEXTURE_2D, in->texture);
+        glBindSampler((GLuint)i, e->samplers[in->sampling]);
+        GLint loc = uniform_location(p, in->name);
+        if (loc >= 0)
+            glUniform1i(loc, i);
+    }
+    for (int i = 0; i < pass->n_uniforms; i++)
+        set_uniform(p, &pass->uniforms[i]);
+    if (p->region_loc >= 0)
+        glUniform4i(p->region_loc, pass->x, pass->y, pass->width, pass->height);
+
+    GLuint q = timing_query(e, pass->label);
+    if (q)
+        glBeginQuery(GL_TIME_ELAPSED, q);
+    if (e->mode == GLCV_ENGINE_COMPUTE) {
+        for (int i = 0; i < pass->n_outputs; i++)
+            glBindImageTexture((GLuint)i, pass->outputs[i]->id, 0, GL_FALSE, 0, GL_WRITE_ONLY,
+                               formats[pass->outputs[i]->format].internal);
+        glDispatchCompute((GLuint)(pass->width + LOCAL_X - 1) / LOCAL_X,
+                          (GLuint)(pass->height + LOCAL_Y - 1) / LOCAL_Y, 1);
+        glMemoryBarrier(GL_TEXTURE_FETCH_BARRIER_BIT | GL_SHADER_IMAGE_ACCESS_BARRIER_BIT);
+    } else {
+        GLuint fbo = 0;
+        glcv_status st = get_fbo(e, pass->outputs, pass->n_outputs, &fbo);
+        if (st != GLCV_OK) {
+            if (q)
+                glEndQuery(GL_TIME_ELAPSED);
+            return st;
+        }
+        glViewport(pass->x, pass->y, pass->width, pass->height);
+        glBindVertexArray(e->vao);
+        glDrawArrays(GL_TRIANGLES, 0, 3);
+    }
+    if (q)
+        glEndQuery(GL_TIME_ELAPSED);
+    return GLCV_OK;
+}
+
+void glcv_engine_sync_writes(glcv_engine *e)
+{
+    if (e->mode == GLCV_ENGINE_COMPUTE)
+        glMemoryBarrier(GL_ALL_BARRIER_BITS);
+}
+
+glcv_status glcv_engine_upload(glcv_engine *e, const glcv_tex *tex, const glcv_image *img)
+{
+    static const GLenum gl_formats[] = {
+        [GLCV_PIXEL_RGB8] = GL_RGB, [GLCV_PIXEL_RGBA8] = GL_RGBA,
+        [GLCV_PIXEL_BGR8] = GL_BGR, [GLCV_PIXEL_BGRA8] = GL_BGRA,
+    };
+    if (img->format != GLCV_PIXEL_RGB8 && img->format != GLCV_PIXEL_RGBA8 && img->format != GLCV_PIXEL_BGR8 &&
+        img->format != GLCV_PIXEL_BGRA8)
+        return glcv_fail(&e->logger, GLCV_ERROR_INVALID_ARGUMENT, "upload: a colour image is needed");
+    int bpp = glcv_pixel_format_size(img->format);
+    size_t stride = img->stride ? img->stride : (size_t)img->width * (size_t)bpp;
+    const uint8_t *data = img->data;
+    uint8_t *packed = NULL;
+    glPixelStorei(GL_UNPACK_SKIP_PIXELS, 0);
+    glPixelStorei(GL_UNPACK_SKIP_ROWS, 0);
+    glPixelStorei(GL_UNPACK_SWAP_BYTES, GL_FALSE);
+    glPixelStorei(GL_UNPACK_LSB_FIRST, GL_FALSE);
+    glPixelStorei(GL_UNPACK_IMAGE_HEIGHT, 0);
+    glPixelStorei(GL_UNPACK_SKIP_IMAGES, 0);
+    if (stride % (size_t)bpp == 0) {
+        glPixelStorei(GL_UNPACK_ALIGNMENT, 1);
+        glPixelStorei(GL_UNPACK_ROW_LENGTH, (GLint)(stride / (size_t)bpp));
+    } else {
+        /* A stride that is not a whole number of pixels: repack rows. */
+        size_t row = (size_t)img->width * (size_t)bpp;
+        packed = malloc(row * (size_t)img->height);
+        if (!packed)
+            return GLCV_ERROR_OUT_OF_MEMORY;
+        for (int y = 0; y < img->height; y++)
+            memcpy(packed + row * (size_t)y, img->data + stride * (size_t)y, row);
+        data = packed;
+        glPixelStorei(GL_UNPACK_ALIGNMENT, 1);
+        glPixelStorei(GL_UNPACK_ROW_LENGTH, 0);
+    }
+    glActiveTexture(GL_TEXTURE0);
+    glBindTexture(GL_TEXTURE_2D, tex->id);
+    glTexSubImage2D(GL_TEXTURE_2D, 0, 0, 0, img->width, img->height, gl_formats[img->format], GL_UNSIGNED_BYTE,
+                    data);
+    free(packed);
+    return check_gl(&e->logger, "upload");
+}
+
+static glcv_status read_texture(GLuint fbo, GLuint texture, int width, int height, GLenum gl_format, GLenum gl_type,
+                                void *dst, size_t row_bytes, const glcv_logger *lg)
+{
+    glBindFramebuffer(GL_READ_FRAMEBUFFER, fbo);
+    glFramebufferTexture2D(GL_READ_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_TEXTURE_2D, texture, 0);
+    glReadBuffer(GL_COLOR_ATTACHMENT0);
+    GLenum status = glCheckFramebufferStatus(GL_READ_FRAMEBUFFER);
+    if (status != GL_FRAMEBUFFER_COMPLETE) {
+        glFramebufferTexture2D(GL_READ_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_TEXTURE_2D, 0, 0);
+        return glcv_fail(lg, GLCV_ERROR_GL, "read-back: framebuffer incomplete (0x%04x)", status);
+    }
+    size_t px = 0;
+    switch (gl_format) {
+    case GL_RED:
+    case GL_RED_INTEGER: px = 1; break;
+    case GL_RG_INTEGER: px = 2; break;
+    case GL_RGB: px = 3; break;
+    default: px = 4; break;
+    }
+    if (gl_type == GL_FLOAT || gl_type == GL_INT || gl_type == GL_UNSIGNED_INT)
+        px *= 4;
+    glPixelStorei(GL_PACK_ALIGNMENT, 1);
+    glPixelStorei(GL_PACK_ROW_LENGTH, (GLint)(row_bytes / px));
+    glPixelStorei(GL_PACK_SKIP_PIXELS, 0);
+    glPixelStorei(GL_PACK_SKIP_ROWS, 0);
+    glPixelStorei(GL_PACK_SWAP_BYTES, GL_FALSE);
+    glPixelStorei(GL_PACK_LSB_FIRST, GL_FALSE);
+    glReadPixels(0, 0, width, height, gl_format, gl_type, dst);
+    glFramebufferTexture2D(GL_READ_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_TEXTURE_2D, 0, 0);
+    return check_gl(lg, "read-back");
+}
+
+glcv_status glcv_engine_read(glcv_engine *e, GLuint texture, int width, int height, GLenum gl_format,
+                             GLenum gl_type, void *dst, size_t row_bytes)
+{
+    if (!e->read_fbo)
+        glGenFramebuffers(1, &e->read_fbo);
+    return read_texture(e->read_fbo, texture, width, height, gl_format, gl_type, dst, row_bytes, &e->logger);
+}
+
+/* Checks a caller's texture. Binds it on unit 0 (the caller saved the state). */
+static glcv_status check_input(GLuint texture, int width, int height, const glcv_logger *lg)
+{
+    if (!texture || !glIsTexture(texture))
+        return glcv_fail(lg, GLCV_ERROR_INVALID_ARGUMENT, "texture %u is not a texture name", texture);
+    drain_gl_errors();
+    glActiveTexture(GL_TEXTURE0);
+    glBindTexture(GL_TEXTURE_2D, texture);
+    if (glGetError() != GL_NO_ERROR)
+        return glcv_fail(lg, GLCV_ERROR_INVALID_ARGUMENT, "texture %u is not a GL_TEXTURE_2D", texture);
+    GLint w = 0, h = 0, internal = 0, red_type = 0, base = 0;
+    glGetTexLevelParameteriv(GL_TEXTURE_2D, 0, GL_TEXTURE_WIDTH, &w);
+    glGetTexLevelParameteriv(GL_TEXTURE_2D, 0, GL_TEXTURE_HEIGHT, &h);
+    glGetTexLevelParameteriv(GL_TEXTURE_2D, 0, GL_TEXTURE_INTERNAL_FORMAT, &internal);
+    glGetTexLevelParameteriv(GL_TEXTURE_2D, 0, GL_TEXTURE_RED_TYPE, &red_type);
+    glGetTexParameteriv(GL_TEXTURE_2D, GL_TEXTURE_BASE_LEVEL, &base);
+    if (w == 0 || h == 0)
+        return glcv_fail(lg, GLCV_ERROR_INVALID_ARGUMENT, "texture %u has no level 0 image", texture);
+    if (w != width || h != height)
+        return glcv_fail(lg, GLCV_ERROR_SIZE_MISMATCH, "texture %u is %dx%d, expected %dx%d", texture, w, h, width,
+                         height);
+    if (red_type != GL_UNSIGNED_NORMALIZED && red_type != GL_FLOAT)
+        return glcv_fail(lg, GLCV_ERROR_UNSUPPORTED,
+                         "texture %u: format 0x%04x is not a normalised or float colour format", texture, internal);
+    if (internal == GL_SRGB8 || internal == GL_SRGB8_ALPHA8)
+        return glcv_fail(lg, GLCV_ERROR_UNSUPPORTED,
+                         "texture %u is sRGB: sampling would linearise it; use GL_RGBA8 or a GL_RGBA8 view", texture);
+    if (base != 0)
+        return glcv_fail(lg, GLCV_ERROR_UNSUPPORTED, "texture %u: GL_TEXTURE_BASE_LEVEL must be 0", texture);
+    return check_gl(lg, "texture check");
+}
+
+glcv_status glcv_engine_check_input(glcv_engine *e, GLuint texture, int width, int height)
+{
+    return check_input(texture, width, height, &e->logger);
+}
+
+glcv_status glcv_texture_read_rgb(GLuint texture, int width, int height, uint8_t *rgb, const glcv_logger *logger)
+{
+    if (!glcv_gl_context_current())
+        return glcv_fail(logger, GLCV_ERROR_NO_CONTEXT, "reading texture %u needs a current GL context", texture);
+    glcv_glstate *state = glcv_glstate_new();
+    if (!state)
+        return GLCV_ERROR_OUT_OF_MEMORY;
+    drain_gl_errors();
+    glcv_glstate_save(state, 0);
+    glcv_status st = check_input(texture, width, height, logger);
+    if (st == GLCV_OK) {
+        GLuint fbo = 0;
+        glGenFramebuffers(1, &fbo);
+        st = read_texture(fbo, texture, width, height, GL_RGB, GL_UNSIGNED_BYTE, rgb, (size_t)width * 3, logger);
+        glDeleteFramebuffers(1, &fbo);
+    }
+    glcv_glstate_restore(state);
+    glcv_glstate_free(state);
+    return st;
+}
+
+/* ---- timing ------------------------------------------------------------------------------- */
+
+static void collect_frame(glcv_engine *e, timing_frame *f, int wait)
+{
+    if (!f->pending)
+        return;
+    for (int i = 0; i < f->n; i++) {
+        GLint avail = 0;
+        if (!wait) {
+            glGetQueryObjectiv(f->passes[i].query, GL_QUERY_RESULT_AVAILABLE, &avail);
+            if (!avail)
+                return;
+        }
+    }
+    glcv_pass_timing acc[16];
+    int n = 0;
+    for (int i = 0; i < f->n; i++) {
+        GLuint64 ns = 0;
+        glGetQueryObjectui64v(f->passes[i].query, GL_QUERY_RESULT, &ns);
+        int k = 0;
+        while (k < n && strcmp(acc[k].name, f->passes[i].label) != 0)
+            k++;
+        if (k == n) {
+            if (n == 16)
+                continue;
+            acc[n].name = f->passes[i].label;
+            acc[n].gpu_ms = 0;
+            acc[n].passes = 0;
+            n++;
+        }
+        acc[k].gpu_ms += (double)ns * 1e-6;
+        acc[k].passes++;
+    }
+    memcpy(e->last, acc, sizeof(acc[0]) * (size_t)n);
+    e->n_last = n;
+    f->pending = 0;
+}
+
+void glcv_engine_frame_begin(glcv_engine *e)
+{
+    if (!e->timing)
+        return;
+    GLint active = 0;
+    glGetQueryiv(GL_TIME_ELAPSED, GL_CURRENT_QUERY, &active);
+    if (active) { /* the host is timing something: do not interfere */
+        e->frame_index = -1;
+        return;
+    }
+    int idx = e->frame_counter % TIMING_FRAMES;
+    /* Collect the oldest frame in flight if its slot is needed again. */
+    collect_frame(e, &e->frames[idx], 1);
+    e->frames[idx].n = 0;
+    e->frame_index = idx;
+}
+
+void glcv_engine_frame_end(glcv_engine *e)
+{
+    if (!e->timing || e->frame_index < 0)
+        return;
+    e->frames[e->frame_index].pending = 1;
+    e->frame_index = -1;
+    e->frame_counter++;
+    /* Collect whatever finished, oldest first, without waiting. */
+    for (int k = TIMING_FRAMES - 1; k >= 1; k--) {
+        int idx = (e->frame_counter - k) % TIMING_FRAMES;
+        if (idx >= 0)
+            collect_frame(e, &e->frames[idx], 0);
+    }
+}
+
+int glcv_engine_timings(glcv_engine *e, glcv_pass_timing *out, int capacity, int wait)
+{
+    if (!e->timing)
+        return 0;
+    if (e->frame_counter > 0) {
+        int newest = (e->frame_counter - 1) % TIMING_FRAMES;
+        if (wait) {
+            for (int k = TIMING_FRAMES - 1; k >= 0; k--)
+                collect_frame(e, &e->frames[(e->frame_counter - 1 - k + TIMING_FRAMES * 4) % TIMING_FRAMES], 1);
+        } else {
+            collect_frame(e, &e->frames[newest], 0);
+        }
+    }
+    int n = e->n_last < capacity ? e->n_last : capacity;
+    if (n > 0)
+        memcpy(out, e->last, sizeof(out[0]) * (size_t)n);
+    return n;
+}
+
+/* ---- mode choice -------------------------------------------------------------------------- */
+
+typedef struct mode_cache_entry {
+    char renderer[128];
+    glcv_engine_mode mode;
+} mode_cache_entry;
+
+static pthread_mutex_t mode_cache_lock = PTHREAD_MUTEX_INITIALIZER;
+static mode_cache_entry mode_cache[8];
+static int mode_cache_n;
+
+/* Median GPU time in ms of `reps` runs of a pass (after one warm-up), or a large value. */
+static double time_pass(glcv_engine *e, const glcv_pass *pass, int reps)
+{
+    double t[9];
+    GLuint q = 0;
+    glGenQueries(1, &q);
+    glcv_engine_run(e, pass);
+    glFinish();
+    int n = 0;
+    for (int r = 0; r < reps && r < 9; r++) {
+        double t0 = glcv_now();
+        glBeginQuery(GL_TIME_ELAPSED, q);
+        glcv_engine_run(e, pass);
+        glEndQuery(GL_TIME_ELAPSED);
+        GLuint64 ns = 0;
+        glGetQueryObjectui64v(q, GL_QUERY_RESULT, &ns);
+        double wall = (glcv_now() - t0) * 1e3;
+        t[n++] = ns > 0 ? (double)ns * 1e-6 : wall;
+    }
+    glDeleteQueries(1, &q);
+    for (int i = 1; i < n; i++) /* insertion sort */
+        for (int j = i; j > 0 && t[j] < t[j - 1]; j--) {
+            double x = t[j];
+            t[j] = t[j - 1];
+            t[j - 1] = x;
+        }
+    return n ? t[n / 2] : 1e9;
+}
+
+/* Times the probe pass (a 3x3 neighbourhood sum over 512x512 RGBA8) in both modes. */
+static glcv_engine_mode probe_mode(glcv_engine *e)
+{
+    static const char *const files[] = {"engine_probe.glsl"};
+    const glcv_format fmt = GLCV_FORMAT_RGBA8;
+    glcv_tex in = {0}, out = {0};
+    double ms[2] = {1e9, 1e9};
+    glcv_engine_mode modes[2] = {GLCV_ENGINE_FRAGMENT, GLCV_ENGINE_COMPUTE};
+    if (glcv_engine_tex_create(e, &in, 512, 512, fmt) != GLCV_OK ||
+        glcv_engine_tex_create(e, &out, 512, 512, fmt) != GLCV_OK)
+        goto done;
+    for (int m = 0; m < 2; m++) {
+        glcv_program prog;
+        glcv_engine_mode saved = e->mode;
+        e->mode = modes[m];
+        if (build_program(e, modes[m], "engine_probe", files, 1, NULL, &fmt, 1, &prog) == GLCV_OK) {
+            glcv_pass pass = {.program = &prog, .label = "probe", .width = 512, .height = 512, .n_inputs = 1,
+                              .n_outputs = 1};
+            pass.inputs[0] = (glcv_pass_input){"source", in.id, GLCV_SAMPLE_NEAREST};
+            pass.outputs[0] = &out;
+            ms[m] = time_pass(e, &pass, 7);
+            glDeleteProgram(prog.id);
+        }
+        e->mode = saved;
+    }
+done:
+    glcv_engine_tex_destroy(e, &in);
+    glcv_engine_tex_destroy(e, &out);
+    glcv_engine_mode pick = ms[1] < ms[0] ? GLCV_ENGINE_COMPUTE : GLCV_ENGINE_FRAGMENT;
+    glcv_logf(&e->logger, GLCV_LOG_INFO, "engine mode auto: 512x512 probe pass fragment %.3f ms, compute %.3f ms -> %s",
+              ms[0], ms[1], glcv_engine_mode_string(pick));
+    return pick;
+}
+
+static glcv_engine_mode choose_mode(glcv_engine *e)
+{
+    if (e->gl_version < 43)
+        return GLCV_ENGINE_FRAGMENT;
+    const char *renderer = (const char *)glGetString(GL_RENDERER);
+    char key[128];
+    snprintf(key, sizeof key, "%s", renderer ? renderer : "?");
+    pthread_mutex_lock(&mode_cache_lock);
+    for (int i = 0; i < mode_cache_n; i++) {
+        if (strcmp(mode_cache[i].renderer, key) == 0) {
+            glcv_engine_mode m = mode_cache[i].mode;
+            pthread_mutex_unlock(&mode_cache_lock);
+            glcv_logf(&e->logger, GLCV_LOG_DEBUG, "engine mode auto: %s (cached for %s)",
+                      glcv_engine_mode_string(m), key);
+            return m;
+        }
+    }
+    pthread_mutex_unlock(&mode_cache_lock);
+    glcv_engine_mode m = probe_mode(e);
+    pthread_mutex_lock(&mode_cache_lock);
+    if (mode_cache_n < 8) {
+        snprintf(mode_cache[mode_cache_n].renderer, sizeof mode_cache[0].renderer, "%s", key);
+        mode_cache[mode_cache_n].mode = m;
+        mode_cache_n++;
+    }
+    pthread_mutex_unlock(&mode_cache_lock);
+    return m;
+}
+
+/* ---- create / destroy --------------------------------------------------------------------- */
+
+glcv_status glcv_engine_create(glcv_engine_mode mode, int timing, const glcv_logger *logger, glcv_engine **out)
+{
+    *out = NULL;
+    if (!glcv_gl_context_current())
+        return glcv_fail(logger, GLCV_ERROR_NO_CONTEXT, "no OpenGL context is current on this thread");
+    glcv_engine *e = calloc(1, sizeof *e);
+    if (!e)
+        return GLCV_ERROR_OUT_OF_MEMORY;
+    if (logger)
+        e->logger = *logger;
+    e->frame_index = -1;
+    e->state = glcv_glstate_new();
+    if (!e->state) {
+        free(e);
+        return GLCV_ERROR_OUT_OF_MEMORY;
+    }
+    glcv_status st = GLCV_OK;
+    e->gl_version = epoxy_gl_version();
+    if (!epoxy_is_desktop_gl() || e->gl_version < 33) {
+        st = glcv_fail(logger, GLCV_ERROR_UNSUPPORTED, "OpenGL 3.3 core or newer is needed (have %s %d.%d)",
+                       epoxy_is_desktop_gl() ? "GL" : "GLES", e->gl_version / 10, e->gl_version % 10);
+        goto fail;
+    }
+    if (mode == GLCV_ENGINE_COMPUTE && e->gl_version < 43) {
+        st = glcv_fail(logger, GLCV_ERROR_UNSUPPORTED, "compute mode needs OpenGL 4.3 (have %d.%d)",
+                       e->gl_version / 10, e->gl_version % 10);
+        goto fail;
+    }
+    glcv_engine_begin(e);
+    e->mode = GLCV_ENGINE_FRAGMENT;
+    st = compile_shader(GL_VERTEX_SHADER, vertex_source, "fullscreen vertex", &e->logger, &e->vertex_shader);
+    if (st != GLCV_OK)
+        goto fail_end;
+    glGenVertexArrays(1, &e->vao);
+    glGenSamplers(GLCV_SAMPLE_COUNT, e->samplers);
+    static const GLfloat zero_border[4] = {0, 0, 0, 0};
+    for (int i = 0; i < GLCV_SAMPLE_COUNT; i++) {
+        GLenum filter = i == GLCV_SAMPLE_LINEAR_ZERO ? GL_LINEAR : GL_NEAREST;
+        GLenum wrap = i == GLCV_SAMPLE_LINEAR_ZERO ? GL_CLAMP_TO_BORDER : GL_CLAMP_TO_EDGE;
+        glSamplerParameteri(e->samplers[i], GL_TEXTURE_MIN_FILTER, (GLint)filter);
+        glSamplerParameteri(e->samplers[i], GL_TEXTURE_MAG_FILTER, (GLint)filter);
+        glSamplerParameteri(e->samplers[i], GL_TEXTURE_WRAP_S, (GLint)wrap);
+        glSamplerParameteri(e->samplers[i], GL_TEXTURE_WRAP_T, (GLint)wrap);
+        glSamplerParameterfv(e->samplers[i], GL_TEXTURE_BORDER_COLOR, zero_border);
+    }
+    e->timing = timing ? 1 : 0;
+    if (e->timing)
+        glGenQueries(TIMING_FRAMES * MAX_TIMED_PASSES, e->query_pool);
+    st = check_gl(&e->logger, "engine setup");
+    if (st != GLCV_OK)
+        goto fail_end;
+    if (mode == GLCV_ENGINE_DEFAULT || mode == GLCV_ENGINE_AUTO)
+        mode = choose_mode(e);
+    e->mode = mode;
+    glcv_engine_end(e);
+    glcv_logf(&e->logger, GLCV_LOG_INFO, "engine: %s passes on %s, OpenGL %d.%d", glcv_engine_mode_string(e->mode),
+              (const char *)glGetString(GL_RENDERER), e->gl_version / 10, e->gl_version % 10);
+    *out = e;
+    return GLCV_OK;
+fail_end:
+    glcv_engine_end(e);
+fail:
+    glcv_engine_destroy(&e);
+    return st;
+}
+
+void glcv_engine_destroy(glcv_engine **engine)
+{
+    glcv_engine *e = engine ? *engine : NULL;
+    if (!e)
+        return;
+    if (glcv_gl_context_current()) {
+        for (int i = 0; i < e->n_programs; i++)
+            glDeleteProgram(e->programs[i].id);
+        for (int i = 0; i < MAX_FBOS; i++)
+            if (e->fbos[i].fbo)
+                glDeleteFramebuffers(1, &e->fbos[i].fbo);
+        if (e->read_fbo)
+            glDeleteFramebuffers(1, &e->read_fbo);
+        if (e->vertex_shader)
+            glDeleteShader(e->vertex_shader);
+        if (e->vao)
+            glDeleteVertexArrays(1, &e->vao);
+        if (e->samplers[0])
+            glDeleteSamplers(GLCV_SAMPLE_COUNT, e->samplers);
+        if (e->timing && e->query_pool[0])
+            glDeleteQueries(TIMING_FRAMES * MAX_TIMED_PASSES, e->query_pool);
+    }
+    glcv_glstate_free(e->state);
+    free(e);
+    *engine = NULL;
+}
+
+glcv_engine_mode glcv_engine_mode_of(const glcv_engine *e)
+{
+    return e->mode;
+}
+
+const glcv_logger *glcv_engine_logger(const glcv_engine *e)
+{
+    return &e->logger;
+}

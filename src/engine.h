@@ -1,0 +1,138 @@
+/* The GL engine (private): programs from shaders/, textures, and one pass primitive that runs
+ * the same GLSL as a fragment pass (FBO render-to-texture) or a compute pass (image stores).
+ *
+ * A pass's shader source defines `void glcv_pass(ivec2 pos)` that computes the output texel at
+ * `pos` (absolute texel coordinates of the outputs) and writes output i with
+ * `glcv_store<i>(value)` (vec4 for normalised/float formats, uvec4 for integer formats).
+ * The engine prepends `#version`, the defines, the output declarations and a main().
+ * Uniform `ivec4 glcv_region` (x, y, w, h of the output region) is always declared.
+ *
+ * Every call needs the engine's GL context current. Not thread-safe by itself: the module that
+ * owns an engine serialises calls. */
+#ifndef GLCV_ENGINE_H
+#define GLCV_ENGINE_H
+
+#include <epoxy/gl.h>
+
+#include <glcv/core.h>
+
+#define GLCV_MAX_INPUTS 8
+#define GLCV_MAX_OUTPUTS 4
+#define GLCV_MAX_UNIFORMS 12
+
+typedef struct glcv_engine glcv_engine;
+typedef struct glcv_program glcv_program;
+
+/* Texture formats the engine creates and renders/stores to. */
+typedef enum glcv_format {
+    GLCV_FORMAT_R8 = 0,   /* unorm, image format r8 */
+    GLCV_FORMAT_RG8UI,    /* unsigned integer, rg8ui */
+    GLCV_FORMAT_RGBA8,    /* unorm, rgba8 */
+    GLCV_FORMAT_RGBA32F,  /* float, rgba32f */
+    GLCV_FORMAT_RGBA32I,  /* signed integer, rgba32i */
+    GLCV_FORMAT_COUNT
+} glcv_format;
+
+typedef struct glcv_tex {
+    GLuint id;
+    int width, height;
+    glcv_format format;
+} glcv_tex;
+
+/* How a pass samples an input (a sampler object: the texture's own state is never changed). */
+typedef enum glcv_sampling {
+    GLCV_SAMPLE_NEAREST = 0,      /* nearest, clamp to edge (for texelFetch) */
+    GLCV_SAMPLE_LINEAR_ZERO,      /* bilinear, clamp to a zero border (the neighbourhood trick) */
+    GLCV_SAMPLE_COUNT
+} glcv_sampling;
+
+typedef struct glcv_pass_input {
+    const char *name; /* sampler uniform name */
+    GLuint texture;
+    glcv_sampling sampling;
+} glcv_pass_input;
+
+typedef enum glcv_uniform_type { GLCV_U_1F = 1, GLCV_U_2F, GLCV_U_4F, GLCV_U_1I, GLCV_U_2I, GLCV_U_4I } glcv_uniform_type;
+
+typedef struct glcv_uniform {
+    const char *name;
+    glcv_uniform_type type;
+    float f[4];
+    int i[4];
+} glcv_uniform;
+
+typedef struct glcv_pass {
+    glcv_program *program;
+    const char *label;         /* timing name (static string) */
+    int x, y, width, height;   /* output region */
+    glcv_pass_input inputs[GLCV_MAX_INPUTS];
+    int n_inputs;
+    const glcv_tex *outputs[GLCV_MAX_OUTPUTS];
+    int n_outputs;
+    glcv_uniform uniforms[GLCV_MAX_UNIFORMS];
+    int n_uniforms;
+} glcv_pass;
+
+/* Creates an engine in the current context. `mode` AUTO/DEFAULT picks per renderer (timed once
+ * per process and renderer, cached); FRAGMENT needs GL 3.3, COMPUTE 4.3. */
+glcv_status glcv_engine_create(glcv_engine_mode mode, int timing, const glcv_logger *logger, glcv_engine **out);
+void glcv_engine_destroy(glcv_engine **engine);
+glcv_engine_mode glcv_engine_mode_of(const glcv_engine *engine);
+const glcv_logger *glcv_engine_logger(const glcv_engine *engine);
+
+/* Compiles (once; cached by key) a program from shader files (names in shaders/, concatenated
+ * in order), `defines` (text inserted after the #version line, may be NULL) and the output
+ * formats. The program lives until the engine is destroyed. */
+glcv_status glcv_engine_program(glcv_engine *engine, const char *key, const char *const *files, int n_files,
+                                const char *defines, const glcv_format *outputs, int n_outputs,
+                                glcv_program **out);
+
+/* Texture creation, validated (GL errors; renderable and storable in the engine's mode). */
+glcv_status glcv_engine_tex_create(glcv_engine *engine, glcv_tex *tex, int width, int height, glcv_format format);
+void glcv_engine_tex_destroy(glcv_engine *engine, glcv_tex *tex);
+
+/* Begin/end of a module call: saves the host's GL state, sets what passes need; end restores
+ * it. Calls nest (only the outermost saves/restores). */
+void glcv_engine_begin(glcv_engine *engine);
+void glcv_engine_end(glcv_engine *engine);
+
+/* Runs one pass. Between begin and end. */
+glcv_status glcv_engine_run(glcv_engine *engine, const glcv_pass *pass);
+
+/* Makes image-store writes visible to texture fetches, framebuffer reads and transfers
+ * (compute mode; no-op in fragment mode). Call before reading outputs outside passes. */
+void glcv_engine_sync_writes(glcv_engine *engine);
+
+/* Uploads host pixels (any glcv_pixel_format but GRAY8, any stride) into an RGBA8 texture of
+ * the same size; handles unpack state and any bound unpack buffer. Between begin and end. */
+glcv_status glcv_engine_upload(glcv_engine *engine, const glcv_tex *tex, const glcv_image *image);
+
+/* Reads a texture's level 0 into host memory: `gl_format`/`gl_type` as for glReadPixels,
+ * rows tightly packed with `row_bytes` per row. Between begin and end. */
+glcv_status glcv_engine_read(glcv_engine *engine, GLuint texture, int width, int height, GLenum gl_format,
+                             GLenum gl_type, void *dst, size_t row_bytes);
+
+/* Validates a caller's texture as a pass input: a GL_TEXTURE_2D of the given size with a colour
+ * format. */
+glcv_status glcv_engine_check_input(glcv_engine *engine, GLuint texture, int width, int height);
+
+/* Timing frames: passes run between frame_begin and frame_end are timed (if timing is on). */
+void glcv_engine_frame_begin(glcv_engine *engine);
+void glcv_engine_frame_end(glcv_engine *engine);
+/* Per-label GPU times of the newest completed frame. */
+int glcv_engine_timings(glcv_engine *engine, glcv_pass_timing *out, int capacity, int wait);
+
+/* Reads a caller's texture (validated as for check_input) into packed RGB bytes, for the CPU
+ * engine. Needs a current context; performs its own state save/restore. */
+glcv_status glcv_texture_read_rgb(GLuint texture, int width, int height, uint8_t *rgb, const glcv_logger *logger);
+
+/* GL state save/restore (src/glstate.c). */
+typedef struct glcv_glstate glcv_glstate;
+glcv_glstate *glcv_glstate_new(void);
+void glcv_glstate_free(glcv_glstate *state);
+/* Saves what the engine touches and sets the defaults passes need; `images` nonzero also saves
+ * the image-unit bindings (GL 4.2+). */
+void glcv_glstate_save(glcv_glstate *state, int images);
+void glcv_glstate_restore(const glcv_glstate *state);
+
+#endif

@@ -1,0 +1,1120 @@
+/* The segmenter object: parameters, the subset-order PRNG, and the frame pipeline on the GPU
+ * engine (shaders/segment_*.glsl) or on the CPU (segment_cpu.c). */
+#include <glcv/context.h>
+#include <glcv/image.h>
+#include <glcv/segment.h>
+
+#include "engine.h"
+#include "internal.h"
+#include "segment_cpu.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define DEFAULT_TS 310.0f
+#define DEFAULT_ODC 5800.0f
+#define DEFAULT_B1 2.0f
+#define DEFAULT_B2 200.0f
+#define DEFAULT_ITERATIONS 8
+#define DEFAULT_SEED 0x5EEDu
+#define MAX_ITERATIONS 1000
+
+enum { SUB_K, SUB_L, SUB_M, SUB_N };
+
+struct glcv_segment {
+    pthread_mutex_t lock;
+    glcv_segment_params p; /* resolved; p.engine is the engine in use */
+    int width, height, sub_w, sub_h;
+    uint64_t rng;
+    int have_background, have_frame, learning, learn_count;
+
+    /* GPU engine */
+    glcv_engine *engine;
+    glcv_program *threshold, *mrf, *merge, *learn_add, *learn_end, *adapt_init, *adapt, *copy, *qualifiers;
+    glcv_tex frame;          /* host frames are uploaded here */
+    glcv_tex background;     /* RGBA8, integers 0..255 */
+    glcv_tex background_f[2];/* RGBA32F: learning sums, and the adapted background */
+    int bgf_current, bgf_valid;
+    glcv_tex thresholds[4];  /* RG8UI per subset: thresholds with B1, B2 */
+    glcv_tex masks[4];       /* R8 per subset, 0/1 */
+    glcv_tex mask;           /* R8 full resolution, 0/255 */
+    GLuint last_input;       /* texture the last frame was read from */
+
+    /* CPU engine */
+    glcv_segment_cpu cpu;
+    uint8_t *rgb;            /* scratch: a frame as packed RGB */
+    GLuint cpu_mask_texture; /* made on demand by glcv_segment_mask_texture */
+    int cpu_mask_dirty;
+};
+
+/* ---- PRNG: PCG32 (O'Neill), the subset orders of both engines ---------------------------- */
+
+static uint32_t pcg32(uint64_t *state)
+{
+    uint64_t old = *state;
+    *state = old * 6364136223846793005ull + 1442695040888963407ull;
+    uint32_t xorshifted = (uint32_t)(((old >> 18u) ^ old) >> 27u);
+    uint32_t rot = (uint32_t)(old >> 59u);
+    return (xorshifted >> rot) | (xorshifted << ((32u - rot) & 31u));
+}
+
+static void seed_rng(glcv_segment *s, uint64_t seed)
+{
+    s->rng = 0;
+    pcg32(&s->rng);
+    s->rng += seed;
+    pcg32(&s->rng);
+}
+
+/* One of the 24 orders of the subsets k, l, m, n, uniformly (eq. 15). */
+static void draw_order(glcv_segment *s, int order[4])
+{
+    uint32_t r;
+    do {
+        r = pcg32(&s->rng);
+    } while (r >= 4294967280u); /* 4294967280 = 24 * 178956970: no modulo bias */
+    int index = (int)(r % 24u);
+    int items[4] = {SUB_K, SUB_L, SUB_M, SUB_N};
+    int left = 4;
+    static const int fact[4] = {6, 2, 1, 1};
+    for (int i = 0; i < 4; i++) {
+        int k = index / fact[i];
+        index %= fact[i];
+        order[i] = items[k];
+        for (int j = k; j < left - 1; j++)
+            items[j] = items[j + 1];
+        left--;
+    }
+}
+
+/* ---- parameters ---------------------------------------------------------------------------- */
+
+static glcv_status check_ts(const glcv_logger *lg, double v)
+{
+    if (!glcv_finite(v) || v < 0)
+        return glcv_fail(lg, GLCV_ERROR_INVALID_ARGUMENT, "Ts must be finite and >= 0 (got %g)", v);
+    return GLCV_OK;
+}
+
+static glcv_status check_odc(const glcv_logger *lg, double v)
+{
+    if (!glcv_finite(v) || v < 0)
+        return glcv_fail(lg, GLCV_ERROR_INVALID_ARGUMENT, "Odc must be finite and >= 0 (got %g)", v);
+    return GLCV_OK;
+}
+
+static glcv_status check_b(const glcv_logger *lg, const char *name, double v)
+{
+    if (!glcv_finite(v) || v <= 0)
+        return glcv_fail(lg, GLCV_ERROR_INVALID_ARGUMENT, "%s must be finite and > 0 (got %g)", name, v);
+    return GLCV_OK;
+}
+
+static glcv_status check_iterations(const glcv_logger *lg, int v)
+{
+    if (v < 0 || v > MAX_ITERATIONS)
+        return glcv_fail(lg, GLCV_ERROR_INVALID_ARGUMENT, "iterations must be 0..%d (got %d)", MAX_ITERATIONS, v);
+    return GLCV_OK;
+}
+
+static glcv_status check_rate(const glcv_logger *lg, double v)
+{
+    if (!glcv_finite(v) || v < 0 || v > 1)
+        return glcv_fail(lg, GLCV_ERROR_INVALID_ARGUMENT, "adapt_rate must be in 0..1 (got %g)", v);
+    return GLCV_OK;
+}
+
+/* Fills defaults and validates. */
+static glcv_status resolve_params(const glcv_segment_params *in, glcv_segment_params *p)
+{
+    *p = *in;
+    const glcv_logger *lg = &in->logger;
+    if (p->width < 1 || p->height < 1)
+        return glcv_fail(lg, GLCV_ERROR_INVALID_ARGUMENT, "size %dx%d: width and height must be >= 1", p->width,
+                         p->height);
+    if (p->width > 65536 || p->height > 65536)
+        return glcv_fail(lg, GLCV_ERROR_INVALID_ARGUMENT, "size %dx%d is too large", p->width, p->height);
+    if (p->ts == 0)
+        p->ts = DEFAULT_TS;
+    if (p->odc == 0)
+        p->odc = DEFAULT_ODC;
+    if (p->b1 == 0)
+        p->b1 = DEFAULT_B1;
+    if (p->b2 == 0)
+        p->b2 = DEFAULT_B2;
+    if (p->iterations == 0)
+        p->iterations = DEFAULT_ITERATIONS;
+    if (p->seed == 0)
+        p->seed = DEFAULT_SEED;
+    if (p->engine == GLCV_ENGINE_DEFAULT)
+        p->engine = GLCV_ENGINE_AUTO;
+    glcv_status st;
+    if ((st = check_ts(lg, p->ts)) || (st = check_odc(lg, p->odc)) || (st = check_b(lg, "B1", p->b1)) ||
+        (st = check_b(lg, "B2", p->b2)) || (st = check_iterations(lg, p->iterations)) ||
+        (st = check_rate(lg, p->adapt_rate)))
+        return st;
+    if (p->engine < GLCV_ENGINE_AUTO || p->engine > GLCV_ENGINE_CPU)
+        return glcv_fail(lg, GLCV_ERROR_INVALID_ARGUMENT, "unknown engine mode %d", (int)p->engine);
+    return GLCV_OK;
+}
+
+static glcv_segment_values rule_values(const glcv_segment *s)
+{
+    glcv_segment_values v = {s->p.ts, s->p.odc, {s->p.b1, s->p.b2}};
+    return v;
+}
+
+/* ---- GPU setup ----------------------------------------------------------------------------- */
+
+static glcv_status gpu_programs(glcv_segment *s)
+{
+    static const char *const threshold_files[] = {"segment_threshold.glsl"};
+    static const char *const mrf_files[] = {"segment_mrf.glsl"};
+    static const char *const merge_files[] = {"segment_merge.glsl"};
+    static const char *const bg_files[] = {"segment_background.glsl"};
+    static const char *const copy_files[] = {"engine_copy.glsl"};
+    const glcv_format rg8ui4[4] = {GLCV_FORMAT_RG8UI, GLCV_FORMAT_RG8UI, GLCV_FORMAT_RG8UI, GLCV_FORMAT_RG8UI};
+    const glcv_format r8 = GLCV_FORMAT_R8, rgba8 = GLCV_FORMAT_RGBA8, f32 = GLCV_FORMAT_RGBA32F,
+                      i32 = GLCV_FORMAT_RGBA32I;
+    const glcv_format f32_rgba8[2] = {GLCV_FORMAT_RGBA32F, GLCV_FORMAT_RGBA8};
+    const glcv_format rgba8_f32[2] = {GLCV_FORMAT_RGBA8, GLCV_FORMAT_RGBA32F};
+    glcv_engine *e = s->engine;
+    glcv_status st;
+    if ((st = glcv_engine_program(e, "segment_threshold", threshold_files, 1, NULL, rg8ui4, 4, &s->threshold)) ||
+        (st = glcv_engine_program(e, "segment_mrf", mrf_files, 1, NULL, &r8, 1, &s->mrf)) ||
+        (st = glcv_engine_program(e, "segment_merge", merge_files, 1, NULL, &r8, 1, &s->merge)) ||
+        (st = glcv_engine_program(e, "segment_learn_add", bg_files, 1, "#define SEGMENT_LEARN_ADD 1\n", &f32, 1,
+                                  &s->learn_add)) ||
+        (st = glcv_engine_program(e, "segment_learn_end", bg_files, 1, "#define SEGMENT_LEARN_END 1\n", rgba8_f32,
+                                  2, &s->learn_end)) ||
+        (st = glcv_engine_program(e, "segment_adapt_init", bg_files, 1, "#define SEGMENT_ADAPT_INIT 1\n", &f32, 1,
+                                  &s->adapt_init)) ||
+        (st = glcv_engine_program(e, "segment_adapt", bg_files, 1, "#define SEGMENT_ADAPT 1\n", f32_rgba8, 2,
+                                  &s->adapt)) ||
+        (st = glcv_engine_program(e, "engine_copy", copy_files, 1, NULL, &rgba8, 1, &s->copy)) ||
+        (st = glcv_engine_program(e, "segment_qualifiers", threshold_files, 1, "#define SEGMENT_QUALIFIERS 1\n",
+                                  &i32, 1, &s->qualifiers)))
+        return st;
+    return GLCV_OK;
+}
+
+static glcv_status gpu_textures(glcv_segment *s)
+{
+    glcv_engine *e = s->engine;
+    glcv_status st;
+    if ((st = glcv_engine_tex_create(e, &s->frame, s->width, s->height, GLCV_FORMAT_RGBA8)) ||
+        (st = glcv_engine_tex_create(e, &s->background, s->width, s->height, GLCV_FORMAT_RGBA8)) ||
+        (st = glcv_engine_tex_create(e, &s->mask, s->width, s->height, GLCV_FORMAT_R8)))
+        return st;
+    for (int i = 0; i < 4; i++) {
+        if ((st = glcv_engine_tex_create(e, &s->thresholds[i], s->sub_w, s->sub_h, GLCV_FORMAT_RG8UI)) ||
+            (st = glcv_engine_tex_create(e, &s->masks[i], s->sub_w, s->sub_h, GLCV_FORMAT_R8)))
+            return st;
+    }
+    return GLCV_OK;
+}
+
+/* The float background textures are only needed for learning and adaptation. */
+static glcv_status gpu_float_textures(glcv_segment *s)
+{
+    for (int i = 0; i < 2; i++) {
+        if (!s->background_f[i].id) {
+            glcv_status st = glcv_engine_tex_create(s->engine, &s->background_f[i], s->width, s->height,
+                                                    GLCV_FORMAT_RGBA32F);
+            if (st != GLCV_OK)
+                return st;
+        }
+    }
+    return GLCV_OK;
+}
+
+static void gpu_release(glcv_segment *s)
+{
+    if (!s->engine)
+        return;
+    glcv_engine *e = s->engine;
+    glcv_engine_tex_destroy(e, &s->frame);
+    glcv_engine_tex_destroy(e, &s->background);
+    glcv_engine_tex_destroy(e, &s->background_f[0]);
+    glcv_engine_tex_destroy(e, &s->background_f[1]);
+    glcv_engine_tex_destroy(e, &s->mask);
+    for (int i = 0; i < 4; i++) {
+        glcv_engine_tex_destroy(e, &s->thresholds[i]);
+        glcv_engine_tex_destroy(e, &s->masks[i]);
+    }
+    glcv_engine_destroy(&s->engine);
+}
+
+/* ---- passes -------------------------------------------------------------------------------- */
+
+static glcv_pass make_pass(glcv_program *prog, const char *label, int w, int h)
+{
+    glcv_pass p;
+    memset(&p, 0, sizeof p);
+    p.program = prog;
+    p.label = label;
+    p.width = w;
+    p.height = h;
+    return p;
+}
+
+static void add_input(glcv_pass *p, const char *name, GLuint tex, glcv_sampling sampling)
+{
+    p->inputs[p->n_inputs++] = (glcv_pass_input){name, tex, sampling};
+}
+
+static void add_output(glcv_pass *p, const glcv_tex *t)
+{
+    p->outputs[p->n_outputs++] = t;
+}
+
+static void add_uniform_i(glcv_pass *p, const char *name, glcv_uniform_type type, int a, int b)
+{
+    glcv_uniform *u = &p->uniforms[p->n_uniforms++];
+    memset(u, 0, sizeof *u);
+    u->name = name;
+    u->type = type;
+    u->i[0] = a;
+    u->i[1] = b;
+}
+
+static void add_uniform_f(glcv_pass *p, const char *name, glcv_uniform_type type, const float *v)
+{
+    glcv_uniform *u = &p->uniforms[p->n_uniforms++];
+    memset(u, 0, sizeof *u);
+    u->name = name;
+    u->type = type;
+    memcpy(u->f, v, sizeof(float) * (type == GLCV_U_4F ? 4 : type == GLCV_U_2F ? 2 : 1));
+}
+
+static glcv_status clear_masks(glcv_segment *s)
+{
+    /* A "merge" of nothing would need a program; clearing through each texture's framebuffer
+     * is simplest and works in both modes. */
+    glcv_engine_begin(s->engine);
+    GLuint fbo = 0;
+    glGenFramebuffers(1, &fbo);
+    glBindFramebuffer(GL_DRAW_FRAMEBUFFER, fbo);
+    static const GLfloat zero[4] = {0, 0, 0, 0};
+    for (int i = 0; i < 5; i++) {
+        GLuint id = i < 4 ? s->masks[i].id : s->mask.id;
+        glFramebufferTexture2D(GL_DRAW_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_TEXTURE_2D, id, 0);
+        GLenum buf = GL_COLOR_ATTACHMENT0;
+        glDrawBuffers(1, &buf);
+        glClearBufferfv(GL_COLOR, 0, zero);
+    }
+    glBindFramebuffer(GL_DRAW_FRAMEBUFFER, 0);
+    glDeleteFramebuffers(1, &fbo);
+    glcv_engine_end(s->engine);
+    return glGetError() == GL_NO_ERROR ? GLCV_OK : GLCV_ERROR_GL;
+}
+
+/* The whole frame: thresholds, B1 iteration, `iterations` B2 iterations, merge, adaptation. */
+static glcv_status gpu_segment(glcv_segment *s, GLuint input)
+{
+    glcv_engine *e = s->engine;
+    glcv_status st;
+    float rule[4] = {s->p.ts, s->p.odc, s->p.b1, s->p.b2};
+    float texel[2] = {1.0f / (float)s->sub_w, 1.0f / (float)s->sub_h};
+
+    glcv_pass t = make_pass(s->threshold, "threshold", s->sub_w, s->sub_h);
+    add_input(&t, "frame", input, GLCV_SAMPLE_NEAREST);
+    add_input(&t, "background", s->background.id, GLCV_SAMPLE_NEAREST);
+    for (int i = 0; i < 4; i++)
+        add_output(&t, &s->thresholds[i]);
+    add_uniform_i(&t, "image_size", GLCV_U_2I, s->width, s->height);
+    add_uniform_f(&t, "rule", GLCV_U_4F, rule);
+    if ((st = glcv_engine_run(e, &t)) != GLCV_OK)
+        return st;
+
+    for (int it = 0; it <= s->p.iterations; it++) {
+        int order[4];
+        draw_order(s, order);
+        for (int k = 0; k < 4; k++) {
+            int sub = order[k], a = sub & 1, b = sub >> 1;
+            glcv_pass m = make_pass(s->mrf, "mrf", s->sub_w, s->sub_h);
+            add_input(&m, "thresholds", s->thresholds[sub].id, GLCV_SAMPLE_NEAREST);
+            add_input(&m, "h_mask", s->masks[(1 - a) + 2 * b].id, GLCV_SAMPLE_LINEAR_ZERO);
+            add_input(&m, "v_mask", s->masks[a + 2 * (1 - b)].id, GLCV_SAMPLE_LINEAR_ZERO);
+            add_input(&m, "d_mask", s->masks[(1 - a) + 2 * (1 - b)].id, GLCV_SAMPLE_LINEAR_ZERO);
+            add_output(&m, &s->masks[sub]);
+            add_uniform_i(&m, "subset", GLCV_U_2I, a, b);
+            add_uniform_i(&m, "param_set", GLCV_U_1I, it == 0 ? 0 : 1, 0);
+            add_uniform_f(&m, "texel", GLCV_U_2F, texel);
+            if ((st = glcv_engine_run(e, &m)) != GLCV_OK)
+                return st;
+        }
+    }
+
+    glcv_pass g = make_pass(s->merge, "merge", s->width, s->height);
+    add_input(&g, "mask_k", s->masks[SUB_K].id, GLCV_SAMPLE_NEAREST);
+    add_input(&g, "mask_l", s->masks[SUB_L].id, GLCV_SAMPLE_NEAREST);
+    add_input(&g, "mask_m", s->masks[SUB_M].id, GLCV_SAMPLE_NEAREST);
+    add_input(&g, "mask_n", s->masks[SUB_N].id, GLCV_SAMPLE_NEAREST);
+    add_output(&g, &s->mask);
+    if ((st = glcv_engine_run(e, &g)) != GLCV_OK)
+        return st;
+
+    if (s->p.adapt_rate > 0) {
+        if ((st = gpu_float_textures(s)) != GLCV_OK)
+            return st;
+        if (!s->bgf_valid) {
+            glcv_pass i = make_pass(s->adapt_init, "adapt", s->width, s->height);
+            add_input(&i, "background", s->background.id, GLCV_SAMPLE_NEAREST);
+            add_output(&i, &s->background_f[s->bgf_current]);
+            if ((st = glcv_engine_run(e, &i)) != GLCV_OK)
+                return st;
+            s->bgf_valid = 1;
+        }
+        int next = 1 - s->bgf_current;
+        glcv_pass a = make_pass(s->adapt, "adapt", s->width, s->height);
+        add_input(&a, "background_f", s->background_f[s->bgf_current].id, GLCV_SAMPLE_NEAREST);
+        add_input(&a, "frame", input, GLCV_SAMPLE_NEAREST);
+        add_input(&a, "mask", s->mask.id, GLCV_SAMPLE_NEAREST);
+        add_output(&a, &s->background_f[next]);
+        add_output(&a, &s->background);
+        add_uniform_f(&a, "rate", GLCV_U_1F, &s->p.adapt_rate);
+        if ((st = glcv_engine_run(e, &a)) != GLCV_OK)
+            return st;
+        s->bgf_current = next;
+    }
+    glcv_engine_sync_writes(e);
+    return GLCV_OK;
+}
+
+/* Copies a caller's texture into the background (exact for 8-bit inputs). */
+static glcv_status gpu_copy_background(glcv_segment *s, GLuint texture)
+{
+    glcv_pass c = make_pass(s->copy, "copy", s->width, s->height);
+    add_input(&c, "source", texture, GLCV_SAMPLE_NEAREST);
+    add_output(&c, &s->background);
+    glcv_status st = glcv_engine_run(s->engine, &c);
+    glcv_engine_sync_writes(s->engine);
+    return st;
+}
+
+static glcv_status gpu_learn_add(glcv_segment *s, GLuint input)
+{
+    int next = 1 - s->bgf_current;
+    glcv_pass a = make_pass(s->learn_add, "learn", s->width, s->height);
+    add_input(&a, "sum", s->background_f[s->bgf_current].id, GLCV_SAMPLE_NEAREST);
+    add_input(&a, "frame", input, GLCV_SAMPLE_NEAREST);
+    add_output(&a, &s->background_f[next]);
+    glcv_status st = glcv_engine_run(s->engine, &a);
+    s->bgf_current = next;
+    return st;
+}
+
+static glcv_status gpu_learn_end(glcv_segment *s)
+{
+    int next = 1 - s->bgf_current;
+    glcv_pass a = make_pass(s->learn_end, "learn", s->width, s->height);
+    add_input(&a, "sum", s->background_f[s->bgf_current].id, GLCV_SAMPLE_NEAREST);
+    add_output(&a, &s->background);
+    add_output(&a, &s->background_f[next]);
+    add_uniform_i(&a, "count", GLCV_U_1I, s->learn_count, 0);
+    glcv_status st = glcv_engine_run(s->engine, &a);
+    s->bgf_current = next;
+    s->bgf_valid = 1;
+    glcv_engine_sync_writes(s->engine);
+    return st;
+}
+
+static glcv_status gpu_clear_float(glcv_segment *s, int index)
+{
+    GLuint fbo = 0;
+    glGenFramebuffers(1, &fbo);
+    glBindFramebuffer(GL_DRAW_FRAMEBUFFER, fbo);
+    glFramebufferTexture2D(GL_DRAW_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_TEXTURE_2D, s->background_f[index].id, 0);
+    GLenum buf = GL_COLOR_ATTACHMENT0;
+    glDrawBuffers(1, &buf);
+    static const GLfloat zero[4] = {0, 0, 0, 0};
+    glClearBufferfv(GL_COLOR, 0, zero);
+    glBindFramebuffer(GL_DRAW_FRAMEBUFFER, 0);
+    glDeleteFramebuffers(1, &fbo);
+    return glGetError() == GL_NO_ERROR ? GLCV_OK : GLCV_ERROR_GL;
+}
+
+/* ---- create / destroy ---------------------------------------------------------------------- */
+
+glcv_status glcv_segment_create(const glcv_segment_params *params, glcv_segment **out)
+{
+    if (!out)
+        return GLCV_ERROR_INVALID_ARGUMENT;
+    *out = NULL;
+    if (!params)
+        return GLCV_ERROR_INVALID_ARGUMENT;
+    glcv_segment_params p;
+    glcv_status st = resolve_params(params, &p);
+    if (st != GLCV_OK)
+        return st;
+    const glcv_logger *lg = &params->logger;
+
+    glcv_segment *s = calloc(1, sizeof *s);
+    if (!s)
+        return GLCV_ERROR_OUT_OF_MEMORY;
+    pthread_mutex_init(&s->lock, NULL);
+    s->p = p;
+    s->width = p.width;
+    s->height = p.height;
+    s->sub_w = (p.width + 1) / 2;
+    s->sub_h = (p.height + 1) / 2;
+    seed_rng(s, p.seed);
+
+    if (p.engine == GLCV_ENGINE_AUTO && !glcv_gl_context_current()) {
+        glcv_logf(lg, GLCV_LOG_INFO, "segment: no GL context is current: using the CPU engine");
+        s->p.engine = GLCV_ENGINE_CPU;
+    }
+    if (s->p.engine == GLCV_ENGINE_CPU) {
+        st = glcv_segment_cpu_init(&s->cpu, s->width, s->height);
+        if (st != GLCV_OK)
+            goto fail;
+    } else {
+        st = glcv_engine_create(s->p.engine, p.timing, lg, &s->engine);
+        if (st != GLCV_OK)
+            goto fail;
+        s->p.engine = glcv_engine_mode_of(s->engine);
+        glcv_engine_begin(s->engine);
+        st = gpu_programs(s);
+        if (st == GLCV_OK)
+            st = gpu_textures(s);
+        glcv_engine_end(s->engine);
+        if (st != GLCV_OK)
+            goto fail;
+    }
+    s->rgb = malloc((size_t)s->width * (size_t)s->height * 3);
+    if (!s->rgb) {
+        st = GLCV_ERROR_OUT_OF_MEMORY;
+        goto fail;
+    }
+    glcv_logf(lg, GLCV_LOG_DEBUG, "segment: %dx%d, engine %s", s->width, s->height,
+              glcv_engine_mode_string(s->p.engine));
+    *out = s;
+    return GLCV_OK;
+fail:
+    glcv_segment_destroy(&s);
+    return st;
+}
+
+void glcv_segment_destroy(glcv_segment **seg)
+{
+    glcv_segment *s = seg ? *seg : NULL;
+    if (!s)
+        return;
+    if (s->engine) {
+        if (glcv_gl_context_current())
+            gpu_release(s);
+        else
+            glcv_engine_destroy(&s->engine);
+    }
+    if (s->cpu_mask_texture && glcv_gl_context_current())
+        glDeleteTextures(1, &s->cpu_mask_texture);
+    glcv_segment_cpu_free(&s->cpu);
+    free(s->rgb);
+    pthread_mutex_destroy(&s->lock);
+    free(s);
+    *seg = NULL;
+}
+
+/* ---- parameters ---------------------------------------------------------------------------- */
+
+glcv_status glcv_segment_get_params(glcv_segment *s, glcv_segment_params *out)
+{
+    if (!s || !out)
+        return GLCV_ERROR_INVALID_ARGUMENT;
+    pthread_mutex_lock(&s->lock);
+    *out = s->p;
+    pthread_mutex_unlock(&s->lock);
+    return GLCV_OK;
+}
+
+#define SETTER(fn, type, field, check)                                                                          \
+    glcv_status fn(glcv_segment *s, type v)                                                                     \
+    {                                                                                                           \
+        if (!s)                                                                                                 \
+            return GLCV_ERROR_INVALID_ARGUMENT;                                                                 \
+        pthread_mutex_lock(&s->lock);                                                                           \
+        glcv_status st = check;                                                                                 \
+        if (st == GLCV_OK)                                                                                      \
+            s->p.field = v;                                                                                     \
+        pthread_mutex_unlock(&s->lock);                                                                         \
+        return st;                                                                                              \
+    }
+
+SETTER(glcv_segment_set_ts, float, ts, check_ts(&s->p.logger, v))
+SETTER(glcv_segment_set_odc, float, odc, check_odc(&s->p.logger, v))
+SETTER(glcv_segment_set_b1, float, b1, check_b(&s->p.logger, "B1", v))
+SETTER(glcv_segment_set_b2, float, b2, check_b(&s->p.logger, "B2", v))
+SETTER(glcv_segment_set_iterations, int, iterations, check_iterations(&s->p.logger, v))
+SETTER(glcv_segment_set_adapt_rate, float, adapt_rate, check_rate(&s->p.logger, v))
+
+glcv_status glcv_segment_set_seed(glcv_segment *s, uint64_t seed)
+{
+    if (!s)
+        return GLCV_ERROR_INVALID_ARGUMENT;
+    pthread_mutex_lock(&s->lock);
+    s->p.seed = seed ? seed : DEFAULT_SEED;
+    seed_rng(s, s->p.seed);
+    pthread_mutex_unlock(&s->lock);
+    return GLCV_OK;
+}
+
+/* ---- inputs -------------------------------------------------------------------------------- */
+
+static glcv_status check_image(glcv_segment *s, const glcv_image *img, const char *what)
+{
+    const glcv_logger *lg = &s->p.logger;
+    if (glcv_image_check(img) != GLCV_OK)
+        return glcv_fail(lg, GLCV_ERROR_INVALID_ARGUMENT, "%s: not a valid image (NULL data, size or stride)", what);
+    if (img->format == GLCV_PIXEL_GRAY8)
+        return glcv_fail(lg, GLCV_ERROR_INVALID_ARGUMENT, "%s: a colour image (RGB, RGBA, BGR, BGRA) is needed", what);
+    if (img->width != s->width || img->height != s->height)
+        return glcv_fail(lg, GLCV_ERROR_SIZE_MISMATCH, "%s is %dx%d, the segmenter is %dx%d", what, img->width,
+                         img->height, s->width, s->height);
+    return GLCV_OK;
+}
+
+/* Brings a caller's texture to packed RGB for the CPU engine. */
+static glcv_status cpu_texture_rgb(glcv_segment *s, unsigned int texture)
+{
+    if (!texture)
+        return glcv_fail(&s->p.logger, GLCV_ERROR_INVALID_ARGUMENT, "texture 0 is not a texture");
+    return glcv_texture_read_rgb(texture, s->width, s->height, s->rgb, &s->p.logger);
+}
+
+static glcv_status gpu_check_texture(glcv_segment *s, unsigned int texture)
+{
+    if (!texture)
+        return glcv_fail(&s->p.logger, GLCV_ERROR_INVALID_ARGUMENT, "texture 0 is not a texture");
+    return glcv_engine_check_input(s->engine, texture, s->width, s->height);
+}
+
+/* Sets the background from an image or a texture (exactly one of them). */
+static glcv_status set_background(glcv_segment *s, const glcv_image *img, unsigned int texture)
+{
+    glcv_status st = img ? check_image(s, img, "background") : GLCV_OK;
+    if (st != GLCV_OK)
+        return st;
+    if (s->learning)
+        return glcv_fail(&s->p.logger, GLCV_ERROR_STATE, "background: learning is in progress");
+    if (!s->engine) {
+        if (img)
+            glcv_segment_cpu_to_rgb(img, s->rgb);
+        else if ((st = cpu_texture_rgb(s, texture)) != GLCV_OK)
+            return st;
+        glcv_segment_cpu_set_background(&s->cpu, s->rgb);
+        s->cpu_mask_dirty = 1;
+    } else {
+        glcv_engine_begin(s->engine);
+        if (img) {
+            st = glcv_engine_upload(s->engine, &s->background, img);
+        } else {
+            st = gpu_check_texture(s, texture);
+            if (st == GLCV_OK)
+                st = gpu_copy_background(s, texture);
+        }
+        glcv_engine_end(s->engine);
+        if (st != GLCV_OK)
+            return st;
+        s->bgf_valid = 0;
+        if ((st = clear_masks(s)) != GLCV_OK)
+            return st;
+    }
+    s->have_background = 1;
+    return GLCV_OK;
+}
+
+glcv_status glcv_segment_set_background(glcv_segment *s, const glcv_image *background)
+{
+    if (!s)
+        return GLCV_ERROR_INVALID_ARGUMENT;
+    pthread_mutex_lock(&s->lock);
+    glcv_status st = background ? set_background(s, background, 0)
+                                : glcv_fail(&s->p.logger, GLCV_ERROR_INVALID_ARGUMENT, "background: NULL image");
+    pthread_mutex_unlock(&s->lock);
+    return st;
+}
+
+glcv_status glcv_segment_set_background_texture(glcv_segment *s, unsigned int texture)
+{
+    if (!s)
+        return GLCV_ERROR_INVALID_ARGUMENT;
+    pthread_mutex_lock(&s->lock);
+    glcv_status st = texture ? set_background(s, NULL, texture)
+                             : glcv_fail(&s->p.logger, GLCV_ERROR_INVALID_ARGUMENT, "background: texture 0");
+    pthread_mutex_unlock(&s->lock);
+    return st;
+}
+
+glcv_status glcv_segment_learn_begin(glcv_segment *s)
+{
+    if (!s)
+        return GLCV_ERROR_INVALID_ARGUMENT;
+    pthread_mutex_lock(&s->lock);
+    glcv_status st = GLCV_OK;
+    if (!s->engine) {
+        st = glcv_segment_cpu_learn_begin(&s->cpu);
+    } else {
+        glcv_engine_begin(s->engine);
+        st = gpu_float_textures(s);
+        if (st == GLCV_OK)
+            st = gpu_clear_float(s, s->bgf_current);
+        glcv_engine_end(s->engine);
+        s->bgf_valid = 0;
+    }
+    if (st == GLCV_OK) {
+        s->learning = 1;
+        s->learn_count = 0;
+    }
+    pthread_mutex_unlock(&s->lock);
+    return st;
+}
+
+static glcv_status learn_add(glcv_segment *s, const glcv_image *img, unsigned int texture)
+{
+    if (!s->learning)
+        return glcv_fail(&s->p.logger, GLCV_ERROR_STATE, "learn_add without learn_begin");
+    glcv_status st = img ? check_image(s, img, "learning frame") : GLCV_OK;
+    if (st != GLCV_OK)
+        return st;
+    if (!s->engine) {
+        if (img)
+            glcv_segment_cpu_to_rgb(img, s->rgb);
+        else if ((st = cpu_texture_rgb(s, texture)) != GLCV_OK)
+            return st;
+        glcv_segment_cpu_learn_add(&s->cpu, s->rgb);
+    } else {
+        glcv_engine_begin(s->engine);
+        if (img) {
+            st = glcv_engine_upload(s->engine, &s->frame, img);
+            texture = s->frame.id;
+        } else {
+            st = gpu_check_texture(s, texture);
+        }
+        if (st == GLCV_OK)
+            st = gpu_learn_add(s, texture);
+        glcv_engine_end(s->engine);
+        if (st != GLCV_OK)
+            return st;
+    }
+    s->learn_count++;
+    return GLCV_OK;
+}
+
+glcv_status glcv_segment_learn_add(glcv_segment *s, const glcv_image *frame)
+{
+    if (!s)
+        return GLCV_ERROR_INVALID_ARGUMENT;
+    pthread_mutex_lock(&s->lock);
+    glcv_status st = frame ? learn_add(s, frame, 0)
+                           : glcv_fail(&s->p.logger, GLCV_ERROR_INVALID_ARGUMENT, "learn_add: NULL image");
+    pthread_mutex_unlock(&s->lock);
+    return st;
+}
+
+glcv_status glcv_segment_learn_add_texture(glcv_segment *s, unsigned int texture)
+{
+    if (!s)
+        return GLCV_ERROR_INVALID_ARGUMENT;
+    pthread_mutex_lock(&s->lock);
+    glcv_status st = GLCV_OK;
+    if (!s->learning)
+        st = glcv_fail(&s->p.logger, GLCV_ERROR_STATE, "learn_add without learn_begin");
+    else if (!texture)
+        st = glcv_fail(&s->p.logger, GLCV_ERROR_INVALID_ARGUMENT, "learn_add: texture 0");
+    else
+        st = learn_add(s, NULL, texture);
+    pthread_mutex_unlock(&s->lock);
+    return st;
+}
+
+glcv_status glcv_segment_learn_end(glcv_segment *s)
+{
+    if (!s)
+        return GLCV_ERROR_INVALID_ARGUMENT;
+    pthread_mutex_lock(&s->lock);
+    glcv_status st = GLCV_OK;
+    if (!s->learning || s->learn_count == 0) {
+        st = glcv_fail(&s->p.logger, GLCV_ERROR_STATE,
+                       s->learning ? "learn_end: no frame was added" : "learn_end without learn_begin");
+    } else if (!s->engine) {
+        glcv_segment_cpu_learn_end(&s->cpu);
+        s->cpu_mask_dirty = 1;
+    } else {
+        glcv_engine_begin(s->engine);
+        st = gpu_learn_end(s);
+        glcv_engine_end(s->engine);
+        if (st == GLCV_OK)
+            st = clear_masks(s);
+    }
+    if (st == GLCV_OK) {
+        s->learning = 0;
+        s->have_background = 1;
+    }
+    pthread_mutex_unlock(&s->lock);
+    return st;
+}
+
+/* ---- segmentation -------------------------------------------------------------------------- */
+
+static void cpu_segment(glcv_segment *s)
+{
+    glcv_segment_values v = rule_values(s);
+    glcv_segment_cpu_thresholds(&s->cpu, s->rgb, &v);
+    for (int it = 0; it <= s->p.iterations; it++) {
+        int order[4];
+        draw_order(s, order);
+        glcv_segment_cpu_iterate(&s->cpu, order, it == 0 ? 0 : 1);
+    }
+    s->cpu_mask_dirty = 1;
+}
+
+static glcv_status segment_frame(glcv_segment *s, const glcv_image *img, unsigned int texture, int wait)
+{
+    const glcv_logger *lg = &s->p.logger;
+    glcv_status st = img ? check_image(s, img, "frame") : GLCV_OK;
+    if (st != GLCV_OK)
+        return st;
+    if (s->learning)
+        return glcv_fail(lg, GLCV_ERROR_STATE, "frame: background learning is in progress (call learn_end)");
+    if (!s->have_background)
+        return glcv_fail(lg, GLCV_ERROR_STATE, "frame: no background yet (set or learn one first)");
+    if (!s->engine) {
+        if (img)
+            glcv_segment_cpu_to_rgb(img, s->rgb);
+        else if ((st = cpu_texture_rgb(s, texture)) != GLCV_OK)
+            return st;
+        cpu_segment(s);
+        if (s->p.adapt_rate > 0 && (st = glcv_segment_cpu_adapt(&s->cpu, s->rgb, s->p.adapt_rate)) != GLCV_OK)
+            return st;
+    } else {
+        glcv_engine_begin(s->engine);
+        if (img) {
+            st = glcv_engine_upload(s->engine, &s->frame, img);
+            texture = s->frame.id;
+        } else {
+            st = gpu_check_texture(s, texture);
+        }
+        if (st == GLCV_OK) {
+            glcv_engine_frame_begin(s->engine);
+            st = gpu_segment(s, texture);
+            glcv_engine_frame_end(s->engine);
+        }
+        glcv_engine_end(s->engine);
+        if (st != GLCV_OK)
+            return st;
+        if (wait)
+            glFinish();
+        else
+            glFlush();
+        s->last_input = texture;
+    }
+    s->have_frame = 1;
+    return GLCV_OK;
+}
+
+glcv_status glcv_segment_frame(glcv_segment *s, const glcv_image *frame, int wait)
+{
+    if (!s)
+        return GLCV_ERROR_INVALID_ARGUMENT;
+    pthread_mutex_lock(&s->lock);
+    glcv_status st = frame ? segment_frame(s, frame, 0, wait)
+                           : glcv_fail(&s->p.logger, GLCV_ERROR_INVALID_ARGUMENT, "frame: NULL image");
+    pthread_mutex_unlock(&s->lock);
+    return st;
+}
+
+glcv_status glcv_segment_frame_texture(glcv_segment *s, unsigned int texture, int wait)
+{
+    if (!s)
+        return GLCV_ERROR_INVALID_ARGUMENT;
+    pthread_mutex_lock(&s->lock);
+    glcv_status st = texture ? segment_frame(s, NULL, texture, wait)
+                             : glcv_fail(&s->p.logger, GLCV_ERROR_INVALID_ARGUMENT, "frame: texture 0");
+    pthread_mutex_unlock(&s->lock);
+    return st;
+}
+
+glcv_status glcv_segment_reset(glcv_segment *s)
+{
+    if (!s)
+        return GLCV_ERROR_INVALID_ARGUMENT;
+    pthread_mutex_lock(&s->lock);
+    glcv_status st = GLCV_OK;
+    if (!s->engine) {
+        memset(s->cpu.mask, 0, (size_t)s->width * (size_t)s->height);
+        s->cpu_mask_dirty = 1;
+    } else {
+        st = clear_masks(s);
+    }
+    pthread_mutex_unlock(&s->lock);
+    return st;
+}
+
+/* ---- outputs ------------------------------------------------------------------------------- */
+
+/* The CPU engine's mask as a texture, uploaded when it changed. */
+static unsigned int cpu_mask_texture(glcv_segment *s)
+{
+    const glcv_logger *lg = &s->p.logger;
+    if (!glcv_gl_context_current()) {
+        glcv_logf(lg, GLCV_LOG_ERROR, "mask_texture: the CPU engine needs a current GL context to make a texture");
+        return 0;
+    }
+    size_t n = (size_t)s->width * (size_t)s->height;
+    if (!s->cpu_mask_texture || s->cpu_mask_dirty) {
+        uint8_t *bytes = malloc(n);
+        if (!bytes)
+            return 0;
+        for (size_t i = 0; i < n; i++)
+            bytes[i] = s->cpu.mask[i] ? 255 : 0;
+        glcv_glstate *state = glcv_glstate_new();
+        if (!state) {
+            free(bytes);
+            return 0;
+        }
+        glcv_glstate_save(state, 0);
+        while (glGetError() != GL_NO_ERROR) {
+        }
+        int fresh = !s->cpu_mask_texture;
+        if (fresh)
+            glGenTextures(1, &s->cpu_mask_texture);
+        glBindTexture(GL_TEXTURE_2D, s->cpu_mask_texture);
+        glPixelStorei(GL_UNPACK_ALIGNMENT, 1);
+        glPixelStorei(GL_UNPACK_ROW_LENGTH, 0);
+        glPixelStorei(GL_UNPACK_SKIP_PIXELS, 0);
+        glPixelStorei(GL_UNPACK_SKIP_ROWS, 0);
+        if (fresh) {
+            glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAX_LEVEL, 0);
+            glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_NEAREST);
+            glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_NEAREST);
+            glTexImage2D(GL_TEXTURE_2D, 0, GL_R8, s->width, s->height, 0, GL_RED, GL_UNSIGNED_BYTE, bytes);
+        } else {
+            glTexSubImage2D(GL_TEXTURE_2D, 0, 0, 0, s->width, s->height, GL_RED, GL_UNSIGNED_BYTE, bytes);
+        }
+        GLenum err = glGetError();
+        glcv_glstate_restore(state);
+        glcv_glstate_free(state);
+        free(bytes);
+        if (err != GL_NO_ERROR) {
+            glcv_logf(lg, GLCV_LOG_ERROR, "mask_texture: upload failed (GL error 0x%04x)", err);
+            return 0;
+        }
+        s->cpu_mask_dirty = 0;
+    }
+    return s->cpu_mask_texture;
+}
+
+unsigned int glcv_segment_mask_texture(glcv_segment *s)
+{
+    if (!s)
+        return 0;
+    pthread_mutex_lock(&s->lock);
+    unsigned int id = s->engine ? s->mask.id : cpu_mask_texture(s);
+    pthread_mutex_unlock(&s->lock);
+    return id;
+}
+
+/* Writes a 0/1 or 0/255 plane into any host format with stride. */
+static void write_plane(const uint8_t *plane, int scale, glcv_image *out)
+{
+    int bpp = glcv_pixel_format_size(out->format);
+    size_t stride = glcv_image_stride(out);
+    for (int y = 0; y < out->height; y++) {
+        uint8_t *d = out->data + (size_t)y * stride;
+        const uint8_t *p = plane + (size_t)y * (size_t)out->width;
+        for (int x = 0; x < out->width; x++, d += bpp) {
+            uint8_t v = (uint8_t)(p[x] * scale);
+            d[0] = v;
+            if (bpp >= 3)
+                d[1] = d[2] = v;
+            if (bpp == 4)
+                d[3] = 255;
+        }
+    }
+}
+
+static glcv_status check_output(glcv_segment *s, const glcv_image *out, int allow_gray, const char *what)
+{
+    const glcv_logger *lg = &s->p.logger;
+    if (!out || glcv_image_check(out) != GLCV_OK)
+        return glcv_fail(lg, GLCV_ERROR_INVALID_ARGUMENT, "%s: not a valid image", what);
+    if (out->format == GLCV_PIXEL_BGR8 || out->format == GLCV_PIXEL_BGRA8 ||
+        (!allow_gray && out->format == GLCV_PIXEL_GRAY8))
+        return glcv_fail(lg, GLCV_ERROR_INVALID_ARGUMENT, "%s: unsupported output format", what);
+    if (out->width != s->width || out->height != s->height)
+        return glcv_fail(lg, GLCV_ERROR_SIZE_MISMATCH, "%s: output is %dx%d, the segmenter is %dx%d", what,
+                         out->width, out->height, s->width, s->height);
+    return GLCV_OK;
+}
+
+glcv_status glcv_segment_read_mask(glcv_segment *s, glcv_image *out)
+{
+    if (!s)
+        return GLCV_ERROR_INVALID_ARGUMENT;
+    pthread_mutex_lock(&s->lock);
+    glcv_status st = check_output(s, out, 1, "read_mask");
+    if (st == GLCV_OK && !s->have_frame)
+        st = glcv_fail(&s->p.logger, GLCV_ERROR_STATE, "read_mask: no frame has been segmented");
+    if (st == GLCV_OK) {
+        if (!s->engine) {
+            write_plane(s->cpu.mask, 255, out);
+        } else {
+            /* The RGB scratch holds w*h*3 bytes: room for one plane. */
+            glcv_engine_begin(s->engine);
+            st = glcv_engine_read(s->engine, s->mask.id, s->width, s->height, GL_RED, GL_UNSIGNED_BYTE, s->rgb,
+                                  (size_t)s->width);
+            glcv_engine_end(s->engine);
+            if (st == GLCV_OK)
+                write_plane(s->rgb, 1, out);
+        }
+    }
+    pthread_mutex_unlock(&s->lock);
+    return st;
+}
+
+glcv_status glcv_segment_read_background(glcv_segment *s, glcv_image *out)
+{
+    if (!s)
+        return GLCV_ERROR_INVALID_ARGUMENT;
+    pthread_mutex_lock(&s->lock);
+    glcv_status st = check_output(s, out, 0, "read_background");
+    if (st == GLCV_OK && !s->have_background)
+        st = glcv_fail(&s->p.logger, GLCV_ERROR_STATE, "read_background: no background is set");
+    if (st == GLCV_OK) {
+        const uint8_t *rgb = s->cpu.background;
+        if (s->engine) {
+            glcv_engine_begin(s->engine);
+            st = glcv_engine_read(s->engine, s->background.id, s->width, s->height, GL_RGB, GL_UNSIGNED_BYTE, s->rgb,
+                                  (size_t)s->width * 3);
+            glcv_engine_end(s->engine);
+            rgb = s->rgb;
+        }
+        if (st == GLCV_OK) {
+            glcv_image src = {(uint8_t *)rgb, s->width, s->height, 0, GLCV_PIXEL_RGB8};
+            st = glcv_image_convert(&src, out);
+        }
+    }
+    pthread_mutex_unlock(&s->lock);
+    return st;
+}
+
+/* Runs the qualifier pass on the last frame's input and reads fore/back/cross. */
+static glcv_status gpu_qualifiers(glcv_segment *s, int32_t *fore, int32_t *back, int32_t *cross)
+{
+    size_t n = (size_t)s->width * (size_t)s->height;
+    int32_t *q = malloc(n * 4 * sizeof(int32_t));
+    if (!q)
+        return GLCV_ERROR_OUT_OF_MEMORY;
+    glcv_tex out = {0};
+    glcv_engine_begin(s->engine);
+    glcv_status st = glcv_engine_tex_create(s->engine, &out, s->width, s->height, GLCV_FORMAT_RGBA32I);
+    if (st == GLCV_OK) {
+        float rule[4] = {s->p.ts, s->p.odc, s->p.b1, s->p.b2};
+        glcv_pass p = make_pass(s->qualifiers, "qualifiers", s->width, s->height);
+        add_input(&p, "frame", s->last_input, GLCV_SAMPLE_NEAREST);
+        add_input(&p, "background", s->background.id, GLCV_SAMPLE_NEAREST);
+        add_output(&p, &out);
+        add_uniform_i(&p, "image_size", GLCV_U_2I, s->width, s->height);
+        add_uniform_f(&p, "rule", GLCV_U_4F, rule);
+        st = glcv_engine_run(s->engine, &p);
+        glcv_engine_sync_writes(s->engine);
+        if (st == GLCV_OK)
+            st = glcv_engine_read(s->engine, out.id, s->width, s->height, GL_RGBA_INTEGER, GL_INT, q,
+                                  (size_t)s->width * 16);
+        glcv_engine_tex_destroy(s->engine, &out);
+    }
+    glcv_engine_end(s->engine);
+    if (st == GLCV_OK) {
+        for (size_t i = 0; i < n; i++) {
+            if (fore)
+                fore[i] = q[4 * i];
+            if (back)
+                back[i] = q[4 * i + 1];
+            if (cross)
+                cross[i] = q[4 * i + 2];
+        }
+    }
+    free(q);
+    return st;
+}
+
+glcv_status glcv_segment_read_qualifiers(glcv_segment *s, int32_t *fore, int32_t *back, int32_t *cross)
+{
+    if (!s)
+        return GLCV_ERROR_INVALID_ARGUMENT;
+    pthread_mutex_lock(&s->lock);
+    glcv_status st = GLCV_OK;
+    size_t n = (size_t)s->width * (size_t)s->height;
+    if (!s->have_frame) {
+        st = glcv_fail(&s->p.logger, GLCV_ERROR_STATE, "read_qualifiers: no frame has been segmented");
+    } else if (!s->engine) {
+        if (fore)
+            memcpy(fore, s->cpu.fore, n * sizeof(int32_t));
+        if (back)
+            memcpy(back, s->cpu.back, n * sizeof(int32_t));
+        if (cross)
+            memcpy(cross, s->cpu.cross, n * sizeof(int32_t));
+    } else {
+        st = gpu_qualifiers(s, fore, back, cross);
+    }
+    pthread_mutex_unlock(&s->lock);
+    return st;
+}
+
+glcv_status glcv_segment_read_thresholds(glcv_segment *s, uint8_t *m_min_b1, uint8_t *m_min_b2)
+{
+    if (!s)
+        return GLCV_ERROR_INVALID_ARGUMENT;
+    pthread_mutex_lock(&s->lock);
+    glcv_status st = GLCV_OK;
+    size_t n = (size_t)s->width * (size_t)s->height;
+    if (!s->have_frame) {
+        st = glcv_fail(&s->p.logger, GLCV_ERROR_STATE, "read_thresholds: no frame has been segmented");
+    } else if (!s->engine) {
+        if (m_min_b1)
+            memcpy(m_min_b1, s->cpu.m_min[0], n);
+        if (m_min_b2)
+            memcpy(m_min_b2, s->cpu.m_min[1], n);
+    } else {
+        size_t sub = (size_t)s->sub_w * (size_t)s->sub_h;
+        uint8_t *buf = malloc(sub * 2);
+        if (!buf) {
+            st = GLCV_ERROR_OUT_OF_MEMORY;
+        } else {
+            glcv_engine_begin(s->engine);
+            for (int k = 0; k < 4 && st == GLCV_OK; k++) {
+                st = glcv_engine_read(s->engine, s->thresholds[k].id, s->sub_w, s->sub_h, GL_RG_INTEGER,
+                                      GL_UNSIGNED_BYTE, buf, (size_t)s->sub_w * 2);
+                if (st != GLCV_OK)
+                    break;
+                for (int y = k >> 1; y < s->height; y += 2) {
+                    for (int x = k & 1; x < s->width; x += 2) {
+                        const uint8_t *t = buf + 2 * ((size_t)(y >> 1) * (size_t)s->sub_w + (size_t)(x >> 1));
+                        size_t i = (size_t)y * (size_t)s->width + (size_t)x;
+                        if (m_min_b1)
+                            m_min_b1[i] = t[0];
+                        if (m_min_b2)
+                            m_min_b2[i] = t[1];
+                    }
+                }
+            }
+            glcv_engine_end(s->engine);
+            free(buf);
+        }
+    }
+    pthread_mutex_unlock(&s->lock);
+    return st;
+}
+
+glcv_status glcv_segment_timings(glcv_segment *s, glcv_pass_timing *out, int capacity, int *count, int wait)
+{
+    if (!s || !count || (capacity > 0 && !out) || capacity < 0)
+        return GLCV_ERROR_INVALID_ARGUMENT;
+    pthread_mutex_lock(&s->lock);
+    *count = s->engine ? glcv_engine_timings(s->engine, out, capacity, wait) : 0;
+    pthread_mutex_unlock(&s->lock);
+    return GLCV_OK;
+}

@@ -1,0 +1,47 @@
+#include "testutil.h"
+
+#include <string.h>
+
+int test_failures = 0;
+
+glcv_logger test_logger(void)
+{
+    const char *v = getenv("GLCV_TEST_VERBOSE");
+    glcv_logger lg = {glcv_log_stderr, NULL, (v && *v == '1') ? GLCV_LOG_DEBUG : GLCV_LOG_WARN};
+    return lg;
+}
+
+glcv_context *test_context_or_skip(int min_gl_version)
+{
+    glcv_context *ctx = NULL;
+    glcv_context_params p = {0};
+    p.min_gl_version = min_gl_version;
+    p.logger = test_logger();
+    glcv_status st = glcv_context_create(&p, &ctx);
+    if (st != GLCV_OK) {
+        printf("SKIP: no OpenGL context (%s)\n", glcv_status_string(st));
+        exit(TEST_SKIP);
+    }
+    printf("GL context: %s\n", glcv_context_describe(ctx));
+    return ctx;
+}
+
+uint64_t test_rand(uint64_t *state)
+{
+    uint64_t x = *state ? *state : 0x9E3779B97F4A7C15ull;
+    x ^= x >> 12;
+    x ^= x << 25;
+    x ^= x >> 27;
+    *state = x;
+    return x * 0x2545F4914F6CDD1Dull;
+}
+
+int test_finish(const char *name)
+{
+    if (test_failures) {
+        printf("%s: FAILED (%d checks)\n", name, test_failures);
+        return 1;
+    }
+    printf("%s: all checks passed\n", name);
+    return 0;
+}

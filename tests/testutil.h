@@ -1,0 +1,47 @@
+/* Test helpers: checks that say where and by how much, and GL context setup that skips. */
+#ifndef GLCV_TESTUTIL_H
+#define GLCV_TESTUTIL_H
+
+#include <glcv/glcv.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#define TEST_SKIP 77
+
+extern int test_failures;
+
+/* Records a failure with file:line and a printf-style explanation; the test goes on. */
+#define CHECK(cond, ...)                                                                            \
+    do {                                                                                            \
+        if (!(cond)) {                                                                              \
+            test_failures++;                                                                        \
+            fprintf(stderr, "%s:%d: CHECK(%s) failed: ", __FILE__, __LINE__, #cond);                \
+            fprintf(stderr, __VA_ARGS__);                                                           \
+            fputc('\n', stderr);                                                                    \
+        }                                                                                           \
+    } while (0)
+
+/* Checks a status against the expected one. */
+#define CHECK_STATUS(expr, expected)                                                                \
+    do {                                                                                            \
+        glcv_status st_ = (expr);                                                                   \
+        CHECK(st_ == (expected), "%s returned '%s', expected '%s'", #expr, glcv_status_string(st_), \
+              glcv_status_string(expected));                                                        \
+    } while (0)
+
+#define CHECK_OK(expr) CHECK_STATUS(expr, GLCV_OK)
+
+/* Creates a headless GL context (printing what it got) or exits 77 (skipped) with the reason.
+ * min_gl_version as major*10+minor (0 = 33). */
+glcv_context *test_context_or_skip(int min_gl_version);
+
+/* A logger that prints to stderr at WARN level and above (INFO with GLCV_TEST_VERBOSE=1). */
+glcv_logger test_logger(void);
+
+/* Deterministic random numbers for test inputs (xorshift64*). */
+uint64_t test_rand(uint64_t *state);
+
+/* Ends a test: prints a summary line and returns the exit code (0 or 1). */
+int test_finish(const char *name);
+
+#endif
