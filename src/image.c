@@ -1,0 +1,331 @@
+/* Host images: allocation, checks, pixel-format conversion, and image files through stb_image. */
+#include "internal.h"
+
+#include <glcv/image.h>
+
+#include <errno.h>
+#include <limits.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <stb/stb_image.h>
+#include <stb/stb_image_write.h>
+
+/* The largest image accepted, in pixels: keeps every size computation far from overflow. */
+#define MAX_PIXELS ((size_t)1 << 30)
+
+/* Bytes of one tightly packed row, or 0 if the width or format is invalid. */
+static size_t row_bytes(int width, glcv_pixel_format format)
+{
+    int bpp = glcv_pixel_format_size(format);
+    if (width < 1 || bpp == 0)
+        return 0;
+    return (size_t)width * (size_t)bpp;
+}
+
+static int size_ok(int width, int height)
+{
+    return width >= 1 && height >= 1 && (size_t)width * (size_t)height <= MAX_PIXELS;
+}
+
+size_t glcv_image_stride(const glcv_image *image)
+{
+    if (!image)
+        return 0;
+    if (image->stride)
+        return image->stride;
+    return row_bytes(image->width, image->format);
+}
+
+glcv_status glcv_image_check(const glcv_image *image)
+{
+    if (!image || !image->data || image->width < 1 || image->height < 1)
+        return GLCV_ERROR_INVALID_ARGUMENT;
+    size_t row = row_bytes(image->width, image->format);
+    if (row == 0)
+        return GLCV_ERROR_INVALID_ARGUMENT;
+    if (image->stride != 0 && image->stride < row)
+        return GLCV_ERROR_INVALID_ARGUMENT;
+    /* The last row must end inside the address space. */
+    size_t stride = image->stride ? image->stride : row;
+    if ((size_t)(image->height - 1) > (SIZE_MAX - row) / stride)
+        return GLCV_ERROR_INVALID_ARGUMENT;
+    return GLCV_OK;
+}
+
+glcv_status glcv_image_alloc(int width, int height, glcv_pixel_format format, glcv_image *out)
+{
+    if (!out)
+        return GLCV_ERROR_INVALID_ARGUMENT;
+    memset(out, 0, sizeof *out);
+    size_t row = row_bytes(width, format);
+    if (row == 0 || !size_ok(width, height))
+        return GLCV_ERROR_INVALID_ARGUMENT;
+    uint8_t *data = calloc((size_t)height, row);
+    if (!data)
+        return GLCV_ERROR_OUT_OF_MEMORY;
+    out->data = data;
+    out->width = width;
+    out->height = height;
+    out->stride = row;
+    out->format = format;
+    return GLCV_OK;
+}
+
+void glcv_image_free(glcv_image *image)
+{
+    if (!image)
+        return;
+    free(image->data);
+    memset(image, 0, sizeof *image);
+}
+
+/* ---- Pixel-format conversion ---- */
+
+/* Where the channels of a format lie in a pixel; gray formats have r == g == b == 0. */
+typedef struct channel_layout {
+    int bpp;
+    int r, g, b;
+    int a; /* -1: no alpha */
+    int gray;
+} channel_layout;
+
+static channel_layout layout_of(glcv_pixel_format format)
+{
+    channel_layout l = {0, 0, 0, 0, -1, 0};
+    switch (format) {
+    case GLCV_PIXEL_GRAY8: l = (channel_layout){1, 0, 0, 0, -1, 1}; break;
+    case GLCV_PIXEL_RGB8: l = (channel_layout){3, 0, 1, 2, -1, 0}; break;
+    case GLCV_PIXEL_RGBA8: l = (channel_layout){4, 0, 1, 2, 3, 0}; break;
+    case GLCV_PIXEL_BGR8: l = (channel_layout){3, 2, 1, 0, -1, 0}; break;
+    case GLCV_PIXEL_BGRA8: l = (channel_layout){4, 2, 1, 0, 3, 0}; break;
+    case GLCV_PIXEL_UNKNOWN: break;
+    }
+    return l;
+}
+
+static void convert_row(const uint8_t *s, channel_layout sl, uint8_t *d, channel_layout dl, int width)
+{
+    for (int x = 0; x < width; x++, s += sl.bpp, d += dl.bpp) {
+        unsigned r = s[sl.r], g = s[sl.g], b = s[sl.b];
+        unsigned a = sl.a >= 0 ? s[sl.a] : 255u;
+        if (dl.gray) {
+            d[0] = sl.gray ? (uint8_t)r : (uint8_t)((77u * r + 150u * g + 29u * b + 128u) >> 8);
+            continue;
+        }
+        d[dl.r] = (uint8_t)r;
+        d[dl.g] = (uint8_t)g;
+        d[dl.b] = (uint8_t)b;
+        if (dl.a >= 0)
+            d[dl.a] = (uint8_t)a;
+    }
+}
+
+glcv_status glcv_image_convert(const glcv_image *src, glcv_image *dst)
+{
+    if (glcv_image_check(src) != GLCV_OK || glcv_image_check(dst) != GLCV_OK)
+        return GLCV_ERROR_INVALID_ARGUMENT;
+    if (src->width != dst->width || src->height != dst->height)
+        return GLCV_ERROR_SIZE_MISMATCH;
+    size_t ss = glcv_image_stride(src), ds = glcv_image_stride(dst);
+    if (src->format == dst->format) {
+        size_t row = row_bytes(src->width, src->format);
+        for (int y = 0; y < src->height; y++)
+            memmove(dst->data + (size_t)y * ds, src->data + (size_t)y * ss, row);
+        return GLCV_OK;
+    }
+    channel_layout sl = layout_of(src->format), dl = layout_of(dst->format);
+    for (int y = 0; y < src->height; y++)
+        convert_row(src->data + (size_t)y * ss, sl, dst->data + (size_t)y * ds, dl, src->width);
+    return GLCV_OK;
+}
+
+/* ---- Loading ---- */
+
+/* Opens an image file and reads its header; on success *file is open at the start. */
+static glcv_status open_image(const char *path, const glcv_logger *logger, FILE **file, int *w, int *h, int *comp)
+{
+    *file = NULL;
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return glcv_fail(logger, GLCV_ERROR_IO, "image: cannot open '%s': %s", path, strerror(errno));
+    glcv_status st = GLCV_OK;
+    if (!stbi_info_from_file(f, w, h, comp)) {
+        if (ferror(f))
+            st = glcv_fail(logger, GLCV_ERROR_IO, "image: cannot read '%s'", path);
+        else
+            st = glcv_fail(logger, GLCV_ERROR_CORRUPT_DATA, "image: '%s' is not a decodable image: %s", path,
+                           stbi_failure_reason());
+    } else if (!size_ok(*w, *h)) {
+        st = glcv_fail(logger, GLCV_ERROR_CORRUPT_DATA, "image: '%s' has an unusable size %dx%d", path, *w, *h);
+    }
+    if (st != GLCV_OK) {
+        fclose(f);
+        return st;
+    }
+    *file = f;
+    return GLCV_OK;
+}
+
+glcv_status glcv_image_info(const char *path, int *width, int *height, int *channels, const glcv_logger *logger)
+{
+    if (!path || !*path || !width || !height || !channels)
+        return glcv_fail(logger, GLCV_ERROR_INVALID_ARGUMENT, "image info: NULL or empty argument");
+    FILE *f = NULL;
+    glcv_status st = open_image(path, logger, &f, width, height, channels);
+    if (f)
+        fclose(f);
+    return st;
+}
+
+glcv_status glcv_image_load(const char *path, glcv_pixel_format format, const glcv_logger *logger,
+                            glcv_image *out)
+{
+    if (out)
+        memset(out, 0, sizeof *out);
+    if (!path || !*path || !out)
+        return glcv_fail(logger, GLCV_ERROR_INVALID_ARGUMENT, "image load: NULL or empty argument");
+    if (format != GLCV_PIXEL_UNKNOWN && format != GLCV_PIXEL_GRAY8 && format != GLCV_PIXEL_RGB8 &&
+        format != GLCV_PIXEL_RGBA8)
+        return glcv_fail(logger, GLCV_ERROR_INVALID_ARGUMENT,
+                         "image load: format %d not supported (GRAY8, RGB8, RGBA8 or UNKNOWN)", (int)format);
+
+    FILE *f = NULL;
+    int w = 0, h = 0, comp = 0, want = 0;
+    int lw = 0, lh = 0, lcomp = 0;
+    unsigned char *pixels = NULL;
+    glcv_status st = open_image(path, logger, &f, &w, &h, &comp);
+    if (st != GLCV_OK)
+        return st;
+    if (format == GLCV_PIXEL_UNKNOWN)
+        format = comp == 1 ? GLCV_PIXEL_GRAY8 : comp == 3 ? GLCV_PIXEL_RGB8 : GLCV_PIXEL_RGBA8;
+    /* Colour files wanted as gray are decoded as RGB and converted here, so that the gray formula
+     * is the one glcv_image_convert documents. */
+    want = format == GLCV_PIXEL_GRAY8 && comp >= 3 ? 3 : glcv_pixel_format_size(format);
+    pixels = stbi_load_from_file(f, &lw, &lh, &lcomp, want);
+    if (!pixels) {
+        const char *why = stbi_failure_reason();
+        if (ferror(f))
+            st = glcv_fail(logger, GLCV_ERROR_IO, "image load: cannot read '%s'", path);
+        else if (why && strcmp(why, "outofmem") == 0)
+            st = glcv_fail(logger, GLCV_ERROR_OUT_OF_MEMORY, "image load: out of memory decoding '%s'", path);
+        else
+            st = glcv_fail(logger, GLCV_ERROR_CORRUPT_DATA, "image load: cannot decode '%s': %s", path,
+                           why ? why : "unknown reason");
+        goto done;
+    }
+    if (lw != w || lh != h) {
+        st = glcv_fail(logger, GLCV_ERROR_CORRUPT_DATA, "image load: '%s' changed size while decoding", path);
+        goto done;
+    }
+    st = glcv_image_alloc(w, h, format, out);
+    if (st != GLCV_OK) {
+        glcv_fail(logger, st, "image load: cannot allocate %dx%d for '%s'", w, h, path);
+        goto done;
+    }
+    if (want == glcv_pixel_format_size(format)) {
+        memcpy(out->data, pixels, out->stride * (size_t)h);
+    } else {
+        glcv_image decoded = {pixels, w, h, (size_t)w * (size_t)want, GLCV_PIXEL_RGB8};
+        glcv_image_convert(&decoded, out);
+    }
+    glcv_logf(logger, GLCV_LOG_DEBUG, "image load: '%s' %dx%d, %d channel(s) in file", path, w, h, comp);
+
+done:
+    stbi_image_free(pixels);
+    fclose(f);
+    return st;
+}
+
+/* ---- Saving ---- */
+
+typedef struct png_sink {
+    FILE *f;
+    int failed;
+} png_sink;
+
+static void png_write(void *context, void *data, int size)
+{
+    png_sink *sink = context;
+    if (sink->failed || size <= 0)
+        return;
+    if (fwrite(data, 1, (size_t)size, sink->f) != (size_t)size)
+        sink->failed = errno ? errno : EIO;
+}
+
+static atomic_uint temp_counter;
+
+glcv_status glcv_image_save_png(const char *path, const glcv_image *image, const glcv_logger *logger)
+{
+    if (!path || !*path)
+        return glcv_fail(logger, GLCV_ERROR_INVALID_ARGUMENT, "image save: NULL or empty path");
+    if (glcv_image_check(image) != GLCV_OK)
+        return glcv_fail(logger, GLCV_ERROR_INVALID_ARGUMENT, "image save: invalid image for '%s'", path);
+    if (!size_ok(image->width, image->height))
+        return glcv_fail(logger, GLCV_ERROR_INVALID_ARGUMENT, "image save: image %dx%d too large for '%s'",
+                         image->width, image->height, path);
+
+    int w = image->width, h = image->height;
+    glcv_pixel_format fmt = image->format;
+    int comp = glcv_pixel_format_size(fmt);
+    size_t row = (size_t)w * (size_t)comp;
+    /* The PNG encoder counts bytes in int: the filtered image (one extra byte a row) must fit. */
+    if ((row + 1) > (size_t)INT_MAX / (size_t)h)
+        return glcv_fail(logger, GLCV_ERROR_INVALID_ARGUMENT, "image save: image %dx%d too large for PNG", w, h);
+
+    const uint8_t *pixels = image->data;
+    size_t stride = glcv_image_stride(image);
+    uint8_t *converted = NULL;
+    if (fmt == GLCV_PIXEL_BGR8 || fmt == GLCV_PIXEL_BGRA8 || stride > (size_t)INT_MAX) {
+        glcv_pixel_format to = fmt == GLCV_PIXEL_BGR8 ? GLCV_PIXEL_RGB8 : fmt == GLCV_PIXEL_BGRA8 ? GLCV_PIXEL_RGBA8 : fmt;
+        converted = malloc(row * (size_t)h);
+        if (!converted)
+            return glcv_fail(logger, GLCV_ERROR_OUT_OF_MEMORY, "image save: out of memory for '%s'", path);
+        glcv_image tmp = {converted, w, h, row, to};
+        glcv_image_convert(image, &tmp);
+        pixels = converted;
+        stride = row;
+    }
+
+    glcv_status st = GLCV_OK;
+    png_sink sink = {NULL, 0};
+    size_t tlen = strlen(path) + 64;
+    char *tmp_path = malloc(tlen);
+    if (!tmp_path) {
+        free(converted);
+        return glcv_fail(logger, GLCV_ERROR_OUT_OF_MEMORY, "image save: out of memory for '%s'", path);
+    }
+    snprintf(tmp_path, tlen, "%s.tmp-%ld-%u", path, (long)getpid(), atomic_fetch_add(&temp_counter, 1u));
+
+    FILE *f = fopen(tmp_path, "wb");
+    if (!f) {
+        st = glcv_fail(logger, GLCV_ERROR_IO, "image save: cannot create '%s': %s", tmp_path, strerror(errno));
+        goto done;
+    }
+    sink.f = f;
+    errno = 0;
+    int encoded = stbi_write_png_to_func(png_write, &sink, w, h, comp, pixels, (int)stride);
+    int close_failed = fclose(f) != 0;
+    int close_errno = errno;
+    if (!encoded) {
+        st = glcv_fail(logger, GLCV_ERROR_OUT_OF_MEMORY, "image save: PNG encoding of '%s' failed", path);
+    } else if (sink.failed || close_failed) {
+        st = glcv_fail(logger, GLCV_ERROR_IO, "image save: cannot write '%s': %s", tmp_path,
+                       strerror(sink.failed ? sink.failed : close_errno));
+    } else if (rename(tmp_path, path) != 0) {
+        st = glcv_fail(logger, GLCV_ERROR_IO, "image save: cannot rename '%s' to '%s': %s", tmp_path, path,
+                       strerror(errno));
+    }
+    if (st != GLCV_OK)
+        remove(tmp_path);
+    else
+        glcv_logf(logger, GLCV_LOG_DEBUG, "image save: wrote '%s' (%dx%d, %d channel(s))", path, w, h, comp);
+
+done:
+    free(tmp_path);
+    free(converted);
+    return st;
+}

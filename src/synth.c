@@ -1,0 +1,428 @@
+/* Synthetic scene: a textured background, moving objects, sensor noise and an illumination ramp.
+ *
+ * Every value is computed with integer hashing and the basic double operations (+ - * /, sqrt,
+ * floor), which IEEE 754 defines exactly, and with sine and logarithm implemented here as
+ * polynomials: the output does not depend on the C library or the machine.
+ */
+#include "internal.h"
+
+#include <glcv/image.h>
+#include <glcv/synth.h>
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_SIZE 16384
+#define MAX_OBJECTS 16
+#define TWO_PI 6.283185307179586476925286766559
+
+/* ---- Portable math ---- */
+
+/* sin(y) and cos(y) for |y| <= pi/4 (Taylor series; error below 1e-16). */
+static double sin_small(double y)
+{
+    double y2 = y * y;
+    double p = 1.0 / 1307674368000.0; /* 1/15! */
+    p = p * -y2 + 1.0 / 6227020800.0;
+    p = p * -y2 + 1.0 / 39916800.0;
+    p = p * -y2 + 1.0 / 362880.0;
+    p = p * -y2 + 1.0 / 5040.0;
+    p = p * -y2 + 1.0 / 120.0;
+    p = p * -y2 + 1.0 / 6.0;
+    p = p * -y2 + 1.0;
+    return y * p;
+}
+
+static double cos_small(double y)
+{
+    double y2 = y * y;
+    double p = 1.0 / 20922789888000.0; /* 1/16! */
+    p = p * -y2 + 1.0 / 87178291200.0;
+    p = p * -y2 + 1.0 / 479001600.0;
+    p = p * -y2 + 1.0 / 3628800.0;
+    p = p * -y2 + 1.0 / 40320.0;
+    p = p * -y2 + 1.0 / 720.0;
+    p = p * -y2 + 1.0 / 24.0;
+    p = p * -y2 + 1.0 / 2.0;
+    p = p * -y2 + 1.0;
+    return p;
+}
+
+/* sin(2 pi t): the argument in turns, so range reduction is exact. */
+static double sin_turns(double t)
+{
+    t -= floor(t); /* [0, 1) */
+    double q = floor(t * 4.0 + 0.5);
+    double y = (t - q * 0.25) * TWO_PI; /* [-pi/4, pi/4] */
+    switch ((int)q & 3) {
+    case 0: return sin_small(y);
+    case 1: return cos_small(y);
+    case 2: return -sin_small(y);
+    default: return -cos_small(y);
+    }
+}
+
+static double cos_turns(double t)
+{
+    return sin_turns(t + 0.25);
+}
+
+/* Natural logarithm of x > 0: x = m 2^e with m in [sqrt(1/2), sqrt(2)), ln m = 2 atanh(s). */
+static double log_pos(double x)
+{
+    int e = 0;
+    double m = frexp(x, &e); /* exact */
+    if (m < 0.70710678118654752440) {
+        m *= 2.0;
+        e--;
+    }
+    double s = (m - 1.0) / (m + 1.0); /* |s| <= 0.1716 */
+    double s2 = s * s;
+    double p = 1.0 / 23.0;
+    for (int k = 21; k >= 1; k -= 2)
+        p = p * s2 + 1.0 / (double)k;
+    return 2.0 * s * p + (double)e * 0.69314718055994530942;
+}
+
+static double clampd(double v, double lo, double hi)
+{
+    return v < lo ? lo : v > hi ? hi : v;
+}
+
+/* ---- Hashing ---- */
+
+static uint64_t mix64(uint64_t z)
+{
+    z += 0x9E3779B97F4A7C15ull;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+/* A standard normal sample from a 64-bit hash (Box-Muller). */
+static double gaussian(uint64_t h)
+{
+    double u1 = ((double)(h >> 32) + 0.5) * (1.0 / 4294967296.0); /* (0, 1) */
+    double u2 = (double)(h & 0xFFFFFFFFu) * (1.0 / 4294967296.0); /* [0, 1) */
+    return sqrt(-2.0 * log_pos(u1)) * cos_turns(u2);
+}
+
+/* ---- Scene ---- */
+
+enum { SHAPE_DISC, SHAPE_BOX };
+
+/* One moving object. Sizes are in units of min(width, height); centre and amplitude are in
+ * fractions of the width (x) and height (y); periods in frames; phases in turns. */
+typedef struct object_spec {
+    int shape;
+    double r, g, b;
+    double shade;  /* brightness change from the centre to the rim, lit from the upper left */
+    double size;   /* disc radius or half width of a box */
+    double aspect; /* box half height / half width */
+    double cx, cy, ax, ay;
+    double px, py, phx, phy;
+} object_spec;
+
+/* Object 0 is dark and moves over the brighter lower-right part of the background; the list is
+ * in drawing order from the top: an object hides the ones after it. */
+static const object_spec OBJECTS[MAX_OBJECTS] = {
+    {SHAPE_DISC, 15, 15, 20, 0.00, 0.090, 1.0, 0.63, 0.62, 0.20, 0.18, 70, 53, 0.00, 0.25},
+    {SHAPE_DISC, 200, 45, 40, 0.12, 0.080, 1.0, 0.40, 0.42, 0.26, 0.24, 61, 83, 0.30, 0.10},
+    {SHAPE_BOX, 45, 165, 70, 0.00, 0.100, 0.6, 0.50, 0.50, 0.33, 0.30, 97, 67, 0.60, 0.45},
+    {SHAPE_DISC, 45, 70, 205, 0.15, 0.070, 1.0, 0.45, 0.55, 0.33, 0.30, 79, 59, 0.15, 0.70},
+    {SHAPE_BOX, 215, 195, 45, 0.10, 0.060, 1.4, 0.55, 0.45, 0.30, 0.28, 89, 71, 0.85, 0.35},
+    {SHAPE_BOX, 28, 22, 18, 0.00, 0.070, 0.8, 0.60, 0.65, 0.22, 0.18, 103, 77, 0.50, 0.90},
+    {SHAPE_DISC, 190, 50, 170, 0.12, 0.060, 1.0, 0.30, 0.35, 0.18, 0.22, 57, 91, 0.20, 0.55},
+    {SHAPE_DISC, 40, 180, 190, 0.10, 0.055, 1.0, 0.70, 0.30, 0.20, 0.20, 67, 101, 0.75, 0.05},
+    {SHAPE_BOX, 225, 120, 30, 0.00, 0.050, 1.0, 0.35, 0.70, 0.25, 0.20, 83, 63, 0.40, 0.60},
+    {SHAPE_DISC, 225, 225, 215, 0.10, 0.050, 1.0, 0.65, 0.50, 0.28, 0.35, 109, 73, 0.95, 0.15},
+    {SHAPE_BOX, 90, 40, 140, 0.08, 0.045, 1.6, 0.50, 0.30, 0.38, 0.18, 73, 97, 0.10, 0.80},
+    {SHAPE_DISC, 120, 130, 40, 0.10, 0.065, 1.0, 0.50, 0.65, 0.35, 0.25, 113, 87, 0.55, 0.30},
+    {SHAPE_BOX, 20, 110, 100, 0.00, 0.055, 0.7, 0.40, 0.55, 0.30, 0.33, 79, 107, 0.25, 0.40},
+    {SHAPE_DISC, 215, 140, 150, 0.12, 0.045, 1.0, 0.60, 0.40, 0.33, 0.30, 91, 61, 0.65, 0.85},
+    {SHAPE_DISC, 18, 18, 18, 0.00, 0.050, 1.0, 0.70, 0.70, 0.20, 0.20, 59, 79, 0.35, 0.50},
+    {SHAPE_BOX, 120, 70, 30, 0.08, 0.060, 1.2, 0.45, 0.40, 0.35, 0.30, 101, 83, 0.90, 0.65},
+};
+
+/* An object placed in one frame, in pixel units. */
+typedef struct placed_object {
+    const object_spec *spec;
+    double x, y;   /* centre */
+    double hw, hh; /* half extents (radius for discs) */
+    double r2;     /* squared radius (discs) */
+    int x0, x1, y0, y1; /* pixel bounding box, inclusive, clipped */
+} placed_object;
+
+struct glcv_synth {
+    glcv_synth_params params;
+    double gain_step; /* (illumination_gain - 1) / max(1, frames - 1) */
+    double *col_gx;   /* (x + 0.5) / width */
+    double *col_wave; /* checker wave along x, in [-1, 1] */
+    double *col_fine; /* fine texture along x */
+    double *row_gy;
+    double *row_wave;
+    double *row_fine;
+};
+
+/* Tiles of the soft checker across the width and the height. */
+#define TILES_X 8.0
+#define TILES_Y 6.0
+
+/* The clean background colour of pixel (x, y), gain 1, in grey levels. */
+static void background_pixel(const glcv_synth *s, int x, int y, double rgb[3])
+{
+    double gx = s->col_gx[x], gy = s->row_gy[y];
+    /* Smooth gradients: darker upper left, brighter lower right. */
+    double r = 55.0 + 115.0 * gx + 20.0 * gy;
+    double g = 60.0 + 45.0 * gx + 85.0 * gy;
+    double b = 150.0 - 40.0 * gx + 45.0 * gy;
+    /* Soft checker: flat tiles with smooth edges, +-12 % brightness. */
+    double m = 1.0 + 0.12 * clampd(3.0 * s->col_wave[x] * s->row_wave[y], -1.0, 1.0);
+    /* Fine texture: a small oriented pattern and a fixed per-pixel grain. */
+    uint64_t h = mix64(((uint64_t)(uint32_t)y << 32) ^ (uint64_t)(uint32_t)x ^ 0x5EEDBA5E00000000ull);
+    double grain = (double)(h & 0xFF) * (6.0 / 255.0) - 3.0;
+    double tex = 3.0 * s->col_fine[x] * s->row_fine[y] + grain;
+    double chroma = (double)((h >> 8) & 0xFF) * (4.0 / 255.0) - 2.0;
+    rgb[0] = clampd(r * m + tex + chroma, 24.0, 232.0);
+    rgb[1] = clampd(g * m + tex, 24.0, 232.0);
+    rgb[2] = clampd(b * m + tex - chroma, 24.0, 232.0);
+}
+
+static void place_objects(const glcv_synth *s, int frame, placed_object *out)
+{
+    int w = s->params.width, h = s->params.height;
+    double unit = (double)(w < h ? w : h);
+    double t = (double)frame;
+    for (int i = 0; i < s->params.objects; i++) {
+        const object_spec *o = &OBJECTS[i];
+        placed_object *p = &out[i];
+        p->spec = o;
+        p->x = (o->cx + o->ax * sin_turns(t / o->px + o->phx)) * (double)w;
+        p->y = (o->cy + o->ay * sin_turns(t / o->py + o->phy)) * (double)h;
+        p->hw = o->size * unit;
+        p->hh = o->shape == SHAPE_BOX ? p->hw * o->aspect : p->hw;
+        p->r2 = p->hw * p->hw;
+        /* Pixel centres x + 0.5 within [x - hw, x + hw], with one pixel of slack. */
+        double fx0 = floor(p->x - p->hw - 0.5) - 1.0, fx1 = floor(p->x + p->hw - 0.5) + 1.0;
+        double fy0 = floor(p->y - p->hh - 0.5) - 1.0, fy1 = floor(p->y + p->hh - 0.5) + 1.0;
+        p->x0 = (int)clampd(fx0, 0.0, (double)w);
+        p->x1 = (int)clampd(fx1, -1.0, (double)(w - 1));
+        p->y0 = (int)clampd(fy0, 0.0, (double)h);
+        p->y1 = (int)clampd(fy1, -1.0, (double)(h - 1));
+    }
+}
+
+/* Whether the object covers the centre of pixel (x, y); if so, its colour there. */
+static int object_pixel(const placed_object *p, int x, int y, double rgb[3])
+{
+    if (x < p->x0 || x > p->x1 || y < p->y0 || y > p->y1)
+        return 0;
+    double dx = (double)x + 0.5 - p->x, dy = (double)y + 0.5 - p->y;
+    if (p->spec->shape == SHAPE_DISC) {
+        if (dx * dx + dy * dy > p->r2)
+            return 0;
+    } else if (fabs(dx) > p->hw || fabs(dy) > p->hh) {
+        return 0;
+    }
+    /* Lit from the upper left: brighter there, darker at the lower right. */
+    double k = 1.0 - p->spec->shade * (0.6 * dx / p->hw + 0.8 * dy / p->hh);
+    rgb[0] = p->spec->r * k;
+    rgb[1] = p->spec->g * k;
+    rgb[2] = p->spec->b * k;
+    return 1;
+}
+
+static uint8_t to_byte(double v)
+{
+    return (uint8_t)clampd(floor(v + 0.5), 0.0, 255.0);
+}
+
+/* ---- API ---- */
+
+static glcv_status resolve_params(const glcv_synth_params *in, glcv_synth_params *p)
+{
+    *p = *in;
+    if (p->width == 0)
+        p->width = 320;
+    if (p->height == 0)
+        p->height = 240;
+    if (p->frames == 0)
+        p->frames = 60;
+    if (p->objects == 0)
+        p->objects = 4;
+    if (p->seed == 0)
+        p->seed = 1;
+    if (p->width < 1 || p->width > MAX_SIZE || p->height < 1 || p->height > MAX_SIZE || p->frames < 1 ||
+        p->objects < 1 || p->objects > MAX_OBJECTS)
+        return GLCV_ERROR_INVALID_ARGUMENT;
+    if (!glcv_finite(p->noise_sigma) || !glcv_finite(p->illumination_gain))
+        return GLCV_ERROR_INVALID_ARGUMENT;
+    if (p->noise_sigma == 0.0f)
+        p->noise_sigma = 2.0f;
+    if (p->noise_sigma > 255.0f)
+        return GLCV_ERROR_INVALID_ARGUMENT;
+    if (p->illumination_gain == 0.0f)
+        p->illumination_gain = 0.85f;
+    if (p->illumination_gain < 0.0f || p->illumination_gain > 16.0f)
+        return GLCV_ERROR_INVALID_ARGUMENT;
+    return GLCV_OK;
+}
+
+glcv_status glcv_synth_create(const glcv_synth_params *params, glcv_synth **out)
+{
+    if (out)
+        *out = NULL;
+    if (!params || !out)
+        return GLCV_ERROR_INVALID_ARGUMENT;
+    glcv_synth_params p;
+    glcv_status st = resolve_params(params, &p);
+    if (st != GLCV_OK)
+        return st;
+
+    glcv_synth *s = calloc(1, sizeof *s);
+    if (!s)
+        return GLCV_ERROR_OUT_OF_MEMORY;
+    s->params = p;
+    s->gain_step = ((double)p.illumination_gain - 1.0) / (double)(p.frames > 1 ? p.frames - 1 : 1);
+    size_t w = (size_t)p.width, h = (size_t)p.height;
+    s->col_gx = malloc(3 * w * sizeof(double));
+    s->row_gy = malloc(3 * h * sizeof(double));
+    if (!s->col_gx || !s->row_gy) {
+        glcv_synth_destroy(&s);
+        return GLCV_ERROR_OUT_OF_MEMORY;
+    }
+    s->col_wave = s->col_gx + w;
+    s->col_fine = s->col_gx + 2 * w;
+    s->row_wave = s->row_gy + h;
+    s->row_fine = s->row_gy + 2 * h;
+    for (size_t x = 0; x < w; x++) {
+        double gx = ((double)x + 0.5) / (double)p.width;
+        s->col_gx[x] = gx;
+        s->col_wave[x] = sin_turns(gx * TILES_X * 0.5);
+        s->col_fine[x] = sin_turns((double)x / 5.3);
+    }
+    for (size_t y = 0; y < h; y++) {
+        double gy = ((double)y + 0.5) / (double)p.height;
+        s->row_gy[y] = gy;
+        s->row_wave[y] = sin_turns(gy * TILES_Y * 0.5);
+        s->row_fine[y] = cos_turns((double)y / 7.1);
+    }
+    *out = s;
+    return GLCV_OK;
+}
+
+void glcv_synth_destroy(glcv_synth **synth)
+{
+    if (!synth || !*synth)
+        return;
+    glcv_synth *s = *synth;
+    free(s->col_gx);
+    free(s->row_gy);
+    free(s);
+    *synth = NULL;
+}
+
+void glcv_synth_get_params(const glcv_synth *synth, glcv_synth_params *out)
+{
+    if (!out)
+        return;
+    if (!synth) {
+        memset(out, 0, sizeof *out);
+        return;
+    }
+    *out = synth->params;
+}
+
+/* Checks an output colour image (RGB8 or RGBA8 of the generator's size). */
+static glcv_status check_colour_out(const glcv_synth *s, const glcv_image *img)
+{
+    if (glcv_image_check(img) != GLCV_OK)
+        return GLCV_ERROR_INVALID_ARGUMENT;
+    if (img->format != GLCV_PIXEL_RGB8 && img->format != GLCV_PIXEL_RGBA8)
+        return GLCV_ERROR_INVALID_ARGUMENT;
+    if (img->width != s->params.width || img->height != s->params.height)
+        return GLCV_ERROR_SIZE_MISMATCH;
+    return GLCV_OK;
+}
+
+glcv_status glcv_synth_background(const glcv_synth *synth, glcv_image *out)
+{
+    if (!synth)
+        return GLCV_ERROR_INVALID_ARGUMENT;
+    glcv_status st = check_colour_out(synth, out);
+    if (st != GLCV_OK)
+        return st;
+    int bpp = glcv_pixel_format_size(out->format);
+    size_t stride = glcv_image_stride(out);
+    for (int y = 0; y < synth->params.height; y++) {
+        uint8_t *d = out->data + (size_t)y * stride;
+        for (int x = 0; x < synth->params.width; x++, d += bpp) {
+            double rgb[3];
+            background_pixel(synth, x, y, rgb);
+            d[0] = to_byte(rgb[0]);
+            d[1] = to_byte(rgb[1]);
+            d[2] = to_byte(rgb[2]);
+            if (bpp == 4)
+                d[3] = 255;
+        }
+    }
+    return GLCV_OK;
+}
+
+glcv_status glcv_synth_frame(const glcv_synth *synth, int index, glcv_image *frame, glcv_image *truth)
+{
+    if (!synth || index < 0 || index >= synth->params.frames)
+        return GLCV_ERROR_INVALID_ARGUMENT;
+    glcv_status st = check_colour_out(synth, frame);
+    if (st != GLCV_OK)
+        return st;
+    if (truth) {
+        if (glcv_image_check(truth) != GLCV_OK || truth->format != GLCV_PIXEL_GRAY8)
+            return GLCV_ERROR_INVALID_ARGUMENT;
+        if (truth->width != synth->params.width || truth->height != synth->params.height)
+            return GLCV_ERROR_SIZE_MISMATCH;
+    }
+
+    const glcv_synth_params *p = &synth->params;
+    placed_object objs[MAX_OBJECTS];
+    place_objects(synth, index, objs);
+    double gain = 1.0 + synth->gain_step * (double)index;
+    int noisy = p->noise_sigma > 0.0f;
+    double sigma = (double)p->noise_sigma;
+    uint64_t frame_key = mix64(mix64((uint64_t)p->seed) ^ (uint64_t)(uint32_t)index);
+
+    int bpp = glcv_pixel_format_size(frame->format);
+    size_t stride = glcv_image_stride(frame);
+    size_t tstride = truth ? glcv_image_stride(truth) : 0;
+    for (int y = 0; y < p->height; y++) {
+        /* The objects that reach this row, top first. */
+        const placed_object *row_objs[MAX_OBJECTS];
+        int nrow = 0;
+        for (int i = 0; i < p->objects; i++)
+            if (y >= objs[i].y0 && y <= objs[i].y1)
+                row_objs[nrow++] = &objs[i];
+        uint8_t *d = frame->data + (size_t)y * stride;
+        uint8_t *t = truth ? truth->data + (size_t)y * tstride : NULL;
+        for (int x = 0; x < p->width; x++, d += bpp) {
+            double rgb[3];
+            int covered = 0;
+            for (int i = 0; i < nrow && !covered; i++)
+                covered = object_pixel(row_objs[i], x, y, rgb);
+            if (!covered)
+                background_pixel(synth, x, y, rgb);
+            if (t)
+                t[x] = covered ? 255 : 0;
+            uint64_t pixel = (uint64_t)y * (uint64_t)p->width + (uint64_t)x;
+            for (int c = 0; c < 3; c++) {
+                double v = rgb[c] * gain;
+                if (noisy)
+                    v += sigma * gaussian(mix64(frame_key ^ (pixel * 4u + (uint64_t)c)));
+                d[c] = to_byte(v);
+            }
+            if (bpp == 4)
+                d[3] = 255;
+        }
+    }
+    return GLCV_OK;
+}

@@ -1,0 +1,503 @@
+/* Host images: allocation, checks, conversion, PNG save/load round trips and file errors.
+ * No GL needed. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* mkdtemp */
+#endif
+#include "testutil.h"
+
+#include <dirent.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* A logger that keeps the last message, to check that failures say why. */
+typedef struct capture {
+    char last[1024];
+    int count;
+} capture;
+
+static void capture_fn(void *user, glcv_log_level level, const char *message)
+{
+    capture *c = user;
+    (void)level;
+    snprintf(c->last, sizeof c->last, "%s", message);
+    c->count++;
+}
+
+static glcv_logger capture_logger(capture *c)
+{
+    memset(c, 0, sizeof *c);
+    glcv_logger lg = {capture_fn, c, GLCV_LOG_DEBUG};
+    return lg;
+}
+
+static int is_zeroed(const glcv_image *img)
+{
+    return img->data == NULL && img->width == 0 && img->height == 0 && img->stride == 0 &&
+           img->format == GLCV_PIXEL_UNKNOWN;
+}
+
+static char tmpdir[256];
+
+static void path_in_tmp(char *buf, size_t size, const char *name)
+{
+    snprintf(buf, size, "%s/%s", tmpdir, name);
+}
+
+static void write_bytes(const char *path, const void *data, size_t n)
+{
+    FILE *f = fopen(path, "wb");
+    CHECK(f != NULL, "cannot create %s", path);
+    if (!f)
+        return;
+    CHECK(fwrite(data, 1, n, f) == n, "cannot write %s", path);
+    fclose(f);
+}
+
+static uint8_t *read_all(const char *path, size_t *n)
+{
+    *n = 0;
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    fseek(f, 0, SEEK_END);
+    long len = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    uint8_t *buf = malloc(len > 0 ? (size_t)len : 1);
+    if (buf && len > 0 && fread(buf, 1, (size_t)len, f) != (size_t)len) {
+        free(buf);
+        buf = NULL;
+    }
+    fclose(f);
+    if (buf)
+        *n = (size_t)len;
+    return buf;
+}
+
+/* Entries of the temp dir whose name contains `part`. */
+static int count_entries(const char *part)
+{
+    int n = 0;
+    DIR *d = opendir(tmpdir);
+    if (!d)
+        return -1;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL)
+        if (strstr(e->d_name, part))
+            n++;
+    closedir(d);
+    return n;
+}
+
+/* Compares two images of the same size and format pixel by pixel (ignoring stride padding). */
+static void check_same_pixels(const glcv_image *a, const glcv_image *b, const char *what)
+{
+    CHECK(a->width == b->width && a->height == b->height && a->format == b->format,
+          "%s: %dx%d format %d vs %dx%d format %d", what, a->width, a->height, (int)a->format, b->width, b->height,
+          (int)b->format);
+    if (a->width != b->width || a->height != b->height || a->format != b->format)
+        return;
+    size_t row = (size_t)a->width * (size_t)glcv_pixel_format_size(a->format);
+    size_t sa = glcv_image_stride(a), sb = glcv_image_stride(b);
+    for (int y = 0; y < a->height; y++) {
+        const uint8_t *ra = a->data + (size_t)y * sa, *rb = b->data + (size_t)y * sb;
+        for (size_t i = 0; i < row; i++) {
+            if (ra[i] != rb[i]) {
+                CHECK(0, "%s: first difference at row %d byte %zu: %d vs %d", what, y, i, ra[i], rb[i]);
+                return;
+            }
+        }
+    }
+}
+
+static void test_alloc_free(void)
+{
+    glcv_image img;
+    CHECK_OK(glcv_image_alloc(7, 5, GLCV_PIXEL_RGB8, &img));
+    CHECK(img.data != NULL && img.width == 7 && img.height == 5 && img.format == GLCV_PIXEL_RGB8,
+          "alloc filled %dx%d format %d", img.width, img.height, (int)img.format);
+    CHECK(img.stride == 21, "stride %zu, expected 21", img.stride);
+    CHECK(glcv_image_stride(&img) == 21, "glcv_image_stride %zu", glcv_image_stride(&img));
+    int nonzero = 0;
+    for (size_t i = 0; img.data && i < 21 * 5; i++)
+        nonzero += img.data[i] != 0;
+    CHECK(nonzero == 0, "%d bytes not zero after alloc", nonzero);
+    CHECK_OK(glcv_image_check(&img));
+    glcv_image_free(&img);
+    CHECK(is_zeroed(&img), "free did not zero the struct");
+    glcv_image_free(&img); /* already freed */
+    glcv_image zero = {0};
+    glcv_image_free(&zero);
+    glcv_image_free(NULL);
+
+    const glcv_pixel_format fmts[] = {GLCV_PIXEL_GRAY8, GLCV_PIXEL_RGBA8, GLCV_PIXEL_BGR8, GLCV_PIXEL_BGRA8};
+    const size_t bpp[] = {1, 4, 3, 4};
+    for (int i = 0; i < 4; i++) {
+        CHECK_OK(glcv_image_alloc(3, 2, fmts[i], &img));
+        CHECK(img.stride == 3 * bpp[i], "format %d: stride %zu, expected %zu", (int)fmts[i], img.stride, 3 * bpp[i]);
+        glcv_image_free(&img);
+    }
+}
+
+static void test_invalid(void)
+{
+    glcv_image img;
+    memset(&img, 0xAB, sizeof img);
+    CHECK_STATUS(glcv_image_alloc(0, 5, GLCV_PIXEL_RGB8, &img), GLCV_ERROR_INVALID_ARGUMENT);
+    CHECK(is_zeroed(&img), "out not zeroed on error");
+    CHECK_STATUS(glcv_image_alloc(5, 0, GLCV_PIXEL_RGB8, &img), GLCV_ERROR_INVALID_ARGUMENT);
+    CHECK_STATUS(glcv_image_alloc(-3, 5, GLCV_PIXEL_RGB8, &img), GLCV_ERROR_INVALID_ARGUMENT);
+    CHECK_STATUS(glcv_image_alloc(5, 5, GLCV_PIXEL_UNKNOWN, &img), GLCV_ERROR_INVALID_ARGUMENT);
+    CHECK_STATUS(glcv_image_alloc(5, 5, (glcv_pixel_format)42, &img), GLCV_ERROR_INVALID_ARGUMENT);
+    CHECK_STATUS(glcv_image_alloc(1 << 30, 1 << 30, GLCV_PIXEL_RGBA8, &img), GLCV_ERROR_INVALID_ARGUMENT);
+    CHECK_STATUS(glcv_image_alloc(5, 5, GLCV_PIXEL_RGB8, NULL), GLCV_ERROR_INVALID_ARGUMENT);
+
+    uint8_t buf[64] = {0};
+    glcv_image ok = {buf, 4, 4, 0, GLCV_PIXEL_GRAY8};
+    CHECK_OK(glcv_image_check(&ok));
+    CHECK(glcv_image_stride(&ok) == 4, "stride 0 resolves to %zu, expected 4", glcv_image_stride(&ok));
+    glcv_image bad = ok;
+    bad.stride = 3;
+    CHECK_STATUS(glcv_image_check(&bad), GLCV_ERROR_INVALID_ARGUMENT);
+    bad = ok;
+    bad.stride = 5;
+    CHECK_OK(glcv_image_check(&bad));
+    CHECK(glcv_image_stride(&bad) == 5, "explicit stride %zu", glcv_image_stride(&bad));
+    bad = ok;
+    bad.data = NULL;
+    CHECK_STATUS(glcv_image_check(&bad), GLCV_ERROR_INVALID_ARGUMENT);
+    bad = ok;
+    bad.width = 0;
+    CHECK_STATUS(glcv_image_check(&bad), GLCV_ERROR_INVALID_ARGUMENT);
+    bad = ok;
+    bad.height = -1;
+    CHECK_STATUS(glcv_image_check(&bad), GLCV_ERROR_INVALID_ARGUMENT);
+    bad = ok;
+    bad.format = (glcv_pixel_format)9;
+    CHECK_STATUS(glcv_image_check(&bad), GLCV_ERROR_INVALID_ARGUMENT);
+    bad = ok;
+    bad.stride = SIZE_MAX / 2;
+    CHECK_STATUS(glcv_image_check(&bad), GLCV_ERROR_INVALID_ARGUMENT);
+    CHECK_STATUS(glcv_image_check(NULL), GLCV_ERROR_INVALID_ARGUMENT);
+    CHECK(glcv_image_stride(NULL) == 0, "stride of NULL");
+
+    glcv_image rgb = {buf, 4, 4, 0, GLCV_PIXEL_RGB8};
+    glcv_image small = {buf, 4, 3, 0, GLCV_PIXEL_RGB8};
+    CHECK_STATUS(glcv_image_convert(&rgb, &small), GLCV_ERROR_SIZE_MISMATCH);
+    CHECK_STATUS(glcv_image_convert(NULL, &small), GLCV_ERROR_INVALID_ARGUMENT);
+    CHECK_STATUS(glcv_image_convert(&rgb, NULL), GLCV_ERROR_INVALID_ARGUMENT);
+    bad = rgb;
+    bad.stride = 11;
+    CHECK_STATUS(glcv_image_convert(&rgb, &bad), GLCV_ERROR_INVALID_ARGUMENT);
+
+    char path[512];
+    path_in_tmp(path, sizeof path, "invalid.png");
+    CHECK_STATUS(glcv_image_save_png(NULL, &rgb, NULL), GLCV_ERROR_INVALID_ARGUMENT);
+    CHECK_STATUS(glcv_image_save_png("", &rgb, NULL), GLCV_ERROR_INVALID_ARGUMENT);
+    CHECK_STATUS(glcv_image_save_png(path, NULL, NULL), GLCV_ERROR_INVALID_ARGUMENT);
+    bad = rgb;
+    bad.stride = 2;
+    CHECK_STATUS(glcv_image_save_png(path, &bad, NULL), GLCV_ERROR_INVALID_ARGUMENT);
+    CHECK(count_entries("invalid") == 0, "a file was left behind by a rejected save");
+
+    memset(&img, 0xAB, sizeof img);
+    CHECK_STATUS(glcv_image_load(NULL, GLCV_PIXEL_RGB8, NULL, &img), GLCV_ERROR_INVALID_ARGUMENT);
+    CHECK(is_zeroed(&img), "load did not zero out on error");
+    CHECK_STATUS(glcv_image_load(path, GLCV_PIXEL_RGB8, NULL, NULL), GLCV_ERROR_INVALID_ARGUMENT);
+    CHECK_STATUS(glcv_image_load(path, GLCV_PIXEL_BGR8, NULL, &img), GLCV_ERROR_INVALID_ARGUMENT);
+    CHECK_STATUS(glcv_image_load(path, (glcv_pixel_format)42, NULL, &img), GLCV_ERROR_INVALID_ARGUMENT);
+}
+
+/* Fills an image with random bytes, padding included. */
+static void fill_random(glcv_image *img, size_t bytes, uint64_t *rng)
+{
+    for (size_t i = 0; i < bytes; i++)
+        img->data[i] = (uint8_t)(test_rand(rng) >> 56);
+}
+
+static void test_png_round_trip(void)
+{
+    static const struct {
+        glcv_pixel_format format;
+        glcv_pixel_format loaded; /* format of the file's own channels */
+        const char *name;
+    } cases[] = {
+        {GLCV_PIXEL_GRAY8, GLCV_PIXEL_GRAY8, "gray"},
+        {GLCV_PIXEL_RGB8, GLCV_PIXEL_RGB8, "rgb"},
+        {GLCV_PIXEL_RGBA8, GLCV_PIXEL_RGBA8, "rgba"},
+        {GLCV_PIXEL_BGR8, GLCV_PIXEL_RGB8, "bgr"},
+        {GLCV_PIXEL_BGRA8, GLCV_PIXEL_RGBA8, "bgra"},
+    };
+    uint64_t rng = 12345;
+    glcv_logger lg = test_logger();
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        const int w = 37, h = 23;
+        size_t bpp = (size_t)glcv_pixel_format_size(cases[c].format);
+        size_t stride = (size_t)w * bpp + 7; /* padded rows */
+        glcv_image src = {malloc(stride * h), w, h, stride, cases[c].format};
+        if (!src.data)
+            continue;
+        fill_random(&src, stride * h, &rng);
+
+        char path[512], name[64];
+        snprintf(name, sizeof name, "round_%s.png", cases[c].name);
+        path_in_tmp(path, sizeof path, name);
+        CHECK_OK(glcv_image_save_png(path, &src, &lg));
+
+        /* What the file should hold: the source in RGB(A) order, tightly packed. */
+        glcv_image expect;
+        CHECK_OK(glcv_image_alloc(w, h, cases[c].loaded, &expect));
+        CHECK_OK(glcv_image_convert(&src, &expect));
+
+        glcv_image got;
+        CHECK_OK(glcv_image_load(path, GLCV_PIXEL_UNKNOWN, &lg, &got));
+        char what[96];
+        snprintf(what, sizeof what, "%s saved and loaded", cases[c].name);
+        check_same_pixels(&got, &expect, what);
+        glcv_image_free(&got);
+
+        /* Loading with the file's format named gives the same pixels. */
+        CHECK_OK(glcv_image_load(path, cases[c].loaded, &lg, &got));
+        snprintf(what, sizeof what, "%s loaded as its own format", cases[c].name);
+        check_same_pixels(&got, &expect, what);
+        glcv_image_free(&got);
+
+        /* Gray files loaded as colour are replicated, with alpha 255. */
+        if (cases[c].format == GLCV_PIXEL_GRAY8) {
+            glcv_image rgba, want;
+            CHECK_OK(glcv_image_load(path, GLCV_PIXEL_RGBA8, &lg, &rgba));
+            CHECK_OK(glcv_image_alloc(w, h, GLCV_PIXEL_RGBA8, &want));
+            CHECK_OK(glcv_image_convert(&src, &want));
+            check_same_pixels(&rgba, &want, "gray file loaded as RGBA8");
+            glcv_image_free(&rgba);
+            glcv_image_free(&want);
+        }
+        /* Colour files loaded as gray use the documented gray formula. */
+        if (cases[c].format != GLCV_PIXEL_GRAY8) {
+            glcv_image g, want;
+            CHECK_OK(glcv_image_load(path, GLCV_PIXEL_GRAY8, &lg, &g));
+            CHECK_OK(glcv_image_alloc(w, h, GLCV_PIXEL_GRAY8, &want));
+            CHECK_OK(glcv_image_convert(&src, &want));
+            snprintf(what, sizeof what, "%s file loaded as GRAY8", cases[c].name);
+            check_same_pixels(&g, &want, what);
+            glcv_image_free(&g);
+            glcv_image_free(&want);
+        }
+        glcv_image_free(&expect);
+        free(src.data);
+    }
+    CHECK(count_entries(".tmp-") == 0, "temporary files left behind after saving");
+}
+
+static void test_load_errors(void)
+{
+    char path[512];
+    capture cap;
+    glcv_logger lg = capture_logger(&cap);
+    glcv_image img;
+
+    path_in_tmp(path, sizeof path, "missing.png");
+    memset(&img, 0xAB, sizeof img);
+    CHECK_STATUS(glcv_image_load(path, GLCV_PIXEL_RGB8, &lg, &img), GLCV_ERROR_IO);
+    CHECK(is_zeroed(&img), "missing file: out not zeroed");
+    CHECK(cap.count > 0 && strstr(cap.last, "missing.png"), "missing file: log says '%s'", cap.last);
+    /* Silent without a logger. */
+    CHECK_STATUS(glcv_image_load(path, GLCV_PIXEL_RGB8, NULL, &img), GLCV_ERROR_IO);
+
+    /* A directory opens but cannot be read. */
+    lg = capture_logger(&cap);
+    CHECK_STATUS(glcv_image_load(tmpdir, GLCV_PIXEL_UNKNOWN, &lg, &img), GLCV_ERROR_IO);
+    CHECK(cap.count > 0, "directory: nothing logged");
+
+    static const char garbage[] = "this is not an image file, just some text bytes \x01\x02\x03\xff\xfe";
+    path_in_tmp(path, sizeof path, "garbage.png");
+    write_bytes(path, garbage, sizeof garbage);
+    lg = capture_logger(&cap);
+    memset(&img, 0xAB, sizeof img);
+    CHECK_STATUS(glcv_image_load(path, GLCV_PIXEL_UNKNOWN, &lg, &img), GLCV_ERROR_CORRUPT_DATA);
+    CHECK(is_zeroed(&img), "garbage file: out not zeroed");
+    CHECK(cap.count > 0 && strstr(cap.last, "garbage.png"), "garbage file: log says '%s'", cap.last);
+
+    path_in_tmp(path, sizeof path, "empty.png");
+    write_bytes(path, "", 0);
+    CHECK_STATUS(glcv_image_load(path, GLCV_PIXEL_UNKNOWN, NULL, &img), GLCV_ERROR_CORRUPT_DATA);
+
+    /* A truncated PNG: a valid header, half of the compressed data. */
+    glcv_image src;
+    CHECK_OK(glcv_image_alloc(64, 48, GLCV_PIXEL_RGB8, &src));
+    uint64_t rng = 777;
+    if (src.data)
+        fill_random(&src, src.stride * 48, &rng);
+    path_in_tmp(path, sizeof path, "full.png");
+    CHECK_OK(glcv_image_save_png(path, &src, NULL));
+    glcv_image_free(&src);
+    size_t n = 0;
+    uint8_t *bytes = read_all(path, &n);
+    CHECK(bytes != NULL && n > 1000, "full.png has %zu bytes", n);
+    if (bytes) {
+        path_in_tmp(path, sizeof path, "truncated.png");
+        write_bytes(path, bytes, n / 2);
+        lg = capture_logger(&cap);
+        memset(&img, 0xAB, sizeof img);
+        CHECK_STATUS(glcv_image_load(path, GLCV_PIXEL_RGB8, &lg, &img), GLCV_ERROR_CORRUPT_DATA);
+        CHECK(is_zeroed(&img), "truncated file: out not zeroed");
+        CHECK(cap.count > 0, "truncated file: nothing logged");
+        /* Only the first 40 bytes: the header and part of the first chunk. */
+        write_bytes(path, bytes, 40);
+        CHECK_STATUS(glcv_image_load(path, GLCV_PIXEL_UNKNOWN, NULL, &img), GLCV_ERROR_CORRUPT_DATA);
+        free(bytes);
+    }
+}
+
+static void test_save_errors(void)
+{
+    uint8_t buf[3 * 4 * 4] = {0};
+    glcv_image rgb = {buf, 4, 4, 0, GLCV_PIXEL_RGB8};
+    char path[512];
+    capture cap;
+    glcv_logger lg = capture_logger(&cap);
+
+    path_in_tmp(path, sizeof path, "no-such-dir/out.png");
+    CHECK_STATUS(glcv_image_save_png(path, &rgb, &lg), GLCV_ERROR_IO);
+    CHECK(cap.count > 0, "save into a missing directory: nothing logged");
+    struct stat st;
+    CHECK(stat(path, &st) != 0, "a file exists at %s after a failed save", path);
+    CHECK(count_entries("no-such-dir") == 0, "something was created for the missing directory");
+
+    /* The target is a directory: the temporary file is written, the rename fails and the temporary
+     * file must be removed. */
+    path_in_tmp(path, sizeof path, "a-directory");
+    CHECK(mkdir(path, 0700) == 0, "cannot create %s", path);
+    lg = capture_logger(&cap);
+    CHECK_STATUS(glcv_image_save_png(path, &rgb, &lg), GLCV_ERROR_IO);
+    CHECK(cap.count > 0, "save over a directory: nothing logged");
+    CHECK(count_entries(".tmp-") == 0, "temporary file left behind after a failed rename");
+    rmdir(path);
+
+    /* Overwriting an existing file replaces it completely. */
+    path_in_tmp(path, sizeof path, "overwrite.png");
+    write_bytes(path, "old contents", 12);
+    CHECK_OK(glcv_image_save_png(path, &rgb, NULL));
+    glcv_image got;
+    CHECK_OK(glcv_image_load(path, GLCV_PIXEL_UNKNOWN, NULL, &got));
+    check_same_pixels(&got, &rgb, "overwritten file");
+    glcv_image_free(&got);
+}
+
+static void test_convert(void)
+{
+    uint64_t rng = 99;
+    const int w = 13, h = 9;
+    glcv_image rgb, bgra, back;
+    CHECK_OK(glcv_image_alloc(w, h, GLCV_PIXEL_RGB8, &rgb));
+    CHECK_OK(glcv_image_alloc(w, h, GLCV_PIXEL_BGRA8, &bgra));
+    /* A padded destination. */
+    back = (glcv_image){malloc((size_t)(w * 3 + 5) * h), w, h, (size_t)(w * 3 + 5), GLCV_PIXEL_RGB8};
+    if (!rgb.data || !bgra.data || !back.data)
+        return;
+    fill_random(&rgb, rgb.stride * h, &rng);
+    CHECK_OK(glcv_image_convert(&rgb, &bgra));
+    int bad_order = 0, bad_alpha = 0;
+    for (int i = 0; i < w * h; i++) {
+        const uint8_t *s = rgb.data + 3 * i, *d = bgra.data + 4 * i;
+        bad_order += d[0] != s[2] || d[1] != s[1] || d[2] != s[0];
+        bad_alpha += d[3] != 255;
+    }
+    CHECK(bad_order == 0, "RGB->BGRA: %d pixels with wrong channel order", bad_order);
+    CHECK(bad_alpha == 0, "RGB->BGRA: %d pixels with alpha != 255", bad_alpha);
+    CHECK_OK(glcv_image_convert(&bgra, &back));
+    check_same_pixels(&back, &rgb, "RGB->BGRA->RGB");
+
+    /* Same format: a copy that honours strides. */
+    glcv_image copy;
+    CHECK_OK(glcv_image_alloc(w, h, GLCV_PIXEL_RGB8, &copy));
+    CHECK_OK(glcv_image_convert(&back, &copy));
+    check_same_pixels(&copy, &rgb, "RGB->RGB copy from a padded image");
+    glcv_image_free(&copy);
+
+    /* Colour -> gray: (77 R + 150 G + 29 B + 128) >> 8. */
+    static const struct {
+        uint8_t r, g, b, gray;
+    } gray_cases[] = {
+        {0, 0, 0, 0}, {255, 255, 255, 255}, {255, 0, 0, 77}, {0, 255, 0, 149}, {0, 0, 255, 29}, {10, 20, 30, 18},
+        {200, 100, 50, 124},
+    };
+    const int ng = (int)(sizeof gray_cases / sizeof gray_cases[0]);
+    uint8_t rgbbuf[7 * 3], bgrbuf[7 * 4], graybuf[7], rgbabuf[7 * 4];
+    for (int i = 0; i < ng; i++) {
+        rgbbuf[3 * i] = gray_cases[i].r;
+        rgbbuf[3 * i + 1] = gray_cases[i].g;
+        rgbbuf[3 * i + 2] = gray_cases[i].b;
+        bgrbuf[4 * i] = gray_cases[i].b;
+        bgrbuf[4 * i + 1] = gray_cases[i].g;
+        bgrbuf[4 * i + 2] = gray_cases[i].r;
+        bgrbuf[4 * i + 3] = 17;
+    }
+    glcv_image src_rgb = {rgbbuf, ng, 1, 0, GLCV_PIXEL_RGB8};
+    glcv_image src_bgra = {bgrbuf, ng, 1, 0, GLCV_PIXEL_BGRA8};
+    glcv_image gray = {graybuf, ng, 1, 0, GLCV_PIXEL_GRAY8};
+    CHECK_OK(glcv_image_convert(&src_rgb, &gray));
+    for (int i = 0; i < ng; i++)
+        CHECK(graybuf[i] == gray_cases[i].gray, "gray of (%d,%d,%d) = %d, expected %d", gray_cases[i].r,
+              gray_cases[i].g, gray_cases[i].b, graybuf[i], gray_cases[i].gray);
+    memset(graybuf, 0, sizeof graybuf);
+    CHECK_OK(glcv_image_convert(&src_bgra, &gray));
+    for (int i = 0; i < ng; i++)
+        CHECK(graybuf[i] == gray_cases[i].gray, "gray of BGRA (%d,%d,%d) = %d, expected %d", gray_cases[i].r,
+              gray_cases[i].g, gray_cases[i].b, graybuf[i], gray_cases[i].gray);
+
+    /* Gray -> RGBA replicates; BGRA -> RGBA keeps alpha. */
+    glcv_image rgba = {rgbabuf, ng, 1, 0, GLCV_PIXEL_RGBA8};
+    CHECK_OK(glcv_image_convert(&gray, &rgba));
+    for (int i = 0; i < ng; i++) {
+        const uint8_t *p = rgbabuf + 4 * i;
+        CHECK(p[0] == graybuf[i] && p[1] == graybuf[i] && p[2] == graybuf[i] && p[3] == 255,
+              "gray %d -> RGBA (%d,%d,%d,%d)", graybuf[i], p[0], p[1], p[2], p[3]);
+    }
+    CHECK_OK(glcv_image_convert(&src_bgra, &rgba));
+    for (int i = 0; i < ng; i++) {
+        const uint8_t *p = rgbabuf + 4 * i;
+        CHECK(p[0] == gray_cases[i].r && p[1] == gray_cases[i].g && p[2] == gray_cases[i].b && p[3] == 17,
+              "BGRA -> RGBA pixel %d: (%d,%d,%d,%d)", i, p[0], p[1], p[2], p[3]);
+    }
+
+    glcv_image_free(&rgb);
+    glcv_image_free(&bgra);
+    free(back.data);
+}
+
+static void remove_tmpdir(void)
+{
+    DIR *d = opendir(tmpdir);
+    if (!d)
+        return;
+    struct dirent *e;
+    char path[512];
+    while ((e = readdir(d)) != NULL) {
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+            continue;
+        path_in_tmp(path, sizeof path, e->d_name);
+        if (remove(path) != 0)
+            fprintf(stderr, "cannot remove %s\n", path);
+    }
+    closedir(d);
+    rmdir(tmpdir);
+}
+
+int main(void)
+{
+    snprintf(tmpdir, sizeof tmpdir, "/tmp/glcv-test-image-XXXXXX");
+    if (!mkdtemp(tmpdir)) {
+        printf("cannot create a temporary directory\n");
+        return 1;
+    }
+    test_alloc_free();
+    test_invalid();
+    test_png_round_trip();
+    test_load_errors();
+    test_save_errors();
+    test_convert();
+    remove_tmpdir();
+    return test_finish("test_image");
+}
