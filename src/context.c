@@ -7,10 +7,11 @@
  * extension string, and nothing EGL is called before epoxy_has_egl().
  *
  * Displays: EGL hands out one EGLDisplay per device (and one per platform for surfaceless), shared
- * by everything in the process, and eglInitialize/eglTerminate are not reference counted. A small
- * table guarded by a mutex counts the live glcv contexts of each display. A display is terminated
- * when its count drops to zero, and only if glcv initialised it: a display that was already
- * initialised the first time glcv met it belongs to someone else and is never terminated.
+ * by everything in the process, and eglInitialize/eglTerminate are not reference counted. glcv
+ * never terminates a display: another user in the process may share it, a later context reuses
+ * it (eglInitialize of an initialised display is cheap), and terminating the last one makes Mesa
+ * unload its driver with its process-lifetime caches. A small table guarded by a mutex counts the
+ * live glcv contexts of each display (for diagnostics and to keep creation attempts tidy).
  */
 #include "internal.h"
 
@@ -209,7 +210,6 @@ int glcv_gl_context_current(void)
 typedef struct display_ref {
     EGLDisplay dpy;
     int refs;       /* live glcv contexts (or attempts in progress) on the display */
-    int terminate;  /* glcv initialised it: terminate when refs drops to zero */
 } display_ref;
 
 static pthread_mutex_t g_display_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -226,13 +226,6 @@ static int display_acquire(EGLDisplay dpy, EGLint *major, EGLint *minor, EGLint 
         else if (g_displays[i].refs == 0 && !free_slot)
             free_slot = &g_displays[i];
     }
-    int initialised_elsewhere = 0;
-    if (!slot) {
-        /* eglQueryString fails with EGL_NOT_INITIALIZED on a display nobody has initialised. */
-        initialised_elsewhere = eglQueryString(dpy, EGL_VERSION) != NULL;
-        if (!initialised_elsewhere)
-            (void)eglGetError();
-    }
     if (!eglInitialize(dpy, major, minor)) {
         *err = eglGetError();
         pthread_mutex_unlock(&g_display_lock);
@@ -243,9 +236,7 @@ static int display_acquire(EGLDisplay dpy, EGLint *major, EGLint *minor, EGLint 
     } else if (free_slot) {
         free_slot->dpy = dpy;
         free_slot->refs = 1;
-        free_slot->terminate = !initialised_elsewhere;
     }
-    /* With the table full the display is simply never terminated. */
     pthread_mutex_unlock(&g_display_lock);
     return 1;
 }
@@ -256,12 +247,8 @@ static void display_release(EGLDisplay dpy)
     for (int i = 0; i < MAX_TRACKED_DISPLAYS; i++) {
         display_ref *r = &g_displays[i];
         if (r->refs > 0 && r->dpy == dpy) {
-            if (--r->refs == 0) {
-                if (r->terminate)
-                    eglTerminate(dpy);
+            if (--r->refs == 0)
                 r->dpy = EGL_NO_DISPLAY;
-                r->terminate = 0;
-            }
             break;
         }
     }

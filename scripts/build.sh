@@ -1,0 +1,114 @@
+#!/usr/bin/env bash
+# Builds glcv and runs it or its tests, on Debian 12 (or a derivative) from a bare machine.
+#
+#   bash scripts/build.sh run    install what is missing, build build/release (Release) and
+#                                segment the built-in synthetic sequence into out/synthetic
+#   bash scripts/build.sh test   install what is missing, build build/test (-Werror) and run the
+#                                tests, then build build/sanitize (AddressSanitizer,
+#                                UndefinedBehaviorSanitizer, LeakSanitizer) and run them again
+#
+# Packages are installed with apt-get only when missing (as root, or through sudo). CUDA modules
+# are built when CMake finds a CUDA compiler.
+set -euo pipefail
+
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+ROOT=$PWD
+JOBS=$(nproc 2>/dev/null || echo 2)
+
+PACKAGES=(build-essential g++ cmake pkg-config libepoxy-dev libegl-dev libegl-mesa0 libgl1-mesa-dri
+          libgbm1 libstb-dev libglfw3-dev xvfb xauth)
+
+section() {
+    printf '\n==== %s ====\n' "$*"
+}
+
+die() {
+    printf 'build.sh: error: %s\n' "$*" >&2
+    exit 1
+}
+
+usage() {
+    awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "${BASH_SOURCE[0]}"
+}
+
+package_installed() {
+    dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'install ok installed'
+}
+
+install_packages() {
+    section "Packages"
+    command -v dpkg-query >/dev/null 2>&1 || die "dpkg-query not found: this script needs Debian 12 or a derivative"
+    local missing=()
+    local p
+    for p in "${PACKAGES[@]}"; do
+        package_installed "$p" || missing+=("$p")
+    done
+    if [ ${#missing[@]} -eq 0 ]; then
+        echo "all ${#PACKAGES[@]} packages are installed"
+        return
+    fi
+    local sudo=()
+    if [ "$(id -u)" -ne 0 ]; then
+        command -v sudo >/dev/null 2>&1 || die "missing packages (${missing[*]}) and not root, without sudo"
+        sudo=(sudo)
+    fi
+    echo "installing: ${missing[*]}"
+    "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update
+    "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y "${missing[@]}"
+}
+
+# configure DIR [cmake options...]
+configure() {
+    local dir=$1
+    shift
+    section "Configure $dir"
+    cmake -S "$ROOT" -B "$ROOT/$dir" "$@"
+}
+
+# build DIR [cmake --build options...]
+build() {
+    local dir=$1
+    shift
+    section "Build $dir"
+    cmake --build "$ROOT/$dir" -j "$JOBS" "$@"
+}
+
+do_run() {
+    configure build/release -DCMAKE_BUILD_TYPE=Release
+    build build/release --target glcv_cli
+    section "Segment the synthetic sequence"
+    local out=out/synthetic
+    "$ROOT/build/release/demo/glcv" segment --synthetic 60 --panels --timing -o "$out"
+    section "Done"
+    echo "masks:  $ROOT/$out/frame_*_mask.png"
+    echo "panels: $ROOT/$out/frame_*_panel.png (frame | background | mask)"
+    echo "tool:   $ROOT/build/release/demo/glcv --help"
+}
+
+do_test() {
+    configure build/test -DGLCV_WERROR=ON
+    build build/test
+    section "Tests (build/test)"
+    ctest --test-dir "$ROOT/build/test" --output-on-failure -j2
+
+    configure build/sanitize -DGLCV_SANITIZE=ON -DGLCV_WERROR=ON
+    build build/sanitize
+    section "Tests with sanitizers (build/sanitize)"
+    ASAN_OPTIONS=detect_leaks=1 \
+    LSAN_OPTIONS=suppressions=$ROOT/tests/lsan.supp \
+    UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+        ctest --test-dir "$ROOT/build/sanitize" --output-on-failure -j2
+    section "All tests passed"
+}
+
+main() {
+    local action=${1:-}
+    case "$action" in
+        run) install_packages; do_run ;;
+        test) install_packages; do_test ;;
+        -h|--help|help) usage ;;
+        *) usage >&2; exit 2 ;;
+    esac
+}
+
+main "$@"
