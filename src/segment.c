@@ -917,6 +917,16 @@ unsigned int glcv_segment_mask_texture(glcv_segment *s)
     return id;
 }
 
+unsigned int glcv_segment_background_texture(glcv_segment *s)
+{
+    if (!s)
+        return 0;
+    pthread_mutex_lock(&s->lock);
+    unsigned int id = s->engine && s->have_background ? s->background.id : 0;
+    pthread_mutex_unlock(&s->lock);
+    return id;
+}
+
 /* Writes a 0/1 or 0/255 plane into any host format with stride. */
 static void write_plane(const uint8_t *plane, int scale, glcv_image *out)
 {

@@ -111,6 +111,11 @@ GLCV_API glcv_status glcv_segment_frame_texture(glcv_segment *seg, unsigned int 
  * and filled on demand (needs a current context). Returns 0 on error (logged). */
 GLCV_API unsigned int glcv_segment_mask_texture(glcv_segment *seg);
 
+/* The background the rule uses as a GL_TEXTURE_2D, GL_RGBA8, width x height (for display).
+ * Owned by the segmenter, valid until it is destroyed. GPU engines only: returns 0 with the CPU
+ * engine or before a background is set. */
+GLCV_API unsigned int glcv_segment_background_texture(glcv_segment *seg);
+
 /* Reads the last mask into `out` (GRAY8, RGB8 or RGBA8, the object's size, caller's memory,
  * any stride): 255 foreground, 0 background (alpha 255). Waits for the GPU.
  * Errors: INVALID_ARGUMENT, SIZE_MISMATCH, STATE (no frame segmented yet), GL. */
