@@ -16,7 +16,7 @@
 #define MAX_FBOS 32
 #define MAX_TIMED_PASSES 128
 #define TIMING_FRAMES 4
-#define LOCAL_X 16
+#define LOCAL_X 16 /* default compute work group; the prelude's GLCV_LOCAL_X/Y */
 #define LOCAL_Y 8
 
 typedef struct uniform_loc {
@@ -258,7 +258,10 @@ static char *pass_source(glcv_engine_mode mode, const char *const *files, int n_
     text_add(&t, compute ? "\n#define GLCV_COMPUTE 1\n" : "\n#define GLCV_FRAGMENT 1\n");
     text_add(&t, "uniform ivec4 glcv_region;\nivec2 glcv_pos;\n");
     if (compute)
-        text_addf(&t, "layout(local_size_x = %d, local_size_y = %d) in;\n", LOCAL_X, LOCAL_Y);
+        text_addf(&t,
+                  "#ifndef GLCV_LOCAL_X\n#define GLCV_LOCAL_X %d\n#define GLCV_LOCAL_Y %d\n#endif\n"
+                  "layout(local_size_x = GLCV_LOCAL_X, local_size_y = GLCV_LOCAL_Y) in;\n",
+                  LOCAL_X, LOCAL_Y);
     for (int i = 0; i < n_outputs; i++) {
         const format_info *f = &formats[outputs[i]];
         if (compute)
@@ -284,12 +287,16 @@ static char *pass_source(glcv_engine_mode mode, const char *const *files, int n_
         free(s);
     }
     if (compute)
-        text_add(&t, "void main() {\n"
+        text_add(&t, "#ifdef GLCV_TILED\n"
+                     "void main() { glcv_pass(ivec2(gl_WorkGroupID.xy)); }\n"
+                     "#else\n"
+                     "void main() {\n"
                      "    ivec2 p = ivec2(gl_GlobalInvocationID.xy);\n"
                      "    if (p.x >= glcv_region.z || p.y >= glcv_region.w) return;\n"
                      "    glcv_pos = p + glcv_region.xy;\n"
                      "    glcv_pass(glcv_pos);\n"
-                     "}\n");
+                     "}\n"
+                     "#endif\n");
     else
         text_add(&t, "void main() {\n"
                      "    glcv_pos = ivec2(gl_FragCoord.xy);\n"
@@ -524,6 +531,7 @@ static void set_uniform(glcv_program *p, const glcv_uniform *u)
     case GLCV_U_1I: glUniform1i(loc, u->i[0]); break;
     case GLCV_U_2I: glUniform2i(loc, u->i[0], u->i[1]); break;
     case GLCV_U_4I: glUniform4i(loc, u->i[0], u->i[1], u->i[2], u->i[3]); break;
+    case GLCV_U_4IV: glUniform4iv(loc, u->count, u->array); break;
     }
 }
 
@@ -571,8 +579,11 @@ glcv_status glcv_engine_run(glcv_engine *e, const glcv_pass *pass)
         for (int i = 0; i < pass->n_outputs; i++)
             glBindImageTexture((GLuint)i, pass->outputs[i]->id, 0, GL_FALSE, 0, GL_WRITE_ONLY,
                                formats[pass->outputs[i]->format].internal);
-        glDispatchCompute((GLuint)(pass->width + LOCAL_X - 1) / LOCAL_X,
-                          (GLuint)(pass->height + LOCAL_Y - 1) / LOCAL_Y, 1);
+        if (pass->groups_x > 0)
+            glDispatchCompute((GLuint)pass->groups_x, (GLuint)pass->groups_y, 1);
+        else
+            glDispatchCompute((GLuint)(pass->width + LOCAL_X - 1) / LOCAL_X,
+                              (GLuint)(pass->height + LOCAL_Y - 1) / LOCAL_Y, 1);
         glMemoryBarrier(GL_TEXTURE_FETCH_BARRIER_BIT | GL_SHADER_IMAGE_ACCESS_BARRIER_BIT);
     } else {
         GLuint fbo = 0;

@@ -6,6 +6,8 @@
  * `glcv_store<i>(value)` (vec4 for normalised/float formats, uvec4 for integer formats).
  * The engine prepends `#version`, the defines, the output declarations and a main().
  * Uniform `ivec4 glcv_region` (x, y, w, h of the output region) is always declared.
+ * Compute programs may define GLCV_LOCAL_X/GLCV_LOCAL_Y (work group size, default 16 x 8) and
+ * GLCV_TILED (work-group-level code: see glcv_pass.groups_x) in their defines.
  *
  * Every call needs the engine's GL context current. Not thread-safe by itself: the module that
  * owns an engine serialises calls. */
@@ -17,7 +19,7 @@
 #include <glcv/core.h>
 
 #define GLCV_MAX_INPUTS 8
-#define GLCV_MAX_OUTPUTS 4
+#define GLCV_MAX_OUTPUTS 8
 #define GLCV_MAX_UNIFORMS 12
 
 typedef struct glcv_engine glcv_engine;
@@ -52,13 +54,18 @@ typedef struct glcv_pass_input {
     glcv_sampling sampling;
 } glcv_pass_input;
 
-typedef enum glcv_uniform_type { GLCV_U_1F = 1, GLCV_U_2F, GLCV_U_4F, GLCV_U_1I, GLCV_U_2I, GLCV_U_4I } glcv_uniform_type;
+typedef enum glcv_uniform_type {
+    GLCV_U_1F = 1, GLCV_U_2F, GLCV_U_4F, GLCV_U_1I, GLCV_U_2I, GLCV_U_4I,
+    GLCV_U_4IV /* an ivec4 array: `array` holds 4 * `count` ints */
+} glcv_uniform_type;
 
 typedef struct glcv_uniform {
     const char *name;
     glcv_uniform_type type;
     float f[4];
     int i[4];
+    const int *array;
+    int count;
 } glcv_uniform;
 
 typedef struct glcv_pass {
@@ -71,6 +78,9 @@ typedef struct glcv_pass {
     int n_outputs;
     glcv_uniform uniforms[GLCV_MAX_UNIFORMS];
     int n_uniforms;
+    /* Compute programs built with GLCV_TILED: the number of work groups; glcv_pass() is called
+     * once per invocation with the work group's coordinates. */
+    int groups_x, groups_y;
 } glcv_pass;
 
 /* Creates an engine in the current context. `mode` AUTO/DEFAULT picks per renderer (timed once

@@ -10,6 +10,7 @@
 
 #include <math.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -38,7 +39,9 @@ struct glcv_segment {
     glcv_tex background_f[2];/* RGBA32F: learning sums, and the adapted background */
     int bgf_current, bgf_valid;
     glcv_tex thresholds[4];  /* RG8UI per subset: thresholds with B1, B2 */
-    glcv_tex masks[4];       /* R8 per subset, 0/1 */
+    glcv_tex masks[2][4];    /* R8 per subset, 0/1; the second set is for the tiled compute path */
+    int mask_set;            /* the set holding the current mask */
+    int tile_iterations;     /* compute mode: iterations per tiled dispatch (0 = multi-pass path) */
     glcv_tex mask;           /* R8 full resolution, 0/255 */
     GLuint last_input;       /* texture the last frame was read from */
 
@@ -91,24 +94,28 @@ static void draw_order(glcv_segment *s, int order[4])
 
 /* ---- parameters ---------------------------------------------------------------------------- */
 
+/* Ts, Odc and B up to 1e9: far beyond any useful value (window sums are below 2^21), and small
+ * enough that the GPU's float arithmetic neither overflows nor loses the decision. */
+#define MAX_RULE_VALUE 1e9
+
 static glcv_status check_ts(const glcv_logger *lg, double v)
 {
-    if (!glcv_finite(v) || v < 0)
-        return glcv_fail(lg, GLCV_ERROR_INVALID_ARGUMENT, "Ts must be finite and >= 0 (got %g)", v);
+    if (!glcv_finite(v) || v < 0 || v > MAX_RULE_VALUE)
+        return glcv_fail(lg, GLCV_ERROR_INVALID_ARGUMENT, "Ts must be in 0..1e9 (got %g)", v);
     return GLCV_OK;
 }
 
 static glcv_status check_odc(const glcv_logger *lg, double v)
 {
-    if (!glcv_finite(v) || v < 0)
-        return glcv_fail(lg, GLCV_ERROR_INVALID_ARGUMENT, "Odc must be finite and >= 0 (got %g)", v);
+    if (!glcv_finite(v) || v < 0 || v > MAX_RULE_VALUE)
+        return glcv_fail(lg, GLCV_ERROR_INVALID_ARGUMENT, "Odc must be in 0..1e9 (got %g)", v);
     return GLCV_OK;
 }
 
 static glcv_status check_b(const glcv_logger *lg, const char *name, double v)
 {
-    if (!glcv_finite(v) || v <= 0)
-        return glcv_fail(lg, GLCV_ERROR_INVALID_ARGUMENT, "%s must be finite and > 0 (got %g)", name, v);
+    if (!glcv_finite(v) || v <= 0 || v > MAX_RULE_VALUE)
+        return glcv_fail(lg, GLCV_ERROR_INVALID_ARGUMENT, "%s must be > 0 and <= 1e9 (got %g)", name, v);
     return GLCV_OK;
 }
 
@@ -210,7 +217,10 @@ static glcv_status gpu_textures(glcv_segment *s)
         return st;
     for (int i = 0; i < 4; i++) {
         if ((st = glcv_engine_tex_create(e, &s->thresholds[i], s->sub_w, s->sub_h, GLCV_FORMAT_RG8UI)) ||
-            (st = glcv_engine_tex_create(e, &s->masks[i], s->sub_w, s->sub_h, GLCV_FORMAT_R8)))
+            (st = glcv_engine_tex_create(e, &s->masks[0][i], s->sub_w, s->sub_h, GLCV_FORMAT_R8)))
+            return st;
+        if (s->tile_iterations &&
+            (st = glcv_engine_tex_create(e, &s->masks[1][i], s->sub_w, s->sub_h, GLCV_FORMAT_R8)))
             return st;
     }
     return GLCV_OK;
@@ -242,7 +252,8 @@ static void gpu_release(glcv_segment *s)
     glcv_engine_tex_destroy(e, &s->mask);
     for (int i = 0; i < 4; i++) {
         glcv_engine_tex_destroy(e, &s->thresholds[i]);
-        glcv_engine_tex_destroy(e, &s->masks[i]);
+        glcv_engine_tex_destroy(e, &s->masks[0][i]);
+        glcv_engine_tex_destroy(e, &s->masks[1][i]);
     }
     glcv_engine_destroy(&s->engine);
 }
@@ -298,8 +309,10 @@ static glcv_status clear_masks(glcv_segment *s)
     glGenFramebuffers(1, &fbo);
     glBindFramebuffer(GL_DRAW_FRAMEBUFFER, fbo);
     static const GLfloat zero[4] = {0, 0, 0, 0};
-    for (int i = 0; i < 5; i++) {
-        GLuint id = i < 4 ? s->masks[i].id : s->mask.id;
+    for (int i = 0; i < 9; i++) {
+        GLuint id = i < 8 ? s->masks[i / 4][i % 4].id : s->mask.id;
+        if (!id)
+            continue;
         glFramebufferTexture2D(GL_DRAW_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_TEXTURE_2D, id, 0);
         GLenum buf = GL_COLOR_ATTACHMENT0;
         glDrawBuffers(1, &buf);
@@ -309,6 +322,94 @@ static glcv_status clear_masks(glcv_segment *s)
     glDeleteFramebuffers(1, &fbo);
     glcv_engine_end(s->engine);
     return glGetError() == GL_NO_ERROR ? GLCV_OK : GLCV_ERROR_GL;
+}
+
+#define TILE 32            /* subset pixels per tile side in segment_tile.glsl */
+#define TILE_THREADS 256
+#define TILE_MAX_ITERATIONS 16
+
+/* The halo a tiled dispatch of `k` iterations needs: information moves at most one image pixel
+ * per substep, 4 k image pixels = 2 k subset pixels; rounded up to whole words of 4 pixels. */
+static int tile_halo(int k)
+{
+    return 4 * ((2 * k + 3) / 4);
+}
+
+/* How many iterations one tiled dispatch may run within the shared-memory limit (0: none). */
+static int tile_capacity(void)
+{
+    GLint shared = 0, invocations = 0;
+    glGetIntegerv(GL_MAX_COMPUTE_SHARED_MEMORY_SIZE, &shared);
+    glGetIntegerv(GL_MAX_COMPUTE_WORK_GROUP_INVOCATIONS, &invocations);
+    if (invocations < TILE_THREADS)
+        return 0;
+    int best = 0;
+    for (int k = 1; k <= TILE_MAX_ITERATIONS; k++) {
+        long rows = TILE + 2 * tile_halo(k);
+        if (8 * rows * rows <= shared) /* masks and thresholds: 2 x 4 subsets x rows^2 bytes */
+            best = k;
+    }
+    return best;
+}
+
+static glcv_status tile_program(glcv_segment *s, int k, glcv_program **out)
+{
+    static const char *const files[] = {"segment_tile.glsl"};
+    const glcv_format r8x5[5] = {GLCV_FORMAT_R8, GLCV_FORMAT_R8, GLCV_FORMAT_R8, GLCV_FORMAT_R8, GLCV_FORMAT_R8};
+    char key[64], defines[256];
+    int halo = tile_halo(k);
+    snprintf(key, sizeof key, "segment_tile_%d", halo);
+    snprintf(defines, sizeof defines,
+             "#define GLCV_TILED 1\n#define GLCV_LOCAL_X %d\n#define GLCV_LOCAL_Y 1\n"
+             "#define TILE %d\n#define HALO %d\n",
+             TILE_THREADS, TILE, halo);
+    return glcv_engine_program(s->engine, key, files, 1, defines, r8x5, 5, out);
+}
+
+/* The MRF iterations of a frame in dispatches of up to tile_iterations iterations each; the
+ * subset masks ping-pong between the two sets, the last dispatch also writes the full mask. */
+static glcv_status gpu_mrf_tiled(glcv_segment *s)
+{
+    int total = s->p.iterations + 1, done = 0;
+    int orders[TILE_MAX_ITERATIONS * 4];
+    while (done < total) {
+        int k = total - done < s->tile_iterations ? total - done : s->tile_iterations;
+        glcv_program *prog = NULL;
+        glcv_status st = tile_program(s, k, &prog);
+        if (st != GLCV_OK)
+            return st;
+        for (int i = 0; i < k; i++)
+            draw_order(s, &orders[4 * i]);
+        glcv_tex *in = s->masks[s->mask_set], *out = s->masks[1 - s->mask_set];
+        glcv_pass p = make_pass(prog, "mrf", s->sub_w, s->sub_h);
+        p.groups_x = (s->sub_w + TILE - 1) / TILE;
+        p.groups_y = (s->sub_h + TILE - 1) / TILE;
+        static const char *const thr_names[4] = {"thr_k", "thr_l", "thr_m", "thr_n"};
+        static const char *const prior_names[4] = {"prior_k", "prior_l", "prior_m", "prior_n"};
+        for (int i = 0; i < 4; i++)
+            add_input(&p, thr_names[i], s->thresholds[i].id, GLCV_SAMPLE_NEAREST);
+        for (int i = 0; i < 4; i++)
+            add_input(&p, prior_names[i], in[i].id, GLCV_SAMPLE_NEAREST);
+        for (int i = 0; i < 4; i++)
+            add_output(&p, &out[i]);
+        add_output(&p, &s->mask);
+        add_uniform_i(&p, "sub_size", GLCV_U_2I, s->sub_w, s->sub_h);
+        add_uniform_i(&p, "image_size", GLCV_U_2I, s->width, s->height);
+        add_uniform_i(&p, "iterations", GLCV_U_1I, k, 0);
+        add_uniform_i(&p, "first_is_b1", GLCV_U_1I, done == 0, 0);
+        add_uniform_i(&p, "write_full", GLCV_U_1I, done + k == total, 0);
+        glcv_uniform *u = &p.uniforms[p.n_uniforms++];
+        memset(u, 0, sizeof *u);
+        u->name = "orders";
+        u->type = GLCV_U_4IV;
+        u->array = orders;
+        u->count = k;
+        if ((st = glcv_engine_run(s->engine, &p)) != GLCV_OK)
+            return st;
+        s->mask_set = 1 - s->mask_set;
+        done += k;
+    }
+    return GLCV_OK;
 }
 
 /* The whole frame: thresholds, B1 iteration, `iterations` B2 iterations, merge, adaptation. */
@@ -329,33 +430,39 @@ static glcv_status gpu_segment(glcv_segment *s, GLuint input)
     if ((st = glcv_engine_run(e, &t)) != GLCV_OK)
         return st;
 
-    for (int it = 0; it <= s->p.iterations; it++) {
-        int order[4];
-        draw_order(s, order);
-        for (int k = 0; k < 4; k++) {
-            int sub = order[k], a = sub & 1, b = sub >> 1;
-            glcv_pass m = make_pass(s->mrf, "mrf", s->sub_w, s->sub_h);
-            add_input(&m, "thresholds", s->thresholds[sub].id, GLCV_SAMPLE_NEAREST);
-            add_input(&m, "h_mask", s->masks[(1 - a) + 2 * b].id, GLCV_SAMPLE_LINEAR_ZERO);
-            add_input(&m, "v_mask", s->masks[a + 2 * (1 - b)].id, GLCV_SAMPLE_LINEAR_ZERO);
-            add_input(&m, "d_mask", s->masks[(1 - a) + 2 * (1 - b)].id, GLCV_SAMPLE_LINEAR_ZERO);
-            add_output(&m, &s->masks[sub]);
-            add_uniform_i(&m, "subset", GLCV_U_2I, a, b);
-            add_uniform_i(&m, "param_set", GLCV_U_1I, it == 0 ? 0 : 1, 0);
-            add_uniform_f(&m, "texel", GLCV_U_2F, texel);
-            if ((st = glcv_engine_run(e, &m)) != GLCV_OK)
-                return st;
+    if (s->tile_iterations) {
+        if ((st = gpu_mrf_tiled(s)) != GLCV_OK)
+            return st;
+    } else {
+        glcv_tex *masks = s->masks[s->mask_set];
+        for (int it = 0; it <= s->p.iterations; it++) {
+            int order[4];
+            draw_order(s, order);
+            for (int k = 0; k < 4; k++) {
+                int sub = order[k], a = sub & 1, b = sub >> 1;
+                glcv_pass m = make_pass(s->mrf, "mrf", s->sub_w, s->sub_h);
+                add_input(&m, "thresholds", s->thresholds[sub].id, GLCV_SAMPLE_NEAREST);
+                add_input(&m, "h_mask", masks[(1 - a) + 2 * b].id, GLCV_SAMPLE_LINEAR_ZERO);
+                add_input(&m, "v_mask", masks[a + 2 * (1 - b)].id, GLCV_SAMPLE_LINEAR_ZERO);
+                add_input(&m, "d_mask", masks[(1 - a) + 2 * (1 - b)].id, GLCV_SAMPLE_LINEAR_ZERO);
+                add_output(&m, &masks[sub]);
+                add_uniform_i(&m, "subset", GLCV_U_2I, a, b);
+                add_uniform_i(&m, "param_set", GLCV_U_1I, it == 0 ? 0 : 1, 0);
+                add_uniform_f(&m, "texel", GLCV_U_2F, texel);
+                if ((st = glcv_engine_run(e, &m)) != GLCV_OK)
+                    return st;
+            }
         }
-    }
 
-    glcv_pass g = make_pass(s->merge, "merge", s->width, s->height);
-    add_input(&g, "mask_k", s->masks[SUB_K].id, GLCV_SAMPLE_NEAREST);
-    add_input(&g, "mask_l", s->masks[SUB_L].id, GLCV_SAMPLE_NEAREST);
-    add_input(&g, "mask_m", s->masks[SUB_M].id, GLCV_SAMPLE_NEAREST);
-    add_input(&g, "mask_n", s->masks[SUB_N].id, GLCV_SAMPLE_NEAREST);
-    add_output(&g, &s->mask);
-    if ((st = glcv_engine_run(e, &g)) != GLCV_OK)
-        return st;
+        glcv_pass g = make_pass(s->merge, "merge", s->width, s->height);
+        add_input(&g, "mask_k", masks[SUB_K].id, GLCV_SAMPLE_NEAREST);
+        add_input(&g, "mask_l", masks[SUB_L].id, GLCV_SAMPLE_NEAREST);
+        add_input(&g, "mask_m", masks[SUB_M].id, GLCV_SAMPLE_NEAREST);
+        add_input(&g, "mask_n", masks[SUB_N].id, GLCV_SAMPLE_NEAREST);
+        add_output(&g, &s->mask);
+        if ((st = glcv_engine_run(e, &g)) != GLCV_OK)
+            return st;
+    }
 
     if (s->p.adapt_rate > 0) {
         if ((st = gpu_float_textures(s)) != GLCV_OK)
@@ -476,6 +583,14 @@ glcv_status glcv_segment_create(const glcv_segment_params *params, glcv_segment 
         if (st != GLCV_OK)
             goto fail;
         s->p.engine = glcv_engine_mode_of(s->engine);
+        if (s->p.engine == GLCV_ENGINE_COMPUTE) {
+            /* GLCV_SEGMENT_MULTIPASS=1 keeps one dispatch per substep (benchmarks, tests). */
+            const char *multipass = getenv("GLCV_SEGMENT_MULTIPASS");
+            if (!multipass || strcmp(multipass, "1") != 0)
+                s->tile_iterations = tile_capacity();
+            glcv_logf(lg, GLCV_LOG_DEBUG, "segment: compute MRF %s (%d iterations per dispatch)",
+                      s->tile_iterations ? "tiled" : "one dispatch per substep", s->tile_iterations);
+        }
         glcv_engine_begin(s->engine);
         st = gpu_programs(s);
         if (st == GLCV_OK)

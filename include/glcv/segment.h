@@ -35,10 +35,10 @@ typedef struct glcv_segment glcv_segment;
 typedef struct glcv_segment_params {
     int width;  /* required, >= 1 */
     int height; /* required, >= 1 */
-    float ts;   /* static threshold Ts; default 310; finite, >= 0 */
-    float odc;  /* darkness offset Odc; default 5800; finite, >= 0 */
-    float b1;   /* compactness of the first iteration; default 2; finite, > 0 */
-    float b2;   /* compactness of the later iterations; default 200; finite, > 0 */
+    float ts;   /* static threshold Ts; default 310; 0..1e9 */
+    float odc;  /* darkness offset Odc; default 5800; 0..1e9 */
+    float b1;   /* compactness of the first iteration; default 2; > 0 and <= 1e9 */
+    float b2;   /* compactness of the later iterations; default 200; > 0 and <= 1e9 */
     int iterations; /* MRF iterations with B2 after the B1 iteration; default 8; 0..1000 */
     uint64_t seed;  /* PRNG seed of the subset orders; 0 = default 0x5EED */
     glcv_engine_mode engine; /* default AUTO */
