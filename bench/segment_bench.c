@@ -6,9 +6,12 @@
  *                 [--iterations 0,1,2,4,6,8,10] [--frames 1000] [--csv FILE] [--peers DIR]
  *
  * Columns (ms per frame): T1000 = --frames segmentations of a frame already on the GPU, queued
- * without waiting, divided by their number; T1 = one such frame waited for; T1+up = one frame from
- * host memory (upload included) waited for; T1+up+dn = the same plus reading the mask back.
- * The CPU engine has no upload: its T1 and T1+up are the same call. */
+ * without waiting, divided by their number; T1000+up = the same with each frame uploaded from
+ * pinned memory (glcv_segment_map_frame: the producer writes frames there, so the upload is a DMA
+ * that overlaps the passes of the frame before); T1 = one frame on the GPU waited for;
+ * T1+up = one frame uploaded from pinned memory, waited for; T1+up+dn = the same plus reading the
+ * mask back; T1+up(copy) = one frame from ordinary host memory (glcv_segment_frame, which copies
+ * it into pinned memory first). The CPU engine has no upload: its columns are the same call. */
 #define _POSIX_C_SOURCE 200809L
 #include <glcv/glcv.h>
 
@@ -154,7 +157,7 @@ static void free_frames(frames *f)
 typedef struct row {
     int width, height, iterations;
     glcv_engine_mode mode;
-    double t1000, t1, t1_up, t1_updn;
+    double t1000, t1000_up, t1, t1_up, t1_updn, t1_copy;
 } row;
 
 static glcv_segment *make_segmenter(const frames *f, glcv_engine_mode mode, int iterations, int timing)
@@ -198,6 +201,25 @@ static int measure(const frames *f, glcv_engine_mode mode, int iterations, int n
     glFinish();
     r->t1000 = (glcv_now() - t0) * 1e3 / n;
 
+    /* The staging ring has a few slots: fill each once, then they all hold valid frames. */
+    for (int i = 0; i < 4; i++) {
+        glcv_image m;
+        glcv_segment_map_frame(seg, GLCV_PIXEL_RGBA8, &m);
+        memcpy(m.data, f->images[4].data, m.stride * (size_t)m.height);
+        glcv_segment_frame_mapped(seg, 1);
+    }
+    glFinish();
+    t0 = glcv_now();
+    for (int i = 0; i < n; i++) {
+        glcv_image m;
+        glcv_segment_map_frame(seg, GLCV_PIXEL_RGBA8, &m);
+        if (!gpu)
+            memcpy(m.data, f->images[4].data, m.stride * (size_t)m.height);
+        glcv_segment_frame_mapped(seg, 0);
+    }
+    glFinish();
+    r->t1000_up = (glcv_now() - t0) * 1e3 / n;
+
     for (int k = 0; k < reps; k++) {
         glFinish();
         t0 = glcv_now();
@@ -208,21 +230,31 @@ static int measure(const frames *f, glcv_engine_mode mode, int iterations, int n
         t[k] = (glcv_now() - t0) * 1e3;
     }
     r->t1 = median(t, reps);
+    for (int pass = 0; pass < 2; pass++) {
+        for (int k = 0; k < reps; k++) {
+            glcv_image m;
+            glFinish();
+            glcv_segment_map_frame(seg, GLCV_PIXEL_RGBA8, &m);
+            if (!gpu)
+                memcpy(m.data, f->images[4].data, m.stride * (size_t)m.height);
+            t0 = glcv_now();
+            glcv_segment_frame_mapped(seg, pass == 0);
+            if (pass == 1)
+                glcv_segment_read_mask(seg, &mask);
+            t[k] = (glcv_now() - t0) * 1e3;
+        }
+        if (pass == 0)
+            r->t1_up = median(t, reps);
+        else
+            r->t1_updn = median(t, reps);
+    }
     for (int k = 0; k < reps; k++) {
         glFinish();
         t0 = glcv_now();
         glcv_segment_frame(seg, &f->images[k % f->count], 1);
         t[k] = (glcv_now() - t0) * 1e3;
     }
-    r->t1_up = median(t, reps);
-    for (int k = 0; k < reps; k++) {
-        glFinish();
-        t0 = glcv_now();
-        glcv_segment_frame(seg, &f->images[k % f->count], 0);
-        glcv_segment_read_mask(seg, &mask);
-        t[k] = (glcv_now() - t0) * 1e3;
-    }
-    r->t1_updn = median(t, reps);
+    r->t1_copy = median(t, reps);
     glcv_image_free(&mask);
     glcv_segment_destroy(&seg);
     return 0;
@@ -315,23 +347,23 @@ static void measure_floors(floors *fl)
 
 /* Work of each pass kind per frame: invocations (fragments or threads) and bytes moved at least
  * once (inputs read once, outputs written once). */
-static void pass_work(const char *name, int w, int h, int iterations, double *items, double *bytes)
+static void pass_work(const char *name, int passes, int w, int h, int iterations, double *items, double *bytes)
 {
     double px = (double)w * h, sub = (double)((w + 1) / 2) * ((h + 1) / 2);
+    double substeps = 4.0 * (iterations + 1);
     *items = *bytes = 0;
     if (!strcmp(name, "threshold")) {
         *items = sub;
         *bytes = px * 4 * 2 + sub * 2 * 4; /* frame + background RGBA8, four RG8UI subsets */
+    } else if (!strcmp(name, "mrf") && passes == (int)substeps) {
+        *items = sub * substeps;           /* one pass per substep */
+        *bytes = substeps * sub * (3 + 2 + 1); /* three masks + thresholds in, one mask out */
     } else if (!strcmp(name, "mrf")) {
-        double passes = 4.0 * (iterations + 1);
-        *items = sub * passes;
-        *bytes = passes * sub * (3 + 2 + 1); /* three masks + thresholds in, one mask out */
+        *items = sub * substeps;           /* tiled: all substeps of up to 10 iterations per pass */
+        *bytes = passes * sub * 4 * (2 + 1 + 1) + px; /* thresholds, masks in and out, full mask */
     } else if (!strcmp(name, "merge")) {
         *items = px;
         *bytes = px * 2;
-    } else if (!strcmp(name, "segment")) { /* fused compute: whole frame */
-        *items = sub;
-        *bytes = px * 4 * 2 + px * 2;
     }
 }
 
@@ -340,19 +372,20 @@ static void per_pass_table(const frames *f, glcv_engine_mode mode, int iteration
     glcv_segment *seg = make_segmenter(f, mode, iterations, 1);
     if (!seg)
         return;
+    /* Frames waited for one by one: queued frames would overlap and inflate each timer query. */
     for (int i = 0; i < 20; i++)
-        glcv_segment_frame_texture(seg, f->texture, 0);
+        glcv_segment_frame_texture(seg, f->texture, 1);
     glcv_pass_timing t[16];
     int n = 0;
     glcv_segment_timings(seg, t, 16, &n, 1);
-    printf("\nper pass: %dx%d, %s, %d iterations (GPU timer queries, last frame)\n", f->width, f->height,
+    printf("\nper pass: %dx%d, %s, %d iterations (GPU timer queries, last of 20 frames waited for)\n", f->width, f->height,
            glcv_engine_mode_string(mode), iterations);
     printf("  %-10s %6s %10s %12s %10s %10s %8s\n", "pass", "passes", "gpu ms", "invocations", "MB", "floor ms",
            "x floor");
     double total = 0;
     for (int i = 0; i < n; i++) {
         double items, bytes;
-        pass_work(t[i].name, f->width, f->height, iterations, &items, &bytes);
+        pass_work(t[i].name, t[i].passes, f->width, f->height, iterations, &items, &bytes);
         double floor_ms = 0;
         if (mode == GLCV_ENGINE_FRAGMENT && fl->fill_gpix > 0)
             floor_ms = items / (fl->fill_gpix * 1e9) * 1e3;
@@ -418,8 +451,9 @@ int main(int argc, char **argv)
     printf("segment_bench on %s\n", glcv_context_describe(ctx));
     FILE *csv = o.csv ? fopen(o.csv, "w") : NULL;
     if (csv)
-        fprintf(csv, "kind,width,height,mode,iterations,t1000_ms_or_pass,t1_ms_or_passes,t1_up_ms_or_gpu_ms,"
-                     "t1_updn_ms_or_items,bytes,floor_ms\n");
+        fprintf(csv, "# frame rows: kind,width,height,mode,iterations,t1000,t1000_up,t1,t1_up,t1_updn,t1_copy (ms)\n"
+                     "# pass rows: kind,width,height,mode,iterations,pass,passes,gpu_ms,invocations,bytes,floor_ms\n"
+                     "# floors row: kind,,,,,fill_gpix,bandwidth_gbs,dispatch_us,upload_gbs\n");
     floors fl;
     measure_floors(&fl);
     printf("floors: fragment fill %.2f Gpixel/s (640x480 copy pass), compute copy %.1f GB/s (4096x4096 RGBA8), "
@@ -438,7 +472,8 @@ int main(int argc, char **argv)
         printf("\n%dx%d: ms per frame (paper, GeForce 6800GT, 640x480, 8 iterations: T1000 4.38, T1 4.82, "
                "T1+up 6.6, T1+up+dn 7.9)\n",
                f.width, f.height);
-        printf("  %-9s %5s %10s %10s %10s %10s\n", "mode", "iter", "T1000", "T1", "T1+up", "T1+up+dn");
+        printf("  %-9s %5s %10s %10s %10s %10s %10s %12s\n", "mode", "iter", "T1000", "T1000+up", "T1", "T1+up",
+               "T1+up+dn", "T1+up(copy)");
         for (int mi = 0; mi < o.n_modes; mi++) {
             for (int ii = 0; ii < o.n_iterations; ii++) {
                 row r;
@@ -446,12 +481,13 @@ int main(int argc, char **argv)
                     printf("  %-9s: not available here\n", glcv_engine_mode_string(o.modes[mi]));
                     break;
                 }
-                printf("  %-9s %5d %10.4f %10.4f %10.4f %10.4f\n", glcv_engine_mode_string(r.mode), r.iterations,
-                       r.t1000, r.t1, r.t1_up, r.t1_updn);
+                printf("  %-9s %5d %10.4f %10.4f %10.4f %10.4f %10.4f %12.4f\n", glcv_engine_mode_string(r.mode),
+                       r.iterations, r.t1000, r.t1000_up, r.t1, r.t1_up, r.t1_updn, r.t1_copy);
                 fflush(stdout);
                 if (csv)
-                    fprintf(csv, "frame,%d,%d,%s,%d,%.5f,%.5f,%.5f,%.5f\n", r.width, r.height,
-                            glcv_engine_mode_string(r.mode), r.iterations, r.t1000, r.t1, r.t1_up, r.t1_updn);
+                    fprintf(csv, "frame,%d,%d,%s,%d,%.5f,%.5f,%.5f,%.5f,%.5f,%.5f\n", r.width, r.height,
+                            glcv_engine_mode_string(r.mode), r.iterations, r.t1000, r.t1000_up, r.t1, r.t1_up,
+                            r.t1_updn, r.t1_copy);
             }
         }
         for (int mi = 0; mi < o.n_modes; mi++)

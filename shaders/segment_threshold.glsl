@@ -10,6 +10,10 @@
 //
 // With SEGMENT_QUALIFIERS defined the pass instead runs per pixel and writes
 // ivec4(fore, back, cross, 0) (diagnostics).
+//
+// With SEGMENT_PACKED defined (compute mode's tiled MRF) one invocation covers four blocks side by
+// side and writes, per subset, one R32UI word holding four pixels' thresholds, one byte each:
+// threshold with B1 << 4 | threshold with B2.
 
 uniform sampler2D frame;
 uniform sampler2D background;
@@ -65,6 +69,45 @@ void glcv_pass(ivec2 pos)
         }
     }
     glcv_store0(ivec4(ff, bb, fb, 0));
+}
+
+#elif defined(SEGMENT_PACKED)
+
+void glcv_pass(ivec2 pos)
+{
+    // Blocks (4 pos.x + c, pos.y), c = 0..3: image columns 8 pos.x - 1 .. 8 pos.x + 8, rows
+    // 2 pos.y - 1 .. 2 pos.y + 2. Column sums of 3 rows first, then windows of 3 columns.
+    ivec2 origin = ivec2(pos.x * 8 - 1, pos.y * 2 - 1);
+    ivec3 col[10][2]; // per column: (fore, back, cross) summed over rows 0..2 and rows 1..3
+    for (int i = 0; i < 10; i++) {
+        ivec3 r[4];
+        for (int j = 0; j < 4; j++) {
+            ivec3 f = fetch_rgb(frame, origin + ivec2(i, j));
+            ivec3 b = fetch_rgb(background, origin + ivec2(i, j));
+            r[j] = ivec3(f.r * f.r + f.g * f.g + f.b * f.b, b.r * b.r + b.g * b.g + b.b * b.b,
+                         f.r * b.r + f.g * b.g + f.b * b.b);
+        }
+        col[i][0] = r[0] + r[1] + r[2];
+        col[i][1] = r[1] + r[2] + r[3];
+    }
+    uint words[4] = uint[4](0u, 0u, 0u, 0u);
+    for (int c = 0; c < 4; c++) {
+        for (int s = 0; s < 4; s++) {
+            int sx = s & 1, sy = s >> 1;
+            int x = 2 * c + sx; // window columns x .. x + 2 of the fetched block
+            ivec3 q = col[x][sy] + col[x + 1][sy] + col[x + 2][sy];
+            ivec2 p = ivec2(pos.x * 8 + x, pos.y * 2 + sy);
+            uint t = 0xDDu;
+            if (p.x < image_size.x && p.y < image_size.y)
+                t = (m_min(q.x, q.y, q.z, rule.x, rule.y, rule.z) << 4) |
+                    m_min(q.x, q.y, q.z, rule.x, rule.y, rule.w);
+            words[s] |= t << (8 * c);
+        }
+    }
+    glcv_store0(uvec4(words[0]));
+    glcv_store1(uvec4(words[1]));
+    glcv_store2(uvec4(words[2]));
+    glcv_store3(uvec4(words[3]));
 }
 
 #else

@@ -13,9 +13,11 @@
 // byte lanes hold M <= 12 and thresholds <= 13, so sums never carry between lanes, and
 // (M | 0x80) - m_min has its top bit set exactly when M >= m_min.
 //
-// Inputs: the four threshold textures (RG8UI: .r with B1, .g with B2) and the four subset masks
-// of the previous frame or chunk. Outputs: image 0..3 the four subset masks, image 4 the full
-// mask (when write_full is set). Compute only (GLCV_TILED: one call per work group).
+// Inputs: per subset, the packed thresholds (R32UI words of four pixels: B1 threshold << 4 | B2
+// threshold per byte, from segment_threshold.glsl with SEGMENT_PACKED) and the packed mask of the
+// previous frame or chunk (R32UI, 0 or 1 per byte). Outputs: images 0..3 the packed subset masks,
+// image 4 the full R8 mask (when write_full is set). Compute only (GLCV_TILED: one call per work
+// group).
 
 #ifndef TILE
 #define TILE 32
@@ -28,8 +30,8 @@
 #define THREADS (GLCV_LOCAL_X * GLCV_LOCAL_Y)
 
 uniform usampler2D thr_k, thr_l, thr_m, thr_n;
-uniform sampler2D prior_k, prior_l, prior_m, prior_n;
-uniform ivec2 sub_size;
+uniform usampler2D prior_k, prior_l, prior_m, prior_n;
+uniform ivec2 words_size; // size of the packed textures: ceil(subset width / 4) x subset height
 uniform ivec2 image_size;
 uniform int iterations;    // iterations in this dispatch, 1..16
 uniform int first_is_b1;   // the first of them uses B1 (the frame's first iteration)
@@ -39,15 +41,15 @@ uniform ivec4 orders[16];  // subset order of each iteration
 shared uint s_mask[4][ROWS * WORDS];
 shared uint s_thr[4][ROWS * WORDS]; // per byte: B1 threshold << 4 | B2 threshold
 
-uvec2 fetch_threshold(int s, ivec2 p)
+uint fetch_threshold(int s, ivec2 p)
 {
-    if (s == 0) return texelFetch(thr_k, p, 0).rg;
-    if (s == 1) return texelFetch(thr_l, p, 0).rg;
-    if (s == 2) return texelFetch(thr_m, p, 0).rg;
-    return texelFetch(thr_n, p, 0).rg;
+    if (s == 0) return texelFetch(thr_k, p, 0).r;
+    if (s == 1) return texelFetch(thr_l, p, 0).r;
+    if (s == 2) return texelFetch(thr_m, p, 0).r;
+    return texelFetch(thr_n, p, 0).r;
 }
 
-float fetch_prior(int s, ivec2 p)
+uint fetch_prior(int s, ivec2 p)
 {
     if (s == 0) return texelFetch(prior_k, p, 0).r;
     if (s == 1) return texelFetch(prior_l, p, 0).r;
@@ -74,22 +76,16 @@ uint shifted(int s, int row, int col, int dir)
 void glcv_pass(ivec2 group)
 {
     int tid = int(gl_LocalInvocationIndex);
-    ivec2 origin = group * TILE - HALO; // subset coordinates of the region's corner
+    ivec2 origin = group * TILE - HALO; // subset coordinates of the region's corner (x: a word edge)
+    ivec2 word_origin = ivec2(origin.x / 4, origin.y);
 
     for (int i = tid; i < 4 * ROWS * WORDS; i += THREADS) {
         int s = i / (ROWS * WORDS), w = i % (ROWS * WORDS);
-        int row = w / WORDS, col = w % WORDS;
-        uint m = 0u, t = 0u;
-        for (int k = 0; k < 4; k++) {
-            ivec2 p = origin + ivec2(col * 4 + k, row);
-            uint mk = 0u, tk = 0xDDu; // outside: background, never switches on
-            if (p.x >= 0 && p.y >= 0 && p.x < sub_size.x && p.y < sub_size.y) {
-                uvec2 th = fetch_threshold(s, p);
-                tk = (th.x << 4) | th.y;
-                mk = fetch_prior(s, p) > 0.5 ? 1u : 0u;
-            }
-            m |= mk << (8 * k);
-            t |= tk << (8 * k);
+        ivec2 p = word_origin + ivec2(w % WORDS, w / WORDS);
+        uint m = 0u, t = 0xDDDDDDDDu; // outside: background, never switches on
+        if (p.x >= 0 && p.y >= 0 && p.x < words_size.x && p.y < words_size.y) {
+            t = fetch_threshold(s, p);
+            m = fetch_prior(s, p);
         }
         s_mask[s][w] = m;
         s_thr[s][w] = t;
@@ -118,23 +114,26 @@ void glcv_pass(ivec2 group)
         }
     }
 
-    // The exact interior goes out: the four subset masks and, on the last chunk, the full mask.
+    // The exact interior goes out: the four packed subset masks and, on the last chunk, the full
+    // mask.
     for (int i = tid; i < 4 * TILE * (TILE / 4); i += THREADS) {
         int s = i / (TILE * (TILE / 4)), w = i % (TILE * (TILE / 4));
         int row = HALO + w / (TILE / 4), col = HALO / 4 + w % (TILE / 4);
         uint m = s_mask[s][row * WORDS + col];
+        ivec2 wp = word_origin + ivec2(col, row);
+        if (wp.x >= words_size.x || wp.y >= words_size.y)
+            continue;
+        uvec4 mv = uvec4(m);
+        if (s == 0) imageStore(glcv_image0, wp, mv);
+        else if (s == 1) imageStore(glcv_image1, wp, mv);
+        else if (s == 2) imageStore(glcv_image2, wp, mv);
+        else imageStore(glcv_image3, wp, mv);
+        if (write_full == 0)
+            continue;
         for (int k = 0; k < 4; k++) {
-            ivec2 p = origin + ivec2(col * 4 + k, row);
-            if (p.x >= sub_size.x || p.y >= sub_size.y)
-                continue;
-            vec4 v = vec4(float((m >> (8 * k)) & 1u));
-            if (s == 0) imageStore(glcv_image0, p, v);
-            else if (s == 1) imageStore(glcv_image1, p, v);
-            else if (s == 2) imageStore(glcv_image2, p, v);
-            else imageStore(glcv_image3, p, v);
-            ivec2 q = 2 * p + ivec2(s & 1, s >> 1);
-            if (write_full != 0 && q.x < image_size.x && q.y < image_size.y)
-                imageStore(glcv_image4, q, v);
+            ivec2 q = 2 * ivec2(wp.x * 4 + k, wp.y) + ivec2(s & 1, s >> 1);
+            if (q.x < image_size.x && q.y < image_size.y)
+                imageStore(glcv_image4, q, vec4(float((m >> (8 * k)) & 1u)));
         }
     }
 }

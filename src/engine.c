@@ -52,6 +52,20 @@ typedef struct timing_frame {
     int pending; /* queries issued, results not yet collected */
 } timing_frame;
 
+#define STAGE_SLOTS 3
+
+/* Upload staging: a ring of pixel-unpack buffers. With GL 4.4 they are persistently mapped
+ * (pinned memory the GPU copies from by DMA), otherwise mapped on demand. A fence per slot says
+ * when the GPU has finished copying out of it. */
+typedef struct stage_ring {
+    GLuint buffers[STAGE_SLOTS];
+    uint8_t *maps[STAGE_SLOTS];
+    GLsync fences[STAGE_SLOTS];
+    size_t size;
+    int next;
+    int persistent;
+} stage_ring;
+
 struct glcv_engine {
     glcv_engine_mode mode;
     glcv_logger logger;
@@ -64,6 +78,10 @@ struct glcv_engine {
     fbo_entry fbos[MAX_FBOS];
     unsigned fbo_clock;
     GLuint read_fbo;
+    stage_ring up;        /* pinned staging memory for uploads */
+    GLuint down_buffer;   /* read-back buffer */
+    uint8_t *down_map;    /* its persistent mapping (GL 4.4), or NULL */
+    size_t down_size;
     glcv_glstate *state;
     int depth; /* begin/end nesting */
     /* timing */
@@ -91,6 +109,7 @@ static const format_info formats[GLCV_FORMAT_COUNT] = {
     [GLCV_FORMAT_RGBA8] = {GL_RGBA8, GL_RGBA, GL_UNSIGNED_BYTE, "rgba8", "image2D", "vec4"},
     [GLCV_FORMAT_RGBA32F] = {GL_RGBA32F, GL_RGBA, GL_FLOAT, "rgba32f", "image2D", "vec4"},
     [GLCV_FORMAT_RGBA32I] = {GL_RGBA32I, GL_RGBA_INTEGER, GL_INT, "rgba32i", "iimage2D", "ivec4"},
+    [GLCV_FORMAT_R32UI] = {GL_R32UI, GL_RED_INTEGER, GL_UNSIGNED_INT, "r32ui", "uimage2D", "uvec4"},
 };
 
 static const char *gl_error_name(GLenum e)
@@ -380,6 +399,35 @@ static GLint uniform_location(glcv_program *p, const char *name)
 
 /* ---- textures and framebuffers ------------------------------------------------------------ */
 
+static glcv_status get_fbo(glcv_engine *e, const glcv_tex *const *outs, int n, GLuint *out);
+
+/* Clears colour attachment 0 of the bound draw framebuffer to zero, by format type. */
+static void clear_bound(glcv_format format)
+{
+    static const GLfloat zf[4] = {0, 0, 0, 0};
+    static const GLuint zu[4] = {0, 0, 0, 0};
+    static const GLint zi[4] = {0, 0, 0, 0};
+    if (format == GLCV_FORMAT_RG8UI || format == GLCV_FORMAT_R32UI)
+        glClearBufferuiv(GL_COLOR, 0, zu);
+    else if (format == GLCV_FORMAT_RGBA32I)
+        glClearBufferiv(GL_COLOR, 0, zi);
+    else
+        glClearBufferfv(GL_COLOR, 0, zf);
+}
+
+glcv_status glcv_engine_clear(glcv_engine *e, const glcv_tex *tex)
+{
+    if (!tex->id)
+        return GLCV_OK;
+    glcv_engine_sync_writes(e);
+    GLuint fbo = 0;
+    glcv_status st = get_fbo(e, &tex, 1, &fbo);
+    if (st != GLCV_OK)
+        return st;
+    clear_bound(tex->format);
+    return check_gl(&e->logger, "clear");
+}
+
 glcv_status glcv_engine_tex_create(glcv_engine *e, glcv_tex *tex, int width, int height, glcv_format format)
 {
     memset(tex, 0, sizeof *tex);
@@ -410,18 +458,8 @@ glcv_status glcv_engine_tex_create(glcv_engine *e, glcv_tex *tex, int width, int
     glBindFramebuffer(GL_DRAW_FRAMEBUFFER, fbo);
     glFramebufferTexture2D(GL_DRAW_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_TEXTURE_2D, id, 0);
     GLenum complete = glCheckFramebufferStatus(GL_DRAW_FRAMEBUFFER);
-    if (complete == GL_FRAMEBUFFER_COMPLETE) {
-        /* Defined initial content: zero. */
-        static const GLfloat zf[4] = {0, 0, 0, 0};
-        static const GLuint zu[4] = {0, 0, 0, 0};
-        static const GLint zi[4] = {0, 0, 0, 0};
-        if (format == GLCV_FORMAT_RG8UI)
-            glClearBufferuiv(GL_COLOR, 0, zu);
-        else if (format == GLCV_FORMAT_RGBA32I)
-            glClearBufferiv(GL_COLOR, 0, zi);
-        else
-            glClearBufferfv(GL_COLOR, 0, zf);
-    }
+    if (complete == GL_FRAMEBUFFER_COMPLETE)
+        clear_bound(format); /* defined initial content: zero */
     glBindFramebuffer(GL_DRAW_FRAMEBUFFER, 0);
     glDeleteFramebuffers(1, &fbo);
     if (complete != GL_FRAMEBUFFER_COMPLETE) {
@@ -608,46 +646,148 @@ void glcv_engine_sync_writes(glcv_engine *e)
         glMemoryBarrier(GL_ALL_BARRIER_BITS);
 }
 
-glcv_status glcv_engine_upload(glcv_engine *e, const glcv_tex *tex, const glcv_image *img)
+static GLenum pixel_gl_format(glcv_pixel_format f)
 {
-    static const GLenum gl_formats[] = {
-        [GLCV_PIXEL_RGB8] = GL_RGB, [GLCV_PIXEL_RGBA8] = GL_RGBA,
-        [GLCV_PIXEL_BGR8] = GL_BGR, [GLCV_PIXEL_BGRA8] = GL_BGRA,
-    };
-    if (img->format != GLCV_PIXEL_RGB8 && img->format != GLCV_PIXEL_RGBA8 && img->format != GLCV_PIXEL_BGR8 &&
-        img->format != GLCV_PIXEL_BGRA8)
-        return glcv_fail(&e->logger, GLCV_ERROR_INVALID_ARGUMENT, "upload: a colour image is needed");
-    int bpp = glcv_pixel_format_size(img->format);
-    size_t stride = img->stride ? img->stride : (size_t)img->width * (size_t)bpp;
-    const uint8_t *data = img->data;
-    uint8_t *packed = NULL;
+    switch (f) {
+    case GLCV_PIXEL_RGB8: return GL_RGB;
+    case GLCV_PIXEL_RGBA8: return GL_RGBA;
+    case GLCV_PIXEL_BGR8: return GL_BGR;
+    case GLCV_PIXEL_BGRA8: return GL_BGRA;
+    default: return 0;
+    }
+}
+
+/* Waits for a fence (the GPU finishing with a staging slot), flushing once. */
+static void wait_fence(GLsync *fence)
+{
+    if (!*fence)
+        return;
+    GLbitfield flags = GL_SYNC_FLUSH_COMMANDS_BIT;
+    while (glClientWaitSync(*fence, flags, 1000000000ull) == GL_TIMEOUT_EXPIRED)
+        flags = 0;
+    glDeleteSync(*fence);
+    *fence = NULL;
+}
+
+static void stage_release(stage_ring *r)
+{
+    for (int i = 0; i < STAGE_SLOTS; i++) {
+        if (r->fences[i])
+            glDeleteSync(r->fences[i]);
+        r->fences[i] = NULL;
+        if (r->buffers[i]) {
+            glBindBuffer(GL_PIXEL_UNPACK_BUFFER, r->buffers[i]);
+            if (r->maps[i] || !r->persistent) {
+                GLint mapped = 0;
+                glGetBufferParameteriv(GL_PIXEL_UNPACK_BUFFER, GL_BUFFER_MAPPED, &mapped);
+                if (mapped)
+                    glUnmapBuffer(GL_PIXEL_UNPACK_BUFFER);
+            }
+            glBindBuffer(GL_PIXEL_UNPACK_BUFFER, 0);
+        }
+        r->maps[i] = NULL;
+    }
+    glDeleteBuffers(STAGE_SLOTS, r->buffers);
+    memset(r->buffers, 0, sizeof r->buffers);
+    r->size = 0;
+}
+
+glcv_status glcv_engine_stage(glcv_engine *e, size_t bytes, void **ptr, int *slot)
+{
+    stage_ring *r = &e->up;
+    *ptr = NULL;
+    if (bytes > r->size) {
+        stage_release(r);
+        r->persistent = e->gl_version >= 44;
+        glGenBuffers(STAGE_SLOTS, r->buffers);
+        for (int i = 0; i < STAGE_SLOTS; i++) {
+            glBindBuffer(GL_PIXEL_UNPACK_BUFFER, r->buffers[i]);
+            if (r->persistent) {
+                const GLbitfield flags = GL_MAP_WRITE_BIT | GL_MAP_PERSISTENT_BIT | GL_MAP_COHERENT_BIT;
+                glBufferStorage(GL_PIXEL_UNPACK_BUFFER, (GLsizeiptr)bytes, NULL, flags);
+                r->maps[i] = glMapBufferRange(GL_PIXEL_UNPACK_BUFFER, 0, (GLsizeiptr)bytes, flags);
+                if (!r->maps[i])
+                    break;
+            } else {
+                glBufferData(GL_PIXEL_UNPACK_BUFFER, (GLsizeiptr)bytes, NULL, GL_STREAM_DRAW);
+            }
+        }
+        glBindBuffer(GL_PIXEL_UNPACK_BUFFER, 0);
+        glcv_status st = check_gl(&e->logger, "upload staging buffers");
+        if (st != GLCV_OK || (r->persistent && !r->maps[STAGE_SLOTS - 1])) {
+            stage_release(r);
+            return st != GLCV_OK ? st : glcv_fail(&e->logger, GLCV_ERROR_GL, "staging buffer mapping failed");
+        }
+        r->size = bytes;
+        r->next = 0;
+    }
+    int i = r->next;
+    r->next = (i + 1) % STAGE_SLOTS;
+    wait_fence(&r->fences[i]);
+    if (r->persistent) {
+        *ptr = r->maps[i];
+    } else {
+        glBindBuffer(GL_PIXEL_UNPACK_BUFFER, r->buffers[i]);
+        GLint mapped = 0;
+        glGetBufferParameteriv(GL_PIXEL_UNPACK_BUFFER, GL_BUFFER_MAPPED, &mapped);
+        if (mapped)
+            glUnmapBuffer(GL_PIXEL_UNPACK_BUFFER);
+        *ptr = glMapBufferRange(GL_PIXEL_UNPACK_BUFFER, 0, (GLsizeiptr)r->size,
+                                GL_MAP_WRITE_BIT | GL_MAP_INVALIDATE_BUFFER_BIT);
+        glBindBuffer(GL_PIXEL_UNPACK_BUFFER, 0);
+        if (!*ptr)
+            return glcv_fail(&e->logger, GLCV_ERROR_GL, "staging buffer mapping failed");
+    }
+    *slot = i;
+    return GLCV_OK;
+}
+
+glcv_status glcv_engine_upload_staged(glcv_engine *e, const glcv_tex *tex, int slot, glcv_pixel_format format,
+                                      int width, int height)
+{
+    stage_ring *r = &e->up;
+    GLenum gl_format = pixel_gl_format(format);
+    if (!gl_format || slot < 0 || slot >= STAGE_SLOTS || !r->buffers[slot])
+        return glcv_fail(&e->logger, GLCV_ERROR_INVALID_ARGUMENT, "upload: bad staging slot or format");
+    glBindBuffer(GL_PIXEL_UNPACK_BUFFER, r->buffers[slot]);
+    if (!r->persistent)
+        glUnmapBuffer(GL_PIXEL_UNPACK_BUFFER);
+    glPixelStorei(GL_UNPACK_ALIGNMENT, 1);
+    glPixelStorei(GL_UNPACK_ROW_LENGTH, 0);
     glPixelStorei(GL_UNPACK_SKIP_PIXELS, 0);
     glPixelStorei(GL_UNPACK_SKIP_ROWS, 0);
     glPixelStorei(GL_UNPACK_SWAP_BYTES, GL_FALSE);
     glPixelStorei(GL_UNPACK_LSB_FIRST, GL_FALSE);
     glPixelStorei(GL_UNPACK_IMAGE_HEIGHT, 0);
     glPixelStorei(GL_UNPACK_SKIP_IMAGES, 0);
-    if (stride % (size_t)bpp == 0) {
-        glPixelStorei(GL_UNPACK_ALIGNMENT, 1);
-        glPixelStorei(GL_UNPACK_ROW_LENGTH, (GLint)(stride / (size_t)bpp));
-    } else {
-        /* A stride that is not a whole number of pixels: repack rows. */
-        size_t row = (size_t)img->width * (size_t)bpp;
-        packed = malloc(row * (size_t)img->height);
-        if (!packed)
-            return GLCV_ERROR_OUT_OF_MEMORY;
-        for (int y = 0; y < img->height; y++)
-            memcpy(packed + row * (size_t)y, img->data + stride * (size_t)y, row);
-        data = packed;
-        glPixelStorei(GL_UNPACK_ALIGNMENT, 1);
-        glPixelStorei(GL_UNPACK_ROW_LENGTH, 0);
-    }
     glActiveTexture(GL_TEXTURE0);
     glBindTexture(GL_TEXTURE_2D, tex->id);
-    glTexSubImage2D(GL_TEXTURE_2D, 0, 0, 0, img->width, img->height, gl_formats[img->format], GL_UNSIGNED_BYTE,
-                    data);
-    free(packed);
+    glTexSubImage2D(GL_TEXTURE_2D, 0, 0, 0, width, height, gl_format, GL_UNSIGNED_BYTE, (const void *)0);
+    glBindBuffer(GL_PIXEL_UNPACK_BUFFER, 0);
+    if (r->fences[slot])
+        glDeleteSync(r->fences[slot]);
+    r->fences[slot] = glFenceSync(GL_SYNC_GPU_COMMANDS_COMPLETE, 0);
     return check_gl(&e->logger, "upload");
+}
+
+glcv_status glcv_engine_upload(glcv_engine *e, const glcv_tex *tex, const glcv_image *img)
+{
+    if (!pixel_gl_format(img->format))
+        return glcv_fail(&e->logger, GLCV_ERROR_INVALID_ARGUMENT, "upload: a colour image is needed");
+    size_t row = (size_t)img->width * (size_t)glcv_pixel_format_size(img->format);
+    size_t stride = img->stride ? img->stride : row;
+    void *ptr = NULL;
+    int slot = 0;
+    glcv_status st = glcv_engine_stage(e, row * (size_t)img->height, &ptr, &slot);
+    if (st != GLCV_OK)
+        return st;
+    if (stride == row) {
+        memcpy(ptr, img->data, row * (size_t)img->height);
+    } else {
+        for (int y = 0; y < img->height; y++)
+            memcpy((uint8_t *)ptr + row * (size_t)y, img->data + stride * (size_t)y, row);
+    }
+    return glcv_engine_upload_staged(e, tex, slot, img->format, img->width, img->height);
 }
 
 static glcv_status read_texture(GLuint fbo, GLuint texture, int width, int height, GLenum gl_format, GLenum gl_type,
@@ -682,12 +822,63 @@ static glcv_status read_texture(GLuint fbo, GLuint texture, int width, int heigh
     return check_gl(lg, "read-back");
 }
 
+/* Reads through a pixel-pack buffer: with GL 4.4 one persistently mapped in cached client memory,
+ * waited on with a fence; otherwise mapped for reading after the copy. */
 glcv_status glcv_engine_read(glcv_engine *e, GLuint texture, int width, int height, GLenum gl_format,
                              GLenum gl_type, void *dst, size_t row_bytes)
 {
     if (!e->read_fbo)
         glGenFramebuffers(1, &e->read_fbo);
-    return read_texture(e->read_fbo, texture, width, height, gl_format, gl_type, dst, row_bytes, &e->logger);
+    size_t bytes = row_bytes * (size_t)height;
+    int persistent = e->gl_version >= 44;
+    if (bytes > e->down_size) {
+        if (e->down_buffer) {
+            glBindBuffer(GL_PIXEL_PACK_BUFFER, e->down_buffer);
+            if (e->down_map)
+                glUnmapBuffer(GL_PIXEL_PACK_BUFFER);
+            glDeleteBuffers(1, &e->down_buffer);
+        }
+        e->down_map = NULL;
+        e->down_size = 0;
+        glGenBuffers(1, &e->down_buffer);
+        glBindBuffer(GL_PIXEL_PACK_BUFFER, e->down_buffer);
+        if (persistent) {
+            const GLbitfield flags = GL_MAP_READ_BIT | GL_MAP_PERSISTENT_BIT | GL_MAP_COHERENT_BIT;
+            glBufferStorage(GL_PIXEL_PACK_BUFFER, (GLsizeiptr)bytes, NULL, flags | GL_CLIENT_STORAGE_BIT);
+            e->down_map = glMapBufferRange(GL_PIXEL_PACK_BUFFER, 0, (GLsizeiptr)bytes, flags);
+        } else {
+            glBufferData(GL_PIXEL_PACK_BUFFER, (GLsizeiptr)bytes, NULL, GL_STREAM_READ);
+        }
+        glcv_status st = check_gl(&e->logger, "read-back buffer");
+        if (st != GLCV_OK || (persistent && !e->down_map)) {
+            glBindBuffer(GL_PIXEL_PACK_BUFFER, 0);
+            glDeleteBuffers(1, &e->down_buffer);
+            e->down_buffer = 0;
+            e->down_map = NULL;
+            return st != GLCV_OK ? st : glcv_fail(&e->logger, GLCV_ERROR_GL, "read-back buffer mapping failed");
+        }
+        e->down_size = bytes;
+    }
+    glBindBuffer(GL_PIXEL_PACK_BUFFER, e->down_buffer);
+    glcv_status st = read_texture(e->read_fbo, texture, width, height, gl_format, gl_type, (void *)0, row_bytes,
+                                  &e->logger);
+    if (st == GLCV_OK) {
+        if (e->down_map) {
+            GLsync fence = glFenceSync(GL_SYNC_GPU_COMMANDS_COMPLETE, 0);
+            wait_fence(&fence);
+            memcpy(dst, e->down_map, bytes);
+        } else {
+            const void *p = glMapBufferRange(GL_PIXEL_PACK_BUFFER, 0, (GLsizeiptr)bytes, GL_MAP_READ_BIT);
+            if (p) {
+                memcpy(dst, p, bytes);
+                glUnmapBuffer(GL_PIXEL_PACK_BUFFER);
+            } else {
+                st = glcv_fail(&e->logger, GLCV_ERROR_GL, "read-back buffer mapping failed");
+            }
+        }
+    }
+    glBindBuffer(GL_PIXEL_PACK_BUFFER, 0);
+    return st;
 }
 
 /* Checks a caller's texture. Binds it on unit 0 (the caller saved the state). */
@@ -1014,6 +1205,7 @@ void glcv_engine_destroy(glcv_engine **engine)
     if (!e)
         return;
     if (glcv_gl_context_current()) {
+        glcv_engine_begin(e);
         for (int i = 0; i < e->n_programs; i++)
             glDeleteProgram(e->programs[i].id);
         for (int i = 0; i < MAX_FBOS; i++)
@@ -1021,6 +1213,14 @@ void glcv_engine_destroy(glcv_engine **engine)
                 glDeleteFramebuffers(1, &e->fbos[i].fbo);
         if (e->read_fbo)
             glDeleteFramebuffers(1, &e->read_fbo);
+        stage_release(&e->up);
+        if (e->down_buffer) {
+            glBindBuffer(GL_PIXEL_PACK_BUFFER, e->down_buffer);
+            if (e->down_map)
+                glUnmapBuffer(GL_PIXEL_PACK_BUFFER);
+            glBindBuffer(GL_PIXEL_PACK_BUFFER, 0);
+            glDeleteBuffers(1, &e->down_buffer);
+        }
         if (e->vertex_shader)
             glDeleteShader(e->vertex_shader);
         if (e->vao)
@@ -1029,6 +1229,8 @@ void glcv_engine_destroy(glcv_engine **engine)
             glDeleteSamplers(GLCV_SAMPLE_COUNT, e->samplers);
         if (e->timing && e->query_pool[0])
             glDeleteQueries(TIMING_FRAMES * MAX_TIMED_PASSES, e->query_pool);
+        e->depth = 1;
+        glcv_engine_end(e);
     }
     glcv_glstate_free(e->state);
     free(e);

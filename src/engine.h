@@ -32,6 +32,7 @@ typedef enum glcv_format {
     GLCV_FORMAT_RGBA8,    /* unorm, rgba8 */
     GLCV_FORMAT_RGBA32F,  /* float, rgba32f */
     GLCV_FORMAT_RGBA32I,  /* signed integer, rgba32i */
+    GLCV_FORMAT_R32UI,    /* unsigned integer, r32ui */
     GLCV_FORMAT_COUNT
 } glcv_format;
 
@@ -100,6 +101,8 @@ glcv_status glcv_engine_program(glcv_engine *engine, const char *key, const char
 /* Texture creation, validated (GL errors; renderable and storable in the engine's mode). */
 glcv_status glcv_engine_tex_create(glcv_engine *engine, glcv_tex *tex, int width, int height, glcv_format format);
 void glcv_engine_tex_destroy(glcv_engine *engine, glcv_tex *tex);
+/* Sets every texel of an engine texture to zero. Between begin and end. */
+glcv_status glcv_engine_clear(glcv_engine *engine, const glcv_tex *tex);
 
 /* Begin/end of a module call: saves the host's GL state, sets what passes need; end restores
  * it. Calls nest (only the outermost saves/restores). */
@@ -113,8 +116,18 @@ glcv_status glcv_engine_run(glcv_engine *engine, const glcv_pass *pass);
  * (compute mode; no-op in fragment mode). Call before reading outputs outside passes. */
 void glcv_engine_sync_writes(glcv_engine *engine);
 
+/* Pinned staging memory for uploads: returns memory for `bytes` in slot *slot of a small ring,
+ * after waiting until the GPU has finished copying what that slot held before. Between begin
+ * and end (the memory stays valid after end, until the slot comes round again). */
+glcv_status glcv_engine_stage(glcv_engine *engine, size_t bytes, void **ptr, int *slot);
+
+/* Copies a staged, tightly packed colour image (RGB8, RGBA8, BGR8, BGRA8) into a texture on the
+ * GPU side (DMA from pinned memory). Between begin and end. */
+glcv_status glcv_engine_upload_staged(glcv_engine *engine, const glcv_tex *tex, int slot, glcv_pixel_format format,
+                                      int width, int height);
+
 /* Uploads host pixels (any glcv_pixel_format but GRAY8, any stride) into an RGBA8 texture of
- * the same size; handles unpack state and any bound unpack buffer. Between begin and end. */
+ * the same size through the staging ring. Between begin and end. */
 glcv_status glcv_engine_upload(glcv_engine *engine, const glcv_tex *tex, const glcv_image *image);
 
 /* Reads a texture's level 0 into host memory: `gl_format`/`gl_type` as for glReadPixels,

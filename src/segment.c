@@ -34,14 +34,24 @@ struct glcv_segment {
     /* GPU engine */
     glcv_engine *engine;
     glcv_program *threshold, *mrf, *merge, *learn_add, *learn_end, *adapt_init, *adapt, *copy, *qualifiers;
-    glcv_tex frame;          /* host frames are uploaded here */
+    glcv_tex frames[2];      /* host frames are uploaded here, alternately, so that the upload of
+                                a frame does not wait for the passes still reading the last one */
+    int frame_index;
+    int mapped_slot;         /* staging slot handed out by glcv_segment_map_frame, or -1 */
+    glcv_pixel_format mapped_format;
+    uint8_t *mapped_host;    /* CPU engine: the memory handed out by glcv_segment_map_frame */
     glcv_tex background;     /* RGBA8, integers 0..255 */
     glcv_tex background_f[2];/* RGBA32F: learning sums, and the adapted background */
     int bgf_current, bgf_valid;
     glcv_tex thresholds[4];  /* RG8UI per subset: thresholds with B1, B2 */
-    glcv_tex masks[2][4];    /* R8 per subset, 0/1; the second set is for the tiled compute path */
+    glcv_tex masks[4];       /* R8 per subset, 0/1 (multi-pass path) */
+    /* Tiled compute path: per subset, words of four pixels (R32UI, one byte per pixel). */
+    int tile_iterations;     /* iterations per tiled dispatch (0 = the multi-pass path) */
+    int words_w;             /* ceil(sub_w / 4) */
+    glcv_tex thr_words[4];   /* B1 threshold << 4 | B2 threshold per byte */
+    glcv_tex mask_words[2][4]; /* 0/1 per byte, ping-pong between dispatches */
     int mask_set;            /* the set holding the current mask */
-    int tile_iterations;     /* compute mode: iterations per tiled dispatch (0 = multi-pass path) */
+    glcv_program *threshold_packed;
     glcv_tex mask;           /* R8 full resolution, 0/255 */
     GLuint last_input;       /* texture the last frame was read from */
 
@@ -183,6 +193,7 @@ static glcv_status gpu_programs(glcv_segment *s)
     static const char *const bg_files[] = {"segment_background.glsl"};
     static const char *const copy_files[] = {"engine_copy.glsl"};
     const glcv_format rg8ui4[4] = {GLCV_FORMAT_RG8UI, GLCV_FORMAT_RG8UI, GLCV_FORMAT_RG8UI, GLCV_FORMAT_RG8UI};
+    const glcv_format r32ui4[4] = {GLCV_FORMAT_R32UI, GLCV_FORMAT_R32UI, GLCV_FORMAT_R32UI, GLCV_FORMAT_R32UI};
     const glcv_format r8 = GLCV_FORMAT_R8, rgba8 = GLCV_FORMAT_RGBA8, f32 = GLCV_FORMAT_RGBA32F,
                       i32 = GLCV_FORMAT_RGBA32I;
     const glcv_format f32_rgba8[2] = {GLCV_FORMAT_RGBA32F, GLCV_FORMAT_RGBA8};
@@ -204,6 +215,10 @@ static glcv_status gpu_programs(glcv_segment *s)
         (st = glcv_engine_program(e, "segment_qualifiers", threshold_files, 1, "#define SEGMENT_QUALIFIERS 1\n",
                                   &i32, 1, &s->qualifiers)))
         return st;
+    if (s->tile_iterations &&
+        (st = glcv_engine_program(e, "segment_threshold_packed", threshold_files, 1, "#define SEGMENT_PACKED 1\n",
+                                  r32ui4, 4, &s->threshold_packed)))
+        return st;
     return GLCV_OK;
 }
 
@@ -211,16 +226,19 @@ static glcv_status gpu_textures(glcv_segment *s)
 {
     glcv_engine *e = s->engine;
     glcv_status st;
-    if ((st = glcv_engine_tex_create(e, &s->frame, s->width, s->height, GLCV_FORMAT_RGBA8)) ||
+    if ((st = glcv_engine_tex_create(e, &s->frames[0], s->width, s->height, GLCV_FORMAT_RGBA8)) ||
+        (st = glcv_engine_tex_create(e, &s->frames[1], s->width, s->height, GLCV_FORMAT_RGBA8)) ||
         (st = glcv_engine_tex_create(e, &s->background, s->width, s->height, GLCV_FORMAT_RGBA8)) ||
         (st = glcv_engine_tex_create(e, &s->mask, s->width, s->height, GLCV_FORMAT_R8)))
         return st;
     for (int i = 0; i < 4; i++) {
         if ((st = glcv_engine_tex_create(e, &s->thresholds[i], s->sub_w, s->sub_h, GLCV_FORMAT_RG8UI)) ||
-            (st = glcv_engine_tex_create(e, &s->masks[0][i], s->sub_w, s->sub_h, GLCV_FORMAT_R8)))
+            (st = glcv_engine_tex_create(e, &s->masks[i], s->sub_w, s->sub_h, GLCV_FORMAT_R8)))
             return st;
         if (s->tile_iterations &&
-            (st = glcv_engine_tex_create(e, &s->masks[1][i], s->sub_w, s->sub_h, GLCV_FORMAT_R8)))
+            ((st = glcv_engine_tex_create(e, &s->thr_words[i], s->words_w, s->sub_h, GLCV_FORMAT_R32UI)) ||
+             (st = glcv_engine_tex_create(e, &s->mask_words[0][i], s->words_w, s->sub_h, GLCV_FORMAT_R32UI)) ||
+             (st = glcv_engine_tex_create(e, &s->mask_words[1][i], s->words_w, s->sub_h, GLCV_FORMAT_R32UI))))
             return st;
     }
     return GLCV_OK;
@@ -245,15 +263,18 @@ static void gpu_release(glcv_segment *s)
     if (!s->engine)
         return;
     glcv_engine *e = s->engine;
-    glcv_engine_tex_destroy(e, &s->frame);
+    glcv_engine_tex_destroy(e, &s->frames[0]);
+    glcv_engine_tex_destroy(e, &s->frames[1]);
     glcv_engine_tex_destroy(e, &s->background);
     glcv_engine_tex_destroy(e, &s->background_f[0]);
     glcv_engine_tex_destroy(e, &s->background_f[1]);
     glcv_engine_tex_destroy(e, &s->mask);
     for (int i = 0; i < 4; i++) {
         glcv_engine_tex_destroy(e, &s->thresholds[i]);
-        glcv_engine_tex_destroy(e, &s->masks[0][i]);
-        glcv_engine_tex_destroy(e, &s->masks[1][i]);
+        glcv_engine_tex_destroy(e, &s->masks[i]);
+        glcv_engine_tex_destroy(e, &s->thr_words[i]);
+        glcv_engine_tex_destroy(e, &s->mask_words[0][i]);
+        glcv_engine_tex_destroy(e, &s->mask_words[1][i]);
     }
     glcv_engine_destroy(&s->engine);
 }
@@ -302,26 +323,15 @@ static void add_uniform_f(glcv_pass *p, const char *name, glcv_uniform_type type
 
 static glcv_status clear_masks(glcv_segment *s)
 {
-    /* A "merge" of nothing would need a program; clearing through each texture's framebuffer
-     * is simplest and works in both modes. */
     glcv_engine_begin(s->engine);
-    GLuint fbo = 0;
-    glGenFramebuffers(1, &fbo);
-    glBindFramebuffer(GL_DRAW_FRAMEBUFFER, fbo);
-    static const GLfloat zero[4] = {0, 0, 0, 0};
-    for (int i = 0; i < 9; i++) {
-        GLuint id = i < 8 ? s->masks[i / 4][i % 4].id : s->mask.id;
-        if (!id)
-            continue;
-        glFramebufferTexture2D(GL_DRAW_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_TEXTURE_2D, id, 0);
-        GLenum buf = GL_COLOR_ATTACHMENT0;
-        glDrawBuffers(1, &buf);
-        glClearBufferfv(GL_COLOR, 0, zero);
+    glcv_status st = glcv_engine_clear(s->engine, &s->mask);
+    for (int i = 0; i < 4 && st == GLCV_OK; i++) {
+        if ((st = glcv_engine_clear(s->engine, &s->masks[i])) == GLCV_OK &&
+            (st = glcv_engine_clear(s->engine, &s->mask_words[0][i])) == GLCV_OK)
+            st = glcv_engine_clear(s->engine, &s->mask_words[1][i]);
     }
-    glBindFramebuffer(GL_DRAW_FRAMEBUFFER, 0);
-    glDeleteFramebuffers(1, &fbo);
     glcv_engine_end(s->engine);
-    return glGetError() == GL_NO_ERROR ? GLCV_OK : GLCV_ERROR_GL;
+    return st;
 }
 
 #define TILE 32            /* subset pixels per tile side in segment_tile.glsl */
@@ -355,7 +365,8 @@ static int tile_capacity(void)
 static glcv_status tile_program(glcv_segment *s, int k, glcv_program **out)
 {
     static const char *const files[] = {"segment_tile.glsl"};
-    const glcv_format r8x5[5] = {GLCV_FORMAT_R8, GLCV_FORMAT_R8, GLCV_FORMAT_R8, GLCV_FORMAT_R8, GLCV_FORMAT_R8};
+    const glcv_format outputs[5] = {GLCV_FORMAT_R32UI, GLCV_FORMAT_R32UI, GLCV_FORMAT_R32UI, GLCV_FORMAT_R32UI,
+                                    GLCV_FORMAT_R8};
     char key[64], defines[256];
     int halo = tile_halo(k);
     snprintf(key, sizeof key, "segment_tile_%d", halo);
@@ -363,7 +374,7 @@ static glcv_status tile_program(glcv_segment *s, int k, glcv_program **out)
              "#define GLCV_TILED 1\n#define GLCV_LOCAL_X %d\n#define GLCV_LOCAL_Y 1\n"
              "#define TILE %d\n#define HALO %d\n",
              TILE_THREADS, TILE, halo);
-    return glcv_engine_program(s->engine, key, files, 1, defines, r8x5, 5, out);
+    return glcv_engine_program(s->engine, key, files, 1, defines, outputs, 5, out);
 }
 
 /* The MRF iterations of a frame in dispatches of up to tile_iterations iterations each; the
@@ -380,20 +391,20 @@ static glcv_status gpu_mrf_tiled(glcv_segment *s)
             return st;
         for (int i = 0; i < k; i++)
             draw_order(s, &orders[4 * i]);
-        glcv_tex *in = s->masks[s->mask_set], *out = s->masks[1 - s->mask_set];
-        glcv_pass p = make_pass(prog, "mrf", s->sub_w, s->sub_h);
+        glcv_tex *in = s->mask_words[s->mask_set], *out = s->mask_words[1 - s->mask_set];
+        glcv_pass p = make_pass(prog, "mrf", s->words_w, s->sub_h);
         p.groups_x = (s->sub_w + TILE - 1) / TILE;
         p.groups_y = (s->sub_h + TILE - 1) / TILE;
         static const char *const thr_names[4] = {"thr_k", "thr_l", "thr_m", "thr_n"};
         static const char *const prior_names[4] = {"prior_k", "prior_l", "prior_m", "prior_n"};
         for (int i = 0; i < 4; i++)
-            add_input(&p, thr_names[i], s->thresholds[i].id, GLCV_SAMPLE_NEAREST);
+            add_input(&p, thr_names[i], s->thr_words[i].id, GLCV_SAMPLE_NEAREST);
         for (int i = 0; i < 4; i++)
             add_input(&p, prior_names[i], in[i].id, GLCV_SAMPLE_NEAREST);
         for (int i = 0; i < 4; i++)
             add_output(&p, &out[i]);
         add_output(&p, &s->mask);
-        add_uniform_i(&p, "sub_size", GLCV_U_2I, s->sub_w, s->sub_h);
+        add_uniform_i(&p, "words_size", GLCV_U_2I, s->words_w, s->sub_h);
         add_uniform_i(&p, "image_size", GLCV_U_2I, s->width, s->height);
         add_uniform_i(&p, "iterations", GLCV_U_1I, k, 0);
         add_uniform_i(&p, "first_is_b1", GLCV_U_1I, done == 0, 0);
@@ -420,11 +431,12 @@ static glcv_status gpu_segment(glcv_segment *s, GLuint input)
     float rule[4] = {s->p.ts, s->p.odc, s->p.b1, s->p.b2};
     float texel[2] = {1.0f / (float)s->sub_w, 1.0f / (float)s->sub_h};
 
-    glcv_pass t = make_pass(s->threshold, "threshold", s->sub_w, s->sub_h);
+    glcv_pass t = s->tile_iterations ? make_pass(s->threshold_packed, "threshold", s->words_w, s->sub_h)
+                                     : make_pass(s->threshold, "threshold", s->sub_w, s->sub_h);
     add_input(&t, "frame", input, GLCV_SAMPLE_NEAREST);
     add_input(&t, "background", s->background.id, GLCV_SAMPLE_NEAREST);
     for (int i = 0; i < 4; i++)
-        add_output(&t, &s->thresholds[i]);
+        add_output(&t, s->tile_iterations ? &s->thr_words[i] : &s->thresholds[i]);
     add_uniform_i(&t, "image_size", GLCV_U_2I, s->width, s->height);
     add_uniform_f(&t, "rule", GLCV_U_4F, rule);
     if ((st = glcv_engine_run(e, &t)) != GLCV_OK)
@@ -434,7 +446,7 @@ static glcv_status gpu_segment(glcv_segment *s, GLuint input)
         if ((st = gpu_mrf_tiled(s)) != GLCV_OK)
             return st;
     } else {
-        glcv_tex *masks = s->masks[s->mask_set];
+        glcv_tex *masks = s->masks;
         for (int it = 0; it <= s->p.iterations; it++) {
             int order[4];
             draw_order(s, order);
@@ -563,11 +575,13 @@ glcv_status glcv_segment_create(const glcv_segment_params *params, glcv_segment 
     if (!s)
         return GLCV_ERROR_OUT_OF_MEMORY;
     pthread_mutex_init(&s->lock, NULL);
+    s->mapped_slot = -1;
     s->p = p;
     s->width = p.width;
     s->height = p.height;
     s->sub_w = (p.width + 1) / 2;
     s->sub_h = (p.height + 1) / 2;
+    s->words_w = (s->sub_w + 3) / 4;
     seed_rng(s, p.seed);
 
     if (p.engine == GLCV_ENGINE_AUTO && !glcv_gl_context_current()) {
@@ -628,6 +642,7 @@ void glcv_segment_destroy(glcv_segment **seg)
         glDeleteTextures(1, &s->cpu_mask_texture);
     glcv_segment_cpu_free(&s->cpu);
     free(s->rgb);
+    free(s->mapped_host);
     pthread_mutex_destroy(&s->lock);
     free(s);
     *seg = NULL;
@@ -704,6 +719,13 @@ static glcv_status gpu_check_texture(glcv_segment *s, unsigned int texture)
     if (!texture)
         return glcv_fail(&s->p.logger, GLCV_ERROR_INVALID_ARGUMENT, "texture 0 is not a texture");
     return glcv_engine_check_input(s->engine, texture, s->width, s->height);
+}
+
+/* The frame texture the next host frame goes to. */
+static const glcv_tex *next_frame_texture(glcv_segment *s)
+{
+    s->frame_index = 1 - s->frame_index;
+    return &s->frames[s->frame_index];
 }
 
 /* Sets the background from an image or a texture (exactly one of them). */
@@ -803,8 +825,9 @@ static glcv_status learn_add(glcv_segment *s, const glcv_image *img, unsigned in
     } else {
         glcv_engine_begin(s->engine);
         if (img) {
-            st = glcv_engine_upload(s->engine, &s->frame, img);
-            texture = s->frame.id;
+            const glcv_tex *t = next_frame_texture(s);
+            st = glcv_engine_upload(s->engine, t, img);
+            texture = t->id;
         } else {
             st = gpu_check_texture(s, texture);
         }
@@ -886,9 +909,14 @@ static void cpu_segment(glcv_segment *s)
     s->cpu_mask_dirty = 1;
 }
 
+/* Segments a host image, a caller's texture, or (both NULL/0) the mapped staging frame. */
 static glcv_status segment_frame(glcv_segment *s, const glcv_image *img, unsigned int texture, int wait)
 {
     const glcv_logger *lg = &s->p.logger;
+    int mapped = !img && !texture;
+    glcv_image mapped_image = {s->mapped_host, s->width, s->height, 0, s->mapped_format};
+    if (mapped && !s->engine)
+        img = &mapped_image;
     glcv_status st = img ? check_image(s, img, "frame") : GLCV_OK;
     if (st != GLCV_OK)
         return st;
@@ -906,9 +934,13 @@ static glcv_status segment_frame(glcv_segment *s, const glcv_image *img, unsigne
             return st;
     } else {
         glcv_engine_begin(s->engine);
-        if (img) {
-            st = glcv_engine_upload(s->engine, &s->frame, img);
-            texture = s->frame.id;
+        if (img || mapped) {
+            const glcv_tex *t = next_frame_texture(s);
+            if (mapped)
+                st = glcv_engine_upload_staged(s->engine, t, s->mapped_slot, s->mapped_format, s->width, s->height);
+            else
+                st = glcv_engine_upload(s->engine, t, img);
+            texture = t->id;
         } else {
             st = gpu_check_texture(s, texture);
         }
@@ -937,6 +969,57 @@ glcv_status glcv_segment_frame(glcv_segment *s, const glcv_image *frame, int wai
     pthread_mutex_lock(&s->lock);
     glcv_status st = frame ? segment_frame(s, frame, 0, wait)
                            : glcv_fail(&s->p.logger, GLCV_ERROR_INVALID_ARGUMENT, "frame: NULL image");
+    pthread_mutex_unlock(&s->lock);
+    return st;
+}
+
+glcv_status glcv_segment_map_frame(glcv_segment *s, glcv_pixel_format format, glcv_image *out)
+{
+    if (!s)
+        return GLCV_ERROR_INVALID_ARGUMENT;
+    if (out)
+        memset(out, 0, sizeof *out);
+    pthread_mutex_lock(&s->lock);
+    glcv_status st = GLCV_OK;
+    int bpp = glcv_pixel_format_size(format);
+    size_t bytes = (size_t)s->width * (size_t)s->height * (size_t)bpp;
+    void *ptr = NULL;
+    if (!out || (format != GLCV_PIXEL_RGB8 && format != GLCV_PIXEL_RGBA8 && format != GLCV_PIXEL_BGR8 &&
+                 format != GLCV_PIXEL_BGRA8)) {
+        st = glcv_fail(&s->p.logger, GLCV_ERROR_INVALID_ARGUMENT, "map_frame: NULL image or not a colour format");
+    } else if (!s->engine) {
+        free(s->mapped_host);
+        s->mapped_host = ptr = malloc(bytes);
+        if (!ptr)
+            st = GLCV_ERROR_OUT_OF_MEMORY;
+    } else {
+        glcv_engine_begin(s->engine);
+        st = glcv_engine_stage(s->engine, bytes, &ptr, &s->mapped_slot);
+        glcv_engine_end(s->engine);
+    }
+    if (st == GLCV_OK) {
+        s->mapped_format = format;
+        *out = (glcv_image){ptr, s->width, s->height, (size_t)s->width * (size_t)bpp, format};
+    } else {
+        s->mapped_slot = -1;
+    }
+    pthread_mutex_unlock(&s->lock);
+    return st;
+}
+
+glcv_status glcv_segment_frame_mapped(glcv_segment *s, int wait)
+{
+    if (!s)
+        return GLCV_ERROR_INVALID_ARGUMENT;
+    pthread_mutex_lock(&s->lock);
+    glcv_status st;
+    if (s->engine ? s->mapped_slot < 0 : !s->mapped_host)
+        st = glcv_fail(&s->p.logger, GLCV_ERROR_STATE, "frame_mapped without map_frame");
+    else
+        st = segment_frame(s, NULL, 0, wait);
+    s->mapped_slot = -1;
+    free(s->mapped_host);
+    s->mapped_host = NULL;
     pthread_mutex_unlock(&s->lock);
     return st;
 }
@@ -1204,25 +1287,39 @@ glcv_status glcv_segment_read_thresholds(glcv_segment *s, uint8_t *m_min_b1, uin
         if (m_min_b2)
             memcpy(m_min_b2, s->cpu.m_min[1], n);
     } else {
-        size_t sub = (size_t)s->sub_w * (size_t)s->sub_h;
+        size_t sub = (size_t)s->words_w * 4 * (size_t)s->sub_h;
         uint8_t *buf = malloc(sub * 2);
         if (!buf) {
             st = GLCV_ERROR_OUT_OF_MEMORY;
         } else {
             glcv_engine_begin(s->engine);
             for (int k = 0; k < 4 && st == GLCV_OK; k++) {
-                st = glcv_engine_read(s->engine, s->thresholds[k].id, s->sub_w, s->sub_h, GL_RG_INTEGER,
-                                      GL_UNSIGNED_BYTE, buf, (size_t)s->sub_w * 2);
+                /* Multi-pass: RG8UI (B1, B2) per pixel. Tiled: R32UI words, per byte B1 << 4 | B2. */
+                if (s->tile_iterations)
+                    st = glcv_engine_read(s->engine, s->thr_words[k].id, s->words_w, s->sub_h, GL_RED_INTEGER,
+                                          GL_UNSIGNED_INT, buf, (size_t)s->words_w * 4);
+                else
+                    st = glcv_engine_read(s->engine, s->thresholds[k].id, s->sub_w, s->sub_h, GL_RG_INTEGER,
+                                          GL_UNSIGNED_BYTE, buf, (size_t)s->sub_w * 2);
                 if (st != GLCV_OK)
                     break;
                 for (int y = k >> 1; y < s->height; y += 2) {
                     for (int x = k & 1; x < s->width; x += 2) {
-                        const uint8_t *t = buf + 2 * ((size_t)(y >> 1) * (size_t)s->sub_w + (size_t)(x >> 1));
+                        size_t sx = (size_t)(x >> 1), sy = (size_t)(y >> 1);
+                        uint8_t t1, t2;
+                        if (s->tile_iterations) {
+                            uint8_t packed = buf[sy * (size_t)s->words_w * 4 + sx]; /* little-endian bytes */
+                            t1 = (uint8_t)(packed >> 4);
+                            t2 = (uint8_t)(packed & 15);
+                        } else {
+                            t1 = buf[2 * (sy * (size_t)s->sub_w + sx)];
+                            t2 = buf[2 * (sy * (size_t)s->sub_w + sx) + 1];
+                        }
                         size_t i = (size_t)y * (size_t)s->width + (size_t)x;
                         if (m_min_b1)
-                            m_min_b1[i] = t[0];
+                            m_min_b1[i] = t1;
                         if (m_min_b2)
-                            m_min_b2[i] = t[1];
+                            m_min_b2[i] = t2;
                     }
                 }
             }

@@ -102,6 +102,19 @@ GLCV_API glcv_status glcv_segment_learn_end(glcv_segment *seg);
  * STATE (no background yet, or learning), GL. */
 GLCV_API glcv_status glcv_segment_frame(glcv_segment *seg, const glcv_image *frame, int wait);
 
+/* Zero-copy input: returns in `out` an image of the segmenter's size whose pixels lie in pinned
+ * upload memory that the GPU copies from directly (plain host memory with the CPU engine). Fill
+ * it (any order of rows; `out->stride` is width * bytes per pixel), then call
+ * glcv_segment_frame_mapped. `format`: RGBA8 or BGRA8 (the GPU's fast path), RGB8 or BGR8.
+ * The memory is valid until glcv_segment_frame_mapped returns. This saves the copy that
+ * glcv_segment_frame makes of the caller's pixels, so the upload of one frame overlaps the
+ * passes of the one before. Errors: INVALID_ARGUMENT, GL, OUT_OF_MEMORY. */
+GLCV_API glcv_status glcv_segment_map_frame(glcv_segment *seg, glcv_pixel_format format, glcv_image *out);
+
+/* Segments the frame written into the memory of glcv_segment_map_frame (as glcv_segment_frame).
+ * Errors: STATE (no map_frame before), and those of glcv_segment_frame. */
+GLCV_API glcv_status glcv_segment_frame_mapped(glcv_segment *seg, int wait);
+
 /* Segments the caller's GL_TEXTURE_2D (as for set_background_texture; read, never modified). */
 GLCV_API glcv_status glcv_segment_frame_texture(glcv_segment *seg, unsigned int texture, int wait);
 
