@@ -829,7 +829,14 @@ glcv_status glcv_engine_read(glcv_engine *e, GLuint texture, int width, int heig
 {
     if (!e->read_fbo)
         glGenFramebuffers(1, &e->read_fbo);
-    size_t bytes = row_bytes * (size_t)height;
+    /* The last row need not extend to row_bytes: the caller's buffer may end right after it. */
+    size_t px_bytes = gl_type == GL_UNSIGNED_BYTE ? 1 : 4;
+    size_t last_row = (size_t)width * px_bytes *
+                      (gl_format == GL_RED || gl_format == GL_RED_INTEGER ? 1
+                       : gl_format == GL_RG_INTEGER                       ? 2
+                       : gl_format == GL_RGB                              ? 3
+                                                                          : 4);
+    size_t bytes = row_bytes * (size_t)(height - 1) + last_row;
     int persistent = e->gl_version >= 44;
     if (bytes > e->down_size) {
         if (e->down_buffer) {

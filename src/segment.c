@@ -1170,12 +1170,15 @@ glcv_status glcv_segment_read_mask(glcv_segment *s, glcv_image *out)
         if (!s->engine) {
             write_plane(s->cpu.mask, 255, out);
         } else {
-            /* The RGB scratch holds w*h*3 bytes: room for one plane. */
+            /* GRAY8 is read straight into the caller's rows; other formats through the RGB scratch,
+             * which holds w*h*3 bytes: room for one plane. */
+            int direct = out->format == GLCV_PIXEL_GRAY8;
+            size_t row = direct ? glcv_image_stride(out) : (size_t)s->width;
             glcv_engine_begin(s->engine);
-            st = glcv_engine_read(s->engine, s->mask.id, s->width, s->height, GL_RED, GL_UNSIGNED_BYTE, s->rgb,
-                                  (size_t)s->width);
+            st = glcv_engine_read(s->engine, s->mask.id, s->width, s->height, GL_RED, GL_UNSIGNED_BYTE,
+                                  direct ? out->data : s->rgb, row);
             glcv_engine_end(s->engine);
-            if (st == GLCV_OK)
+            if (st == GLCV_OK && !direct)
                 write_plane(s->rgb, 1, out);
         }
     }
