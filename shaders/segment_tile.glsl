@@ -2,44 +2,48 @@
 //
 // The multi-pass path (segment_mrf.glsl) runs one dispatch per substep: 36 for 8 iterations,
 // each a few microseconds of launch and barrier for a few microseconds of work. Here one work
-// group owns a TILE x TILE block of every subset texture plus a HALO on each side, holds the
-// masks and thresholds of that region in shared memory, and runs the substeps of `iterations`
-// iterations with a barrier between them. Information moves at most one image pixel per
-// substep, so after 4 K substeps only the outer 2 K subset pixels of the region can be wrong:
-// HALO >= 2 K keeps the TILE x TILE interior exact. The decisions are the same as the
+// group owns a block of every subset -- TILE_X x TILE_Y subset pixels -- plus a halo around it,
+// holds the masks and thresholds of that region in shared memory, and runs the substeps of
+// `iterations` iterations with a barrier between them. Information moves at most one image
+// pixel per substep, so after 4 K substeps only the outer 2 K subset pixels of the region can be
+// wrong: a halo of at least 2 K keeps the interior exact. The decisions are those of the
 // multi-pass path and the CPU engine: the same subset orders, thresholds and neighbourhoods.
 //
-// Four pixels of a subset row are packed into one uint, one byte each, and processed together:
-// byte lanes hold M <= 12 and thresholds <= 13, so sums never carry between lanes, and
-// (M | 0x80) - m_min has its top bit set exactly when M >= m_min.
+// Bit-sliced arithmetic: a uint holds one bit of 32 neighbouring pixels of a subset row. Each
+// substep adds the 8 neighbour bits of 32 pixels at once into the 4-bit count
+// M = 2 (4-neighbours) + (diagonal neighbours) and compares it with the 4-bit thresholds, kept
+// as four bit planes per parameter set (B1, B2): M >= m_min  <=>  M - m_min does not borrow.
 //
-// Inputs: per subset, the packed thresholds (R32UI words of four pixels: B1 threshold << 4 | B2
-// threshold per byte, from segment_threshold.glsl with SEGMENT_PACKED) and the packed mask of the
-// previous frame or chunk (R32UI, 0 or 1 per byte). Outputs: images 0..3 the packed subset masks,
-// image 4 the full R8 mask (when write_full is set). Compute only (GLCV_TILED: one call per work
-// group).
+// Inputs: per subset, the packed thresholds (R32UI words of four pixels, one byte each:
+// B1 threshold << 4 | B2 threshold, from segment_threshold.glsl with SEGMENT_PACKED) and the mask
+// of the previous frame or dispatch (R32UI words of 32 pixels, one bit each). Outputs: images
+// 0..3 the four subset masks (bits), image 4 the full R8 mask (when write_full is set).
+// Compute only (GLCV_TILED: glcv_pass runs once per invocation with the work group's id).
 
-#ifndef TILE
-#define TILE 32
+#ifndef TILE_Y
+#define TILE_Y 32
 #endif
-#ifndef HALO
-#define HALO 20
+#ifndef HALO_Y
+#define HALO_Y 18
 #endif
-#define ROWS (TILE + 2 * HALO)
-#define WORDS (ROWS / 4)
+#define TILE_X 64                 // two words of 32 pixels
+#define WORDS 4                   // one word of halo on each side: halo 32 >= 2 K for K <= 16
+#define ROWS (TILE_Y + 2 * HALO_Y)
+#define CELLS (ROWS * WORDS)
 #define THREADS (GLCV_LOCAL_X * GLCV_LOCAL_Y)
 
 uniform usampler2D thr_k, thr_l, thr_m, thr_n;
 uniform usampler2D prior_k, prior_l, prior_m, prior_n;
-uniform ivec2 words_size; // size of the packed textures: ceil(subset width / 4) x subset height
+uniform ivec2 thr_size;   // size of the threshold textures: ceil(subset width / 4) x subset height
+uniform ivec2 bits_size;  // size of the mask textures: ceil(subset width / 32) x subset height
 uniform ivec2 image_size;
-uniform int iterations;    // iterations in this dispatch, 1..16
-uniform int first_is_b1;   // the first of them uses B1 (the frame's first iteration)
+uniform int iterations;   // iterations in this dispatch, 1..16
+uniform int first_is_b1;  // the first of them uses B1 (the frame's first iteration)
 uniform int write_full;
-uniform ivec4 orders[16];  // subset order of each iteration
+uniform ivec4 orders[16]; // subset order of each iteration
 
-shared uint s_mask[4][ROWS * WORDS];
-shared uint s_thr[4][ROWS * WORDS]; // per byte: B1 threshold << 4 | B2 threshold
+shared uint s_mask[4][CELLS];
+shared uint s_plane[4][8][CELLS]; // threshold bit planes: [0..3] with B1, [4..7] with B2
 
 uint fetch_threshold(int s, ivec2 p)
 {
@@ -57,83 +61,112 @@ uint fetch_prior(int s, ivec2 p)
     return texelFetch(prior_n, p, 0).r;
 }
 
-uint word_at(int s, int row, int col)
+uint cell(int s, int row, int col)
 {
     if (row < 0 || row >= ROWS || col < 0 || col >= WORDS)
         return 0u;
     return s_mask[s][row * WORDS + col];
 }
 
-// The four lanes' neighbours one pixel to the left (dir < 0) or right (dir > 0).
+// Bit k <- the pixel one to the left (dir < 0) or right (dir > 0) of pixel k.
 uint shifted(int s, int row, int col, int dir)
 {
-    uint w = word_at(s, row, col);
+    uint w = cell(s, row, col);
     if (dir < 0)
-        return (w << 8) | (word_at(s, row, col - 1) >> 24);
-    return (w >> 8) | (word_at(s, row, col + 1) << 24);
+        return (w << 1) | (cell(s, row, col - 1) >> 31);
+    return (w >> 1) | (cell(s, row, col + 1) << 31);
 }
 
 void glcv_pass(ivec2 group)
 {
     int tid = int(gl_LocalInvocationIndex);
-    ivec2 origin = group * TILE - HALO; // subset coordinates of the region's corner (x: a word edge)
-    ivec2 word_origin = ivec2(origin.x / 4, origin.y);
+    ivec2 word0 = ivec2(group.x * (TILE_X / 32) - 1, group.y * TILE_Y - HALO_Y); // region corner, words
 
-    for (int i = tid; i < 4 * ROWS * WORDS; i += THREADS) {
-        int s = i / (ROWS * WORDS), w = i % (ROWS * WORDS);
-        ivec2 p = word_origin + ivec2(w % WORDS, w / WORDS);
-        uint m = 0u, t = 0xDDDDDDDDu; // outside: background, never switches on
-        if (p.x >= 0 && p.y >= 0 && p.x < words_size.x && p.y < words_size.y) {
-            t = fetch_threshold(s, p);
-            m = fetch_prior(s, p);
+    // Load: thresholds from four-pixel words into bit planes, masks as they are.
+    for (int i = tid; i < 4 * CELLS; i += THREADS) {
+        int s = i / CELLS, c = i % CELLS;
+        ivec2 w = word0 + ivec2(c % WORDS, c / WORDS);
+        uint planes[8] = uint[8](~0u, 0u, ~0u, ~0u, ~0u, 0u, ~0u, ~0u); // 13 = never, outside
+        uint m = 0u;
+        if (w.x >= 0 && w.y >= 0 && w.x < bits_size.x && w.y < bits_size.y) {
+            m = fetch_prior(s, w);
+            for (int j = 0; j < 8; j++) {
+                ivec2 tp = ivec2(w.x * 8 + j, w.y);
+                uint t = tp.x < thr_size.x ? fetch_threshold(s, tp) : 0xDDDDDDDDu;
+                for (int k = 0; k < 4; k++) {
+                    uint byte = (t >> (8 * k)) & 0xFFu;
+                    int bit = 4 * j + k;
+                    uint clear = ~(1u << bit);
+                    for (int b = 0; b < 8; b++) {
+                        uint v = b < 4 ? (byte >> (4 + b)) & 1u : (byte >> (b - 4)) & 1u;
+                        planes[b] = (planes[b] & clear) | (v << bit);
+                    }
+                }
+            }
         }
-        s_mask[s][w] = m;
-        s_thr[s][w] = t;
+        s_mask[s][c] = m;
+        for (int b = 0; b < 8; b++)
+            s_plane[s][b][c] = planes[b];
     }
     barrier();
 
     for (int it = 0; it < iterations; it++) {
-        bool b1 = it == 0 && first_is_b1 != 0;
+        int set = it == 0 && first_is_b1 != 0 ? 0 : 4;
         for (int k = 0; k < 4; k++) {
             int s = orders[it][k];
             int a = s & 1, b = s >> 1;
             int hs = (1 - a) + 2 * b, vs = a + 2 * (1 - b), ds = (1 - a) + 2 * (1 - b);
             int dx = a == 0 ? -1 : 1, dy = b == 0 ? -1 : 1;
-            for (int w = tid; w < ROWS * WORDS; w += THREADS) {
-                int row = w / WORDS, col = w % WORDS;
-                uint h = word_at(hs, row, col) + shifted(hs, row, col, dx);
-                uint v = word_at(vs, row, col) + word_at(vs, row + dy, col);
-                uint d = word_at(ds, row, col) + shifted(ds, row, col, dx) + word_at(ds, row + dy, col) +
-                         shifted(ds, row + dy, col, dx);
-                uint m = 2u * (h + v) + d;
-                uint t = s_thr[s][w];
-                uint m_min = b1 ? (t >> 4) & 0x0F0F0F0Fu : t & 0x0F0F0F0Fu;
-                s_mask[s][w] = (((m | 0x80808080u) - m_min) & 0x80808080u) >> 7;
+            for (int c = tid; c < CELLS; c += THREADS) {
+                int row = c / WORDS, col = c % WORDS;
+                uint h0 = cell(hs, row, col), h1 = shifted(hs, row, col, dx);
+                uint v0 = cell(vs, row, col), v1 = cell(vs, row + dy, col);
+                uint d0 = cell(ds, row, col), d1 = shifted(ds, row, col, dx);
+                uint d2 = cell(ds, row + dy, col), d3 = shifted(ds, row + dy, col, dx);
+                // S = h0 + h1 + v0 + v1 and D = d0 + d1 + d2 + d3, three bits each.
+                uint th = h0 ^ h1, ch = h0 & h1, tv = v0 ^ v1, cv = v0 & v1;
+                uint s0 = th ^ tv, s1 = ch ^ cv ^ (th & tv), s2 = ch & cv;
+                uint ta = d0 ^ d1, ca = d0 & d1, tb = d2 ^ d3, cb = d2 & d3;
+                uint e0 = ta ^ tb, e1 = ca ^ cb ^ (ta & tb), e2 = ca & cb;
+                // M = 2 S + D, four bits (M <= 12).
+                uint m0 = e0;
+                uint m1 = s0 ^ e1, k1 = s0 & e1;
+                uint m2 = s1 ^ e2 ^ k1, k2 = (s1 & e2) | (k1 & (s1 ^ e2));
+                uint m3 = s2 ^ k2;
+                // Borrow of M - m_min: none means M >= m_min.
+                uint t0 = s_plane[s][set][c], t1 = s_plane[s][set + 1][c];
+                uint t2 = s_plane[s][set + 2][c], t3 = s_plane[s][set + 3][c];
+                uint br = ~m0 & t0;
+                br = (~m1 & t1) | (~(m1 ^ t1) & br);
+                br = (~m2 & t2) | (~(m2 ^ t2) & br);
+                br = (~m3 & t3) | (~(m3 ^ t3) & br);
+                s_mask[s][c] = ~br;
             }
             barrier();
         }
     }
 
-    // The exact interior goes out: the four packed subset masks and, on the last chunk, the full
-    // mask.
-    for (int i = tid; i < 4 * TILE * (TILE / 4); i += THREADS) {
-        int s = i / (TILE * (TILE / 4)), w = i % (TILE * (TILE / 4));
-        int row = HALO + w / (TILE / 4), col = HALO / 4 + w % (TILE / 4);
+    // The exact interior goes out: the subset masks and, on the last dispatch, the full mask.
+    for (int i = tid; i < 4 * TILE_Y * 2; i += THREADS) {
+        int s = i / (TILE_Y * 2), r = i % (TILE_Y * 2);
+        int row = HALO_Y + r / 2, col = 1 + r % 2;
+        ivec2 w = word0 + ivec2(col, row);
+        if (w.x >= bits_size.x || w.y >= bits_size.y)
+            continue;
         uint m = s_mask[s][row * WORDS + col];
-        ivec2 wp = word_origin + ivec2(col, row);
-        if (wp.x >= words_size.x || wp.y >= words_size.y)
-            continue;
-        uvec4 mv = uvec4(m);
-        if (s == 0) imageStore(glcv_image0, wp, mv);
-        else if (s == 1) imageStore(glcv_image1, wp, mv);
-        else if (s == 2) imageStore(glcv_image2, wp, mv);
-        else imageStore(glcv_image3, wp, mv);
-        if (write_full == 0)
-            continue;
-        for (int k = 0; k < 4; k++) {
-            ivec2 q = 2 * ivec2(wp.x * 4 + k, wp.y) + ivec2(s & 1, s >> 1);
-            if (q.x < image_size.x && q.y < image_size.y)
-                imageStore(glcv_image4, q, vec4(float((m >> (8 * k)) & 1u)));
-        }
+        if (s == 0) imageStore(glcv_image0, w, uvec4(m));
+        else if (s == 1) imageStore(glcv_image1, w, uvec4(m));
+        else if (s == 2) imageStore(glcv_image2, w, uvec4(m));
+        else imageStore(glcv_image3, w, uvec4(m));
+    }
+    if (write_full == 0)
+        return;
+    for (int i = tid; i < 4 * TILE_Y * TILE_X; i += THREADS) {
+        int s = i / (TILE_Y * TILE_X), r = i % (TILE_Y * TILE_X);
+        int row = HALO_Y + r / TILE_X, x = r % TILE_X;
+        int col = 1 + x / 32, bit = x % 32;
+        ivec2 q = 2 * ivec2((word0.x + col) * 32 + bit, word0.y + row) + ivec2(s & 1, s >> 1);
+        if (q.x < image_size.x && q.y < image_size.y)
+            imageStore(glcv_image4, q, vec4(float((s_mask[s][row * WORDS + col] >> bit) & 1u)));
     }
 }

@@ -822,6 +822,18 @@ static glcv_status read_texture(GLuint fbo, GLuint texture, int width, int heigh
     return check_gl(lg, "read-back");
 }
 
+/* Copies `height` rows of `row` bytes at a pitch of `pitch`, leaving the bytes between rows
+ * (the caller's padding) untouched. */
+static void copy_rows(void *dst, const void *src, size_t pitch, size_t row, int height)
+{
+    if (pitch == row) {
+        memcpy(dst, src, row * (size_t)height);
+        return;
+    }
+    for (int y = 0; y < height; y++)
+        memcpy((uint8_t *)dst + pitch * (size_t)y, (const uint8_t *)src + pitch * (size_t)y, row);
+}
+
 /* Reads through a pixel-pack buffer: with GL 4.4 one persistently mapped in cached client memory,
  * waited on with a fence; otherwise mapped for reading after the copy. */
 glcv_status glcv_engine_read(glcv_engine *e, GLuint texture, int width, int height, GLenum gl_format,
@@ -873,11 +885,11 @@ glcv_status glcv_engine_read(glcv_engine *e, GLuint texture, int width, int heig
         if (e->down_map) {
             GLsync fence = glFenceSync(GL_SYNC_GPU_COMMANDS_COMPLETE, 0);
             wait_fence(&fence);
-            memcpy(dst, e->down_map, bytes);
+            copy_rows(dst, e->down_map, row_bytes, last_row, height);
         } else {
             const void *p = glMapBufferRange(GL_PIXEL_PACK_BUFFER, 0, (GLsizeiptr)bytes, GL_MAP_READ_BIT);
             if (p) {
-                memcpy(dst, p, bytes);
+                copy_rows(dst, p, row_bytes, last_row, height);
                 glUnmapBuffer(GL_PIXEL_PACK_BUFFER);
             } else {
                 st = glcv_fail(&e->logger, GLCV_ERROR_GL, "read-back buffer mapping failed");

@@ -45,11 +45,13 @@ struct glcv_segment {
     int bgf_current, bgf_valid;
     glcv_tex thresholds[4];  /* RG8UI per subset: thresholds with B1, B2 */
     glcv_tex masks[4];       /* R8 per subset, 0/1 (multi-pass path) */
-    /* Tiled compute path: per subset, words of four pixels (R32UI, one byte per pixel). */
+    /* Tiled compute path (segment_tile.glsl), per subset: */
     int tile_iterations;     /* iterations per tiled dispatch (0 = the multi-pass path) */
+    int tile_rows;           /* subset rows per work group */
     int words_w;             /* ceil(sub_w / 4) */
-    glcv_tex thr_words[4];   /* B1 threshold << 4 | B2 threshold per byte */
-    glcv_tex mask_words[2][4]; /* 0/1 per byte, ping-pong between dispatches */
+    int bits_w;              /* ceil(sub_w / 32) */
+    glcv_tex thr_words[4];   /* R32UI, four pixels a word: B1 threshold << 4 | B2 threshold per byte */
+    glcv_tex mask_bits[2][4];/* R32UI, 32 pixels a word, one bit each; ping-pong between dispatches */
     int mask_set;            /* the set holding the current mask */
     glcv_program *threshold_packed;
     glcv_tex mask;           /* R8 full resolution, 0/255 */
@@ -237,8 +239,8 @@ static glcv_status gpu_textures(glcv_segment *s)
             return st;
         if (s->tile_iterations &&
             ((st = glcv_engine_tex_create(e, &s->thr_words[i], s->words_w, s->sub_h, GLCV_FORMAT_R32UI)) ||
-             (st = glcv_engine_tex_create(e, &s->mask_words[0][i], s->words_w, s->sub_h, GLCV_FORMAT_R32UI)) ||
-             (st = glcv_engine_tex_create(e, &s->mask_words[1][i], s->words_w, s->sub_h, GLCV_FORMAT_R32UI))))
+             (st = glcv_engine_tex_create(e, &s->mask_bits[0][i], s->bits_w, s->sub_h, GLCV_FORMAT_R32UI)) ||
+             (st = glcv_engine_tex_create(e, &s->mask_bits[1][i], s->bits_w, s->sub_h, GLCV_FORMAT_R32UI))))
             return st;
     }
     return GLCV_OK;
@@ -273,8 +275,8 @@ static void gpu_release(glcv_segment *s)
         glcv_engine_tex_destroy(e, &s->thresholds[i]);
         glcv_engine_tex_destroy(e, &s->masks[i]);
         glcv_engine_tex_destroy(e, &s->thr_words[i]);
-        glcv_engine_tex_destroy(e, &s->mask_words[0][i]);
-        glcv_engine_tex_destroy(e, &s->mask_words[1][i]);
+        glcv_engine_tex_destroy(e, &s->mask_bits[0][i]);
+        glcv_engine_tex_destroy(e, &s->mask_bits[1][i]);
     }
     glcv_engine_destroy(&s->engine);
 }
@@ -327,37 +329,44 @@ static glcv_status clear_masks(glcv_segment *s)
     glcv_status st = glcv_engine_clear(s->engine, &s->mask);
     for (int i = 0; i < 4 && st == GLCV_OK; i++) {
         if ((st = glcv_engine_clear(s->engine, &s->masks[i])) == GLCV_OK &&
-            (st = glcv_engine_clear(s->engine, &s->mask_words[0][i])) == GLCV_OK)
-            st = glcv_engine_clear(s->engine, &s->mask_words[1][i]);
+            (st = glcv_engine_clear(s->engine, &s->mask_bits[0][i])) == GLCV_OK)
+            st = glcv_engine_clear(s->engine, &s->mask_bits[1][i]);
     }
     glcv_engine_end(s->engine);
     return st;
 }
 
-#define TILE 32            /* subset pixels per tile side in segment_tile.glsl */
+#define TILE_X 64          /* subset pixels per work group across, in segment_tile.glsl */
 #define TILE_THREADS 256
 #define TILE_MAX_ITERATIONS 16
 
-/* The halo a tiled dispatch of `k` iterations needs: information moves at most one image pixel
- * per substep, 4 k image pixels = 2 k subset pixels; rounded up to whole words of 4 pixels. */
-static int tile_halo(int k)
+/* Shared memory of a work group of segment_tile.glsl with `rows` rows: 4 words of 32 pixels a row,
+ * per subset one mask word and 8 threshold bit planes. */
+static long tile_shared_bytes(int rows)
 {
-    return 4 * ((2 * k + 3) / 4);
+    return 4L * 9 * rows * 4 * 4;
 }
 
-/* How many iterations one tiled dispatch may run within the shared-memory limit (0: none). */
-static int tile_capacity(void)
+/* Chooses the work group's height and how many iterations one tiled dispatch may run within the
+ * shared-memory limit: a halo of 2 rows per iteration above and below. Returns the iterations
+ * (0: the tiled path does not fit). */
+static int tile_capacity(int *tile_rows)
 {
     GLint shared = 0, invocations = 0;
     glGetIntegerv(GL_MAX_COMPUTE_SHARED_MEMORY_SIZE, &shared);
     glGetIntegerv(GL_MAX_COMPUTE_WORK_GROUP_INVOCATIONS, &invocations);
     if (invocations < TILE_THREADS)
         return 0;
+    static const int heights[] = {32, 16};
     int best = 0;
-    for (int k = 1; k <= TILE_MAX_ITERATIONS; k++) {
-        long rows = TILE + 2 * tile_halo(k);
-        if (8 * rows * rows <= shared) /* masks and thresholds: 2 x 4 subsets x rows^2 bytes */
+    for (int h = 0; h < 2 && best < 9; h++) {
+        int k = 0;
+        while (k < TILE_MAX_ITERATIONS && tile_shared_bytes(heights[h] + 4 * (k + 1)) <= shared)
+            k++;
+        if (k > best) {
             best = k;
+            *tile_rows = heights[h];
+        }
     }
     return best;
 }
@@ -368,12 +377,11 @@ static glcv_status tile_program(glcv_segment *s, int k, glcv_program **out)
     const glcv_format outputs[5] = {GLCV_FORMAT_R32UI, GLCV_FORMAT_R32UI, GLCV_FORMAT_R32UI, GLCV_FORMAT_R32UI,
                                     GLCV_FORMAT_R8};
     char key[64], defines[256];
-    int halo = tile_halo(k);
-    snprintf(key, sizeof key, "segment_tile_%d", halo);
+    snprintf(key, sizeof key, "segment_tile_%d_%d", s->tile_rows, 2 * k);
     snprintf(defines, sizeof defines,
              "#define GLCV_TILED 1\n#define GLCV_LOCAL_X %d\n#define GLCV_LOCAL_Y 1\n"
-             "#define TILE %d\n#define HALO %d\n",
-             TILE_THREADS, TILE, halo);
+             "#define TILE_Y %d\n#define HALO_Y %d\n",
+             TILE_THREADS, s->tile_rows, 2 * k);
     return glcv_engine_program(s->engine, key, files, 1, defines, outputs, 5, out);
 }
 
@@ -391,10 +399,10 @@ static glcv_status gpu_mrf_tiled(glcv_segment *s)
             return st;
         for (int i = 0; i < k; i++)
             draw_order(s, &orders[4 * i]);
-        glcv_tex *in = s->mask_words[s->mask_set], *out = s->mask_words[1 - s->mask_set];
-        glcv_pass p = make_pass(prog, "mrf", s->words_w, s->sub_h);
-        p.groups_x = (s->sub_w + TILE - 1) / TILE;
-        p.groups_y = (s->sub_h + TILE - 1) / TILE;
+        glcv_tex *in = s->mask_bits[s->mask_set], *out = s->mask_bits[1 - s->mask_set];
+        glcv_pass p = make_pass(prog, "mrf", s->bits_w, s->sub_h);
+        p.groups_x = (s->sub_w + TILE_X - 1) / TILE_X;
+        p.groups_y = (s->sub_h + s->tile_rows - 1) / s->tile_rows;
         static const char *const thr_names[4] = {"thr_k", "thr_l", "thr_m", "thr_n"};
         static const char *const prior_names[4] = {"prior_k", "prior_l", "prior_m", "prior_n"};
         for (int i = 0; i < 4; i++)
@@ -404,7 +412,8 @@ static glcv_status gpu_mrf_tiled(glcv_segment *s)
         for (int i = 0; i < 4; i++)
             add_output(&p, &out[i]);
         add_output(&p, &s->mask);
-        add_uniform_i(&p, "words_size", GLCV_U_2I, s->words_w, s->sub_h);
+        add_uniform_i(&p, "thr_size", GLCV_U_2I, s->words_w, s->sub_h);
+        add_uniform_i(&p, "bits_size", GLCV_U_2I, s->bits_w, s->sub_h);
         add_uniform_i(&p, "image_size", GLCV_U_2I, s->width, s->height);
         add_uniform_i(&p, "iterations", GLCV_U_1I, k, 0);
         add_uniform_i(&p, "first_is_b1", GLCV_U_1I, done == 0, 0);
@@ -582,6 +591,7 @@ glcv_status glcv_segment_create(const glcv_segment_params *params, glcv_segment 
     s->sub_w = (p.width + 1) / 2;
     s->sub_h = (p.height + 1) / 2;
     s->words_w = (s->sub_w + 3) / 4;
+    s->bits_w = (s->sub_w + 31) / 32;
     seed_rng(s, p.seed);
 
     if (p.engine == GLCV_ENGINE_AUTO && !glcv_gl_context_current()) {
@@ -601,7 +611,7 @@ glcv_status glcv_segment_create(const glcv_segment_params *params, glcv_segment 
             /* GLCV_SEGMENT_MULTIPASS=1 keeps one dispatch per substep (benchmarks, tests). */
             const char *multipass = getenv("GLCV_SEGMENT_MULTIPASS");
             if (!multipass || strcmp(multipass, "1") != 0)
-                s->tile_iterations = tile_capacity();
+                s->tile_iterations = tile_capacity(&s->tile_rows);
             glcv_logf(lg, GLCV_LOG_DEBUG, "segment: compute MRF %s (%d iterations per dispatch)",
                       s->tile_iterations ? "tiled" : "one dispatch per substep", s->tile_iterations);
         }
