@@ -18,10 +18,11 @@
 // B1 threshold << 4 | B2 threshold, from segment_threshold.glsl with SEGMENT_PACKED) and the mask
 // of the previous frame or dispatch (R32UI words of 32 pixels, one bit each). Outputs: images
 // 0..3 the four subset masks (bits), image 4 the full R8 mask (when write_full is set).
-// Compute only (GLCV_TILED: glcv_pass runs once per invocation with the work group's id).
+// Compute only (GLCV_TILED: glcv_pass runs once per invocation with the work group's id). The
+// region has at most as many words as the work group has invocations: one each per substep.
 
 #ifndef TILE_Y
-#define TILE_Y 32
+#define TILE_Y 28
 #endif
 #ifndef HALO_Y
 #define HALO_Y 18
@@ -29,7 +30,9 @@
 #define TILE_X 64                 // two words of 32 pixels
 #define WORDS 4                   // one word of halo on each side: halo 32 >= 2 K for K <= 16
 #define ROWS (TILE_Y + 2 * HALO_Y)
-#define CELLS (ROWS * WORDS)
+#define CELLS (ROWS * WORDS)      // at most the number of invocations: one cell each per substep
+#define PITCH (WORDS + 2)         // mask rows carry a zero word on each side...
+#define MASK_CELLS (PITCH * (ROWS + 2)) // ...and there is a zero row above and below
 #define THREADS (GLCV_LOCAL_X * GLCV_LOCAL_Y)
 
 uniform usampler2D thr_k, thr_l, thr_m, thr_n;
@@ -42,7 +45,7 @@ uniform int first_is_b1;  // the first of them uses B1 (the frame's first iterat
 uniform int write_full;
 uniform ivec4 orders[16]; // subset order of each iteration
 
-shared uint s_mask[4][CELLS];
+shared uint s_mask[4][MASK_CELLS];
 shared uint s_plane[4][8][CELLS]; // threshold bit planes: [0..3] with B1, [4..7] with B2
 
 uint fetch_threshold(int s, ivec2 p)
@@ -61,20 +64,26 @@ uint fetch_prior(int s, ivec2 p)
     return texelFetch(prior_n, p, 0).r;
 }
 
-uint cell(int s, int row, int col)
+// The padded index of data cell (row, col); row -1..ROWS and col -1..WORDS are zero padding.
+int at(int row, int col)
 {
-    if (row < 0 || row >= ROWS || col < 0 || col >= WORDS)
-        return 0u;
-    return s_mask[s][row * WORDS + col];
+    return (row + 1) * PITCH + col + 1;
 }
 
 // Bit k <- the pixel one to the left (dir < 0) or right (dir > 0) of pixel k.
-uint shifted(int s, int row, int col, int dir)
+uint shifted(int s, int i, int dir)
 {
-    uint w = cell(s, row, col);
+    uint w = s_mask[s][i];
     if (dir < 0)
-        return (w << 1) | (cell(s, row, col - 1) >> 31);
-    return (w >> 1) | (cell(s, row, col + 1) << 31);
+        return (w << 1) | (s_mask[s][i - 1] >> 31);
+    return (w >> 1) | (s_mask[s][i + 1] << 31);
+}
+
+// Gathers bit `bit` of each byte of `t` into four contiguous bits.
+uint gather4(uint t, int bit)
+{
+    uint x = (t >> bit) & 0x01010101u;
+    return (x | (x >> 7) | (x >> 14) | (x >> 21)) & 0xFu;
 }
 
 void glcv_pass(ivec2 group)
@@ -82,47 +91,48 @@ void glcv_pass(ivec2 group)
     int tid = int(gl_LocalInvocationIndex);
     ivec2 word0 = ivec2(group.x * (TILE_X / 32) - 1, group.y * TILE_Y - HALO_Y); // region corner, words
 
-    // Load: thresholds from four-pixel words into bit planes, masks as they are.
+    // Load: masks as they are, thresholds from four-pixel words into bit planes; zero padding.
+    for (int i = tid; i < 4 * MASK_CELLS; i += THREADS)
+        s_mask[i / MASK_CELLS][i % MASK_CELLS] = 0u;
+    barrier();
     for (int i = tid; i < 4 * CELLS; i += THREADS) {
         int s = i / CELLS, c = i % CELLS;
-        ivec2 w = word0 + ivec2(c % WORDS, c / WORDS);
+        int row = c / WORDS, col = c % WORDS;
+        ivec2 w = word0 + ivec2(col, row);
         uint planes[8] = uint[8](~0u, 0u, ~0u, ~0u, ~0u, 0u, ~0u, ~0u); // 13 = never, outside
-        uint m = 0u;
         if (w.x >= 0 && w.y >= 0 && w.x < bits_size.x && w.y < bits_size.y) {
-            m = fetch_prior(s, w);
+            s_mask[s][at(row, col)] = fetch_prior(s, w);
+            for (int b = 0; b < 8; b++)
+                planes[b] = 0u;
             for (int j = 0; j < 8; j++) {
                 ivec2 tp = ivec2(w.x * 8 + j, w.y);
                 uint t = tp.x < thr_size.x ? fetch_threshold(s, tp) : 0xDDDDDDDDu;
-                for (int k = 0; k < 4; k++) {
-                    uint byte = (t >> (8 * k)) & 0xFFu;
-                    int bit = 4 * j + k;
-                    uint clear = ~(1u << bit);
-                    for (int b = 0; b < 8; b++) {
-                        uint v = b < 4 ? (byte >> (4 + b)) & 1u : (byte >> (b - 4)) & 1u;
-                        planes[b] = (planes[b] & clear) | (v << bit);
-                    }
+                for (int b = 0; b < 4; b++) {
+                    planes[b] |= gather4(t, 4 + b) << (4 * j);
+                    planes[4 + b] |= gather4(t, b) << (4 * j);
                 }
             }
         }
-        s_mask[s][c] = m;
         for (int b = 0; b < 8; b++)
             s_plane[s][b][c] = planes[b];
     }
     barrier();
 
+    int row = tid / WORDS, col = tid % WORDS;
+    int me = at(row, col);
     for (int it = 0; it < iterations; it++) {
         int set = it == 0 && first_is_b1 != 0 ? 0 : 4;
         for (int k = 0; k < 4; k++) {
             int s = orders[it][k];
             int a = s & 1, b = s >> 1;
             int hs = (1 - a) + 2 * b, vs = a + 2 * (1 - b), ds = (1 - a) + 2 * (1 - b);
-            int dx = a == 0 ? -1 : 1, dy = b == 0 ? -1 : 1;
-            for (int c = tid; c < CELLS; c += THREADS) {
-                int row = c / WORDS, col = c % WORDS;
-                uint h0 = cell(hs, row, col), h1 = shifted(hs, row, col, dx);
-                uint v0 = cell(vs, row, col), v1 = cell(vs, row + dy, col);
-                uint d0 = cell(ds, row, col), d1 = shifted(ds, row, col, dx);
-                uint d2 = cell(ds, row + dy, col), d3 = shifted(ds, row + dy, col, dx);
+            int dx = a == 0 ? -1 : 1;
+            int next = me + (b == 0 ? -PITCH : PITCH); // the row of the other vertical neighbour
+            if (tid < CELLS) {
+                uint h0 = s_mask[hs][me], h1 = shifted(hs, me, dx);
+                uint v0 = s_mask[vs][me], v1 = s_mask[vs][next];
+                uint d0 = s_mask[ds][me], d1 = shifted(ds, me, dx);
+                uint d2 = s_mask[ds][next], d3 = shifted(ds, next, dx);
                 // S = h0 + h1 + v0 + v1 and D = d0 + d1 + d2 + d3, three bits each.
                 uint th = h0 ^ h1, ch = h0 & h1, tv = v0 ^ v1, cv = v0 & v1;
                 uint s0 = th ^ tv, s1 = ch ^ cv ^ (th & tv), s2 = ch & cv;
@@ -134,13 +144,13 @@ void glcv_pass(ivec2 group)
                 uint m2 = s1 ^ e2 ^ k1, k2 = (s1 & e2) | (k1 & (s1 ^ e2));
                 uint m3 = s2 ^ k2;
                 // Borrow of M - m_min: none means M >= m_min.
-                uint t0 = s_plane[s][set][c], t1 = s_plane[s][set + 1][c];
-                uint t2 = s_plane[s][set + 2][c], t3 = s_plane[s][set + 3][c];
+                uint t0 = s_plane[s][set][tid], t1 = s_plane[s][set + 1][tid];
+                uint t2 = s_plane[s][set + 2][tid], t3 = s_plane[s][set + 3][tid];
                 uint br = ~m0 & t0;
                 br = (~m1 & t1) | (~(m1 ^ t1) & br);
                 br = (~m2 & t2) | (~(m2 ^ t2) & br);
                 br = (~m3 & t3) | (~(m3 ^ t3) & br);
-                s_mask[s][c] = ~br;
+                s_mask[s][me] = ~br;
             }
             barrier();
         }
@@ -149,11 +159,11 @@ void glcv_pass(ivec2 group)
     // The exact interior goes out: the subset masks and, on the last dispatch, the full mask.
     for (int i = tid; i < 4 * TILE_Y * 2; i += THREADS) {
         int s = i / (TILE_Y * 2), r = i % (TILE_Y * 2);
-        int row = HALO_Y + r / 2, col = 1 + r % 2;
-        ivec2 w = word0 + ivec2(col, row);
+        int orow = HALO_Y + r / 2, ocol = 1 + r % 2;
+        ivec2 w = word0 + ivec2(ocol, orow);
         if (w.x >= bits_size.x || w.y >= bits_size.y)
             continue;
-        uint m = s_mask[s][row * WORDS + col];
+        uint m = s_mask[s][at(orow, ocol)];
         if (s == 0) imageStore(glcv_image0, w, uvec4(m));
         else if (s == 1) imageStore(glcv_image1, w, uvec4(m));
         else if (s == 2) imageStore(glcv_image2, w, uvec4(m));
@@ -163,10 +173,10 @@ void glcv_pass(ivec2 group)
         return;
     for (int i = tid; i < 4 * TILE_Y * TILE_X; i += THREADS) {
         int s = i / (TILE_Y * TILE_X), r = i % (TILE_Y * TILE_X);
-        int row = HALO_Y + r / TILE_X, x = r % TILE_X;
-        int col = 1 + x / 32, bit = x % 32;
-        ivec2 q = 2 * ivec2((word0.x + col) * 32 + bit, word0.y + row) + ivec2(s & 1, s >> 1);
+        int orow = HALO_Y + r / TILE_X, x = r % TILE_X;
+        int ocol = 1 + x / 32, bit = x % 32;
+        ivec2 q = 2 * ivec2((word0.x + ocol) * 32 + bit, word0.y + orow) + ivec2(s & 1, s >> 1);
         if (q.x < image_size.x && q.y < image_size.y)
-            imageStore(glcv_image4, q, vec4(float((s_mask[s][row * WORDS + col] >> bit) & 1u)));
+            imageStore(glcv_image4, q, vec4(float((s_mask[s][at(orow, ocol)] >> bit) & 1u)));
     }
 }

@@ -47,7 +47,7 @@ struct glcv_segment {
     glcv_tex masks[4];       /* R8 per subset, 0/1 (multi-pass path) */
     /* Tiled compute path (segment_tile.glsl), per subset: */
     int tile_iterations;     /* iterations per tiled dispatch (0 = the multi-pass path) */
-    int tile_rows;           /* subset rows per work group */
+    int tile_rows;           /* subset rows per work group of the tiled path, halo included */
     int words_w;             /* ceil(sub_w / 4) */
     int bits_w;              /* ceil(sub_w / 32) */
     glcv_tex thr_words[4];   /* R32UI, four pixels a word: B1 threshold << 4 | B2 threshold per byte */
@@ -218,7 +218,9 @@ static glcv_status gpu_programs(glcv_segment *s)
                                   &i32, 1, &s->qualifiers)))
         return st;
     if (s->tile_iterations &&
-        (st = glcv_engine_program(e, "segment_threshold_packed", threshold_files, 1, "#define SEGMENT_PACKED 1\n",
+        (st = glcv_engine_program(e, "segment_threshold_packed", threshold_files, 1,
+                                  "#define SEGMENT_PACKED 1\n#define GLCV_TILED 1\n#define GLCV_LOCAL_X 16\n"
+                                  "#define GLCV_LOCAL_Y 4\n",
                                   r32ui4, 4, &s->threshold_packed)))
         return st;
     return GLCV_OK;
@@ -340,35 +342,35 @@ static glcv_status clear_masks(glcv_segment *s)
 #define TILE_THREADS 256
 #define TILE_MAX_ITERATIONS 16
 
-/* Shared memory of a work group of segment_tile.glsl with `rows` rows: 4 words of 32 pixels a row,
- * per subset one mask word and 8 threshold bit planes. */
+/* Shared memory of a work group of segment_tile.glsl with `rows` rows: per subset a padded mask
+ * of (rows + 2) x 6 words and 8 threshold bit planes of rows x 4 words. */
 static long tile_shared_bytes(int rows)
 {
-    return 4L * 9 * rows * 4 * 4;
+    return 4L * 4 * ((rows + 2) * 6 + 8 * rows * 4);
 }
 
-/* Chooses the work group's height and how many iterations one tiled dispatch may run within the
- * shared-memory limit: a halo of 2 rows per iteration above and below. Returns the iterations
- * (0: the tiled path does not fit). */
-static int tile_capacity(int *tile_rows)
+/* The most rows a work group of segment_tile.glsl may have here: one word of four per invocation,
+ * within the shared-memory limit. Returns how many iterations one dispatch may run (a halo of 2
+ * rows per iteration above and below, keeping at least 16 interior rows), 0 if none. */
+static int tile_capacity(int *max_rows)
 {
     GLint shared = 0, invocations = 0;
     glGetIntegerv(GL_MAX_COMPUTE_SHARED_MEMORY_SIZE, &shared);
     glGetIntegerv(GL_MAX_COMPUTE_WORK_GROUP_INVOCATIONS, &invocations);
     if (invocations < TILE_THREADS)
         return 0;
-    static const int heights[] = {32, 16};
-    int best = 0;
-    for (int h = 0; h < 2 && best < 9; h++) {
-        int k = 0;
-        while (k < TILE_MAX_ITERATIONS && tile_shared_bytes(heights[h] + 4 * (k + 1)) <= shared)
-            k++;
-        if (k > best) {
-            best = k;
-            *tile_rows = heights[h];
-        }
-    }
-    return best;
+    int rows = TILE_THREADS / 4;
+    while (rows > 0 && tile_shared_bytes(rows) > shared)
+        rows--;
+    int k = (rows - 16) / 4;
+    *max_rows = rows;
+    return k < 1 ? 0 : k > TILE_MAX_ITERATIONS ? TILE_MAX_ITERATIONS : k;
+}
+
+/* Interior rows of a work group running k iterations: the rest of tile_rows is halo. */
+static int tile_height(const glcv_segment *s, int k)
+{
+    return s->tile_rows - 4 * k;
 }
 
 static glcv_status tile_program(glcv_segment *s, int k, glcv_program **out)
@@ -381,7 +383,7 @@ static glcv_status tile_program(glcv_segment *s, int k, glcv_program **out)
     snprintf(defines, sizeof defines,
              "#define GLCV_TILED 1\n#define GLCV_LOCAL_X %d\n#define GLCV_LOCAL_Y 1\n"
              "#define TILE_Y %d\n#define HALO_Y %d\n",
-             TILE_THREADS, s->tile_rows, 2 * k);
+             TILE_THREADS, tile_height(s, k), 2 * k);
     return glcv_engine_program(s->engine, key, files, 1, defines, outputs, 5, out);
 }
 
@@ -402,7 +404,7 @@ static glcv_status gpu_mrf_tiled(glcv_segment *s)
         glcv_tex *in = s->mask_bits[s->mask_set], *out = s->mask_bits[1 - s->mask_set];
         glcv_pass p = make_pass(prog, "mrf", s->bits_w, s->sub_h);
         p.groups_x = (s->sub_w + TILE_X - 1) / TILE_X;
-        p.groups_y = (s->sub_h + s->tile_rows - 1) / s->tile_rows;
+        p.groups_y = (s->sub_h + tile_height(s, k) - 1) / tile_height(s, k);
         static const char *const thr_names[4] = {"thr_k", "thr_l", "thr_m", "thr_n"};
         static const char *const prior_names[4] = {"prior_k", "prior_l", "prior_m", "prior_n"};
         for (int i = 0; i < 4; i++)
@@ -448,6 +450,10 @@ static glcv_status gpu_segment(glcv_segment *s, GLuint input)
         add_output(&t, s->tile_iterations ? &s->thr_words[i] : &s->thresholds[i]);
     add_uniform_i(&t, "image_size", GLCV_U_2I, s->width, s->height);
     add_uniform_f(&t, "rule", GLCV_U_4F, rule);
+    if (s->tile_iterations) { /* 16 x 4 words per work group */
+        t.groups_x = (s->words_w + 15) / 16;
+        t.groups_y = (s->sub_h + 3) / 4;
+    }
     if ((st = glcv_engine_run(e, &t)) != GLCV_OK)
         return st;
 
