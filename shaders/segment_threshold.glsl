@@ -11,8 +11,9 @@
 // With SEGMENT_QUALIFIERS defined the pass instead runs per pixel and writes
 // ivec4(fore, back, cross, 0) (diagnostics).
 //
-// With SEGMENT_PACKED defined (compute mode's tiled MRF; GLCV_TILED) the pass writes, per subset,
-// R32UI words holding four pixels' thresholds, one byte each: threshold with B1 << 4 | with B2.
+// With SEGMENT_PACKED defined (compute mode's tiled MRF) one invocation covers four blocks side by
+// side and writes, per subset, one R32UI word holding four pixels' thresholds, one byte each:
+// threshold with B1 << 4 | threshold with B2.
 
 uniform sampler2D frame;
 uniform sampler2D background;
@@ -72,50 +73,30 @@ void glcv_pass(ivec2 pos)
 
 #elif defined(SEGMENT_PACKED)
 
-// Work group of 16 x 4 invocations (GLCV_TILED): 16 words of 4 subset pixels across and 4 subset
-// rows, i.e. 128 x 8 image pixels. Each frame and background texel of the region (plus a border
-// of one) is fetched once into shared memory as its three dot products; then column sums of
-// three rows, then each invocation forms the windows of its 16 pixels.
-#define GX 16
-#define GY 4
-#define TW (GX * 8 + 2)
-#define TH (GY * 2 + 2)
-
-shared int s_ff[TH * TW], s_bb[TH * TW], s_fb[TH * TW]; // dot products per texel
-shared int c_ff[2 * GY * TW], c_bb[2 * GY * TW], c_fb[2 * GY * TW]; // column sums of 3 rows
-
-void glcv_pass(ivec2 group)
+void glcv_pass(ivec2 pos)
 {
-    int tid = int(gl_LocalInvocationIndex);
-    ivec2 origin = ivec2(group.x * GX * 8 - 1, group.y * GY * 2 - 1);
-    for (int i = tid; i < TH * TW; i += GX * GY) {
-        ivec2 p = origin + ivec2(i % TW, i / TW);
-        ivec3 f = fetch_rgb(frame, p);
-        ivec3 b = fetch_rgb(background, p);
-        s_ff[i] = f.r * f.r + f.g * f.g + f.b * f.b;
-        s_bb[i] = b.r * b.r + b.g * b.g + b.b * b.b;
-        s_fb[i] = f.r * b.r + f.g * b.g + f.b * b.b;
+    // Blocks (4 pos.x + c, pos.y), c = 0..3: image columns 8 pos.x - 1 .. 8 pos.x + 8, rows
+    // 2 pos.y - 1 .. 2 pos.y + 2. Column sums of 3 rows first, then windows of 3 columns.
+    ivec2 origin = ivec2(pos.x * 8 - 1, pos.y * 2 - 1);
+    ivec3 col[10][2]; // per column: (fore, back, cross) summed over rows 0..2 and rows 1..3
+    for (int i = 0; i < 10; i++) {
+        ivec3 r[4];
+        for (int j = 0; j < 4; j++) {
+            ivec3 f = fetch_rgb(frame, origin + ivec2(i, j));
+            ivec3 b = fetch_rgb(background, origin + ivec2(i, j));
+            r[j] = ivec3(f.r * f.r + f.g * f.g + f.b * f.b, b.r * b.r + b.g * b.g + b.b * b.b,
+                         f.r * b.r + f.g * b.g + f.b * b.b);
+        }
+        col[i][0] = r[0] + r[1] + r[2];
+        col[i][1] = r[1] + r[2] + r[3];
     }
-    barrier();
-    for (int i = tid; i < 2 * GY * TW; i += GX * GY) {
-        c_ff[i] = s_ff[i] + s_ff[i + TW] + s_ff[i + 2 * TW];
-        c_bb[i] = s_bb[i] + s_bb[i + TW] + s_bb[i + 2 * TW];
-        c_fb[i] = s_fb[i] + s_fb[i + TW] + s_fb[i + 2 * TW];
-    }
-    barrier();
-
-    int wx = tid % GX, wy = tid / GX;
-    ivec2 word = ivec2(group.x * GX + wx, group.y * GY + wy);
     uint words[4] = uint[4](0u, 0u, 0u, 0u);
     for (int c = 0; c < 4; c++) {
         for (int s = 0; s < 4; s++) {
             int sx = s & 1, sy = s >> 1;
-            int j = wx * 8 + 2 * c + sx + 1; // the pixel's column in the region
-            int row = (2 * wy + sy) * TW;     // column sums of the pixel's three rows
-            int k = row + j;
-            ivec3 q = ivec3(c_ff[k - 1] + c_ff[k] + c_ff[k + 1], c_bb[k - 1] + c_bb[k] + c_bb[k + 1],
-                            c_fb[k - 1] + c_fb[k] + c_fb[k + 1]);
-            ivec2 p = origin + ivec2(j, 2 * wy + sy + 1);
+            int x = 2 * c + sx; // window columns x .. x + 2 of the fetched block
+            ivec3 q = col[x][sy] + col[x + 1][sy] + col[x + 2][sy];
+            ivec2 p = ivec2(pos.x * 8 + x, pos.y * 2 + sy);
             uint t = 0xDDu;
             if (p.x < image_size.x && p.y < image_size.y)
                 t = (m_min(q.x, q.y, q.z, rule.x, rule.y, rule.z) << 4) |
@@ -123,12 +104,10 @@ void glcv_pass(ivec2 group)
             words[s] |= t << (8 * c);
         }
     }
-    if (word.x < glcv_region.z && word.y < glcv_region.w) {
-        imageStore(glcv_image0, word, uvec4(words[0]));
-        imageStore(glcv_image1, word, uvec4(words[1]));
-        imageStore(glcv_image2, word, uvec4(words[2]));
-        imageStore(glcv_image3, word, uvec4(words[3]));
-    }
+    glcv_store0(uvec4(words[0]));
+    glcv_store1(uvec4(words[1]));
+    glcv_store2(uvec4(words[2]));
+    glcv_store3(uvec4(words[3]));
 }
 
 #else
