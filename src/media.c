@@ -1,0 +1,1168 @@
+/* Media input: cameras, video files, image folders and sequences and lavfi graphs through FFmpeg,
+ * and the synthetic scene, delivered by a capture thread through a small ring of frame buffers.
+ * The only file of the library that includes FFmpeg. */
+#include "internal.h"
+
+#include <glcv/media.h>
+#include <glcv/synth.h>
+
+#include <libavcodec/avcodec.h>
+#include <libavdevice/avdevice.h>
+#include <libavformat/avformat.h>
+#include <libavutil/dict.h>
+#include <libavutil/error.h>
+#include <libavutil/log.h>
+#include <libavutil/pixdesc.h>
+#include <libswscale/swscale.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <time.h>
+
+enum {
+    DEFAULT_RING = 4,
+    MAX_RING = 16,
+    MAX_SIZE = 16384,
+    MAX_CAMERAS = 64,
+    /* Consecutive packets or images that fail to decode before the stream counts as broken. */
+    MAX_CONSECUTIVE_ERRORS = 64,
+    BUFFER_ALIGN = 4096,
+    BUFFER_PADDING = 64,
+    /* Sleep between polls of a camera opened non-blocking (milliseconds). */
+    CAMERA_POLL_MS = 2
+};
+
+static const double default_rate = 25.0;
+static const char default_camera[] = "/dev/video0";
+static const char default_lavfi[] = "testsrc=size=320x240:rate=25";
+
+typedef enum slot_state { SLOT_FREE = 0, SLOT_FILLING, SLOT_READY, SLOT_HELD } slot_state;
+
+typedef struct slot {
+    uint8_t *data;
+    slot_state state;
+    uint64_t seq; /* order of publication */
+    glcv_media_frame_info info;
+} slot;
+
+struct glcv_media {
+    glcv_media_params p; /* resolved; p.location points at `location` */
+    char *location;
+    char description[512];
+    int bpp;
+    size_t stride;
+    size_t frame_bytes;
+
+    /* Source state, touched by the opening thread and then by the capture thread only. */
+    AVFormatContext *fmt;
+    AVCodecContext *dec;
+    AVFrame *frame;
+    AVPacket *pkt;
+    struct SwsContext *sws;
+    int stream;
+    int draining;
+    AVRational time_base;
+    int64_t first_pts;    /* AV_NOPTS_VALUE until the input's first frame */
+    double pts_offset;    /* seconds added to the timestamps after each loop */
+    double last_pts;      /* timestamp of the last frame produced (offset included) */
+    int frames_this_pass; /* frames produced since the input was (re)opened */
+    int consecutive_errors;
+    char **files; /* FRAMES_DIR: sorted paths */
+    int file_count;
+    int file_index;
+    glcv_synth *synth;
+    int synth_frames;
+    int64_t next_index;
+    double clock_start; /* LIVE pacing: monotonic time of pts 0 */
+    int quiet_ffmpeg;   /* probing cameras: FFmpeg's errors are expected, log them as DEBUG */
+    glcv_log_level fail_level; /* level of open_input's failure messages (ERROR; lower when expected) */
+
+    /* FFmpeg's messages about this object, assembled into lines (decoder threads log too). */
+    pthread_mutex_t log_lock;
+    char log_line[1024];
+    int log_prefix;
+    glcv_media *next_live; /* registry of open objects, for messages from decoder threads */
+
+    /* Ring, shared by the capture thread and the reader under `lock`. */
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    int sync_ready;
+    slot slots[MAX_RING];
+    int slot_count;
+    int held; /* slot held by the reader, -1 when none */
+    uint64_t seq;
+    int finished;       /* the capture thread has stopped producing */
+    glcv_status error;  /* why it stopped, GLCV_OK for the end of the stream */
+    glcv_status source_error; /* the capture thread's own copy while it runs */
+    glcv_media_stats stats;
+    atomic_int stop;
+    pthread_t thread;
+    int thread_started;
+};
+
+/* ---- FFmpeg set-up and logging ----------------------------------------------------------- */
+
+/* The media object whose capture thread (or open call) is running on this thread. */
+static _Thread_local glcv_media *tls_media;
+
+/* Open objects: FFmpeg's decoder threads log with their codec context, whose `opaque` names the
+ * object; it is looked up here before it is trusted. */
+static pthread_mutex_t live_lock = PTHREAD_MUTEX_INITIALIZER;
+static glcv_media *live_list;
+
+static void live_add(glcv_media *m)
+{
+    pthread_mutex_lock(&live_lock);
+    m->next_live = live_list;
+    live_list = m;
+    pthread_mutex_unlock(&live_lock);
+}
+
+static void live_remove(glcv_media *m)
+{
+    pthread_mutex_lock(&live_lock);
+    for (glcv_media **p = &live_list; *p; p = &(*p)->next_live) {
+        if (*p == m) {
+            *p = m->next_live;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&live_lock);
+}
+
+/* The open object a message is about, or NULL when it is not one of glcv's. */
+static glcv_media *media_of_message(void *avcl)
+{
+    if (tls_media)
+        return tls_media;
+    if (!avcl)
+        return NULL;
+    const AVClass *cls = *(const AVClass *const *)avcl;
+    if (!cls || !cls->class_name || strcmp(cls->class_name, "AVCodecContext") != 0)
+        return NULL;
+    void *opaque = ((const AVCodecContext *)avcl)->opaque;
+    glcv_media *found = NULL;
+    pthread_mutex_lock(&live_lock);
+    for (glcv_media *m = live_list; m && opaque; m = m->next_live)
+        if (m == opaque)
+            found = m;
+    pthread_mutex_unlock(&live_lock);
+    return found;
+}
+
+static void log_bridge(void *avcl, int level, const char *fmt, va_list vl)
+{
+    glcv_media *m = media_of_message(avcl);
+    if (!m) {
+        av_log_default_callback(avcl, level, fmt, vl);
+        return;
+    }
+    if (level > AV_LOG_INFO || !m->p.logger.fn)
+        return;
+    glcv_log_level gl = (level <= AV_LOG_WARNING && !m->quiet_ffmpeg) ? GLCV_LOG_WARN : GLCV_LOG_DEBUG;
+    char part[1024];
+    pthread_mutex_lock(&m->log_lock);
+    av_log_format_line2(avcl, level, fmt, vl, part, (int)sizeof part, &m->log_prefix);
+    /* FFmpeg may write a line in pieces, or several lines at once: emit whole lines. */
+    size_t used = strlen(m->log_line);
+    snprintf(m->log_line + used, sizeof m->log_line - used, "%s", part);
+    char *line = m->log_line;
+    char *nl;
+    while ((nl = strchr(line, '\n')) != NULL) {
+        *nl = '\0';
+        size_t n = strlen(line);
+        while (n > 0 && (line[n - 1] == '\r' || line[n - 1] == ' '))
+            line[--n] = '\0';
+        if (n > 0)
+            glcv_logf(&m->p.logger, gl, "ffmpeg: %s", line);
+        line = nl + 1;
+    }
+    if (strlen(m->log_line) >= sizeof m->log_line - 1) { /* an overlong line: emit what there is */
+        glcv_logf(&m->p.logger, gl, "ffmpeg: %s", line);
+        line += strlen(line);
+    }
+    memmove(m->log_line, line, strlen(line) + 1);
+    pthread_mutex_unlock(&m->log_lock);
+}
+
+static pthread_once_t ffmpeg_once = PTHREAD_ONCE_INIT;
+
+static void ffmpeg_init(void)
+{
+    avdevice_register_all();
+    av_log_set_callback(log_bridge);
+}
+
+static const char *av_error_text(int err, char *buf, size_t size)
+{
+    if (av_strerror(err, buf, size) < 0)
+        snprintf(buf, size, "error %d", err);
+    return buf;
+}
+
+/* The status of an FFmpeg error while opening or reading. */
+static glcv_status status_of(int err)
+{
+    if (err == AVERROR(ENOMEM))
+        return GLCV_ERROR_OUT_OF_MEMORY;
+    if (err == AVERROR_INVALIDDATA || err == AVERROR_DEMUXER_NOT_FOUND || err == AVERROR_STREAM_NOT_FOUND ||
+        err == AVERROR(EINVAL))
+        return GLCV_ERROR_CORRUPT_DATA;
+    if (err == AVERROR_DECODER_NOT_FOUND || err == AVERROR_PATCHWELCOME)
+        return GLCV_ERROR_UNSUPPORTED;
+    return GLCV_ERROR_IO;
+}
+
+static double monotonic_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* ---- names ------------------------------------------------------------------------------- */
+
+const char *glcv_media_source_string(glcv_media_source source)
+{
+    switch (source) {
+    case GLCV_MEDIA_SOURCE_DEFAULT: return "default";
+    case GLCV_MEDIA_CAMERA: return "camera";
+    case GLCV_MEDIA_VIDEO: return "video";
+    case GLCV_MEDIA_FRAMES_DIR: return "frames";
+    case GLCV_MEDIA_IMAGE_SEQUENCE: return "sequence";
+    case GLCV_MEDIA_LAVFI: return "lavfi";
+    case GLCV_MEDIA_SYNTHETIC: return "synthetic";
+    }
+    return "?";
+}
+
+/* ---- parameters -------------------------------------------------------------------------- */
+
+static glcv_status resolve_params(const glcv_media_params *in, glcv_media_params *p)
+{
+    const glcv_logger *lg = &in->logger;
+    *p = *in;
+    if ((int)p->source < GLCV_MEDIA_SOURCE_DEFAULT || (int)p->source > GLCV_MEDIA_SYNTHETIC)
+        return glcv_fail(lg, GLCV_ERROR_INVALID_ARGUMENT, "media: unknown source kind %d", (int)p->source);
+    if ((p->width == 0) != (p->height == 0) || p->width < 0 || p->height < 0 || p->width > MAX_SIZE ||
+        p->height > MAX_SIZE)
+        return glcv_fail(lg, GLCV_ERROR_INVALID_ARGUMENT,
+                         "media: frame size %dx%d: give both width and height in 1..%d, or neither", p->width,
+                         p->height, MAX_SIZE);
+    if (!glcv_finite(p->frame_rate) || (p->frame_rate != 0.0 && (p->frame_rate < 0.1 || p->frame_rate > 1000.0)))
+        return glcv_fail(lg, GLCV_ERROR_INVALID_ARGUMENT, "media: frame rate %g is not 0 or 0.1..1000",
+                         p->frame_rate);
+    if ((int)p->camera_format < 0 || (int)p->camera_format > GLCV_MEDIA_CAMERA_MJPEG)
+        return glcv_fail(lg, GLCV_ERROR_INVALID_ARGUMENT, "media: unknown camera format %d", (int)p->camera_format);
+    if (p->format == GLCV_PIXEL_UNKNOWN)
+        p->format = GLCV_PIXEL_RGB8;
+    if (p->format != GLCV_PIXEL_RGB8 && p->format != GLCV_PIXEL_RGBA8)
+        return glcv_fail(lg, GLCV_ERROR_INVALID_ARGUMENT, "media: pixel format %d: RGB8 or RGBA8 only",
+                         (int)p->format);
+    if ((int)p->mode < 0 || (int)p->mode > GLCV_MEDIA_EVERY_FRAME)
+        return glcv_fail(lg, GLCV_ERROR_INVALID_ARGUMENT, "media: unknown mode %d", (int)p->mode);
+    if (p->ring_frames == 0)
+        p->ring_frames = DEFAULT_RING;
+    if (p->ring_frames < 2 || p->ring_frames > MAX_RING)
+        return glcv_fail(lg, GLCV_ERROR_INVALID_ARGUMENT, "media: ring of %d frames: 2..%d", p->ring_frames,
+                         MAX_RING);
+    if ((p->source == GLCV_MEDIA_VIDEO || p->source == GLCV_MEDIA_FRAMES_DIR ||
+         p->source == GLCV_MEDIA_IMAGE_SEQUENCE) &&
+        (!p->location || !*p->location))
+        return glcv_fail(lg, GLCV_ERROR_INVALID_ARGUMENT, "media: a %s source needs a location",
+                         glcv_media_source_string(p->source));
+    return GLCV_OK;
+}
+
+/* ---- FFmpeg inputs ----------------------------------------------------------------------- */
+
+static int interrupt_cb(void *opaque)
+{
+    glcv_media *m = opaque;
+    return atomic_load(&m->stop);
+}
+
+static void close_input(glcv_media *m)
+{
+    avcodec_free_context(&m->dec);
+    avformat_close_input(&m->fmt);
+    m->stream = -1;
+    m->draining = 0;
+}
+
+static const char *input_format_name(glcv_media_source kind)
+{
+    switch (kind) {
+    case GLCV_MEDIA_CAMERA: return "video4linux2";
+    case GLCV_MEDIA_LAVFI: return "lavfi";
+    case GLCV_MEDIA_IMAGE_SEQUENCE: return "image2";
+    default: return NULL;
+    }
+}
+
+/* Logs a failure to open an input at m->fail_level and returns `status`. */
+static glcv_status input_fail(glcv_media *m, glcv_status status, const char *fmt, ...) GLCV_PRINTF(3, 4);
+
+static glcv_status input_fail(glcv_media *m, glcv_status status, const char *fmt, ...)
+{
+    char text[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof text, fmt, ap);
+    va_end(ap);
+    glcv_logf(&m->p.logger, m->fail_level, "%s", text);
+    return status;
+}
+
+/* Opens `url` as the given kind of source, finds its best video stream and opens a decoder. */
+static glcv_status open_input(glcv_media *m, glcv_media_source kind, const char *url)
+{
+    char err[128];
+    const AVInputFormat *ifmt = NULL;
+    const char *ifmt_name = input_format_name(kind);
+    if (ifmt_name) {
+        ifmt = av_find_input_format(ifmt_name);
+        if (!ifmt)
+            return input_fail(m, GLCV_ERROR_UNSUPPORTED, "media: FFmpeg has no '%s' input", ifmt_name);
+    }
+
+    AVDictionary *opts = NULL;
+    char value[64];
+    if (kind == GLCV_MEDIA_CAMERA) {
+        if (m->p.width > 0) {
+            snprintf(value, sizeof value, "%dx%d", m->p.width, m->p.height);
+            av_dict_set(&opts, "video_size", value, 0);
+        }
+        if (m->p.frame_rate > 0) {
+            snprintf(value, sizeof value, "%g", m->p.frame_rate);
+            av_dict_set(&opts, "framerate", value, 0);
+        }
+        if (m->p.camera_format == GLCV_MEDIA_CAMERA_YUYV)
+            av_dict_set(&opts, "input_format", "yuyv422", 0);
+        else if (m->p.camera_format == GLCV_MEDIA_CAMERA_MJPEG)
+            av_dict_set(&opts, "input_format", "mjpeg", 0);
+    } else if (kind == GLCV_MEDIA_IMAGE_SEQUENCE) {
+        snprintf(value, sizeof value, "%g", m->p.frame_rate > 0 ? m->p.frame_rate : default_rate);
+        av_dict_set(&opts, "framerate", value, 0);
+    }
+
+    m->fmt = avformat_alloc_context();
+    if (!m->fmt) {
+        av_dict_free(&opts);
+        return input_fail(m, GLCV_ERROR_OUT_OF_MEMORY, "media: out of memory");
+    }
+    m->fmt->interrupt_callback.callback = interrupt_cb;
+    m->fmt->interrupt_callback.opaque = m;
+    if (kind == GLCV_MEDIA_CAMERA)
+        m->fmt->flags |= AVFMT_FLAG_NONBLOCK; /* so that closing never waits for a stalled camera */
+    int r = avformat_open_input(&m->fmt, url, ifmt, &opts); /* frees m->fmt on failure */
+    av_dict_free(&opts);
+    if (r < 0) {
+        glcv_status st = status_of(r);
+        if (kind == GLCV_MEDIA_LAVFI && st == GLCV_ERROR_IO)
+            st = GLCV_ERROR_CORRUPT_DATA;
+        if (r == AVERROR(ENOENT) || r == AVERROR(EACCES) || r == AVERROR(ENODEV) || r == AVERROR(EIO))
+            st = GLCV_ERROR_IO;
+        return input_fail(m, st, "media: cannot open %s '%s': %s", glcv_media_source_string(kind), url,
+                         av_error_text(r, err, sizeof err));
+    }
+    r = avformat_find_stream_info(m->fmt, NULL);
+    if (r < 0 && r != AVERROR(EAGAIN)) {
+        glcv_status st = status_of(r);
+        close_input(m);
+        return input_fail(m, st, "media: cannot read stream information of '%s': %s", url,
+                         av_error_text(r, err, sizeof err));
+    }
+    const AVCodec *codec = NULL;
+    r = av_find_best_stream(m->fmt, AVMEDIA_TYPE_VIDEO, -1, -1, &codec, 0);
+    if (r < 0) {
+        glcv_status st = r == AVERROR_DECODER_NOT_FOUND ? GLCV_ERROR_UNSUPPORTED : GLCV_ERROR_CORRUPT_DATA;
+        close_input(m);
+        return input_fail(m, st, "media: '%s' has no %s video stream", url,
+                         st == GLCV_ERROR_UNSUPPORTED ? "decodable" : "");
+    }
+    m->stream = r;
+    AVStream *stream = m->fmt->streams[r];
+    m->time_base = stream->time_base;
+    m->dec = avcodec_alloc_context3(codec);
+    if (!m->dec) {
+        close_input(m);
+        return input_fail(m, GLCV_ERROR_OUT_OF_MEMORY, "media: out of memory");
+    }
+    r = avcodec_parameters_to_context(m->dec, stream->codecpar);
+    if (r >= 0) {
+        m->dec->pkt_timebase = stream->time_base;
+        m->dec->thread_count = 0; /* FFmpeg's choice */
+        m->dec->opaque = m;       /* names this object in messages from decoder threads */
+        r = avcodec_open2(m->dec, codec, NULL);
+    }
+    if (r < 0) {
+        close_input(m);
+        return input_fail(m, status_of(r) == GLCV_ERROR_IO ? GLCV_ERROR_UNSUPPORTED : status_of(r),
+                         "media: cannot open the %s decoder for '%s': %s", codec->name, url,
+                         av_error_text(r, err, sizeof err));
+    }
+    if (m->dec->width < 1 || m->dec->height < 1) {
+        close_input(m);
+        return input_fail(m, GLCV_ERROR_CORRUPT_DATA, "media: '%s' does not say its frame size", url);
+    }
+    m->first_pts = AV_NOPTS_VALUE;
+    m->frames_this_pass = 0;
+    m->draining = 0;
+    return GLCV_OK;
+}
+
+static void count_decode_error(glcv_media *m);
+
+/* Next decoded frame of the open input into m->frame: 1 a frame, 0 end of the input,
+ * -1 stopped or failed (m->error set on failure). */
+static int decode_next(glcv_media *m)
+{
+    const glcv_logger *lg = &m->p.logger;
+    char err[128];
+    for (;;) {
+        if (atomic_load(&m->stop))
+            return -1;
+        int r = avcodec_receive_frame(m->dec, m->frame);
+        if (r == 0) {
+            m->consecutive_errors = 0;
+            return 1;
+        }
+        if (r == AVERROR_EOF)
+            return 0;
+        if (r != AVERROR(EAGAIN)) {
+            count_decode_error(m);
+            glcv_logf(lg, GLCV_LOG_WARN, "media: decoding error in '%s': %s", m->location,
+                      av_error_text(r, err, sizeof err));
+            if (++m->consecutive_errors > MAX_CONSECUTIVE_ERRORS) {
+                m->source_error = GLCV_ERROR_CORRUPT_DATA;
+                glcv_logf(lg, GLCV_LOG_ERROR, "media: '%s' stopped decoding", m->location);
+                return -1;
+            }
+            continue;
+        }
+        if (m->draining)
+            return 0;
+        r = av_read_frame(m->fmt, m->pkt);
+        if (r == AVERROR(EAGAIN)) {
+            struct timespec ts = {0, CAMERA_POLL_MS * 1000000L};
+            nanosleep(&ts, NULL);
+            continue;
+        }
+        if (r == AVERROR_EOF || (r < 0 && m->fmt->pb && avio_feof(m->fmt->pb))) {
+            avcodec_send_packet(m->dec, NULL);
+            m->draining = 1;
+            continue;
+        }
+        if (r < 0) {
+            if (atomic_load(&m->stop))
+                return -1;
+            m->source_error = r == AVERROR(ENOMEM) ? GLCV_ERROR_OUT_OF_MEMORY : GLCV_ERROR_IO;
+            glcv_logf(lg, GLCV_LOG_ERROR, "media: reading %s '%s' failed: %s", glcv_media_source_string(m->p.source),
+                      m->location, av_error_text(r, err, sizeof err));
+            return -1;
+        }
+        if (m->pkt->stream_index != m->stream) {
+            av_packet_unref(m->pkt);
+            continue;
+        }
+        r = avcodec_send_packet(m->dec, m->pkt);
+        av_packet_unref(m->pkt);
+        if (r < 0 && r != AVERROR(EAGAIN)) {
+            count_decode_error(m);
+            glcv_logf(lg, GLCV_LOG_WARN, "media: bad packet in '%s' skipped: %s", m->location,
+                      av_error_text(r, err, sizeof err));
+            if (++m->consecutive_errors > MAX_CONSECUTIVE_ERRORS) {
+                m->source_error = GLCV_ERROR_CORRUPT_DATA;
+                glcv_logf(lg, GLCV_LOG_ERROR, "media: '%s' stopped decoding", m->location);
+                return -1;
+            }
+        }
+    }
+}
+
+static void count_decode_error(glcv_media *m)
+{
+    pthread_mutex_lock(&m->lock);
+    m->stats.decode_errors++;
+    pthread_mutex_unlock(&m->lock);
+}
+
+/* Seconds of m->frame from the input's first frame. */
+static double frame_seconds(glcv_media *m)
+{
+    int64_t ts = m->frame->best_effort_timestamp;
+    if (ts == AV_NOPTS_VALUE)
+        ts = m->frame->pts;
+    if (ts == AV_NOPTS_VALUE || m->time_base.den == 0) {
+        double rate = m->p.frame_rate > 0 ? m->p.frame_rate : default_rate;
+        return (double)m->frames_this_pass / rate;
+    }
+    if (m->first_pts == AV_NOPTS_VALUE)
+        m->first_pts = ts;
+    return (double)(ts - m->first_pts) * av_q2d(m->time_base);
+}
+
+/* ---- image folders ----------------------------------------------------------------------- */
+
+static int is_image_name(const char *name)
+{
+    static const char *const ext[] = {".png", ".jpg", ".jpeg", ".bmp", ".tga", ".tif",
+                                      ".tiff", ".ppm", ".pgm", ".pnm"};
+    if (name[0] == '.')
+        return 0;
+    const char *dot = strrchr(name, '.');
+    if (!dot)
+        return 0;
+    for (size_t i = 0; i < sizeof ext / sizeof ext[0]; i++)
+        if (strcasecmp(dot, ext[i]) == 0)
+            return 1;
+    return 0;
+}
+
+static int compare_names(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static glcv_status list_folder(glcv_media *m)
+{
+    const glcv_logger *lg = &m->p.logger;
+    DIR *dir = opendir(m->location);
+    if (!dir)
+        return glcv_fail(lg, GLCV_ERROR_IO, "media: cannot open folder '%s': %s", m->location, strerror(errno));
+    int capacity = 0;
+    glcv_status st = GLCV_OK;
+    struct dirent *e;
+    while ((e = readdir(dir)) != NULL) {
+        if (!is_image_name(e->d_name))
+            continue;
+        size_t len = strlen(m->location) + strlen(e->d_name) + 2;
+        char *path = malloc(len);
+        if (!path) {
+            st = GLCV_ERROR_OUT_OF_MEMORY;
+            break;
+        }
+        snprintf(path, len, "%s/%s", m->location, e->d_name);
+        struct stat sb;
+        if (stat(path, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+            free(path);
+            continue;
+        }
+        if (m->file_count == capacity) {
+            int cap = capacity ? capacity * 2 : 64;
+            char **files = realloc(m->files, (size_t)cap * sizeof *files);
+            if (!files) {
+                free(path);
+                st = GLCV_ERROR_OUT_OF_MEMORY;
+                break;
+            }
+            m->files = files;
+            capacity = cap;
+        }
+        m->files[m->file_count++] = path;
+    }
+    closedir(dir);
+    if (st != GLCV_OK)
+        return glcv_fail(lg, st, "media: out of memory listing '%s'", m->location);
+    if (m->file_count == 0)
+        return glcv_fail(lg, GLCV_ERROR_IO, "media: no image files in folder '%s'", m->location);
+    qsort(m->files, (size_t)m->file_count, sizeof *m->files, compare_names);
+    return GLCV_OK;
+}
+
+/* Decodes the next image of the folder into m->frame: 1 a frame, 0 no more files, -1 stopped or
+ * failed. Files that cannot be decoded are skipped and counted. */
+static int folder_next(glcv_media *m)
+{
+    const glcv_logger *lg = &m->p.logger;
+    while (m->file_index < m->file_count) {
+        if (atomic_load(&m->stop))
+            return -1;
+        const char *path = m->files[m->file_index++];
+        int got = 0;
+        m->fail_level = GLCV_LOG_WARN;
+        glcv_status opened = open_input(m, GLCV_MEDIA_VIDEO, path);
+        m->fail_level = GLCV_LOG_ERROR;
+        if (opened == GLCV_OK) {
+            got = decode_next(m);
+            close_input(m);
+        }
+        if (got == 1) {
+            m->consecutive_errors = 0;
+            return 1;
+        }
+        if (atomic_load(&m->stop) || m->source_error != GLCV_OK)
+            return -1;
+        count_decode_error(m);
+        glcv_logf(lg, GLCV_LOG_WARN, "media: image '%s' skipped: it could not be decoded", path);
+        if (++m->consecutive_errors > MAX_CONSECUTIVE_ERRORS) {
+            m->source_error = GLCV_ERROR_CORRUPT_DATA;
+            glcv_logf(lg, GLCV_LOG_ERROR, "media: no image of folder '%s' decodes", m->location);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* ---- ring -------------------------------------------------------------------------------- */
+
+static void deadline_after(struct timespec *ts, double seconds)
+{
+    clock_gettime(CLOCK_MONOTONIC, ts);
+    double whole = floor(seconds);
+    ts->tv_sec += (time_t)whole;
+    ts->tv_nsec += (long)((seconds - whole) * 1e9);
+    if (ts->tv_nsec >= 1000000000L) {
+        ts->tv_sec++;
+        ts->tv_nsec -= 1000000000L;
+    }
+}
+
+/* LIVE pacing: waits until the frame's time has come (returns early when stopping). */
+static void pace(glcv_media *m, double pts)
+{
+    if (m->p.mode != GLCV_MEDIA_LIVE || m->p.source == GLCV_MEDIA_CAMERA)
+        return;
+    double now = monotonic_now();
+    if (m->clock_start == 0.0)
+        m->clock_start = now - pts;
+    double wait = m->clock_start + pts - now;
+    if (wait <= 0.0)
+        return;
+    if (wait > 10.0) /* a timestamp jump: start the clock again */
+        wait = 10.0;
+    struct timespec ts;
+    deadline_after(&ts, wait);
+    pthread_mutex_lock(&m->lock);
+    while (!atomic_load(&m->stop)) {
+        if (pthread_cond_timedwait(&m->cond, &m->lock, &ts) == ETIMEDOUT)
+            break;
+    }
+    pthread_mutex_unlock(&m->lock);
+}
+
+/* A slot to fill, or -1 when stopping. LIVE: a free slot, else the oldest unread frame is dropped;
+ * EVERY_FRAME: waits for a free slot. */
+static int acquire_slot(glcv_media *m)
+{
+    pthread_mutex_lock(&m->lock);
+    int chosen = -1;
+    while (!atomic_load(&m->stop)) {
+        for (int i = 0; i < m->slot_count && chosen < 0; i++)
+            if (m->slots[i].state == SLOT_FREE)
+                chosen = i;
+        if (chosen < 0 && m->p.mode == GLCV_MEDIA_LIVE) {
+            for (int i = 0; i < m->slot_count; i++)
+                if (m->slots[i].state == SLOT_READY && (chosen < 0 || m->slots[i].seq < m->slots[chosen].seq))
+                    chosen = i;
+            if (chosen >= 0)
+                m->stats.dropped++;
+        }
+        if (chosen >= 0) {
+            m->slots[chosen].state = SLOT_FILLING;
+            break;
+        }
+        pthread_cond_wait(&m->cond, &m->lock);
+    }
+    pthread_mutex_unlock(&m->lock);
+    return chosen;
+}
+
+static void publish_slot(glcv_media *m, int i, double pts)
+{
+    pthread_mutex_lock(&m->lock);
+    slot *s = &m->slots[i];
+    s->state = SLOT_READY;
+    s->seq = ++m->seq;
+    s->info = (glcv_media_frame_info){0};
+    s->info.index = m->next_index++;
+    s->info.pts = pts;
+    s->info.capture_time = monotonic_now();
+    m->stats.captured++;
+    pthread_cond_broadcast(&m->cond);
+    pthread_mutex_unlock(&m->lock);
+}
+
+static void finish(glcv_media *m, glcv_status error)
+{
+    pthread_mutex_lock(&m->lock);
+    m->finished = 1;
+    m->error = error;
+    pthread_cond_broadcast(&m->cond);
+    pthread_mutex_unlock(&m->lock);
+}
+
+/* Converts m->frame into slot i; 0 on success. */
+static int convert_frame(glcv_media *m, int i)
+{
+    AVFrame *f = m->frame;
+    enum AVPixelFormat dst_fmt = m->p.format == GLCV_PIXEL_RGBA8 ? AV_PIX_FMT_RGBA : AV_PIX_FMT_RGB24;
+    m->sws = sws_getCachedContext(m->sws, f->width, f->height, (enum AVPixelFormat)f->format, m->p.width,
+                                  m->p.height, dst_fmt, SWS_BILINEAR | SWS_ACCURATE_RND, NULL, NULL, NULL);
+    if (!m->sws) {
+        const char *name = av_get_pix_fmt_name((enum AVPixelFormat)f->format);
+        glcv_logf(&m->p.logger, GLCV_LOG_WARN, "media: cannot convert %dx%d %s frames to RGB", f->width, f->height,
+                  name ? name : "?");
+        return -1;
+    }
+    uint8_t *dst[4] = {m->slots[i].data, NULL, NULL, NULL};
+    int dst_stride[4] = {(int)m->stride, 0, 0, 0};
+    int rows = sws_scale(m->sws, (const uint8_t *const *)f->data, f->linesize, 0, f->height, dst, dst_stride);
+    return rows == m->p.height ? 0 : -1;
+}
+
+/* Reopens a looping source at its start; 0 on success. */
+static int restart(glcv_media *m)
+{
+    switch (m->p.source) {
+    case GLCV_MEDIA_VIDEO:
+    case GLCV_MEDIA_IMAGE_SEQUENCE:
+        close_input(m);
+        if (open_input(m, m->p.source, m->location) != GLCV_OK) {
+            m->source_error = GLCV_ERROR_IO;
+            return -1;
+        }
+        return 0;
+    case GLCV_MEDIA_FRAMES_DIR:
+        m->file_index = 0;
+        m->frames_this_pass = 0;
+        return 0;
+    default: return -1;
+    }
+}
+
+static void *capture_thread(void *arg)
+{
+    glcv_media *m = arg;
+    tls_media = m;
+    const double rate = m->p.frame_rate > 0 ? m->p.frame_rate : default_rate;
+    int64_t synth_index = 0;
+    for (;;) {
+        if (atomic_load(&m->stop))
+            break;
+        if (m->p.source == GLCV_MEDIA_SYNTHETIC) {
+            if (synth_index >= m->synth_frames) {
+                if (!m->p.loop)
+                    break;
+                synth_index = 0;
+            }
+            double pts = (double)m->next_index / rate;
+            pace(m, pts);
+            int i = acquire_slot(m);
+            if (i < 0)
+                break;
+            glcv_image view = {m->slots[i].data, m->p.width, m->p.height, m->stride, m->p.format};
+            glcv_synth_frame(m->synth, (int)synth_index++, &view, NULL);
+            publish_slot(m, i, pts);
+            continue;
+        }
+
+        int got = m->p.source == GLCV_MEDIA_FRAMES_DIR ? folder_next(m) : decode_next(m);
+        if (got < 0)
+            break;
+        if (got == 0) {
+            if (!m->p.loop || m->frames_this_pass == 0 || m->p.source == GLCV_MEDIA_CAMERA ||
+                m->p.source == GLCV_MEDIA_LAVFI)
+                break;
+            m->pts_offset = m->last_pts + 1.0 / rate;
+            if (restart(m) != 0)
+                break;
+            continue;
+        }
+        double pts = m->p.source == GLCV_MEDIA_FRAMES_DIR ? (double)m->frames_this_pass / rate : frame_seconds(m);
+        pts += m->pts_offset;
+        m->frames_this_pass++;
+        m->last_pts = pts;
+        pace(m, pts);
+        int i = acquire_slot(m);
+        if (i < 0) {
+            av_frame_unref(m->frame);
+            break;
+        }
+        if (convert_frame(m, i) != 0) {
+            av_frame_unref(m->frame);
+            pthread_mutex_lock(&m->lock);
+            m->slots[i].state = SLOT_FREE;
+            pthread_mutex_unlock(&m->lock);
+            count_decode_error(m);
+            if (++m->consecutive_errors > MAX_CONSECUTIVE_ERRORS) {
+                m->source_error = GLCV_ERROR_CORRUPT_DATA;
+                break;
+            }
+            continue;
+        }
+        av_frame_unref(m->frame);
+        publish_slot(m, i, pts);
+    }
+    finish(m, m->source_error);
+    tls_media = NULL;
+    return NULL;
+}
+
+/* ---- open -------------------------------------------------------------------------------- */
+
+static glcv_status set_location(glcv_media *m, const char *location)
+{
+    char *copy = strdup(location);
+    if (!copy)
+        return glcv_fail(&m->p.logger, GLCV_ERROR_OUT_OF_MEMORY, "media: out of memory");
+    free(m->location);
+    m->location = copy;
+    m->p.location = copy;
+    return GLCV_OK;
+}
+
+/* The first /dev/videoN that opens as a capture device; GLCV_ERROR_IO when there is none. */
+static glcv_status open_first_camera(glcv_media *m)
+{
+    for (int n = 0; n < MAX_CAMERAS; n++) {
+        char path[32];
+        snprintf(path, sizeof path, "/dev/video%d", n);
+        struct stat sb;
+        if (stat(path, &sb) != 0)
+            continue;
+        /* Failures here are expected (metadata nodes, busy devices): log them as DEBUG. */
+        m->fail_level = GLCV_LOG_DEBUG;
+        m->quiet_ffmpeg = 1;
+        glcv_status st = open_input(m, GLCV_MEDIA_CAMERA, path);
+        m->quiet_ffmpeg = 0;
+        m->fail_level = GLCV_LOG_ERROR;
+        if (st == GLCV_OK)
+            return set_location(m, path);
+        glcv_logf(&m->p.logger, GLCV_LOG_DEBUG, "media: %s is not a usable camera", path);
+    }
+    return GLCV_ERROR_IO;
+}
+
+static glcv_status open_synthetic(glcv_media *m)
+{
+    glcv_synth_params sp = m->p.synth;
+    if (m->p.width > 0) {
+        sp.width = m->p.width;
+        sp.height = m->p.height;
+    }
+    glcv_status st = glcv_synth_create(&sp, &m->synth);
+    if (st != GLCV_OK)
+        return glcv_fail(&m->p.logger, st, "media: bad synthetic scene parameters");
+    glcv_synth_get_params(m->synth, &m->p.synth);
+    m->p.width = m->p.synth.width;
+    m->p.height = m->p.synth.height;
+    m->synth_frames = m->p.synth.frames;
+    if (m->p.frame_rate <= 0)
+        m->p.frame_rate = default_rate;
+    return set_location(m, "synthetic");
+}
+
+/* Opens the source named by the params; fills size, rate and the description. */
+static glcv_status open_source(glcv_media *m)
+{
+    glcv_status st = GLCV_OK;
+    int src_w = 0, src_h = 0;
+    const char *codec = "";
+    switch (m->p.source) {
+    case GLCV_MEDIA_SOURCE_DEFAULT:
+        if (open_first_camera(m) == GLCV_OK) {
+            m->p.source = GLCV_MEDIA_CAMERA;
+        } else {
+            glcv_logf(&m->p.logger, GLCV_LOG_INFO, "media: no camera found, using the synthetic scene");
+            m->p.source = GLCV_MEDIA_SYNTHETIC;
+            return open_synthetic(m);
+        }
+        break;
+    case GLCV_MEDIA_SYNTHETIC: return open_synthetic(m);
+    case GLCV_MEDIA_FRAMES_DIR:
+        if ((st = set_location(m, m->p.location)) != GLCV_OK || (st = list_folder(m)) != GLCV_OK)
+            return st;
+        /* The first image gives the size. */
+        if ((st = open_input(m, GLCV_MEDIA_VIDEO, m->files[0])) != GLCV_OK)
+            return st;
+        break;
+    case GLCV_MEDIA_CAMERA:
+    case GLCV_MEDIA_LAVFI:
+    case GLCV_MEDIA_VIDEO:
+    case GLCV_MEDIA_IMAGE_SEQUENCE: {
+        const char *loc = m->p.location && *m->p.location ? m->p.location
+                          : m->p.source == GLCV_MEDIA_CAMERA ? default_camera
+                                                             : default_lavfi;
+        if ((st = set_location(m, loc)) != GLCV_OK || (st = open_input(m, m->p.source, m->location)) != GLCV_OK)
+            return st;
+        break;
+    }
+    }
+
+    src_w = m->dec->width;
+    src_h = m->dec->height;
+    codec = m->dec->codec ? m->dec->codec->name : "?";
+    const char *pix = av_get_pix_fmt_name(m->dec->pix_fmt);
+    double rate = 0.0;
+    if (m->p.source == GLCV_MEDIA_FRAMES_DIR) {
+        rate = m->p.frame_rate > 0 ? m->p.frame_rate : default_rate;
+        close_input(m);
+    } else {
+        AVRational r = av_guess_frame_rate(m->fmt, m->fmt->streams[m->stream], NULL);
+        if (r.num > 0 && r.den > 0)
+            rate = av_q2d(r);
+        if (m->p.source == GLCV_MEDIA_IMAGE_SEQUENCE && m->p.frame_rate > 0)
+            rate = m->p.frame_rate;
+    }
+    if (m->p.width == 0) {
+        m->p.width = src_w;
+        m->p.height = src_h;
+    }
+    m->p.frame_rate = rate;
+    char what[96];
+    if (m->p.source == GLCV_MEDIA_FRAMES_DIR)
+        snprintf(what, sizeof what, "%d images", m->file_count);
+    else
+        snprintf(what, sizeof what, "%s %s", codec, pix ? pix : "?");
+    char scaled[64] = "";
+    if (m->p.width != src_w || m->p.height != src_h)
+        snprintf(scaled, sizeof scaled, ", scaled to %dx%d", m->p.width, m->p.height);
+    snprintf(m->description, sizeof m->description, "%s %s: %dx%d %s at %.4g fps%s%s",
+             glcv_media_source_string(m->p.source), m->location, src_w, src_h, what, rate, scaled,
+             m->p.loop ? ", looping" : "");
+    return GLCV_OK;
+}
+
+static void free_media(glcv_media *m)
+{
+    if (!m)
+        return;
+    close_input(m);
+    sws_freeContext(m->sws);
+    av_frame_free(&m->frame);
+    av_packet_free(&m->pkt);
+    glcv_synth_destroy(&m->synth);
+    for (int i = 0; i < m->file_count; i++)
+        free(m->files[i]);
+    free(m->files);
+    for (int i = 0; i < MAX_RING; i++)
+        free(m->slots[i].data);
+    if (m->sync_ready) {
+        live_remove(m); /* after close_input: no decoder thread can log about it any more */
+        pthread_mutex_destroy(&m->log_lock);
+        pthread_cond_destroy(&m->cond);
+        pthread_mutex_destroy(&m->lock);
+    }
+    free(m->location);
+    free(m);
+}
+
+glcv_status glcv_media_open(const glcv_media_params *params, glcv_media **out)
+{
+    if (out)
+        *out = NULL;
+    if (!params || !out)
+        return glcv_fail(params ? &params->logger : NULL, GLCV_ERROR_INVALID_ARGUMENT,
+                         "media: NULL params or output pointer");
+    glcv_media_params p;
+    glcv_status st = resolve_params(params, &p);
+    if (st != GLCV_OK)
+        return st;
+    pthread_once(&ffmpeg_once, ffmpeg_init);
+
+    glcv_media *m = calloc(1, sizeof *m);
+    if (!m)
+        return glcv_fail(&p.logger, GLCV_ERROR_OUT_OF_MEMORY, "media: out of memory");
+    m->p = p;
+    m->p.location = NULL;
+    m->stream = -1;
+    m->held = -1;
+    m->first_pts = AV_NOPTS_VALUE;
+    atomic_init(&m->stop, 0);
+
+    pthread_condattr_t ca;
+    if (pthread_mutex_init(&m->lock, NULL) != 0) {
+        free(m);
+        return glcv_fail(&p.logger, GLCV_ERROR_OUT_OF_MEMORY, "media: cannot create a mutex");
+    }
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    int cr = pthread_cond_init(&m->cond, &ca);
+    pthread_condattr_destroy(&ca);
+    if (cr != 0) {
+        pthread_mutex_destroy(&m->lock);
+        free(m);
+        return glcv_fail(&p.logger, GLCV_ERROR_OUT_OF_MEMORY, "media: cannot create a condition variable");
+    }
+    if (pthread_mutex_init(&m->log_lock, NULL) != 0) {
+        pthread_cond_destroy(&m->cond);
+        pthread_mutex_destroy(&m->lock);
+        free(m);
+        return glcv_fail(&p.logger, GLCV_ERROR_OUT_OF_MEMORY, "media: cannot create a mutex");
+    }
+    m->sync_ready = 1;
+    m->fail_level = GLCV_LOG_ERROR;
+    m->log_prefix = 1;
+    live_add(m);
+    m->p.location = p.location; /* read by open_source, then replaced by the copy */
+
+    glcv_media *outer = tls_media;
+    tls_media = m;
+    m->frame = av_frame_alloc();
+    m->pkt = av_packet_alloc();
+    if (!m->frame || !m->pkt)
+        st = glcv_fail(&p.logger, GLCV_ERROR_OUT_OF_MEMORY, "media: out of memory");
+    else
+        st = open_source(m);
+    tls_media = outer;
+    if (st != GLCV_OK)
+        goto fail;
+    /* Defaults that depended on the source kind, now that DEFAULT is resolved. */
+    if (params->mode == GLCV_MEDIA_MODE_DEFAULT)
+        m->p.mode = m->p.source == GLCV_MEDIA_CAMERA || m->p.source == GLCV_MEDIA_LAVFI ? GLCV_MEDIA_LIVE
+                                                                                        : GLCV_MEDIA_EVERY_FRAME;
+    if (m->p.source == GLCV_MEDIA_SYNTHETIC)
+        snprintf(m->description, sizeof m->description, "synthetic scene: %dx%d, %d frames at %.4g fps%s",
+                 m->p.width, m->p.height, m->synth_frames, m->p.frame_rate, m->p.loop ? ", looping" : "");
+
+    m->bpp = glcv_pixel_format_size(m->p.format);
+    m->stride = (size_t)m->p.width * (size_t)m->bpp;
+    m->frame_bytes = m->stride * (size_t)m->p.height;
+    m->slot_count = m->p.ring_frames;
+    size_t alloc = (m->frame_bytes + BUFFER_PADDING + BUFFER_ALIGN - 1) / BUFFER_ALIGN * BUFFER_ALIGN;
+    for (int i = 0; i < m->slot_count; i++) {
+        void *mem = NULL;
+        if (posix_memalign(&mem, BUFFER_ALIGN, alloc) != 0) {
+            st = glcv_fail(&p.logger, GLCV_ERROR_OUT_OF_MEMORY, "media: out of memory for %d frames of %zu bytes",
+                           m->slot_count, m->frame_bytes);
+            goto fail;
+        }
+        memset(mem, 0, alloc);
+        m->slots[i].data = mem;
+    }
+    if (pthread_create(&m->thread, NULL, capture_thread, m) != 0) {
+        st = glcv_fail(&p.logger, GLCV_ERROR_OUT_OF_MEMORY, "media: cannot start the capture thread");
+        goto fail;
+    }
+    m->thread_started = 1;
+    glcv_logf(&m->p.logger, GLCV_LOG_INFO, "media: %s", m->description);
+    *out = m;
+    return GLCV_OK;
+
+fail:
+    free_media(m);
+    return st;
+}
+
+/* ---- reading ----------------------------------------------------------------------------- */
+
+glcv_status glcv_media_read(glcv_media *m, glcv_image *frame, glcv_media_frame_info *info, int timeout_ms)
+{
+    glcv_media_frame_info local;
+    if (!info)
+        info = &local;
+    *info = (glcv_media_frame_info){0};
+    if (frame)
+        *frame = (glcv_image){0};
+    if (!m || !frame)
+        return glcv_fail(m ? &m->p.logger : NULL, GLCV_ERROR_INVALID_ARGUMENT, "media: NULL media or frame");
+
+    struct timespec deadline;
+    if (timeout_ms > 0)
+        deadline_after(&deadline, timeout_ms / 1000.0);
+    glcv_status st = GLCV_OK;
+    pthread_mutex_lock(&m->lock);
+    if (m->held >= 0) {
+        m->slots[m->held].state = SLOT_FREE;
+        m->held = -1;
+        pthread_cond_broadcast(&m->cond);
+    }
+    for (;;) {
+        int chosen = -1;
+        for (int i = 0; i < m->slot_count; i++) {
+            if (m->slots[i].state != SLOT_READY)
+                continue;
+            if (chosen < 0 || (m->p.mode == GLCV_MEDIA_LIVE ? m->slots[i].seq > m->slots[chosen].seq
+                                                            : m->slots[i].seq < m->slots[chosen].seq))
+                chosen = i;
+        }
+        if (chosen >= 0) {
+            if (m->p.mode == GLCV_MEDIA_LIVE) {
+                /* The newest frame wins; older unread ones are dropped. */
+                for (int i = 0; i < m->slot_count; i++) {
+                    if (i != chosen && m->slots[i].state == SLOT_READY) {
+                        m->slots[i].state = SLOT_FREE;
+                        m->stats.dropped++;
+                    }
+                }
+                pthread_cond_broadcast(&m->cond);
+            }
+            m->slots[chosen].state = SLOT_HELD;
+            m->held = chosen;
+            m->stats.delivered++;
+            *info = m->slots[chosen].info;
+            *frame = (glcv_image){m->slots[chosen].data, m->p.width, m->p.height, m->stride, m->p.format};
+            break;
+        }
+        if (m->finished) {
+            if (m->error == GLCV_OK)
+                info->end_of_stream = 1;
+            st = m->error;
+            break;
+        }
+        if (timeout_ms == 0) {
+            info->timed_out = 1;
+            break;
+        }
+        if (timeout_ms < 0) {
+            pthread_cond_wait(&m->cond, &m->lock);
+        } else if (pthread_cond_timedwait(&m->cond, &m->lock, &deadline) == ETIMEDOUT) {
+            timeout_ms = 0; /* one last look, then report the timeout */
+        }
+    }
+    pthread_mutex_unlock(&m->lock);
+    if (st != GLCV_OK)
+        return glcv_fail(&m->p.logger, st, "media: %s '%s' stopped: %s", glcv_media_source_string(m->p.source),
+                         m->location, glcv_status_string(st));
+    return GLCV_OK;
+}
+
+glcv_status glcv_media_get_stats(glcv_media *m, glcv_media_stats *out)
+{
+    if (!m || !out)
+        return GLCV_ERROR_INVALID_ARGUMENT;
+    pthread_mutex_lock(&m->lock);
+    *out = m->stats;
+    pthread_mutex_unlock(&m->lock);
+    return GLCV_OK;
+}
+
+glcv_status glcv_media_get_params(glcv_media *m, glcv_media_params *out)
+{
+    if (!m || !out)
+        return GLCV_ERROR_INVALID_ARGUMENT;
+    *out = m->p;
+    return GLCV_OK;
+}
+
+const char *glcv_media_describe(const glcv_media *m)
+{
+    return m ? m->description : "";
+}
+
+void glcv_media_close(glcv_media **media)
+{
+    if (!media || !*media)
+        return;
+    glcv_media *m = *media;
+    *media = NULL;
+    if (m->thread_started) {
+        pthread_mutex_lock(&m->lock);
+        atomic_store(&m->stop, 1);
+        pthread_cond_broadcast(&m->cond);
+        pthread_mutex_unlock(&m->lock);
+        pthread_join(m->thread, NULL);
+    }
+    free_media(m);
+}

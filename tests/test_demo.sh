@@ -1,0 +1,167 @@
+#!/usr/bin/env bash
+# Windowed programs under a virtual X server (Xvfb).
+#
+#   test_demo.sh demo GLCV_DEMO DEMO_CHECK [SAMPLE_VIDEO]
+#       glcv-demo on the synthetic scene, then on a lavfi source (the live-input path), each for a
+#       fixed number of frames, writing a screenshot at exit; demo_check compares the screenshot's
+#       panels with what the source put there (the synthetic scene's ground truth for the last
+#       frame; the lavfi box's position). With SAMPLE_VIDEO (when it exists): a short run on it.
+#   test_demo.sh host HOST_APP
+#       the texture-ID integration example with each engine: its GL state checks and mask checks.
+#
+# Exit status: 0 pass, 1 fail, 77 skipped (no xvfb-run, or no X display could be started).
+set -uo pipefail
+
+MODE=${1:-}
+if ! command -v xvfb-run >/dev/null 2>&1; then
+    echo "test_demo: xvfb-run is not installed: skipped"
+    exit 77
+fi
+XVFB=(xvfb-run -a -s "-screen 0 1920x1200x24 -nolisten tcp")
+if ! "${XVFB[@]}" true >/dev/null 2>&1; then
+    echo "test_demo: xvfb-run could not start an X display: skipped"
+    exit 77
+fi
+
+# Under AddressSanitizer: glfwTerminate unloads the GL driver, and LeakSanitizer then reports the
+# driver's process-lifetime allocations from an "<unknown module>", which no suppression can name.
+# Leak checking stays on for the headless tests; it is off for these windowed programs only.
+if [ -n "${ASAN_OPTIONS:-}" ]; then
+    export ASAN_OPTIONS="$ASAN_OPTIONS:detect_leaks=0"
+fi
+
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/glcv_demo.XXXXXX")
+trap 'rm -rf "$TMP"' EXIT
+FAILURES=0
+CHECKS=0
+
+fail() {
+    FAILURES=$((FAILURES + 1))
+    echo "FAIL: $*"
+}
+
+# run NAME PROGRAM ARGS...: runs a program under Xvfb, output in $TMP/NAME.log, status in $TMP/NAME.rc
+run() {
+    local name=$1
+    shift
+    (cd "$TMP" && "${XVFB[@]}" "$@") >"$TMP/$name.log" 2>&1
+    echo $? >"$TMP/$name.rc"
+    sed 's/^/  | /' "$TMP/$name.log"
+}
+
+expect_rc() {
+    CHECKS=$((CHECKS + 1))
+    local got
+    got=$(cat "$TMP/$1.rc")
+    [ "$got" = "$2" ] || fail "$3: exit status $got, expected $2"
+}
+
+expect_in() {
+    CHECKS=$((CHECKS + 1))
+    grep -qF -- "$2" "$TMP/$1.log" || fail "$3: '$2' not in the output"
+}
+
+# The source frame index the demo showed last ("last source frame K").
+last_index() {
+    sed -n 's/.*last source frame \([0-9-]*\).*/\1/p' "$TMP/$1.log" | tail -n 1
+}
+
+case "$MODE" in
+demo)
+    DEMO=${2:-}
+    CHECK=${3:-}
+    SAMPLE=${4:-}
+    if [ ! -x "$DEMO" ] || [ ! -x "$CHECK" ]; then
+        echo "test_demo: glcv-demo or demo_check missing ('$DEMO', '$CHECK'): skipped"
+        exit 77
+    fi
+
+    echo "== usage errors"
+    "$DEMO" --no-such-option >"$TMP/usage.log" 2>&1
+    echo $? >"$TMP/usage.rc"
+    expect_rc usage 2 "an unknown option is a usage error"
+    "$DEMO" --synthetic --lavfi testsrc >"$TMP/two.log" 2>&1
+    echo $? >"$TMP/two.rc"
+    expect_rc two 2 "two sources are a usage error"
+    "$DEMO" --help >"$TMP/help.log" 2>&1
+    echo $? >"$TMP/help.rc"
+    expect_rc help 0 "--help"
+    expect_in help "--screenshot FILE" "--help lists the options"
+    run missing "$DEMO" --video "$TMP/missing.avi" --max-frames 5
+    expect_rc missing 1 "a missing video file"
+    expect_in missing "cannot open" "a missing video file is reported"
+
+    for engine in fragment cpu; do
+        echo "== synthetic scene, engine $engine"
+        run "syn_$engine" "$DEMO" --synthetic --size 320x240 --max-frames 30 --engine "$engine" \
+            --screenshot "$TMP/syn_$engine.png"
+        expect_rc "syn_$engine" 0 "synthetic, $engine"
+        expect_in "syn_$engine" "source: synthetic scene" "the demo says which source it opened"
+        expect_in "syn_$engine" "engine $engine" "engine $engine in use"
+        k=$(last_index "syn_$engine")
+        CHECKS=$((CHECKS + 1))
+        if [ "$k" != 29 ]; then
+            fail "synthetic ($engine): last source frame '$k', expected 29"
+        elif [ -f "$TMP/syn_$engine.png" ]; then
+            "$CHECK" "$TMP/syn_$engine.png" synthetic 320 240 "$k" | sed 's/^/  /'
+            [ "${PIPESTATUS[0]}" = 0 ] || fail "synthetic ($engine): screenshot check"
+        else
+            fail "synthetic ($engine): no screenshot"
+        fi
+    done
+
+    echo "== lavfi source (live input: paced, may drop frames)"
+    # On a flat blue-grey background a yellow 40x40 box appears at frame 60 and then moves right
+    # by a pixel a frame: x = 100 + (n mod 100). The background is learned from the first 10 frames
+    # the demo gets, before the box appears. The source runs at 25 fps whatever the demo does, so
+    # the last frame shown is 79 or later (later when frames were dropped), and the box is whole
+    # and inside the frame whatever it is.
+    GRAPH="color=c=0x405060:size=320x240:rate=25[bg];color=c=0xffff00:size=40x40:rate=25[fg];[bg][fg]overlay=x='if(lt(n,60),-100,100+mod(n,100))':y=100"
+    run lavfi "$DEMO" --lavfi "$GRAPH" --learn 10 --max-frames 80 --screenshot "$TMP/lavfi.png"
+    expect_rc lavfi 0 "lavfi"
+    expect_in lavfi "source: lavfi" "lavfi source opened"
+    k=$(last_index lavfi)
+    CHECKS=$((CHECKS + 1))
+    if [ -z "$k" ] || [ "$k" -lt 79 ]; then
+        fail "lavfi: last source frame '$k', expected 79 or later"
+    elif [ -f "$TMP/lavfi.png" ]; then
+        "$CHECK" "$TMP/lavfi.png" box 320 240 $((100 + k % 100)) 100 40 40 255 255 0 | sed 's/^/  /'
+        [ "${PIPESTATUS[0]}" = 0 ] || fail "lavfi: screenshot check"
+    else
+        fail "lavfi: no screenshot"
+    fi
+
+    if [ -n "$SAMPLE" ] && [ -f "$SAMPLE" ]; then
+        echo "== sample video $SAMPLE"
+        run sample "$DEMO" --video "$SAMPLE" --learn 20 --max-frames 40 --scale 0.5 --screenshot "$TMP/sample.png"
+        expect_rc sample 0 "sample video"
+        expect_in sample "40 frames processed" "40 frames of the sample video"
+        CHECKS=$((CHECKS + 1))
+        [ -s "$TMP/sample.png" ] || fail "sample video: no screenshot"
+    fi
+    ;;
+host)
+    HOST=${2:-}
+    if [ ! -x "$HOST" ]; then
+        echo "test_demo: host_app missing ('$HOST'): skipped"
+        exit 77
+    fi
+    for engine in auto fragment compute cpu; do
+        echo "== host_app, engine $engine"
+        run "host_$engine" "$HOST" --frames 30 --engine "$engine"
+        if [ "$engine" = compute ] && grep -q "not supported" "$TMP/host_$engine.log"; then
+            echo "  (compute shaders not available here)"
+            continue
+        fi
+        expect_rc "host_$engine" 0 "host_app, engine $engine"
+        expect_in "host_$engine" "0 GL state differences, 0 failed checks" "host_app ($engine) summary"
+    done
+    ;;
+*)
+    echo "usage: test_demo.sh demo GLCV_DEMO DEMO_CHECK [SAMPLE_VIDEO] | host HOST_APP"
+    exit 2
+    ;;
+esac
+
+echo "test_demo $MODE: $CHECKS checks, $FAILURES failed"
+[ "$FAILURES" -eq 0 ]

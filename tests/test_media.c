@@ -1,0 +1,831 @@
+/* Media input: parameter checks and open errors; lavfi sources (frame count, size, timestamps,
+ * content, scaling, RGBA, live pacing and frame drops, timeouts); videos this test encodes itself
+ * with FFmpeg's libraries (lossless FFV1 in Matroska: exact pixels; MPEG-4 in AVI: within
+ * tolerance; looping; truncated and corrupted files); image folders and numbered sequences; the
+ * synthetic scene; closing while the capture thread waits. Optional argument: a video file that
+ * must play (the OpenCV sample vtest.avi). Exits 77 when glcv was built without FFmpeg. */
+#define _POSIX_C_SOURCE 200809L
+
+#include "testutil.h"
+
+#ifndef GLCV_HAVE_MEDIA
+
+int main(void)
+{
+    printf("SKIP: glcv was built without media input (FFmpeg not found)\n");
+    return TEST_SKIP;
+}
+
+#else
+
+#include <glcv/media.h>
+
+#include <libavcodec/avcodec.h>
+#include <libavformat/avformat.h>
+#include <libavutil/imgutils.h>
+#include <libswscale/swscale.h>
+
+#include <errno.h>
+#include <math.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+static char g_tmp[256];
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static void sleep_ms(int ms)
+{
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+static glcv_media *open_ok(glcv_media_params p)
+{
+    glcv_media *m = NULL;
+    p.logger = test_logger();
+    glcv_status st = glcv_media_open(&p, &m);
+    CHECK(st == GLCV_OK && m, "glcv_media_open(%s, '%s'): %s", glcv_media_source_string(p.source),
+          p.location ? p.location : "", glcv_status_string(st));
+    if (m)
+        printf("  opened: %s\n", glcv_media_describe(m));
+    return m;
+}
+
+static glcv_status open_status(glcv_media_params p)
+{
+    glcv_media *m = NULL;
+    glcv_status st = glcv_media_open(&p, &m);
+    CHECK((st == GLCV_OK) == (m != NULL), "open returned %s with media %p", glcv_status_string(st), (void *)m);
+    glcv_media_close(&m);
+    return st;
+}
+
+/* The test pattern of frame i: a gradient, a blue level that codes the index and a white
+ * 12x12 box that moves 3 pixels per frame. */
+static void pattern_pixel(int i, int x, int y, int w, int h, uint8_t rgb[3])
+{
+    int bx = 4 + 3 * i, by = h / 2 - 6;
+    if (x >= bx && x < bx + 12 && y >= by && y < by + 12) {
+        rgb[0] = rgb[1] = rgb[2] = 255;
+        return;
+    }
+    rgb[0] = (uint8_t)(x * 200 / w);
+    rgb[1] = (uint8_t)(y * 200 / h);
+    rgb[2] = (uint8_t)((i * 37) % 200);
+}
+
+static void fill_pattern(int i, glcv_image *img)
+{
+    int bpp = glcv_pixel_format_size(img->format);
+    size_t stride = glcv_image_stride(img);
+    for (int y = 0; y < img->height; y++)
+        for (int x = 0; x < img->width; x++) {
+            uint8_t *d = img->data + (size_t)y * stride + (size_t)x * (size_t)bpp;
+            pattern_pixel(i, x, y, img->width, img->height, d);
+            if (bpp == 4)
+                d[3] = 255;
+        }
+}
+
+/* Largest and mean absolute difference between a delivered frame and pattern i. */
+static void compare_pattern(const glcv_image *f, int i, int *max_diff, double *mean_diff)
+{
+    int bpp = glcv_pixel_format_size(f->format);
+    long sum = 0;
+    int mx = 0;
+    for (int y = 0; y < f->height; y++)
+        for (int x = 0; x < f->width; x++) {
+            uint8_t want[3];
+            pattern_pixel(i, x, y, f->width, f->height, want);
+            const uint8_t *d = f->data + (size_t)y * f->stride + (size_t)x * (size_t)bpp;
+            for (int c = 0; c < 3; c++) {
+                int diff = abs((int)d[c] - (int)want[c]);
+                sum += diff;
+                if (diff > mx)
+                    mx = diff;
+            }
+        }
+    *max_diff = mx;
+    *mean_diff = (double)sum / (3.0 * f->width * f->height);
+}
+
+/* ---- encoding a test video with FFmpeg's libraries ---------------------------------------- */
+
+static int drain_encoder(AVCodecContext *enc, AVFormatContext *oc, AVStream *st, AVPacket *pkt)
+{
+    for (;;) {
+        int r = avcodec_receive_packet(enc, pkt);
+        if (r == AVERROR(EAGAIN) || r == AVERROR_EOF)
+            return 0;
+        if (r < 0)
+            return r;
+        av_packet_rescale_ts(pkt, enc->time_base, st->time_base);
+        pkt->stream_index = st->index;
+        r = av_interleaved_write_frame(oc, pkt);
+        if (r < 0)
+            return r;
+    }
+}
+
+/* Writes `frames` frames of the test pattern; returns 0, or -1 (reason printed). */
+static int encode_video(const char *path, const char *container, enum AVCodecID codec_id, enum AVPixelFormat pix,
+                        int w, int h, int frames, int rate)
+{
+    int ret = -1, r = 0;
+    AVFormatContext *oc = NULL;
+    AVCodecContext *enc = NULL;
+    AVFrame *frame = NULL;
+    AVPacket *pkt = NULL;
+    struct SwsContext *sws = NULL;
+    glcv_image rgb = {0};
+    const AVCodec *codec = avcodec_find_encoder(codec_id);
+    if (!codec) {
+        printf("no encoder for %s\n", avcodec_get_name(codec_id));
+        return -1;
+    }
+    if ((r = avformat_alloc_output_context2(&oc, NULL, container, path)) < 0)
+        goto done;
+    AVStream *st = avformat_new_stream(oc, NULL);
+    enc = avcodec_alloc_context3(codec);
+    frame = av_frame_alloc();
+    pkt = av_packet_alloc();
+    if (!st || !enc || !frame || !pkt)
+        goto done;
+    enc->width = w;
+    enc->height = h;
+    enc->pix_fmt = pix;
+    enc->time_base = (AVRational){1, rate};
+    enc->framerate = (AVRational){rate, 1};
+    enc->gop_size = 8;
+    if (codec_id == AV_CODEC_ID_MPEG4) {
+        enc->flags |= AV_CODEC_FLAG_QSCALE;
+        enc->global_quality = FF_QP2LAMBDA * 2;
+    }
+    if (oc->oformat->flags & AVFMT_GLOBALHEADER)
+        enc->flags |= AV_CODEC_FLAG_GLOBAL_HEADER;
+    if ((r = avcodec_open2(enc, codec, NULL)) < 0)
+        goto done;
+    if ((r = avcodec_parameters_from_context(st->codecpar, enc)) < 0)
+        goto done;
+    st->time_base = enc->time_base;
+    if ((r = avio_open(&oc->pb, path, AVIO_FLAG_WRITE)) < 0)
+        goto done;
+    if ((r = avformat_write_header(oc, NULL)) < 0)
+        goto done;
+    frame->format = pix;
+    frame->width = w;
+    frame->height = h;
+    if ((r = av_frame_get_buffer(frame, 0)) < 0)
+        goto done;
+    if (glcv_image_alloc(w, h, GLCV_PIXEL_RGB8, &rgb) != GLCV_OK)
+        goto done;
+    sws = sws_getContext(w, h, AV_PIX_FMT_RGB24, w, h, pix, SWS_BILINEAR | SWS_ACCURATE_RND, NULL, NULL, NULL);
+    if (!sws)
+        goto done;
+    for (int i = 0; i < frames; i++) {
+        if ((r = av_frame_make_writable(frame)) < 0)
+            goto done;
+        fill_pattern(i, &rgb);
+        const uint8_t *src[1] = {rgb.data};
+        int src_stride[1] = {(int)rgb.stride};
+        sws_scale(sws, src, src_stride, 0, h, frame->data, frame->linesize);
+        frame->pts = i;
+        if ((r = avcodec_send_frame(enc, frame)) < 0 || (r = drain_encoder(enc, oc, st, pkt)) < 0)
+            goto done;
+    }
+    if ((r = avcodec_send_frame(enc, NULL)) < 0 || (r = drain_encoder(enc, oc, st, pkt)) < 0)
+        goto done;
+    if ((r = av_write_trailer(oc)) < 0)
+        goto done;
+    ret = 0;
+done:
+    if (ret != 0) {
+        char err[128] = "";
+        if (r < 0)
+            av_strerror(r, err, sizeof err);
+        printf("encoding %s failed: %s\n", path, err);
+    }
+    sws_freeContext(sws);
+    glcv_image_free(&rgb);
+    av_packet_free(&pkt);
+    av_frame_free(&frame);
+    avcodec_free_context(&enc);
+    if (oc && oc->pb)
+        avio_closep(&oc->pb);
+    avformat_free_context(oc);
+    return ret;
+}
+
+/* ---- helpers ----------------------------------------------------------------------------- */
+
+typedef struct read_result {
+    int frames;
+    int eos;
+    glcv_status error;
+    int width, height;
+    int64_t last_index;
+    int index_errors; /* EVERY_FRAME: indices not 0, 1, 2, ... */
+    int worst_max_diff;
+    double worst_mean_diff;
+} read_result;
+
+/* Reads until the end (or `limit` frames), comparing with the pattern when `pattern_frames` > 0
+ * (frame index modulo pattern_frames). */
+static read_result read_all(glcv_media *m, int limit, int pattern_frames)
+{
+    read_result rr = {0};
+    rr.last_index = -1;
+    for (int guard = 0; guard < 100000 && (limit <= 0 || rr.frames < limit); guard++) {
+        glcv_image f;
+        glcv_media_frame_info info;
+        glcv_status st = glcv_media_read(m, &f, &info, 10000);
+        if (st != GLCV_OK) {
+            rr.error = st;
+            break;
+        }
+        if (info.end_of_stream) {
+            rr.eos = 1;
+            CHECK(f.data == NULL, "end of stream with a frame");
+            break;
+        }
+        CHECK(!info.timed_out, "no frame within 10 s (after %d frames)", rr.frames);
+        if (info.timed_out)
+            break;
+        if (info.index != rr.frames)
+            rr.index_errors++;
+        rr.last_index = info.index;
+        rr.width = f.width;
+        rr.height = f.height;
+        if (pattern_frames > 0) {
+            int mx;
+            double mean;
+            compare_pattern(&f, (int)(info.index % pattern_frames), &mx, &mean);
+            if (mx > rr.worst_max_diff)
+                rr.worst_max_diff = mx;
+            if (mean > rr.worst_mean_diff)
+                rr.worst_mean_diff = mean;
+        }
+        rr.frames++;
+    }
+    return rr;
+}
+
+static void write_file(const char *path, const void *data, size_t n)
+{
+    FILE *f = fopen(path, "wb");
+    CHECK(f != NULL, "cannot write %s", path);
+    if (!f)
+        return;
+    fwrite(data, 1, n, f);
+    fclose(f);
+}
+
+static long file_size(const char *path)
+{
+    struct stat sb;
+    return stat(path, &sb) == 0 ? (long)sb.st_size : -1;
+}
+
+/* ---- tests ------------------------------------------------------------------------------- */
+
+static void test_params(void)
+{
+    printf("== parameters and open errors\n");
+    glcv_media *m = (glcv_media *)1;
+    CHECK_STATUS(glcv_media_open(NULL, &m), GLCV_ERROR_INVALID_ARGUMENT);
+    CHECK(m == NULL, "out not cleared");
+    CHECK_STATUS(glcv_media_open(&GLCV_MEDIA_PARAMS(.source = GLCV_MEDIA_SYNTHETIC), NULL),
+                 GLCV_ERROR_INVALID_ARGUMENT);
+    CHECK_STATUS(open_status(GLCV_MEDIA_PARAMS(.source = (glcv_media_source)42)), GLCV_ERROR_INVALID_ARGUMENT);
+    CHECK_STATUS(open_status(GLCV_MEDIA_PARAMS(.source = GLCV_MEDIA_SYNTHETIC, .width = 64)),
+                 GLCV_ERROR_INVALID_ARGUMENT);
+    CHECK_STATUS(open_status(GLCV_MEDIA_PARAMS(.source = GLCV_MEDIA_SYNTHETIC, .width = -1, .height = 5)),
+                 GLCV_ERROR_INVALID_ARGUMENT);
+    CHECK_STATUS(open_status(GLCV_MEDIA_PARAMS(.source = GLCV_MEDIA_SYNTHETIC, .frame_rate = NAN)),
+                 GLCV_ERROR_INVALID_ARGUMENT);
+    CHECK_STATUS(open_status(GLCV_MEDIA_PARAMS(.source = GLCV_MEDIA_SYNTHETIC, .frame_rate = -5)),
+                 GLCV_ERROR_INVALID_ARGUMENT);
+    CHECK_STATUS(open_status(GLCV_MEDIA_PARAMS(.source = GLCV_MEDIA_SYNTHETIC, .format = GLCV_PIXEL_GRAY8)),
+                 GLCV_ERROR_INVALID_ARGUMENT);
+    CHECK_STATUS(open_status(GLCV_MEDIA_PARAMS(.source = GLCV_MEDIA_SYNTHETIC, .ring_frames = 1)),
+                 GLCV_ERROR_INVALID_ARGUMENT);
+    CHECK_STATUS(open_status(GLCV_MEDIA_PARAMS(.source = GLCV_MEDIA_SYNTHETIC, .ring_frames = 17)),
+                 GLCV_ERROR_INVALID_ARGUMENT);
+    CHECK_STATUS(open_status(GLCV_MEDIA_PARAMS(.source = GLCV_MEDIA_SYNTHETIC, .mode = (glcv_media_mode)9)),
+                 GLCV_ERROR_INVALID_ARGUMENT);
+    CHECK_STATUS(open_status(GLCV_MEDIA_PARAMS(.source = GLCV_MEDIA_SYNTHETIC,
+                                               .synth = GLCV_SYNTH_PARAMS(.objects = 99))),
+                 GLCV_ERROR_INVALID_ARGUMENT);
+    CHECK_STATUS(open_status(GLCV_MEDIA_PARAMS(.source = GLCV_MEDIA_VIDEO)), GLCV_ERROR_INVALID_ARGUMENT);
+    CHECK_STATUS(open_status(GLCV_MEDIA_PARAMS(.source = GLCV_MEDIA_FRAMES_DIR, .location = "")),
+                 GLCV_ERROR_INVALID_ARGUMENT);
+
+    char path[512];
+    snprintf(path, sizeof path, "%s/missing.avi", g_tmp);
+    CHECK_STATUS(open_status(GLCV_MEDIA_PARAMS(.source = GLCV_MEDIA_VIDEO, .location = path)), GLCV_ERROR_IO);
+    snprintf(path, sizeof path, "%s/garbage.avi", g_tmp);
+    char junk[4096];
+    uint64_t rs = 7;
+    for (size_t i = 0; i < sizeof junk; i++)
+        junk[i] = (char)(test_rand(&rs) & 0xff);
+    write_file(path, junk, sizeof junk);
+    glcv_status st = open_status(GLCV_MEDIA_PARAMS(.source = GLCV_MEDIA_VIDEO, .location = path));
+    CHECK(st == GLCV_ERROR_CORRUPT_DATA, "a file of random bytes: %s, expected corrupt data", glcv_status_string(st));
+    snprintf(path, sizeof path, "%s/empty_dir", g_tmp);
+    mkdir(path, 0700);
+    CHECK_STATUS(open_status(GLCV_MEDIA_PARAMS(.source = GLCV_MEDIA_FRAMES_DIR, .location = path)), GLCV_ERROR_IO);
+    snprintf(path, sizeof path, "%s/no_such_dir", g_tmp);
+    CHECK_STATUS(open_status(GLCV_MEDIA_PARAMS(.source = GLCV_MEDIA_FRAMES_DIR, .location = path)), GLCV_ERROR_IO);
+    snprintf(path, sizeof path, "%s/none_%%04d.png", g_tmp);
+    CHECK_STATUS(open_status(GLCV_MEDIA_PARAMS(.source = GLCV_MEDIA_IMAGE_SEQUENCE, .location = path)),
+                 GLCV_ERROR_IO);
+    st = open_status(GLCV_MEDIA_PARAMS(.source = GLCV_MEDIA_LAVFI, .location = "nosuchfilter=size=10x10"));
+    CHECK(st == GLCV_ERROR_CORRUPT_DATA, "a bad lavfi graph: %s, expected corrupt data", glcv_status_string(st));
+    CHECK_STATUS(open_status(GLCV_MEDIA_PARAMS(.source = GLCV_MEDIA_CAMERA, .location = "/dev/video999")),
+                 GLCV_ERROR_IO);
+
+    glcv_image f;
+    glcv_media_frame_info info;
+    CHECK_STATUS(glcv_media_read(NULL, &f, &info, 0), GLCV_ERROR_INVALID_ARGUMENT);
+    CHECK_STATUS(glcv_media_get_stats(NULL, NULL), GLCV_ERROR_INVALID_ARGUMENT);
+    CHECK_STATUS(glcv_media_get_params(NULL, NULL), GLCV_ERROR_INVALID_ARGUMENT);
+    CHECK(strcmp(glcv_media_source_string(GLCV_MEDIA_LAVFI), "lavfi") == 0, "source names");
+    CHECK(strcmp(glcv_media_source_string((glcv_media_source)77), "?") == 0, "unknown source name");
+    glcv_media_close(NULL);
+    glcv_media *none = NULL;
+    glcv_media_close(&none);
+}
+
+static void test_lavfi(void)
+{
+    printf("== lavfi: count, size, timestamps, content\n");
+    glcv_media *m = open_ok(GLCV_MEDIA_PARAMS(.source = GLCV_MEDIA_LAVFI,
+                                              .location = "testsrc=size=160x120:rate=25:duration=2",
+                                              .mode = GLCV_MEDIA_EVERY_FRAME));
+    if (m) {
+        glcv_media_params p;
+        CHECK_OK(glcv_media_get_params(m, &p));
+        CHECK(p.width == 160 && p.height == 120, "size %dx%d", p.width, p.height);
+        CHECK(fabs(p.frame_rate - 25.0) < 1e-6, "rate %g", p.frame_rate);
+        CHECK(p.format == GLCV_PIXEL_RGB8 && p.mode == GLCV_MEDIA_EVERY_FRAME && p.ring_frames == 4,
+              "resolved format %d mode %d ring %d", (int)p.format, (int)p.mode, p.ring_frames);
+        int frames = 0, bad_pts = 0, not_gray = 0;
+        uint64_t prev_hash = 0;
+        int same = 0;
+        for (;;) {
+            glcv_image f;
+            glcv_media_frame_info info;
+            glcv_status st = glcv_media_read(m, &f, &info, 10000);
+            CHECK_OK(st);
+            if (st != GLCV_OK || info.end_of_stream || info.timed_out)
+                break;
+            CHECK(f.width == 160 && f.height == 120 && f.format == GLCV_PIXEL_RGB8 && f.stride >= 480,
+                  "frame %dx%d format %d stride %zu", f.width, f.height, (int)f.format, f.stride);
+            CHECK(((uintptr_t)f.data & 63) == 0, "frame buffer not 64-byte aligned");
+            if (fabs(info.pts - frames / 25.0) > 1e-6)
+                bad_pts++;
+            CHECK(info.index == frames, "index %lld, expected %d", (long long)info.index, frames);
+            /* testsrc: colourful, and changes every frame (its counter and moving gradient) */
+            int colourful = 0;
+            for (int i = 0; i < f.width * f.height; i += 7) {
+                const uint8_t *px = f.data + i * 3;
+                if (abs(px[0] - px[1]) > 40 || abs(px[1] - px[2]) > 40)
+                    colourful++;
+            }
+            if (colourful < f.width * f.height / 70)
+                not_gray++;
+            uint64_t h = 1469598103934665603ull;
+            for (size_t i = 0; i < f.stride * (size_t)f.height; i++)
+                h = (h ^ f.data[i]) * 1099511628211ull;
+            if (frames > 0 && h == prev_hash)
+                same++;
+            prev_hash = h;
+            frames++;
+        }
+        CHECK(frames == 50, "testsrc duration=2 rate=25 gave %d frames, expected 50", frames);
+        CHECK(bad_pts == 0, "%d frames with wrong timestamps", bad_pts);
+        CHECK(not_gray == 0, "%d frames without testsrc's colours", not_gray);
+        CHECK(same == 0, "%d frames identical to the one before", same);
+        glcv_image f;
+        glcv_media_frame_info info;
+        CHECK_OK(glcv_media_read(m, &f, &info, 0));
+        CHECK(info.end_of_stream && f.data == NULL, "end of stream is reported again");
+        glcv_media_stats s;
+        CHECK_OK(glcv_media_get_stats(m, &s));
+        CHECK(s.captured == 50 && s.delivered == 50 && s.dropped == 0 && s.decode_errors == 0,
+              "stats captured %lld delivered %lld dropped %lld errors %lld", (long long)s.captured,
+              (long long)s.delivered, (long long)s.dropped, (long long)s.decode_errors);
+        glcv_media_close(&m);
+        CHECK(m == NULL, "close clears the pointer");
+    }
+
+    printf("== lavfi: a moving box, scaled, RGBA\n");
+    /* A 32x32 yellow box enters at x = 10 + 4n on a flat blue-grey background. */
+    const char *graph = "color=c=0x405060:size=200x100:rate=25:duration=1[bg];"
+                        "color=c=0xffff00:size=32x32:rate=25[fg];"
+                        "[bg][fg]overlay=x=10+4*n:y=30:shortest=1";
+    m = open_ok(GLCV_MEDIA_PARAMS(.source = GLCV_MEDIA_LAVFI, .location = graph, .width = 100, .height = 50,
+                                  .format = GLCV_PIXEL_RGBA8, .mode = GLCV_MEDIA_EVERY_FRAME));
+    if (m) {
+        int frames = 0, misplaced = 0, bad_alpha = 0;
+        for (;;) {
+            glcv_image f;
+            glcv_media_frame_info info;
+            if (glcv_media_read(m, &f, &info, 10000) != GLCV_OK || info.end_of_stream || info.timed_out)
+                break;
+            CHECK(f.width == 100 && f.height == 50 && f.format == GLCV_PIXEL_RGBA8 && f.stride >= 400,
+                  "scaled RGBA frame %dx%d format %d", f.width, f.height, (int)f.format);
+            /* Box centre in the half-size frame: ((10 + 4n + 16) / 2, (30 + 16) / 2). */
+            int cx = (26 + 4 * (int)info.index) / 2, cy = 23;
+            const uint8_t *in = f.data + (size_t)cy * f.stride + (size_t)cx * 4;
+            const uint8_t *out = f.data + (size_t)cy * f.stride + (size_t)((cx + 14) % 100) * 4;
+            if (!(in[0] > 220 && in[1] > 220 && in[2] < 40) || !(out[2] > 80 && out[0] < 80)) {
+                if (misplaced++ < 3)
+                    printf("frame %lld: at box centre (%d,%d) rgb %d %d %d; beside it %d %d %d\n",
+                           (long long)info.index, cx, cy, in[0], in[1], in[2], out[0], out[1], out[2]);
+            }
+            for (int x = 0; x < f.width; x += 9)
+                if (f.data[(size_t)x * 4 + 3] != 255)
+                    bad_alpha++;
+            frames++;
+        }
+        CHECK(frames == 25, "%d frames, expected 25", frames);
+        CHECK(misplaced == 0, "%d frames with the box elsewhere", misplaced);
+        CHECK(bad_alpha == 0, "%d pixels with alpha != 255", bad_alpha);
+        glcv_media_close(&m);
+    }
+}
+
+static void test_live(void)
+{
+    printf("== live: pacing, drops, timeouts\n");
+    /* LIVE (the default for lavfi): paced at 20 fps, so 20 frames take about a second. */
+    glcv_media *m =
+        open_ok(GLCV_MEDIA_PARAMS(.source = GLCV_MEDIA_LAVFI, .location = "testsrc=size=64x48:rate=20:duration=1"));
+    if (m) {
+        glcv_media_params p;
+        glcv_media_get_params(m, &p);
+        CHECK(p.mode == GLCV_MEDIA_LIVE, "lavfi defaults to LIVE, got %d", (int)p.mode);
+        double t0 = now_s();
+        read_result rr = read_all(m, 0, 0);
+        double t = now_s() - t0;
+        CHECK(rr.eos && rr.frames == 20 && rr.error == GLCV_OK, "%d frames (eos %d, %s), expected 20", rr.frames,
+              rr.eos, glcv_status_string(rr.error));
+        CHECK(t > 0.8 && t < 5.0, "20 frames at 20 fps took %.3f s", t);
+        glcv_media_close(&m);
+    }
+
+    /* A reader slower than the source: newest frame wins, the rest are dropped and counted. */
+    m = open_ok(GLCV_MEDIA_PARAMS(.source = GLCV_MEDIA_LAVFI, .location = "testsrc=size=64x48:rate=100",
+                                  .ring_frames = 3));
+    if (m) {
+        int64_t last = -1;
+        int reads = 0, backwards = 0;
+        double slowest = 0.0;
+        for (int k = 0; k < 10; k++) {
+            glcv_image f;
+            glcv_media_frame_info info;
+            double t0 = now_s();
+            glcv_status st = glcv_media_read(m, &f, &info, 5000);
+            double dt = now_s() - t0;
+            if (dt > slowest)
+                slowest = dt;
+            CHECK(st == GLCV_OK && f.data && !info.timed_out, "read %d: %s", k, glcv_status_string(st));
+            if (st != GLCV_OK || !f.data)
+                break;
+            if (info.index <= last)
+                backwards++;
+            last = info.index;
+            reads++;
+            sleep_ms(50); /* "processing" slower than the 100 fps source */
+        }
+        glcv_media_stats s;
+        CHECK_OK(glcv_media_get_stats(m, &s));
+        printf("  slow reader: %d reads, last index %lld, captured %lld delivered %lld dropped %lld, "
+               "slowest read %.1f ms\n",
+               reads, (long long)last, (long long)s.captured, (long long)s.delivered, (long long)s.dropped,
+               slowest * 1e3);
+        CHECK(backwards == 0, "indices went backwards %d times", backwards);
+        CHECK(s.delivered == reads, "delivered %lld, read %d", (long long)s.delivered, reads);
+        CHECK(s.dropped > 0, "a slow reader of a live source must see drops");
+        CHECK(last >= 10 + s.dropped / 2, "the newest frame is delivered (last index %lld)", (long long)last);
+        CHECK(s.captured >= s.delivered + s.dropped && s.captured <= s.delivered + s.dropped + 3,
+              "captured %lld vs delivered %lld + dropped %lld (+ at most the ring)", (long long)s.captured,
+              (long long)s.delivered, (long long)s.dropped);
+        glcv_media_close(&m);
+    }
+
+    /* Timeouts: a 2 fps source has nothing new 0 or 100 ms after a frame. */
+    m = open_ok(GLCV_MEDIA_PARAMS(.source = GLCV_MEDIA_LAVFI, .location = "testsrc=size=32x32:rate=2"));
+    if (m) {
+        glcv_image f;
+        glcv_media_frame_info info;
+        CHECK_OK(glcv_media_read(m, &f, &info, -1));
+        CHECK(f.data != NULL && !info.timed_out && !info.end_of_stream, "first frame without a limit");
+        CHECK_OK(glcv_media_read(m, &f, &info, 0));
+        CHECK(info.timed_out && f.data == NULL, "poll right after a frame times out");
+        double t0 = now_s();
+        CHECK_OK(glcv_media_read(m, &f, &info, 100));
+        double dt = now_s() - t0;
+        CHECK(info.timed_out && f.data == NULL, "100 ms timeout");
+        CHECK(dt >= 0.09 && dt < 1.0, "a 100 ms timeout took %.3f s", dt);
+        CHECK_OK(glcv_media_read(m, &f, &info, 3000));
+        CHECK(f.data != NULL && info.index == 1, "the next frame arrives (index %lld)", (long long)info.index);
+        glcv_media_close(&m); /* closes while the capture thread waits for the next frame's time */
+    }
+}
+
+static void test_video(void)
+{
+    printf("== encoded videos: FFV1 (lossless) and MPEG-4\n");
+    char ffv1[512], mpeg4[512], path[512];
+    snprintf(ffv1, sizeof ffv1, "%s/pattern_ffv1.mkv", g_tmp);
+    snprintf(mpeg4, sizeof mpeg4, "%s/pattern_mpeg4.avi", g_tmp);
+    const int n = 20;
+    int have_ffv1 = encode_video(ffv1, "matroska", AV_CODEC_ID_FFV1, AV_PIX_FMT_BGR0, 97, 61, n, 25) == 0;
+    int have_mpeg4 = encode_video(mpeg4, "avi", AV_CODEC_ID_MPEG4, AV_PIX_FMT_YUV420P, 160, 96, n, 10) == 0;
+    CHECK(have_ffv1, "could not encode the FFV1 test video");
+    CHECK(have_mpeg4, "could not encode the MPEG-4 test video");
+
+    if (have_ffv1) {
+        glcv_media *m = open_ok(GLCV_MEDIA_PARAMS(.source = GLCV_MEDIA_VIDEO, .location = ffv1));
+        if (m) {
+            glcv_media_params p;
+            glcv_media_get_params(m, &p);
+            CHECK(p.mode == GLCV_MEDIA_EVERY_FRAME, "videos default to EVERY_FRAME");
+            CHECK(strstr(glcv_media_describe(m), "ffv1") != NULL, "description names the codec: %s",
+                  glcv_media_describe(m));
+            read_result rr = read_all(m, 0, n);
+            CHECK(rr.eos && rr.error == GLCV_OK && rr.frames == n, "FFV1: %d frames (eos %d), expected %d",
+                  rr.frames, rr.eos, n);
+            CHECK(rr.width == 97 && rr.height == 61, "FFV1: size %dx%d", rr.width, rr.height);
+            CHECK(rr.index_errors == 0, "FFV1: %d out-of-order indices", rr.index_errors);
+            CHECK(rr.worst_max_diff == 0, "FFV1 is lossless, yet a pixel differs by %d", rr.worst_max_diff);
+            glcv_media_close(&m);
+        }
+        /* Looping: indices count on, content repeats. */
+        m = open_ok(GLCV_MEDIA_PARAMS(.source = GLCV_MEDIA_VIDEO, .location = ffv1, .loop = 1));
+        if (m) {
+            read_result rr = read_all(m, 2 * n + 5, n);
+            CHECK(rr.frames == 2 * n + 5 && rr.last_index == 2 * n + 4 && rr.index_errors == 0,
+                  "looping: %d frames, last index %lld", rr.frames, (long long)rr.last_index);
+            CHECK(rr.worst_max_diff == 0, "looping: a pixel differs by %d", rr.worst_max_diff);
+            glcv_media_close(&m);
+        }
+    }
+
+    if (have_mpeg4) {
+        glcv_media *m = open_ok(GLCV_MEDIA_PARAMS(.source = GLCV_MEDIA_VIDEO, .location = mpeg4));
+        if (m) {
+            glcv_media_params p;
+            glcv_media_get_params(m, &p);
+            CHECK(fabs(p.frame_rate - 10.0) < 1e-6, "MPEG-4: rate %g, expected 10", p.frame_rate);
+            read_result rr = read_all(m, 0, n);
+            CHECK(rr.eos && rr.frames == n, "MPEG-4: %d frames (eos %d), expected %d", rr.frames, rr.eos, n);
+            CHECK(rr.width == 160 && rr.height == 96, "MPEG-4: size %dx%d", rr.width, rr.height);
+            CHECK(rr.worst_mean_diff < 4.0, "MPEG-4: mean difference %.2f (tolerance 4)", rr.worst_mean_diff);
+            printf("  MPEG-4 at q2: worst frame mean |diff| %.2f, max %d\n", rr.worst_mean_diff, rr.worst_max_diff);
+            glcv_media_close(&m);
+        }
+
+        /* Scaled on the way out. */
+        m = open_ok(GLCV_MEDIA_PARAMS(.source = GLCV_MEDIA_VIDEO, .location = mpeg4, .width = 80, .height = 48));
+        if (m) {
+            read_result rr = read_all(m, 0, 0);
+            CHECK(rr.frames == n && rr.width == 80 && rr.height == 48, "scaled: %d frames of %dx%d", rr.frames,
+                  rr.width, rr.height);
+            glcv_media_close(&m);
+        }
+
+        /* A truncated copy: fewer frames, then the end, never a crash. */
+        long size = file_size(mpeg4);
+        FILE *in = fopen(mpeg4, "rb");
+        char *data = size > 0 ? malloc((size_t)size) : NULL;
+        if (in && data && fread(data, 1, (size_t)size, in) == (size_t)size) {
+            snprintf(path, sizeof path, "%s/truncated.avi", g_tmp);
+            write_file(path, data, (size_t)size / 2);
+            m = open_ok(GLCV_MEDIA_PARAMS(.source = GLCV_MEDIA_VIDEO, .location = path));
+            if (m) {
+                read_result rr = read_all(m, 0, 0);
+                printf("  truncated: %d frames, eos %d, status %s\n", rr.frames, rr.eos, glcv_status_string(rr.error));
+                CHECK(rr.frames >= 1 && rr.frames < n, "truncated file: %d frames", rr.frames);
+                CHECK(rr.eos || rr.error == GLCV_ERROR_CORRUPT_DATA || rr.error == GLCV_ERROR_IO,
+                      "truncated file ends with %s", glcv_status_string(rr.error));
+                glcv_media_close(&m);
+            }
+            /* Corrupted: random bytes over the middle of the frame data. */
+            uint64_t rs = 99;
+            for (long i = size / 3; i < size * 2 / 3; i++)
+                if (test_rand(&rs) % 4 == 0)
+                    data[i] = (char)(test_rand(&rs) & 0xff);
+            snprintf(path, sizeof path, "%s/corrupted.avi", g_tmp);
+            write_file(path, data, (size_t)size);
+            m = open_ok(GLCV_MEDIA_PARAMS(.source = GLCV_MEDIA_VIDEO, .location = path));
+            if (m) {
+                read_result rr = read_all(m, 0, 0);
+                glcv_media_stats s;
+                glcv_media_get_stats(m, &s);
+                printf("  corrupted: %d frames, eos %d, status %s, decode errors %lld\n", rr.frames, rr.eos,
+                       glcv_status_string(rr.error), (long long)s.decode_errors);
+                CHECK(rr.eos || rr.error == GLCV_ERROR_CORRUPT_DATA || rr.error == GLCV_ERROR_IO,
+                      "corrupted file ends with %s", glcv_status_string(rr.error));
+                if (rr.error != GLCV_OK) {
+                    glcv_image f;
+                    glcv_media_frame_info info;
+                    CHECK_STATUS(glcv_media_read(m, &f, &info, 0), rr.error);
+                }
+                glcv_media_close(&m);
+            }
+        }
+        free(data);
+        if (in)
+            fclose(in);
+    }
+}
+
+static void test_images(void)
+{
+    printf("== image folders and sequences\n");
+    char dir[512], path[600], pattern[600];
+    snprintf(dir, sizeof dir, "%s/frames", g_tmp);
+    mkdir(dir, 0700);
+    const int n = 12;
+    glcv_image img = {0};
+    CHECK_OK(glcv_image_alloc(45, 31, GLCV_PIXEL_RGB8, &img));
+    for (int i = 0; i < n; i++) {
+        fill_pattern(i, &img);
+        snprintf(path, sizeof path, "%s/f%03d.png", dir, i);
+        CHECK_OK(glcv_image_save_png(path, &img, NULL));
+        snprintf(path, sizeof path, "%s/seq_%04d.png", g_tmp, i + 1); /* a sequence starting at 1 */
+        CHECK_OK(glcv_image_save_png(path, &img, NULL));
+    }
+    glcv_image_free(&img);
+    snprintf(path, sizeof path, "%s/.hidden.png", dir);
+    write_file(path, "x", 1);
+    snprintf(path, sizeof path, "%s/notes.txt", dir);
+    write_file(path, "not an image", 12);
+
+    glcv_media *m = open_ok(GLCV_MEDIA_PARAMS(.source = GLCV_MEDIA_FRAMES_DIR, .location = dir));
+    if (m) {
+        CHECK(strstr(glcv_media_describe(m), "12 images") != NULL, "description: %s", glcv_media_describe(m));
+        read_result rr = read_all(m, 0, n);
+        CHECK(rr.eos && rr.frames == n && rr.index_errors == 0, "folder: %d frames, expected %d", rr.frames, n);
+        CHECK(rr.width == 45 && rr.height == 31, "folder: size %dx%d", rr.width, rr.height);
+        CHECK(rr.worst_max_diff == 0, "folder: PNG frames differ by up to %d (order or content)", rr.worst_max_diff);
+        glcv_media_close(&m);
+    }
+
+    /* A corrupt image in the folder is skipped and counted. */
+    snprintf(path, sizeof path, "%s/f005b.png", dir);
+    write_file(path, "\x89PNG\r\n\x1a\nbroken", 14);
+    m = open_ok(GLCV_MEDIA_PARAMS(.source = GLCV_MEDIA_FRAMES_DIR, .location = dir));
+    if (m) {
+        read_result rr = read_all(m, 0, 0);
+        glcv_media_stats s;
+        glcv_media_get_stats(m, &s);
+        CHECK(rr.eos && rr.frames == n && s.decode_errors == 1,
+              "folder with a corrupt image: %d frames, %lld decode errors (expected %d, 1)", rr.frames,
+              (long long)s.decode_errors, n);
+        glcv_media_close(&m);
+    }
+
+    snprintf(pattern, sizeof pattern, "%s/seq_%%04d.png", g_tmp);
+    m = open_ok(GLCV_MEDIA_PARAMS(.source = GLCV_MEDIA_IMAGE_SEQUENCE, .location = pattern, .frame_rate = 5));
+    if (m) {
+        glcv_media_params p;
+        glcv_media_get_params(m, &p);
+        CHECK(fabs(p.frame_rate - 5.0) < 1e-6, "sequence rate %g", p.frame_rate);
+        read_result rr = read_all(m, 0, n);
+        CHECK(rr.eos && rr.frames == n && rr.index_errors == 0, "sequence: %d frames, expected %d", rr.frames, n);
+        CHECK(rr.worst_max_diff == 0, "sequence: frames differ by up to %d", rr.worst_max_diff);
+        glcv_media_close(&m);
+    }
+}
+
+static void test_synthetic(void)
+{
+    printf("== synthetic scene and the default source\n");
+    glcv_synth_params sp = GLCV_SYNTH_PARAMS(.frames = 7, .seed = 3);
+    glcv_media *m = open_ok(GLCV_MEDIA_PARAMS(.source = GLCV_MEDIA_SYNTHETIC, .width = 80, .height = 60, .synth = sp,
+                                              .loop = 1));
+    glcv_synth *ref = NULL;
+    sp.width = 80;
+    sp.height = 60;
+    CHECK_OK(glcv_synth_create(&sp, &ref));
+    glcv_image want = {0};
+    CHECK_OK(glcv_image_alloc(80, 60, GLCV_PIXEL_RGB8, &want));
+    if (m && ref) {
+        int mismatches = 0;
+        for (int k = 0; k < 10; k++) {
+            glcv_image f;
+            glcv_media_frame_info info;
+            CHECK_OK(glcv_media_read(m, &f, &info, 5000));
+            if (!f.data)
+                break;
+            CHECK(info.index == k, "index %lld, expected %d", (long long)info.index, k);
+            glcv_synth_frame(ref, k % 7, &want, NULL);
+            if (memcmp(f.data, want.data, want.stride * 60) != 0)
+                mismatches++;
+        }
+        CHECK(mismatches == 0, "%d synthetic frames differ from glcv_synth_frame", mismatches);
+        glcv_media_close(&m);
+    }
+    glcv_image_free(&want);
+    glcv_synth_destroy(&ref);
+
+    m = open_ok(GLCV_MEDIA_PARAMS(.source = GLCV_MEDIA_SYNTHETIC, .synth = GLCV_SYNTH_PARAMS(.frames = 5)));
+    if (m) {
+        read_result rr = read_all(m, 0, 0);
+        CHECK(rr.eos && rr.frames == 5 && rr.width == 320 && rr.height == 240, "synthetic: %d frames of %dx%d",
+              rr.frames, rr.width, rr.height);
+        glcv_media_close(&m);
+    }
+
+    /* Closing while the capture thread waits for a free slot (EVERY_FRAME, nobody reading). */
+    m = open_ok(GLCV_MEDIA_PARAMS(.source = GLCV_MEDIA_SYNTHETIC, .width = 32, .height = 32, .ring_frames = 2));
+    if (m) {
+        glcv_media_stats s;
+        for (int k = 0; k < 200; k++) { /* the ring fills (within 2 s even on a loaded machine) */
+            glcv_media_get_stats(m, &s);
+            if (s.captured >= 2)
+                break;
+            sleep_ms(10);
+        }
+        sleep_ms(50); /* ... and then nothing more is captured */
+        glcv_media_get_stats(m, &s);
+        CHECK(s.captured == 2 && s.dropped == 0, "EVERY_FRAME fills the ring and waits: captured %lld dropped %lld",
+              (long long)s.captured, (long long)s.dropped);
+        glcv_media_close(&m);
+    }
+
+    m = open_ok(GLCV_MEDIA_PARAMS(0));
+    if (m) {
+        glcv_media_params p;
+        glcv_media_get_params(m, &p);
+        printf("  default source: %s (%s)\n", glcv_media_source_string(p.source), glcv_media_describe(m));
+        CHECK(p.source == GLCV_MEDIA_CAMERA || p.source == GLCV_MEDIA_SYNTHETIC, "default source %d", (int)p.source);
+        CHECK(p.mode == (p.source == GLCV_MEDIA_CAMERA ? GLCV_MEDIA_LIVE : GLCV_MEDIA_EVERY_FRAME),
+              "default mode for %s", glcv_media_source_string(p.source));
+        glcv_image f;
+        glcv_media_frame_info info;
+        CHECK_OK(glcv_media_read(m, &f, &info, 5000));
+        CHECK(f.data && f.width == p.width && f.height == p.height, "a first frame from the default source");
+        glcv_media_close(&m);
+    }
+}
+
+static void test_sample_video(const char *path)
+{
+    printf("== sample video %s\n", path);
+    if (access(path, R_OK) != 0) {
+        printf("  not present: skipped\n");
+        return;
+    }
+    glcv_media *m = open_ok(GLCV_MEDIA_PARAMS(.source = GLCV_MEDIA_VIDEO, .location = path));
+    if (!m)
+        return;
+    glcv_media_params p;
+    glcv_media_get_params(m, &p);
+    CHECK(p.width == 768 && p.height == 576, "vtest.avi is 768x576, got %dx%d", p.width, p.height);
+    double t0 = now_s();
+    read_result rr = read_all(m, 0, 0);
+    double t = now_s() - t0;
+    glcv_media_stats s;
+    glcv_media_get_stats(m, &s);
+    printf("  %d frames in %.2f s, eos %d, decode errors %lld\n", rr.frames, t, rr.eos, (long long)s.decode_errors);
+    CHECK(rr.eos && rr.error == GLCV_OK && rr.frames > 100 && rr.index_errors == 0, "%d frames, eos %d, %s",
+          rr.frames, rr.eos, glcv_status_string(rr.error));
+    glcv_media_close(&m);
+}
+
+int main(int argc, char **argv)
+{
+    snprintf(g_tmp, sizeof g_tmp, "%s/glcv_media.XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+    if (!mkdtemp(g_tmp)) {
+        printf("cannot create a temporary folder: %s\n", strerror(errno));
+        return 1;
+    }
+    test_params();
+    test_lavfi();
+    test_live();
+    test_video();
+    test_images();
+    test_synthetic();
+    if (argc > 1)
+        test_sample_video(argv[1]);
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_tmp);
+    if (system(cmd) != 0)
+        printf("could not remove %s\n", g_tmp);
+    return test_finish("test_media");
+}
+
+#endif
