@@ -11,8 +11,8 @@
 // With SEGMENT_QUALIFIERS defined the pass instead runs per pixel and writes
 // ivec4(fore, back, cross, 0) (diagnostics).
 //
-// With SEGMENT_PACKED defined (compute mode's tiled MRF) one invocation covers four blocks side by
-// side and writes, per subset, one R32UI word holding four pixels' thresholds, one byte each:
+// With SEGMENT_PACKED defined (compute mode's tiled MRF; GLCV_TILED, 16 x 8 invocations) the
+// pass writes, per subset, R32UI words of four pixels' thresholds, one byte each:
 // threshold with B1 << 4 | threshold with B2.
 
 uniform sampler2D frame;
@@ -71,50 +71,13 @@ void glcv_pass(ivec2 pos)
     glcv_store0(ivec4(ff, bb, fb, 0));
 }
 
-#elif defined(SEGMENT_PACKED)
-
-void glcv_pass(ivec2 pos)
-{
-    // Blocks (4 pos.x + c, pos.y), c = 0..3: image columns 8 pos.x - 1 .. 8 pos.x + 8, rows
-    // 2 pos.y - 1 .. 2 pos.y + 2. Column sums of 3 rows first, then windows of 3 columns.
-    ivec2 origin = ivec2(pos.x * 8 - 1, pos.y * 2 - 1);
-    ivec3 col[10][2]; // per column: (fore, back, cross) summed over rows 0..2 and rows 1..3
-    for (int i = 0; i < 10; i++) {
-        ivec3 r[4];
-        for (int j = 0; j < 4; j++) {
-            ivec3 f = fetch_rgb(frame, origin + ivec2(i, j));
-            ivec3 b = fetch_rgb(background, origin + ivec2(i, j));
-            r[j] = ivec3(f.r * f.r + f.g * f.g + f.b * f.b, b.r * b.r + b.g * b.g + b.b * b.b,
-                         f.r * b.r + f.g * b.g + f.b * b.b);
-        }
-        col[i][0] = r[0] + r[1] + r[2];
-        col[i][1] = r[1] + r[2] + r[3];
-    }
-    uint words[4] = uint[4](0u, 0u, 0u, 0u);
-    for (int c = 0; c < 4; c++) {
-        for (int s = 0; s < 4; s++) {
-            int sx = s & 1, sy = s >> 1;
-            int x = 2 * c + sx; // window columns x .. x + 2 of the fetched block
-            ivec3 q = col[x][sy] + col[x + 1][sy] + col[x + 2][sy];
-            ivec2 p = ivec2(pos.x * 8 + x, pos.y * 2 + sy);
-            uint t = 0xDDu;
-            if (p.x < image_size.x && p.y < image_size.y)
-                t = (m_min(q.x, q.y, q.z, rule.x, rule.y, rule.z) << 4) |
-                    m_min(q.x, q.y, q.z, rule.x, rule.y, rule.w);
-            words[s] |= t << (8 * c);
-        }
-    }
-    glcv_store0(uvec4(words[0]));
-    glcv_store1(uvec4(words[1]));
-    glcv_store2(uvec4(words[2]));
-    glcv_store3(uvec4(words[3]));
-}
-
 #else
 
-void glcv_pass(ivec2 pos)
+// The thresholds of the block at `pos` (pixels 2 pos + (sx, sy), subset s = sx + 2 sy), each
+// B1 threshold << 4 | B2 threshold: per-texel dot products of the 4x4 neighbourhood, then row
+// sums of 3, then windows.
+uvec4 block_thresholds(ivec2 pos)
 {
-    // Per-texel dot products of the 4x4 neighbourhood, then row sums of 3.
     ivec2 origin = pos * 2 - 1;
     ivec3 row_ff[4], row_bb[4], row_fb[4]; // .x: columns 0..2, .y: columns 1..3
     for (int j = 0; j < 4; j++) {
@@ -130,7 +93,7 @@ void glcv_pass(ivec2 pos)
         row_bb[j] = ivec3(bb[0] + bb[1] + bb[2], bb[1] + bb[2] + bb[3], 0);
         row_fb[j] = ivec3(fb[0] + fb[1] + fb[2], fb[1] + fb[2] + fb[3], 0);
     }
-    uvec4 result[4];
+    uvec4 result;
     for (int s = 0; s < 4; s++) {
         int sx = s & 1, sy = s >> 1;
         ivec2 p = pos * 2 + ivec2(sx, sy);
@@ -138,15 +101,51 @@ void glcv_pass(ivec2 pos)
         int back = row_bb[sy][sx] + row_bb[sy + 1][sx] + row_bb[sy + 2][sx];
         int cross = row_fb[sy][sx] + row_fb[sy + 1][sx] + row_fb[sy + 2][sx];
         if (p.x >= image_size.x || p.y >= image_size.y)
-            result[s] = uvec4(13u, 13u, 0u, 0u);
+            result[s] = 0xDDu;
         else
-            result[s] = uvec4(m_min(fore, back, cross, rule.x, rule.y, rule.z),
-                              m_min(fore, back, cross, rule.x, rule.y, rule.w), 0u, 0u);
+            result[s] = (m_min(fore, back, cross, rule.x, rule.y, rule.z) << 4) |
+                        m_min(fore, back, cross, rule.x, rule.y, rule.w);
     }
-    glcv_store0(result[0]);
-    glcv_store1(result[1]);
-    glcv_store2(result[2]);
-    glcv_store3(result[3]);
+    return result;
 }
 
+#ifdef SEGMENT_PACKED
+
+// Work group of 16 x 8 invocations (GLCV_TILED), one block each: per subset 4 words of 4 pixels
+// across and 8 rows, assembled in shared memory.
+shared uint s_words[4][8][4];
+
+void glcv_pass(ivec2 group)
+{
+    ivec2 id = ivec2(gl_LocalInvocationID.xy);
+    int tid = int(gl_LocalInvocationIndex);
+    s_words[tid >> 5][(tid >> 2) & 7][tid & 3] = 0u;
+    barrier();
+    uvec4 t = block_thresholds(group * ivec2(16, 8) + id);
+    for (int s = 0; s < 4; s++)
+        atomicOr(s_words[s][id.y][id.x >> 2], t[s] << (8 * (id.x & 3)));
+    barrier();
+    int s = tid >> 5, r = (tid >> 2) & 7, c = tid & 3;
+    ivec2 word = ivec2(group.x * 4 + c, group.y * 8 + r);
+    if (word.x < glcv_region.z && word.y < glcv_region.w) {
+        uvec4 v = uvec4(s_words[s][r][c]);
+        if (s == 0) imageStore(glcv_image0, word, v);
+        else if (s == 1) imageStore(glcv_image1, word, v);
+        else if (s == 2) imageStore(glcv_image2, word, v);
+        else imageStore(glcv_image3, word, v);
+    }
+}
+
+#else
+
+void glcv_pass(ivec2 pos)
+{
+    uvec4 t = block_thresholds(pos);
+    glcv_store0(uvec4(t[0] >> 4, t[0] & 15u, 0u, 0u));
+    glcv_store1(uvec4(t[1] >> 4, t[1] & 15u, 0u, 0u));
+    glcv_store2(uvec4(t[2] >> 4, t[2] & 15u, 0u, 0u));
+    glcv_store3(uvec4(t[3] >> 4, t[3] & 15u, 0u, 0u));
+}
+
+#endif
 #endif

@@ -218,7 +218,9 @@ static glcv_status gpu_programs(glcv_segment *s)
                                   &i32, 1, &s->qualifiers)))
         return st;
     if (s->tile_iterations &&
-        (st = glcv_engine_program(e, "segment_threshold_packed", threshold_files, 1, "#define SEGMENT_PACKED 1\n",
+        (st = glcv_engine_program(e, "segment_threshold_packed", threshold_files, 1,
+                                  "#define SEGMENT_PACKED 1\n#define GLCV_TILED 1\n#define GLCV_LOCAL_X 16\n"
+                                  "#define GLCV_LOCAL_Y 8\n",
                                   r32ui4, 4, &s->threshold_packed)))
         return st;
     return GLCV_OK;
@@ -448,6 +450,10 @@ static glcv_status gpu_segment(glcv_segment *s, GLuint input)
         add_output(&t, s->tile_iterations ? &s->thr_words[i] : &s->thresholds[i]);
     add_uniform_i(&t, "image_size", GLCV_U_2I, s->width, s->height);
     add_uniform_f(&t, "rule", GLCV_U_4F, rule);
+    if (s->tile_iterations) { /* one block per invocation, 16 x 8 blocks per work group */
+        t.groups_x = (s->sub_w + 15) / 16;
+        t.groups_y = (s->sub_h + 7) / 8;
+    }
     if ((st = glcv_engine_run(e, &t)) != GLCV_OK)
         return st;
 
