@@ -30,7 +30,7 @@
 #define TILE_X 64                 // two words of 32 pixels
 #define WORDS 4                   // one word of halo on each side: halo 32 >= 2 K for K <= 16
 #define ROWS (TILE_Y + 2 * HALO_Y)
-#define CELLS (ROWS * WORDS)      // at most the number of invocations: one cell each per substep
+#define CELLS (ROWS * WORDS)      // at most the number of invocations: each owns one cell
 #define PITCH (WORDS + 2)         // mask rows carry a zero word on each side...
 #define MASK_CELLS (PITCH * (ROWS + 2)) // ...and there is a zero row above and below
 #define THREADS (GLCV_LOCAL_X * GLCV_LOCAL_Y)
@@ -46,7 +46,6 @@ uniform int write_full;
 uniform ivec4 orders[16]; // subset order of each iteration
 
 shared uint s_mask[4][MASK_CELLS];
-shared uint s_plane[4][8][CELLS]; // threshold bit planes: [0..3] with B1, [4..7] with B2
 
 uint fetch_threshold(int s, ivec2 p)
 {
@@ -91,37 +90,32 @@ void glcv_pass(ivec2 group)
     int tid = int(gl_LocalInvocationIndex);
     ivec2 word0 = ivec2(group.x * (TILE_X / 32) - 1, group.y * TILE_Y - HALO_Y); // region corner, words
 
-    // Load: masks as they are, thresholds from four-pixel words into bit planes; zero padding.
+    // Load: masks into shared memory (zero padding around), each invocation's thresholds for its
+    // own cell of every subset into registers as bit planes (.xyzw = bits 0..3).
     for (int i = tid; i < 4 * MASK_CELLS; i += THREADS)
         s_mask[i / MASK_CELLS][i % MASK_CELLS] = 0u;
     barrier();
-    for (int i = tid; i < 4 * CELLS; i += THREADS) {
-        int s = i / CELLS, c = i % CELLS;
-        int row = c / WORDS, col = c % WORDS;
+    int row = tid / WORDS, col = tid % WORDS;
+    int me = at(row, col);
+    uvec4 b1[4], b2[4];
+    for (int s = 0; s < 4; s++) {
+        b1[s] = b2[s] = uvec4(~0u, 0u, ~0u, ~0u); // 13 = never: outside the textures
         ivec2 w = word0 + ivec2(col, row);
-        uint planes[8] = uint[8](~0u, 0u, ~0u, ~0u, ~0u, 0u, ~0u, ~0u); // 13 = never, outside
-        if (w.x >= 0 && w.y >= 0 && w.x < bits_size.x && w.y < bits_size.y) {
-            s_mask[s][at(row, col)] = fetch_prior(s, w);
-            for (int b = 0; b < 8; b++)
-                planes[b] = 0u;
+        if (tid < CELLS && w.x >= 0 && w.y >= 0 && w.x < bits_size.x && w.y < bits_size.y) {
+            s_mask[s][me] = fetch_prior(s, w);
+            b1[s] = b2[s] = uvec4(0u);
             for (int j = 0; j < 8; j++) {
                 ivec2 tp = ivec2(w.x * 8 + j, w.y);
                 uint t = tp.x < thr_size.x ? fetch_threshold(s, tp) : 0xDDDDDDDDu;
-                for (int b = 0; b < 4; b++) {
-                    planes[b] |= gather4(t, 4 + b) << (4 * j);
-                    planes[4 + b] |= gather4(t, b) << (4 * j);
-                }
+                b1[s] |= uvec4(gather4(t, 4), gather4(t, 5), gather4(t, 6), gather4(t, 7)) << (4 * j);
+                b2[s] |= uvec4(gather4(t, 0), gather4(t, 1), gather4(t, 2), gather4(t, 3)) << (4 * j);
             }
         }
-        for (int b = 0; b < 8; b++)
-            s_plane[s][b][c] = planes[b];
     }
     barrier();
 
-    int row = tid / WORDS, col = tid % WORDS;
-    int me = at(row, col);
     for (int it = 0; it < iterations; it++) {
-        int set = it == 0 && first_is_b1 != 0 ? 0 : 4;
+        bool first = it == 0 && first_is_b1 != 0;
         for (int k = 0; k < 4; k++) {
             int s = orders[it][k];
             int a = s & 1, b = s >> 1;
@@ -144,12 +138,11 @@ void glcv_pass(ivec2 group)
                 uint m2 = s1 ^ e2 ^ k1, k2 = (s1 & e2) | (k1 & (s1 ^ e2));
                 uint m3 = s2 ^ k2;
                 // Borrow of M - m_min: none means M >= m_min.
-                uint t0 = s_plane[s][set][tid], t1 = s_plane[s][set + 1][tid];
-                uint t2 = s_plane[s][set + 2][tid], t3 = s_plane[s][set + 3][tid];
-                uint br = ~m0 & t0;
-                br = (~m1 & t1) | (~(m1 ^ t1) & br);
-                br = (~m2 & t2) | (~(m2 ^ t2) & br);
-                br = (~m3 & t3) | (~(m3 ^ t3) & br);
+                uvec4 t = first ? b1[s] : b2[s];
+                uint br = ~m0 & t.x;
+                br = (~m1 & t.y) | (~(m1 ^ t.y) & br);
+                br = (~m2 & t.z) | (~(m2 ^ t.z) & br);
+                br = (~m3 & t.w) | (~(m3 ^ t.w) & br);
                 s_mask[s][me] = ~br;
             }
             barrier();

@@ -339,31 +339,28 @@ static glcv_status clear_masks(glcv_segment *s)
 }
 
 #define TILE_X 64          /* subset pixels per work group across, in segment_tile.glsl */
-#define TILE_THREADS 256
 #define TILE_MAX_ITERATIONS 16
 
-/* Shared memory of a work group of segment_tile.glsl with `rows` rows: per subset a padded mask
- * of (rows + 2) x 6 words and 8 threshold bit planes of rows x 4 words. */
+/* Shared memory of a work group of segment_tile.glsl with `rows` rows: per subset a mask of
+ * (rows + 2) x 6 words (zero padding around 4 words a row). Thresholds live in registers. */
 static long tile_shared_bytes(int rows)
 {
-    return 4L * 4 * ((rows + 2) * 6 + 8 * rows * 4);
+    return 4L * 4 * (rows + 2) * 6;
 }
 
-/* The most rows a work group of segment_tile.glsl may have here: one word of four per invocation,
- * within the shared-memory limit. Returns how many iterations one dispatch may run (a halo of 2
- * rows per iteration above and below, keeping at least 16 interior rows), 0 if none. */
-static int tile_capacity(int *max_rows)
+/* The work group of segment_tile.glsl: `threads` invocations, one word of four per invocation,
+ * so threads / 4 rows. Returns how many iterations one dispatch may run (a halo of 2 rows per
+ * iteration above and below, keeping at least 16 interior rows), 0 if the tiled path cannot
+ * run here. */
+static int tile_capacity(int threads, int *rows)
 {
     GLint shared = 0, invocations = 0;
     glGetIntegerv(GL_MAX_COMPUTE_SHARED_MEMORY_SIZE, &shared);
     glGetIntegerv(GL_MAX_COMPUTE_WORK_GROUP_INVOCATIONS, &invocations);
-    if (invocations < TILE_THREADS)
+    if (invocations < threads || tile_shared_bytes(threads / 4) > shared)
         return 0;
-    int rows = TILE_THREADS / 4;
-    while (rows > 0 && tile_shared_bytes(rows) > shared)
-        rows--;
-    int k = (rows - 16) / 4;
-    *max_rows = rows;
+    *rows = threads / 4;
+    int k = (*rows - 16) / 4;
     return k < 1 ? 0 : k > TILE_MAX_ITERATIONS ? TILE_MAX_ITERATIONS : k;
 }
 
@@ -383,7 +380,7 @@ static glcv_status tile_program(glcv_segment *s, int k, glcv_program **out)
     snprintf(defines, sizeof defines,
              "#define GLCV_TILED 1\n#define GLCV_LOCAL_X %d\n#define GLCV_LOCAL_Y 1\n"
              "#define TILE_Y %d\n#define HALO_Y %d\n",
-             TILE_THREADS, tile_height(s, k), 2 * k);
+             4 * s->tile_rows, tile_height(s, k), 2 * k);
     return glcv_engine_program(s->engine, key, files, 1, defines, outputs, 5, out);
 }
 
@@ -617,7 +614,9 @@ glcv_status glcv_segment_create(const glcv_segment_params *params, glcv_segment 
             /* GLCV_SEGMENT_MULTIPASS=1 keeps one dispatch per substep (benchmarks, tests). */
             const char *multipass = getenv("GLCV_SEGMENT_MULTIPASS");
             if (!multipass || strcmp(multipass, "1") != 0)
-                s->tile_iterations = tile_capacity(&s->tile_rows);
+                /* Tall images: 512 invocations (less halo per interior row); small ones: 256
+                 * (more work groups to spread over the GPU). */
+                s->tile_iterations = tile_capacity(s->sub_h >= 400 ? 512 : 256, &s->tile_rows);
             glcv_logf(lg, GLCV_LOG_DEBUG, "segment: compute MRF %s (%d iterations per dispatch)",
                       s->tile_iterations ? "tiled" : "one dispatch per substep", s->tile_iterations);
         }
