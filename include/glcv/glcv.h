@@ -7,5 +7,6 @@
 #include "synth.h"
 #include "context.h"
 #include "segment.h"
+#include "track.h"
 
 #endif

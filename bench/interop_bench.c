@@ -1,0 +1,810 @@
+/* interop_bench: handing a 1920x1080 RGBA8 texture and a 1920x1080 R8 mask texture from OpenGL to
+ * a CUDA kernel, every way, per frame:
+ *
+ *   reference      no GL: the kernels read plain device memory (what the hand-over adds to)
+ *   naive          textures registered once (cudaGraphicsGLRegisterImage, read-only); per frame
+ *                  both mapped in one call, arrays fetched, texture objects made, read, destroyed,
+ *                  unmapped
+ *   cached         the same, keeping the texture objects while the mapped arrays stay the same
+ *                  (checked every frame; counted when they change)
+ *   pbo            glcv's bridge: GL copies both textures into one pixel-buffer object (glReadPixels
+ *                  into a PIXEL_PACK buffer), registered once as a buffer; mapped per frame as
+ *                  plain device memory
+ *   ext-image      GL external memory objects: the textures live in memory exported by Vulkan
+ *                  (GL_EXT_memory_object_fd; CUDA cudaImportExternalMemory, mipmapped arrays and
+ *                  texture objects made once); GL signals a semaphore, CUDA waits on it and signals
+ *                  one back (GL_EXT_semaphore_fd, cudaImportExternalSemaphore). No map, no copy:
+ *                  for textures the engine owns
+ *   ext-image-copy the same for a caller's textures: glCopyImageSubData into the shared ones first
+ *   ext-buffer     shared memory as a GL buffer: glReadPixels of both textures into it, semaphores,
+ *                  plain device memory in CUDA (the pbo path without map/unmap)
+ *
+ * Every frame GL writes new values into the textures (glClearTexImage), and the CUDA kernels add up
+ * every byte: a wrong sum is counted as an error (so a path that shows stale or compressed data is
+ * caught). Latency: GL's writes are finished (glFinish) before the clock starts; the clock stops
+ * when the CUDA stream is idle; median over the frames. Pipelined: frames issued back to back,
+ * one wait at the end, mean per frame. "hand-over" = latency - reference latency.
+ *
+ * usage: interop_bench [--frames N] [--csv FILE]
+ * Without CUDA, a GL context on a CUDA device, or (for ext-*) Vulkan with the external memory and
+ * semaphore extensions, the rows that cannot run say why. */
+#define _POSIX_C_SOURCE 200809L
+
+#include <glcv/glcv.h>
+
+#include "cuda_bridge.h"
+#include "cuda_kernels.h"
+
+#include <epoxy/gl.h>
+
+#include <cuda_runtime_api.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#ifdef GLCV_HAVE_VULKAN
+#include <dlfcn.h>
+#include <unistd.h>
+#include <vulkan/vulkan.h>
+#endif
+
+enum { W = 1920, H = 1080, MAX_FRAMES = 4096 };
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return 1e3 * (double)ts.tv_sec + 1e-6 * (double)ts.tv_nsec;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* ---- the frame: GL writes, CUDA sums --------------------------------------------------------- */
+
+typedef struct bench {
+    int frames;
+    cudaStream_t stream;
+    unsigned long long *d_sums;  /* 2 per frame */
+    unsigned long long *h_sums;
+    GLuint src_rgba, src_mask;   /* the textures GL writes (a caller's, in the library's terms) */
+    int uniform;                 /* the reference writes v in all four channels */
+    double ref_latency;
+} bench;
+
+static uint8_t frame_value(int f)
+{
+    return (uint8_t)(17 + f * 37);
+}
+
+static unsigned long long expect_rgba(int f, int uniform)
+{
+    uint8_t v = frame_value(f);
+    if (uniform)
+        return (unsigned long long)W * H * 4u * v;
+    return (unsigned long long)W * H * ((unsigned)v + (uint8_t)(v + 1) + (uint8_t)(v + 2) + (uint8_t)(v + 3));
+}
+
+static unsigned long long expect_mask(int f)
+{
+    return (unsigned long long)W * H * (uint8_t)(frame_value(f) ^ 0x5a);
+}
+
+/* GL writes frame f's values into an RGBA8 and an R8 texture. */
+static void gl_write(GLuint rgba, GLuint mask, int f)
+{
+    uint8_t v = frame_value(f);
+    uint8_t c4[4] = {v, (uint8_t)(v + 1), (uint8_t)(v + 2), (uint8_t)(v + 3)};
+    uint8_t c1 = (uint8_t)(v ^ 0x5a);
+    glClearTexImage(rgba, 0, GL_RGBA, GL_UNSIGNED_BYTE, c4);
+    glClearTexImage(mask, 0, GL_RED, GL_UNSIGNED_BYTE, &c1);
+}
+
+static GLuint make_texture(GLenum internal)
+{
+    GLuint tex = 0;
+    glGenTextures(1, &tex);
+    glBindTexture(GL_TEXTURE_2D, tex);
+    glTexStorage2D(GL_TEXTURE_2D, 1, internal, W, H);
+    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_NEAREST);
+    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_NEAREST);
+    glBindTexture(GL_TEXTURE_2D, 0);
+    return tex;
+}
+
+static cudaTextureObject_t texture_object(cudaArray_t array)
+{
+    struct cudaResourceDesc res;
+    memset(&res, 0, sizeof res);
+    res.resType = cudaResourceTypeArray;
+    res.res.array.array = array;
+    struct cudaTextureDesc td;
+    memset(&td, 0, sizeof td);
+    td.addressMode[0] = td.addressMode[1] = cudaAddressModeClamp;
+    td.filterMode = cudaFilterModePoint;
+    td.readMode = cudaReadModeElementType;
+    cudaTextureObject_t tex = 0;
+    if (cudaCreateTextureObject(&tex, &res, &td, NULL) != cudaSuccess)
+        return 0;
+    return tex;
+}
+
+static int sum_textures(bench *b, int f, cudaTextureObject_t rgba, cudaTextureObject_t mask)
+{
+    glcv_cuda_sum_texture_params p = {rgba, W, H, 4, b->d_sums + 2 * f};
+    int e = glcv_cuda_sum_texture(p, b->stream);
+    glcv_cuda_sum_texture_params q = {mask, W, H, 1, b->d_sums + 2 * f + 1};
+    return e ? e : glcv_cuda_sum_texture(q, b->stream);
+}
+
+static int sum_linear(bench *b, int f, const uint8_t *rgba, size_t rgba_pitch, const uint8_t *mask, size_t mask_pitch)
+{
+    glcv_cuda_sum_linear_params p = {rgba, rgba_pitch, W * 4, H, b->d_sums + 2 * f};
+    int e = glcv_cuda_sum_linear(p, b->stream);
+    glcv_cuda_sum_linear_params q = {mask, mask_pitch, W, H, b->d_sums + 2 * f + 1};
+    return e ? e : glcv_cuda_sum_linear(q, b->stream);
+}
+
+/* Frames whose sums are wrong. */
+static int check_sums(bench *b, int n)
+{
+    if (cudaMemcpy(b->h_sums, b->d_sums, (size_t)n * 2 * sizeof *b->h_sums, cudaMemcpyDeviceToHost) != cudaSuccess)
+        return n;
+    int bad = 0;
+    for (int f = 0; f < n; f++)
+        bad += b->h_sums[2 * f] != expect_rgba(f, b->uniform) || b->h_sums[2 * f + 1] != expect_mask(f);
+    return bad;
+}
+
+/* ---- one way of handing over -------------------------------------------------------------------- */
+
+typedef struct method {
+    const char *name;
+    void *state;
+    /* GL's part of a frame before the clock starts (writes); may be NULL (then gl_write on b's textures) */
+    void (*produce)(bench *b, void *state, int f);
+    /* the hand-over and the kernels of frame f; returns 0 or an error text */
+    const char *(*consume)(bench *b, void *state, int f);
+} method;
+
+typedef struct result {
+    const char *name;
+    double latency, pipelined;
+    int errors;
+    char note[160];
+} result;
+
+static result g_results[16];
+static int g_n_results;
+
+static void run_method(bench *b, const method *m, const char *note)
+{
+    result *r = &g_results[g_n_results++];
+    memset(r, 0, sizeof *r);
+    r->name = m->name;
+    snprintf(r->note, sizeof r->note, "%s", note ? note : "");
+    double *lat = calloc((size_t)b->frames, sizeof *lat);
+    if (!lat)
+        return;
+    const char *err = NULL;
+    /* latency: GL finished before the clock */
+    cudaMemsetAsync(b->d_sums, 0, (size_t)b->frames * 2 * sizeof *b->d_sums, b->stream);
+    cudaStreamSynchronize(b->stream);
+    for (int f = 0; f < b->frames && !err; f++) {
+        if (m->produce)
+            m->produce(b, m->state, f);
+        else
+            gl_write(b->src_rgba, b->src_mask, f);
+        glFinish();
+        double t0 = now_ms();
+        err = m->consume(b, m->state, f);
+        cudaStreamSynchronize(b->stream);
+        lat[f] = now_ms() - t0;
+    }
+    if (err) {
+        snprintf(r->note, sizeof r->note, "failed: %s", err);
+        r->latency = r->pipelined = NAN;
+        free(lat);
+        return;
+    }
+    r->errors = check_sums(b, b->frames);
+    int warm = b->frames > 20 ? 10 : 0;
+    qsort(lat + warm, (size_t)(b->frames - warm), sizeof *lat, cmp_double);
+    r->latency = lat[warm + (b->frames - warm) / 2];
+    /* pipelined */
+    cudaMemsetAsync(b->d_sums, 0, (size_t)b->frames * 2 * sizeof *b->d_sums, b->stream);
+    cudaStreamSynchronize(b->stream);
+    glFinish();
+    double t0 = now_ms();
+    for (int f = 0; f < b->frames && !err; f++) {
+        if (m->produce)
+            m->produce(b, m->state, f);
+        else
+            gl_write(b->src_rgba, b->src_mask, f);
+        err = m->consume(b, m->state, f);
+    }
+    cudaStreamSynchronize(b->stream);
+    glFinish();
+    r->pipelined = (now_ms() - t0) / b->frames;
+    r->errors += check_sums(b, b->frames);
+    if (err)
+        snprintf(r->note, sizeof r->note, "failed while pipelined: %s", err);
+    free(lat);
+}
+
+/* ---- reference: no GL --------------------------------------------------------------------------- */
+
+typedef struct ref_state {
+    uint8_t *rgba, *mask;
+    size_t rgba_pitch, mask_pitch;
+} ref_state;
+
+static void ref_produce(bench *b, void *s_, int f)
+{
+    ref_state *s = s_;
+    uint8_t v = frame_value(f);
+    cudaMemset2DAsync(s->rgba, s->rgba_pitch, v, (size_t)W * 4, H, b->stream);
+    cudaMemset2DAsync(s->mask, s->mask_pitch, (uint8_t)(v ^ 0x5a), W, H, b->stream);
+}
+
+static const char *ref_consume(bench *b, void *s_, int f)
+{
+    ref_state *s = s_;
+    return sum_linear(b, f, s->rgba, s->rgba_pitch, s->mask, s->mask_pitch) ? "kernel launch" : NULL;
+}
+
+/* ---- naive and cached registered images ---------------------------------------------------------- */
+
+typedef struct image_state {
+    glcv_cuda_image rgba, mask;
+    int cache;
+    cudaArray_t arrays[2];
+    cudaTextureObject_t tex[2];
+    int changes;
+} image_state;
+
+static const char *image_consume(bench *b, void *s_, int f)
+{
+    image_state *s = s_;
+    glcv_cuda_image *both[2] = {&s->rgba, &s->mask};
+    if (glcv_cuda_images_map(both, 2, b->stream, NULL) != GLCV_OK)
+        return "cudaGraphicsMapResources";
+    cudaArray_t arrays[2] = {s->rgba.array, s->mask.array};
+    if (!s->cache && s->tex[0]) {
+        /* the last frame's texture objects go once its kernels are done */
+        cudaStreamSynchronize(b->stream);
+        for (int i = 0; i < 2; i++) {
+            cudaDestroyTextureObject(s->tex[i]);
+            s->tex[i] = 0;
+        }
+    }
+    for (int i = 0; i < 2; i++) {
+        if (!s->cache || arrays[i] != s->arrays[i] || !s->tex[i]) {
+            if (s->tex[i])
+                cudaDestroyTextureObject(s->tex[i]);
+            s->tex[i] = texture_object(arrays[i]);
+            if (s->cache && s->arrays[i])
+                s->changes++;
+            s->arrays[i] = arrays[i];
+        }
+    }
+    const char *err = sum_textures(b, f, s->tex[0], s->tex[1]) ? "kernel launch" : NULL;
+    if (glcv_cuda_images_unmap(both, 2, b->stream, NULL) != GLCV_OK)
+        return "cudaGraphicsUnmapResources";
+    return err;
+}
+
+/* ---- pbo: the library's bridge -------------------------------------------------------------------- */
+
+static const char *pbo_consume(bench *b, void *s_, int f)
+{
+    glcv_cuda_bridge *bridge = s_;
+    glcv_cuda_frame fr;
+    if (glcv_cuda_bridge_map_frame(bridge, b->src_rgba, b->src_mask, b->stream, &fr) != GLCV_OK)
+        return "glcv_cuda_bridge_map_frame";
+    const char *err = sum_linear(b, f, fr.rgba, fr.rgba_pitch, fr.mask, fr.mask_pitch) ? "kernel launch" : NULL;
+    if (glcv_cuda_bridge_unmap(bridge, b->stream) != GLCV_OK)
+        return "glcv_cuda_bridge_unmap";
+    return err;
+}
+
+#ifdef GLCV_HAVE_VULKAN
+/* ---- external memory and semaphores, exported by Vulkan --------------------------------------------- */
+
+typedef struct vk {
+    void *lib;
+    VkInstance instance;
+    VkPhysicalDevice phys;
+    VkDevice device;
+    PFN_vkGetDeviceProcAddr gdpa;
+    PFN_vkGetMemoryFdKHR get_memory_fd;
+    PFN_vkGetSemaphoreFdKHR get_semaphore_fd;
+    VkPhysicalDeviceMemoryProperties mem_props;
+} vk;
+
+static const char *vk_init(vk *v, const uint8_t uuid[16])
+{
+    memset(v, 0, sizeof *v);
+    v->lib = dlopen("libvulkan.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!v->lib)
+        return "libvulkan.so.1 not found";
+    PFN_vkGetInstanceProcAddr gipa = (PFN_vkGetInstanceProcAddr)(uintptr_t)dlsym(v->lib, "vkGetInstanceProcAddr");
+    if (!gipa)
+        return "no vkGetInstanceProcAddr";
+    PFN_vkCreateInstance create_instance = (PFN_vkCreateInstance)(uintptr_t)gipa(NULL, "vkCreateInstance");
+    VkApplicationInfo app = {VK_STRUCTURE_TYPE_APPLICATION_INFO, NULL, "interop_bench", 1, "glcv", 1,
+                             VK_API_VERSION_1_1};
+    VkInstanceCreateInfo ici = {VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO, NULL, 0, &app, 0, NULL, 0, NULL};
+    if (!create_instance || create_instance(&ici, NULL, &v->instance) != VK_SUCCESS)
+        return "vkCreateInstance failed (no Vulkan driver?)";
+    PFN_vkEnumeratePhysicalDevices enum_devices =
+        (PFN_vkEnumeratePhysicalDevices)(uintptr_t)gipa(v->instance, "vkEnumeratePhysicalDevices");
+    PFN_vkGetPhysicalDeviceProperties2 props2 =
+        (PFN_vkGetPhysicalDeviceProperties2)(uintptr_t)gipa(v->instance, "vkGetPhysicalDeviceProperties2");
+    PFN_vkGetPhysicalDeviceMemoryProperties mem_props =
+        (PFN_vkGetPhysicalDeviceMemoryProperties)(uintptr_t)gipa(v->instance, "vkGetPhysicalDeviceMemoryProperties");
+    PFN_vkCreateDevice create_device = (PFN_vkCreateDevice)(uintptr_t)gipa(v->instance, "vkCreateDevice");
+    v->gdpa = (PFN_vkGetDeviceProcAddr)(uintptr_t)gipa(v->instance, "vkGetDeviceProcAddr");
+    if (!enum_devices || !props2 || !mem_props || !create_device || !v->gdpa)
+        return "Vulkan 1.1 entry points missing";
+    uint32_t n = 0;
+    VkPhysicalDevice devs[16];
+    enum_devices(v->instance, &n, NULL);
+    n = n > 16 ? 16 : n;
+    enum_devices(v->instance, &n, devs);
+    for (uint32_t i = 0; i < n && !v->phys; i++) {
+        VkPhysicalDeviceIDProperties id = {VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_ID_PROPERTIES, NULL, {0}, {0}, {0}, 0, 0};
+        VkPhysicalDeviceProperties2 p = {VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, &id, {0}};
+        props2(devs[i], &p);
+        if (memcmp(id.deviceUUID, uuid, 16) == 0)
+            v->phys = devs[i];
+    }
+    if (!v->phys)
+        return "no Vulkan device with the CUDA device's UUID";
+    mem_props(v->phys, &v->mem_props);
+    float prio = 1.0f;
+    VkDeviceQueueCreateInfo q = {VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO, NULL, 0, 0, 1, &prio};
+    const char *exts[] = {VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME, VK_KHR_EXTERNAL_SEMAPHORE_FD_EXTENSION_NAME};
+    VkDeviceCreateInfo dci = {VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO, NULL, 0, 1, &q, 0, NULL, 2, exts, NULL};
+    if (create_device(v->phys, &dci, NULL, &v->device) != VK_SUCCESS)
+        return "vkCreateDevice with external memory and semaphore fds failed";
+    v->get_memory_fd = (PFN_vkGetMemoryFdKHR)(uintptr_t)v->gdpa(v->device, "vkGetMemoryFdKHR");
+    v->get_semaphore_fd = (PFN_vkGetSemaphoreFdKHR)(uintptr_t)v->gdpa(v->device, "vkGetSemaphoreFdKHR");
+    if (!v->get_memory_fd || !v->get_semaphore_fd)
+        return "vkGetMemoryFdKHR or vkGetSemaphoreFdKHR missing";
+    return NULL;
+}
+
+#define VK_DEV_FN(v, name) ((PFN_##name)(uintptr_t)(v)->gdpa((v)->device, #name))
+
+/* Exportable memory of `size` bytes (dedicated to `image` or `buffer` when given); two fds. */
+static const char *vk_memory(vk *v, VkImage image, VkBuffer buffer, VkMemoryRequirements req, VkDeviceMemory *mem,
+                             int fds[2])
+{
+    uint32_t type = UINT32_MAX;
+    for (uint32_t i = 0; i < v->mem_props.memoryTypeCount; i++)
+        if ((req.memoryTypeBits & (1u << i)) &&
+            (v->mem_props.memoryTypes[i].propertyFlags & VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT)) {
+            type = i;
+            break;
+        }
+    if (type == UINT32_MAX)
+        return "no device-local memory type";
+    VkMemoryDedicatedAllocateInfo ded = {VK_STRUCTURE_TYPE_MEMORY_DEDICATED_ALLOCATE_INFO, NULL, image, buffer};
+    VkExportMemoryAllocateInfo exp = {VK_STRUCTURE_TYPE_EXPORT_MEMORY_ALLOCATE_INFO, &ded,
+                                      VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT};
+    VkMemoryAllocateInfo ai = {VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO, &exp, req.size, type};
+    if (VK_DEV_FN(v, vkAllocateMemory)(v->device, &ai, NULL, mem) != VK_SUCCESS)
+        return "vkAllocateMemory (exportable) failed";
+    VkMemoryGetFdInfoKHR gi = {VK_STRUCTURE_TYPE_MEMORY_GET_FD_INFO_KHR, NULL, *mem,
+                               VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT};
+    if (v->get_memory_fd(v->device, &gi, &fds[0]) != VK_SUCCESS || v->get_memory_fd(v->device, &gi, &fds[1]) != VK_SUCCESS)
+        return "vkGetMemoryFdKHR failed";
+    return NULL;
+}
+
+static const char *vk_semaphore(vk *v, int fds[2])
+{
+    VkExportSemaphoreCreateInfo exp = {VK_STRUCTURE_TYPE_EXPORT_SEMAPHORE_CREATE_INFO, NULL,
+                                       VK_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD_BIT};
+    VkSemaphoreCreateInfo ci = {VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO, &exp, 0};
+    VkSemaphore sem;
+    if (VK_DEV_FN(v, vkCreateSemaphore)(v->device, &ci, NULL, &sem) != VK_SUCCESS)
+        return "vkCreateSemaphore (exportable) failed";
+    VkSemaphoreGetFdInfoKHR gi = {VK_STRUCTURE_TYPE_SEMAPHORE_GET_FD_INFO_KHR, NULL, sem,
+                                  VK_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD_BIT};
+    if (v->get_semaphore_fd(v->device, &gi, &fds[0]) != VK_SUCCESS ||
+        v->get_semaphore_fd(v->device, &gi, &fds[1]) != VK_SUCCESS)
+        return "vkGetSemaphoreFdKHR failed";
+    return NULL;
+}
+
+typedef struct ext_state {
+    int mode;                      /* 0 image, 1 image with a copy, 2 buffer */
+    GLuint gl_mem[2], tex[2], buf; /* shared textures (image modes) or buffer */
+    GLuint gl_ready, gl_done;      /* semaphores */
+    cudaExternalMemory_t cu_mem[2];
+    cudaMipmappedArray_t mip[2];
+    cudaTextureObject_t cu_tex[2];
+    uint8_t *cu_ptr;               /* buffer mode */
+    size_t mask_offset;
+    cudaExternalSemaphore_t cu_ready, cu_done;
+    GLuint fbo;
+    int started;
+} ext_state;
+
+static const char *import_semaphores(vk *v, ext_state *s)
+{
+    int ready[2], done[2];
+    const char *err = vk_semaphore(v, ready);
+    if (!err)
+        err = vk_semaphore(v, done);
+    if (err)
+        return err;
+    glGenSemaphoresEXT(1, &s->gl_ready);
+    glGenSemaphoresEXT(1, &s->gl_done);
+    glImportSemaphoreFdEXT(s->gl_ready, GL_HANDLE_TYPE_OPAQUE_FD_EXT, ready[0]);
+    glImportSemaphoreFdEXT(s->gl_done, GL_HANDLE_TYPE_OPAQUE_FD_EXT, done[0]);
+    struct cudaExternalSemaphoreHandleDesc d;
+    memset(&d, 0, sizeof d);
+    d.type = cudaExternalSemaphoreHandleTypeOpaqueFd;
+    d.handle.fd = ready[1];
+    if (cudaImportExternalSemaphore(&s->cu_ready, &d) != cudaSuccess)
+        return "cudaImportExternalSemaphore failed";
+    d.handle.fd = done[1];
+    if (cudaImportExternalSemaphore(&s->cu_done, &d) != cudaSuccess)
+        return "cudaImportExternalSemaphore failed";
+    return glGetError() == GL_NO_ERROR ? NULL : "glImportSemaphoreFdEXT: GL error";
+}
+
+static const char *ext_setup(vk *v, ext_state *s, int mode)
+{
+    memset(s, 0, sizeof *s);
+    s->mode = mode;
+    while (glGetError() != GL_NO_ERROR) {
+    }
+    if (mode < 2) {
+        static const VkFormat formats[2] = {VK_FORMAT_R8G8B8A8_UNORM, VK_FORMAT_R8_UNORM};
+        static const GLenum gl_formats[2] = {GL_RGBA8, GL_R8};
+        for (int i = 0; i < 2; i++) {
+            VkExternalMemoryImageCreateInfo ext = {VK_STRUCTURE_TYPE_EXTERNAL_MEMORY_IMAGE_CREATE_INFO, NULL,
+                                                   VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT};
+            VkImageCreateInfo ici = {VK_STRUCTURE_TYPE_IMAGE_CREATE_INFO, &ext, 0, VK_IMAGE_TYPE_2D, formats[i],
+                                     {W, H, 1}, 1, 1, VK_SAMPLE_COUNT_1_BIT, VK_IMAGE_TILING_OPTIMAL,
+                                     VK_IMAGE_USAGE_SAMPLED_BIT | VK_IMAGE_USAGE_COLOR_ATTACHMENT_BIT |
+                                         VK_IMAGE_USAGE_TRANSFER_SRC_BIT | VK_IMAGE_USAGE_TRANSFER_DST_BIT,
+                                     VK_SHARING_MODE_EXCLUSIVE, 0, NULL, VK_IMAGE_LAYOUT_UNDEFINED};
+            VkImage image;
+            if (VK_DEV_FN(v, vkCreateImage)(v->device, &ici, NULL, &image) != VK_SUCCESS)
+                return "vkCreateImage (external) failed";
+            VkMemoryRequirements req;
+            VK_DEV_FN(v, vkGetImageMemoryRequirements)(v->device, image, &req);
+            VkDeviceMemory mem;
+            int fds[2];
+            const char *err = vk_memory(v, image, VK_NULL_HANDLE, req, &mem, fds);
+            if (err)
+                return err;
+            if (VK_DEV_FN(v, vkBindImageMemory)(v->device, image, mem, 0) != VK_SUCCESS)
+                return "vkBindImageMemory failed";
+            GLint dedicated = GL_TRUE;
+            glCreateMemoryObjectsEXT(1, &s->gl_mem[i]);
+            glMemoryObjectParameterivEXT(s->gl_mem[i], GL_DEDICATED_MEMORY_OBJECT_EXT, &dedicated);
+            glImportMemoryFdEXT(s->gl_mem[i], req.size, GL_HANDLE_TYPE_OPAQUE_FD_EXT, fds[0]);
+            glGenTextures(1, &s->tex[i]);
+            glBindTexture(GL_TEXTURE_2D, s->tex[i]);
+            glTexStorageMem2DEXT(GL_TEXTURE_2D, 1, gl_formats[i], W, H, s->gl_mem[i], 0);
+            glBindTexture(GL_TEXTURE_2D, 0);
+            if (glGetError() != GL_NO_ERROR)
+                return "glImportMemoryFdEXT / glTexStorageMem2DEXT: GL error";
+            struct cudaExternalMemoryHandleDesc md;
+            memset(&md, 0, sizeof md);
+            md.type = cudaExternalMemoryHandleTypeOpaqueFd;
+            md.handle.fd = fds[1];
+            md.size = req.size;
+            md.flags = cudaExternalMemoryDedicated;
+            if (cudaImportExternalMemory(&s->cu_mem[i], &md) != cudaSuccess)
+                return "cudaImportExternalMemory (image) failed";
+            struct cudaExternalMemoryMipmappedArrayDesc ad;
+            memset(&ad, 0, sizeof ad);
+            ad.formatDesc = i == 0 ? cudaCreateChannelDesc(8, 8, 8, 8, cudaChannelFormatKindUnsigned)
+                                   : cudaCreateChannelDesc(8, 0, 0, 0, cudaChannelFormatKindUnsigned);
+            ad.extent.width = W;
+            ad.extent.height = H;
+            ad.extent.depth = 0;
+            ad.flags = cudaArrayColorAttachment;
+            ad.numLevels = 1;
+            if (cudaExternalMemoryGetMappedMipmappedArray(&s->mip[i], s->cu_mem[i], &ad) != cudaSuccess)
+                return "cudaExternalMemoryGetMappedMipmappedArray failed";
+            cudaArray_t level0;
+            if (cudaGetMipmappedArrayLevel(&level0, s->mip[i], 0) != cudaSuccess)
+                return "cudaGetMipmappedArrayLevel failed";
+            s->cu_tex[i] = texture_object(level0);
+            if (!s->cu_tex[i])
+                return "cudaCreateTextureObject failed";
+        }
+    } else {
+        s->mask_offset = ((size_t)W * H * 4 + 255) & ~(size_t)255;
+        size_t size = s->mask_offset + (size_t)W * H;
+        VkExternalMemoryBufferCreateInfo ext = {VK_STRUCTURE_TYPE_EXTERNAL_MEMORY_BUFFER_CREATE_INFO, NULL,
+                                                VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT};
+        VkBufferCreateInfo bci = {VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO, &ext, 0, size,
+                                  VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT,
+                                  VK_SHARING_MODE_EXCLUSIVE, 0, NULL};
+        VkBuffer buffer;
+        if (VK_DEV_FN(v, vkCreateBuffer)(v->device, &bci, NULL, &buffer) != VK_SUCCESS)
+            return "vkCreateBuffer (external) failed";
+        VkMemoryRequirements req;
+        VK_DEV_FN(v, vkGetBufferMemoryRequirements)(v->device, buffer, &req);
+        VkDeviceMemory mem;
+        int fds[2];
+        const char *err = vk_memory(v, VK_NULL_HANDLE, buffer, req, &mem, fds);
+        if (err)
+            return err;
+        if (VK_DEV_FN(v, vkBindBufferMemory)(v->device, buffer, mem, 0) != VK_SUCCESS)
+            return "vkBindBufferMemory failed";
+        GLint dedicated = GL_TRUE;
+        glCreateMemoryObjectsEXT(1, &s->gl_mem[0]);
+        glMemoryObjectParameterivEXT(s->gl_mem[0], GL_DEDICATED_MEMORY_OBJECT_EXT, &dedicated);
+        glImportMemoryFdEXT(s->gl_mem[0], req.size, GL_HANDLE_TYPE_OPAQUE_FD_EXT, fds[0]);
+        glGenBuffers(1, &s->buf);
+        glBindBuffer(GL_PIXEL_PACK_BUFFER, s->buf);
+        glBufferStorageMemEXT(GL_PIXEL_PACK_BUFFER, (GLsizeiptr)size, s->gl_mem[0], 0);
+        glBindBuffer(GL_PIXEL_PACK_BUFFER, 0);
+        if (glGetError() != GL_NO_ERROR)
+            return "glImportMemoryFdEXT / glBufferStorageMemEXT: GL error";
+        struct cudaExternalMemoryHandleDesc md;
+        memset(&md, 0, sizeof md);
+        md.type = cudaExternalMemoryHandleTypeOpaqueFd;
+        md.handle.fd = fds[1];
+        md.size = req.size;
+        md.flags = cudaExternalMemoryDedicated;
+        if (cudaImportExternalMemory(&s->cu_mem[0], &md) != cudaSuccess)
+            return "cudaImportExternalMemory (buffer) failed";
+        struct cudaExternalMemoryBufferDesc bd;
+        memset(&bd, 0, sizeof bd);
+        bd.size = size;
+        void *ptr = NULL;
+        if (cudaExternalMemoryGetMappedBuffer(&ptr, s->cu_mem[0], &bd) != cudaSuccess)
+            return "cudaExternalMemoryGetMappedBuffer failed";
+        s->cu_ptr = ptr;
+        glGenFramebuffers(1, &s->fbo);
+    }
+    return import_semaphores(v, s);
+}
+
+static void ext_produce(bench *b, void *s_, int f)
+{
+    ext_state *s = s_;
+    GLenum general[2] = {GL_LAYOUT_GENERAL_EXT, GL_LAYOUT_GENERAL_EXT};
+    /* GL may write again once CUDA has read the last frame */
+    if (s->started) {
+        if (s->mode == 2)
+            glWaitSemaphoreEXT(s->gl_done, 1, &s->buf, 0, NULL, NULL);
+        else
+            glWaitSemaphoreEXT(s->gl_done, 0, NULL, 2, s->tex, general);
+    }
+    if (s->mode == 0)
+        gl_write(s->tex[0], s->tex[1], f); /* the engine renders into the shared textures */
+    else
+        gl_write(b->src_rgba, b->src_mask, f);
+}
+
+static const char *ext_consume(bench *b, void *s_, int f)
+{
+    ext_state *s = s_;
+    GLenum general[2] = {GL_LAYOUT_GENERAL_EXT, GL_LAYOUT_GENERAL_EXT};
+    if (s->mode == 1) {
+        glCopyImageSubData(b->src_rgba, GL_TEXTURE_2D, 0, 0, 0, 0, s->tex[0], GL_TEXTURE_2D, 0, 0, 0, 0, W, H, 1);
+        glCopyImageSubData(b->src_mask, GL_TEXTURE_2D, 0, 0, 0, 0, s->tex[1], GL_TEXTURE_2D, 0, 0, 0, 0, W, H, 1);
+    } else if (s->mode == 2) {
+        GLint read_fbo = 0;
+        glGetIntegerv(GL_READ_FRAMEBUFFER_BINDING, &read_fbo);
+        glBindFramebuffer(GL_READ_FRAMEBUFFER, s->fbo);
+        glBindBuffer(GL_PIXEL_PACK_BUFFER, s->buf);
+        glPixelStorei(GL_PACK_ALIGNMENT, 1);
+        glFramebufferTexture2D(GL_READ_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_TEXTURE_2D, b->src_rgba, 0);
+        glReadBuffer(GL_COLOR_ATTACHMENT0);
+        glReadPixels(0, 0, W, H, GL_RGBA, GL_UNSIGNED_BYTE, (void *)0);
+        glFramebufferTexture2D(GL_READ_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_TEXTURE_2D, b->src_mask, 0);
+        glReadPixels(0, 0, W, H, GL_RED, GL_UNSIGNED_BYTE, (void *)(uintptr_t)s->mask_offset);
+        glFramebufferTexture2D(GL_READ_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_TEXTURE_2D, 0, 0);
+        glPixelStorei(GL_PACK_ALIGNMENT, 4);
+        glBindBuffer(GL_PIXEL_PACK_BUFFER, 0);
+        glBindFramebuffer(GL_READ_FRAMEBUFFER, (GLuint)read_fbo);
+    }
+    if (s->mode == 2)
+        glSignalSemaphoreEXT(s->gl_ready, 1, &s->buf, 0, NULL, NULL);
+    else
+        glSignalSemaphoreEXT(s->gl_ready, 0, NULL, 2, s->tex, general);
+    glFlush();
+    struct cudaExternalSemaphoreWaitParams wp;
+    memset(&wp, 0, sizeof wp);
+    if (cudaWaitExternalSemaphoresAsync(&s->cu_ready, &wp, 1, b->stream) != cudaSuccess)
+        return "cudaWaitExternalSemaphoresAsync";
+    int e = s->mode == 2 ? sum_linear(b, f, s->cu_ptr, (size_t)W * 4, s->cu_ptr + s->mask_offset, W)
+                         : sum_textures(b, f, s->cu_tex[0], s->cu_tex[1]);
+    if (e)
+        return "kernel launch";
+    struct cudaExternalSemaphoreSignalParams sp;
+    memset(&sp, 0, sizeof sp);
+    if (cudaSignalExternalSemaphoresAsync(&s->cu_done, &sp, 1, b->stream) != cudaSuccess)
+        return "cudaSignalExternalSemaphoresAsync";
+    s->started = 1;
+    return NULL;
+}
+#endif
+
+/* ---- main ---------------------------------------------------------------------------------------- */
+
+int main(int argc, char **argv)
+{
+    bench b;
+    memset(&b, 0, sizeof b);
+    b.frames = 300;
+    const char *csv = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--frames") == 0 && i + 1 < argc)
+            b.frames = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--csv") == 0 && i + 1 < argc)
+            csv = argv[++i];
+        else {
+            fprintf(stderr, "usage: interop_bench [--frames N] [--csv FILE]\n");
+            return 2;
+        }
+    }
+    b.frames = b.frames < 2 ? 2 : b.frames > MAX_FRAMES ? MAX_FRAMES : b.frames;
+    glcv_cuda_info info;
+    glcv_cuda_query(&info);
+    if (info.devices < 1) {
+        printf("interop_bench: skipped: %s\n", info.text);
+        return 0;
+    }
+    glcv_context *ctx = NULL;
+    glcv_context_params cp = GLCV_CONTEXT_PARAMS(.min_gl_version = 43);
+    if (glcv_context_create(&cp, &ctx) != GLCV_OK) {
+        printf("interop_bench: skipped: no OpenGL 4.3 context\n");
+        return 0;
+    }
+    glcv_cuda_query(&info);
+    printf("interop_bench: %dx%d RGBA8 + R8 mask, %d frames; %s\n%s\n", W, H, b.frames, glcv_context_describe(ctx),
+           info.text);
+    if (info.gl_device < 0) {
+        printf("interop_bench: skipped: the GL context is not on a CUDA device\n");
+        glcv_context_destroy(&ctx);
+        return 0;
+    }
+    if (!epoxy_has_gl_extension("GL_ARB_clear_texture") && epoxy_gl_version() < 44) {
+        printf("interop_bench: skipped: glClearTexImage (GL 4.4) is needed\n");
+        glcv_context_destroy(&ctx);
+        return 0;
+    }
+    cudaSetDevice(info.gl_device);
+    cudaStreamCreateWithFlags(&b.stream, cudaStreamNonBlocking);
+    cudaMalloc((void **)&b.d_sums, (size_t)b.frames * 2 * sizeof *b.d_sums);
+    b.h_sums = calloc((size_t)b.frames * 2, sizeof *b.h_sums);
+    b.src_rgba = make_texture(GL_RGBA8);
+    b.src_mask = make_texture(GL_R8);
+
+    /* reference */
+    ref_state ref;
+    memset(&ref, 0, sizeof ref);
+    cudaMallocPitch((void **)&ref.rgba, &ref.rgba_pitch, (size_t)W * 4, H);
+    cudaMallocPitch((void **)&ref.mask, &ref.mask_pitch, W, H);
+    method m_ref = {"reference (device memory, no GL)", &ref, ref_produce, ref_consume};
+    b.uniform = 1;
+    run_method(&b, &m_ref, "the kernels alone");
+    b.uniform = 0;
+    b.ref_latency = g_results[0].latency;
+
+    /* naive and cached */
+    image_state naive, cached;
+    memset(&naive, 0, sizeof naive);
+    memset(&cached, 0, sizeof cached);
+    cached.cache = 1;
+    if (glcv_cuda_image_register(&naive.rgba, b.src_rgba, 0, NULL) == GLCV_OK &&
+        glcv_cuda_image_register(&naive.mask, b.src_mask, 0, NULL) == GLCV_OK) {
+        method m = {"naive (register once, map + array per frame)", &naive, NULL, image_consume};
+        run_method(&b, &m, "texture objects made per frame");
+        cudaStreamSynchronize(b.stream);
+        for (int i = 0; i < 2; i++)
+            if (naive.tex[i])
+                cudaDestroyTextureObject(naive.tex[i]);
+        glcv_cuda_image_unregister(&naive.rgba, NULL);
+        glcv_cuda_image_unregister(&naive.mask, NULL);
+    }
+    if (glcv_cuda_image_register(&cached.rgba, b.src_rgba, 0, NULL) == GLCV_OK &&
+        glcv_cuda_image_register(&cached.mask, b.src_mask, 0, NULL) == GLCV_OK) {
+        method m = {"cached (map per frame, texture objects kept)", &cached, NULL, image_consume};
+        run_method(&b, &m, NULL);
+        snprintf(g_results[g_n_results - 1].note, sizeof g_results[0].note,
+                 "mapped arrays changed %d times in %d frames", cached.changes, 2 * b.frames);
+        for (int i = 0; i < 2; i++)
+            if (cached.tex[i])
+                cudaDestroyTextureObject(cached.tex[i]);
+        glcv_cuda_image_unregister(&cached.rgba, NULL);
+        glcv_cuda_image_unregister(&cached.mask, NULL);
+    }
+
+    /* pbo: the library's bridge */
+    glcv_cuda_bridge *bridge = NULL;
+    if (glcv_cuda_bridge_create(W, H, NULL, &bridge) == GLCV_OK) {
+        method m = {"pbo (glcv bridge: GL copy + buffer map)", bridge, NULL, pbo_consume};
+        run_method(&b, &m, "what glcv_track_frame_texture does");
+        glcv_cuda_bridge_destroy(&bridge);
+    }
+
+#ifdef GLCV_HAVE_VULKAN
+    const char *why = NULL;
+    if (!epoxy_has_gl_extension("GL_EXT_memory_object_fd") || !epoxy_has_gl_extension("GL_EXT_semaphore_fd"))
+        why = "GL_EXT_memory_object_fd or GL_EXT_semaphore_fd missing";
+    struct cudaDeviceProp prop;
+    vk v;
+    memset(&v, 0, sizeof v);
+    if (!why && cudaGetDeviceProperties(&prop, info.gl_device) != cudaSuccess)
+        why = "cudaGetDeviceProperties failed";
+    if (!why)
+        why = vk_init(&v, (const uint8_t *)prop.uuid.bytes);
+    static const char *const names[3] = {"ext-image (shared textures + semaphores)",
+                                         "ext-image-copy (+ glCopyImageSubData)",
+                                         "ext-buffer (GL copy into shared memory + semaphores)"};
+    static ext_state ext[3];
+    for (int mode = 0; mode < 3; mode++) {
+        const char *err = why ? why : ext_setup(&v, &ext[mode], mode);
+        method m = {names[mode], &ext[mode], ext_produce, ext_consume};
+        if (err) {
+            result *r = &g_results[g_n_results++];
+            memset(r, 0, sizeof *r);
+            r->name = names[mode];
+            r->latency = r->pipelined = NAN;
+            snprintf(r->note, sizeof r->note, "unavailable: %s", err);
+            continue;
+        }
+        run_method(&b, &m, mode == 0 ? "for textures the engine owns" : NULL);
+    }
+#else
+    static const char *const names[3] = {"ext-image (shared textures + semaphores)",
+                                         "ext-image-copy (+ glCopyImageSubData)",
+                                         "ext-buffer (GL copy into shared memory + semaphores)"};
+    for (int mode = 0; mode < 3; mode++) {
+        result *r = &g_results[g_n_results++];
+        memset(r, 0, sizeof *r);
+        r->name = names[mode];
+        r->latency = r->pipelined = NAN;
+        snprintf(r->note, sizeof r->note, "not built: no Vulkan headers at build time (libvulkan-dev)");
+    }
+#endif
+
+    printf("\n%-52s %10s %10s %11s %6s  %s\n", "hand-over", "latency", "hand-over", "pipelined", "errors",
+           "note");
+    for (int i = 0; i < g_n_results; i++) {
+        const result *r = &g_results[i];
+        printf("%-52s %7.4f ms %7.4f ms %8.4f ms %6d  %s\n", r->name, r->latency, r->latency - b.ref_latency,
+               r->pipelined, r->errors, r->note);
+    }
+    if (csv) {
+        FILE *f = fopen(csv, "w");
+        if (f) {
+            fprintf(f, "method,latency_ms,handover_ms,pipelined_ms,errors,note\n");
+            for (int i = 0; i < g_n_results; i++)
+                fprintf(f, "\"%s\",%.5f,%.5f,%.5f,%d,\"%s\"\n", g_results[i].name, g_results[i].latency,
+                        g_results[i].latency - b.ref_latency, g_results[i].pipelined, g_results[i].errors,
+                        g_results[i].note);
+            fclose(f);
+        }
+    }
+    cudaFree(ref.rgba);
+    cudaFree(ref.mask);
+    cudaFree(b.d_sums);
+    free(b.h_sums);
+    glDeleteTextures(1, &b.src_rgba);
+    glDeleteTextures(1, &b.src_mask);
+    cudaStreamDestroy(b.stream);
+    glcv_context_destroy(&ctx);
+    return 0;
+}

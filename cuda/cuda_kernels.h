@@ -1,0 +1,100 @@
+/* The C boundary of glcv's CUDA code: every kernel has one params struct, passed by value, and
+ * an extern "C" launcher that queues it on a stream and returns a cudaError_t (as int; 0 =
+ * cudaSuccess). Host code in src/ includes only this header from cuda/. Pointers in the params
+ * are device pointers unless a field says otherwise. */
+#ifndef GLCV_CUDA_KERNELS_H
+#define GLCV_CUDA_KERNELS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cuda_runtime_api.h>
+
+#include "track_math.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- tracker (cuda/track.cu) --------------------------------------------------------------- */
+
+/* Threads per block of the tracking kernel. */
+#define GLCV_CUDA_TRACK_THREADS 512
+
+/* The bin image of a frame: HSV (cv::cvtColor's integer arithmetic), limits, mask and bins
+ * (track_math.h's glcv_tm_bin) for every pixel; columns from width up to the padded row
+ * length (bins_pitch, a multiple of 8) get c.nbins. */
+typedef struct glcv_cuda_bins_params {
+    const uint8_t *pixels;         /* RGB8/BGR8 (channels 3) or RGBA8/BGRA8 (channels 4) */
+    size_t pitch;                  /* bytes per row */
+    int channels;                  /* 3 or 4 */
+    int bgr;                       /* nonzero: blue first */
+    const uint8_t *mask;           /* R8; NULL = every pixel counts */
+    size_t mask_pitch;
+    int mask_min;                  /* a pixel counts where mask >= mask_min (1: host masks, nonzero;
+                                      128: texture masks, red > 0.5) */
+    const glcv_tm_tables *tables;
+    glcv_tm_config config;
+    uint16_t *bins;
+    size_t bins_pitch;             /* elements per row, a multiple of 8 */
+} glcv_cuda_bins_params;
+
+int glcv_cuda_track_bins(glcv_cuda_bins_params p, cudaStream_t stream);
+
+/* Tracks n objects in one launch: one block, or one thread-block cluster of `cluster` blocks,
+ * per object; the mean-shift loop, the sizing, the window histogram and the lost logic all run
+ * on the device (track_math.h), and each object's state is updated in place. */
+typedef struct glcv_cuda_track_params {
+    const uint16_t *bins;          /* the bin image */
+    size_t bins_pitch;             /* elements per row, a multiple of 8; rows 16-byte aligned */
+    glcv_tm_config config;
+    const int *ids;                /* n object ids */
+    int n;
+    glcv_tm_object *objects;       /* indexed by id: read at the start, updated at the end */
+    const glcv_tm_object *initial; /* NULL, or n states (ids order) to start from instead of
+                                      objects[id] (benchmarks: the same windows every run) */
+    glcv_tm_object *states;        /* NULL, or n entries (ids order) that get the new states */
+    const uint8_t *luts;           /* id * lut_stride: nbins + 1 back-projection values */
+    int lut_stride;
+    const double *sqrt_models;     /* id * nbins: sqrt of the model */
+    const double *model_sums;      /* indexed by id */
+    glcv_tm_result *results;       /* n results, in ids order */
+} glcv_cuda_track_params;
+
+int glcv_cuda_track_objects(glcv_cuda_track_params p, int cluster, cudaStream_t stream);
+
+/* Dynamic shared memory the tracking kernel needs for this config. */
+size_t glcv_cuda_track_shared_bytes(const glcv_tm_config *config);
+
+/* The largest cluster (blocks per object: 1, 2, 4, 8 or 16) the current device can run the
+ * tracking kernel with, for this config; 1 below compute capability 9.0. */
+int glcv_cuda_track_max_cluster(const glcv_tm_config *config);
+
+/* ---- interop helpers (cuda/interop.cu): checks and benchmarks of hand-overs ------------------ */
+
+/* Adds every byte of a width_bytes x height region of linear memory to *out. */
+typedef struct glcv_cuda_sum_linear_params {
+    const uint8_t *data;
+    size_t pitch;
+    int width_bytes;
+    int height;
+    unsigned long long *out;
+} glcv_cuda_sum_linear_params;
+
+int glcv_cuda_sum_linear(glcv_cuda_sum_linear_params p, cudaStream_t stream);
+
+/* Adds every channel byte of a width x height texture (element type uchar4 when channels is 4,
+ * uchar when 1; read as elements, no filtering) to *out. */
+typedef struct glcv_cuda_sum_texture_params {
+    cudaTextureObject_t texture;
+    int width, height;
+    int channels;
+    unsigned long long *out;
+} glcv_cuda_sum_texture_params;
+
+int glcv_cuda_sum_texture(glcv_cuda_sum_texture_params p, cudaStream_t stream);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,270 @@
+/* glcv tracker: CAMSHIFT (Bradski 1998) on the GPU with CUDA (Perry 2016), many objects per
+ * frame, with a CPU implementation that gives the same results.
+ *
+ * Per frame, every pixel gets OpenCV's 8-bit HSV (H 0..179, S and V 0..255, cv::cvtColor's
+ * integer arithmetic). A pixel counts only when s_min <= S, v_min <= V <= v_max (Bradski's
+ * thresholds) and, when a mask is given, the mask says foreground. Each object has a model
+ * histogram over hue (default 60 bins) or hue x saturation, normalised so its largest bin is
+ * 255; the back-projection of a pixel is its bin's value rounded to 0..255. In the object's
+ * search window the tracker sums the exact integer moments of the back-projection
+ *   M00 = sum p, M10 = sum x p, M01 = sum y p, M11 = sum x y p, M20 = sum x^2 p, M02 = sum y^2 p
+ * (x, y relative to the window), moves the window to the centroid until it moves less than
+ * `epsilon` or `max_iterations` is reached (cv::meanShift), then sizes it:
+ *   OPENCV mode: cv::CamShift: the window grows by 10 pixels a side, its moments give the
+ *                rotated box (centre, size 4 sqrt(eigenvalues of the covariance), angle) and
+ *                the next window is that box's extent + 2;
+ *   PAPER mode:  every iteration, width = 2 sqrt(M00 / 255), height = aspect * width, centred
+ *                on the centroid (Bradski's and Perry's rectangular window).
+ * Lost objects are detected by the iteration cap, a mass M00 below `min_mass` times the
+ * object's first mass, and the Bhattacharyya distance between the model and the histogram of
+ * the new window; an object lost for a few frames searches the whole frame (with a mask, only
+ * its foreground counts). A window smaller than `min_window_area` pixels is reset to
+ * `reset_width` wide (Perry's minimum-window heuristic).
+ *
+ * Engines: CUDA (every object's mean-shift loop runs on the device, one block or one cluster
+ * of blocks per object, with no host round trip per iteration) or CPU (the same integer sums
+ * and the same double-precision window arithmetic in C). Both give identical results:
+ * moments, windows, boxes, iteration counts, lost flags and distances agree exactly.
+ * Without a CUDA device the AUTO engine falls back to the CPU and says so once (logger).
+ *
+ * Thread safety: every function that takes a glcv_track locks its mutex, so one object may be
+ * shared between threads. GL rule: texture inputs are read in the GL context that is current
+ * on the calling thread; with the CUDA engine, that context must be the one the tracker was
+ * created in (when it was created with one current).
+ */
+#ifndef GLCV_TRACK_H
+#define GLCV_TRACK_H
+
+#include "core.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct glcv_track glcv_track;
+
+/* Largest hue_bins * sat_bins of a histogram. */
+#define GLCV_TRACK_MAX_BINS 4096
+/* Largest max_objects. */
+#define GLCV_TRACK_MAX_OBJECTS 1024
+
+/* Where the tracker runs. 0 (DEFAULT) is AUTO. */
+typedef enum glcv_track_engine {
+    GLCV_TRACK_ENGINE_DEFAULT = 0,
+    GLCV_TRACK_ENGINE_AUTO = 1, /* CUDA when a device can be used, else the CPU (logged once) */
+    GLCV_TRACK_ENGINE_CUDA = 2, /* CUDA; creation fails with UNSUPPORTED without a device */
+    GLCV_TRACK_ENGINE_CPU = 3
+} glcv_track_engine;
+
+/* "auto", "cuda", "cpu" ("auto" for DEFAULT); "?" for unknown values. */
+GLCV_API const char *glcv_track_engine_string(glcv_track_engine engine);
+/* Parses the names above; INVALID_ARGUMENT for anything else. */
+GLCV_API glcv_status glcv_track_engine_parse(const char *name, glcv_track_engine *out);
+
+/* How the window is sized after the mean shift. 0 (DEFAULT) is OPENCV. */
+typedef enum glcv_track_window {
+    GLCV_TRACK_WINDOW_DEFAULT = 0,
+    GLCV_TRACK_WINDOW_OPENCV = 1, /* cv::CamShift's rotated box from the second moments */
+    GLCV_TRACK_WINDOW_PAPER = 2   /* width = 2 sqrt(M00/255), height = aspect * width */
+} glcv_track_window;
+
+/* Why an object is lost (bits; glcv_track_result.lost holds those that `lost_criteria` keeps). */
+typedef enum glcv_track_lost {
+    GLCV_TRACK_LOST_ITERATIONS = 1, /* the mean shift stopped at max_iterations without converging */
+    GLCV_TRACK_LOST_MASS = 2,       /* M00 is 0, or below min_mass times the object's first M00 */
+    GLCV_TRACK_LOST_HISTOGRAM = 4   /* Bhattacharyya distance to the model above max_distance */
+} glcv_track_lost;
+
+/* What a lost object does. 0 (DEFAULT) is FRAME. */
+typedef enum glcv_track_recovery {
+    GLCV_TRACK_RECOVERY_DEFAULT = 0,
+    /* After `recovery_interval` consecutive lost frames the next search window is the whole
+     * frame (with a mask: its foreground is what counts), and again every recovery_interval
+     * frames while the object stays lost. */
+    GLCV_TRACK_RECOVERY_FRAME = 1,
+    GLCV_TRACK_RECOVERY_NONE = 2 /* keep tracking from the last window */
+} glcv_track_recovery;
+
+/* Zero fields mean defaults. s_min, v_min and v_max, whose value 0 is meaningful, are set with
+ * glcv_track_set_limits after creation. */
+typedef struct glcv_track_params {
+    int width;       /* frame width, required, 1..16384 */
+    int height;      /* frame height, required, 1..16384 */
+    int max_objects; /* objects tracked at once; default 64; 1..GLCV_TRACK_MAX_OBJECTS */
+    int hue_bins;    /* hue bins over H 0..179; default 60; 1..180 */
+    int sat_bins;    /* saturation bins over S 0..255: 0 or 1 (default) = hue-only histogram,
+                        2..256 = hue x saturation; hue_bins * sat_bins <= GLCV_TRACK_MAX_BINS */
+    float epsilon;   /* convergence: the window moved by (dx, dy) with dx^2 + dy^2 < round(eps^2),
+                        as cv::meanShift; default 1 (stop when it does not move); 0.001..1000 */
+    int max_iterations;      /* mean-shift iterations per frame; default 10; 1..1000 */
+    glcv_track_window window; /* default OPENCV */
+    float aspect;            /* PAPER mode: height / width; default 1.2 (Bradski); 0.01..100 */
+    float min_mass;          /* MASS: lost below this fraction of the first M00; default 0.1; 0..1 */
+    float max_distance;      /* HISTOGRAM: lost above this Bhattacharyya distance (0 = same
+                                histogram, 1 = disjoint); default 0.7; 0..1 (1 = never lost) */
+    unsigned lost_criteria;  /* glcv_track_lost bits that mark an object lost; default
+                                MASS | HISTOGRAM. The ITERATIONS bit is reported in
+                                glcv_track_result.reasons whatever this says. */
+    glcv_track_recovery recovery; /* default FRAME */
+    int recovery_interval;   /* RECOVERY_FRAME: the whole frame is searched after every
+                                recovery_interval consecutive lost frames (1 = at once); default 4
+                                (a lost frame or two do not make the object jump); 1..1e6 */
+    int min_window_area;     /* a window of fewer pixels (w * h) is reset; default 20; -1 = never */
+    int reset_width;         /* width of a reset window (height: aspect * width in PAPER mode);
+                                default 200; clipped to the frame */
+    glcv_track_engine engine; /* default AUTO */
+    int cuda_device;         /* CUDA device when no GL context is current: default 0 (the
+                                current context's device is used when there is one) */
+    glcv_logger logger;
+} glcv_track_params;
+
+#define GLCV_TRACK_PARAMS(...) ((glcv_track_params){__VA_ARGS__})
+
+/* A rectangle in pixels: x, y of the top-left pixel (row 0 = top), width and height. */
+typedef struct glcv_track_rect {
+    int x, y, width, height;
+} glcv_track_rect;
+
+/* A model histogram: `value` holds hue_bins * sat_bins bins, hue-major (bin of hue bin h and
+ * saturation bin s: h * sat_bins + s), each 0..255. sat_bins is 1 for a hue-only histogram.
+ * Plain data: copy it, keep it, save it. */
+typedef struct glcv_track_hist {
+    int hue_bins;
+    int sat_bins;
+    float value[GLCV_TRACK_MAX_BINS];
+} glcv_track_hist;
+
+/* One object's result for the last frame. */
+typedef struct glcv_track_result {
+    int id;            /* the object's id (glcv_track_add) */
+    float cx, cy;      /* rotated box: centre in pixels (pixel centres at +0.5) */
+    float width;       /* rotated box: the minor axis (OPENCV) or the window width (PAPER) */
+    float height;      /* rotated box: the major axis (OPENCV) or aspect * width (PAPER) */
+    float angle;       /* degrees, 0..180, of the major axis as cv::CamShift reports it; 0 in PAPER mode */
+    glcv_track_rect bbox;   /* the axis-aligned bounding box of the rotated box, inside the frame */
+    glcv_track_rect window; /* the search window of the next frame */
+    int iterations;    /* mean-shift iterations this frame (moment sums taken) */
+    unsigned lost;     /* nonzero when lost: the glcv_track_lost bits kept by lost_criteria */
+    unsigned reasons;  /* every glcv_track_lost bit that applied, kept or not */
+    double m00, m10, m01, m11, m20, m02; /* moments of the window the box was measured in
+                                            (exact integers, relative to that window) */
+    glcv_track_rect measured; /* that window */
+    double distance;   /* Bhattacharyya distance between the model and the new window's
+                          histogram (1 when the window has no counted pixel; -1 when not
+                          measured: HISTOGRAM is not in lost_criteria) */
+} glcv_track_result;
+
+/* Creates a tracker. The CUDA engine uses the current GL context's CUDA device when a context
+ * is current (needed for texture inputs), else params.cuda_device.
+ * Errors: INVALID_ARGUMENT (NULL, sizes or parameters out of range, unknown enum), UNSUPPORTED
+ * (CUDA asked for and no CUDA device can be used), OUT_OF_MEMORY. *out is NULL on error. */
+GLCV_API glcv_status glcv_track_create(const glcv_track_params *params, glcv_track **out);
+
+/* Destroys the tracker and its CUDA and GL resources (for the GL ones, its context must be
+ * current). Accepts NULL and &NULL; sets *track to NULL. */
+GLCV_API void glcv_track_destroy(glcv_track **track);
+
+/* The resolved parameters (defaults filled in; `engine` is CUDA or CPU, the one in use).
+ * Errors: INVALID_ARGUMENT. */
+GLCV_API glcv_status glcv_track_get_params(glcv_track *track, glcv_track_params *out);
+
+/* Bradski's thresholds, for histograms and back-projection: a pixel counts when
+ * s_min <= S and v_min <= V <= v_max. Defaults 30, 10, 255 (OpenCV's camshift sample).
+ * Takes effect from the next frame or histogram. Errors: INVALID_ARGUMENT (outside 0..255,
+ * v_min > v_max). */
+GLCV_API glcv_status glcv_track_set_limits(glcv_track *track, int s_min, int v_min, int v_max);
+
+/* Builds a model histogram (the tracker's bins and limits) from the pixels of `region` in a
+ * host frame (RGB8, RGBA8, BGR8 or BGRA8, the tracker's size), counting only pixels where
+ * `mask` (GRAY8, the tracker's size, nonzero = foreground; NULL = all) is set. Normalised so
+ * the largest bin is 255 (cv::normalize NORM_MINMAX of the counts). The region is clipped to
+ * the frame. Errors: INVALID_ARGUMENT (bad image, empty region), SIZE_MISMATCH. */
+GLCV_API glcv_status glcv_track_hist_compute(glcv_track *track, const glcv_image *frame, const glcv_image *mask,
+                                             glcv_track_rect region, glcv_track_hist *out);
+
+/* As glcv_track_hist_compute, from GL textures (frame: a GL_TEXTURE_2D of the tracker's size
+ * with a colour format, values 0..1 scaled by 255; mask: 0 = none, else a texture whose red
+ * channel > 0.5 means foreground). Needs a current GL context. Errors: as above, NO_CONTEXT,
+ * UNSUPPORTED (format), GL. */
+GLCV_API glcv_status glcv_track_hist_compute_texture(glcv_track *track, unsigned int frame, unsigned int mask,
+                                                     glcv_track_rect region, glcv_track_hist *out);
+
+/* Histogram files: a small text format.
+ *   line 1:          glcv-track-hist 1
+ *   per histogram:   hist HUE_BINS SAT_BINS
+ *                    HUE_BINS * SAT_BINS values (0..255, hue-major), separated by white space
+ *   '#' starts a comment that runs to the end of the line.
+ * save writes `count` histograms (to a temporary name, then renamed). load reads up to
+ * `capacity` of them and sets *count. Errors: INVALID_ARGUMENT, IO, CORRUPT_DATA (bad header,
+ * bin counts out of range, a value outside 0..255, fewer values than announced),
+ * OUT_OF_MEMORY. */
+GLCV_API glcv_status glcv_track_hist_save(const char *path, const glcv_track_hist *hists, int count,
+                                          const glcv_logger *logger);
+GLCV_API glcv_status glcv_track_hist_load(const char *path, glcv_track_hist *hists, int capacity, int *count,
+                                          const glcv_logger *logger);
+
+/* Bhattacharyya distance between two histograms of the same bins, as cv::compareHist
+ * HISTCMP_BHATTACHARYYA: sqrt(1 - sum sqrt(a b) / sqrt(sum a * sum b)), 0..1.
+ * Errors: INVALID_ARGUMENT (NULL, different bins). */
+GLCV_API glcv_status glcv_track_hist_distance(const glcv_track_hist *a, const glcv_track_hist *b, double *out);
+
+/* Adds an object with a model histogram (of the tracker's bins) and its first search window
+ * (clipped to the frame when it is tracked). *id receives its id (0..max_objects-1; the
+ * smallest free one). Errors: INVALID_ARGUMENT (NULL, bins differ from the tracker's, a value
+ * outside 0..255 or NaN, window width or height < 1), STATE (max_objects reached). */
+GLCV_API glcv_status glcv_track_add(glcv_track *track, const glcv_track_hist *hist, glcv_track_rect window, int *id);
+
+/* Removes an object; its id may be given to a later object. Errors: INVALID_ARGUMENT (no such id). */
+GLCV_API glcv_status glcv_track_remove(glcv_track *track, int id);
+
+/* Sets an object's search window for the next frame and clears its lost state.
+ * Errors: INVALID_ARGUMENT. */
+GLCV_API glcv_status glcv_track_set_window(glcv_track *track, int id, glcv_track_rect window);
+
+/* The model histogram of an object (for saving). Errors: INVALID_ARGUMENT. */
+GLCV_API glcv_status glcv_track_get_hist(glcv_track *track, int id, glcv_track_hist *out);
+
+/* Tracks every object in a host frame (RGB8, RGBA8, BGR8 or BGRA8, any stride), with an
+ * optional mask (GRAY8, nonzero = foreground; NULL = every pixel). With the CUDA engine the call
+ * returns once the work is queued; glcv_track_results waits for it. The caller's memory is
+ * not used after the call returns. Errors: INVALID_ARGUMENT, SIZE_MISMATCH, OUT_OF_MEMORY, GL
+ * (a CUDA error: the message names it). */
+GLCV_API glcv_status glcv_track_frame(glcv_track *track, const glcv_image *frame, const glcv_image *mask);
+
+/* As glcv_track_frame, from GL textures in the current context: `frame` a GL_TEXTURE_2D of the
+ * tracker's size with a colour format (row 0 = image row 0), `mask` 0 or a texture whose red
+ * channel > 0.5 means foreground (e.g. glcv_segment_mask_texture). The textures are read by
+ * GL commands issued in this call (the CUDA engine copies them into its own buffer shared with
+ * CUDA), so the caller may change them once the call returns; they are never modified.
+ * Errors: as glcv_track_frame, NO_CONTEXT, UNSUPPORTED (texture format), GL. */
+GLCV_API glcv_status glcv_track_frame_texture(glcv_track *track, unsigned int frame, unsigned int mask);
+
+/* Results of the last frame for every object tracked in it (objects added since are not in
+ * it), in increasing id order: writes up to `capacity` results and sets *count to the number of
+ * those objects. Waits for the GPU. Errors: INVALID_ARGUMENT, STATE (no frame tracked yet), GL
+ * (a CUDA error). */
+GLCV_API glcv_status glcv_track_results(glcv_track *track, glcv_track_result *out, int capacity, int *count);
+
+/* The axis-aligned bounding box of a rotated box (centre cx, cy, size w x h, angle in degrees),
+ * as cv::RotatedRect::boundingRect, clipped to a frame of frame_w x frame_h (may be empty). */
+GLCV_API glcv_track_rect glcv_track_box_bounds(float cx, float cy, float w, float h, float angle, int frame_w,
+                                               int frame_h);
+
+/* CUDA as glcv sees it from the calling thread: whether the library was built with CUDA, how
+ * many devices there are, and which one a CUDA module would use (the device of the current GL
+ * context, found with cudaGLGetDevices, or -1 when no context is current or it is not on a
+ * CUDA device). `text` describes it in one line (static storage in the struct). */
+typedef struct glcv_cuda_info {
+    int built;         /* nonzero when glcv was built with CUDA */
+    int devices;       /* CUDA devices (0 when none, or when the driver could not be loaded) */
+    int gl_device;     /* the current GL context's CUDA device, or -1 */
+    char text[256];
+} glcv_cuda_info;
+
+/* Fills *out. Never fails for lack of CUDA (that is what it reports). Errors: INVALID_ARGUMENT. */
+GLCV_API glcv_status glcv_cuda_query(glcv_cuda_info *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,90 @@
+/* The CUDA-GL interop bridge (private): which CUDA device shares the GL context's GPU, and the
+ * hand-over of the engine's (or a caller's) textures to CUDA kernels.
+ *
+ * The lifecycle follows the usual rules: a GL object shared with CUDA is registered once per
+ * allocation with the narrowest flag (read-only for inputs, write-discard for outputs), all of
+ * a frame's resources are mapped in one call and unmapped on the same stream, the mapped
+ * array's format and size are checked, and a registration is removed before its GL object is
+ * deleted.
+ *
+ * The hand-over the tracker uses: GL copies the frame (as RGBA8) and the mask (as R8) into one
+ * pixel-buffer object owned by the bridge (glReadPixels into a PIXEL_PACK buffer, on the GPU),
+ * and that buffer, registered once, is mapped as plain device memory. The bridge owns every GL
+ * object it registers, so a caller's textures are never registered and may be deleted at any
+ * time. bench/interop_bench.c measures this path against registering the texture itself,
+ * caching its array, and GL external memory objects shared with CUDA.
+ *
+ * Every function that touches GL needs the context current that the bridge was created in.
+ * Without CUDA (GLCV_HAVE_CUDA undefined) only the query functions exist and report none. */
+#ifndef GLCV_CUDA_BRIDGE_H
+#define GLCV_CUDA_BRIDGE_H
+
+#include <glcv/core.h>
+#include <glcv/track.h>
+
+/* Fills the public glcv_cuda_info (see glcv_cuda_query). */
+void glcv_cuda_bridge_query(glcv_cuda_info *out);
+
+/* The CUDA device a module should use from the calling thread: with a current GL context, the
+ * context's CUDA device (cudaGLGetDevices; *with_gl = 1), which must exist; without one,
+ * `fallback` (*with_gl = 0). UNSUPPORTED, with the reason in `why`, when there is none: no
+ * CUDA in this build, no driver, no device, or a GL context that is not on a CUDA device. */
+glcv_status glcv_cuda_bridge_pick_device(int fallback, int *device, int *with_gl, char *why, size_t why_size);
+
+#ifdef GLCV_HAVE_CUDA
+#include <cuda_runtime_api.h>
+
+typedef struct glcv_cuda_bridge glcv_cuda_bridge;
+
+/* A frame handed to CUDA: device pointers into the mapped buffer, valid until unmap. */
+typedef struct glcv_cuda_frame {
+    const uint8_t *rgba; /* width x height RGBA8, rows of `rgba_pitch` bytes */
+    size_t rgba_pitch;
+    const uint8_t *mask; /* width x height R8 (0..255), or NULL when no mask was given */
+    size_t mask_pitch;
+} glcv_cuda_frame;
+
+/* Creates the bridge's pixel buffer for frames of width x height (and a mask) in the current
+ * GL context and registers it with CUDA (read-only). Errors: NO_CONTEXT, GL (a GL or CUDA
+ * error: logged), OUT_OF_MEMORY. */
+glcv_status glcv_cuda_bridge_create(int width, int height, const glcv_logger *logger, glcv_cuda_bridge **out);
+/* Unregisters, then deletes the GL objects (the context should be current). Accepts &NULL. */
+void glcv_cuda_bridge_destroy(glcv_cuda_bridge **bridge);
+
+/* Reads texture `frame` (a colour GL_TEXTURE_2D of the bridge's size) and, when `mask` is not 0,
+ * texture `mask` into the pixel buffer (GL commands; the GL state touched is restored), maps
+ * it on `stream` and returns the device pointers. CUDA work queued on `stream` after this sees
+ * the pixels. Errors: INVALID_ARGUMENT, SIZE_MISMATCH, UNSUPPORTED (a format that cannot be
+ * attached to a framebuffer), STATE (already mapped), GL. */
+glcv_status glcv_cuda_bridge_map_frame(glcv_cuda_bridge *bridge, unsigned int frame, unsigned int mask,
+                                       cudaStream_t stream, glcv_cuda_frame *out);
+/* Unmaps on `stream`: GL commands issued afterwards run after the CUDA work queued before. */
+glcv_status glcv_cuda_bridge_unmap(glcv_cuda_bridge *bridge, cudaStream_t stream);
+
+/* ---- registered textures (the direct image path, for tests and benchmarks) ---------------- */
+
+typedef struct glcv_cuda_image {
+    unsigned int texture;
+    int width, height;
+    int write_discard;                  /* registered write-discard (else read-only) */
+    struct cudaGraphicsResource *resource;
+    cudaArray_t array;                  /* while mapped */
+} glcv_cuda_image;
+
+/* Registers a GL_TEXTURE_2D once (read-only, or write-discard for outputs). The texture must
+ * not be deleted before glcv_cuda_image_unregister. Errors: INVALID_ARGUMENT, NO_CONTEXT, GL. */
+glcv_status glcv_cuda_image_register(glcv_cuda_image *image, unsigned int texture, int write_discard,
+                                     const glcv_logger *logger);
+glcv_status glcv_cuda_image_unregister(glcv_cuda_image *image, const glcv_logger *logger);
+/* Maps n registered images in one call on `stream`, fetches each one's level-0 array and checks
+ * its size against the texture's (and that it holds 1 or 4 8-bit channels). */
+glcv_status glcv_cuda_images_map(glcv_cuda_image *const *images, int n, cudaStream_t stream,
+                                 const glcv_logger *logger);
+glcv_status glcv_cuda_images_unmap(glcv_cuda_image *const *images, int n, cudaStream_t stream,
+                                   const glcv_logger *logger);
+
+/* A CUDA error as a status (GL: "GPU/driver"), logged with what failed. */
+glcv_status glcv_cuda_fail(const glcv_logger *logger, cudaError_t err, const char *what);
+#endif
+
+#endif

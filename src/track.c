@@ -1,0 +1,1035 @@
+/* The tracker object: parameters, objects and their models, histogram files, and the frame
+ * pipeline on the CUDA engine (track_cuda.c, cuda/track.cu) or the CPU (track_cpu.c). */
+#include <glcv/context.h>
+#include <glcv/image.h>
+#include <glcv/track.h>
+
+#include "cuda_bridge.h"
+#include "engine.h"
+#include "internal.h"
+#include "track_cpu.h"
+#include "track_internal.h"
+#ifdef GLCV_HAVE_CUDA
+#include "track_cuda.h"
+#endif
+
+#include <errno.h>
+#include <float.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define DEFAULT_MAX_OBJECTS 64
+#define DEFAULT_HUE_BINS 60
+#define DEFAULT_EPSILON 1.0f
+#define DEFAULT_MAX_ITERATIONS 10
+#define DEFAULT_ASPECT 1.2f
+#define DEFAULT_MIN_MASS 0.1f
+#define DEFAULT_MAX_DISTANCE 0.7f
+#define DEFAULT_CRITERIA (GLCV_TRACK_LOST_MASS | GLCV_TRACK_LOST_HISTOGRAM)
+#define DEFAULT_RECOVERY_INTERVAL 4
+#define DEFAULT_MIN_WINDOW_AREA 20
+#define DEFAULT_RESET_WIDTH 200
+#define DEFAULT_S_MIN 30
+#define DEFAULT_V_MIN 10
+#define DEFAULT_V_MAX 255
+#define MAX_FRAME_SIZE 16384
+
+typedef struct track_slot {
+    int used;
+    glcv_tm_object state;
+    float *value;       /* nbins: the model */
+    uint8_t *lut;       /* nbins + 1 */
+    double *sqrt_model; /* nbins */
+    double model_sum;
+} track_slot;
+
+struct glcv_track {
+    pthread_mutex_t lock;
+    glcv_track_params p; /* resolved; p.engine is the engine in use */
+    glcv_logger logger;
+    int s_min, v_min, v_max;
+    int nbins;
+    glcv_tm_tables tables;
+    track_slot *slots;
+
+    /* the last frame */
+    int *ids;                 /* ids tracked in the last frame */
+    int n_ids;
+    glcv_tm_result *results;  /* in ids order */
+    int have_frame;           /* a frame was tracked */
+    int results_pending;      /* CUDA: results not fetched yet */
+
+    /* CPU engine */
+    uint16_t *bins;
+    uint32_t *counts;
+    uint8_t *rgb, *mask; /* texture inputs read back */
+
+#ifdef GLCV_HAVE_CUDA
+    glcv_track_cuda *cuda;
+#endif
+};
+
+/* ---- names ------------------------------------------------------------------------------------- */
+
+const char *glcv_track_engine_string(glcv_track_engine engine)
+{
+    switch (engine) {
+    case GLCV_TRACK_ENGINE_DEFAULT:
+    case GLCV_TRACK_ENGINE_AUTO: return "auto";
+    case GLCV_TRACK_ENGINE_CUDA: return "cuda";
+    case GLCV_TRACK_ENGINE_CPU: return "cpu";
+    }
+    return "?";
+}
+
+glcv_status glcv_track_engine_parse(const char *name, glcv_track_engine *out)
+{
+    if (!name || !out)
+        return GLCV_ERROR_INVALID_ARGUMENT;
+    if (strcmp(name, "auto") == 0)
+        *out = GLCV_TRACK_ENGINE_AUTO;
+    else if (strcmp(name, "cuda") == 0)
+        *out = GLCV_TRACK_ENGINE_CUDA;
+    else if (strcmp(name, "cpu") == 0)
+        *out = GLCV_TRACK_ENGINE_CPU;
+    else
+        return GLCV_ERROR_INVALID_ARGUMENT;
+    return GLCV_OK;
+}
+
+glcv_status glcv_cuda_query(glcv_cuda_info *out)
+{
+    if (!out)
+        return GLCV_ERROR_INVALID_ARGUMENT;
+    glcv_cuda_bridge_query(out);
+    return GLCV_OK;
+}
+
+/* ---- parameters ------------------------------------------------------------------------------- */
+
+static glcv_status check_range(const glcv_logger *lg, const char *name, double v, double lo, double hi)
+{
+    if (!glcv_finite(v) || v < lo || v > hi)
+        return glcv_fail(lg, GLCV_ERROR_INVALID_ARGUMENT, "track: %s must be in %g..%g (got %g)", name, lo, hi, v);
+    return GLCV_OK;
+}
+
+static glcv_status resolve_params(const glcv_track_params *in, glcv_track_params *p)
+{
+    *p = *in;
+    const glcv_logger *lg = &in->logger;
+    if (p->width < 1 || p->height < 1 || p->width > MAX_FRAME_SIZE || p->height > MAX_FRAME_SIZE)
+        return glcv_fail(lg, GLCV_ERROR_INVALID_ARGUMENT, "track: frame size %dx%d: width and height must be 1..%d",
+                         p->width, p->height, MAX_FRAME_SIZE);
+    if (p->max_objects == 0)
+        p->max_objects = DEFAULT_MAX_OBJECTS;
+    if (p->hue_bins == 0)
+        p->hue_bins = DEFAULT_HUE_BINS;
+    if (p->sat_bins == 0)
+        p->sat_bins = 1;
+    if (p->epsilon == 0)
+        p->epsilon = DEFAULT_EPSILON;
+    if (p->max_iterations == 0)
+        p->max_iterations = DEFAULT_MAX_ITERATIONS;
+    if (p->window == GLCV_TRACK_WINDOW_DEFAULT)
+        p->window = GLCV_TRACK_WINDOW_OPENCV;
+    if (p->aspect == 0)
+        p->aspect = DEFAULT_ASPECT;
+    if (p->min_mass == 0)
+        p->min_mass = DEFAULT_MIN_MASS;
+    if (p->max_distance == 0)
+        p->max_distance = DEFAULT_MAX_DISTANCE;
+    if (p->lost_criteria == 0)
+        p->lost_criteria = DEFAULT_CRITERIA;
+    if (p->recovery == GLCV_TRACK_RECOVERY_DEFAULT)
+        p->recovery = GLCV_TRACK_RECOVERY_FRAME;
+    if (p->recovery_interval == 0)
+        p->recovery_interval = DEFAULT_RECOVERY_INTERVAL;
+    if (p->min_window_area == 0)
+        p->min_window_area = DEFAULT_MIN_WINDOW_AREA;
+    if (p->reset_width == 0)
+        p->reset_width = DEFAULT_RESET_WIDTH;
+    if (p->engine == GLCV_TRACK_ENGINE_DEFAULT)
+        p->engine = GLCV_TRACK_ENGINE_AUTO;
+
+    glcv_status st;
+    if ((st = check_range(lg, "max_objects", p->max_objects, 1, GLCV_TRACK_MAX_OBJECTS)) ||
+        (st = check_range(lg, "hue_bins", p->hue_bins, 1, 180)) ||
+        (st = check_range(lg, "sat_bins", p->sat_bins, 1, 256)) ||
+        (st = check_range(lg, "epsilon", p->epsilon, 0.001, 1000)) ||
+        (st = check_range(lg, "max_iterations", p->max_iterations, 1, 1000)) ||
+        (st = check_range(lg, "aspect", p->aspect, 0.01, 100)) ||
+        (st = check_range(lg, "min_mass", p->min_mass, 0, 1)) ||
+        (st = check_range(lg, "max_distance", p->max_distance, 0, 1)) ||
+        (st = check_range(lg, "recovery_interval", p->recovery_interval, 1, 1e6)) ||
+        (st = check_range(lg, "min_window_area", p->min_window_area, -1, 1e9)) ||
+        (st = check_range(lg, "reset_width", p->reset_width, 1, 1e6)) ||
+        (st = check_range(lg, "cuda_device", p->cuda_device, 0, 1024)))
+        return st;
+    if (p->hue_bins * p->sat_bins > GLCV_TRACK_MAX_BINS)
+        return glcv_fail(lg, GLCV_ERROR_INVALID_ARGUMENT, "track: %d x %d bins: at most %d in all", p->hue_bins,
+                         p->sat_bins, GLCV_TRACK_MAX_BINS);
+    if (p->lost_criteria & ~(unsigned)(GLCV_TRACK_LOST_ITERATIONS | GLCV_TRACK_LOST_MASS | GLCV_TRACK_LOST_HISTOGRAM))
+        return glcv_fail(lg, GLCV_ERROR_INVALID_ARGUMENT, "track: unknown lost_criteria bits 0x%x",
+                         p->lost_criteria);
+    if (p->window < GLCV_TRACK_WINDOW_OPENCV || p->window > GLCV_TRACK_WINDOW_PAPER)
+        return glcv_fail(lg, GLCV_ERROR_INVALID_ARGUMENT, "track: unknown window mode %d", (int)p->window);
+    if (p->recovery < GLCV_TRACK_RECOVERY_FRAME || p->recovery > GLCV_TRACK_RECOVERY_NONE)
+        return glcv_fail(lg, GLCV_ERROR_INVALID_ARGUMENT, "track: unknown recovery mode %d", (int)p->recovery);
+    if (p->engine < GLCV_TRACK_ENGINE_AUTO || p->engine > GLCV_TRACK_ENGINE_CPU)
+        return glcv_fail(lg, GLCV_ERROR_INVALID_ARGUMENT, "track: unknown engine %d", (int)p->engine);
+    return GLCV_OK;
+}
+
+static glcv_tm_config make_config(const glcv_track *t)
+{
+    glcv_tm_config c;
+    memset(&c, 0, sizeof c);
+    c.width = t->p.width;
+    c.height = t->p.height;
+    c.nbins = t->nbins;
+    c.sat_bins = t->p.sat_bins;
+    c.s_min = t->s_min;
+    c.v_min = t->v_min;
+    c.v_max = t->v_max;
+    c.eps2 = (int)lrint((double)t->p.epsilon * (double)t->p.epsilon);
+    c.max_iterations = t->p.max_iterations;
+    c.window_mode = t->p.window == GLCV_TRACK_WINDOW_PAPER ? GLCV_TM_WINDOW_PAPER : GLCV_TM_WINDOW_OPENCV;
+    c.aspect = t->p.aspect;
+    c.min_mass = t->p.min_mass;
+    c.max_distance = t->p.max_distance;
+    c.criteria = t->p.lost_criteria;
+    c.measure_distance = (t->p.lost_criteria & GLCV_TRACK_LOST_HISTOGRAM) != 0;
+    c.recovery = t->p.recovery == GLCV_TRACK_RECOVERY_NONE ? GLCV_TM_RECOVERY_NONE : GLCV_TM_RECOVERY_FRAME;
+    c.recovery_interval = t->p.recovery_interval;
+    c.min_window_area = t->p.min_window_area;
+    c.reset_width = t->p.reset_width;
+    return c;
+}
+
+/* ---- create / destroy ------------------------------------------------------------------------- */
+
+glcv_status glcv_track_create(const glcv_track_params *params, glcv_track **out)
+{
+    if (!out)
+        return GLCV_ERROR_INVALID_ARGUMENT;
+    *out = NULL;
+    if (!params)
+        return GLCV_ERROR_INVALID_ARGUMENT;
+    glcv_track_params p;
+    glcv_status st = resolve_params(params, &p);
+    if (st != GLCV_OK)
+        return st;
+    const glcv_logger *lg = &params->logger;
+
+    glcv_track *t = calloc(1, sizeof *t);
+    if (!t)
+        return GLCV_ERROR_OUT_OF_MEMORY;
+    pthread_mutex_init(&t->lock, NULL);
+    t->p = p;
+    t->logger = p.logger;
+    t->s_min = DEFAULT_S_MIN;
+    t->v_min = DEFAULT_V_MIN;
+    t->v_max = DEFAULT_V_MAX;
+    t->nbins = p.hue_bins * p.sat_bins;
+    glcv_track_cpu_tables(&t->tables, p.hue_bins, p.sat_bins);
+
+    size_t n_slots = (size_t)p.max_objects, nb = (size_t)t->nbins;
+    t->slots = calloc(n_slots, sizeof *t->slots);
+    t->ids = calloc(n_slots, sizeof *t->ids);
+    t->results = calloc(n_slots, sizeof *t->results);
+    t->counts = calloc(nb, sizeof *t->counts);
+    if (!t->slots || !t->ids || !t->results || !t->counts) {
+        st = GLCV_ERROR_OUT_OF_MEMORY;
+        goto fail;
+    }
+    for (size_t i = 0; i < n_slots; i++) {
+        track_slot *s = &t->slots[i];
+        s->value = calloc(nb, sizeof *s->value);
+        s->lut = calloc(nb + 1, 1);
+        s->sqrt_model = calloc(nb, sizeof *s->sqrt_model);
+        if (!s->value || !s->lut || !s->sqrt_model) {
+            st = GLCV_ERROR_OUT_OF_MEMORY;
+            goto fail;
+        }
+    }
+
+    if (p.engine != GLCV_TRACK_ENGINE_CPU) {
+        int device = -1, with_gl = 0;
+        char why[256] = "";
+        st = glcv_cuda_bridge_pick_device(p.cuda_device, &device, &with_gl, why, sizeof why);
+#ifdef GLCV_HAVE_CUDA
+        if (st == GLCV_OK) {
+            glcv_tm_config c = make_config(t);
+            st = glcv_track_cuda_create(device, &c, &t->tables, p.max_objects, lg, &t->cuda);
+            if (st != GLCV_OK)
+                snprintf(why, sizeof why, "the CUDA engine could not start on device %d (%s)", device,
+                         glcv_status_string(st));
+        }
+#endif
+        if (st != GLCV_OK) {
+            if (p.engine == GLCV_TRACK_ENGINE_CUDA) {
+                glcv_fail(lg, GLCV_ERROR_UNSUPPORTED, "track: the CUDA engine is not available: %s", why);
+                st = GLCV_ERROR_UNSUPPORTED;
+                goto fail;
+            }
+            glcv_logf(lg, GLCV_LOG_INFO, "track: %s: using the CPU implementation", why);
+            t->p.engine = GLCV_TRACK_ENGINE_CPU;
+        } else {
+            t->p.engine = GLCV_TRACK_ENGINE_CUDA;
+            glcv_logf(lg, GLCV_LOG_DEBUG, "track: CUDA engine on device %d%s", device,
+                      with_gl ? " (the GL context's)" : "");
+        }
+        st = GLCV_OK;
+    }
+    if (t->p.engine == GLCV_TRACK_ENGINE_CPU) {
+        size_t n = (size_t)p.width * (size_t)p.height;
+        t->bins = malloc(n * sizeof *t->bins);
+        if (!t->bins) {
+            st = GLCV_ERROR_OUT_OF_MEMORY;
+            goto fail;
+        }
+    }
+    glcv_logf(lg, GLCV_LOG_DEBUG, "track: %dx%d, %d x %d bins, up to %d objects, engine %s", p.width, p.height,
+              p.hue_bins, p.sat_bins, p.max_objects, glcv_track_engine_string(t->p.engine));
+    *out = t;
+    return GLCV_OK;
+fail:
+    glcv_track_destroy(&t);
+    return st;
+}
+
+void glcv_track_destroy(glcv_track **track)
+{
+    if (!track || !*track)
+        return;
+    glcv_track *t = *track;
+#ifdef GLCV_HAVE_CUDA
+    glcv_track_cuda_destroy(&t->cuda);
+#endif
+    if (t->slots) {
+        for (int i = 0; i < t->p.max_objects; i++) {
+            free(t->slots[i].value);
+            free(t->slots[i].lut);
+            free(t->slots[i].sqrt_model);
+        }
+    }
+    free(t->slots);
+    free(t->ids);
+    free(t->results);
+    free(t->counts);
+    free(t->bins);
+    free(t->rgb);
+    free(t->mask);
+    pthread_mutex_destroy(&t->lock);
+    free(t);
+    *track = NULL;
+}
+
+glcv_status glcv_track_get_params(glcv_track *t, glcv_track_params *out)
+{
+    if (!t || !out)
+        return GLCV_ERROR_INVALID_ARGUMENT;
+    pthread_mutex_lock(&t->lock);
+    *out = t->p;
+    pthread_mutex_unlock(&t->lock);
+    return GLCV_OK;
+}
+
+glcv_status glcv_track_set_limits(glcv_track *t, int s_min, int v_min, int v_max)
+{
+    if (!t)
+        return GLCV_ERROR_INVALID_ARGUMENT;
+    if (s_min < 0 || s_min > 255 || v_min < 0 || v_min > 255 || v_max < 0 || v_max > 255 || v_min > v_max)
+        return glcv_fail(&t->logger, GLCV_ERROR_INVALID_ARGUMENT,
+                         "track: limits s_min %d, v_min %d, v_max %d: each 0..255, v_min <= v_max", s_min, v_min,
+                         v_max);
+    pthread_mutex_lock(&t->lock);
+    t->s_min = s_min;
+    t->v_min = v_min;
+    t->v_max = v_max;
+    pthread_mutex_unlock(&t->lock);
+    return GLCV_OK;
+}
+
+/* ---- input checks ----------------------------------------------------------------------------- */
+
+static glcv_status check_frame(const glcv_track *t, const glcv_image *frame, const glcv_image *mask)
+{
+    if (!frame || glcv_image_check(frame) != GLCV_OK || frame->format == GLCV_PIXEL_GRAY8)
+        return glcv_fail(&t->logger, GLCV_ERROR_INVALID_ARGUMENT,
+                         "track: the frame must be an RGB8, RGBA8, BGR8 or BGRA8 image");
+    if (frame->width != t->p.width || frame->height != t->p.height)
+        return glcv_fail(&t->logger, GLCV_ERROR_SIZE_MISMATCH, "track: the frame is %dx%d, the tracker %dx%d",
+                         frame->width, frame->height, t->p.width, t->p.height);
+    if (mask) {
+        if (glcv_image_check(mask) != GLCV_OK || mask->format != GLCV_PIXEL_GRAY8)
+            return glcv_fail(&t->logger, GLCV_ERROR_INVALID_ARGUMENT, "track: the mask must be a GRAY8 image");
+        if (mask->width != t->p.width || mask->height != t->p.height)
+            return glcv_fail(&t->logger, GLCV_ERROR_SIZE_MISMATCH, "track: the mask is %dx%d, the tracker %dx%d",
+                             mask->width, mask->height, t->p.width, t->p.height);
+    }
+    return GLCV_OK;
+}
+
+/* Reads a frame texture (and mask) into t->rgb / t->mask (0/1). */
+static glcv_status read_textures(glcv_track *t, unsigned int frame, unsigned int mask)
+{
+    size_t n = (size_t)t->p.width * (size_t)t->p.height;
+    if (!glcv_gl_context_current())
+        return glcv_fail(&t->logger, GLCV_ERROR_NO_CONTEXT, "track: texture inputs need a current GL context");
+    if (!t->rgb && !(t->rgb = malloc(n * 3)))
+        return GLCV_ERROR_OUT_OF_MEMORY;
+    glcv_status st = glcv_texture_read_rgb(frame, t->p.width, t->p.height, t->rgb, &t->logger);
+    if (st != GLCV_OK || !mask)
+        return st;
+    if (!t->mask && !(t->mask = malloc(n * 3)))
+        return GLCV_ERROR_OUT_OF_MEMORY;
+    st = glcv_texture_read_rgb(mask, t->p.width, t->p.height, t->mask, &t->logger);
+    if (st != GLCV_OK)
+        return st;
+    for (size_t i = 0; i < n; i++) /* red > 0.5 */
+        t->mask[i] = t->mask[3 * i] >= 128;
+    return GLCV_OK;
+}
+
+/* ---- histograms ------------------------------------------------------------------------------- */
+
+static void hist_from_counts(const glcv_track *t, const uint32_t *counts, glcv_track_hist *out)
+{
+    memset(out, 0, sizeof *out);
+    out->hue_bins = t->p.hue_bins;
+    out->sat_bins = t->p.sat_bins;
+    glcv_track_cpu_normalize(counts, t->nbins, out->value);
+}
+
+/* Counts and normalises; the caller holds the lock. */
+static glcv_status hist_compute_locked(glcv_track *t, const glcv_image *frame, const glcv_image *mask,
+                                       glcv_track_rect region, glcv_track_hist *out)
+{
+    glcv_status st = check_frame(t, frame, mask);
+    glcv_tm_config c = make_config(t);
+    glcv_tm_rect r = {region.x, region.y, region.width, region.height};
+    r = glcv_tm_intersect(r, glcv_tm_frame_rect(&c));
+    if (st == GLCV_OK && (r.w < 1 || r.h < 1))
+        st = glcv_fail(&t->logger, GLCV_ERROR_INVALID_ARGUMENT, "track: region %d,%d %dx%d is outside the frame",
+                       region.x, region.y, region.width, region.height);
+    if (st != GLCV_OK)
+        return st;
+    int bpp = glcv_pixel_format_size(frame->format);
+    size_t stride = glcv_image_stride(frame), mstride = mask ? glcv_image_stride(mask) : 0;
+    int bgr = frame->format == GLCV_PIXEL_BGR8 || frame->format == GLCV_PIXEL_BGRA8;
+    memset(t->counts, 0, (size_t)t->nbins * sizeof *t->counts);
+    for (int y = r.y; y < r.y + r.h; y++) {
+        const uint8_t *row = frame->data + (size_t)y * stride;
+        for (int x = r.x; x < r.x + r.w; x++) {
+            const uint8_t *px = row + (size_t)x * (size_t)bpp;
+            int m = mask ? mask->data[(size_t)y * mstride + (size_t)x] != 0 : 1;
+            int b = glcv_tm_bin(&t->tables, &c, bgr ? px[2] : px[0], px[1], bgr ? px[0] : px[2], m);
+            if (b < t->nbins)
+                t->counts[b]++;
+        }
+    }
+    hist_from_counts(t, t->counts, out);
+    return GLCV_OK;
+}
+
+glcv_status glcv_track_hist_compute(glcv_track *t, const glcv_image *frame, const glcv_image *mask,
+                                    glcv_track_rect region, glcv_track_hist *out)
+{
+    if (!t || !out)
+        return GLCV_ERROR_INVALID_ARGUMENT;
+    pthread_mutex_lock(&t->lock);
+    glcv_status st = hist_compute_locked(t, frame, mask, region, out);
+    pthread_mutex_unlock(&t->lock);
+    return st;
+}
+
+glcv_status glcv_track_hist_compute_texture(glcv_track *t, unsigned int frame, unsigned int mask,
+                                            glcv_track_rect region, glcv_track_hist *out)
+{
+    if (!t || !out)
+        return GLCV_ERROR_INVALID_ARGUMENT;
+    pthread_mutex_lock(&t->lock);
+    glcv_status st = read_textures(t, frame, mask);
+    if (st == GLCV_OK) {
+        glcv_image img = {t->rgb, t->p.width, t->p.height, 0, GLCV_PIXEL_RGB8};
+        glcv_image mimg = {t->mask, t->p.width, t->p.height, (size_t)t->p.width, GLCV_PIXEL_GRAY8};
+        st = hist_compute_locked(t, &img, mask ? &mimg : NULL, region, out);
+    }
+    pthread_mutex_unlock(&t->lock);
+    return st;
+}
+
+static glcv_status check_hist(const glcv_logger *lg, const glcv_track_hist *h)
+{
+    if (!h || h->hue_bins < 1 || h->hue_bins > 180 || h->sat_bins < 1 || h->sat_bins > 256 ||
+        h->hue_bins * h->sat_bins > GLCV_TRACK_MAX_BINS)
+        return glcv_fail(lg, GLCV_ERROR_INVALID_ARGUMENT, "track: histogram bins %d x %d out of range",
+                         h ? h->hue_bins : 0, h ? h->sat_bins : 0);
+    for (int b = 0; b < h->hue_bins * h->sat_bins; b++)
+        if (!glcv_finite(h->value[b]) || h->value[b] < 0 || h->value[b] > 255)
+            return glcv_fail(lg, GLCV_ERROR_INVALID_ARGUMENT, "track: histogram bin %d is %g (must be 0..255)", b,
+                             (double)h->value[b]);
+    return GLCV_OK;
+}
+
+glcv_status glcv_track_hist_distance(const glcv_track_hist *a, const glcv_track_hist *b, double *out)
+{
+    if (!a || !b || !out || check_hist(NULL, a) != GLCV_OK || check_hist(NULL, b) != GLCV_OK ||
+        a->hue_bins != b->hue_bins || a->sat_bins != b->sat_bins)
+        return GLCV_ERROR_INVALID_ARGUMENT;
+    double s1 = 0, s2 = 0, s = 0;
+    for (int i = 0; i < a->hue_bins * a->sat_bins; i++) {
+        s1 += a->value[i];
+        s2 += b->value[i];
+        s += sqrt((double)a->value[i] * (double)b->value[i]);
+    }
+    *out = glcv_tm_distance(s, s1, s2);
+    return GLCV_OK;
+}
+
+glcv_status glcv_track_hist_save(const char *path, const glcv_track_hist *hists, int count, const glcv_logger *lg)
+{
+    if (!path || !*path || !hists || count < 1)
+        return glcv_fail(lg, GLCV_ERROR_INVALID_ARGUMENT, "track: hist_save needs a path and histograms");
+    for (int i = 0; i < count; i++) {
+        glcv_status st = check_hist(lg, &hists[i]);
+        if (st != GLCV_OK)
+            return st;
+    }
+    size_t n = strlen(path);
+    char *tmp = malloc(n + 32);
+    if (!tmp)
+        return GLCV_ERROR_OUT_OF_MEMORY;
+    snprintf(tmp, n + 32, "%s.tmp%ld", path, (long)getpid());
+    FILE *f = fopen(tmp, "w");
+    if (!f) {
+        glcv_status st = glcv_fail(lg, GLCV_ERROR_IO, "%s: cannot write: %s", tmp, strerror(errno));
+        free(tmp);
+        return st;
+    }
+    fprintf(f, "glcv-track-hist 1\n# %d histogram%s; per histogram: hist HUE_BINS SAT_BINS, then the bins "
+               "(0..255, hue-major)\n",
+            count, count == 1 ? "" : "s");
+    for (int i = 0; i < count; i++) {
+        const glcv_track_hist *h = &hists[i];
+        fprintf(f, "hist %d %d\n", h->hue_bins, h->sat_bins);
+        int nb = h->hue_bins * h->sat_bins;
+        for (int b = 0; b < nb; b++)
+            fprintf(f, "%.9g%c", (double)h->value[b], (b + 1) % 10 == 0 || b + 1 == nb ? '\n' : ' ');
+    }
+    int bad = ferror(f);
+    bad |= fclose(f) != 0;
+    glcv_status st = GLCV_OK;
+    if (bad || rename(tmp, path) != 0) {
+        st = glcv_fail(lg, GLCV_ERROR_IO, "%s: cannot write: %s", path, strerror(errno));
+        remove(tmp);
+    }
+    free(tmp);
+    return st;
+}
+
+/* The next token of a histogram file, skipping white space and comments; 0 at the end. */
+static int next_token(FILE *f, char *buf, size_t size)
+{
+    int ch;
+    for (;;) {
+        ch = fgetc(f);
+        if (ch == '#') {
+            while (ch != EOF && ch != '\n')
+                ch = fgetc(f);
+        }
+        if (ch == EOF)
+            return 0;
+        if (ch != ' ' && ch != '\t' && ch != '\n' && ch != '\r')
+            break;
+    }
+    size_t n = 0;
+    while (ch != EOF && ch != ' ' && ch != '\t' && ch != '\n' && ch != '\r' && ch != '#') {
+        if (n + 1 < size)
+            buf[n++] = (char)ch;
+        ch = fgetc(f);
+    }
+    if (ch == '#')
+        ungetc(ch, f);
+    buf[n] = '\0';
+    return 1;
+}
+
+static int parse_long(const char *s, long *out)
+{
+    char *end = NULL;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (end == s || *end || errno)
+        return 0;
+    *out = v;
+    return 1;
+}
+
+glcv_status glcv_track_hist_load(const char *path, glcv_track_hist *hists, int capacity, int *count,
+                                 const glcv_logger *lg)
+{
+    if (!path || !hists || capacity < 1 || !count)
+        return glcv_fail(lg, GLCV_ERROR_INVALID_ARGUMENT, "track: hist_load needs a path and room");
+    *count = 0;
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return glcv_fail(lg, GLCV_ERROR_IO, "%s: cannot open: %s", path, strerror(errno));
+    char tok[64];
+    long version = 0;
+    glcv_status st = GLCV_OK;
+    if (!next_token(f, tok, sizeof tok) || strcmp(tok, "glcv-track-hist") != 0 || !next_token(f, tok, sizeof tok) ||
+        !parse_long(tok, &version) || version != 1) {
+        st = glcv_fail(lg, GLCV_ERROR_CORRUPT_DATA, "%s: not a glcv-track-hist 1 file", path);
+        goto done;
+    }
+    while (next_token(f, tok, sizeof tok)) {
+        long hb = 0, sb = 0;
+        if (strcmp(tok, "hist") != 0 || !next_token(f, tok, sizeof tok) || !parse_long(tok, &hb) ||
+            !next_token(f, tok, sizeof tok) || !parse_long(tok, &sb) || hb < 1 || hb > 180 || sb < 1 || sb > 256 ||
+            hb * sb > GLCV_TRACK_MAX_BINS) {
+            st = glcv_fail(lg, GLCV_ERROR_CORRUPT_DATA, "%s: histogram %d: expected 'hist HUE_BINS SAT_BINS' "
+                                                        "(1..180, 1..256, at most %d bins)",
+                           path, *count + 1, GLCV_TRACK_MAX_BINS);
+            goto done;
+        }
+        glcv_track_hist h;
+        memset(&h, 0, sizeof h);
+        h.hue_bins = (int)hb;
+        h.sat_bins = (int)sb;
+        for (long b = 0; b < hb * sb; b++) {
+            char *end = NULL;
+            double v = 0;
+            int ok = next_token(f, tok, sizeof tok);
+            if (ok) {
+                v = strtod(tok, &end);
+                ok = end != tok && !*end && glcv_finite(v) && v >= 0 && v <= 255;
+            }
+            if (!ok) {
+                st = glcv_fail(lg, GLCV_ERROR_CORRUPT_DATA, "%s: histogram %d, bin %ld: %s", path, *count + 1, b,
+                               tok[0] ? "not a value in 0..255" : "missing");
+                goto done;
+            }
+            h.value[b] = (float)v;
+        }
+        if (*count < capacity)
+            hists[*count] = h;
+        (*count)++;
+        if (*count >= capacity)
+            break;
+    }
+    if (*count == 0)
+        st = glcv_fail(lg, GLCV_ERROR_CORRUPT_DATA, "%s: no histogram", path);
+done:
+    if (ferror(f) && st == GLCV_OK)
+        st = glcv_fail(lg, GLCV_ERROR_IO, "%s: read error", path);
+    fclose(f);
+    return st;
+}
+
+/* ---- objects ---------------------------------------------------------------------------------- */
+
+static int valid_id(const glcv_track *t, int id)
+{
+    return id >= 0 && id < t->p.max_objects && t->slots[id].used;
+}
+
+/* CUDA: fetches the last frame's results and the objects' states before the host changes them. */
+static glcv_status settle(glcv_track *t)
+{
+#ifdef GLCV_HAVE_CUDA
+    if (t->cuda && t->results_pending) {
+        glcv_tm_object *states = malloc((size_t)t->p.max_objects * sizeof *states);
+        if (!states)
+            return GLCV_ERROR_OUT_OF_MEMORY;
+        glcv_status st = glcv_track_cuda_results(t->cuda, t->results, states, t->ids, t->n_ids);
+        if (st == GLCV_OK)
+            for (int k = 0; k < t->n_ids; k++)
+                if (t->slots[t->ids[k]].used)
+                    t->slots[t->ids[k]].state = states[k];
+        free(states);
+        t->results_pending = 0;
+        return st;
+    }
+#else
+    (void)t;
+#endif
+    return GLCV_OK;
+}
+
+static glcv_status upload_object(glcv_track *t, int id, int model)
+{
+#ifdef GLCV_HAVE_CUDA
+    if (t->cuda) {
+        track_slot *s = &t->slots[id];
+        return glcv_track_cuda_set_object(t->cuda, id, &s->state, model ? s->lut : NULL,
+                                          model ? s->sqrt_model : NULL, s->model_sum);
+    }
+#else
+    (void)t;
+    (void)id;
+    (void)model;
+#endif
+    return GLCV_OK;
+}
+
+glcv_status glcv_track_add(glcv_track *t, const glcv_track_hist *hist, glcv_track_rect window, int *id)
+{
+    if (!t || !id)
+        return GLCV_ERROR_INVALID_ARGUMENT;
+    *id = -1;
+    glcv_status st = check_hist(&t->logger, hist);
+    if (st != GLCV_OK)
+        return st;
+    if (hist->hue_bins != t->p.hue_bins || hist->sat_bins != t->p.sat_bins)
+        return glcv_fail(&t->logger, GLCV_ERROR_INVALID_ARGUMENT,
+                         "track: the histogram has %d x %d bins, the tracker %d x %d", hist->hue_bins, hist->sat_bins,
+                         t->p.hue_bins, t->p.sat_bins);
+    if (window.width < 1 || window.height < 1)
+        return glcv_fail(&t->logger, GLCV_ERROR_INVALID_ARGUMENT, "track: window %dx%d: width and height must be >= 1",
+                         window.width, window.height);
+    pthread_mutex_lock(&t->lock);
+    int slot = 0;
+    while (slot < t->p.max_objects && t->slots[slot].used)
+        slot++;
+    if (slot == t->p.max_objects) {
+        st = glcv_fail(&t->logger, GLCV_ERROR_STATE, "track: already %d objects (max_objects)", t->p.max_objects);
+    } else {
+        track_slot *s = &t->slots[slot];
+        memcpy(s->value, hist->value, (size_t)t->nbins * sizeof *s->value);
+        glcv_track_cpu_model(s->value, t->nbins, s->lut, s->sqrt_model, &s->model_sum);
+        memset(&s->state, 0, sizeof s->state);
+        s->state.window = (glcv_tm_rect){window.x, window.y, window.width, window.height};
+        st = upload_object(t, slot, 1);
+        if (st == GLCV_OK) {
+            s->used = 1;
+            *id = slot;
+        }
+    }
+    pthread_mutex_unlock(&t->lock);
+    return st;
+}
+
+glcv_status glcv_track_remove(glcv_track *t, int id)
+{
+    if (!t)
+        return GLCV_ERROR_INVALID_ARGUMENT;
+    pthread_mutex_lock(&t->lock);
+    glcv_status st = GLCV_OK;
+    if (!valid_id(t, id))
+        st = glcv_fail(&t->logger, GLCV_ERROR_INVALID_ARGUMENT, "track: no object %d", id);
+    else
+        t->slots[id].used = 0;
+    pthread_mutex_unlock(&t->lock);
+    return st;
+}
+
+glcv_status glcv_track_set_window(glcv_track *t, int id, glcv_track_rect window)
+{
+    if (!t)
+        return GLCV_ERROR_INVALID_ARGUMENT;
+    pthread_mutex_lock(&t->lock);
+    glcv_status st = GLCV_OK;
+    if (!valid_id(t, id))
+        st = glcv_fail(&t->logger, GLCV_ERROR_INVALID_ARGUMENT, "track: no object %d", id);
+    else if (window.width < 1 || window.height < 1)
+        st = glcv_fail(&t->logger, GLCV_ERROR_INVALID_ARGUMENT, "track: window %dx%d: width and height must be >= 1",
+                       window.width, window.height);
+    if (st == GLCV_OK)
+        st = settle(t);
+    if (st == GLCV_OK) {
+        track_slot *s = &t->slots[id];
+        s->state.window = (glcv_tm_rect){window.x, window.y, window.width, window.height};
+        s->state.lost_frames = 0;
+        st = upload_object(t, id, 0);
+    }
+    pthread_mutex_unlock(&t->lock);
+    return st;
+}
+
+glcv_status glcv_track_get_hist(glcv_track *t, int id, glcv_track_hist *out)
+{
+    if (!t || !out)
+        return GLCV_ERROR_INVALID_ARGUMENT;
+    pthread_mutex_lock(&t->lock);
+    glcv_status st = GLCV_OK;
+    if (!valid_id(t, id)) {
+        st = glcv_fail(&t->logger, GLCV_ERROR_INVALID_ARGUMENT, "track: no object %d", id);
+    } else {
+        memset(out, 0, sizeof *out);
+        out->hue_bins = t->p.hue_bins;
+        out->sat_bins = t->p.sat_bins;
+        memcpy(out->value, t->slots[id].value, (size_t)t->nbins * sizeof *out->value);
+    }
+    pthread_mutex_unlock(&t->lock);
+    return st;
+}
+
+/* ---- frames ----------------------------------------------------------------------------------- */
+
+/* Lists the objects to track (increasing ids) into t->ids. */
+static void list_objects(glcv_track *t)
+{
+    t->n_ids = 0;
+    for (int i = 0; i < t->p.max_objects; i++)
+        if (t->slots[i].used)
+            t->ids[t->n_ids++] = i;
+}
+
+static void cpu_track_all(glcv_track *t, const glcv_tm_config *c)
+{
+    list_objects(t);
+    for (int k = 0; k < t->n_ids; k++) {
+        track_slot *s = &t->slots[t->ids[k]];
+        glcv_track_model model = {s->lut, s->sqrt_model, s->model_sum};
+        glcv_track_cpu_object(t->bins, c, &model, &s->state, &t->results[k], t->counts);
+    }
+    t->have_frame = 1;
+}
+
+glcv_status glcv_track_frame(glcv_track *t, const glcv_image *frame, const glcv_image *mask)
+{
+    if (!t)
+        return GLCV_ERROR_INVALID_ARGUMENT;
+    pthread_mutex_lock(&t->lock);
+    glcv_status st = check_frame(t, frame, mask);
+    if (st == GLCV_OK) {
+        glcv_tm_config c = make_config(t);
+#ifdef GLCV_HAVE_CUDA
+        if (t->cuda) {
+            list_objects(t);
+            st = glcv_track_cuda_frame(t->cuda, &c, frame, mask, t->ids, t->n_ids);
+            t->have_frame = st == GLCV_OK;
+            t->results_pending = st == GLCV_OK;
+            pthread_mutex_unlock(&t->lock);
+            return st;
+        }
+#endif
+        glcv_track_cpu_bins(&t->tables, &c, frame, mask ? mask->data : NULL, mask ? glcv_image_stride(mask) : 0,
+                            t->bins);
+        cpu_track_all(t, &c);
+    }
+    pthread_mutex_unlock(&t->lock);
+    return st;
+}
+
+glcv_status glcv_track_frame_texture(glcv_track *t, unsigned int frame, unsigned int mask)
+{
+    if (!t)
+        return GLCV_ERROR_INVALID_ARGUMENT;
+    pthread_mutex_lock(&t->lock);
+    glcv_status st = GLCV_OK;
+    {
+        glcv_tm_config c = make_config(t);
+#ifdef GLCV_HAVE_CUDA
+        if (t->cuda) {
+            list_objects(t);
+            st = glcv_track_cuda_frame_texture(t->cuda, &c, frame, mask, t->ids, t->n_ids);
+            t->have_frame = st == GLCV_OK;
+            t->results_pending = st == GLCV_OK;
+            pthread_mutex_unlock(&t->lock);
+            return st;
+        }
+#endif
+        st = read_textures(t, frame, mask);
+        if (st == GLCV_OK) {
+            glcv_track_cpu_bins_rgb(&t->tables, &c, t->rgb, mask ? t->mask : NULL, t->bins);
+            cpu_track_all(t, &c);
+        }
+    }
+    pthread_mutex_unlock(&t->lock);
+    return st;
+}
+
+/* ---- results ---------------------------------------------------------------------------------- */
+
+glcv_track_rect glcv_track_box_bounds(float cx, float cy, float w, float h, float angle, int frame_w, int frame_h)
+{
+    /* cv::RotatedRect::points and boundingRect */
+    double a_rad = (double)angle * 3.14159265358979323846 / 180.0;
+    float b = (float)cos(a_rad) * 0.5f;
+    float a = (float)sin(a_rad) * 0.5f;
+    float px[4], py[4];
+    px[0] = cx - a * h - b * w;
+    py[0] = cy + b * h - a * w;
+    px[1] = cx + a * h - b * w;
+    py[1] = cy - b * h - a * w;
+    px[2] = 2 * cx - px[0];
+    py[2] = 2 * cy - py[0];
+    px[3] = 2 * cx - px[1];
+    py[3] = 2 * cy - py[1];
+    float x0 = px[0], x1 = px[0], y0 = py[0], y1 = py[0];
+    for (int i = 1; i < 4; i++) {
+        x0 = px[i] < x0 ? px[i] : x0;
+        x1 = px[i] > x1 ? px[i] : x1;
+        y0 = py[i] < y0 ? py[i] : y0;
+        y1 = py[i] > y1 ? py[i] : y1;
+    }
+    int rx = (int)floorf(x0), ry = (int)floorf(y0);
+    int rw = (int)ceilf(x1) - rx + 1, rh = (int)ceilf(y1) - ry + 1;
+    glcv_tm_rect r = {rx, ry, rw, rh}, frame = {0, 0, frame_w, frame_h};
+    r = glcv_tm_intersect(r, frame);
+    glcv_track_rect out = {r.x, r.y, r.w, r.h};
+    return out;
+}
+
+/* The public result of an engine result: the box is recomputed here from the moments, with the
+ * engines' own arithmetic (plus atan2 for the angle, which only the host computes). */
+static void to_public(const glcv_track *t, const glcv_tm_config *c, int id, const glcv_tm_result *r,
+                      glcv_track_result *out)
+{
+    memset(out, 0, sizeof *out);
+    out->id = id;
+    out->iterations = r->iterations;
+    out->lost = r->lost;
+    out->reasons = r->reasons;
+    out->m00 = (double)r->m[GLCV_TM_M00];
+    out->m10 = (double)r->m[GLCV_TM_M10];
+    out->m01 = (double)r->m[GLCV_TM_M01];
+    out->m11 = (double)r->m[GLCV_TM_M11];
+    out->m20 = (double)r->m[GLCV_TM_M20];
+    out->m02 = (double)r->m[GLCV_TM_M02];
+    out->measured = (glcv_track_rect){r->measured.x, r->measured.y, r->measured.w, r->measured.h};
+    out->window = (glcv_track_rect){r->next.x, r->next.y, r->next.w, r->next.h};
+    out->distance = r->distance;
+    if (r->m[GLCV_TM_M00] == 0)
+        return; /* cv::CamShift's empty RotatedRect */
+    if (c->window_mode == GLCV_TM_WINDOW_PAPER) {
+        double m00 = (double)r->m[GLCV_TM_M00];
+        double width = 2.0 * sqrt(m00 / 255.0);
+        out->cx = (float)((double)r->m[GLCV_TM_M10] / m00 + r->measured.x + 0.5);
+        out->cy = (float)((double)r->m[GLCV_TM_M01] / m00 + r->measured.y + 0.5);
+        out->width = (float)width;
+        out->height = (float)(c->aspect * width);
+        out->angle = 0.0f;
+    } else {
+        glcv_tm_box box;
+        glcv_tm_rect w = glcv_tm_camshift_size(r->m, r->measured, c, &box);
+        double theta = atan2(box.v, box.u);
+        if (box.swapped)
+            theta = 3.14159265358979323846 * 0.5 - theta;
+        float angle = (float)((3.14159265358979323846 * 0.5 + theta) * 180.0 / 3.14159265358979323846);
+        while (angle < 0)
+            angle += 360;
+        while (angle >= 360)
+            angle -= 360;
+        if (angle >= 180)
+            angle -= 180;
+        out->cx = (float)w.x + (float)w.w * 0.5f;
+        out->cy = (float)w.y + (float)w.h * 0.5f;
+        out->width = (float)box.width;
+        out->height = (float)box.length;
+        out->angle = angle;
+    }
+    out->bbox = glcv_track_box_bounds(out->cx, out->cy, out->width, out->height, out->angle, t->p.width,
+                                      t->p.height);
+}
+
+glcv_status glcv_track_results(glcv_track *t, glcv_track_result *out, int capacity, int *count)
+{
+    if (!t || !count || capacity < 0 || (capacity > 0 && !out))
+        return GLCV_ERROR_INVALID_ARGUMENT;
+    pthread_mutex_lock(&t->lock);
+    glcv_status st = GLCV_OK;
+    if (!t->have_frame)
+        st = glcv_fail(&t->logger, GLCV_ERROR_STATE, "track: no frame tracked yet");
+    if (st == GLCV_OK)
+        st = settle(t);
+    if (st == GLCV_OK) {
+        glcv_tm_config c = make_config(t);
+        *count = t->n_ids;
+        for (int k = 0; k < t->n_ids && k < capacity; k++)
+            to_public(t, &c, t->ids[k], &t->results[k], &out[k]);
+    }
+    pthread_mutex_unlock(&t->lock);
+    return st;
+}
+
+/* ---- private hooks ---------------------------------------------------------------------------- */
+
+glcv_status glcv_track_set_cuda_cluster(glcv_track *t, int blocks)
+{
+    if (!t || (blocks != 0 && blocks != 1 && blocks != 2 && blocks != 4 && blocks != 8 && blocks != 16))
+        return GLCV_ERROR_INVALID_ARGUMENT;
+#ifdef GLCV_HAVE_CUDA
+    if (t->cuda) {
+        pthread_mutex_lock(&t->lock);
+        glcv_track_cuda_set_cluster(t->cuda, blocks);
+        pthread_mutex_unlock(&t->lock);
+        return GLCV_OK;
+    }
+#endif
+    return GLCV_ERROR_UNSUPPORTED;
+}
+
+int glcv_track_cuda_cluster_used(glcv_track *t)
+{
+#ifdef GLCV_HAVE_CUDA
+    if (t && t->cuda) {
+        pthread_mutex_lock(&t->lock);
+        int n = glcv_track_cuda_cluster(t->cuda);
+        pthread_mutex_unlock(&t->lock);
+        return n;
+    }
+#else
+    (void)t;
+#endif
+    return 0;
+}
+
+glcv_status glcv_track_bench_prepare(glcv_track *t, const glcv_track_rect *windows, int n)
+{
+    if (!t || n < 1 || !windows)
+        return GLCV_ERROR_INVALID_ARGUMENT;
+#ifdef GLCV_HAVE_CUDA
+    if (t->cuda) {
+        pthread_mutex_lock(&t->lock);
+        glcv_status st = settle(t);
+        int *ids = malloc((size_t)n * sizeof *ids);
+        glcv_tm_rect *w = malloc((size_t)n * sizeof *w);
+        if (!ids || !w)
+            st = GLCV_ERROR_OUT_OF_MEMORY;
+        for (int i = 0; st == GLCV_OK && i < n; i++) {
+            if (i >= t->p.max_objects || !t->slots[i].used)
+                st = glcv_fail(&t->logger, GLCV_ERROR_STATE, "track: bench_prepare: no object %d", i);
+            else {
+                ids[i] = i;
+                w[i] = (glcv_tm_rect){windows[i].x, windows[i].y, windows[i].width, windows[i].height};
+            }
+        }
+        if (st == GLCV_OK && !t->have_frame)
+            st = glcv_fail(&t->logger, GLCV_ERROR_STATE, "track: bench_prepare needs a frame tracked before");
+        if (st == GLCV_OK)
+            st = glcv_track_cuda_bench_prepare(t->cuda, w, ids, n);
+        free(ids);
+        free(w);
+        pthread_mutex_unlock(&t->lock);
+        return st;
+    }
+#endif
+    return GLCV_ERROR_UNSUPPORTED;
+}
+
+glcv_status glcv_track_bench_time(glcv_track *t, int hsv, int runs, double *ms_per_frame)
+{
+    if (!t || runs < 1 || !ms_per_frame)
+        return GLCV_ERROR_INVALID_ARGUMENT;
+#ifdef GLCV_HAVE_CUDA
+    if (t->cuda) {
+        pthread_mutex_lock(&t->lock);
+        glcv_tm_config c = make_config(t);
+        glcv_status st = glcv_track_cuda_bench_time(t->cuda, &c, hsv, runs, ms_per_frame);
+        pthread_mutex_unlock(&t->lock);
+        return st;
+    }
+#else
+    (void)hsv;
+#endif
+    return GLCV_ERROR_UNSUPPORTED;
+}

@@ -1,0 +1,432 @@
+/* The tracker's CUDA engine, host side (see track_cuda.h). Device memory: the frame and mask
+ * (host inputs), the bin image, the tables, the objects' models and states, the results; one
+ * non-blocking stream; texture inputs through the interop bridge. */
+#include "track_cuda.h"
+
+#include "cuda_bridge.h"
+#include "cuda_kernels.h"
+#include "internal.h"
+
+#include <glcv/context.h>
+#include <glcv/image.h>
+
+#include <cuda_runtime_api.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+struct glcv_track_cuda {
+    glcv_logger logger;
+    int device;
+    int width, height, nbins, max_objects;
+    int sms;                 /* multiprocessors */
+    int max_cluster;         /* largest cluster the kernel can use (1 below compute 9.0) */
+    int cluster_request;     /* 0 = automatic */
+    int cluster_used;
+    cudaStream_t stream;
+    cudaEvent_t done;
+
+    uint8_t *frame;          /* host frames: up to 4 bytes a pixel */
+    size_t frame_pitch;
+    uint8_t *mask;
+    size_t mask_pitch;
+    uint16_t *bins;
+    size_t bins_pitch;       /* elements */
+    glcv_tm_tables *tables;
+    uint8_t *luts;
+    int lut_stride;
+    double *sqrt_models, *model_sums;
+    glcv_tm_object *objects;
+    glcv_tm_result *results;
+    glcv_tm_object *states;   /* the new states in ids order, for the download */
+    glcv_tm_object *initial;  /* benchmarks: the states every run starts from */
+    int *ids;
+
+    glcv_tm_result *host_results; /* pinned */
+    glcv_tm_object *host_objects; /* pinned, in ids order */
+    glcv_tm_rect *known;          /* the last windows the host knows, by id (cluster choice) */
+
+    /* the last frame's source, for glcv_track_cuda_bench_frame */
+    int have_source, source_channels, source_bgr;
+
+    glcv_cuda_bridge *bridge;     /* texture inputs, made on first use */
+
+    /* benchmarks */
+    cudaEvent_t start, stop;
+    int bench_n, bench_ids;       /* objects bench_ids .. bench_ids + bench_n - 1 */
+};
+
+#define CHECK_CUDA(call, what)                                                                              \
+    do {                                                                                                    \
+        cudaError_t err_ = (call);                                                                          \
+        if (err_ != cudaSuccess)                                                                            \
+            return glcv_cuda_fail(&c_->logger, err_, what);                                                 \
+    } while (0)
+
+static glcv_status cuda_alloc(glcv_track_cuda *c_, void **ptr, size_t bytes, const char *what)
+{
+    CHECK_CUDA(cudaMalloc(ptr, bytes), what);
+    return GLCV_OK;
+}
+
+glcv_status glcv_track_cuda_create(int device, const glcv_tm_config *c, const glcv_tm_tables *tables,
+                                   int max_objects, const glcv_logger *logger, glcv_track_cuda **out)
+{
+    *out = NULL;
+    glcv_track_cuda *c_ = calloc(1, sizeof *c_);
+    if (!c_)
+        return GLCV_ERROR_OUT_OF_MEMORY;
+    if (logger)
+        c_->logger = *logger;
+    c_->device = device;
+    c_->width = c->width;
+    c_->height = c->height;
+    c_->nbins = c->nbins;
+    c_->max_objects = max_objects;
+    c_->lut_stride = (c->nbins + 1 + 15) & ~15;
+    c_->known = calloc((size_t)max_objects, sizeof *c_->known);
+    glcv_status st = c_->known ? GLCV_OK : GLCV_ERROR_OUT_OF_MEMORY;
+
+    cudaError_t err = cudaSuccess;
+    if (st == GLCV_OK && (err = cudaSetDevice(device)) != cudaSuccess)
+        st = glcv_cuda_fail(&c_->logger, err, "track: cudaSetDevice");
+    if (st == GLCV_OK && (err = cudaStreamCreateWithFlags(&c_->stream, cudaStreamNonBlocking)) != cudaSuccess)
+        st = glcv_cuda_fail(&c_->logger, err, "track: cudaStreamCreate");
+    if (st == GLCV_OK && (err = cudaEventCreateWithFlags(&c_->done, cudaEventDisableTiming)) != cudaSuccess)
+        st = glcv_cuda_fail(&c_->logger, err, "track: cudaEventCreate");
+    if (st == GLCV_OK &&
+        (err = cudaDeviceGetAttribute(&c_->sms, cudaDevAttrMultiProcessorCount, device)) != cudaSuccess)
+        st = glcv_cuda_fail(&c_->logger, err, "track: cudaDeviceGetAttribute");
+
+    size_t w = (size_t)c->width, h = (size_t)c->height, n = (size_t)max_objects, nb = (size_t)c->nbins;
+    size_t bins_bytes_pitch = 0;
+    if (st == GLCV_OK &&
+        (err = cudaMallocPitch((void **)&c_->bins, &bins_bytes_pitch, ((w + 7) & ~(size_t)7) * 2, h)) !=
+            cudaSuccess)
+        st = glcv_cuda_fail(&c_->logger, err, "track: bin image");
+    c_->bins_pitch = bins_bytes_pitch / 2;
+    if (st == GLCV_OK)
+        st = cuda_alloc(c_, (void **)&c_->tables, sizeof *c_->tables, "track: tables");
+    if (st == GLCV_OK)
+        st = cuda_alloc(c_, (void **)&c_->luts, n * (size_t)c_->lut_stride, "track: models");
+    if (st == GLCV_OK)
+        st = cuda_alloc(c_, (void **)&c_->sqrt_models, n * nb * sizeof(double), "track: models");
+    if (st == GLCV_OK)
+        st = cuda_alloc(c_, (void **)&c_->model_sums, n * sizeof(double), "track: models");
+    if (st == GLCV_OK)
+        st = cuda_alloc(c_, (void **)&c_->objects, n * sizeof(glcv_tm_object), "track: objects");
+    if (st == GLCV_OK)
+        st = cuda_alloc(c_, (void **)&c_->results, n * sizeof(glcv_tm_result), "track: results");
+    if (st == GLCV_OK)
+        st = cuda_alloc(c_, (void **)&c_->states, n * sizeof(glcv_tm_object), "track: objects");
+    if (st == GLCV_OK)
+        st = cuda_alloc(c_, (void **)&c_->ids, n * sizeof(int), "track: ids");
+    if (st == GLCV_OK && (err = cudaMallocHost((void **)&c_->host_results, n * sizeof(glcv_tm_result))) !=
+                             cudaSuccess)
+        st = glcv_cuda_fail(&c_->logger, err, "track: pinned results");
+    if (st == GLCV_OK && (err = cudaMallocHost((void **)&c_->host_objects, n * sizeof(glcv_tm_object))) !=
+                             cudaSuccess)
+        st = glcv_cuda_fail(&c_->logger, err, "track: pinned objects");
+    if (st == GLCV_OK &&
+        (err = cudaMemcpyAsync(c_->tables, tables, sizeof *tables, cudaMemcpyHostToDevice, c_->stream)) !=
+            cudaSuccess)
+        st = glcv_cuda_fail(&c_->logger, err, "track: tables upload");
+    if (st == GLCV_OK)
+        c_->max_cluster = glcv_cuda_track_max_cluster(c);
+    if (st == GLCV_OK && (err = cudaStreamSynchronize(c_->stream)) != cudaSuccess)
+        st = glcv_cuda_fail(&c_->logger, err, "track: setup");
+    if (st != GLCV_OK) {
+        glcv_track_cuda_destroy(&c_);
+        return st;
+    }
+    glcv_logf(&c_->logger, GLCV_LOG_DEBUG, "track: CUDA device %d, %d multiprocessors, clusters up to %d blocks",
+              device, c_->sms, c_->max_cluster);
+    *out = c_;
+    return GLCV_OK;
+}
+
+void glcv_track_cuda_destroy(glcv_track_cuda **cuda)
+{
+    if (!cuda || !*cuda)
+        return;
+    glcv_track_cuda *c_ = *cuda;
+    if (c_->stream)
+        (void)cudaStreamSynchronize(c_->stream);
+    glcv_cuda_bridge_destroy(&c_->bridge);
+    cudaFree(c_->frame);
+    cudaFree(c_->mask);
+    cudaFree(c_->bins);
+    cudaFree(c_->tables);
+    cudaFree(c_->luts);
+    cudaFree(c_->sqrt_models);
+    cudaFree(c_->model_sums);
+    cudaFree(c_->objects);
+    cudaFree(c_->results);
+    cudaFree(c_->states);
+    cudaFree(c_->initial);
+    cudaFree(c_->ids);
+    cudaFreeHost(c_->host_results);
+    cudaFreeHost(c_->host_objects);
+    if (c_->done)
+        cudaEventDestroy(c_->done);
+    if (c_->start)
+        cudaEventDestroy(c_->start);
+    if (c_->stop)
+        cudaEventDestroy(c_->stop);
+    if (c_->stream)
+        cudaStreamDestroy(c_->stream);
+    (void)cudaGetLastError();
+    free(c_->known);
+    free(c_);
+    *cuda = NULL;
+}
+
+glcv_status glcv_track_cuda_set_object(glcv_track_cuda *c_, int id, const glcv_tm_object *object,
+                                       const uint8_t *lut, const double *sqrt_model, double model_sum)
+{
+    CHECK_CUDA(cudaSetDevice(c_->device), "track: cudaSetDevice");
+    /* Pageable sources: the copies are staged before the calls return, so the caller's memory
+     * may change at once; they are ordered before the next frame on the stream. */
+    if (object) {
+        CHECK_CUDA(cudaMemcpyAsync(c_->objects + id, object, sizeof *object, cudaMemcpyHostToDevice, c_->stream),
+                   "track: object upload");
+        c_->known[id] = object->window;
+    }
+    if (lut) {
+        CHECK_CUDA(cudaMemcpyAsync(c_->luts + (size_t)id * (size_t)c_->lut_stride, lut, (size_t)c_->nbins + 1,
+                                   cudaMemcpyHostToDevice, c_->stream),
+                   "track: model upload");
+        CHECK_CUDA(cudaMemcpyAsync(c_->sqrt_models + (size_t)id * (size_t)c_->nbins, sqrt_model,
+                                   (size_t)c_->nbins * sizeof(double), cudaMemcpyHostToDevice, c_->stream),
+                   "track: model upload");
+        CHECK_CUDA(cudaMemcpyAsync(c_->model_sums + id, &model_sum, sizeof model_sum, cudaMemcpyHostToDevice,
+                                   c_->stream),
+                   "track: model upload");
+    }
+    return GLCV_OK;
+}
+
+/* Blocks per object: enough that the largest window gets ~16K pixels per block, no more than
+ * twice the multiprocessors in all. */
+static int choose_cluster(glcv_track_cuda *c_, const int *ids, int n)
+{
+    if (c_->cluster_request)
+        return c_->cluster_request <= c_->max_cluster ? c_->cluster_request : c_->max_cluster;
+    long long largest = 0;
+    for (int k = 0; k < n; k++) {
+        glcv_tm_rect w = c_->known[ids[k]];
+        long long area = (long long)(w.w + 20) * (w.h + 20);
+        largest = area > largest ? area : largest;
+    }
+    int blocks = 1;
+    while (blocks < c_->max_cluster && (long long)blocks * 16384 < largest && blocks * 2 * n <= 2 * c_->sms)
+        blocks *= 2;
+    return blocks;
+}
+
+static glcv_status launch_tracking(glcv_track_cuda *c_, const glcv_tm_config *c, const int *ids, int n,
+                                   const glcv_tm_object *initial, int copy_results)
+{
+    if (n < 1)
+        return GLCV_OK;
+    if (!initial) /* benchmarks upload their ids once */
+        CHECK_CUDA(cudaMemcpyAsync(c_->ids, ids, (size_t)n * sizeof *ids, cudaMemcpyHostToDevice, c_->stream),
+                   "track: ids upload");
+    glcv_cuda_track_params p;
+    memset(&p, 0, sizeof p);
+    p.bins = c_->bins;
+    p.bins_pitch = c_->bins_pitch;
+    p.config = *c;
+    p.ids = c_->ids;
+    p.n = n;
+    p.objects = c_->objects;
+    p.initial = initial;
+    p.states = copy_results ? c_->states : NULL;
+    p.luts = c_->luts;
+    p.lut_stride = c_->lut_stride;
+    p.sqrt_models = c_->sqrt_models;
+    p.model_sums = c_->model_sums;
+    p.results = c_->results;
+    int cluster = choose_cluster(c_, ids, n);
+    c_->cluster_used = cluster;
+    CHECK_CUDA((cudaError_t)glcv_cuda_track_objects(p, cluster, c_->stream), "track: tracking kernel");
+    if (copy_results) {
+        CHECK_CUDA(cudaMemcpyAsync(c_->host_results, c_->results, (size_t)n * sizeof *c_->results,
+                                   cudaMemcpyDeviceToHost, c_->stream),
+                   "track: results download");
+        CHECK_CUDA(cudaMemcpyAsync(c_->host_objects, c_->states, (size_t)n * sizeof *c_->states,
+                                   cudaMemcpyDeviceToHost, c_->stream),
+                   "track: objects download");
+    }
+    CHECK_CUDA(cudaEventRecord(c_->done, c_->stream), "track: cudaEventRecord");
+    return GLCV_OK;
+}
+
+static glcv_status run_bins(glcv_track_cuda *c_, const glcv_tm_config *c, const uint8_t *pixels, size_t pitch,
+                            int channels, int bgr, const uint8_t *mask, size_t mask_pitch, int mask_min)
+{
+    glcv_cuda_bins_params b;
+    memset(&b, 0, sizeof b);
+    b.pixels = pixels;
+    b.pitch = pitch;
+    b.channels = channels;
+    b.bgr = bgr;
+    b.mask = mask;
+    b.mask_pitch = mask_pitch;
+    b.mask_min = mask_min;
+    b.tables = c_->tables;
+    b.config = *c;
+    b.bins = c_->bins;
+    b.bins_pitch = c_->bins_pitch;
+    CHECK_CUDA((cudaError_t)glcv_cuda_track_bins(b, c_->stream), "track: bin kernel");
+    return GLCV_OK;
+}
+
+glcv_status glcv_track_cuda_frame(glcv_track_cuda *c_, const glcv_tm_config *c, const glcv_image *frame,
+                                  const glcv_image *mask, const int *ids, int n)
+{
+    CHECK_CUDA(cudaSetDevice(c_->device), "track: cudaSetDevice");
+    size_t w = (size_t)c_->width, h = (size_t)c_->height;
+    if (!c_->frame)
+        CHECK_CUDA(cudaMallocPitch((void **)&c_->frame, &c_->frame_pitch, w * 4, h), "track: frame buffer");
+    if (mask && !c_->mask)
+        CHECK_CUDA(cudaMallocPitch((void **)&c_->mask, &c_->mask_pitch, w, h), "track: mask buffer");
+    int channels = glcv_pixel_format_size(frame->format);
+    int bgr = frame->format == GLCV_PIXEL_BGR8 || frame->format == GLCV_PIXEL_BGRA8;
+    /* pageable memory: staged before the call returns */
+    CHECK_CUDA(cudaMemcpy2DAsync(c_->frame, c_->frame_pitch, frame->data, glcv_image_stride(frame),
+                                 w * (size_t)channels, h, cudaMemcpyHostToDevice, c_->stream),
+               "track: frame upload");
+    if (mask)
+        CHECK_CUDA(cudaMemcpy2DAsync(c_->mask, c_->mask_pitch, mask->data, glcv_image_stride(mask), w, h,
+                                     cudaMemcpyHostToDevice, c_->stream),
+                   "track: mask upload");
+    glcv_status st = run_bins(c_, c, c_->frame, c_->frame_pitch, channels, bgr, mask ? c_->mask : NULL,
+                              c_->mask_pitch, 1);
+    if (st != GLCV_OK)
+        return st;
+    c_->have_source = 1;
+    c_->source_channels = channels;
+    c_->source_bgr = bgr;
+    return launch_tracking(c_, c, ids, n, NULL, 1);
+}
+
+glcv_status glcv_track_cuda_frame_texture(glcv_track_cuda *c_, const glcv_tm_config *c, unsigned int frame,
+                                          unsigned int mask, const int *ids, int n)
+{
+    if (!glcv_gl_context_current())
+        return glcv_fail(&c_->logger, GLCV_ERROR_NO_CONTEXT, "track: texture inputs need a current GL context");
+    CHECK_CUDA(cudaSetDevice(c_->device), "track: cudaSetDevice");
+    if (!c_->bridge) {
+        glcv_status st = glcv_cuda_bridge_create(c_->width, c_->height, &c_->logger, &c_->bridge);
+        if (st != GLCV_OK)
+            return st;
+    }
+    glcv_cuda_frame f;
+    glcv_status st = glcv_cuda_bridge_map_frame(c_->bridge, frame, mask, c_->stream, &f);
+    if (st != GLCV_OK)
+        return st;
+    st = run_bins(c_, c, f.rgba, f.rgba_pitch, 4, 0, f.mask, f.mask_pitch, 128);
+    /* the bin image is CUDA's own: GL may have the buffer back right after the bin kernel */
+    glcv_status st2 = glcv_cuda_bridge_unmap(c_->bridge, c_->stream);
+    if (st == GLCV_OK)
+        st = st2;
+    if (st != GLCV_OK)
+        return st;
+    c_->have_source = 0;
+    return launch_tracking(c_, c, ids, n, NULL, 1);
+}
+
+glcv_status glcv_track_cuda_results(glcv_track_cuda *c_, glcv_tm_result *results, glcv_tm_object *objects,
+                                    const int *ids, int n)
+{
+    CHECK_CUDA(cudaEventSynchronize(c_->done), "track: waiting for the frame");
+    if (n > 0) {
+        memcpy(results, c_->host_results, (size_t)n * sizeof *results);
+        memcpy(objects, c_->host_objects, (size_t)n * sizeof *objects);
+        for (int k = 0; k < n; k++)
+            c_->known[ids[k]] = objects[k].window;
+    }
+    return GLCV_OK;
+}
+
+void glcv_track_cuda_set_cluster(glcv_track_cuda *c_, int blocks)
+{
+    c_->cluster_request = blocks;
+}
+
+int glcv_track_cuda_cluster(const glcv_track_cuda *c_)
+{
+    return c_->cluster_used;
+}
+
+glcv_status glcv_track_cuda_bench_prepare(glcv_track_cuda *c_, const glcv_tm_rect *windows, const int *ids,
+                                          int n)
+{
+    CHECK_CUDA(cudaSetDevice(c_->device), "track: cudaSetDevice");
+    if (!c_->initial)
+        CHECK_CUDA(cudaMalloc((void **)&c_->initial, (size_t)c_->max_objects * sizeof *c_->initial),
+                   "track: benchmark states");
+    if (!c_->start && cudaEventCreate(&c_->start) != cudaSuccess)
+        c_->start = NULL;
+    if (!c_->stop && cudaEventCreate(&c_->stop) != cudaSuccess)
+        c_->stop = NULL;
+    if (!c_->start || !c_->stop)
+        return glcv_fail(&c_->logger, GLCV_ERROR_GL, "track: cudaEventCreate failed");
+    glcv_tm_object *o = calloc((size_t)(n > 0 ? n : 1), sizeof *o);
+    if (!o)
+        return GLCV_ERROR_OUT_OF_MEMORY;
+    for (int k = 0; k < n; k++) {
+        o[k].window = windows[k];
+        c_->known[ids[k]] = windows[k];
+    }
+    cudaError_t err = cudaMemcpy(c_->initial, o, (size_t)n * sizeof *o, cudaMemcpyHostToDevice);
+    if (err == cudaSuccess)
+        err = cudaMemcpy(c_->ids, ids, (size_t)n * sizeof *ids, cudaMemcpyHostToDevice);
+    free(o);
+    if (err != cudaSuccess)
+        return glcv_cuda_fail(&c_->logger, err, "track: benchmark states");
+    c_->bench_n = n;
+    c_->bench_ids = ids[0];
+    return GLCV_OK;
+}
+
+glcv_status glcv_track_cuda_bench_time(glcv_track_cuda *c_, const glcv_tm_config *c, int hsv, int runs,
+                                       double *ms_per_frame)
+{
+    CHECK_CUDA(cudaSetDevice(c_->device), "track: cudaSetDevice");
+    if (!c_->initial || !c_->start)
+        return glcv_fail(&c_->logger, GLCV_ERROR_STATE, "track: benchmark not prepared");
+    if (hsv && !c_->have_source)
+        return glcv_fail(&c_->logger, GLCV_ERROR_STATE, "track: no host frame on the device to convert");
+    /* the ids on the device are the prepared ones; launch_tracking reads only ids[0] here for
+     * the cluster choice */
+    int first = c_->bench_ids;
+    int *ids = malloc((size_t)(c_->bench_n > 0 ? c_->bench_n : 1) * sizeof *ids);
+    if (!ids)
+        return GLCV_ERROR_OUT_OF_MEMORY;
+    for (int k = 0; k < c_->bench_n; k++)
+        ids[k] = first + k;
+    glcv_status st = GLCV_OK;
+    cudaError_t err = cudaEventRecord(c_->start, c_->stream);
+    for (int r = 0; r < runs && st == GLCV_OK && err == cudaSuccess; r++) {
+        if (hsv)
+            st = run_bins(c_, c, c_->frame, c_->frame_pitch, c_->source_channels, c_->source_bgr, NULL, 0, 1);
+        if (st == GLCV_OK)
+            st = launch_tracking(c_, c, ids, c_->bench_n, c_->initial, 0);
+    }
+    free(ids);
+    if (st != GLCV_OK)
+        return st;
+    if (err == cudaSuccess)
+        err = cudaEventRecord(c_->stop, c_->stream);
+    if (err == cudaSuccess)
+        err = cudaEventSynchronize(c_->stop);
+    float ms = 0;
+    if (err == cudaSuccess)
+        err = cudaEventElapsedTime(&ms, c_->start, c_->stop);
+    if (err != cudaSuccess)
+        return glcv_cuda_fail(&c_->logger, err, "track: benchmark timing");
+    *ms_per_frame = (double)ms / (runs > 0 ? runs : 1);
+    return GLCV_OK;
+}

@@ -1,0 +1,257 @@
+/* The CUDA-GL interop bridge, where a GL context shares a CUDA device: the pixel-buffer hand-over
+ * of a frame and a mask (exact bytes, every frame's new content), registered textures mapped
+ * together in one call (read-only, through arrays and texture objects) and written by CUDA
+ * (write-discard), and the register/unregister lifecycle across reallocations. Exits 77 without
+ * CUDA, without a GL context, or when the context is not on a CUDA device. */
+#include "testutil.h"
+
+#ifdef GLCV_HAVE_CUDA
+#include <epoxy/gl.h>
+
+#include "cuda_bridge.h"
+#include "cuda_kernels.h"
+
+#include <cuda_runtime_api.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { W = 333, H = 201 }; /* odd sizes: no row is a multiple of 4 bytes in R8 */
+
+static GLuint make_texture(GLenum internal, GLenum format, int w, int h, const void *px)
+{
+    GLuint tex = 0;
+    glGenTextures(1, &tex);
+    glBindTexture(GL_TEXTURE_2D, tex);
+    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_NEAREST);
+    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_NEAREST);
+    glPixelStorei(GL_UNPACK_ALIGNMENT, 1);
+    glTexImage2D(GL_TEXTURE_2D, 0, (GLint)internal, w, h, 0, format, GL_UNSIGNED_BYTE, px);
+    glPixelStorei(GL_UNPACK_ALIGNMENT, 4);
+    glBindTexture(GL_TEXTURE_2D, 0);
+    return tex;
+}
+
+static void pattern(uint8_t *px, int w, int h, int channels, int frame)
+{
+    for (int y = 0; y < h; y++)
+        for (int x = 0; x < w; x++)
+            for (int c = 0; c < channels; c++)
+                px[((size_t)y * (size_t)w + (size_t)x) * (size_t)channels + (size_t)c] =
+                    (uint8_t)(x * 7 + y * 13 + c * 61 + frame * 29);
+}
+
+static unsigned long long host_sum(const uint8_t *px, size_t n)
+{
+    unsigned long long s = 0;
+    for (size_t i = 0; i < n; i++)
+        s += px[i];
+    return s;
+}
+
+#define CHECK_CU(call) CHECK((call) == cudaSuccess, "%s: %s", #call, cudaGetErrorString(cudaGetLastError()))
+
+static void test_pixel_buffer(cudaStream_t stream, unsigned long long *d_sum)
+{
+    glcv_logger lg = test_logger();
+    glcv_cuda_bridge *bridge = NULL;
+    CHECK_OK(glcv_cuda_bridge_create(W, H, &lg, &bridge));
+    if (!bridge)
+        return;
+    uint8_t *rgba = malloc((size_t)W * H * 4), *mask = malloc((size_t)W * H), *back = malloc((size_t)W * H * 4);
+    GLuint frame_tex = make_texture(GL_RGBA8, GL_RGBA, W, H, NULL);
+    GLuint mask_tex = make_texture(GL_R8, GL_RED, W, H, NULL);
+    int bad_frames = 0;
+    for (int f = 0; f < 20; f++) {
+        pattern(rgba, W, H, 4, f);
+        pattern(mask, W, H, 1, 3 * f);
+        glBindTexture(GL_TEXTURE_2D, frame_tex);
+        glPixelStorei(GL_UNPACK_ALIGNMENT, 1);
+        glTexSubImage2D(GL_TEXTURE_2D, 0, 0, 0, W, H, GL_RGBA, GL_UNSIGNED_BYTE, rgba);
+        glBindTexture(GL_TEXTURE_2D, mask_tex);
+        glTexSubImage2D(GL_TEXTURE_2D, 0, 0, 0, W, H, GL_RED, GL_UNSIGNED_BYTE, mask);
+        glPixelStorei(GL_UNPACK_ALIGNMENT, 4);
+        glBindTexture(GL_TEXTURE_2D, 0);
+        glcv_cuda_frame fr;
+        glcv_status st = glcv_cuda_bridge_map_frame(bridge, frame_tex, f % 2 ? mask_tex : 0, stream, &fr);
+        CHECK_OK(st);
+        if (st != GLCV_OK)
+            break;
+        CHECK(fr.rgba_pitch == (size_t)W * 4 && (f % 2 ? fr.mask != NULL : fr.mask == NULL), "frame layout");
+        CHECK_CU(cudaMemsetAsync(d_sum, 0, sizeof *d_sum, stream));
+        glcv_cuda_sum_linear_params sp = {fr.rgba, fr.rgba_pitch, W * 4, H, d_sum};
+        CHECK(glcv_cuda_sum_linear(sp, stream) == 0, "sum kernel");
+        unsigned long long sum = 0;
+        CHECK_CU(cudaMemcpyAsync(&sum, d_sum, sizeof sum, cudaMemcpyDeviceToHost, stream));
+        CHECK_CU(cudaMemcpy2DAsync(back, (size_t)W * 4, fr.rgba, fr.rgba_pitch, (size_t)W * 4, H,
+                                   cudaMemcpyDeviceToHost, stream));
+        CHECK_CU(cudaStreamSynchronize(stream));
+        int ok = memcmp(back, rgba, (size_t)W * H * 4) == 0 && sum == host_sum(rgba, (size_t)W * H * 4);
+        if (f % 2) {
+            CHECK_CU(cudaMemcpy2DAsync(back, W, fr.mask, fr.mask_pitch, W, H, cudaMemcpyDeviceToHost, stream));
+            CHECK_CU(cudaStreamSynchronize(stream));
+            ok = ok && memcmp(back, mask, (size_t)W * H) == 0;
+        }
+        bad_frames += !ok;
+        CHECK_OK(glcv_cuda_bridge_unmap(bridge, stream));
+    }
+    CHECK(bad_frames == 0, "pixel buffer: %d of 20 frames arrived wrong in CUDA", bad_frames);
+    printf("pixel buffer hand-over: 20 frames, %d wrong\n", bad_frames);
+    /* a format that cannot be read through a framebuffer, and a wrong size */
+    glcv_cuda_frame fr;
+    GLuint small = make_texture(GL_RGBA8, GL_RGBA, W - 1, H, NULL);
+    CHECK_STATUS(glcv_cuda_bridge_map_frame(bridge, small, 0, stream, &fr), GLCV_ERROR_SIZE_MISMATCH);
+    CHECK_STATUS(glcv_cuda_bridge_map_frame(bridge, 0, 0, stream, &fr), GLCV_ERROR_INVALID_ARGUMENT);
+    glDeleteTextures(1, &small);
+    glDeleteTextures(1, &frame_tex);
+    glDeleteTextures(1, &mask_tex);
+    glcv_cuda_bridge_destroy(&bridge);
+    CHECK(bridge == NULL, "destroy sets NULL");
+    free(rgba);
+    free(mask);
+    free(back);
+}
+
+static cudaTextureObject_t texture_object(cudaArray_t array)
+{
+    struct cudaResourceDesc res;
+    memset(&res, 0, sizeof res);
+    res.resType = cudaResourceTypeArray;
+    res.res.array.array = array;
+    struct cudaTextureDesc td;
+    memset(&td, 0, sizeof td);
+    td.addressMode[0] = td.addressMode[1] = cudaAddressModeClamp;
+    td.filterMode = cudaFilterModePoint;
+    td.readMode = cudaReadModeElementType;
+    cudaTextureObject_t tex = 0;
+    if (cudaCreateTextureObject(&tex, &res, &td, NULL) != cudaSuccess)
+        return 0;
+    return tex;
+}
+
+static void test_images(cudaStream_t stream, unsigned long long *d_sum)
+{
+    glcv_logger lg = test_logger();
+    uint8_t *rgba = malloc((size_t)W * H * 4), *r8 = malloc((size_t)W * H), *back = malloc((size_t)W * H * 4);
+    pattern(rgba, W, H, 4, 1);
+    pattern(r8, W, H, 1, 2);
+    GLuint t_rgba = make_texture(GL_RGBA8, GL_RGBA, W, H, rgba);
+    GLuint t_r8 = make_texture(GL_R8, GL_RED, W, H, r8);
+    GLuint t_out = make_texture(GL_RGBA8, GL_RGBA, W, H, NULL);
+    glcv_cuda_image in_rgba, in_r8, out;
+    CHECK_OK(glcv_cuda_image_register(&in_rgba, t_rgba, 0, &lg));
+    CHECK_OK(glcv_cuda_image_register(&in_r8, t_r8, 0, &lg));
+    CHECK_OK(glcv_cuda_image_register(&out, t_out, 1, &lg));
+    glcv_cuda_image *all[3] = {&in_rgba, &in_r8, &out};
+    CHECK_OK(glcv_cuda_images_map(all, 3, stream, &lg));
+    if (in_rgba.array && in_r8.array && out.array) {
+        CHECK_CU(cudaMemcpy2DFromArrayAsync(back, (size_t)W * 4, in_rgba.array, 0, 0, (size_t)W * 4, H,
+                                            cudaMemcpyDeviceToHost, stream));
+        CHECK_CU(cudaStreamSynchronize(stream));
+        CHECK(memcmp(back, rgba, (size_t)W * H * 4) == 0, "RGBA8 texture: the mapped array differs");
+        CHECK_CU(cudaMemcpy2DFromArrayAsync(back, W, in_r8.array, 0, 0, W, H, cudaMemcpyDeviceToHost, stream));
+        CHECK_CU(cudaStreamSynchronize(stream));
+        CHECK(memcmp(back, r8, (size_t)W * H) == 0, "R8 texture: the mapped array differs");
+        /* texture objects over the arrays */
+        cudaTextureObject_t tex4 = texture_object(in_rgba.array), tex1 = texture_object(in_r8.array);
+        CHECK(tex4 && tex1, "cudaCreateTextureObject");
+        unsigned long long sum = 0;
+        glcv_cuda_sum_texture_params tp = {tex4, W, H, 4, d_sum};
+        CHECK_CU(cudaMemsetAsync(d_sum, 0, sizeof *d_sum, stream));
+        CHECK(glcv_cuda_sum_texture(tp, stream) == 0, "texture sum kernel");
+        CHECK_CU(cudaMemcpyAsync(&sum, d_sum, sizeof sum, cudaMemcpyDeviceToHost, stream));
+        CHECK_CU(cudaStreamSynchronize(stream));
+        CHECK(sum == host_sum(rgba, (size_t)W * H * 4), "RGBA8 texture object sum %llu, expected %llu", sum,
+              host_sum(rgba, (size_t)W * H * 4));
+        tp = (glcv_cuda_sum_texture_params){tex1, W, H, 1, d_sum};
+        CHECK_CU(cudaMemsetAsync(d_sum, 0, sizeof *d_sum, stream));
+        CHECK(glcv_cuda_sum_texture(tp, stream) == 0, "texture sum kernel");
+        CHECK_CU(cudaMemcpyAsync(&sum, d_sum, sizeof sum, cudaMemcpyDeviceToHost, stream));
+        CHECK_CU(cudaStreamSynchronize(stream));
+        CHECK(sum == host_sum(r8, (size_t)W * H), "R8 texture object sum %llu, expected %llu", sum,
+              host_sum(r8, (size_t)W * H));
+        cudaDestroyTextureObject(tex4);
+        cudaDestroyTextureObject(tex1);
+        /* CUDA writes the output texture */
+        pattern(rgba, W, H, 4, 9);
+        CHECK_CU(cudaMemcpy2DToArrayAsync(out.array, 0, 0, rgba, (size_t)W * 4, (size_t)W * 4, H,
+                                          cudaMemcpyHostToDevice, stream));
+    }
+    CHECK_OK(glcv_cuda_images_unmap(all, 3, stream, &lg));
+    /* GL sees what CUDA wrote */
+    GLuint fbo = 0;
+    glGenFramebuffers(1, &fbo);
+    glBindFramebuffer(GL_READ_FRAMEBUFFER, fbo);
+    glFramebufferTexture2D(GL_READ_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_TEXTURE_2D, t_out, 0);
+    glPixelStorei(GL_PACK_ALIGNMENT, 1);
+    glReadPixels(0, 0, W, H, GL_RGBA, GL_UNSIGNED_BYTE, back);
+    glPixelStorei(GL_PACK_ALIGNMENT, 4);
+    glBindFramebuffer(GL_READ_FRAMEBUFFER, 0);
+    glDeleteFramebuffers(1, &fbo);
+    CHECK(memcmp(back, rgba, (size_t)W * H * 4) == 0, "write-discard: GL does not see what CUDA wrote");
+    /* unregister before deleting; a reallocated texture is registered again */
+    CHECK_OK(glcv_cuda_image_unregister(&in_rgba, &lg));
+    CHECK_OK(glcv_cuda_image_unregister(&in_r8, &lg));
+    CHECK_OK(glcv_cuda_image_unregister(&out, &lg));
+    glBindTexture(GL_TEXTURE_2D, t_rgba);
+    glTexImage2D(GL_TEXTURE_2D, 0, GL_RGBA8, W / 2, H / 2, 0, GL_RGBA, GL_UNSIGNED_BYTE, NULL);
+    glBindTexture(GL_TEXTURE_2D, 0);
+    CHECK_OK(glcv_cuda_image_register(&in_rgba, t_rgba, 0, &lg));
+    CHECK(in_rgba.width == W / 2 && in_rgba.height == H / 2, "re-registered at %dx%d", in_rgba.width, in_rgba.height);
+    glcv_cuda_image *one[1] = {&in_rgba};
+    CHECK_OK(glcv_cuda_images_map(one, 1, stream, &lg));
+    CHECK_OK(glcv_cuda_images_unmap(one, 1, stream, &lg));
+    CHECK_OK(glcv_cuda_image_unregister(&in_rgba, &lg));
+    glDeleteTextures(1, &t_rgba);
+    glDeleteTextures(1, &t_r8);
+    glDeleteTextures(1, &t_out);
+    CHECK(glGetError() == GL_NO_ERROR, "GL error");
+    free(rgba);
+    free(r8);
+    free(back);
+}
+
+int main(void)
+{
+    glcv_cuda_info info;
+    CHECK_OK(glcv_cuda_query(&info));
+    if (info.devices < 1) {
+        printf("SKIP: %s\n", info.text);
+        return TEST_SKIP;
+    }
+    glcv_context *ctx = test_context_or_skip(33);
+    CHECK_OK(glcv_cuda_query(&info));
+    printf("%s\n", info.text);
+    if (info.gl_device < 0) {
+        printf("SKIP: the GL context is not on a CUDA device\n");
+        glcv_context_destroy(&ctx);
+        return TEST_SKIP;
+    }
+    int egl_device = glcv_context_cuda_device(ctx);
+    CHECK(egl_device < 0 || egl_device == info.gl_device, "EGL says CUDA device %d, cudaGLGetDevices %d", egl_device,
+          info.gl_device);
+    int device = -1, with_gl = 0;
+    char why[256];
+    CHECK_OK(glcv_cuda_bridge_pick_device(0, &device, &with_gl, why, sizeof why));
+    CHECK(device == info.gl_device && with_gl, "picked device %d (with GL %d)", device, with_gl);
+    cudaSetDevice(device);
+    cudaStream_t stream = NULL;
+    unsigned long long *d_sum = NULL;
+    CHECK_CU(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    CHECK_CU(cudaMalloc((void **)&d_sum, sizeof *d_sum));
+    test_pixel_buffer(stream, d_sum);
+    test_images(stream, d_sum);
+    cudaFree(d_sum);
+    cudaStreamDestroy(stream);
+    glcv_context_destroy(&ctx);
+    return test_finish("test_bridge");
+}
+
+#else
+
+int main(void)
+{
+    printf("SKIP: glcv was built without CUDA\n");
+    return TEST_SKIP;
+}
+
+#endif

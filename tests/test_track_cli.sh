@@ -1,0 +1,130 @@
+#!/usr/bin/env bash
+# Tests of 'glcv track' on generated frames: usage errors, the CSV (header, one row per frame and
+# object, boxes following the blobs), overlays, histogram files (written, then read back with
+# identical tracks), file lists, --mask-from-segmenter, and the same tracks from the CPU engine
+# and the default one.
+#
+# usage: test_track_cli.sh PATH/TO/glcv PATH/TO/test_track_frames   (exit 0 pass, 1 fail, 77 skip)
+set -uo pipefail
+
+GLCV=${1:-}
+FRAMES_TOOL=${2:-}
+if [ -z "$GLCV" ] || [ ! -x "$GLCV" ] || [ -z "$FRAMES_TOOL" ] || [ ! -x "$FRAMES_TOOL" ]; then
+    echo "test_track_cli: glcv or test_track_frames missing: skipped"
+    exit 77
+fi
+
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/glcv_track_cli.XXXXXX")
+trap 'rm -rf "$TMP"' EXIT
+FAILURES=0
+CHECKS=0
+N=24
+
+fail() {
+    FAILURES=$((FAILURES + 1))
+    echo "FAIL: $*"
+}
+
+run() {
+    local name=$1
+    shift
+    "$GLCV" "$@" >"$TMP/$name.out" 2>"$TMP/$name.err"
+    echo $? >"$TMP/$name.rc"
+}
+
+expect_rc() {
+    CHECKS=$((CHECKS + 1))
+    local got
+    got=$(cat "$TMP/$1.rc")
+    if [ "$got" != "$2" ]; then
+        fail "$3: exit $got, expected $2"
+        sed 's/^/  | /' "$TMP/$1.out" "$TMP/$1.err"
+    fi
+}
+
+mkdir -p "$TMP/seq"
+"$FRAMES_TOOL" "$TMP/seq" "$N" || { echo "test_track_cli: cannot write frames"; exit 1; }
+ROIS=(--roi 29,39,23,23 --roi 142,117,16,16)
+
+# ---- usage -------------------------------------------------------------------------------------
+run help track --help
+expect_rc help 0 "track --help"
+grep -q "usage: glcv track" "$TMP/help.out" || fail "track --help prints no usage"
+run noroi track "$TMP/seq" --csv "$TMP/x.csv"
+expect_rc noroi 2 "no --roi"
+run nocsv track "$TMP/seq" "${ROIS[@]}"
+expect_rc nocsv 2 "no --csv"
+run badroi track "$TMP/seq" --roi 1,2,3 --csv "$TMP/x.csv"
+expect_rc badroi 2 "--roi with three values"
+run zeroroi track "$TMP/seq" --roi 1,2,0,5 --csv "$TMP/x.csv"
+expect_rc zeroroi 2 "--roi of width 0"
+run outroi track "$TMP/seq" --roi 500,2,5,5 --csv "$TMP/x.csv"
+expect_rc outroi 2 "--roi outside the frames"
+run badengine track "$TMP/seq" "${ROIS[@]}" --engine gpu --csv "$TMP/x.csv"
+expect_rc badengine 2 "--engine gpu"
+run badopt track "$TMP/seq" "${ROIS[@]}" --frobnicate --csv "$TMP/x.csv"
+expect_rc badopt 2 "unknown option"
+run missing track "$TMP/nothing" "${ROIS[@]}" --csv "$TMP/x.csv"
+expect_rc missing 1 "missing input"
+[ -e "$TMP/x.csv" ] && fail "a failed run wrote the CSV"
+
+# ---- a run on the CPU engine ---------------------------------------------------------------------
+run cpu track "$TMP/seq" "${ROIS[@]}" --engine cpu --csv "$TMP/cpu.csv" --overlay "$TMP/ovl" \
+    --hist "$TMP/model.hist" -q
+expect_rc cpu 0 "track on the CPU"
+CHECKS=$((CHECKS + 1))
+if [ "$(head -n 1 "$TMP/cpu.csv")" != "frame,object,cx,cy,w,h,angle,x,y,bw,bh,iterations,lost" ]; then
+    fail "CSV header: $(head -n 1 "$TMP/cpu.csv")"
+fi
+rows=$(($(wc -l <"$TMP/cpu.csv") - 1))
+[ "$rows" -eq $((2 * N)) ] || fail "CSV has $rows rows, expected $((2 * N))"
+# every row: 13 fields; the boxes follow the blobs within 2 pixels; never lost
+bad=$(awk -F, 'NR > 1 {
+    if (NF != 13) { print "row " NR ": " NF " fields"; next }
+    f = $1; o = $2
+    if (o == 0) { ex = 40 + 3 * f; ey = 50 + 1.5 * f } else { ex = 150 - 2 * f; ey = 125 - 0.5 * f }
+    d = sqrt(($3 - ex) ^ 2 + ($4 - ey) ^ 2)
+    if (d > 2 || $13 != 0) print "frame " f " object " o ": centre " $3 "," $4 ", expected " ex "," ey ", lost " $13
+    if ($10 < 1 || $11 < 1) print "frame " f " object " o ": empty bounding box"
+}' "$TMP/cpu.csv")
+CHECKS=$((CHECKS + 1))
+[ -z "$bad" ] || fail "tracks: $(echo "$bad" | head -n 5)"
+n_ovl=$(ls "$TMP/ovl" | grep -c '_track\.png$')
+[ "$n_ovl" -eq "$N" ] || fail "$n_ovl overlays, expected $N"
+grep -q "^glcv-track-hist 1" "$TMP/model.hist" || fail "no histogram file written"
+[ "$(grep -c '^hist ' "$TMP/model.hist")" -eq 2 ] || fail "the histogram file should hold 2 histograms"
+grep -q "^frames $N objects 2" "$TMP/cpu.out" || fail "summary: $(head -n 1 "$TMP/cpu.out")"
+
+# ---- the histogram file is read back: same tracks; a file list works like the folder -------------
+run again track $(ls "$TMP"/seq/frame_*.png) "${ROIS[@]}" --engine cpu --csv "$TMP/again.csv" \
+    --hist "$TMP/model.hist" -q
+expect_rc again 0 "track with the saved histograms and a file list"
+CHECKS=$((CHECKS + 1))
+cmp -s "$TMP/cpu.csv" "$TMP/again.csv" || fail "tracks differ with the histograms read from the file"
+echo "garbage" >"$TMP/bad.hist"
+run badhist track "$TMP/seq" "${ROIS[@]}" --engine cpu --csv "$TMP/x.csv" --hist "$TMP/bad.hist"
+expect_rc badhist 1 "a corrupt histogram file"
+run binshist track "$TMP/seq" "${ROIS[@]}" --engine cpu --bins 30 --csv "$TMP/x.csv" --hist "$TMP/model.hist"
+expect_rc binshist 1 "a histogram file with other bins"
+
+# ---- the default engine gives the same tracks (CUDA when there is a device) --------------------
+run auto track "$TMP/seq" "${ROIS[@]}" --csv "$TMP/auto.csv"
+expect_rc auto 0 "track on the default engine"
+CHECKS=$((CHECKS + 1))
+cmp -s "$TMP/cpu.csv" "$TMP/auto.csv" || fail "the default engine ($(cat "$TMP/auto.err")) differs from the CPU"
+
+# ---- with the segmenter's mask, paper window, 2-D histogram ----------------------------------------
+run seg track "$TMP/seq" "${ROIS[@]}" --engine cpu --mask-from-segmenter --csv "$TMP/seg.csv" -q
+expect_rc seg 0 "track --mask-from-segmenter"
+bad=$(awk -F, 'NR > 1 { f = $1; o = $2
+    if (o == 0) { ex = 40 + 3 * f; ey = 50 + 1.5 * f } else { ex = 150 - 2 * f; ey = 125 - 0.5 * f }
+    if (sqrt(($3 - ex) ^ 2 + ($4 - ey) ^ 2) > 3) print "frame " f " object " o ": " $3 "," $4 }' "$TMP/seg.csv")
+CHECKS=$((CHECKS + 1))
+[ -z "$bad" ] || fail "tracks with the mask: $(echo "$bad" | head -n 3)"
+run paper track "$TMP/seq" "${ROIS[@]}" --engine cpu --window paper --sat-bins 4 --csv "$TMP/paper.csv" -q
+expect_rc paper 0 "track --window paper --sat-bins 4"
+[ "$(($(wc -l <"$TMP/paper.csv") - 1))" -eq $((2 * N)) ] || fail "paper: wrong number of rows"
+
+echo "test_track_cli: $CHECKS checks, $FAILURES failures"
+[ "$FAILURES" -eq 0 ] || exit 1
+exit 0

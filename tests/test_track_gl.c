@@ -1,0 +1,167 @@
+/* The tracker's texture inputs: frames and masks given as GL textures give exactly the results
+ * of the same pixels given as host images, on the CPU engine and - when the GL context is on a
+ * CUDA device - on the CUDA engine; the host's GL bindings survive. Exits 77 without a GL
+ * context. */
+#include "testutil.h"
+#include "test_track_scene.h"
+
+#include <epoxy/gl.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { W = 320, H = 240, FRAMES = 12, OBJECTS = 3 };
+
+static GLuint make_texture(GLenum internal, GLenum format, int w, int h, const void *px)
+{
+    GLuint tex = 0;
+    glGenTextures(1, &tex);
+    glBindTexture(GL_TEXTURE_2D, tex);
+    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_NEAREST);
+    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_NEAREST);
+    glPixelStorei(GL_UNPACK_ALIGNMENT, 1);
+    glTexImage2D(GL_TEXTURE_2D, 0, (GLint)internal, w, h, 0, format, GL_UNSIGNED_BYTE, px);
+    glPixelStorei(GL_UNPACK_ALIGNMENT, 4);
+    glBindTexture(GL_TEXTURE_2D, 0);
+    return tex;
+}
+
+/* The texture mask holds 0, 100 and 200 (red 0, 0.39, 0.78: only 200 is foreground); the host
+ * mask the same decisions as 0 and 255. */
+static void scene(int f, glcv_image *rgb, glcv_image *mask, uint8_t *tex_mask)
+{
+    scene_blob blobs[OBJECTS] = {
+        {60 + 5.0 * f, 60 + 2.0 * f, 14, 10, 20.0 * f, 0, 250, 60, 40},
+        {250 - 4.0 * f, 70 + 3.0 * f, 10, 16, 0, 1, 40, 200, 230},
+        {160, 180 - 2.0 * f, 18, 12, 45, 0, 230, 220, 40},
+    };
+    scene_draw(rgb, blobs, OBJECTS, (uint32_t)f);
+    /* the mask hides the bottom-right quarter and a stripe through the first blob */
+    for (int y = 0; y < H; y++)
+        for (int x = 0; x < W; x++) {
+            size_t i = (size_t)y * W + (size_t)x;
+            uint8_t v = (x >= W / 2 && y >= H / 2) || (y % 17 == 0) ? 0 : (x + y) % 11 == 0 ? 100 : 200;
+            tex_mask[i] = v;
+            mask->data[i] = v >= 128 ? 255 : 0;
+        }
+}
+
+/* Runs the same sequence through host inputs (reference: CPU engine) and texture inputs on
+ * `engine`, comparing every result. */
+static void compare(glcv_track_engine engine, int use_mask)
+{
+    glcv_image rgb, rgba, mask;
+    CHECK_OK(glcv_image_alloc(W, H, GLCV_PIXEL_RGB8, &rgb));
+    CHECK_OK(glcv_image_alloc(W, H, GLCV_PIXEL_RGBA8, &rgba));
+    CHECK_OK(glcv_image_alloc(W, H, GLCV_PIXEL_GRAY8, &mask));
+    glcv_track_params p = GLCV_TRACK_PARAMS(.width = W, .height = H, .engine = GLCV_TRACK_ENGINE_CPU,
+                                            .logger = test_logger());
+    glcv_track *ref = NULL, *tex = NULL;
+    CHECK_OK(glcv_track_create(&p, &ref));
+    p.engine = engine;
+    CHECK_OK(glcv_track_create(&p, &tex));
+    if (!ref || !tex)
+        return;
+    glcv_track_params got;
+    CHECK_OK(glcv_track_get_params(tex, &got));
+    printf("texture inputs on the %s engine%s\n", glcv_track_engine_string(got.engine), use_mask ? ", masked" : "");
+
+    /* the host's bindings, which the texture path must leave as they were */
+    GLuint host_fbo = 0, host_pbo = 0;
+    glGenFramebuffers(1, &host_fbo);
+    glGenBuffers(1, &host_pbo);
+    glBindFramebuffer(GL_READ_FRAMEBUFFER, host_fbo);
+    glBindBuffer(GL_PIXEL_PACK_BUFFER, host_pbo);
+    glPixelStorei(GL_PACK_ALIGNMENT, 8);
+
+    glcv_track_hist *h = calloc(2, sizeof *h);
+    uint8_t *tex_mask = malloc((size_t)W * H);
+    int mismatches = 0;
+    for (int f = 0; f < FRAMES; f++) {
+        scene(f, &rgb, &mask, tex_mask);
+        CHECK_OK(glcv_image_convert(&rgb, &rgba));
+        GLuint frame_tex = make_texture(GL_RGBA8, GL_RGBA, W, H, rgba.data);
+        GLuint mask_tex = make_texture(GL_R8, GL_RED, W, H, tex_mask);
+        if (f == 0) {
+            const glcv_track_rect roi[OBJECTS] = {{44, 48, 32, 24}, {238, 52, 24, 36}, {140, 166, 40, 28}};
+            for (int k = 0; k < OBJECTS; k++) {
+                int id_ref = -1, id_tex = -1;
+                CHECK_OK(glcv_track_hist_compute(ref, &rgb, use_mask ? &mask : NULL, roi[k], &h[0]));
+                CHECK_OK(glcv_track_hist_compute_texture(tex, frame_tex, use_mask ? mask_tex : 0, roi[k], &h[1]));
+                CHECK(memcmp(h[0].value, h[1].value, sizeof h[0].value) == 0,
+                      "object %d: the histogram from textures differs from the host one", k);
+                CHECK_OK(glcv_track_add(ref, &h[0], roi[k], &id_ref));
+                CHECK_OK(glcv_track_add(tex, &h[1], roi[k], &id_tex));
+            }
+        }
+        CHECK_OK(glcv_track_frame(ref, &rgb, use_mask ? &mask : NULL));
+        CHECK_OK(glcv_track_frame_texture(tex, frame_tex, use_mask ? mask_tex : 0));
+        /* the textures may go at once: the tracker copied what it needs */
+        glDeleteTextures(1, &frame_tex);
+        glDeleteTextures(1, &mask_tex);
+        glcv_track_result a[OBJECTS], b[OBJECTS];
+        int na = 0, nb = 0;
+        CHECK_OK(glcv_track_results(ref, a, OBJECTS, &na));
+        CHECK_OK(glcv_track_results(tex, b, OBJECTS, &nb));
+        CHECK(na == OBJECTS && nb == OBJECTS, "%d and %d results", na, nb);
+        for (int k = 0; k < na && k < nb; k++) {
+            if (memcmp(&a[k], &b[k], sizeof a[k]) != 0) {
+                mismatches++;
+                CHECK(0, "frame %d object %d: host %g,%g %gx%g m00 %g it %d lost %u; texture %g,%g %gx%g m00 %g it %d "
+                         "lost %u",
+                      f, k, (double)a[k].cx, (double)a[k].cy, (double)a[k].width, (double)a[k].height, a[k].m00,
+                      a[k].iterations, a[k].lost, (double)b[k].cx, (double)b[k].cy, (double)b[k].width,
+                      (double)b[k].height, b[k].m00, b[k].iterations, b[k].lost);
+            }
+        }
+    }
+    GLint fbo = 0, pbo = 0, align = 0;
+    glGetIntegerv(GL_READ_FRAMEBUFFER_BINDING, &fbo);
+    glGetIntegerv(GL_PIXEL_PACK_BUFFER_BINDING, &pbo);
+    glGetIntegerv(GL_PACK_ALIGNMENT, &align);
+    CHECK((GLuint)fbo == host_fbo && (GLuint)pbo == host_pbo && align == 8,
+          "GL state changed: read framebuffer %d (was %u), pack buffer %d (was %u), pack alignment %d (was 8)", fbo,
+          host_fbo, pbo, host_pbo, align);
+    glBindFramebuffer(GL_READ_FRAMEBUFFER, 0);
+    glBindBuffer(GL_PIXEL_PACK_BUFFER, 0);
+    glPixelStorei(GL_PACK_ALIGNMENT, 4);
+    glDeleteFramebuffers(1, &host_fbo);
+    glDeleteBuffers(1, &host_pbo);
+    printf("%d frames x %d objects: %d differences\n", FRAMES, OBJECTS, mismatches);
+
+    /* errors */
+    CHECK_STATUS(glcv_track_frame_texture(tex, 0, 0), GLCV_ERROR_INVALID_ARGUMENT);
+    GLuint small = make_texture(GL_RGBA8, GL_RGBA, W / 2, H, NULL);
+    CHECK_STATUS(glcv_track_frame_texture(tex, small, 0), GLCV_ERROR_SIZE_MISMATCH);
+    glDeleteTextures(1, &small);
+    free(h);
+    free(tex_mask);
+    glcv_track_destroy(&ref);
+    glcv_track_destroy(&tex);
+    glcv_image_free(&rgb);
+    glcv_image_free(&rgba);
+    glcv_image_free(&mask);
+}
+
+int main(void)
+{
+    glcv_context *ctx = test_context_or_skip(33);
+    glcv_cuda_info info;
+    CHECK_OK(glcv_cuda_query(&info));
+    printf("%s\n", info.text);
+    compare(GLCV_TRACK_ENGINE_CPU, 0);
+    compare(GLCV_TRACK_ENGINE_CPU, 1);
+    /* AUTO: the CUDA engine when the context is on a CUDA device, else the CPU (said once) */
+    compare(GLCV_TRACK_ENGINE_AUTO, 1);
+    if (info.gl_device >= 0) {
+        compare(GLCV_TRACK_ENGINE_CUDA, 0);
+        compare(GLCV_TRACK_ENGINE_CUDA, 1);
+    } else {
+        glcv_track *tr = NULL;
+        glcv_track_params p = GLCV_TRACK_PARAMS(.width = W, .height = H, .engine = GLCV_TRACK_ENGINE_CUDA);
+        CHECK_STATUS(glcv_track_create(&p, &tr), GLCV_ERROR_UNSUPPORTED);
+        printf("the GL context is not on a CUDA device: CUDA texture inputs not tested here\n");
+    }
+    glcv_context_destroy(&ctx);
+    return test_finish("test_track_gl");
+}
