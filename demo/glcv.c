@@ -3,7 +3,9 @@
  *   glcv segment   segment image files, a folder or the built-in synthetic sequence
  *   glcv synth     write the built-in synthetic sequence (frames, ground truth, background)
  *   glcv compare   score a mask against a ground-truth mask
+ *   glcv eval      score the segmenter on a CDnet-2014 video folder (CDnet metrics)
  *   glcv info      describe the headless OpenGL context and the engine "auto" picks
+ *   glcv track     track objects through frames with CAMSHIFT (demo/glcv_track.c)
  *
  * Uses the public API only. Exit status: 0 ok, 1 runtime failure, 2 usage error.
  */
@@ -39,6 +41,7 @@ enum { PROGRESS_WIDTH = 30, PROGRESS_MIN_FRAMES = 10, MAX_TIMINGS = 64, MAX_SIZE
 static const int default_synthetic_frames = 60;
 static const int default_synthetic_width = 320;
 static const int default_synthetic_height = 240;
+static const int default_lead_in = 30;
 
 /* ------------------------------------------------------------------------------------------ */
 /* Help texts                                                                                 */
@@ -55,7 +58,9 @@ static const char main_help[] =
     "  segment   segment image files, folders or the built-in synthetic sequence\n"
     "  synth     write the built-in synthetic sequence (frames, ground truth, background)\n"
     "  compare   score a mask against a ground-truth mask (precision, recall, F)\n"
+    "  eval      score the segmenter on a CDnet-2014 video folder (recall, precision, F, PWC...)\n"
     "  info      describe the headless OpenGL context and the engine 'auto' picks\n"
+    "  track     track objects through frames with CAMSHIFT (CSV of boxes, overlays)\n"
     "\n"
     "options:\n"
     "  -h, --help   show this help; 'glcv <command> --help' shows a command's options\n"
@@ -65,6 +70,7 @@ static const char main_help[] =
     "  glcv segment --synthetic 60 --timing -o out/synthetic\n"
     "  glcv segment --bg empty_room.png frames/ -o masks\n"
     "  glcv segment --learn 25 frames/ --panels -o masks\n"
+    "  glcv eval cdnet dataset/baseline/highway --engine cpu\n"
     "\n"
     "Exit status: 0 success, 1 runtime failure (files, OpenGL), 2 usage error.\n";
 
@@ -157,6 +163,50 @@ static const char compare_help[] =
     "  -v, --verbose      print the library's debug messages\n"
     "  -h, --help         show this help\n";
 
+static const char eval_help[] =
+    "usage: glcv eval cdnet DIR [options]\n"
+    "\n"
+    "Scores the segmenter on one video of the CDnet 2014 change-detection benchmark with the\n"
+    "CDnet protocol and prints its metrics: recall, precision, F-measure, specificity, FPR, FNR,\n"
+    "PWC (percentage of wrong classifications) and the TP FP FN TN pixel counts, summed over all\n"
+    "scored frames.\n"
+    "\n"
+    "DIR holds, as the benchmark distributes it:\n"
+    "  input/in000001.jpg ...      the frames, numbered from 1 (.png frames are accepted too)\n"
+    "  groundtruth/gt000001.png .. 255 foreground; 0 and 50 (shadow) background; 85 (outside\n"
+    "                              the region of interest) and 170 (unknown) not scored\n"
+    "  ROI.bmp (or ROI.png)        spatial region of interest: only its nonzero pixels are scored\n"
+    "  temporalROI.txt             'FIRST LAST': only frames FIRST..LAST are scored\n"
+    "Frames 1..FIRST-1 are the warm-up: the background is learned from all of them (the exact\n"
+    "per-pixel median by default). Then frames FIRST-N..LAST are segmented in order (N = --lead-in)\n"
+    "so that the temporal prior is settled when scoring starts, and frames FIRST..LAST are scored.\n"
+    "Everything is checked (files present, sizes equal) before anything is computed or written.\n"
+    "\n"
+    "options:\n"
+    "  --background B     median (default): the per-pixel, per-channel median of the warm-up\n"
+    "                     frames, computed exactly (lower median) in two passes over them; robust\n"
+    "                     to objects passing during the warm-up. mean: the library's learning\n"
+    "                     (glcv_segment_learn_*), the per-pixel mean\n"
+    "  --lead-in N        frames segmented before FIRST and not scored [30]\n"
+    "  --save-masks DIR   write the masks of the scored frames as DIR/binNNNNNN.png (CDnet names:\n"
+    "                     255 foreground, 0 background), created if missing\n"
+    "  --csv FILE         append one line with the parameters and the metrics to FILE (a header\n"
+    "                     line first when FILE is new or empty)\n"
+    "  --calibrate        set Ts, B1 and B2 from the scene's noise instead of by hand: g = the\n"
+    "                     median of D^2 over every other pixel of about 50 warm-up frames\n"
+    "                     against the learned background, then Ts = 100 g and B1 = B2 = 23 g.\n"
+    "                     Odc is 100000 unless --Odc is given (dark objects need Odc well above\n"
+    "                     Ts). Recommended with --adapt 0.01\n"
+    "  --Ts --Odc --B1 --B2 --iterations --seed --adapt --engine\n"
+    "                     the segmenter's parameters, as for 'glcv segment' (library defaults)\n"
+    "  -q, --quiet        no engine line and no progress bar on stderr\n"
+    "  -v, --verbose      print the library's debug messages\n"
+    "  -h, --help         show this help\n"
+    "\n"
+    "stdout gets one summary line (F-measure first), then the metrics table.\n"
+    "Examples: glcv eval cdnet dataset/baseline/highway --engine cpu --Ts 2000 --csv scores.csv\n"
+    "          glcv eval cdnet dataset/baseline/highway --calibrate --adapt 0.01\n";
+
 static const char info_help[] =
     "usage: glcv info\n"
     "\n"
@@ -176,10 +226,11 @@ typedef enum cli_command {
     CMD_SEGMENT = 1,
     CMD_SYNTH = 2,
     CMD_COMPARE = 4,
-    CMD_INFO = 8
+    CMD_INFO = 8,
+    CMD_EVAL = 16
 } cli_command;
 
-enum { CMD_ALL = CMD_SEGMENT | CMD_SYNTH | CMD_COMPARE | CMD_INFO };
+enum { CMD_ALL = CMD_SEGMENT | CMD_SYNTH | CMD_COMPARE | CMD_INFO | CMD_EVAL };
 
 typedef enum option_id {
     OPT_HELP,
@@ -205,7 +256,12 @@ typedef enum option_id {
     OPT_FRAMES,
     OPT_MIN_PRECISION,
     OPT_MIN_RECALL,
-    OPT_MIN_F
+    OPT_MIN_F,
+    OPT_BACKGROUND,
+    OPT_LEAD_IN,
+    OPT_SAVE_MASKS,
+    OPT_CSV,
+    OPT_CALIBRATE
 } option_id;
 
 typedef enum value_kind {
@@ -226,22 +282,22 @@ static const option_spec option_table[] = {
     {"--help", OPT_HELP, VALUE_NONE, CMD_ALL},
     {"-v", OPT_VERBOSE, VALUE_NONE, CMD_ALL},
     {"--verbose", OPT_VERBOSE, VALUE_NONE, CMD_ALL},
-    {"-q", OPT_QUIET, VALUE_NONE, CMD_SEGMENT | CMD_SYNTH},
-    {"--quiet", OPT_QUIET, VALUE_NONE, CMD_SEGMENT | CMD_SYNTH},
+    {"-q", OPT_QUIET, VALUE_NONE, CMD_SEGMENT | CMD_SYNTH | CMD_EVAL},
+    {"--quiet", OPT_QUIET, VALUE_NONE, CMD_SEGMENT | CMD_SYNTH | CMD_EVAL},
     {"-o", OPT_OUTPUT, VALUE_REQUIRED, CMD_SEGMENT | CMD_SYNTH},
     {"--output", OPT_OUTPUT, VALUE_REQUIRED, CMD_SEGMENT | CMD_SYNTH},
     {"--bg", OPT_BG, VALUE_REQUIRED, CMD_SEGMENT},
     {"--learn", OPT_LEARN, VALUE_REQUIRED, CMD_SEGMENT},
     {"--synthetic", OPT_SYNTHETIC, VALUE_OPTIONAL, CMD_SEGMENT},
     {"--size", OPT_SIZE, VALUE_REQUIRED, CMD_SEGMENT | CMD_SYNTH},
-    {"--Ts", OPT_TS, VALUE_REQUIRED, CMD_SEGMENT},
-    {"--Odc", OPT_ODC, VALUE_REQUIRED, CMD_SEGMENT},
-    {"--B1", OPT_B1, VALUE_REQUIRED, CMD_SEGMENT},
-    {"--B2", OPT_B2, VALUE_REQUIRED, CMD_SEGMENT},
-    {"--iterations", OPT_ITERATIONS, VALUE_REQUIRED, CMD_SEGMENT},
-    {"--seed", OPT_SEED, VALUE_REQUIRED, CMD_SEGMENT | CMD_SYNTH},
-    {"--adapt", OPT_ADAPT, VALUE_REQUIRED, CMD_SEGMENT},
-    {"--engine", OPT_ENGINE, VALUE_REQUIRED, CMD_SEGMENT},
+    {"--Ts", OPT_TS, VALUE_REQUIRED, CMD_SEGMENT | CMD_EVAL},
+    {"--Odc", OPT_ODC, VALUE_REQUIRED, CMD_SEGMENT | CMD_EVAL},
+    {"--B1", OPT_B1, VALUE_REQUIRED, CMD_SEGMENT | CMD_EVAL},
+    {"--B2", OPT_B2, VALUE_REQUIRED, CMD_SEGMENT | CMD_EVAL},
+    {"--iterations", OPT_ITERATIONS, VALUE_REQUIRED, CMD_SEGMENT | CMD_EVAL},
+    {"--seed", OPT_SEED, VALUE_REQUIRED, CMD_SEGMENT | CMD_SYNTH | CMD_EVAL},
+    {"--adapt", OPT_ADAPT, VALUE_REQUIRED, CMD_SEGMENT | CMD_EVAL},
+    {"--engine", OPT_ENGINE, VALUE_REQUIRED, CMD_SEGMENT | CMD_EVAL},
     {"--timing", OPT_TIMING, VALUE_NONE, CMD_SEGMENT},
     {"--panels", OPT_PANELS, VALUE_NONE, CMD_SEGMENT},
     {"--no-panels", OPT_NO_PANELS, VALUE_NONE, CMD_SEGMENT},
@@ -250,6 +306,11 @@ static const option_spec option_table[] = {
     {"--min-precision", OPT_MIN_PRECISION, VALUE_REQUIRED, CMD_COMPARE},
     {"--min-recall", OPT_MIN_RECALL, VALUE_REQUIRED, CMD_COMPARE},
     {"--min-f", OPT_MIN_F, VALUE_REQUIRED, CMD_COMPARE},
+    {"--background", OPT_BACKGROUND, VALUE_REQUIRED, CMD_EVAL},
+    {"--lead-in", OPT_LEAD_IN, VALUE_REQUIRED, CMD_EVAL},
+    {"--save-masks", OPT_SAVE_MASKS, VALUE_REQUIRED, CMD_EVAL},
+    {"--csv", OPT_CSV, VALUE_REQUIRED, CMD_EVAL},
+    {"--calibrate", OPT_CALIBRATE, VALUE_NONE, CMD_EVAL},
 };
 
 /* A growable list of owned strings. */
@@ -283,6 +344,12 @@ typedef struct cli_options {
     int frames;
     /* compare */
     double min_precision, min_recall, min_f;
+    /* eval */
+    int median_background; /* --background median (default) or mean */
+    int lead_in;           /* frames segmented before the temporal ROI */
+    const char *save_masks;
+    const char *csv;
+    int calibrate; /* Ts, B1, B2 from the noise measured on the warm-up frames */
     /* positional arguments, in order */
     string_list args;
 } cli_options;
@@ -654,6 +721,25 @@ static int apply_option(cli_options *opt, const option_spec *spec, const char *v
         rc = parse_real(opt, name, value, 0.0, 0, 1.0, &real);
         opt->min_f = real;
         break;
+    case OPT_BACKGROUND:
+        if (strcmp(value, "median") == 0)
+            opt->median_background = 1;
+        else if (strcmp(value, "mean") == 0)
+            opt->median_background = 0;
+        else
+            return usage_error(opt, "%s: '%s' is not a background model: use median or mean", name, value);
+        break;
+    case OPT_LEAD_IN: rc = parse_int(opt, name, value, 0, 1000000, &opt->lead_in); break;
+    case OPT_CALIBRATE: opt->calibrate = 1; break;
+    case OPT_SAVE_MASKS:
+    case OPT_CSV:
+        if (!*value)
+            return usage_error(opt, "%s: empty file name", name);
+        if (spec->id == OPT_CSV)
+            opt->csv = value;
+        else
+            opt->save_masks = value;
+        break;
     }
     return rc;
 }
@@ -704,7 +790,8 @@ static int parse_command(cli_options *opt, const char *name)
         const char *name;
         cli_command command;
     } commands[] = {
-        {"segment", CMD_SEGMENT}, {"synth", CMD_SYNTH}, {"compare", CMD_COMPARE}, {"info", CMD_INFO}};
+        {"segment", CMD_SEGMENT}, {"synth", CMD_SYNTH}, {"compare", CMD_COMPARE}, {"info", CMD_INFO},
+        {"eval", CMD_EVAL}};
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
         if (strcmp(name, commands[i].name) == 0) {
             opt->command = commands[i].command;
@@ -744,6 +831,8 @@ static void options_init(cli_options *opt)
     opt->width = default_synthetic_width;
     opt->height = default_synthetic_height;
     opt->frames = default_synthetic_frames;
+    opt->median_background = 1;
+    opt->lead_in = default_lead_in;
 }
 
 static int given(const cli_options *opt, option_id id)
@@ -1010,14 +1099,15 @@ static int plan_segment(segment_run *run)
 /* ------------------------------------------------------------------------------------------ */
 /* glcv segment: engine, background, frames                                                   */
 
-/* Creates the context (unless cpu) and the segmenter, and prints the engine line. */
-static int open_engine(segment_run *run)
+/* Creates the context (unless cpu) and a segmenter with the command line's parameters, and
+ * prints the engine line. On error the caller still owns (and frees) *ctx and *seg. */
+static int create_segmenter(const cli_options *opt, const glcv_logger *logger, int width, int height,
+                            glcv_context **ctx, glcv_segment **seg, glcv_segment_params *resolved)
 {
-    const cli_options *opt = run->opt;
     glcv_engine_mode mode = opt->engine;
     if (mode != GLCV_ENGINE_CPU) {
-        glcv_context_params cp = GLCV_CONTEXT_PARAMS(.logger = run->logger);
-        glcv_status st = glcv_context_create(&cp, &run->ctx);
+        glcv_context_params cp = GLCV_CONTEXT_PARAMS(.logger = *logger);
+        glcv_status st = glcv_context_create(&cp, ctx);
         if (st != GLCV_OK && mode != GLCV_ENGINE_AUTO)
             return lib_error("cannot create an OpenGL context", st);
         if (st != GLCV_OK) {
@@ -1025,33 +1115,38 @@ static int open_engine(segment_run *run)
             mode = GLCV_ENGINE_CPU;
         }
     }
-    glcv_segment_params p = GLCV_SEGMENT_PARAMS(.width = run->width, .height = run->height, .ts = (float)opt->ts,
+    glcv_segment_params p = GLCV_SEGMENT_PARAMS(.width = width, .height = height, .ts = (float)opt->ts,
                                                 .odc = (float)opt->odc, .b1 = (float)opt->b1, .b2 = (float)opt->b2,
                                                 .iterations = opt->iterations, .seed = opt->seed, .engine = mode,
                                                 .adapt_rate = (float)opt->adapt, .timing = opt->timing,
-                                                .logger = run->logger);
-    glcv_status st = glcv_segment_create(&p, &run->seg);
+                                                .logger = *logger);
+    glcv_status st = glcv_segment_create(&p, seg);
     if (st != GLCV_OK)
         return lib_error("cannot create the segmenter", st);
     /* Zero means "default" in the params struct: explicit zeros go through the setters. */
     if (st == GLCV_OK && given(opt, OPT_TS) && opt->ts == 0.0)
-        st = glcv_segment_set_ts(run->seg, 0.0f);
+        st = glcv_segment_set_ts(*seg, 0.0f);
     if (st == GLCV_OK && given(opt, OPT_ODC) && opt->odc == 0.0)
-        st = glcv_segment_set_odc(run->seg, 0.0f);
+        st = glcv_segment_set_odc(*seg, 0.0f);
     if (st == GLCV_OK && given(opt, OPT_ITERATIONS) && opt->iterations == 0)
-        st = glcv_segment_set_iterations(run->seg, 0);
+        st = glcv_segment_set_iterations(*seg, 0);
     if (st == GLCV_OK && given(opt, OPT_ADAPT) && opt->adapt == 0.0)
-        st = glcv_segment_set_adapt_rate(run->seg, 0.0f);
+        st = glcv_segment_set_adapt_rate(*seg, 0.0f);
     if (st == GLCV_OK)
-        st = glcv_segment_get_params(run->seg, &run->resolved);
+        st = glcv_segment_get_params(*seg, resolved);
     if (st != GLCV_OK)
         return lib_error("cannot set the parameters", st);
     if (!opt->quiet) {
-        int on_gpu = run->resolved.engine != GLCV_ENGINE_CPU && run->ctx;
-        fprintf(stderr, "glcv: engine %s on %s\n", glcv_engine_mode_string(run->resolved.engine),
-                on_gpu ? glcv_context_describe(run->ctx) : "CPU");
+        int on_gpu = resolved->engine != GLCV_ENGINE_CPU && *ctx;
+        fprintf(stderr, "glcv: engine %s on %s\n", glcv_engine_mode_string(resolved->engine),
+                on_gpu ? glcv_context_describe(*ctx) : "CPU");
     }
     return CLI_OK;
+}
+
+static int open_engine(segment_run *run)
+{
+    return create_segmenter(run->opt, &run->logger, run->width, run->height, &run->ctx, &run->seg, &run->resolved);
 }
 
 static int load_input(segment_run *run, const char *path, glcv_image *out)
@@ -1488,6 +1583,711 @@ cleanup:
 }
 
 /* ------------------------------------------------------------------------------------------ */
+/* glcv eval: one video of the CDnet 2014 benchmark                                           */
+
+/* CDnet frame numbers have six digits; the median histograms count in 16 bits. */
+enum { CDNET_MAX_FRAME = 999999, MEDIAN_BINS = 16, MEDIAN_MAX_FRAMES = 65535 };
+
+typedef struct eval_run {
+    const cli_options *opt;
+    glcv_logger logger;
+    const char *dir;
+    char *name;         /* the folder's last component, for the summary */
+    int first, last;    /* temporal ROI: scored frames, 1-based, inclusive */
+    int start;          /* first segmented frame */
+    int width, height;
+    string_list inputs; /* frame files 1..last (index k - 1) */
+    string_list truths; /* ground truth of frames first..last (index k - first) */
+    char *roi_path;
+    glcv_image roi; /* GRAY8: nonzero = scored */
+    uint64_t roi_pixels;
+    FILE *csv;
+    glcv_context *ctx;
+    glcv_segment *seg;
+    glcv_segment_params resolved;
+    glcv_image frame, truth, mask, background;
+    int warmup_used; /* warm-up frames the background was learned from */
+    double noise;    /* --calibrate: median D^2 of the calibration frames */
+    int noise_frames;
+    uint64_t tp, fp, fn, tn;
+    uint64_t odd;      /* ground-truth pixels with a value outside 0, 50, 85, 170, 255: not scored */
+    double segment_ms; /* total wall time of the segmentation calls */
+    size_t segmented, written;
+    progress bar;
+    size_t done; /* progress steps: two per warm-up frame (median) or one (mean), one per segmented frame */
+} eval_run;
+
+static int image_size(const char *path, const glcv_logger *logger, int *w, int *h)
+{
+    struct stat sb;
+    if (stat(path, &sb) != 0) {
+        errorf("%s: %s", path, strerror(errno));
+        return CLI_FAIL;
+    }
+    if (!S_ISREG(sb.st_mode)) {
+        errorf("%s: not a regular file", path);
+        return CLI_FAIL;
+    }
+    int channels = 0;
+    glcv_status st = glcv_image_info(path, w, h, &channels, logger);
+    return st == GLCV_OK ? CLI_OK : lib_error(path, st);
+}
+
+static int is_file(const char *path)
+{
+    struct stat sb;
+    return stat(path, &sb) == 0 && S_ISREG(sb.st_mode);
+}
+
+/* "<dir>/<sub>/<prefix>NNNNNN<ext>" for the first ext that exists; NULL with *missing = 1 when none
+ * does (*missing = 0: out of memory). */
+static char *find_numbered(const char *dir, const char *sub, const char *prefix, int k,
+                           const char *const *extensions, size_t count, int *missing)
+{
+    char name[64];
+    *missing = 0;
+    for (size_t i = 0; i < count; i++) {
+        snprintf(name, sizeof name, "%s/%s%06d", sub, prefix, k);
+        char *path = path_join(dir, name, extensions[i]);
+        if (!path)
+            return NULL;
+        if (is_file(path))
+            return path;
+        free(path);
+    }
+    *missing = 1;
+    return NULL;
+}
+
+/* Reads temporalROI.txt: two frame numbers "FIRST LAST" and nothing else but white space. */
+static int read_temporal_roi(eval_run *run)
+{
+    char *path = path_join(run->dir, "temporalROI.txt", "");
+    char text[256] = {0};
+    int rc = CLI_FAIL;
+    if (!path) {
+        errorf("out of memory");
+        return CLI_FAIL;
+    }
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        errorf("%s: %s (a CDnet folder has input/, groundtruth/, ROI.bmp and temporalROI.txt)", path,
+               strerror(errno));
+        goto cleanup;
+    }
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    int too_long = n == sizeof text - 1 && fgetc(f) != EOF;
+    fclose(f);
+    char *end = text;
+    errno = 0;
+    long first = strtol(text, &end, 10);
+    long last = end != text ? strtol(end, &end, 10) : -1;
+    while (isspace((unsigned char)*end))
+        end++;
+    if (too_long || *end != '\0' || errno == ERANGE || strlen(text) != n || first < 1 || last < first ||
+        last > CDNET_MAX_FRAME) {
+        errorf("%s: malformed: expected two frame numbers 'FIRST LAST' with 1 <= FIRST <= LAST <= %d", path,
+               CDNET_MAX_FRAME);
+        goto cleanup;
+    }
+    if (first < 2) {
+        errorf("%s: the scored frames start at frame 1: no warm-up frames to learn the background from", path);
+        goto cleanup;
+    }
+    run->first = (int)first;
+    run->last = (int)last;
+    rc = CLI_OK;
+cleanup:
+    free(path);
+    return rc;
+}
+
+static int find_roi(eval_run *run)
+{
+    static const char *const names[] = {"ROI.bmp", "ROI.png"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        char *path = path_join(run->dir, names[i], "");
+        if (!path) {
+            errorf("out of memory");
+            return CLI_FAIL;
+        }
+        if (is_file(path)) {
+            run->roi_path = path;
+            return CLI_OK;
+        }
+        free(path);
+    }
+    errorf("%s: no ROI.bmp (nor ROI.png): the spatial region of interest is missing", run->dir);
+    return CLI_FAIL;
+}
+
+/* Finds every frame 1..last and every ground truth first..last. */
+static int collect_cdnet_files(eval_run *run)
+{
+    static const char *const frame_ext[] = {".jpg", ".png"};
+    static const char *const truth_ext[] = {".png"};
+    for (int k = 1; k <= run->last; k++) {
+        int missing = 0;
+        char *path = find_numbered(run->dir, "input", "in", k, frame_ext, 2, &missing);
+        if (!path && missing) {
+            errorf("%s/input/in%06d.jpg (or .png): no such frame (temporalROI.txt scores frames up to %d)",
+                   run->dir, k, run->last);
+            return CLI_FAIL;
+        }
+        int ok = path && list_push(&run->inputs, path);
+        free(path);
+        if (!ok) {
+            errorf("out of memory");
+            return CLI_FAIL;
+        }
+    }
+    for (int k = run->first; k <= run->last; k++) {
+        int missing = 0;
+        char *path = find_numbered(run->dir, "groundtruth", "gt", k, truth_ext, 1, &missing);
+        if (!path && missing) {
+            errorf("%s/groundtruth/gt%06d.png: no such ground truth (frame %d is scored)", run->dir, k, k);
+            return CLI_FAIL;
+        }
+        int ok = path && list_push(&run->truths, path);
+        free(path);
+        if (!ok) {
+            errorf("out of memory");
+            return CLI_FAIL;
+        }
+    }
+    return CLI_OK;
+}
+
+/* All frames, ground truths and the ROI have the size of the first frame. */
+static int check_cdnet_sizes(eval_run *run)
+{
+    const glcv_logger *logger = run->opt->verbose ? &run->logger : NULL;
+    const char *reference = run->inputs.items[0];
+    int w = 0, h = 0;
+    if (image_size(reference, logger, &run->width, &run->height) != CLI_OK)
+        return CLI_FAIL;
+    const string_list *lists[2] = {&run->inputs, &run->truths};
+    for (int l = 0; l < 2; l++) {
+        for (size_t i = 0; i < lists[l]->count; i++) {
+            const char *path = lists[l]->items[i];
+            if (image_size(path, logger, &w, &h) != CLI_OK)
+                return CLI_FAIL;
+            if (w != run->width || h != run->height) {
+                errorf("%s is %dx%d but the frames are %dx%d (%s)", path, w, h, run->width, run->height, reference);
+                return CLI_FAIL;
+            }
+        }
+    }
+    if (image_size(run->roi_path, logger, &w, &h) != CLI_OK)
+        return CLI_FAIL;
+    if (w != run->width || h != run->height) {
+        errorf("%s is %dx%d but the frames are %dx%d (%s)", run->roi_path, w, h, run->width, run->height, reference);
+        return CLI_FAIL;
+    }
+    glcv_status st = glcv_image_load(run->roi_path, GLCV_PIXEL_GRAY8, &run->logger, &run->roi);
+    if (st != GLCV_OK)
+        return lib_error(run->roi_path, st);
+    size_t stride = glcv_image_stride(&run->roi);
+    for (int y = 0; y < h; y++)
+        for (int x = 0; x < w; x++)
+            run->roi_pixels += run->roi.data[(size_t)y * stride + (size_t)x] != 0;
+    if (run->roi_pixels == 0) {
+        errorf("%s: the region of interest is empty (no nonzero pixel)", run->roi_path);
+        return CLI_FAIL;
+    }
+    return CLI_OK;
+}
+
+/* The last component of a folder path ("a/b/highway/" -> "highway"), in new memory. */
+static char *folder_name(const char *dir)
+{
+    size_t n = strlen(dir);
+    while (n > 1 && dir[n - 1] == '/')
+        n--;
+    size_t begin = n;
+    while (begin > 0 && dir[begin - 1] != '/')
+        begin--;
+    if (begin == n) /* "/" */
+        begin = 0;
+    char *name = malloc(n - begin + 1);
+    if (!name)
+        return NULL;
+    memcpy(name, dir + begin, n - begin);
+    name[n - begin] = '\0';
+    return name;
+}
+
+static int plan_eval(eval_run *run)
+{
+    const cli_options *opt = run->opt;
+    if (opt->args.count == 0)
+        return usage_error(opt, "no dataset: give 'cdnet DIR'");
+    if (strcmp(opt->args.items[0], "cdnet") != 0)
+        return usage_error(opt, "'%s' is not a dataset format: use 'cdnet DIR'", opt->args.items[0]);
+    if (opt->args.count != 2)
+        return usage_error(opt, "eval cdnet takes one folder (got %zu arguments)", opt->args.count - 1);
+    if (opt->calibrate && (given(opt, OPT_TS) || given(opt, OPT_B1) || given(opt, OPT_B2)))
+        return usage_error(opt, "--calibrate sets Ts, B1 and B2: give none of them with it");
+    run->dir = opt->args.items[1];
+    struct stat sb;
+    if (stat(run->dir, &sb) != 0) {
+        errorf("%s: %s", run->dir, strerror(errno));
+        return CLI_FAIL;
+    }
+    if (!S_ISDIR(sb.st_mode)) {
+        errorf("%s: not a folder", run->dir);
+        return CLI_FAIL;
+    }
+    run->name = folder_name(run->dir);
+    if (!run->name) {
+        errorf("out of memory");
+        return CLI_FAIL;
+    }
+    int rc = read_temporal_roi(run);
+    if (rc == CLI_OK)
+        rc = find_roi(run);
+    if (rc == CLI_OK)
+        rc = collect_cdnet_files(run);
+    if (rc == CLI_OK)
+        rc = check_cdnet_sizes(run);
+    run->start = run->first - opt->lead_in > 1 ? run->first - opt->lead_in : 1;
+    return rc;
+}
+
+static int load_frame_rgb(eval_run *run, const char *path, glcv_image *out)
+{
+    glcv_image_free(out);
+    glcv_status st = glcv_image_load(path, GLCV_PIXEL_RGB8, &run->logger, out);
+    return st == GLCV_OK ? CLI_OK : lib_error(path, st);
+}
+
+/* Warm-up frames used for the background: all of 1..first-1, evenly thinned to at most
+ * MEDIAN_MAX_FRAMES for the median. */
+static int warmup_step(const eval_run *run)
+{
+    int count = run->first - 1;
+    return run->opt->median_background ? (count + MEDIAN_MAX_FRAMES - 1) / MEDIAN_MAX_FRAMES : 1;
+}
+
+/* Adds one frame to the 16-bin histograms: pass 0 counts the high nibble of every value, pass 1
+ * the low nibble of the values whose high nibble is the median's. */
+static void median_count(const glcv_image *frame, int pass, const uint8_t *high, uint16_t *hist)
+{
+    size_t stride = glcv_image_stride(frame), row = (size_t)frame->width * 3;
+    for (int y = 0; y < frame->height; y++) {
+        const uint8_t *src = frame->data + (size_t)y * stride;
+        size_t base = (size_t)y * row;
+        for (size_t x = 0; x < row; x++) {
+            size_t i = base + x;
+            unsigned v = src[x];
+            if (pass == 0)
+                hist[i * MEDIAN_BINS + (v >> 4)]++;
+            else if ((v >> 4) == high[i])
+                hist[i * MEDIAN_BINS + (v & 15u)]++;
+        }
+    }
+}
+
+/* The background as the exact per-pixel, per-channel lower median of the warm-up frames (the
+ * value of rank (n - 1) / 2), found digit by digit with two passes of 16-bin histograms: the high
+ * nibble, then the low nibble among the values with that high nibble. Memory: 36 bytes per pixel,
+ * whatever the number of frames. */
+static int median_background(eval_run *run)
+{
+    size_t n = (size_t)run->width * (size_t)run->height * 3;
+    int step = warmup_step(run);
+    int count = 0;
+    for (int k = 1; k < run->first; k += step)
+        count++;
+    uint16_t *hist = calloc(n * MEDIAN_BINS, sizeof *hist);
+    uint16_t *below = malloc(n * sizeof *below);
+    uint8_t *high = malloc(n);
+    int rc = CLI_FAIL;
+    if (!hist || !below || !high) {
+        errorf("out of memory");
+        goto cleanup;
+    }
+    unsigned rank = (unsigned)(count - 1) / 2u;
+    for (int pass = 0; pass < 2; pass++) {
+        for (int k = 1; k < run->first; k += step) {
+            progress_update(&run->bar, run->done++);
+            if (load_frame_rgb(run, run->inputs.items[k - 1], &run->frame) != CLI_OK)
+                goto cleanup;
+            median_count(&run->frame, pass, high, hist);
+        }
+        for (size_t i = 0; i < n; i++) {
+            const uint16_t *h = hist + i * MEDIAN_BINS;
+            unsigned cum = pass == 0 ? 0u : below[i];
+            unsigned digit = 0;
+            while (digit < MEDIAN_BINS - 1 && cum + h[digit] <= rank)
+                cum += h[digit++];
+            if (pass == 0) {
+                high[i] = (uint8_t)digit;
+                below[i] = (uint16_t)cum;
+            } else {
+                high[i] = (uint8_t)(high[i] << 4 | digit);
+            }
+        }
+        if (pass == 0)
+            memset(hist, 0, n * MEDIAN_BINS * sizeof *hist);
+    }
+    size_t stride = glcv_image_stride(&run->background), row = (size_t)run->width * 3;
+    for (int y = 0; y < run->height; y++)
+        memcpy(run->background.data + (size_t)y * stride, high + (size_t)y * row, row);
+    glcv_status st = glcv_segment_set_background(run->seg, &run->background);
+    if (st != GLCV_OK) {
+        lib_error("cannot set the background", st);
+        goto cleanup;
+    }
+    run->warmup_used = count;
+    rc = CLI_OK;
+cleanup:
+    free(hist);
+    free(below);
+    free(high);
+    return rc;
+}
+
+/* The background as the library learns it: the per-pixel mean of the warm-up frames. */
+static int mean_background(eval_run *run)
+{
+    glcv_status st = glcv_segment_learn_begin(run->seg);
+    if (st != GLCV_OK)
+        return lib_error("cannot start learning the background", st);
+    for (int k = 1; k < run->first; k++) {
+        progress_update(&run->bar, run->done++);
+        const char *path = run->inputs.items[k - 1];
+        if (load_frame_rgb(run, path, &run->frame) != CLI_OK)
+            return CLI_FAIL;
+        st = glcv_segment_learn_add(run->seg, &run->frame);
+        if (st != GLCV_OK)
+            return lib_error(path, st);
+    }
+    st = glcv_segment_learn_end(run->seg);
+    if (st != GLCV_OK)
+        return lib_error("cannot learn the background", st);
+    run->warmup_used = run->first - 1;
+    return CLI_OK;
+}
+
+/* Adds the mask of scored frame k to the counts: ROI pixels only; truth 255 positive, 0 and 50
+ * negative, 85 and 170 not scored. */
+static int score_mask(eval_run *run, int k)
+{
+    const char *path = run->truths.items[k - run->first];
+    glcv_image_free(&run->truth);
+    glcv_status st = glcv_image_load(path, GLCV_PIXEL_GRAY8, &run->logger, &run->truth);
+    if (st != GLCV_OK)
+        return lib_error(path, st);
+    size_t ms = glcv_image_stride(&run->mask), ts = glcv_image_stride(&run->truth);
+    size_t rs = glcv_image_stride(&run->roi);
+    for (int y = 0; y < run->height; y++) {
+        const uint8_t *m = run->mask.data + (size_t)y * ms;
+        const uint8_t *t = run->truth.data + (size_t)y * ts;
+        const uint8_t *r = run->roi.data + (size_t)y * rs;
+        for (int x = 0; x < run->width; x++) {
+            if (!r[x])
+                continue;
+            int fg = m[x] >= 128;
+            switch (t[x]) {
+            case 255:
+                run->tp += (uint64_t)fg;
+                run->fn += (uint64_t)!fg;
+                break;
+            case 0:
+            case 50:
+                run->fp += (uint64_t)fg;
+                run->tn += (uint64_t)!fg;
+                break;
+            case 85:
+            case 170: break;
+            default: run->odd++; break;
+            }
+        }
+    }
+    return CLI_OK;
+}
+
+static int save_cdnet_mask(eval_run *run, int k)
+{
+    char name[32];
+    snprintf(name, sizeof name, "bin%06d", k);
+    char *path = path_join(run->opt->save_masks, name, ".png");
+    if (!path) {
+        errorf("out of memory");
+        return CLI_FAIL;
+    }
+    glcv_status st = glcv_image_save_png(path, &run->mask, &run->logger);
+    int rc = st == GLCV_OK ? CLI_OK : lib_error(path, st);
+    free(path);
+    if (rc == CLI_OK)
+        run->written++;
+    return rc;
+}
+
+/* D^2 of one window from its sums, as the library computes it (see glcv/segment.h). */
+static double window_d2(int32_t fore, int32_t back, int32_t cross, double odc)
+{
+    int64_t det0 = (int64_t)fore * back - (int64_t)cross * cross;
+    int64_t dist = (int64_t)fore + back - 2 * (int64_t)cross;
+    double det = (double)det0 + odc * (double)dist;
+    double diff = (double)fore - (double)back;
+    double c = (double)cross + odc;
+    double den = (double)fore + (double)back + 2.0 * odc + sqrt(diff * diff + 4.0 * c * c);
+    return den > 0.0 ? 2.0 * det / den : 0.0;
+}
+
+/* --calibrate: the scene's noise level g is the median of D^2 over every other pixel of about
+ * CALIBRATION_FRAMES warm-up frames, evenly spaced, against the learned background; then
+ * Ts = CALIBRATION_TS * g and B1 = B2 = CALIBRATION_B * g. The frames are segmented with
+ * adaptation off (the background stays as learned) and the temporal prior is cleared after. */
+enum { CALIBRATION_FRAMES = 50 };
+static const double calibration_ts = 100.0, calibration_b = 23.0;
+/* Odc with --calibrate when none is given. A dark object's D^2 cannot exceed about Odc, so Odc
+ * must stay well above Ts (about 10 g for 8-bit video noise); the paper's 5800 is below it. */
+static const double calibration_odc = 100000.0;
+
+static int calibrate_thresholds(eval_run *run)
+{
+    size_t n = (size_t)run->width * (size_t)run->height;
+    int warmup = run->first - 1;
+    int step = warmup > CALIBRATION_FRAMES ? warmup / CALIBRATION_FRAMES : 1;
+    int frames = (warmup + step - 1) / step;
+    size_t per_frame = (n + 1) / 2;
+    int32_t *fore = malloc(n * sizeof *fore), *back = malloc(n * sizeof *back), *cross = malloc(n * sizeof *cross);
+    double *values = malloc((size_t)frames * per_frame * sizeof *values);
+    size_t count = 0;
+    int rc = CLI_FAIL;
+    if (!fore || !back || !cross || !values) {
+        errorf("out of memory");
+        goto cleanup;
+    }
+    glcv_status st = GLCV_OK;
+    if (!given(run->opt, OPT_ODC))
+        st = glcv_segment_set_odc(run->seg, (float)calibration_odc);
+    if (st == GLCV_OK)
+        st = glcv_segment_get_params(run->seg, &run->resolved);
+    double odc = (double)run->resolved.odc;
+    if (st == GLCV_OK)
+        st = glcv_segment_set_adapt_rate(run->seg, 0.0f);
+    for (int k = 1; k <= warmup && st == GLCV_OK; k += step) {
+        const char *path = run->inputs.items[k - 1];
+        if (load_frame_rgb(run, path, &run->frame) != CLI_OK)
+            goto cleanup;
+        st = glcv_segment_frame(run->seg, &run->frame, 1);
+        if (st == GLCV_OK)
+            st = glcv_segment_read_qualifiers(run->seg, fore, back, cross);
+        for (size_t i = 0; i < n && st == GLCV_OK; i += 2)
+            values[count++] = window_d2(fore[i], back[i], cross[i], odc);
+    }
+    if (st == GLCV_OK)
+        st = glcv_segment_set_adapt_rate(run->seg, run->resolved.adapt_rate);
+    if (st == GLCV_OK)
+        st = glcv_segment_reset(run->seg);
+    if (st != GLCV_OK) {
+        lib_error("cannot calibrate the thresholds", st);
+        goto cleanup;
+    }
+    qsort(values, count, sizeof *values, compare_doubles);
+    run->noise = values[(count - 1) / 2];
+    run->noise_frames = frames;
+    /* The setters take floats: clamp to the float range (a saturated scene may have g = 0). */
+    double ts = fmin(calibration_ts * run->noise, FLT_MAX), b = fmin(calibration_b * run->noise, FLT_MAX);
+    if (b <= 0.0)
+        b = FLT_MIN; /* B must be > 0; with g = 0 any change switches a pixel on */
+    st = glcv_segment_set_ts(run->seg, (float)ts);
+    if (st == GLCV_OK)
+        st = glcv_segment_set_b1(run->seg, (float)b);
+    if (st == GLCV_OK)
+        st = glcv_segment_set_b2(run->seg, (float)b);
+    if (st == GLCV_OK)
+        st = glcv_segment_get_params(run->seg, &run->resolved);
+    if (st != GLCV_OK) {
+        lib_error("cannot set the calibrated thresholds", st);
+        goto cleanup;
+    }
+    rc = CLI_OK;
+cleanup:
+    free(fore);
+    free(back);
+    free(cross);
+    free(values);
+    return rc;
+}
+
+static int eval_frames(eval_run *run)
+{
+    for (int k = run->start; k <= run->last; k++) {
+        progress_update(&run->bar, run->done++);
+        const char *path = run->inputs.items[k - 1];
+        if (load_frame_rgb(run, path, &run->frame) != CLI_OK)
+            return CLI_FAIL;
+        double t0 = now_seconds();
+        glcv_status st = glcv_segment_frame(run->seg, &run->frame, 1);
+        run->segment_ms += 1e3 * (now_seconds() - t0);
+        if (st != GLCV_OK)
+            return lib_error(path, st);
+        run->segmented++;
+        if (k < run->first)
+            continue;
+        st = glcv_segment_read_mask(run->seg, &run->mask);
+        if (st != GLCV_OK)
+            return lib_error("cannot read the mask", st);
+        if (score_mask(run, k) != CLI_OK)
+            return CLI_FAIL;
+        if (run->opt->save_masks && save_cdnet_mask(run, k) != CLI_OK)
+            return CLI_FAIL;
+    }
+    progress_update(&run->bar, run->done);
+    return CLI_OK;
+}
+
+/* The CDnet metrics of summed counts (a ratio with nothing to count is 1 for recall, precision
+ * and specificity, 0 for the error rates). */
+typedef struct cdnet_metrics {
+    double recall, precision, f, specificity, fpr, fnr, pwc;
+} cdnet_metrics;
+
+static double ratio_or(uint64_t num, uint64_t den, double empty)
+{
+    return den ? (double)num / (double)den : empty;
+}
+
+static cdnet_metrics cdnet_compute(const eval_run *run)
+{
+    cdnet_metrics m;
+    uint64_t all = run->tp + run->fp + run->fn + run->tn;
+    m.recall = ratio_or(run->tp, run->tp + run->fn, 1.0);
+    m.precision = ratio_or(run->tp, run->tp + run->fp, 1.0);
+    m.f = m.precision + m.recall > 0.0 ? 2.0 * m.precision * m.recall / (m.precision + m.recall) : 0.0;
+    m.specificity = ratio_or(run->tn, run->tn + run->fp, 1.0);
+    m.fpr = ratio_or(run->fp, run->fp + run->tn, 0.0);
+    m.fnr = ratio_or(run->fn, run->tp + run->fn, 0.0);
+    m.pwc = 100.0 * ratio_or(run->fn + run->fp, all, 0.0);
+    return m;
+}
+
+static void print_eval(const eval_run *run, const cdnet_metrics *m)
+{
+    const glcv_segment_params *p = &run->resolved;
+    int scored = run->last - run->first + 1;
+    char adapt[32] = "";
+    if (p->adapt_rate > 0.0f)
+        snprintf(adapt, sizeof adapt, " adapt %g", (double)p->adapt_rate);
+    printf("%s: F %.4f (recall %.4f, precision %.4f, PWC %.3f) on frames %d..%d, engine %s, Ts %g Odc %g B1 %g "
+           "B2 %g iterations %d%s, %s background\n",
+           run->name, m->f, m->recall, m->precision, m->pwc, run->first, run->last,
+           glcv_engine_mode_string(p->engine), (double)p->ts, (double)p->odc, (double)p->b1, (double)p->b2,
+           p->iterations, adapt, run->opt->median_background ? "median" : "mean");
+    printf("  %-12s %.4f\n", "recall", m->recall);
+    printf("  %-12s %.4f\n", "precision", m->precision);
+    printf("  %-12s %.4f\n", "F-measure", m->f);
+    printf("  %-12s %.4f\n", "specificity", m->specificity);
+    printf("  %-12s %.6f\n", "FPR", m->fpr);
+    printf("  %-12s %.6f\n", "FNR", m->fnr);
+    printf("  %-12s %.4f\n", "PWC", m->pwc);
+    printf("  %-12s TP %llu FP %llu FN %llu TN %llu\n", "pixels", (unsigned long long)run->tp,
+           (unsigned long long)run->fp, (unsigned long long)run->fn, (unsigned long long)run->tn);
+    printf("  %-12s %d scored, %zu segmented (from frame %d), background from %d warm-up frames; %.3f ms per "
+           "frame (segmentation call)\n",
+           "frames", scored, run->segmented, run->start, run->warmup_used,
+           run->segmented ? run->segment_ms / (double)run->segmented : 0.0);
+    printf("  %-12s %llu of %dx%d pixels (%s)\n", "ROI", (unsigned long long)run->roi_pixels, run->width, run->height,
+           run->roi_path);
+    if (run->opt->calibrate)
+        printf("  %-12s median D^2 %.1f over %d warm-up frames (Odc %g): Ts = %g g, B1 = B2 = %g g\n",
+               "calibrated", run->noise, run->noise_frames, (double)p->odc, calibration_ts, calibration_b);
+    if (run->opt->save_masks)
+        printf("  %-12s %zu masks in %s\n", "written", run->written, run->opt->save_masks);
+    if (run->odd)
+        warnf("%llu ground-truth pixels have values other than 0, 50, 85, 170 and 255: not scored",
+              (unsigned long long)run->odd);
+}
+
+static int write_csv_row(eval_run *run, const cdnet_metrics *m)
+{
+    const glcv_segment_params *p = &run->resolved;
+    FILE *f = run->csv;
+    int empty = fseek(f, 0, SEEK_END) == 0 && ftell(f) == 0;
+    if (empty)
+        fprintf(f, "video,first,last,background,engine,Ts,Odc,B1,B2,iterations,seed,adapt,lead_in,"
+                   "TP,FP,FN,TN,recall,precision,F,specificity,FPR,FNR,PWC,noise\n");
+    fprintf(f, "%s,%d,%d,%s,%s,%g,%g,%g,%g,%d,%llu,%g,%d,%llu,%llu,%llu,%llu,%.6f,%.6f,%.6f,%.6f,%.8f,%.8f,%.6f,%g\n",
+            run->name, run->first, run->last, run->opt->median_background ? "median" : "mean",
+            glcv_engine_mode_string(p->engine), (double)p->ts, (double)p->odc, (double)p->b1, (double)p->b2,
+            p->iterations, (unsigned long long)p->seed, (double)p->adapt_rate, run->first - run->start,
+            (unsigned long long)run->tp, (unsigned long long)run->fp, (unsigned long long)run->fn,
+            (unsigned long long)run->tn, m->recall, m->precision, m->f, m->specificity, m->fpr, m->fnr, m->pwc,
+            run->opt->calibrate ? run->noise : 0.0);
+    if (fflush(f) != 0 || ferror(f)) {
+        errorf("%s: cannot write: %s", run->opt->csv, strerror(errno));
+        return CLI_FAIL;
+    }
+    return CLI_OK;
+}
+
+static void eval_run_free(eval_run *run)
+{
+    progress_end(&run->bar);
+    glcv_segment_destroy(&run->seg);
+    glcv_context_destroy(&run->ctx);
+    glcv_image_free(&run->frame);
+    glcv_image_free(&run->truth);
+    glcv_image_free(&run->mask);
+    glcv_image_free(&run->background);
+    glcv_image_free(&run->roi);
+    if (run->csv)
+        fclose(run->csv);
+    free(run->name);
+    free(run->roi_path);
+    list_free(&run->inputs);
+    list_free(&run->truths);
+}
+
+static int cmd_eval(const cli_options *opt)
+{
+    eval_run run = {.opt = opt, .logger = make_logger(opt)};
+    int rc = plan_eval(&run);
+    if (rc == CLI_OK && opt->save_masks)
+        rc = make_output_dir(opt->save_masks);
+    if (rc == CLI_OK && opt->csv) {
+        run.csv = fopen(opt->csv, "a");
+        if (!run.csv) {
+            errorf("%s: %s", opt->csv, strerror(errno));
+            rc = CLI_FAIL;
+        }
+    }
+    if (rc == CLI_OK)
+        rc = create_segmenter(opt, &run.logger, run.width, run.height, &run.ctx, &run.seg, &run.resolved);
+    if (rc == CLI_OK) {
+        glcv_status st = glcv_image_alloc(run.width, run.height, GLCV_PIXEL_GRAY8, &run.mask);
+        if (st == GLCV_OK)
+            st = glcv_image_alloc(run.width, run.height, GLCV_PIXEL_RGB8, &run.background);
+        if (st != GLCV_OK)
+            rc = lib_error("cannot allocate the image buffers", st);
+    }
+    if (rc == CLI_OK) {
+        int warmup = run.first - 1, step = warmup_step(&run);
+        size_t background_steps = opt->median_background ? 2u * (size_t)((warmup + step - 1) / step) : (size_t)warmup;
+        run.bar = progress_start(opt, background_steps + (size_t)(run.last - run.start + 1));
+        rc = opt->median_background ? median_background(&run) : mean_background(&run);
+    }
+    if (rc == CLI_OK && opt->calibrate)
+        rc = calibrate_thresholds(&run);
+    if (rc == CLI_OK)
+        rc = eval_frames(&run);
+    progress_end(&run.bar);
+    if (rc == CLI_OK) {
+        cdnet_metrics m = cdnet_compute(&run);
+        print_eval(&run, &m);
+        if (run.csv)
+            rc = write_csv_row(&run, &m);
+    }
+    eval_run_free(&run);
+    return rc;
+}
+
+/* ------------------------------------------------------------------------------------------ */
 /* glcv info                                                                                  */
 
 /* Prints the " | "-separated parts of a context description on their own lines. */
@@ -1553,6 +2353,7 @@ static const char *command_help(cli_command command)
     case CMD_SYNTH: return synth_help;
     case CMD_COMPARE: return compare_help;
     case CMD_INFO: return info_help;
+    case CMD_EVAL: return eval_help;
     case CMD_NONE: break;
     }
     return main_help;
@@ -1565,10 +2366,14 @@ static int run_command(const cli_options *opt)
     case CMD_SYNTH: return cmd_synth(opt);
     case CMD_COMPARE: return cmd_compare(opt);
     case CMD_INFO: return cmd_info(opt);
+    case CMD_EVAL: return cmd_eval(opt);
     case CMD_NONE: break;
     }
     return CLI_USAGE;
 }
+
+/* glcv track: demo/glcv_track.c */
+int glcv_track_command(int argc, char **argv);
 
 int main(int argc, char **argv)
 {
@@ -1583,6 +2388,8 @@ int main(int argc, char **argv)
         fputs(main_help, stdout);
         return CLI_OK;
     }
+    if (strcmp(first, "track") == 0)
+        return glcv_track_command(argc - 2, argv + 2);
     if (strcmp(first, "--version") == 0) {
         printf("glcv %d.%d.%d\n", GLCV_VERSION_MAJOR, GLCV_VERSION_MINOR, GLCV_VERSION_PATCH);
         return CLI_OK;

@@ -256,8 +256,9 @@ for k in $(seq 0 39); do
     cp "$TMP/cdnet/seq/frame_$(printf '%04d' "$k").png" "$CD/input/in$(printf '%06d' $((k + 1))).png"
     cp "$TMP/cdnet/seq/truth_$(printf '%04d' "$k").png" "$CD/groundtruth/gt$(printf '%06d' $((k + 1))).png"
 done
-echo 'iVBORw0KGgoAAAANSUhEUgAAAKAAAAB4CAAAAABQyaazAAAAZ0lEQVR42u3OMQEAAAgDoGn/zhrCxwMSUJPfOoKCgoKCgoKCgoKCgoKCgoKCgoKCgoKCgoKCgoKCgoKCgoKCgoKCgoKCgoKCgoKCgoKCgoKCgoKCgoKCgoKCgoKCgoKCgoKCgoKCZwvdswHvTPbGAAAAAABJRU5ErkJggg==' |
-    base64 -d >"$CD/ROI.png"
+printf '%s' 'iVBORw0KGgoAAAANSUhEUgAAAKAAAAB4CAAAAABQyaazAAAAZ0lEQVR42u3OMQEAAAgDoGn/zhrCxwMS' \
+    'UJPfOoKCgoKCgoKCgoKCgoKCgoKCgoKCgoKCgoKCgoKCgoKCgoKCgoKCgoKCgoKCgoKCgoKCgoKCgoKC' \
+    'goKCgoKCgoKCgoKCgoKCgoKCZwvdswHvTPbGAAAAAABJRU5ErkJggg==' | base64 -d >"$CD/ROI.png"
 echo "21 40" >"$CD/temporalROI.txt"
 
 run cd_eval eval cdnet "$CD" --engine cpu --save-masks "$TMP/cdnet/bin" --csv "$TMP/cdnet/scores.csv"
@@ -281,6 +282,18 @@ if [ "$(wc -l <"$TMP/cdnet/scores.csv")" != 2 ] || ! head -1 "$TMP/cdnet/scores.
 fi
 run cd_mean eval cdnet "$CD" --engine cpu --background mean --quiet
 expect_rc cd_mean 0 "eval cdnet --background mean"
+run cd_cal eval cdnet "$CD" --engine cpu --calibrate --adapt 0.01 --quiet
+expect_rc cd_cal 0 "eval cdnet --calibrate"
+expect_in cd_cal out "calibrated   median D^2" "eval cdnet --calibrate reports the noise level"
+expect_in cd_cal out "Odc 100000" "eval cdnet --calibrate raises Odc when none is given"
+CHECKS=$((CHECKS + 1))
+f=$(sed -n 's/^video: F \([0-9.]*\) .*/\1/p' "$TMP/cd_cal.out")
+if ! awk -v f="${f:-0}" 'BEGIN { exit !(f > 0.8) }'; then
+    fail "eval cdnet --calibrate on the synthetic folder: F '$f', expected > 0.8"
+    show cd_cal
+fi
+run cd_cal_ts eval cdnet "$CD" --calibrate --Ts 500
+expect_rc cd_cal_ts 2 "eval cdnet --calibrate with --Ts"
 run cd_usage eval cdnet
 expect_rc cd_usage 2 "eval cdnet without a folder"
 run cd_format eval kitti "$CD"
