@@ -1172,6 +1172,8 @@ static int learn_background(segment_run *run)
             return lib_error(path, st);
     }
     st = glcv_segment_learn_end(run->seg);
+    if (st == GLCV_OK) /* learning calibrates the parameters not given */
+        st = glcv_segment_get_params(run->seg, &run->resolved);
     if (st != GLCV_OK)
         return lib_error("cannot learn the background", st);
     return CLI_OK;
@@ -1964,6 +1966,8 @@ static int mean_background(eval_run *run)
             return lib_error(path, st);
     }
     st = glcv_segment_learn_end(run->seg);
+    if (st == GLCV_OK) /* learning calibrates the parameters not given */
+        st = glcv_segment_get_params(run->seg, &run->resolved);
     if (st != GLCV_OK)
         return lib_error("cannot learn the background", st);
     run->warmup_used = run->first - 1;
@@ -2025,94 +2029,34 @@ static int save_cdnet_mask(eval_run *run, int k)
     return rc;
 }
 
-/* D^2 of one window from its sums, as the library computes it (see glcv/segment.h). */
-static double window_d2(int32_t fore, int32_t back, int32_t cross, double odc)
-{
-    int64_t det0 = (int64_t)fore * back - (int64_t)cross * cross;
-    int64_t dist = (int64_t)fore + back - 2 * (int64_t)cross;
-    double det = (double)det0 + odc * (double)dist;
-    double diff = (double)fore - (double)back;
-    double c = (double)cross + odc;
-    double den = (double)fore + (double)back + 2.0 * odc + sqrt(diff * diff + 4.0 * c * c);
-    return den > 0.0 ? 2.0 * det / den : 0.0;
-}
-
-/* --calibrate: the scene's noise level g is the median of D^2 over every other pixel of about
- * CALIBRATION_FRAMES warm-up frames, evenly spaced, against the learned background; then
- * Ts = CALIBRATION_TS * g and B1 = B2 = CALIBRATION_B * g. The frames are segmented with
- * adaptation off (the background stays as learned) and the temporal prior is cleared after. */
+/* --calibrate: the library's calibration (glcv_segment_calibrate_*) on about CALIBRATION_FRAMES
+ * warm-up frames, evenly spaced, against the learned background: g = the median of D^2, then
+ * Ts = 100 g, B1 = B2 = 23 g and Odc 100000 unless --Odc was given. */
 enum { CALIBRATION_FRAMES = 50 };
-static const double calibration_ts = 100.0, calibration_b = 23.0;
-/* Odc with --calibrate when none is given. A dark object's D^2 cannot exceed about Odc, so Odc
- * must stay well above Ts (about 10 g for 8-bit video noise); the paper's 5800 is below it. */
-static const double calibration_odc = 100000.0;
 
 static int calibrate_thresholds(eval_run *run)
 {
-    size_t n = (size_t)run->width * (size_t)run->height;
     int warmup = run->first - 1;
     int step = warmup > CALIBRATION_FRAMES ? warmup / CALIBRATION_FRAMES : 1;
-    int frames = (warmup + step - 1) / step;
-    size_t per_frame = (n + 1) / 2;
-    int32_t *fore = malloc(n * sizeof *fore), *back = malloc(n * sizeof *back), *cross = malloc(n * sizeof *cross);
-    double *values = malloc((size_t)frames * per_frame * sizeof *values);
-    size_t count = 0;
-    int rc = CLI_FAIL;
-    if (!fore || !back || !cross || !values) {
-        errorf("out of memory");
-        goto cleanup;
+    float g = 0;
+    glcv_status st = glcv_segment_calibrate_begin(run->seg);
+    int frames = 0;
+    for (int k = 1; k <= warmup && st == GLCV_OK; k += step, frames++) {
+        if (load_frame_rgb(run, run->inputs.items[k - 1], &run->frame) != CLI_OK)
+            return CLI_FAIL;
+        st = glcv_segment_calibrate_add(run->seg, &run->frame);
     }
-    glcv_status st = GLCV_OK;
-    if (!given(run->opt, OPT_ODC))
-        st = glcv_segment_set_odc(run->seg, (float)calibration_odc);
+    if (st == GLCV_OK)
+        st = glcv_segment_calibrate_end(run->seg, &g);
     if (st == GLCV_OK)
         st = glcv_segment_get_params(run->seg, &run->resolved);
-    double odc = (double)run->resolved.odc;
-    if (st == GLCV_OK)
-        st = glcv_segment_set_adapt_rate(run->seg, 0.0f);
-    for (int k = 1; k <= warmup && st == GLCV_OK; k += step) {
-        const char *path = run->inputs.items[k - 1];
-        if (load_frame_rgb(run, path, &run->frame) != CLI_OK)
-            goto cleanup;
-        st = glcv_segment_frame(run->seg, &run->frame, 1);
-        if (st == GLCV_OK)
-            st = glcv_segment_read_qualifiers(run->seg, fore, back, cross);
-        for (size_t i = 0; i < n && st == GLCV_OK; i += 2)
-            values[count++] = window_d2(fore[i], back[i], cross[i], odc);
-    }
-    if (st == GLCV_OK)
-        st = glcv_segment_set_adapt_rate(run->seg, run->resolved.adapt_rate);
-    if (st == GLCV_OK)
-        st = glcv_segment_reset(run->seg);
     if (st != GLCV_OK) {
         lib_error("cannot calibrate the thresholds", st);
-        goto cleanup;
+        return CLI_FAIL;
     }
-    qsort(values, count, sizeof *values, compare_doubles);
-    run->noise = values[(count - 1) / 2];
+    run->noise = g;
     run->noise_frames = frames;
-    /* The setters take floats: clamp to the float range (a saturated scene may have g = 0). */
-    double ts = fmin(calibration_ts * run->noise, FLT_MAX), b = fmin(calibration_b * run->noise, FLT_MAX);
-    if (b <= 0.0)
-        b = FLT_MIN; /* B must be > 0; with g = 0 any change switches a pixel on */
-    st = glcv_segment_set_ts(run->seg, (float)ts);
-    if (st == GLCV_OK)
-        st = glcv_segment_set_b1(run->seg, (float)b);
-    if (st == GLCV_OK)
-        st = glcv_segment_set_b2(run->seg, (float)b);
-    if (st == GLCV_OK)
-        st = glcv_segment_get_params(run->seg, &run->resolved);
-    if (st != GLCV_OK) {
-        lib_error("cannot set the calibrated thresholds", st);
-        goto cleanup;
-    }
-    rc = CLI_OK;
-cleanup:
-    free(fore);
-    free(back);
-    free(cross);
-    free(values);
-    return rc;
+    return CLI_OK;
 }
 
 static int eval_frames(eval_run *run)
@@ -2195,8 +2139,8 @@ static void print_eval(const eval_run *run, const cdnet_metrics *m)
     printf("  %-12s %llu of %dx%d pixels (%s)\n", "ROI", (unsigned long long)run->roi_pixels, run->width, run->height,
            run->roi_path);
     if (run->opt->calibrate)
-        printf("  %-12s median D^2 %.1f over %d warm-up frames (Odc %g): Ts = %g g, B1 = B2 = %g g\n",
-               "calibrated", run->noise, run->noise_frames, (double)p->odc, calibration_ts, calibration_b);
+        printf("  %-12s median D^2 %.1f over %d warm-up frames (Odc %g): Ts %g, B1 %g, B2 %g\n", "calibrated",
+               run->noise, run->noise_frames, (double)p->odc, (double)p->ts, (double)p->b1, (double)p->b2);
     if (run->opt->save_masks)
         printf("  %-12s %zu masks in %s\n", "written", run->written, run->opt->save_masks);
     if (run->odd)

@@ -24,6 +24,13 @@
 
 enum { SUB_K, SUB_L, SUB_M, SUB_N };
 
+#define CALIB_KEEP 16
+#define CALIB_BINS 768       /* log2(1 + D^2) in 1/24 steps up to 2^32 */
+#define CALIB_ODC 100000.0f
+#define CALIB_TS_PER_G 100.0
+#define CALIB_B_PER_G 23.0
+enum { EXPLICIT_TS = 1, EXPLICIT_ODC = 2, EXPLICIT_B1 = 4, EXPLICIT_B2 = 8 };
+
 struct glcv_segment {
     pthread_mutex_t lock;
     glcv_segment_params p; /* resolved; p.engine is the engine in use */
@@ -56,6 +63,17 @@ struct glcv_segment {
     glcv_program *threshold_packed;
     glcv_tex mask;           /* R8 full resolution, 0/255 */
     GLuint last_input;       /* texture the last frame was read from */
+
+    /* Calibration: a histogram of log2(1 + D^2) and, while learning, up to CALIB_KEEP learned
+     * frames, evenly spaced (every calib_stride-th). */
+    unsigned explicit_values;          /* EXPLICIT_* bits: never calibrated */
+    int calibrating;
+    uint64_t calib_hist[CALIB_BINS];
+    int calib_frames;
+    int calib_kept, calib_stride;
+    glcv_tex calib_tex[CALIB_KEEP];    /* GPU engines */
+    uint8_t *calib_rgb[CALIB_KEEP];    /* CPU engine, packed RGB */
+    int32_t *calib_sums;               /* fore, back, cross of one frame */
 
     /* CPU engine */
     glcv_segment_cpu cpu;
@@ -273,6 +291,8 @@ static void gpu_release(glcv_segment *s)
     glcv_engine_tex_destroy(e, &s->background_f[0]);
     glcv_engine_tex_destroy(e, &s->background_f[1]);
     glcv_engine_tex_destroy(e, &s->mask);
+    for (int i = 0; i < CALIB_KEEP; i++)
+        glcv_engine_tex_destroy(e, &s->calib_tex[i]);
     for (int i = 0; i < 4; i++) {
         glcv_engine_tex_destroy(e, &s->thresholds[i]);
         glcv_engine_tex_destroy(e, &s->masks[i]);
@@ -589,6 +609,8 @@ glcv_status glcv_segment_create(const glcv_segment_params *params, glcv_segment 
     pthread_mutex_init(&s->lock, NULL);
     s->mapped_slot = -1;
     s->p = p;
+    s->explicit_values = (params->ts != 0 ? EXPLICIT_TS : 0) | (params->odc != 0 ? EXPLICIT_ODC : 0) |
+                         (params->b1 != 0 ? EXPLICIT_B1 : 0) | (params->b2 != 0 ? EXPLICIT_B2 : 0);
     s->width = p.width;
     s->height = p.height;
     s->sub_w = (p.width + 1) / 2;
@@ -656,6 +678,9 @@ void glcv_segment_destroy(glcv_segment **seg)
     if (s->cpu_mask_texture && glcv_gl_context_current())
         glDeleteTextures(1, &s->cpu_mask_texture);
     glcv_segment_cpu_free(&s->cpu);
+    for (int i = 0; i < CALIB_KEEP; i++)
+        free(s->calib_rgb[i]);
+    free(s->calib_sums);
     free(s->rgb);
     free(s->mapped_host);
     pthread_mutex_destroy(&s->lock);
@@ -675,25 +700,27 @@ glcv_status glcv_segment_get_params(glcv_segment *s, glcv_segment_params *out)
     return GLCV_OK;
 }
 
-#define SETTER(fn, type, field, check)                                                                          \
+#define SETTER(fn, type, field, check, explicit_bit)                                                                          \
     glcv_status fn(glcv_segment *s, type v)                                                                     \
     {                                                                                                           \
         if (!s)                                                                                                 \
             return GLCV_ERROR_INVALID_ARGUMENT;                                                                 \
         pthread_mutex_lock(&s->lock);                                                                           \
         glcv_status st = check;                                                                                 \
-        if (st == GLCV_OK)                                                                                      \
+        if (st == GLCV_OK) {                                                                                    \
             s->p.field = v;                                                                                     \
+            s->explicit_values |= explicit_bit;                                                                 \
+        }                                                                                                       \
         pthread_mutex_unlock(&s->lock);                                                                         \
         return st;                                                                                              \
     }
 
-SETTER(glcv_segment_set_ts, float, ts, check_ts(&s->p.logger, v))
-SETTER(glcv_segment_set_odc, float, odc, check_odc(&s->p.logger, v))
-SETTER(glcv_segment_set_b1, float, b1, check_b(&s->p.logger, "B1", v))
-SETTER(glcv_segment_set_b2, float, b2, check_b(&s->p.logger, "B2", v))
-SETTER(glcv_segment_set_iterations, int, iterations, check_iterations(&s->p.logger, v))
-SETTER(glcv_segment_set_adapt_rate, float, adapt_rate, check_rate(&s->p.logger, v))
+SETTER(glcv_segment_set_ts, float, ts, check_ts(&s->p.logger, v), EXPLICIT_TS)
+SETTER(glcv_segment_set_odc, float, odc, check_odc(&s->p.logger, v), EXPLICIT_ODC)
+SETTER(glcv_segment_set_b1, float, b1, check_b(&s->p.logger, "B1", v), EXPLICIT_B1)
+SETTER(glcv_segment_set_b2, float, b2, check_b(&s->p.logger, "B2", v), EXPLICIT_B2)
+SETTER(glcv_segment_set_iterations, int, iterations, check_iterations(&s->p.logger, v), 0)
+SETTER(glcv_segment_set_adapt_rate, float, adapt_rate, check_rate(&s->p.logger, v), 0)
 
 glcv_status glcv_segment_set_seed(glcv_segment *s, uint64_t seed)
 {
@@ -742,6 +769,9 @@ static const glcv_tex *next_frame_texture(glcv_segment *s)
     s->frame_index = 1 - s->frame_index;
     return &s->frames[s->frame_index];
 }
+
+static glcv_status calib_keep(glcv_segment *s, int index, GLuint texture);
+static glcv_status calib_learned(glcv_segment *s);
 
 /* Sets the background from an image or a texture (exactly one of them). */
 static glcv_status set_background(glcv_segment *s, const glcv_image *img, unsigned int texture)
@@ -819,6 +849,8 @@ glcv_status glcv_segment_learn_begin(glcv_segment *s)
     if (st == GLCV_OK) {
         s->learning = 1;
         s->learn_count = 0;
+        s->calib_kept = 0;
+        s->calib_stride = 1;
     }
     pthread_mutex_unlock(&s->lock);
     return st;
@@ -837,6 +869,8 @@ static glcv_status learn_add(glcv_segment *s, const glcv_image *img, unsigned in
         else if ((st = cpu_texture_rgb(s, texture)) != GLCV_OK)
             return st;
         glcv_segment_cpu_learn_add(&s->cpu, s->rgb);
+        if (!s->p.fixed_parameters && (st = calib_keep(s, s->learn_count, 0)) != GLCV_OK)
+            return st;
     } else {
         glcv_engine_begin(s->engine);
         if (img) {
@@ -848,6 +882,8 @@ static glcv_status learn_add(glcv_segment *s, const glcv_image *img, unsigned in
         }
         if (st == GLCV_OK)
             st = gpu_learn_add(s, texture);
+        if (st == GLCV_OK && !s->p.fixed_parameters)
+            st = calib_keep(s, s->learn_count, texture);
         glcv_engine_end(s->engine);
         if (st != GLCV_OK)
             return st;
@@ -905,6 +941,7 @@ glcv_status glcv_segment_learn_end(glcv_segment *s)
     if (st == GLCV_OK) {
         s->learning = 0;
         s->have_background = 1;
+        st = calib_learned(s);
     }
     pthread_mutex_unlock(&s->lock);
     return st;
@@ -1228,7 +1265,7 @@ glcv_status glcv_segment_read_background(glcv_segment *s, glcv_image *out)
 }
 
 /* Runs the qualifier pass on the last frame's input and reads fore/back/cross. */
-static glcv_status gpu_qualifiers(glcv_segment *s, int32_t *fore, int32_t *back, int32_t *cross)
+static glcv_status gpu_qualifiers(glcv_segment *s, GLuint input, int32_t *fore, int32_t *back, int32_t *cross)
 {
     size_t n = (size_t)s->width * (size_t)s->height;
     int32_t *q = malloc(n * 4 * sizeof(int32_t));
@@ -1240,7 +1277,7 @@ static glcv_status gpu_qualifiers(glcv_segment *s, int32_t *fore, int32_t *back,
     if (st == GLCV_OK) {
         float rule[4] = {s->p.ts, s->p.odc, s->p.b1, s->p.b2};
         glcv_pass p = make_pass(s->qualifiers, "qualifiers", s->width, s->height);
-        add_input(&p, "frame", s->last_input, GLCV_SAMPLE_NEAREST);
+        add_input(&p, "frame", input, GLCV_SAMPLE_NEAREST);
         add_input(&p, "background", s->background.id, GLCV_SAMPLE_NEAREST);
         add_output(&p, &out);
         add_uniform_i(&p, "image_size", GLCV_U_2I, s->width, s->height);
@@ -1267,6 +1304,209 @@ static glcv_status gpu_qualifiers(glcv_segment *s, int32_t *fore, int32_t *back,
     return st;
 }
 
+/* ---- calibration ---------------------------------------------------------------------------- */
+
+/* Starts a calibration: Odc first (D^2 depends on it), an empty histogram. */
+static void calib_start(glcv_segment *s)
+{
+    if (!(s->explicit_values & EXPLICIT_ODC))
+        s->p.odc = CALIB_ODC;
+    memset(s->calib_hist, 0, sizeof s->calib_hist);
+    s->calib_frames = 0;
+}
+
+/* Adds the D^2 of every pixel of one frame (packed RGB for the CPU engine, else a texture). */
+static glcv_status calib_accumulate(glcv_segment *s, const uint8_t *rgb, GLuint texture)
+{
+    size_t n = (size_t)s->width * (size_t)s->height;
+    const int32_t *fore, *back, *cross;
+    if (!s->engine) {
+        glcv_segment_values v = rule_values(s);
+        glcv_segment_cpu_thresholds(&s->cpu, rgb, &v);
+        fore = s->cpu.fore, back = s->cpu.back, cross = s->cpu.cross;
+    } else {
+        if (!s->calib_sums && !(s->calib_sums = malloc(3 * n * sizeof(int32_t))))
+            return GLCV_ERROR_OUT_OF_MEMORY;
+        fore = s->calib_sums, back = s->calib_sums + n, cross = s->calib_sums + 2 * n;
+        glcv_status st = gpu_qualifiers(s, texture, s->calib_sums, s->calib_sums + n, s->calib_sums + 2 * n);
+        if (st != GLCV_OK)
+            return st;
+    }
+    for (size_t i = 0; i < n; i++) {
+        double d2 = glcv_segment_d2(fore[i], back[i], cross[i], s->p.odc);
+        int bin = (int)(log2(1.0 + d2) * 24.0);
+        s->calib_hist[bin < 0 ? 0 : bin >= CALIB_BINS ? CALIB_BINS - 1 : bin]++;
+    }
+    s->calib_frames++;
+    return GLCV_OK;
+}
+
+/* g = the median of D^2 from the histogram; sets what was not given explicitly. */
+static void calib_apply(glcv_segment *s, float *g_out)
+{
+    uint64_t total = 0, seen = 0;
+    for (int i = 0; i < CALIB_BINS; i++)
+        total += s->calib_hist[i];
+    int bin = 0;
+    while (bin < CALIB_BINS - 1 && (seen + s->calib_hist[bin]) * 2 < total)
+        seen += s->calib_hist[bin++];
+    double g = exp2((bin + 0.5) / 24.0) - 1.0;
+    if (g < 1.0)
+        g = 1.0;
+    double ts = fmin(CALIB_TS_PER_G * g, MAX_RULE_VALUE), b = fmin(CALIB_B_PER_G * g, MAX_RULE_VALUE);
+    if (!(s->explicit_values & EXPLICIT_TS))
+        s->p.ts = (float)ts;
+    if (!(s->explicit_values & EXPLICIT_B1))
+        s->p.b1 = (float)b;
+    if (!(s->explicit_values & EXPLICIT_B2))
+        s->p.b2 = (float)b;
+    glcv_logf(&s->p.logger, GLCV_LOG_INFO,
+              "segment: calibrated on %d frames: median D^2 %.1f -> Ts %g, Odc %g, B1 %g, B2 %g%s", s->calib_frames,
+              g, (double)s->p.ts, (double)s->p.odc, (double)s->p.b1, (double)s->p.b2,
+              s->explicit_values ? " (explicit values kept)" : "");
+    if (g_out)
+        *g_out = (float)g;
+}
+
+/* While learning: keeps every calib_stride-th frame, at most CALIB_KEEP, halving when full. */
+static glcv_status calib_keep(glcv_segment *s, int index, GLuint texture)
+{
+    if (index % s->calib_stride != 0)
+        return GLCV_OK;
+    if (s->calib_kept == CALIB_KEEP) {
+        for (int i = 1; i < CALIB_KEEP / 2; i++) { /* keep the even ones: swap storage */
+            glcv_tex t = s->calib_tex[i];
+            s->calib_tex[i] = s->calib_tex[2 * i];
+            s->calib_tex[2 * i] = t;
+            uint8_t *r = s->calib_rgb[i];
+            s->calib_rgb[i] = s->calib_rgb[2 * i];
+            s->calib_rgb[2 * i] = r;
+        }
+        s->calib_kept = CALIB_KEEP / 2;
+        s->calib_stride *= 2;
+        if (index % s->calib_stride != 0)
+            return GLCV_OK;
+    }
+    int k = s->calib_kept;
+    if (!s->engine) {
+        size_t bytes = (size_t)s->width * (size_t)s->height * 3;
+        if (!s->calib_rgb[k] && !(s->calib_rgb[k] = malloc(bytes)))
+            return GLCV_ERROR_OUT_OF_MEMORY;
+        memcpy(s->calib_rgb[k], s->rgb, bytes);
+    } else {
+        glcv_status st = GLCV_OK;
+        if (!s->calib_tex[k].id)
+            st = glcv_engine_tex_create(s->engine, &s->calib_tex[k], s->width, s->height, GLCV_FORMAT_RGBA8);
+        if (st == GLCV_OK) {
+            glcv_pass c = make_pass(s->copy, "copy", s->width, s->height);
+            add_input(&c, "source", texture, GLCV_SAMPLE_NEAREST);
+            add_output(&c, &s->calib_tex[k]);
+            st = glcv_engine_run(s->engine, &c);
+        }
+        if (st != GLCV_OK)
+            return st;
+    }
+    s->calib_kept++;
+    return GLCV_OK;
+}
+
+/* After learning: calibrates on the kept frames. */
+static glcv_status calib_learned(glcv_segment *s)
+{
+    if (s->p.fixed_parameters || s->calib_kept == 0)
+        return GLCV_OK;
+    if (s->engine)
+        glcv_engine_sync_writes(s->engine);
+    calib_start(s);
+    for (int k = 0; k < s->calib_kept; k++) {
+        glcv_status st = calib_accumulate(s, s->calib_rgb[k], s->calib_tex[k].id);
+        if (st != GLCV_OK)
+            return st;
+    }
+    calib_apply(s, NULL);
+    return GLCV_OK;
+}
+
+glcv_status glcv_segment_calibrate_begin(glcv_segment *s)
+{
+    if (!s)
+        return GLCV_ERROR_INVALID_ARGUMENT;
+    pthread_mutex_lock(&s->lock);
+    glcv_status st = GLCV_OK;
+    if (!s->have_background || s->learning)
+        st = glcv_fail(&s->p.logger, GLCV_ERROR_STATE, "calibrate_begin: set or learn a background first");
+    else {
+        calib_start(s);
+        s->calibrating = 1;
+    }
+    pthread_mutex_unlock(&s->lock);
+    return st;
+}
+
+static glcv_status calibrate_add(glcv_segment *s, const glcv_image *img, unsigned int texture)
+{
+    if (!s->calibrating)
+        return glcv_fail(&s->p.logger, GLCV_ERROR_STATE, "calibrate_add without calibrate_begin");
+    glcv_status st = img ? check_image(s, img, "calibration frame") : GLCV_OK;
+    if (st != GLCV_OK)
+        return st;
+    if (!s->engine) {
+        if (img)
+            glcv_segment_cpu_to_rgb(img, s->rgb);
+        else if ((st = cpu_texture_rgb(s, texture)) != GLCV_OK)
+            return st;
+        return calib_accumulate(s, s->rgb, 0);
+    }
+    glcv_engine_begin(s->engine);
+    if (img) {
+        const glcv_tex *t = next_frame_texture(s);
+        st = glcv_engine_upload(s->engine, t, img);
+        texture = t->id;
+    } else {
+        st = gpu_check_texture(s, texture);
+    }
+    glcv_engine_end(s->engine);
+    return st == GLCV_OK ? calib_accumulate(s, NULL, texture) : st;
+}
+
+glcv_status glcv_segment_calibrate_add(glcv_segment *s, const glcv_image *frame)
+{
+    if (!s)
+        return GLCV_ERROR_INVALID_ARGUMENT;
+    pthread_mutex_lock(&s->lock);
+    glcv_status st = frame ? calibrate_add(s, frame, 0)
+                           : glcv_fail(&s->p.logger, GLCV_ERROR_INVALID_ARGUMENT, "calibrate_add: NULL image");
+    pthread_mutex_unlock(&s->lock);
+    return st;
+}
+
+glcv_status glcv_segment_calibrate_add_texture(glcv_segment *s, unsigned int texture)
+{
+    if (!s)
+        return GLCV_ERROR_INVALID_ARGUMENT;
+    pthread_mutex_lock(&s->lock);
+    glcv_status st = texture ? calibrate_add(s, NULL, texture)
+                             : glcv_fail(&s->p.logger, GLCV_ERROR_INVALID_ARGUMENT, "calibrate_add: texture 0");
+    pthread_mutex_unlock(&s->lock);
+    return st;
+}
+
+glcv_status glcv_segment_calibrate_end(glcv_segment *s, float *g_out)
+{
+    if (!s)
+        return GLCV_ERROR_INVALID_ARGUMENT;
+    pthread_mutex_lock(&s->lock);
+    glcv_status st = GLCV_OK;
+    if (!s->calibrating || s->calib_frames == 0)
+        st = glcv_fail(&s->p.logger, GLCV_ERROR_STATE,
+                       s->calibrating ? "calibrate_end: no frame was added" : "calibrate_end without calibrate_begin");
+    else
+        calib_apply(s, g_out);
+    s->calibrating = 0;
+    pthread_mutex_unlock(&s->lock);
+    return st;
+}
+
 glcv_status glcv_segment_read_qualifiers(glcv_segment *s, int32_t *fore, int32_t *back, int32_t *cross)
 {
     if (!s)
@@ -1284,7 +1524,7 @@ glcv_status glcv_segment_read_qualifiers(glcv_segment *s, int32_t *fore, int32_t
         if (cross)
             memcpy(cross, s->cpu.cross, n * sizeof(int32_t));
     } else {
-        st = gpu_qualifiers(s, fore, back, cross);
+        st = gpu_qualifiers(s, s->last_input, fore, back, cross);
     }
     pthread_mutex_unlock(&s->lock);
     return st;

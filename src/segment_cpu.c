@@ -101,7 +101,7 @@ void glcv_segment_cpu_learn_end(glcv_segment_cpu *cpu)
     memset(cpu->mask, 0, (size_t)cpu->width * (size_t)cpu->height);
 }
 
-int glcv_segment_m_min(int32_t fore, int32_t back, int32_t cross, double ts, double odc, double b)
+double glcv_segment_d2(int32_t fore, int32_t back, int32_t cross, double odc)
 {
     /* D^2 = 2 det / (F + B + sqrt((F - B)^2 + 4 C^2)) with F = fore + Odc, B = back + Odc,
      * C = cross + Odc; det = fore back - cross^2 + Odc (fore + back - 2 cross) >= 0, a sum of two
@@ -112,7 +112,12 @@ int glcv_segment_m_min(int32_t fore, int32_t back, int32_t cross, double ts, dou
     double diff = (double)fore - (double)back;
     double c = (double)cross + odc;
     double den = (double)fore + (double)back + 2.0 * odc + sqrt(diff * diff + 4.0 * c * c);
-    double d2 = den > 0.0 ? 2.0 * det / den : 0.0;
+    return den > 0.0 ? 2.0 * det / den : 0.0;
+}
+
+int glcv_segment_m_min(int32_t fore, int32_t back, int32_t cross, double ts, double odc, double b)
+{
+    double d2 = glcv_segment_d2(fore, back, cross, odc);
     /* changed <=> D^2 > Ts + B (12 - 2M) <=> M > x */
     double x = (ts + 12.0 * b - d2) / (2.0 * b);
     if (x < 0.0)

@@ -48,6 +48,10 @@ void glcv_segment_cpu_iterate(glcv_segment_cpu *cpu, const int order[4], int set
  * float, then background = round(bg_f). */
 glcv_status glcv_segment_cpu_adapt(glcv_segment_cpu *cpu, const uint8_t *frame, float rate);
 
+/* D^2: the smallest eigenvalue of [[fore + Odc, cross + Odc], [cross + Odc, back + Odc]],
+ * evaluated without cancellation (see segment_cpu.c). */
+double glcv_segment_d2(int32_t fore, int32_t back, int32_t cross, double odc);
+
 /* The decision rule for one pixel: the smallest integer M (0..13, 13 = never) with
  * D^2 > ts + b * (12 - 2M), D^2 being the smallest eigenvalue with darkness compensation. */
 int glcv_segment_m_min(int32_t fore, int32_t back, int32_t cross, double ts, double odc, double b);

@@ -46,6 +46,9 @@ typedef struct glcv_segment_params {
      * bg = (1 - rate) * bg + rate * frame after each frame; 0 = off (default); 0 < rate <= 1. */
     float adapt_rate;
     int timing; /* nonzero: GPU timer queries per pass (glcv_segment_timings); default off */
+    /* Nonzero: glcv_segment_learn_end keeps the parameters as they are instead of calibrating
+     * the ones not given explicitly (see glcv_segment_calibrate_end). Default 0: calibrate. */
+    int fixed_parameters;
     glcv_logger logger;
 } glcv_segment_params;
 
@@ -89,12 +92,28 @@ GLCV_API glcv_status glcv_segment_set_background(glcv_segment *seg, const glcv_i
 GLCV_API glcv_status glcv_segment_set_background_texture(glcv_segment *seg, unsigned int texture);
 
 /* Learns the background as the per-channel mean of N frames (rounded to the nearest integer):
- * begin, add N >= 1 frames (host or texture), end. Segmenting in between is STATE.
+ * begin, add N >= 1 frames (host or texture), end. Segmenting in between is STATE. learn_end then
+ * calibrates the parameters not given explicitly (see glcv_segment_calibrate_end).
  * Errors as for set_background; STATE for add/end without begin, or end after no frame. */
 GLCV_API glcv_status glcv_segment_learn_begin(glcv_segment *seg);
 GLCV_API glcv_status glcv_segment_learn_add(glcv_segment *seg, const glcv_image *frame);
 GLCV_API glcv_status glcv_segment_learn_add_texture(glcv_segment *seg, unsigned int texture);
 GLCV_API glcv_status glcv_segment_learn_end(glcv_segment *seg);
+
+/* Calibration from the data. Mester showed that under "no change" D^2 scales with the sensor
+ * noise; measured on real video its spread is wider than his chi-square model, so glcv uses the
+ * measured median g of D^2 over the pixels of frames of the scene (a few passing objects do not
+ * move a median) against the current background, and sets the parameters that were not given
+ * explicitly (non-zero in the params, or through a setter): Odc = 100000 (before measuring),
+ * Ts = 100 g, B1 = B2 = 23 g (g at least 1). These constants come from the CDnet highway
+ * evaluation (docs/QUALITY.md). glcv_segment_learn_end calibrates by itself on up to 16 of the
+ * learned frames, evenly spaced, unless params.fixed_parameters is set.
+ * begin, add frames (host or texture), end. Errors: STATE (no background, or add/end without
+ * begin, or end with no frame), and those of glcv_segment_frame. *g_out (may be NULL) receives g. */
+GLCV_API glcv_status glcv_segment_calibrate_begin(glcv_segment *seg);
+GLCV_API glcv_status glcv_segment_calibrate_add(glcv_segment *seg, const glcv_image *frame);
+GLCV_API glcv_status glcv_segment_calibrate_add_texture(glcv_segment *seg, unsigned int texture);
+GLCV_API glcv_status glcv_segment_calibrate_end(glcv_segment *seg, float *g_out);
 
 /* Segments one frame (host pixels as for set_background). With `wait` nonzero the call returns
  * when the GPU has finished; otherwise the passes are queued (glFlush) and the mask texture is
