@@ -7,9 +7,14 @@
  *                  unmapped
  *   cached         the same, keeping the texture objects while the mapped arrays stay the same
  *                  (checked every frame; counted when they change)
+ *   register       registering, mapping and unregistering both textures every frame (what
+ *                  re-creating interop resources per call costs; 30 frames)
  *   pbo            glcv's bridge: GL copies both textures into one pixel-buffer object (glReadPixels
- *                  into a PIXEL_PACK buffer), registered once as a buffer; mapped per frame as
- *                  plain device memory
+ *                  into a PIXEL_PACK buffer), flushes GL, maps the buffer (registered once) per
+ *                  frame as plain device memory
+ *   pbo-noflush    the same without the glFlush before the map (diagnostic: the map then waits until
+ *                  the driver submits GL's commands on its own; 6 frames)
+ *   pbo-gettex     glGetTextureImage (GL 4.5, no framebuffer) into a registered buffer instead
  *   ext-image      GL external memory objects: the textures live in memory exported by Vulkan
  *                  (GL_EXT_memory_object_fd; CUDA cudaImportExternalMemory, mipmapped arrays and
  *                  texture objects made once); GL signals a semaphore, CUDA waits on it and signals
@@ -22,10 +27,18 @@
  * Every frame GL writes new values into the textures (glClearTexImage), and the CUDA kernels add up
  * every byte: a wrong sum is counted as an error (so a path that shows stale or compressed data is
  * caught). Latency: GL's writes are finished (glFinish) before the clock starts; the clock stops
- * when the CUDA stream is idle; median over the frames. Pipelined: frames issued back to back,
- * one wait at the end, mean per frame. "hand-over" = latency - reference latency.
+ * when the CUDA stream is idle; median over the frames ("calls": the CPU time of the hand-over's
+ * calls alone). Pipelined: frames issued back to back with at most 8 in flight, one wait at the
+ * end, mean per frame. "hand-over" = latency - reference latency.
  *
- * usage: interop_bench [--frames N] [--csv FILE]
+ * Every step prints a line (line-buffered, with the time since the start). A method ends early,
+ * saying why, when one frame takes over --frame-limit-ms (1000), and each half of it stops at half
+ * of --budget-s (6); a call that never returns trips a watchdog (budget + 15 s) that prints the
+ * method, phase and frame and exits with status 3, so a wrapper can run the other methods with
+ * --only.
+ *
+ * usage: interop_bench [--frames N] [--csv FILE] [--only KEY,KEY..] [--list] [--budget-s S]
+ *                      [--frame-limit-ms MS]
  * Without CUDA, a GL context on a CUDA device, or (for ext-*) Vulkan with the external memory and
  * semaphore extensions, the rows that cannot run say why. */
 #define _POSIX_C_SOURCE 200809L
@@ -37,17 +50,20 @@
 
 #include <epoxy/gl.h>
 
+#include <cuda_gl_interop.h>
 #include <cuda_runtime_api.h>
 
 #include <math.h>
+#include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #ifdef GLCV_HAVE_VULKAN
 #include <dlfcn.h>
-#include <unistd.h>
 #include <vulkan/vulkan.h>
 #endif
 
@@ -165,38 +181,149 @@ static int check_sums(bench *b, int n)
 /* ---- one way of handing over -------------------------------------------------------------------- */
 
 typedef struct method {
+    const char *key;  /* short name for --only */
     const char *name;
     void *state;
     /* GL's part of a frame before the clock starts (writes); may be NULL (then gl_write on b's textures) */
     void (*produce)(bench *b, void *state, int f);
     /* the hand-over and the kernels of frame f; returns 0 or an error text */
     const char *(*consume)(bench *b, void *state, int f);
+    int max_frames;   /* 0: --frames; else at most this many (slow diagnostic rows) */
 } method;
 
 typedef struct result {
     const char *name;
-    double latency, pipelined;
-    int errors;
-    char note[160];
+    double latency, cpu, pipelined;
+    int frames, errors;
+    char note[200];
 } result;
 
-static result g_results[16];
+static result g_results[24];
 static int g_n_results;
+
+/* ---- progress, budgets and the watchdog ------------------------------------------------------------ */
+
+static double g_start_ms;
+static double g_frame_limit_ms = 1000;  /* a frame slower than this ends its method */
+static double g_budget_ms = 6000;       /* per method (latency and pipelined halves) */
+static volatile sig_atomic_t g_frame = -1;
+static const char *volatile g_method = "setup";
+static const char *volatile g_phase = "";
+
+static void step(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    printf("[%8.3f s] ", (now_ms() - g_start_ms) / 1e3);
+    vprintf(fmt, ap);
+    printf("\n");
+    va_end(ap);
+}
+
+static size_t put_str(char *buf, size_t n, size_t cap, const char *s)
+{
+    while (s && *s && n + 1 < cap)
+        buf[n++] = *s++;
+    return n;
+}
+
+/* SIGALRM: a call that never returned. Says where (async-signal-safe) and exits 3, so a wrapper
+ * can run the other methods on their own (--only). */
+static void on_watchdog(int sig)
+{
+    (void)sig;
+    char buf[320], num[16];
+    size_t n = put_str(buf, 0, sizeof buf, "\ninterop_bench: WATCHDOG: no progress in method '");
+    n = put_str(buf, n, sizeof buf, g_method);
+    n = put_str(buf, n, sizeof buf, "', phase '");
+    n = put_str(buf, n, sizeof buf, g_phase);
+    n = put_str(buf, n, sizeof buf, "', frame ");
+    int f = (int)g_frame, k = 0;
+    char tmp[16];
+    if (f < 0) {
+        tmp[k++] = '-';
+        f = -f;
+    }
+    int d = 0;
+    do {
+        num[d++] = (char)('0' + f % 10);
+        f /= 10;
+    } while (f && d < 10);
+    while (d)
+        tmp[k++] = num[--d];
+    tmp[k] = 0;
+    n = put_str(buf, n, sizeof buf, tmp);
+    n = put_str(buf, n, sizeof buf, " (a GL or CUDA call hung); exiting\n");
+    if (write(STDOUT_FILENO, buf, n) < 0 || write(STDERR_FILENO, buf, n) < 0)
+        _exit(3);
+    _exit(3);
+}
+
+static void phase(const char *method_name, const char *what, unsigned watchdog_s)
+{
+    g_method = method_name;
+    g_phase = what;
+    g_frame = -1;
+    alarm(watchdog_s);
+}
+
+static double median(double *v, int n, int skip)
+{
+    if (n <= 0)
+        return NAN;
+    skip = n > 2 * skip + 1 ? skip : 0;
+    qsort(v + skip, (size_t)(n - skip), sizeof *v, cmp_double);
+    return v[skip + (n - skip) / 2];
+}
+
+/* Appends "; add" (or add) to note, cut to cap. */
+static void append_note(char *note, size_t cap, const char *add)
+{
+    size_t n = strlen(note);
+    if (!add || !add[0])
+        return;
+    if (n && n + 2 < cap) {
+        memcpy(note + n, "; ", 2);
+        n += 2;
+    }
+    while (*add && n + 1 < cap)
+        note[n++] = *add++;
+    note[n] = 0;
+}
+
+enum { PIPE_DEPTH = 8 };
 
 static void run_method(bench *b, const method *m, const char *note)
 {
     result *r = &g_results[g_n_results++];
     memset(r, 0, sizeof *r);
     r->name = m->name;
+    r->latency = r->cpu = r->pipelined = NAN;
     snprintf(r->note, sizeof r->note, "%s", note ? note : "");
-    double *lat = calloc((size_t)b->frames, sizeof *lat);
-    if (!lat)
-        return;
+    int frames = m->max_frames > 0 && m->max_frames < b->frames ? m->max_frames : b->frames;
+    double *lat = calloc((size_t)frames, sizeof *lat), *cpu = calloc((size_t)frames, sizeof *cpu);
+    cudaEvent_t ev[PIPE_DEPTH];
+    int n_ev = 0;
+    for (; n_ev < PIPE_DEPTH; n_ev++)
+        if (cudaEventCreateWithFlags(&ev[n_ev], cudaEventDisableTiming) != cudaSuccess)
+            break;
+    unsigned watchdog_s = (unsigned)(g_budget_ms / 1e3) + 15;
     const char *err = NULL;
+    char stop[160] = "";
+    if (!lat || !cpu || n_ev < PIPE_DEPTH) {
+        snprintf(r->note, sizeof r->note, "failed: out of memory or events");
+        goto done;
+    }
+
     /* latency: GL finished before the clock */
+    phase(m->key, "latency", watchdog_s);
+    step("%s: latency, up to %d frames ...", m->key, frames);
+    double start = now_ms();
     cudaMemsetAsync(b->d_sums, 0, (size_t)b->frames * 2 * sizeof *b->d_sums, b->stream);
     cudaStreamSynchronize(b->stream);
-    for (int f = 0; f < b->frames && !err; f++) {
+    int n = 0;
+    for (int f = 0; f < frames && !err; f++) {
+        g_frame = f;
         if (m->produce)
             m->produce(b, m->state, f);
         else
@@ -204,38 +331,92 @@ static void run_method(bench *b, const method *m, const char *note)
         glFinish();
         double t0 = now_ms();
         err = m->consume(b, m->state, f);
+        double t1 = now_ms();
         cudaStreamSynchronize(b->stream);
         lat[f] = now_ms() - t0;
+        cpu[f] = t1 - t0;
+        n = f + 1;
+        if (f < 2 || lat[f] > g_frame_limit_ms)
+            step("%s: frame %d: %.3f ms (%.3f ms in the calls)", m->key, f, lat[f], cpu[f]);
+        if (lat[f] > g_frame_limit_ms) {
+            snprintf(stop, sizeof stop, "frame %d took %.0f ms (> %.0f ms): rest of the method skipped", f, lat[f],
+                     g_frame_limit_ms);
+            break;
+        }
+        if (now_ms() - start > g_budget_ms / 2 && f + 1 < frames) {
+            snprintf(stop, sizeof stop, "time budget: latency over %d of %d frames", n, frames);
+            break;
+        }
     }
+    r->frames = n;
     if (err) {
-        snprintf(r->note, sizeof r->note, "failed: %s", err);
-        r->latency = r->pipelined = NAN;
-        free(lat);
-        return;
+        snprintf(r->note, sizeof r->note, "failed at frame %d: %s", n - 1, err);
+        step("%s: failed at frame %d: %s", m->key, n - 1, err);
+        goto done;
     }
-    r->errors = check_sums(b, b->frames);
-    int warm = b->frames > 20 ? 10 : 0;
-    qsort(lat + warm, (size_t)(b->frames - warm), sizeof *lat, cmp_double);
-    r->latency = lat[warm + (b->frames - warm) / 2];
-    /* pipelined */
+    r->errors = check_sums(b, n);
+    r->latency = median(lat, n, 10);
+    r->cpu = median(cpu, n, 10);
+    step("%s: latency done: median %.4f ms (calls %.4f ms), %d frames, %d wrong sums, %.0f ms", m->key, r->latency,
+         r->cpu, n, r->errors, now_ms() - start);
+    if (stop[0] && n < frames && strncmp(stop, "frame", 5) == 0) {
+        snprintf(r->note, sizeof r->note, "%s", stop);
+        goto done;
+    }
+
+    /* pipelined: at most PIPE_DEPTH frames in flight */
+    phase(m->key, "pipelined", watchdog_s);
+    step("%s: pipelined, up to %d frames ...", m->key, frames);
     cudaMemsetAsync(b->d_sums, 0, (size_t)b->frames * 2 * sizeof *b->d_sums, b->stream);
     cudaStreamSynchronize(b->stream);
     glFinish();
-    double t0 = now_ms();
-    for (int f = 0; f < b->frames && !err; f++) {
+    start = now_ms();
+    int issued = 0;
+    char pstop[160] = "";
+    for (int f = 0; f < frames && !err; f++) {
+        g_frame = f;
+        double t0 = now_ms();
+        if (f >= PIPE_DEPTH)
+            cudaEventSynchronize(ev[f % PIPE_DEPTH]);
         if (m->produce)
             m->produce(b, m->state, f);
         else
             gl_write(b->src_rgba, b->src_mask, f);
         err = m->consume(b, m->state, f);
+        cudaEventRecord(ev[f % PIPE_DEPTH], b->stream);
+        issued = f + 1;
+        double t = now_ms() - t0;
+        if (t > g_frame_limit_ms) {
+            snprintf(pstop, sizeof pstop, "pipelined frame %d took %.0f ms (> %.0f ms): stopped", f, t,
+                     g_frame_limit_ms);
+            break;
+        }
+        if (now_ms() - start > g_budget_ms / 2 && f + 1 < frames) {
+            snprintf(pstop, sizeof pstop, "time budget: pipelined over %d of %d frames", issued, frames);
+            break;
+        }
     }
+    phase(m->key, "pipelined: final wait", watchdog_s);
     cudaStreamSynchronize(b->stream);
     glFinish();
-    r->pipelined = (now_ms() - t0) / b->frames;
-    r->errors += check_sums(b, b->frames);
+    r->pipelined = (now_ms() - start) / (issued > 0 ? issued : 1);
+    r->errors += check_sums(b, issued);
+    step("%s: pipelined done: %.4f ms per frame, %d frames, %.0f ms", m->key, r->pipelined, issued,
+         now_ms() - start);
     if (err)
         snprintf(r->note, sizeof r->note, "failed while pipelined: %s", err);
+    else {
+        append_note(r->note, sizeof r->note, stop);
+        append_note(r->note, sizeof r->note, pstop);
+    }
+done:
+    alarm(0);
+    g_method = "between methods";
+    g_phase = "";
+    for (int i = 0; i < n_ev; i++)
+        cudaEventDestroy(ev[i]);
     free(lat);
+    free(cpu);
 }
 
 /* ---- reference: no GL --------------------------------------------------------------------------- */
@@ -311,6 +492,96 @@ static const char *pbo_consume(bench *b, void *s_, int f)
     const char *err = sum_linear(b, f, fr.rgba, fr.rgba_pitch, fr.mask, fr.mask_pitch) ? "kernel launch" : NULL;
     if (glcv_cuda_bridge_unmap(bridge, b->stream) != GLCV_OK)
         return "glcv_cuda_bridge_unmap";
+    return err;
+}
+
+/* ---- register-per-frame: what re-creating the interop resource every call costs ---------------------- */
+
+static const char *register_consume(bench *b, void *s_, int f)
+{
+    (void)s_;
+    glcv_cuda_image rgba, mask;
+    if (glcv_cuda_image_register(&rgba, b->src_rgba, 0, NULL) != GLCV_OK)
+        return "cudaGraphicsGLRegisterImage";
+    if (glcv_cuda_image_register(&mask, b->src_mask, 0, NULL) != GLCV_OK) {
+        glcv_cuda_image_unregister(&rgba, NULL);
+        return "cudaGraphicsGLRegisterImage";
+    }
+    glcv_cuda_image *both[2] = {&rgba, &mask};
+    const char *err = NULL;
+    if (glcv_cuda_images_map(both, 2, b->stream, NULL) != GLCV_OK) {
+        err = "cudaGraphicsMapResources";
+    } else {
+        cudaTextureObject_t tex[2] = {texture_object(rgba.array), texture_object(mask.array)};
+        err = !tex[0] || !tex[1] ? "cudaCreateTextureObject" : sum_textures(b, f, tex[0], tex[1]) ? "kernel launch" : NULL;
+        cudaStreamSynchronize(b->stream);
+        for (int i = 0; i < 2; i++)
+            if (tex[i])
+                cudaDestroyTextureObject(tex[i]);
+        if (glcv_cuda_images_unmap(both, 2, b->stream, NULL) != GLCV_OK && !err)
+            err = "cudaGraphicsUnmapResources";
+    }
+    glcv_cuda_image_unregister(&rgba, NULL);
+    glcv_cuda_image_unregister(&mask, NULL);
+    return err;
+}
+
+/* ---- pbo-gettex: glGetTextureImage (GL 4.5, no framebuffer) into a registered buffer ---------------- */
+
+typedef struct gettex_state {
+    GLuint pbo;
+    struct cudaGraphicsResource *resource;
+    size_t mask_offset, bytes;
+} gettex_state;
+
+static const char *gettex_setup(gettex_state *s)
+{
+    memset(s, 0, sizeof *s);
+    if (epoxy_gl_version() < 45)
+        return "glGetTextureImage needs GL 4.5";
+    s->mask_offset = ((size_t)W * H * 4 + 255) & ~(size_t)255;
+    s->bytes = s->mask_offset + (size_t)W * H;
+    while (glGetError() != GL_NO_ERROR) {
+    }
+    glCreateBuffers(1, &s->pbo);
+    glNamedBufferStorage(s->pbo, (GLsizeiptr)s->bytes, NULL, 0);
+    if (glGetError() != GL_NO_ERROR)
+        return "glNamedBufferStorage: GL error";
+    if (cudaGraphicsGLRegisterBuffer(&s->resource, s->pbo, cudaGraphicsRegisterFlagsReadOnly) != cudaSuccess)
+        return "cudaGraphicsGLRegisterBuffer failed";
+    return NULL;
+}
+
+static void gettex_teardown(gettex_state *s)
+{
+    if (s->resource)
+        cudaGraphicsUnregisterResource(s->resource);
+    if (s->pbo)
+        glDeleteBuffers(1, &s->pbo);
+    memset(s, 0, sizeof *s);
+}
+
+static const char *gettex_consume(bench *b, void *s_, int f)
+{
+    gettex_state *s = s_;
+    glBindBuffer(GL_PIXEL_PACK_BUFFER, s->pbo);
+    glPixelStorei(GL_PACK_ALIGNMENT, 1);
+    glGetTextureImage(b->src_rgba, 0, GL_RGBA, GL_UNSIGNED_BYTE, W * H * 4, (void *)0);
+    glGetTextureImage(b->src_mask, 0, GL_RED, GL_UNSIGNED_BYTE, W * H, (void *)(uintptr_t)s->mask_offset);
+    glPixelStorei(GL_PACK_ALIGNMENT, 4);
+    glBindBuffer(GL_PIXEL_PACK_BUFFER, 0);
+    glFlush();
+    if (cudaGraphicsMapResources(1, &s->resource, b->stream) != cudaSuccess)
+        return "cudaGraphicsMapResources";
+    void *ptr = NULL;
+    size_t size = 0;
+    const char *err = NULL;
+    if (cudaGraphicsResourceGetMappedPointer(&ptr, &size, s->resource) != cudaSuccess || size < s->bytes)
+        err = "cudaGraphicsResourceGetMappedPointer";
+    else if (sum_linear(b, f, ptr, (size_t)W * 4, (const uint8_t *)ptr + s->mask_offset, W))
+        err = "kernel launch";
+    if (cudaGraphicsUnmapResources(1, &s->resource, b->stream) != cudaSuccess && !err)
+        err = "cudaGraphicsUnmapResources";
     return err;
 }
 
@@ -642,29 +913,87 @@ static const char *ext_consume(bench *b, void *s_, int f)
 
 /* ---- main ---------------------------------------------------------------------------------------- */
 
+static const char *const g_keys[] = {"ref", "naive", "cached", "register", "pbo", "pbo-noflush", "pbo-gettex",
+                                     "ext-image", "ext-image-copy", "ext-buffer"};
+#define N_KEYS ((int)(sizeof g_keys / sizeof g_keys[0]))
+static const char *g_only; /* comma-separated keys, or NULL for all */
+
+static int wanted(const char *key)
+{
+    if (!g_only)
+        return 1;
+    size_t n = strlen(key);
+    for (const char *p = g_only; *p;) {
+        const char *e = strchr(p, ',');
+        size_t len = e ? (size_t)(e - p) : strlen(p);
+        if (len == n && strncmp(p, key, n) == 0)
+            return 1;
+        if (!e)
+            break;
+        p = e + 1;
+    }
+    return 0;
+}
+
+static void unavailable(const char *name, const char *why)
+{
+    result *r = &g_results[g_n_results++];
+    memset(r, 0, sizeof *r);
+    r->name = name;
+    r->latency = r->cpu = r->pipelined = NAN;
+    snprintf(r->note, sizeof r->note, "unavailable: %s", why);
+    step("%s: unavailable: %s", name, why);
+}
+
 int main(int argc, char **argv)
 {
+    setvbuf(stdout, NULL, _IOLBF, 0); /* a pipe (tee) would otherwise hold everything until exit */
+    g_start_ms = now_ms();
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_watchdog;
+    sigaction(SIGALRM, &sa, NULL);
     bench b;
     memset(&b, 0, sizeof b);
     b.frames = 300;
-    const char *csv = NULL;
+    b.ref_latency = NAN;
+    const char *csv = NULL, *only = NULL;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--frames") == 0 && i + 1 < argc)
             b.frames = atoi(argv[++i]);
         else if (strcmp(argv[i], "--csv") == 0 && i + 1 < argc)
             csv = argv[++i];
-        else {
-            fprintf(stderr, "usage: interop_bench [--frames N] [--csv FILE]\n");
+        else if (strcmp(argv[i], "--only") == 0 && i + 1 < argc)
+            only = argv[++i];
+        else if (strcmp(argv[i], "--budget-s") == 0 && i + 1 < argc)
+            g_budget_ms = 1e3 * atof(argv[++i]);
+        else if (strcmp(argv[i], "--frame-limit-ms") == 0 && i + 1 < argc)
+            g_frame_limit_ms = atof(argv[++i]);
+        else if (strcmp(argv[i], "--list") == 0) {
+            for (int k = 0; k < N_KEYS; k++)
+                printf("%s\n", g_keys[k]);
+            return 0;
+        } else {
+            fprintf(stderr, "usage: interop_bench [--frames N] [--csv FILE] [--only KEY,KEY..] [--list] "
+                            "[--budget-s S] [--frame-limit-ms MS]\n");
             return 2;
         }
     }
     b.frames = b.frames < 2 ? 2 : b.frames > MAX_FRAMES ? MAX_FRAMES : b.frames;
+    g_budget_ms = g_budget_ms < 100 ? 100 : g_budget_ms;
+    g_only = only;
+
+    phase("setup", "CUDA query", 60);
+    step("setup: CUDA query ...");
     glcv_cuda_info info;
     glcv_cuda_query(&info);
+    step("setup: CUDA query done (%d device(s))", info.devices);
     if (info.devices < 1) {
         printf("interop_bench: skipped: %s\n", info.text);
         return 0;
     }
+    phase("setup", "GL context", 60);
+    step("setup: GL context ...");
     glcv_context *ctx = NULL;
     glcv_context_params cp = GLCV_CONTEXT_PARAMS(.min_gl_version = 43);
     if (glcv_context_create(&cp, &ctx) != GLCV_OK) {
@@ -672,8 +1001,10 @@ int main(int argc, char **argv)
         return 0;
     }
     glcv_cuda_query(&info);
-    printf("interop_bench: %dx%d RGBA8 + R8 mask, %d frames; %s\n%s\n", W, H, b.frames, glcv_context_describe(ctx),
-           info.text);
+    step("setup: GL context done");
+    printf("interop_bench: %dx%d RGBA8 + R8 mask, %d frames, %.1f s budget and %.0f ms frame limit per method; "
+           "%s\n%s\n",
+           W, H, b.frames, g_budget_ms / 1e3, g_frame_limit_ms, glcv_context_describe(ctx), info.text);
     if (info.gl_device < 0) {
         printf("interop_bench: skipped: the GL context is not on a CUDA device\n");
         glcv_context_destroy(&ctx);
@@ -684,120 +1015,174 @@ int main(int argc, char **argv)
         glcv_context_destroy(&ctx);
         return 0;
     }
+    phase("setup", "CUDA resources", 60);
+    step("setup: CUDA device %d, stream and buffers ...", info.gl_device);
     cudaSetDevice(info.gl_device);
     cudaStreamCreateWithFlags(&b.stream, cudaStreamNonBlocking);
     cudaMalloc((void **)&b.d_sums, (size_t)b.frames * 2 * sizeof *b.d_sums);
     b.h_sums = calloc((size_t)b.frames * 2, sizeof *b.h_sums);
     b.src_rgba = make_texture(GL_RGBA8);
     b.src_mask = make_texture(GL_R8);
+    cudaError_t cerr = cudaDeviceSynchronize();
+    glFinish();
+    step("setup: done (%s)", cudaGetErrorName(cerr));
 
     /* reference */
     ref_state ref;
     memset(&ref, 0, sizeof ref);
-    cudaMallocPitch((void **)&ref.rgba, &ref.rgba_pitch, (size_t)W * 4, H);
-    cudaMallocPitch((void **)&ref.mask, &ref.mask_pitch, W, H);
-    method m_ref = {"reference (device memory, no GL)", &ref, ref_produce, ref_consume};
-    b.uniform = 1;
-    run_method(&b, &m_ref, "the kernels alone");
-    b.uniform = 0;
-    b.ref_latency = g_results[0].latency;
+    if (wanted("ref")) {
+        cudaMallocPitch((void **)&ref.rgba, &ref.rgba_pitch, (size_t)W * 4, H);
+        cudaMallocPitch((void **)&ref.mask, &ref.mask_pitch, W, H);
+        method m_ref = {"ref", "reference (device memory, no GL)", &ref, ref_produce, ref_consume, 0};
+        b.uniform = 1;
+        run_method(&b, &m_ref, "the kernels alone");
+        b.uniform = 0;
+        b.ref_latency = g_results[g_n_results - 1].latency;
+    }
 
     /* naive and cached */
     image_state naive, cached;
     memset(&naive, 0, sizeof naive);
     memset(&cached, 0, sizeof cached);
     cached.cache = 1;
-    if (glcv_cuda_image_register(&naive.rgba, b.src_rgba, 0, NULL) == GLCV_OK &&
-        glcv_cuda_image_register(&naive.mask, b.src_mask, 0, NULL) == GLCV_OK) {
-        method m = {"naive (register once, map + array per frame)", &naive, NULL, image_consume};
-        run_method(&b, &m, "texture objects made per frame");
-        cudaStreamSynchronize(b.stream);
-        for (int i = 0; i < 2; i++)
-            if (naive.tex[i])
-                cudaDestroyTextureObject(naive.tex[i]);
+    if (wanted("naive")) {
+        phase("naive", "register", 60);
+        if (glcv_cuda_image_register(&naive.rgba, b.src_rgba, 0, NULL) == GLCV_OK &&
+            glcv_cuda_image_register(&naive.mask, b.src_mask, 0, NULL) == GLCV_OK) {
+            method m = {"naive", "naive (register once, map + array per frame)", &naive, NULL, image_consume, 0};
+            run_method(&b, &m, "texture objects made per frame");
+            cudaStreamSynchronize(b.stream);
+            for (int i = 0; i < 2; i++)
+                if (naive.tex[i])
+                    cudaDestroyTextureObject(naive.tex[i]);
+        } else {
+            unavailable("naive (register once, map + array per frame)", "cudaGraphicsGLRegisterImage failed");
+        }
         glcv_cuda_image_unregister(&naive.rgba, NULL);
         glcv_cuda_image_unregister(&naive.mask, NULL);
     }
-    if (glcv_cuda_image_register(&cached.rgba, b.src_rgba, 0, NULL) == GLCV_OK &&
-        glcv_cuda_image_register(&cached.mask, b.src_mask, 0, NULL) == GLCV_OK) {
-        method m = {"cached (map per frame, texture objects kept)", &cached, NULL, image_consume};
-        run_method(&b, &m, NULL);
-        snprintf(g_results[g_n_results - 1].note, sizeof g_results[0].note,
-                 "mapped arrays changed %d times in %d frames", cached.changes, 2 * b.frames);
-        for (int i = 0; i < 2; i++)
-            if (cached.tex[i])
-                cudaDestroyTextureObject(cached.tex[i]);
+    if (wanted("cached")) {
+        phase("cached", "register", 60);
+        if (glcv_cuda_image_register(&cached.rgba, b.src_rgba, 0, NULL) == GLCV_OK &&
+            glcv_cuda_image_register(&cached.mask, b.src_mask, 0, NULL) == GLCV_OK) {
+            method m = {"cached", "cached (map per frame, texture objects kept)", &cached, NULL, image_consume, 0};
+            run_method(&b, &m, NULL);
+            result *r = &g_results[g_n_results - 1];
+            char changes[64];
+            snprintf(changes, sizeof changes, "mapped arrays changed %d times", cached.changes);
+            append_note(r->note, sizeof r->note, changes);
+            cudaStreamSynchronize(b.stream);
+            for (int i = 0; i < 2; i++)
+                if (cached.tex[i])
+                    cudaDestroyTextureObject(cached.tex[i]);
+        } else {
+            unavailable("cached (map per frame, texture objects kept)", "cudaGraphicsGLRegisterImage failed");
+        }
         glcv_cuda_image_unregister(&cached.rgba, NULL);
         glcv_cuda_image_unregister(&cached.mask, NULL);
     }
-
-    /* pbo: the library's bridge */
-    glcv_cuda_bridge *bridge = NULL;
-    if (glcv_cuda_bridge_create(W, H, NULL, &bridge) == GLCV_OK) {
-        method m = {"pbo (glcv bridge: GL copy + buffer map)", bridge, NULL, pbo_consume};
-        run_method(&b, &m, "what glcv_track_frame_texture does");
-        glcv_cuda_bridge_destroy(&bridge);
+    if (wanted("register")) {
+        method m = {"register", "register-per-frame (register + map + unregister)", NULL, NULL, register_consume,
+                    30};
+        run_method(&b, &m, "re-creating the interop resources every call");
     }
 
-#ifdef GLCV_HAVE_VULKAN
-    const char *why = NULL;
-    if (!epoxy_has_gl_extension("GL_EXT_memory_object_fd") || !epoxy_has_gl_extension("GL_EXT_semaphore_fd"))
-        why = "GL_EXT_memory_object_fd or GL_EXT_semaphore_fd missing";
-    struct cudaDeviceProp prop;
-    vk v;
-    memset(&v, 0, sizeof v);
-    if (!why && cudaGetDeviceProperties(&prop, info.gl_device) != cudaSuccess)
-        why = "cudaGetDeviceProperties failed";
-    if (!why)
-        why = vk_init(&v, (const uint8_t *)prop.uuid.bytes);
+    /* pbo: the library's bridge, with and without the flush */
+    for (int flush = 1; flush >= 0; flush--) {
+        const char *key = flush ? "pbo" : "pbo-noflush";
+        if (!wanted(key))
+            continue;
+        phase(key, "bridge create", 60);
+        glcv_cuda_bridge *bridge = NULL;
+        if (glcv_cuda_bridge_create(W, H, NULL, &bridge) == GLCV_OK) {
+            glcv_cuda_bridge_set_flush(bridge, flush);
+            method m = {key, flush ? "pbo (glcv bridge: GL copy + flush + buffer map)" : "pbo without glFlush (diagnostic)",
+                        bridge, NULL, pbo_consume, flush ? 0 : 6};
+            run_method(&b, &m, flush ? "what glcv_track_frame_texture does" : "the copies left unflushed");
+            cudaStreamSynchronize(b.stream);
+            glcv_cuda_bridge_destroy(&bridge);
+        } else {
+            unavailable(key, "glcv_cuda_bridge_create failed");
+        }
+    }
+    if (wanted("pbo-gettex")) {
+        phase("pbo-gettex", "setup", 60);
+        gettex_state gs;
+        const char *why = gettex_setup(&gs);
+        method m = {"pbo-gettex", "pbo-gettex (glGetTextureImage + flush + buffer map)", &gs, NULL, gettex_consume,
+                    0};
+        if (why)
+            unavailable(m.name, why);
+        else
+            run_method(&b, &m, "no framebuffer");
+        cudaStreamSynchronize(b.stream);
+        gettex_teardown(&gs);
+    }
+
+    static const char *const ext_keys[3] = {"ext-image", "ext-image-copy", "ext-buffer"};
     static const char *const names[3] = {"ext-image (shared textures + semaphores)",
                                          "ext-image-copy (+ glCopyImageSubData)",
                                          "ext-buffer (GL copy into shared memory + semaphores)"};
-    static ext_state ext[3];
-    for (int mode = 0; mode < 3; mode++) {
-        const char *err = why ? why : ext_setup(&v, &ext[mode], mode);
-        method m = {names[mode], &ext[mode], ext_produce, ext_consume};
-        if (err) {
-            result *r = &g_results[g_n_results++];
-            memset(r, 0, sizeof *r);
-            r->name = names[mode];
-            r->latency = r->pipelined = NAN;
-            snprintf(r->note, sizeof r->note, "unavailable: %s", err);
-            continue;
+#ifdef GLCV_HAVE_VULKAN
+    if (wanted("ext-image") || wanted("ext-image-copy") || wanted("ext-buffer")) {
+        phase("ext", "Vulkan setup", 60);
+        step("ext: Vulkan instance and device ...");
+        const char *why = NULL;
+        if (!epoxy_has_gl_extension("GL_EXT_memory_object_fd") || !epoxy_has_gl_extension("GL_EXT_semaphore_fd"))
+            why = "GL_EXT_memory_object_fd or GL_EXT_semaphore_fd missing";
+        struct cudaDeviceProp prop;
+        vk v;
+        memset(&v, 0, sizeof v);
+        if (!why && cudaGetDeviceProperties(&prop, info.gl_device) != cudaSuccess)
+            why = "cudaGetDeviceProperties failed";
+        if (!why)
+            why = vk_init(&v, (const uint8_t *)prop.uuid.bytes);
+        step("ext: Vulkan %s", why ? why : "ready");
+        static ext_state ext[3];
+        for (int mode = 0; mode < 3; mode++) {
+            if (!wanted(ext_keys[mode]))
+                continue;
+            phase(ext_keys[mode], "setup", 60);
+            step("%s: setup ...", ext_keys[mode]);
+            const char *err = why ? why : ext_setup(&v, &ext[mode], mode);
+            step("%s: setup %s", ext_keys[mode], err ? err : "done");
+            method m = {ext_keys[mode], names[mode], &ext[mode], ext_produce, ext_consume, 0};
+            if (err)
+                unavailable(names[mode], err);
+            else
+                run_method(&b, &m, mode == 0 ? "for textures the engine owns" : NULL);
+            cudaStreamSynchronize(b.stream);
         }
-        run_method(&b, &m, mode == 0 ? "for textures the engine owns" : NULL);
     }
 #else
-    static const char *const names[3] = {"ext-image (shared textures + semaphores)",
-                                         "ext-image-copy (+ glCopyImageSubData)",
-                                         "ext-buffer (GL copy into shared memory + semaphores)"};
-    for (int mode = 0; mode < 3; mode++) {
-        result *r = &g_results[g_n_results++];
-        memset(r, 0, sizeof *r);
-        r->name = names[mode];
-        r->latency = r->pipelined = NAN;
-        snprintf(r->note, sizeof r->note, "not built: no Vulkan headers at build time (libvulkan-dev)");
-    }
+    for (int mode = 0; mode < 3; mode++)
+        if (wanted(ext_keys[mode]))
+            unavailable(names[mode], "not built: no Vulkan headers at build time (libvulkan-dev)");
 #endif
+    alarm(0);
 
-    printf("\n%-52s %10s %10s %11s %6s  %s\n", "hand-over", "latency", "hand-over", "pipelined", "errors",
-           "note");
+    printf("\nlatency: GL finished, then the hand-over and the kernels until the stream is idle (median); calls: "
+           "the CPU time of the calls alone; pipelined: back to back, %d in flight at most, mean\n",
+           PIPE_DEPTH);
+    printf("%-52s %10s %10s %10s %11s %6s %6s  %s\n", "hand-over", "latency", "hand-over", "calls", "pipelined",
+           "frames", "errors", "note");
     for (int i = 0; i < g_n_results; i++) {
         const result *r = &g_results[i];
-        printf("%-52s %7.4f ms %7.4f ms %8.4f ms %6d  %s\n", r->name, r->latency, r->latency - b.ref_latency,
-               r->pipelined, r->errors, r->note);
+        printf("%-52s %7.4f ms %7.4f ms %7.4f ms %8.4f ms %6d %6d  %s\n", r->name, r->latency,
+               r->latency - b.ref_latency, r->cpu, r->pipelined, r->frames, r->errors, r->note);
     }
     if (csv) {
         FILE *f = fopen(csv, "w");
         if (f) {
-            fprintf(f, "method,latency_ms,handover_ms,pipelined_ms,errors,note\n");
+            fprintf(f, "method,latency_ms,handover_ms,calls_ms,pipelined_ms,frames,errors,note\n");
             for (int i = 0; i < g_n_results; i++)
-                fprintf(f, "\"%s\",%.5f,%.5f,%.5f,%d,\"%s\"\n", g_results[i].name, g_results[i].latency,
-                        g_results[i].latency - b.ref_latency, g_results[i].pipelined, g_results[i].errors,
-                        g_results[i].note);
+                fprintf(f, "\"%s\",%.5f,%.5f,%.5f,%.5f,%d,%d,\"%s\"\n", g_results[i].name, g_results[i].latency,
+                        g_results[i].latency - b.ref_latency, g_results[i].cpu, g_results[i].pipelined,
+                        g_results[i].frames, g_results[i].errors, g_results[i].note);
             fclose(f);
         }
     }
+    phase("teardown", "", 30);
     cudaFree(ref.rgba);
     cudaFree(ref.mask);
     cudaFree(b.d_sums);
@@ -806,5 +1191,7 @@ int main(int argc, char **argv)
     glDeleteTextures(1, &b.src_mask);
     cudaStreamDestroy(b.stream);
     glcv_context_destroy(&ctx);
+    alarm(0);
+    step("done");
     return 0;
 }

@@ -5,6 +5,9 @@
  *
  * usage: track_bench [--runs N] [--csv FILE] [--quick]
  *
+ * The texture rows go through glcv_track_frame_texture (the CUDA bridge: GL copy, flush, buffer
+ * map), for an RGBA8 frame texture alone and with an R8 mask texture.
+ *
  * Kernel times are CUDA-event times over N frames queued back to back (every frame starts from the
  * same windows, so each runs the same iterations), divided by N. The objects' blobs sit 6 pixels
  * off their windows' centres, so the mean shift iterates before it converges. Without a CUDA
@@ -198,8 +201,70 @@ static void whole_calls(glcv_track_engine engine, const char *what, const glcv_i
     glcv_track_destroy(&tr);
 }
 
+/* The whole call from a GL texture (an RGBA8 frame and, with_mask, an R8 mask of ones): the
+ * hand-over through the CUDA bridge + kernels + results, median wall time. A run over 1 s ends
+ * the row early (said so), so a pathological hand-over cannot eat the whole benchmark. */
+static void texture_calls(const glcv_image *frame, int with_mask, int runs)
+{
+    glcv_track *tr = make_tracker(GLCV_TRACK_ENGINE_CUDA, frame, 1, 1080, 720);
+    unsigned int tex = upload_texture(frame), mask = 0;
+    if (with_mask) {
+        uint8_t *ones = malloc((size_t)W * H);
+        if (ones) {
+            memset(ones, 255, (size_t)W * H);
+            glGenTextures(1, &mask);
+            glBindTexture(GL_TEXTURE_2D, mask);
+            glPixelStorei(GL_UNPACK_ALIGNMENT, 1);
+            glTexImage2D(GL_TEXTURE_2D, 0, GL_R8, W, H, 0, GL_RED, GL_UNSIGNED_BYTE, ones);
+            glPixelStorei(GL_UNPACK_ALIGNMENT, 4);
+            glBindTexture(GL_TEXTURE_2D, 0);
+            free(ones);
+        }
+    }
+    glFinish();
+    double *t = calloc((size_t)runs, sizeof *t);
+    int done = 0;
+    if (tr && tex && (mask || !with_mask) && t) {
+        glcv_track_result res[1];
+        for (int r = -3; r < runs; r++) {
+            glcv_track_set_window(tr, 0, window_of(0, 1, 1080, 720));
+            int count = 0;
+            double t0 = now_ms();
+            glcv_status st = glcv_track_frame_texture(tr, tex, mask);
+            if (st == GLCV_OK)
+                st = glcv_track_results(tr, res, 1, &count);
+            double dt = now_ms() - t0;
+            if (st != GLCV_OK) {
+                printf("texture row: call failed: %s\n", glcv_status_string(st));
+                break;
+            }
+            if (r == -3)
+                printf("texture row%s: first call %.3f ms (creates the bridge)\n", with_mask ? " with mask" : "",
+                       dt);
+            if (r >= 0)
+                t[done++] = dt;
+            if (dt > 1000) {
+                printf("texture row%s: a call took %.0f ms (> 1 s): row ended after %d runs\n",
+                       with_mask ? " with mask" : "", dt, done);
+                break;
+            }
+        }
+    }
+    if (done > 0) {
+        qsort(t, (size_t)done, sizeof *t, cmp_double);
+        record(with_mask ? "cuda: frame + mask from GL textures" : "cuda: frame from GL texture + results", 1, 1080,
+               720, -1, 0, t[done / 2]);
+    }
+    free(t);
+    glcv_track_destroy(&tr);
+    glDeleteTextures(1, &tex);
+    if (mask)
+        glDeleteTextures(1, &mask);
+}
+
 int main(int argc, char **argv)
 {
+    setvbuf(stdout, NULL, _IOLBF, 0); /* a pipe (tee) would otherwise hold everything until exit */
     int runs = 200, quick = 0;
     const char *csv = NULL;
     for (int i = 1; i < argc; i++) {
@@ -236,30 +301,8 @@ int main(int argc, char **argv)
         if (glcv_context_create(&cp, &ctx) == GLCV_OK) {
             glcv_cuda_query(&info);
             if (info.gl_device >= 0) {
-                glcv_track *tr = make_tracker(GLCV_TRACK_ENGINE_CUDA, &frame, 1, 1080, 720);
-                /* an RGBA8 texture with the frame, through the public texture path */
-                unsigned int tex = upload_texture(&frame);
-                if (tr && tex) {
-                    int n = runs / 4 + 1;
-                    double *t = calloc((size_t)n, sizeof *t);
-                    glcv_track_result res[1];
-                    for (int r = -3; r < n && t; r++) {
-                        glcv_track_set_window(tr, 0, window_of(0, 1, 1080, 720));
-                        int count = 0;
-                        double t0 = now_ms();
-                        glcv_track_frame_texture(tr, tex, 0);
-                        glcv_track_results(tr, res, 1, &count);
-                        if (r >= 0)
-                            t[r] = now_ms() - t0;
-                    }
-                    if (t) {
-                        qsort(t, (size_t)n, sizeof *t, cmp_double);
-                        record("cuda: frame from GL texture + results", 1, 1080, 720, -1, 0, t[n / 2]);
-                    }
-                    free(t);
-                }
-                glcv_track_destroy(&tr);
-                glDeleteTextures(1, &tex);
+                texture_calls(&frame, 0, runs / 4 + 1);
+                texture_calls(&frame, 1, runs / 4 + 1);
             } else {
                 printf("(the GL context is not on a CUDA device: no texture-input row)\n");
             }

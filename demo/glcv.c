@@ -61,6 +61,8 @@ static const char main_help[] =
     "  eval      score the segmenter on a CDnet-2014 video folder (recall, precision, F, PWC...)\n"
     "  info      describe the headless OpenGL context and the engine 'auto' picks\n"
     "  track     track objects through frames with CAMSHIFT (CSV of boxes, overlays)\n"
+    "  match     find a template in an image (SAD, SSD, L-infinity or ZNCC; best positions, map)\n"
+    "  correlate Pearson correlation of a reference image with many images\n"
     "\n"
     "options:\n"
     "  -h, --help   show this help; 'glcv <command> --help' shows a command's options\n"
@@ -2318,6 +2320,9 @@ static int run_command(const cli_options *opt)
 
 /* glcv track: demo/glcv_track.c */
 int glcv_track_command(int argc, char **argv);
+/* glcv match, glcv correlate: demo/glcv_match.c */
+int glcv_match_command(int argc, char **argv);
+int glcv_correlate_command(int argc, char **argv);
 
 int main(int argc, char **argv)
 {
@@ -2334,6 +2339,10 @@ int main(int argc, char **argv)
     }
     if (strcmp(first, "track") == 0)
         return glcv_track_command(argc - 2, argv + 2);
+    if (strcmp(first, "match") == 0)
+        return glcv_match_command(argc - 2, argv + 2);
+    if (strcmp(first, "correlate") == 0)
+        return glcv_correlate_command(argc - 2, argv + 2);
     if (strcmp(first, "--version") == 0) {
         printf("glcv %d.%d.%d\n", GLCV_VERSION_MAJOR, GLCV_VERSION_MINOR, GLCV_VERSION_PATCH);
         return CLI_OK;

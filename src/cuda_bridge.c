@@ -137,6 +137,7 @@ struct glcv_cuda_bridge {
     size_t rgba_bytes, mask_offset, bytes;
     struct cudaGraphicsResource *resource;
     int mapped;
+    int no_flush; /* benchmarks only: leave the copies unflushed before the map */
 };
 
 static glcv_status drain_gl(const glcv_logger *lg, const char *what)
@@ -172,7 +173,12 @@ glcv_status glcv_cuda_bridge_create(int width, int height, const glcv_logger *lo
     glGenBuffers(1, &b->pbo);
     glGenFramebuffers(1, &b->fbo);
     glBindBuffer(GL_PIXEL_PACK_BUFFER, b->pbo);
-    glBufferData(GL_PIXEL_PACK_BUFFER, (GLsizeiptr)b->bytes, NULL, GL_DYNAMIC_COPY);
+    /* Immutable storage with no client access keeps the buffer in video memory (a mutable
+     * pixel-pack buffer may be placed in system memory for read-back). */
+    if (epoxy_gl_version() >= 44 || epoxy_has_gl_extension("GL_ARB_buffer_storage"))
+        glBufferStorage(GL_PIXEL_PACK_BUFFER, (GLsizeiptr)b->bytes, NULL, 0);
+    else
+        glBufferData(GL_PIXEL_PACK_BUFFER, (GLsizeiptr)b->bytes, NULL, GL_DYNAMIC_COPY);
     glBindBuffer(GL_PIXEL_PACK_BUFFER, (GLuint)old_pack);
     glcv_status st = drain_gl(&b->logger, "cuda bridge: pixel buffer");
     if (st == GLCV_OK) {
@@ -241,22 +247,17 @@ static const GLenum pack_names[] = {GL_PACK_ALIGNMENT, GL_PACK_ROW_LENGTH, GL_PA
                                     GL_PACK_SWAP_BYTES, GL_PACK_LSB_FIRST};
 #define N_PACK (sizeof pack_names / sizeof pack_names[0])
 
-/* Reads one texture into the bound pixel-pack buffer at `offset`. */
+/* Reads one texture's level 0 into the bound pixel-pack buffer at `offset`. glGetTexImage, not
+ * glReadPixels through a framebuffer: measured on an H200 (driver 580), glReadPixels into the
+ * CUDA-registered buffer took about 440 ms a frame, glGetTexImage 0.7 ms. */
 static glcv_status read_into_buffer(glcv_cuda_bridge *b, GLuint texture, GLenum format, size_t offset,
                                     const char *what)
 {
-    glFramebufferTexture2D(GL_READ_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_TEXTURE_2D, texture, 0);
-    GLenum complete = glCheckFramebufferStatus(GL_READ_FRAMEBUFFER);
-    if (complete != GL_FRAMEBUFFER_COMPLETE) {
-        glFramebufferTexture2D(GL_READ_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_TEXTURE_2D, 0, 0);
-        return glcv_fail(&b->logger, GLCV_ERROR_UNSUPPORTED,
-                         "%s: texture %u cannot be read through a framebuffer (status 0x%04x): its format is not "
-                         "colour-renderable",
-                         what, texture, (unsigned)complete);
-    }
-    glReadBuffer(GL_COLOR_ATTACHMENT0);
-    glReadPixels(0, 0, b->width, b->height, format, GL_UNSIGNED_BYTE, (void *)(uintptr_t)offset);
-    glFramebufferTexture2D(GL_READ_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_TEXTURE_2D, 0, 0);
+    GLint bound = 0;
+    glGetIntegerv(GL_TEXTURE_BINDING_2D, &bound);
+    glBindTexture(GL_TEXTURE_2D, texture);
+    glGetTexImage(GL_TEXTURE_2D, 0, format, GL_UNSIGNED_BYTE, (void *)(uintptr_t)offset);
+    glBindTexture(GL_TEXTURE_2D, (GLuint)bound);
     return drain_gl(&b->logger, what);
 }
 
@@ -297,6 +298,12 @@ glcv_status glcv_cuda_bridge_map_frame(glcv_cuda_bridge *b, unsigned int frame, 
     if (st != GLCV_OK)
         return st;
 
+    /* The copies must reach the GPU before CUDA waits for them: the map orders the stream after
+     * GL's commands but need not submit GL's pending command buffer, and an unflushed copy can
+     * leave the stream waiting until the driver flushes on its own (interop_bench's pbo-noflush
+     * row measures what that costs). */
+    if (!b->no_flush)
+        glFlush();
     cudaError_t err = cudaGraphicsMapResources(1, &b->resource, stream);
     if (err != cudaSuccess)
         return glcv_cuda_fail(&b->logger, err, "cuda bridge: cudaGraphicsMapResources");
@@ -326,6 +333,12 @@ glcv_status glcv_cuda_bridge_unmap(glcv_cuda_bridge *b, cudaStream_t stream)
     if (err != cudaSuccess)
         return glcv_cuda_fail(&b->logger, err, "cuda bridge: cudaGraphicsUnmapResources");
     return GLCV_OK;
+}
+
+void glcv_cuda_bridge_set_flush(glcv_cuda_bridge *b, int flush)
+{
+    if (b)
+        b->no_flush = !flush;
 }
 
 /* ---- registered textures ------------------------------------------------------------------ */
@@ -385,6 +398,9 @@ glcv_status glcv_cuda_images_map(glcv_cuda_image *const *images, int n, cudaStre
             return glcv_fail(logger, GLCV_ERROR_INVALID_ARGUMENT, "cuda image: image %d is not registered", i);
         res[i] = images[i]->resource;
     }
+    /* GL's writes to the textures must be submitted before CUDA waits for them (see map_frame) */
+    if (glcv_gl_context_current())
+        glFlush();
     cudaError_t err = cudaGraphicsMapResources(n, res, stream);
     if (err != cudaSuccess)
         return glcv_cuda_fail(logger, err, "cuda image: cudaGraphicsMapResources");

@@ -8,10 +8,11 @@
  * deleted.
  *
  * The hand-over the tracker uses: GL copies the frame (as RGBA8) and the mask (as R8) into one
- * pixel-buffer object owned by the bridge (glReadPixels into a PIXEL_PACK buffer, on the GPU),
- * and that buffer, registered once, is mapped as plain device memory. The bridge owns every GL
- * object it registers, so a caller's textures are never registered and may be deleted at any
- * time. bench/interop_bench.c measures this path against registering the texture itself,
+ * pixel-buffer object owned by the bridge (glReadPixels into a PIXEL_PACK buffer, on the GPU;
+ * immutable storage, so video memory), GL's commands are flushed (glFlush: without it the map
+ * waits until the driver submits them on its own), and the buffer, registered once, is mapped
+ * as plain device memory. The bridge owns every GL object it registers, so a caller's textures
+ * are never registered and may be deleted at any time. bench/interop_bench.c measures this path against registering the texture itself,
  * caching its array, and GL external memory objects shared with CUDA.
  *
  * Every function that touches GL needs the context current that the bridge was created in.
@@ -60,6 +61,9 @@ glcv_status glcv_cuda_bridge_map_frame(glcv_cuda_bridge *bridge, unsigned int fr
                                        cudaStream_t stream, glcv_cuda_frame *out);
 /* Unmaps on `stream`: GL commands issued afterwards run after the CUDA work queued before. */
 glcv_status glcv_cuda_bridge_unmap(glcv_cuda_bridge *bridge, cudaStream_t stream);
+/* map_frame flushes GL (glFlush) between its copies and the map; 0 turns that off, to measure
+ * what an unflushed hand-over costs (benchmarks only). */
+void glcv_cuda_bridge_set_flush(glcv_cuda_bridge *bridge, int flush);
 
 /* ---- registered textures (the direct image path, for tests and benchmarks) ---------------- */
 
@@ -76,7 +80,8 @@ typedef struct glcv_cuda_image {
 glcv_status glcv_cuda_image_register(glcv_cuda_image *image, unsigned int texture, int write_discard,
                                      const glcv_logger *logger);
 glcv_status glcv_cuda_image_unregister(glcv_cuda_image *image, const glcv_logger *logger);
-/* Maps n registered images in one call on `stream`, fetches each one's level-0 array and checks
+/* Flushes GL (so that its writes reach the GPU), maps n registered images in one call on
+ * `stream`, fetches each one's level-0 array and checks
  * its size against the texture's (and that it holds 1 or 4 8-bit channels). */
 glcv_status glcv_cuda_images_map(glcv_cuda_image *const *images, int n, cudaStream_t stream,
                                  const glcv_logger *logger);

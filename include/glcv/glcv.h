@@ -7,6 +7,8 @@
 #include "synth.h"
 #include "context.h"
 #include "segment.h"
+#include "match.h"
+#include "correlate.h"
 #include "track.h"
 
 #endif
