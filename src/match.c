@@ -516,9 +516,12 @@ static glcv_status cuda_run(glcv_match *m, const cuda_source *src)
                 pp.row_end = ue;
                 CUDA_TRY((cudaError_t)glcv_cuda_match_planes(pp, s), "match: planes kernel");
             }
-            CUDA_TRY(cudaEventRecord(dv->converted[k], s), "match: event");
+            /* The piece's first th - 1 input rows come from earlier pieces, several of them when pieces
+             * are shorter than the template: wait before recording, so that converted[k] also covers
+             * every earlier piece. */
             if (k > 0)
                 CUDA_TRY(cudaStreamWaitEvent(s, dv->converted[k - 1], 0), "match: stream order");
+            CUDA_TRY(cudaEventRecord(dv->converted[k], s), "match: event");
             kp.planes = dv->planes;
             kp.map = dv->map;
             kp.row_begin = cb;

@@ -46,8 +46,18 @@ static void compare(const char *what, const double *gpu, const double *cpu, int 
     CHECK(bad == 0, "%s: %d of %d scores differ", what, bad, n);
 }
 
+/* Each case prints the generator state its inputs start from; GLCV_MATCH_SEED=<that value> runs every
+ * case from it, to reproduce a failure. */
 static void run_job(const job *j, uint64_t *rng)
 {
+    const char *env = getenv("GLCV_MATCH_SEED");
+    if (env && *env)
+        *rng = strtoull(env, NULL, 0);
+    const uint64_t seed = *rng;
+    printf("case %dx%d in %dx%d, %d->%d ch%s%s, %d pieces, %d devices: seed 0x%016llx\n", j->w, j->h, j->W, j->H,
+           glcv_pixel_format_size(j->input), glcv_pixel_format_size(j->working), j->masked ? ", mask" : "",
+           j->roi ? ", roi" : "", j->chunks, j->devices, (unsigned long long)seed);
+    fflush(stdout);
     glcv_image img = random_image(j->W, j->H, j->input, rng, j->levels);
     glcv_image tpl = random_image(j->w, j->h, j->input, rng, j->levels);
     glcv_image mask = random_image(j->w, j->h, GLCV_PIXEL_GRAY8, rng, 4);
@@ -72,11 +82,11 @@ static void run_job(const job *j, uint64_t *rng)
             CHECK_OK(glcv_match_read_scores(m[e], e ? gpu : cpu, 0));
         }
         if (m[0] && m[1]) {
-            char what[160];
-            snprintf(what, sizeof what, "%dx%d in %dx%d %s, %d->%d ch%s%s, %d pieces, %d devices", j->w, j->h, j->W,
-                     j->H, glcv_match_metric_string((glcv_match_metric)metric), glcv_pixel_format_size(j->input),
-                     glcv_pixel_format_size(j->working), j->masked ? ", mask" : "", j->roi ? ", roi" : "", j->chunks,
-                     j->devices);
+            char what[192];
+            snprintf(what, sizeof what, "%dx%d in %dx%d %s, %d->%d ch%s%s, %d pieces, %d devices, seed 0x%016llx",
+                     j->w, j->h, j->W, j->H, glcv_match_metric_string((glcv_match_metric)metric),
+                     glcv_pixel_format_size(j->input), glcv_pixel_format_size(j->working), j->masked ? ", mask" : "",
+                     j->roi ? ", roi" : "", j->chunks, j->devices, (unsigned long long)seed);
             compare(what, gpu, cpu, j->W * j->H, metric == GLCV_MATCH_ZNCC);
             glcv_match_hit hc[5], hg[5];
             int nc = 0, ng = 0;
