@@ -4,9 +4,12 @@
  * synthetic scene comes in through glcv's media input; each frame is uploaded once into a
  * texture of the window's GL context, segmented there by glcv (texture in, mask texture out),
  * and the window shows the engine's own textures without copies: input, background, mask, and
- * an overlay (mask tinted over the input, object boxes drawn in GL), in a 2x2 grid or one at a
- * time. Keys and the mouse drive the segmenter; a sidebar shows frame rates, capture drops and
- * the GPU time of each pass. Text is stb_easy_font's quads, drawn with a small shader.
+ * an overlay (mask tinted over the input, tracked objects' boxes drawn in GL), in a 2x2 grid or
+ * one at a time. Keys and the mouse drive the segmenter; boxes dragged with the mouse (or given
+ * with --track) are tracked with glcv_track (CAMSHIFT), from host pixels or the input texture,
+ * optionally counting only the segmenter's foreground. A sidebar shows frame rates, capture
+ * drops, the GPU time of each pass and the tracked objects. Text is stb_easy_font's quads, drawn
+ * with a small shader.
  *
  * Uses the public API only. Exit status: 0 ok, 1 runtime failure, 2 usage error.
  */
@@ -37,9 +40,13 @@
 #endif
 
 enum { DEMO_OK = 0, DEMO_FAIL = 1, DEMO_USAGE = 2 };
-enum { MAX_BOXES = 16, MAX_TIMINGS = 32, SIDEBAR_WIDTH = 250, MAX_SIZE = 16384, TEXT_CHARS = 4096 };
+enum { MAX_BOXES = 16, MAX_TIMINGS = 32, SIDEBAR_WIDTH = 250, MAX_SIZE = 16384, TEXT_CHARS = 8192 };
 enum { VIEW_GRID = 0, VIEW_INPUT = 1, VIEW_BACKGROUND = 2, VIEW_MASK = 3, VIEW_OVERLAY = 4, VIEW_COUNT = 5 };
 enum { PARAM_TS = 0, PARAM_ODC, PARAM_B1, PARAM_B2, PARAM_ITERATIONS, PARAM_COUNT };
+
+/* Colours of tracked objects' boxes in the overlay: tracked, lost. */
+#define TRACK_RGB 40, 220, 255
+#define LOST_RGB 255, 150, 0
 
 static const char *const view_names[VIEW_COUNT] = {"grid", "input", "background", "mask", "overlay"};
 static const char *const param_names[PARAM_COUNT] = {"Ts", "Odc", "B1", "B2", "iterations"};
@@ -75,6 +82,13 @@ static const char usage_text[] =
     "                      uses its clean background unless --learn is given]\n"
     "  --Ts F --Odc F --B1 F --B2 F --iterations N   segmenter parameters [310 5800 2 200 8]\n"
     "\n"
+    "tracking options (CAMSHIFT; the CUDA tracker when the segmenter runs on the GPU and glcv has\n"
+    "CUDA on the window's device, else the CPU tracker):\n"
+    "  --track X,Y,W,H     track the object in this box (pixels, top-left origin) from the first\n"
+    "                      frame on: its hue histogram is taken from that frame (repeatable, up\n"
+    "                      to 16 objects; the mouse adds more)\n"
+    "  --mask-from-segmenter  count only the segmenter's foreground when tracking (m toggles)\n"
+    "\n"
     "window options:\n"
     "  --view V            grid, input, background, mask or overlay [grid]\n"
     "  --scale F           size of the image panels relative to the frames (0.1..4)\n"
@@ -96,9 +110,10 @@ static const char help_text[] =
     "left, right\tchange it (with shift: bigger steps)\n"
     "e\tswitch engine: fragment, compute, cpu (recreates the segmenter)\n"
     "v, 0..4\tview: grid, input, background, mask, overlay\n"
-    "mouse drag\tmark a box around an object to track (several allowed)\n"
-    "right click\tremove the box under the mouse\n"
-    "c\tclear all boxes\n"
+    "mouse drag\tselect an object: track it from its hue (several allowed)\n"
+    "right click\tstop tracking the object under the mouse\n"
+    "c\tclear all tracked objects\n"
+    "m\tmask from segmenter: track foreground pixels only (on/off)\n"
     "s\tsave a screenshot (glcv-demo-NNN.png)\n"
     "q, esc\tquit";
 
@@ -291,6 +306,22 @@ static void shapes_frame(shapes *s, float x0, float y0, float x1, float y1, floa
     shapes_rect(s, x1 - t, y0 + t, x1, y1 - t, rgba);
 }
 
+/* A line `t` pixels thick from (x0, y0) to (x1, y1), with square caps. */
+static void shapes_line(shapes *s, float x0, float y0, float x1, float y1, float t, const uint8_t rgba[4])
+{
+    float dx = x1 - x0, dy = y1 - y0, len = sqrtf(dx * dx + dy * dy);
+    if (len < 1e-3f)
+        return;
+    float ux = dx / len * t * 0.5f, uy = dy / len * t * 0.5f; /* along, half thickness */
+    float ax = x0 - ux, ay = y0 - uy, bx = x1 + ux, by = y1 + uy;
+    shapes_push(s, ax - uy, ay + ux, rgba);
+    shapes_push(s, bx - uy, by + ux, rgba);
+    shapes_push(s, bx + uy, by - ux, rgba);
+    shapes_push(s, ax - uy, ay + ux, rgba);
+    shapes_push(s, bx + uy, by - ux, rgba);
+    shapes_push(s, ax + uy, ay - ux, rgba);
+}
+
 /* One run of text (no newlines or tabs) with stb_easy_font: quads of ~7-pixel-high glyphs. */
 static void shapes_run(shapes *s, float x, float y, float scale, const char *text, size_t n, const uint8_t rgba[4])
 {
@@ -349,6 +380,15 @@ typedef struct box {
     float x0, y0, x1, y1; /* image pixels */
 } box;
 
+/* A tracked object: the tracker's id for it, the region it was selected from, and its result
+ * for the last frame tracked (none yet right after it was added). */
+typedef struct tracked {
+    int id;
+    glcv_track_rect start;
+    int have_result;
+    glcv_track_result r;
+} tracked;
+
 typedef struct demo {
     GLFWwindow *win;
     glcv_logger logger;
@@ -373,6 +413,18 @@ typedef struct demo {
     glcv_pass_timing timings[MAX_TIMINGS];
     int timing_count;
 
+    /* tracker */
+    glcv_track *track;
+    glcv_track_engine track_engine; /* in use */
+    glcv_cuda_info cuda;
+    int track_mask;                 /* count only the segmenter's foreground */
+    tracked objects[MAX_BOXES];
+    int object_count;
+    glcv_track_rect initial[MAX_BOXES]; /* --track: added at the first frame */
+    int initial_count;
+    double track_ms;               /* wall time of the last frame's tracking */
+    int track_failed;              /* the last frame's tracking failed (reported once) */
+
     /* GL objects of the demo (the engine's own textures are only displayed) */
     GLuint input_tex;      /* the current frame, uploaded once; segmented from here */
     GLuint background_tex; /* CPU engine only: a copy of its background for display */
@@ -386,8 +438,6 @@ typedef struct demo {
     int paused;
     int show_help;
     int selected;
-    box boxes[MAX_BOXES];
-    int box_count;
     int dragging;
     box drag;
     double fps_display, fps_process;
@@ -568,6 +618,143 @@ static void grab_background(demo *d)
     }
 }
 
+/* ---- tracker ------------------------------------------------------------------------------- */
+
+/* Whether the segmenter's mask is the current frame's. */
+static int have_mask(const demo *d)
+{
+    return d->seg && d->have_background && !d->learning && d->have_frame;
+}
+
+/* The segmenter's mask texture when tracking counts only the foreground and there is one; 0
+ * otherwise. */
+static GLuint track_mask_texture(demo *d)
+{
+    return d->track_mask && have_mask(d) ? glcv_segment_mask_texture(d->seg) : 0;
+}
+
+/* The tracker's engine for the segmenter's: CUDA when the segmenter runs on the GPU, glcv was
+ * built with CUDA and the window's GL context is on a CUDA device (the tracker reads the
+ * demo's textures there), else the CPU. */
+static glcv_track_engine wanted_track_engine(const demo *d)
+{
+    if (d->engine != GLCV_ENGINE_CPU && d->cuda.built && d->cuda.gl_device >= 0)
+        return GLCV_TRACK_ENGINE_CUDA;
+    return GLCV_TRACK_ENGINE_CPU;
+}
+
+/* (Re)creates the tracker for the segmenter's engine when it is not that one already, carrying
+ * the objects over (their histograms and next search windows; ids may change). On failure the
+ * old tracker stays. */
+static int make_tracker(demo *d)
+{
+    glcv_track_engine engine = wanted_track_engine(d);
+    if (d->track && d->track_engine == engine)
+        return 1;
+    glcv_track_params p = GLCV_TRACK_PARAMS(.width = d->width, .height = d->height, .max_objects = MAX_BOXES,
+                                            .engine = engine, .logger = d->logger);
+    glcv_track *tr = NULL;
+    glcv_status st = glcv_track_create(&p, &tr);
+    if (st != GLCV_OK && engine == GLCV_TRACK_ENGINE_CUDA) {
+        set_message(d, "CUDA tracker: %s; tracking on the CPU", glcv_status_string(st));
+        p.engine = GLCV_TRACK_ENGINE_CPU;
+        st = glcv_track_create(&p, &tr);
+    }
+    if (st != GLCV_OK) {
+        set_message(d, "tracker: %s", glcv_status_string(st));
+        return 0;
+    }
+    int kept = 0;
+    for (int i = 0; i < d->object_count; i++) {
+        tracked *o = &d->objects[i];
+        glcv_track_hist h;
+        int id = -1;
+        glcv_track_rect window = o->have_result ? o->r.window : o->start;
+        if (glcv_track_get_hist(d->track, o->id, &h) == GLCV_OK && glcv_track_add(tr, &h, window, &id) == GLCV_OK) {
+            d->objects[kept] = *o;
+            d->objects[kept].id = id;
+            d->objects[kept].have_result = 0;
+            d->objects[kept].start = window;
+            kept++;
+        }
+    }
+    d->object_count = kept;
+    glcv_track_destroy(&d->track);
+    d->track = tr;
+    glcv_track_params got;
+    glcv_track_get_params(tr, &got);
+    d->track_engine = got.engine;
+    d->track_failed = 0;
+    return 1;
+}
+
+/* Starts tracking the object in `region` of the current frame: its model histogram is built
+ * from there (foreground pixels only when tracking is masked). */
+static void add_object(demo *d, glcv_track_rect region)
+{
+    if (!d->track || !d->have_frame)
+        return;
+    if (d->object_count >= MAX_BOXES) {
+        set_message(d, "at most %d tracked objects", MAX_BOXES);
+        return;
+    }
+    glcv_track_hist h;
+    int id = -1;
+    glcv_status st = glcv_track_hist_compute_texture(d->track, d->input_tex, track_mask_texture(d), region, &h);
+    if (st == GLCV_OK)
+        st = glcv_track_add(d->track, &h, region, &id);
+    if (st != GLCV_OK) {
+        set_message(d, "cannot track %d,%d %dx%d: %s", region.x, region.y, region.width, region.height,
+                    glcv_status_string(st));
+        return;
+    }
+    tracked *o = &d->objects[d->object_count++];
+    *o = (tracked){.id = id, .start = region};
+    set_message(d, "object %d: tracking from %d,%d %dx%d", id, region.x, region.y, region.width, region.height);
+}
+
+static void remove_object(demo *d, int index)
+{
+    glcv_track_remove(d->track, d->objects[index].id);
+    memmove(&d->objects[index], &d->objects[index + 1], (size_t)(d->object_count - index - 1) * sizeof(tracked));
+    d->object_count--;
+}
+
+/* Tracks every object in the current frame: host pixels `f` with the CPU tracker and no mask,
+ * else the input texture (and the segmenter's mask texture). */
+static void track_objects(demo *d, const glcv_image *f)
+{
+    if (!d->track || d->object_count == 0)
+        return;
+    double t0 = now_seconds();
+    GLuint mask = track_mask_texture(d);
+    glcv_status st;
+    if (d->track_engine == GLCV_TRACK_ENGINE_CPU && !mask)
+        st = glcv_track_frame(d->track, f, NULL);
+    else
+        st = glcv_track_frame_texture(d->track, d->input_tex, mask);
+    glcv_track_result res[MAX_BOXES];
+    int n = 0;
+    if (st == GLCV_OK)
+        st = glcv_track_results(d->track, res, MAX_BOXES, &n);
+    d->track_ms = (now_seconds() - t0) * 1000.0;
+    if (st != GLCV_OK) {
+        if (!d->track_failed)
+            set_message(d, "tracking failed: %s", glcv_status_string(st));
+        d->track_failed = 1;
+        return;
+    }
+    d->track_failed = 0;
+    if (n > MAX_BOXES)
+        n = MAX_BOXES;
+    for (int i = 0; i < d->object_count; i++)
+        for (int k = 0; k < n; k++)
+            if (res[k].id == d->objects[i].id) {
+                d->objects[i].r = res[k];
+                d->objects[i].have_result = 1;
+            }
+}
+
 /* Processes the frame now in input_tex. */
 static void process_frame(demo *d)
 {
@@ -619,6 +806,10 @@ static void step(demo *d, int timeout_ms)
     d->have_frame = 1;
     d->last_index = info.index;
     process_frame(d);
+    for (int i = 0; i < d->initial_count; i++)
+        add_object(d, d->initial[i]);
+    d->initial_count = 0;
+    track_objects(d, &f);
     d->frames_processed++;
     double t = now_seconds();
     if (d->last_process > 0) {
@@ -785,8 +976,24 @@ static void sidebar_text(demo *d, char *buf, size_t size)
         }
         append(buf, size, &len, "  total\t%.3f\n", total);
     }
-    append(buf, size, &len, "\ntracking\tnot built\n");
-    append(buf, size, &len, "boxes\t%d  (mouse drag; c clears)\n", d->box_count);
+    if (d->track) {
+        append(buf, size, &len, "\ntracking\t%s engine, %.2f ms\n", glcv_track_engine_string(d->track_engine),
+               d->track_ms);
+        append(buf, size, &len, "mask\t%s  (m: from segmenter)\n",
+               !d->track_mask ? "off" : have_mask(d) ? "on" : "on (no mask yet)");
+    } else {
+        append(buf, size, &len, "\ntracking\tunavailable\n");
+    }
+    append(buf, size, &len, "objects\t%d  (mouse drag; c clears)\n", d->object_count);
+    for (int i = 0; i < d->object_count; i++) {
+        const tracked *o = &d->objects[i];
+        if (o->have_result)
+            append(buf, size, &len, "  %d  %.0f,%.0f  %.0fx%.0f  it %d%s\n", o->id, o->r.cx, o->r.cy, o->r.width,
+                   o->r.height, o->r.iterations, o->r.lost ? "  LOST" : "");
+        else
+            append(buf, size, &len, "  %d  from %d,%d %dx%d\n", o->id, o->start.x, o->start.y, o->start.width,
+                   o->start.height);
+    }
     append(buf, size, &len, "\nview\t%s  (v, 0..4)\n", view_names[d->view]);
     if (d->view == VIEW_GRID)
         append(buf, size, &len, "\tinput | background\n\tmask | overlay\n");
@@ -794,6 +1001,37 @@ static void sidebar_text(demo *d, char *buf, size_t size)
         append(buf, size, &len, "\n");
         append_wrapped(buf, size, &len, d->message, cols);
     }
+}
+
+/* The corners of an object's rotated box in image pixels, in order (cv::RotatedRect::points). */
+static void box_corners(const glcv_track_result *r, float px[4], float py[4])
+{
+    double a = r->angle * 3.14159265358979323846 / 180.0;
+    double bx = cos(a) * 0.5, ay = sin(a) * 0.5;
+    px[0] = (float)(r->cx - ay * r->height - bx * r->width);
+    py[0] = (float)(r->cy + bx * r->height - ay * r->width);
+    px[1] = (float)(r->cx + ay * r->height - bx * r->width);
+    py[1] = (float)(r->cy - bx * r->height - ay * r->width);
+    px[2] = 2 * r->cx - px[0];
+    py[2] = 2 * r->cy - py[0];
+    px[3] = 2 * r->cx - px[1];
+    py[3] = 2 * r->cy - py[1];
+}
+
+/* Draws a list of shapes with the flat program (blended). */
+static void draw_shapes(demo *d, const shapes *s, int fb_w, int fb_h)
+{
+    if (s->count == 0)
+        return;
+    glEnable(GL_BLEND);
+    glBlendFunc(GL_SRC_ALPHA, GL_ONE_MINUS_SRC_ALPHA);
+    glUseProgram(d->flat_prog);
+    glUniform2f(d->u_size, (float)fb_w, (float)fb_h);
+    glBindVertexArray(d->flat_vao);
+    glBindBuffer(GL_ARRAY_BUFFER, d->flat_vbo);
+    glBufferData(GL_ARRAY_BUFFER, (GLsizeiptr)((size_t)s->count * sizeof(vertex)), s->v, GL_STREAM_DRAW);
+    glDrawArrays(GL_TRIANGLES, 0, s->count);
+    glDisable(GL_BLEND);
 }
 
 /* Draws the whole window into the bound draw framebuffer of fb_w x fb_h. */
@@ -823,10 +1061,11 @@ static void draw(demo *d, int fb_w, int fb_h)
     glBindSampler(0, 0);
     glBindSampler(1, 0);
 
-    /* Shapes and text. */
-    shapes s = {0};
+    /* Shapes and text; the boxes of tracked objects separately, clipped to the overlay panel. */
+    shapes s = {0}, boxes = {0};
     static const uint8_t white[4] = {235, 235, 235, 255}, grey[4] = {150, 150, 160, 255};
-    static const uint8_t green[4] = {40, 230, 90, 255}, yellow[4] = {250, 220, 40, 255};
+    static const uint8_t yellow[4] = {250, 220, 40, 255};
+    static const uint8_t track_colour[4] = {TRACK_RGB, 255}, lost_colour[4] = {LOST_RGB, 255};
     static const uint8_t shade[4] = {10, 10, 14, 215};
     float ts = d->text_scale;
     static const char *const labels[VIEW_COUNT] = {"", "input", "background", "mask", "overlay"};
@@ -834,13 +1073,33 @@ static void draw(demo *d, int fb_w, int fb_h)
         const rect *r = &cell[v];
         if (r->w <= 0)
             continue;
+        if (v == VIEW_OVERLAY) {
+            /* Tracked objects over the overlay, clipped to its panel. */
+            float sx = r->w / (float)d->width, sy = r->h / (float)d->height;
+            for (int i = 0; i < d->object_count; i++) {
+                const tracked *o = &d->objects[i];
+                const uint8_t *c = o->have_result && o->r.lost ? lost_colour : track_colour;
+                char label[16];
+                snprintf(label, sizeof label, "%d", o->id);
+                if (o->have_result) {
+                    float px[4], py[4];
+                    box_corners(&o->r, px, py);
+                    for (int k = 0; k < 4; k++)
+                        shapes_line(&boxes, r->x + px[k] * sx, r->y + py[k] * sy, r->x + px[(k + 1) % 4] * sx,
+                                    r->y + py[(k + 1) % 4] * sy, 2, c);
+                    float cx = r->x + o->r.cx * sx, cy = r->y + o->r.cy * sy;
+                    shapes_rect(&boxes, cx - 2, cy - 2, cx + 2, cy + 2, c);
+                    shapes_text(&boxes, r->x + (float)o->r.bbox.x * sx, r->y + (float)o->r.bbox.y * sy - 10 * ts, ts,
+                                label, 72, c);
+                } else {
+                    const glcv_track_rect *b = &o->start;
+                    shapes_frame(&boxes, r->x + (float)b->x * sx, r->y + (float)b->y * sy,
+                                 r->x + (float)(b->x + b->width) * sx, r->y + (float)(b->y + b->height) * sy, 1, c);
+                }
+            }
+        }
         if (v == VIEW_INPUT || v == VIEW_OVERLAY) {
             float sx = r->w / (float)d->width, sy = r->h / (float)d->height;
-            for (int b = 0; b < d->box_count; b++) {
-                const box *bx = &d->boxes[b];
-                shapes_frame(&s, r->x + bx->x0 * sx, r->y + bx->y0 * sy, r->x + bx->x1 * sx, r->y + bx->y1 * sy, 2,
-                             green);
-            }
             if (d->dragging) {
                 const box *bx = &d->drag;
                 shapes_frame(&s, r->x + fminf(bx->x0, bx->x1) * sx, r->y + fminf(bx->y0, bx->y1) * sy,
@@ -862,24 +1121,26 @@ static void draw(demo *d, int fb_w, int fb_h)
     }
     if (d->show_help) {
         float area_w = (float)fb_w - SIDEBAR_WIDTH * ts;
-        float hw = 480 * ts, hh = 210 * ts;
+        int lines = 1;
+        for (const char *p = help_text; *p; p++)
+            lines += *p == '\n';
+        float hw = 480 * ts, hh = (float)(lines * 12 + 18) * ts;
         float hx = fmaxf(4, (area_w - hw) / 2), hy = fmaxf(4, ((float)fb_h - hh) / 2);
         shapes_rect(&s, hx, hy, hx + hw, hy + hh, shade);
         shapes_frame(&s, hx, hy, hx + hw, hy + hh, 1, grey);
         shapes_text(&s, hx + 12 * ts, hy + 12 * ts, ts, help_text, 80, white);
     }
 
-    if (s.count > 0) {
-        glEnable(GL_BLEND);
-        glBlendFunc(GL_SRC_ALPHA, GL_ONE_MINUS_SRC_ALPHA);
-        glUseProgram(d->flat_prog);
-        glUniform2f(d->u_size, (float)fb_w, (float)fb_h);
-        glBindVertexArray(d->flat_vao);
-        glBindBuffer(GL_ARRAY_BUFFER, d->flat_vbo);
-        glBufferData(GL_ARRAY_BUFFER, (GLsizeiptr)((size_t)s.count * sizeof(vertex)), s.v, GL_STREAM_DRAW);
-        glDrawArrays(GL_TRIANGLES, 0, s.count);
-        glDisable(GL_BLEND);
+    const rect *ov = &cell[VIEW_OVERLAY];
+    if (boxes.count > 0 && ov->w > 0) {
+        glEnable(GL_SCISSOR_TEST);
+        glScissor((GLint)lroundf(ov->x), (GLint)lroundf((float)fb_h - (ov->y + ov->h)), (GLsizei)lroundf(ov->w),
+                  (GLsizei)lroundf(ov->h));
+        draw_shapes(d, &boxes, fb_w, fb_h);
+        glDisable(GL_SCISSOR_TEST);
     }
+    draw_shapes(d, &s, fb_w, fb_h);
+    free(boxes.v);
     free(s.v);
     glBindVertexArray(0);
     glUseProgram(0);
@@ -977,7 +1238,9 @@ static void on_key(GLFWwindow *win, int key, int scancode, int action, int mods)
                                                                    : GLCV_ENGINE_FRAGMENT;
         int was_learning = d->learning;
         if (make_segmenter(d, next)) {
-            set_message(d, "engine: %s", glcv_engine_mode_string(d->engine));
+            make_tracker(d);
+            set_message(d, "engine: %s, tracker %s", glcv_engine_mode_string(d->engine),
+                        glcv_track_engine_string(d->track_engine));
             if (was_learning || !d->have_background)
                 start_learning(d);
         }
@@ -990,8 +1253,13 @@ static void on_key(GLFWwindow *win, int key, int scancode, int action, int mods)
     case GLFW_KEY_3:
     case GLFW_KEY_4: d->view = key - GLFW_KEY_0; break;
     case GLFW_KEY_C:
-        d->box_count = 0;
-        set_message(d, "boxes cleared");
+        while (d->object_count > 0)
+            remove_object(d, d->object_count - 1);
+        set_message(d, "tracked objects cleared");
+        break;
+    case GLFW_KEY_M:
+        d->track_mask = !d->track_mask;
+        set_message(d, "tracking mask from segmenter: %s", d->track_mask ? "on" : "off");
         break;
     case GLFW_KEY_S: {
         char path[64];
@@ -1024,21 +1292,18 @@ static void on_mouse_button(GLFWwindow *win, int button, int action, int mods)
         box b = {fminf(d->drag.x0, d->drag.x1), fminf(d->drag.y0, d->drag.y1), fmaxf(d->drag.x0, d->drag.x1),
                  fmaxf(d->drag.y0, d->drag.y1)};
         if (b.x1 - b.x0 >= 4 && b.y1 - b.y0 >= 4) {
-            if (d->box_count < MAX_BOXES) {
-                d->boxes[d->box_count++] = b;
-                set_message(d, "box %d: %.0f,%.0f %.0fx%.0f (tracking: not built)", d->box_count, b.x0, b.y0,
-                            b.x1 - b.x0, b.y1 - b.y0);
-            } else {
-                set_message(d, "at most %d boxes", MAX_BOXES);
-            }
+            int bx = (int)floorf(b.x0), by = (int)floorf(b.y0);
+            add_object(d, (glcv_track_rect){bx, by, (int)ceilf(b.x1) - bx, (int)ceilf(b.y1) - by});
         }
     } else if (button == GLFW_MOUSE_BUTTON_RIGHT && action == GLFW_PRESS && v >= 0) {
-        for (int i = d->box_count - 1; i >= 0; i--) {
-            const box *b = &d->boxes[i];
-            if (ix >= b->x0 && ix <= b->x1 && iy >= b->y0 && iy <= b->y1) {
-                memmove(&d->boxes[i], &d->boxes[i + 1], (size_t)(d->box_count - i - 1) * sizeof(box));
-                d->box_count--;
-                set_message(d, "box removed");
+        for (int i = d->object_count - 1; i >= 0; i--) {
+            const tracked *o = &d->objects[i];
+            const glcv_track_rect *b = o->have_result ? &o->r.bbox : &o->start;
+            if (ix >= (float)b->x && ix <= (float)(b->x + b->width) && iy >= (float)b->y &&
+                iy <= (float)(b->y + b->height)) {
+                int id = o->id;
+                remove_object(d, i);
+                set_message(d, "object %d removed", id);
                 break;
             }
         }
@@ -1178,6 +1443,9 @@ typedef struct options {
     int show_help;
     int no_loop;
     glcv_segment_params seg;
+    glcv_track_rect track[MAX_BOXES];
+    int track_count;
+    int track_mask;
 } options;
 
 static const char *next_arg(int argc, char **argv, int *i)
@@ -1193,6 +1461,24 @@ static void set_source(options *o, glcv_media_source source, const char *locatio
         die_usage("%s: only one source may be given", opt);
     o->media.source = source;
     o->media.location = location;
+}
+
+/* X,Y,W,H: a box in pixels, top-left origin. */
+static void parse_box(const char *opt, const char *s, glcv_track_rect *out)
+{
+    long v[4];
+    const char *p = s;
+    for (int k = 0; k < 4; k++) {
+        char *end = NULL;
+        errno = 0;
+        v[k] = strtol(p, &end, 10);
+        if (errno || end == p || *end != (k < 3 ? ',' : '\0') || v[k] < 0 || v[k] > MAX_SIZE)
+            die_usage("%s: '%s' is not X,Y,W,H (integers 0..%d)", opt, s, MAX_SIZE);
+        p = end + 1;
+    }
+    if (v[2] < 1 || v[3] < 1)
+        die_usage("%s: '%s': the width and height must be at least 1", opt, s);
+    *out = (glcv_track_rect){(int)v[0], (int)v[1], (int)v[2], (int)v[3]};
 }
 
 static void parse_options(int argc, char **argv, options *o)
@@ -1253,6 +1539,12 @@ static void parse_options(int argc, char **argv, options *o)
             o->seg.b2 = (float)parse_double(a, next_arg(argc, argv, &i), 1e-6, 1e9);
         } else if (!strcmp(a, "--iterations")) {
             o->seg.iterations = parse_int(a, next_arg(argc, argv, &i), 0, 1000);
+        } else if (!strcmp(a, "--track")) {
+            if (o->track_count >= MAX_BOXES)
+                die_usage("--track: at most %d objects", MAX_BOXES);
+            parse_box(a, next_arg(argc, argv, &i), &o->track[o->track_count++]);
+        } else if (!strcmp(a, "--mask-from-segmenter")) {
+            o->track_mask = 1;
         } else if (!strcmp(a, "--view")) {
             const char *v = next_arg(argc, argv, &i);
             int found = -1;
@@ -1316,6 +1608,16 @@ int main(int argc, char **argv)
     glcv_media_get_params(d.media, &d.media_params);
     d.width = d.media_params.width;
     d.height = d.media_params.height;
+    for (int i = 0; i < o.track_count; i++) {
+        const glcv_track_rect *b = &o.track[i];
+        if (b->x >= d.width || b->y >= d.height) {
+            glcv_media_close(&d.media);
+            die_usage("--track %d,%d,%d,%d: outside the %dx%d frames", b->x, b->y, b->width, b->height, d.width,
+                      d.height);
+        }
+        d.initial[d.initial_count++] = *b;
+    }
+    d.track_mask = o.track_mask;
     d.synthetic = d.media_params.source == GLCV_MEDIA_SYNTHETIC;
     if (o.media.source == GLCV_MEDIA_SOURCE_DEFAULT && d.synthetic)
         printf("glcv-demo: no webcam found: showing the synthetic scene\n");
@@ -1373,6 +1675,10 @@ int main(int argc, char **argv)
         goto done;
     }
     printf("glcv-demo: engine %s on %s\n", glcv_engine_mode_string(d.engine), d.renderer);
+    glcv_cuda_query(&d.cuda);
+    if (make_tracker(&d))
+        printf("glcv-demo: tracker engine %s%s\n", glcv_track_engine_string(d.track_engine),
+               d.track_mask ? ", mask from segmenter" : "");
     if (d.synthetic && !o.learn_given) {
         if (!set_synthetic_background(&d))
             start_learning(&d);
@@ -1424,6 +1730,19 @@ int main(int argc, char **argv)
                "engine %s\n",
                (long long)d.frames_processed, (long long)d.last_index, (long long)ms.captured,
                (long long)ms.dropped, glcv_engine_mode_string(d.engine));
+        for (int i = 0; i < d.object_count; i++) {
+            const tracked *t = &d.objects[i];
+            if (!t->have_result) {
+                printf("glcv-demo: object %d: not tracked yet (from %d,%d %dx%d)\n", t->id, t->start.x, t->start.y,
+                       t->start.width, t->start.height);
+                continue;
+            }
+            const glcv_track_result *r = &t->r;
+            printf("glcv-demo: object %d: centre %.2f,%.2f size %.2fx%.2f angle %.1f bbox %d,%d,%d,%d "
+                   "iterations %d lost %u\n",
+                   r->id, r->cx, r->cy, r->width, r->height, r->angle, r->bbox.x, r->bbox.y, r->bbox.width,
+                   r->bbox.height, r->iterations, r->lost);
+        }
     }
     if (glGetError() != GL_NO_ERROR) {
         fprintf(stderr, "glcv-demo: an OpenGL error occurred\n");
@@ -1431,6 +1750,7 @@ int main(int argc, char **argv)
     }
 
 done:
+    glcv_track_destroy(&d.track);
     glcv_segment_destroy(&d.seg);
     destroy_gl_objects(&d);
     glfwDestroyWindow(d.win);

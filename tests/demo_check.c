@@ -11,6 +11,15 @@
  *       background, the mask covers that box (recall >= 0.9, precision >= 0.7: a live source may
  *       have dropped frames, and the MRF's temporal prior then trails the moving box), and the
  *       overlay is as above.
+ *   demo_check SHOT.png track W H INDEX CX CY BW BH ANGLE R G B
+ *       a tracked object at the last frame, INDEX of the synthetic scene: the demo reported its
+ *       rotated box (centre CX,CY, size BW x BH, ANGLE degrees, as cv::RotatedRect). The object's
+ *       true position is the part of glcv_synth_frame's truth whose colour has the chromaticity of
+ *       R,G,B (the object's colour, which shading and illumination only scale). Checks: the input
+ *       panel is frame INDEX; the tracked centre is within max(4, truth radius / 3) pixels of the
+ *       truth's centroid; the pixels inside the rotated box and the object's pixels overlap with
+ *       IoU >= 0.5 (a disc in its ideal box: 0.785); the overlay panel shows the box drawn in the
+ *       tracking colour (40, 220, 255) around it.
  *
  * Exit status 0 when every check passed, 1 otherwise (each failure says where and by how much). */
 #include "testutil.h"
@@ -168,11 +177,105 @@ static void check_box(const glcv_image *shot, int w, int h, const int box[4], co
     glcv_image_free(&truth);
 }
 
+/* The tracked object against the truth: see the header. */
+static void check_track(const glcv_image *shot, int w, int h, int index, const double rbox[5], const int rgb[3])
+{
+    glcv_synth *synth = NULL;
+    glcv_image frame = {0}, truth = {0};
+    CHECK_OK(glcv_synth_create(&GLCV_SYNTH_PARAMS(.width = w, .height = h), &synth));
+    if (!synth)
+        return;
+    CHECK_OK(glcv_image_alloc(w, h, GLCV_PIXEL_RGB8, &frame));
+    CHECK_OK(glcv_image_alloc(w, h, GLCV_PIXEL_GRAY8, &truth));
+    CHECK_OK(glcv_synth_frame(synth, index, &frame, &truth));
+    double mean;
+    int max;
+    panel_diff(shot, 0, 0, &frame, &mean, &max);
+    printf("input panel vs synthetic frame %d: mean difference %.3f, largest %d\n", index, mean, max);
+    CHECK(mean < 0.5 && max <= 2, "input panel is not frame %d: mean %.3f, largest %d", index, mean, max);
+
+    /* The object: truth pixels whose chromaticity is within 0.1 (L1) of the object's colour. */
+    double want[3], sum = rgb[0] + rgb[1] + rgb[2];
+    for (int c = 0; c < 3; c++)
+        want[c] = sum > 0 ? rgb[c] / sum : 1.0 / 3;
+    const double cx = rbox[0], cy = rbox[1], bw = rbox[2], bh = rbox[3];
+    const double ca = cos(rbox[4] * 3.14159265358979323846 / 180.0), sa = sin(rbox[4] * 3.14159265358979323846 / 180.0);
+    long n = 0, in_box = 0, both = 0;
+    double sx = 0, sy = 0;
+    int bx0 = w, by0 = h, bx1 = -1, by1 = -1; /* the rotated box's pixels' extent */
+    int x0 = w, y0 = h, x1 = -1, y1 = -1;
+    for (int y = 0; y < h; y++)
+        for (int x = 0; x < w; x++) {
+            /* Inside the rotated box: width along the angle, height across it. */
+            double dx = x + 0.5 - cx, dy = y + 0.5 - cy;
+            int inside = fabs(dx * ca + dy * sa) <= bw / 2 && fabs(-dx * sa + dy * ca) <= bh / 2;
+            if (inside) {
+                in_box++;
+                bx0 = x < bx0 ? x : bx0;
+                by0 = y < by0 ? y : by0;
+                bx1 = x > bx1 ? x : bx1;
+                by1 = y > by1 ? y : by1;
+            }
+            if (truth.data[(size_t)y * truth.stride + (size_t)x] < 128)
+                continue;
+            const uint8_t *p = frame.data + (size_t)y * frame.stride + (size_t)x * 3;
+            double s = p[0] + p[1] + p[2];
+            if (s < 30)
+                continue;
+            double dist = fabs(p[0] / s - want[0]) + fabs(p[1] / s - want[1]) + fabs(p[2] / s - want[2]);
+            if (dist > 0.1)
+                continue;
+            n++;
+            both += inside;
+            sx += x + 0.5;
+            sy += y + 0.5;
+            x0 = x < x0 ? x : x0;
+            y0 = y < y0 ? y : y0;
+            x1 = x > x1 ? x : x1;
+            y1 = y > y1 ? y : y1;
+        }
+    CHECK(n >= 20, "no object of colour %d %d %d in the truth of frame %d (%ld pixels)", rgb[0], rgb[1], rgb[2],
+          index, n);
+    if (n >= 20) {
+        double tx = sx / (double)n, ty = sy / (double)n;
+        double radius = sqrt((double)n / 3.14159265358979323846);
+        double tol = fmax(4.0, radius / 3.0);
+        double err = hypot(cx - tx, cy - ty);
+        printf("tracked centre (%.2f, %.2f), truth centroid (%.2f, %.2f): %.2f pixels apart (tolerance %.2f)\n", cx,
+               cy, tx, ty, err, tol);
+        CHECK(err <= tol, "tracked centre %.2f pixels from the truth's (tolerance %.2f)", err, tol);
+        double iou = (double)both / (double)(n + in_box - both);
+        printf("tracked box %.1fx%.1f at %.1f degrees: %ld pixels; the object (extent %d,%d %dx%d): %ld pixels; "
+               "IoU %.3f (need 0.5)\n",
+               bw, bh, rbox[4], in_box, x0, y0, x1 + 1 - x0, y1 + 1 - y0, n, iou);
+        CHECK(iou >= 0.5, "tracked box overlaps the object with IoU %.3f (need 0.5)", iou);
+    }
+
+    /* The box drawn over the overlay panel: pixels of the tracking colour around the bbox. */
+    static const int colour[3] = {40, 220, 255};
+    long drawn = 0;
+    int need = (int)(bw + bh);
+    for (int y = by0 - 14; y <= by1 + 4; y++)
+        for (int x = bx0 - 4; x <= bx1 + 4; x++) {
+            if (x < 0 || y < 0 || x >= w || y >= h)
+                continue;
+            const uint8_t *p = px(shot, w + x, h + y);
+            drawn += abs(p[0] - colour[0]) <= 2 && abs(p[1] - colour[1]) <= 2 && abs(p[2] - colour[2]) <= 2;
+        }
+    printf("overlay panel: %ld pixels of the tracking colour around the box (need %d)\n", drawn, need);
+    CHECK(in_box > 0 && drawn >= need, "overlay panel: the tracked box is not drawn (%ld pixels of its colour)", drawn);
+
+    glcv_image_free(&frame);
+    glcv_image_free(&truth);
+    glcv_synth_destroy(&synth);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 6) {
         fprintf(stderr, "usage: demo_check SHOT.png synthetic W H INDEX\n"
-                        "       demo_check SHOT.png box W H X Y BW BH R G B\n");
+                        "       demo_check SHOT.png box W H X Y BW BH R G B\n"
+                        "       demo_check SHOT.png track W H INDEX CX CY BW BH ANGLE R G B\n");
         return 2;
     }
     glcv_logger lg = test_logger();
@@ -195,6 +298,10 @@ int main(int argc, char **argv)
         int box[4] = {atoi(argv[5]), atoi(argv[6]), atoi(argv[7]), atoi(argv[8])};
         int rgb[3] = {atoi(argv[9]), atoi(argv[10]), atoi(argv[11])};
         check_box(&shot, w, h, box, rgb);
+    } else if (!strcmp(argv[2], "track") && argc >= 14) {
+        double rbox[5] = {atof(argv[6]), atof(argv[7]), atof(argv[8]), atof(argv[9]), atof(argv[10])};
+        int rgb[3] = {atoi(argv[11]), atoi(argv[12]), atoi(argv[13])};
+        check_track(&shot, w, h, atoi(argv[5]), rbox, rgb);
     } else {
         fprintf(stderr, "demo_check: unknown check '%s'\n", argv[2]);
         glcv_image_free(&shot);

@@ -5,7 +5,9 @@
 #       glcv-demo on the synthetic scene, then on a lavfi source (the live-input path), each for a
 #       fixed number of frames, writing a screenshot at exit; demo_check compares the screenshot's
 #       panels with what the source put there (the synthetic scene's ground truth for the last
-#       frame; the lavfi box's position). With SAMPLE_VIDEO (when it exists): a short run on it.
+#       frame; the lavfi box's position). Then the synthetic scene with a tracked object (--track):
+#       the tracked box at the last frame must cover the object's true position (the scene's
+#       ground truth). With SAMPLE_VIDEO (when it exists): a short run on it.
 #   test_demo.sh host HOST_APP
 #       the texture-ID integration example with each engine: its GL state checks and mask checks.
 #
@@ -87,6 +89,10 @@ demo)
     echo $? >"$TMP/help.rc"
     expect_rc help 0 "--help"
     expect_in help "--screenshot FILE" "--help lists the options"
+    expect_in help "--track X,Y,W,H" "--help lists --track"
+    "$DEMO" --track 1,2,3 >"$TMP/badtrack.log" 2>&1
+    echo $? >"$TMP/badtrack.rc"
+    expect_rc badtrack 2 "a malformed --track box is a usage error"
     run missing "$DEMO" --video "$TMP/missing.avi" --max-frames 5
     expect_rc missing 1 "a missing video file"
     expect_in missing "cannot open" "a missing video file is reported"
@@ -107,6 +113,43 @@ demo)
             [ "${PIPESTATUS[0]}" = 0 ] || fail "synthetic ($engine): screenshot check"
         else
             fail "synthetic ($engine): no screenshot"
+        fi
+    done
+
+    # The synthetic scene's red disc (colour 200,45,40, radius 19 pixels at 320x240) is at about
+    # (207,135) in frame 0; --track starts on a box inside it and the disc moves up to ~8 pixels a
+    # frame. At the last frame the tracked rotated box must be on the disc: demo_check compares it
+    # with the truth (centre within max(4, radius/3) pixels, IoU >= 0.5) and finds it drawn over
+    # the overlay panel. The segmenter on the GPU with the mask tracks from the input texture; the
+    # CPU engine without it from host pixels.
+    for run_args in "fragment --mask-from-segmenter" "cpu"; do
+        engine=${run_args%% *}
+        name="track_$engine"
+        echo "== synthetic scene, a tracked object, engine $run_args"
+        # shellcheck disable=SC2086
+        run "$name" "$DEMO" --synthetic --size 320x240 --max-frames 30 --engine $run_args \
+            --track 192,120,30,30 --screenshot "$TMP/$name.png"
+        expect_rc "$name" 0 "tracking ($engine)"
+        expect_in "$name" "tracker engine " "the demo says which tracker it uses"
+        k=$(last_index "$name")
+        # "object 0: centre CX,CY size WxH angle A bbox ... lost L" -> "CX CY W H A L"
+        num='\([-0-9.]*\)'
+        obj=$(sed -n "s/^glcv-demo: object 0: centre $num,$num size ${num}x$num angle $num .* lost $num\$/\\1 \\2 \\3 \\4 \\5 \\6/p" \
+            "$TMP/$name.log" | tail -n 1)
+        CHECKS=$((CHECKS + 1))
+        if [ "$k" != 29 ]; then
+            fail "tracking ($engine): last source frame '$k', expected 29"
+        elif [ -z "$obj" ]; then
+            fail "tracking ($engine): no result for object 0 in the output"
+        elif [ "${obj##* }" != 0 ]; then
+            fail "tracking ($engine): object 0 is lost at the last frame (lost ${obj##* })"
+        elif [ -f "$TMP/$name.png" ]; then
+            # shellcheck disable=SC2086
+            set -- ${obj% *}
+            "$CHECK" "$TMP/$name.png" track 320 240 "$k" "$1" "$2" "$3" "$4" "$5" 200 45 40 | sed 's/^/  /'
+            [ "${PIPESTATUS[0]}" = 0 ] || fail "tracking ($engine): screenshot check"
+        else
+            fail "tracking ($engine): no screenshot"
         fi
     done
 
