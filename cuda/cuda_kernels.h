@@ -23,14 +23,21 @@ extern "C" {
 
 /* The bin image of a frame: HSV (cv::cvtColor's integer arithmetic), limits, mask and bins
  * (track_math.h's glcv_tm_bin) for every pixel; columns from width up to the padded row
- * length (bins_pitch, a multiple of 8) get c.nbins. */
+ * length (bins_pitch, a multiple of 8) get c.nbins. The frame and the mask are read from
+ * pitched memory or from texture objects (element reads, point filtering, unnormalised
+ * coordinates, clamp: pixel x, y is element x, y, the same bytes). */
 typedef struct glcv_cuda_bins_params {
-    const uint8_t *pixels;         /* RGB8/BGR8 (channels 3) or RGBA8/BGRA8 (channels 4) */
+    const uint8_t *pixels;         /* RGB8/BGR8 (channels 3) or RGBA8/BGRA8 (channels 4); NULL
+                                      when pixels_texture is given */
     size_t pitch;                  /* bytes per row */
-    int channels;                  /* 3 or 4 */
+    int channels;                  /* 3 or 4 (4 with pixels_texture) */
     int bgr;                       /* nonzero: blue first */
-    const uint8_t *mask;           /* R8; NULL = every pixel counts */
+    cudaTextureObject_t pixels_texture; /* nonzero: the frame, uchar4 elements (RGBA, or BGRA) */
+    const uint8_t *mask;           /* R8; NULL (and no mask_texture) = every pixel counts */
     size_t mask_pitch;
+    cudaTextureObject_t mask_texture; /* nonzero: the mask, uchar elements (mask_texture_channels
+                                         1) or uchar4 (4: the first channel is the mask) */
+    int mask_texture_channels;
     int mask_min;                  /* a pixel counts where mask >= mask_min (1: host masks, nonzero;
                                       128: texture masks, red > 0.5) */
     const glcv_tm_tables *tables;

@@ -274,22 +274,25 @@ __global__ void __launch_bounds__(kThreads) track_kernel(const glcv_cuda_track_p
     }
 }
 
-// Four pixels per thread; one row per blockIdx.y.
-__global__ void bins_kernel(const glcv_cuda_bins_params p)
+// Four pixels per thread; one row per blockIdx.y. kTextures: the frame and the mask (when there
+// is one) come from texture objects, else from pitched memory.
+template <bool kTextures> __global__ void bins_kernel(const glcv_cuda_bins_params p)
 {
     const glcv_tm_config &c = p.config;
     const int y = blockIdx.y;
     const int x0 = (int)(blockIdx.x * blockDim.x + threadIdx.x) * 4;
     if (x0 >= (int)p.bins_pitch)
         return;
-    const uint8_t *row = p.pixels + (size_t)y * p.pitch;
-    const uint8_t *mrow = p.mask ? p.mask + (size_t)y * p.mask_pitch : nullptr;
+    const uint8_t *row = kTextures ? nullptr : p.pixels + (size_t)y * p.pitch;
+    const uint8_t *mrow = !kTextures && p.mask ? p.mask + (size_t)y * p.mask_pitch : nullptr;
     unsigned short out[4];
-    const bool vector = p.channels == 4 && ((reinterpret_cast<uintptr_t>(row) & 15u) == 0) && x0 + 4 <= c.width;
+    const bool vector =
+        !kTextures && p.channels == 4 && ((reinterpret_cast<uintptr_t>(row) & 15u) == 0) && x0 + 4 <= c.width;
     uint4 quad = make_uint4(0, 0, 0, 0);
     if (vector)
         quad = __ldg(reinterpret_cast<const uint4 *>(row + (size_t)x0 * 4));
     const unsigned words[4] = {quad.x, quad.y, quad.z, quad.w};
+    const float fy = (float)y + 0.5f;
 #pragma unroll
     for (int e = 0; e < 4; e++) {
         const int x = x0 + e;
@@ -297,8 +300,20 @@ __global__ void bins_kernel(const glcv_cuda_bins_params p)
             out[e] = (unsigned short)c.nbins;
             continue;
         }
-        int r, g, b;
-        if (vector) {
+        int r, g, b, m = 1;
+        if (kTextures) {
+            // point sampling at the pixel's centre returns exactly element (x, y)
+            const float fx = (float)x + 0.5f;
+            const uchar4 v = tex2D<uchar4>(p.pixels_texture, fx, fy);
+            r = v.x;
+            g = v.y;
+            b = v.z;
+            if (p.mask_texture) {
+                const unsigned mv = p.mask_texture_channels == 4 ? (unsigned)tex2D<uchar4>(p.mask_texture, fx, fy).x
+                                                                 : (unsigned)tex2D<unsigned char>(p.mask_texture, fx, fy);
+                m = mv >= (unsigned)p.mask_min;
+            }
+        } else if (vector) {
             r = (int)(words[e] & 255u);
             g = (int)(words[e] >> 8 & 255u);
             b = (int)(words[e] >> 16 & 255u);
@@ -313,7 +328,8 @@ __global__ void bins_kernel(const glcv_cuda_bins_params p)
             r = b;
             b = t;
         }
-        const int m = mrow ? mrow[x] >= p.mask_min : 1;
+        if (!kTextures && mrow)
+            m = mrow[x] >= p.mask_min;
         out[e] = (unsigned short)glcv_tm_bin(p.tables, &c, r, g, b, m);
     }
     uint16_t *dst = p.bins + (size_t)y * p.bins_pitch + x0;
@@ -324,13 +340,18 @@ __global__ void bins_kernel(const glcv_cuda_bins_params p)
 
 extern "C" int glcv_cuda_track_bins(glcv_cuda_bins_params p, cudaStream_t stream)
 {
-    if (!p.pixels || !p.bins || !p.tables || (p.channels != 3 && p.channels != 4) || p.bins_pitch % 8 != 0 ||
-        (int)p.bins_pitch < p.config.width)
+    const bool textures = p.pixels_texture != 0;
+    if ((textures ? p.channels != 4 || p.mask : !p.pixels || p.mask_texture) || !p.bins || !p.tables ||
+        (p.channels != 3 && p.channels != 4) || p.bins_pitch % 8 != 0 || (int)p.bins_pitch < p.config.width ||
+        (p.mask_texture && p.mask_texture_channels != 1 && p.mask_texture_channels != 4))
         return (int)cudaErrorInvalidValue;
     const int threads = 128;
     const int quads = (int)(p.bins_pitch / 4);
     dim3 grid((unsigned)((quads + threads - 1) / threads), (unsigned)p.config.height);
-    bins_kernel<<<grid, threads, 0, stream>>>(p);
+    if (textures)
+        bins_kernel<true><<<grid, threads, 0, stream>>>(p);
+    else
+        bins_kernel<false><<<grid, threads, 0, stream>>>(p);
     return (int)cudaGetLastError();
 }
 

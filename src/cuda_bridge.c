@@ -130,14 +130,38 @@ glcv_status glcv_cuda_bridge_pick_device(int fallback, int *device, int *with_gl
 
 /* ---- the pixel-buffer bridge ----------------------------------------------------------------- */
 
+/* A caller's texture registered for the direct path, keyed by name, size and internal format. */
+typedef struct cached_texture {
+    GLuint texture;                     /* 0: a free slot */
+    GLint width, height, internal;      /* level 0 when registered */
+    int channels;                       /* 4 (uchar4) or 1 (uchar) */
+    int refused;                        /* registration refused or unexpected array: pixel buffer */
+    struct cudaGraphicsResource *resource;
+    cudaArray_t array;                  /* the array the texture object reads */
+    struct cudaChannelFormatDesc desc;
+    struct cudaExtent extent;
+    cudaTextureObject_t object;
+    unsigned long long used;            /* the last map that used it (eviction) */
+} cached_texture;
+
+enum { CACHE_SLOTS = 8 };
+
 struct glcv_cuda_bridge {
     glcv_logger logger;
     int width, height;
     GLuint pbo, fbo;
     size_t rgba_bytes, mask_offset, bytes;
     struct cudaGraphicsResource *resource;
-    int mapped;
+    int mapped;   /* 1: the pixel buffer, 2: registered textures */
     int no_flush; /* benchmarks only: leave the copies unflushed before the map */
+
+    cached_texture cache[CACHE_SLOTS];
+    struct cudaGraphicsResource *mapped_images[2];
+    int n_mapped_images;
+    cudaStream_t last_stream; /* the last map's stream, waited for before a registration goes */
+    int have_stream;
+    unsigned long long maps;
+    glcv_cuda_bridge_stats stats;
 };
 
 static glcv_status drain_gl(const glcv_logger *lg, const char *what)
@@ -150,22 +174,9 @@ static glcv_status drain_gl(const glcv_logger *lg, const char *what)
     return GLCV_OK;
 }
 
-glcv_status glcv_cuda_bridge_create(int width, int height, const glcv_logger *logger, glcv_cuda_bridge **out)
+/* Creates and registers the pixel buffer. */
+static glcv_status make_pbo(glcv_cuda_bridge *b)
 {
-    *out = NULL;
-    if (!glcv_gl_context_current())
-        return glcv_fail(logger, GLCV_ERROR_NO_CONTEXT, "cuda bridge: no GL context is current");
-    glcv_cuda_bridge *b = calloc(1, sizeof *b);
-    if (!b)
-        return GLCV_ERROR_OUT_OF_MEMORY;
-    if (logger)
-        b->logger = *logger;
-    b->width = width;
-    b->height = height;
-    b->rgba_bytes = (size_t)width * (size_t)height * 4;
-    b->mask_offset = (b->rgba_bytes + 255) & ~(size_t)255;
-    b->bytes = b->mask_offset + (size_t)width * (size_t)height;
-
     while (glGetError() != GL_NO_ERROR) {
     }
     GLint old_pack = 0;
@@ -188,14 +199,74 @@ glcv_status glcv_cuda_bridge_create(int width, int height, const glcv_logger *lo
             st = glcv_cuda_fail(&b->logger, err, "cuda bridge: cudaGraphicsGLRegisterBuffer");
         }
     }
-    if (st != GLCV_OK) {
-        glcv_cuda_bridge_destroy(&b);
-        return st;
+    if (st == GLCV_OK)
+        glcv_logf(&b->logger, GLCV_LOG_DEBUG, "cuda bridge: %dx%d, pixel buffer of %zu bytes registered", b->width,
+                  b->height, b->bytes);
+    return st;
+}
+
+static glcv_status bridge_new(int width, int height, const glcv_logger *logger, int with_pbo,
+                              glcv_cuda_bridge **out)
+{
+    *out = NULL;
+    if (!glcv_gl_context_current())
+        return glcv_fail(logger, GLCV_ERROR_NO_CONTEXT, "cuda bridge: no GL context is current");
+    glcv_cuda_bridge *b = calloc(1, sizeof *b);
+    if (!b)
+        return GLCV_ERROR_OUT_OF_MEMORY;
+    if (logger)
+        b->logger = *logger;
+    b->width = width;
+    b->height = height;
+    b->rgba_bytes = (size_t)width * (size_t)height * 4;
+    b->mask_offset = (b->rgba_bytes + 255) & ~(size_t)255;
+    b->bytes = b->mask_offset + (size_t)width * (size_t)height;
+    if (with_pbo) {
+        glcv_status st = make_pbo(b);
+        if (st != GLCV_OK) {
+            glcv_cuda_bridge_destroy(&b);
+            return st;
+        }
     }
-    glcv_logf(&b->logger, GLCV_LOG_DEBUG, "cuda bridge: %dx%d, pixel buffer of %zu bytes registered", width, height,
-              b->bytes);
     *out = b;
     return GLCV_OK;
+}
+
+glcv_status glcv_cuda_bridge_create(int width, int height, const glcv_logger *logger, glcv_cuda_bridge **out)
+{
+    return bridge_new(width, height, logger, 1, out);
+}
+
+glcv_status glcv_cuda_bridge_create_for_textures(int width, int height, const glcv_logger *logger,
+                                                 glcv_cuda_bridge **out)
+{
+    return bridge_new(width, height, logger, 0, out);
+}
+
+/* Waits for the work queued on the last map's stream (it may read a texture object). */
+static void wait_last_stream(glcv_cuda_bridge *b)
+{
+    if (b->have_stream)
+        (void)cudaStreamSynchronize(b->last_stream);
+}
+
+/* Destroys a slot's texture object and registration; the slot becomes free. The caller has
+ * waited for the work that may use them. */
+static void drop_slot(glcv_cuda_bridge *b, cached_texture *s)
+{
+    if (s->object)
+        (void)cudaDestroyTextureObject(s->object);
+    if (s->resource) {
+        cudaError_t err = cudaGraphicsUnregisterResource(s->resource);
+        if (err != cudaSuccess) /* e.g. the texture was deleted before it was forgotten */
+            glcv_logf(&b->logger, GLCV_LOG_WARN,
+                      "cuda bridge: unregistering texture %u: CUDA error %d (%s); was it deleted before "
+                      "glcv_track_forget_texture?",
+                      s->texture, (int)err, cudaGetErrorName(err));
+        b->stats.registered--;
+    }
+    (void)cudaGetLastError();
+    memset(s, 0, sizeof *s);
 }
 
 void glcv_cuda_bridge_destroy(glcv_cuda_bridge **bridge)
@@ -203,8 +274,15 @@ void glcv_cuda_bridge_destroy(glcv_cuda_bridge **bridge)
     if (!bridge || !*bridge)
         return;
     glcv_cuda_bridge *b = *bridge;
-    if (b->mapped && b->resource)
-        (void)cudaGraphicsUnmapResources(1, &b->resource, 0);
+    if (b->mapped == 1 && b->resource)
+        (void)cudaGraphicsUnmapResources(1, &b->resource, b->last_stream);
+    if (b->mapped == 2)
+        (void)cudaGraphicsUnmapResources(b->n_mapped_images, b->mapped_images, b->last_stream);
+    b->mapped = 0;
+    wait_last_stream(b);
+    for (int i = 0; i < CACHE_SLOTS; i++)
+        if (b->cache[i].texture)
+            drop_slot(b, &b->cache[i]);
     if (b->resource) {
         cudaError_t err = cudaGraphicsUnregisterResource(b->resource);
         if (err != cudaSuccess)
@@ -220,12 +298,13 @@ void glcv_cuda_bridge_destroy(glcv_cuda_bridge **bridge)
     *bridge = NULL;
 }
 
-/* Checks a caller's texture: a GL_TEXTURE_2D of the bridge's size (its level 0). */
-static glcv_status check_texture(glcv_cuda_bridge *b, GLuint texture, const char *what)
+/* Checks a caller's texture: a GL_TEXTURE_2D of the bridge's size (its level 0), whose internal
+ * format goes to *internal when it is not NULL. */
+static glcv_status query_texture(glcv_cuda_bridge *b, GLuint texture, const char *what, GLint *internal)
 {
     if (!texture || !glIsTexture(texture))
         return glcv_fail(&b->logger, GLCV_ERROR_INVALID_ARGUMENT, "%s: %u is not a texture", what, texture);
-    GLint bound = 0, w = 0, h = 0;
+    GLint bound = 0, w = 0, h = 0, fmt = 0;
     glGetIntegerv(GL_TEXTURE_BINDING_2D, &bound);
     glBindTexture(GL_TEXTURE_2D, texture);
     glcv_status st = drain_gl(&b->logger, what);
@@ -236,11 +315,20 @@ static glcv_status check_texture(glcv_cuda_bridge *b, GLuint texture, const char
     }
     glGetTexLevelParameteriv(GL_TEXTURE_2D, 0, GL_TEXTURE_WIDTH, &w);
     glGetTexLevelParameteriv(GL_TEXTURE_2D, 0, GL_TEXTURE_HEIGHT, &h);
+    if (internal)
+        glGetTexLevelParameteriv(GL_TEXTURE_2D, 0, GL_TEXTURE_INTERNAL_FORMAT, &fmt);
     glBindTexture(GL_TEXTURE_2D, (GLuint)bound);
     if (w != b->width || h != b->height)
         return glcv_fail(&b->logger, GLCV_ERROR_SIZE_MISMATCH, "%s: texture %u is %dx%d, expected %dx%d", what,
                          texture, (int)w, (int)h, b->width, b->height);
+    if (internal)
+        *internal = fmt;
     return GLCV_OK;
+}
+
+static glcv_status check_texture(glcv_cuda_bridge *b, GLuint texture, const char *what)
+{
+    return query_texture(b, texture, what, NULL);
 }
 
 static const GLenum pack_names[] = {GL_PACK_ALIGNMENT, GL_PACK_ROW_LENGTH, GL_PACK_SKIP_PIXELS, GL_PACK_SKIP_ROWS,
@@ -266,6 +354,7 @@ glcv_status glcv_cuda_bridge_map_frame(glcv_cuda_bridge *b, unsigned int frame, 
 {
     if (!b || !out)
         return GLCV_ERROR_INVALID_ARGUMENT;
+    memset(out, 0, sizeof *out);
     if (b->mapped)
         return glcv_fail(&b->logger, GLCV_ERROR_STATE, "cuda bridge: the buffer is still mapped");
     while (glGetError() != GL_NO_ERROR) {
@@ -273,6 +362,8 @@ glcv_status glcv_cuda_bridge_map_frame(glcv_cuda_bridge *b, unsigned int frame, 
     glcv_status st = check_texture(b, frame, "track frame texture");
     if (st == GLCV_OK && mask)
         st = check_texture(b, mask, "track mask texture");
+    if (st == GLCV_OK && !b->resource)
+        st = make_pbo(b);
     if (st != GLCV_OK)
         return st;
 
@@ -308,6 +399,9 @@ glcv_status glcv_cuda_bridge_map_frame(glcv_cuda_bridge *b, unsigned int frame, 
     if (err != cudaSuccess)
         return glcv_cuda_fail(&b->logger, err, "cuda bridge: cudaGraphicsMapResources");
     b->mapped = 1;
+    b->last_stream = stream;
+    b->have_stream = 1;
+    b->stats.direct = 0;
     void *ptr = NULL;
     size_t size = 0;
     err = cudaGraphicsResourceGetMappedPointer(&ptr, &size, b->resource);
@@ -328,11 +422,277 @@ glcv_status glcv_cuda_bridge_unmap(glcv_cuda_bridge *b, cudaStream_t stream)
 {
     if (!b || !b->mapped)
         return GLCV_OK;
+    cudaError_t err = b->mapped == 2 ? cudaGraphicsUnmapResources(b->n_mapped_images, b->mapped_images, stream)
+                                     : cudaGraphicsUnmapResources(1, &b->resource, stream);
     b->mapped = 0;
-    cudaError_t err = cudaGraphicsUnmapResources(1, &b->resource, stream);
+    b->n_mapped_images = 0;
     if (err != cudaSuccess)
         return glcv_cuda_fail(&b->logger, err, "cuda bridge: cudaGraphicsUnmapResources");
     return GLCV_OK;
+}
+
+/* ---- the registered-texture path ------------------------------------------------------------ */
+
+/* Channels of the texture object the kernels read a texture of this internal format through
+ * (4: uchar4, 1: uchar), or 0 when it takes the pixel buffer. */
+static int direct_channels(GLint internal, int is_mask)
+{
+    if (internal == GL_RGBA8)
+        return 4;
+    if (is_mask && internal == GL_R8)
+        return 1;
+    return 0;
+}
+
+/* The slot of `texture` (level 0 of width x height, `internal`), registered on first use and
+ * again when the texture was re-specified with another size or format; NULL when no slot can
+ * be had. `keep`: a slot not to evict (the frame's other texture). */
+static cached_texture *texture_slot(glcv_cuda_bridge *b, GLuint texture, GLint internal, int channels,
+                                    const cached_texture *keep)
+{
+    cached_texture *s = NULL, *free_slot = NULL, *oldest = NULL;
+    for (int i = 0; i < CACHE_SLOTS; i++) {
+        cached_texture *c = &b->cache[i];
+        if (c->texture == texture)
+            s = c;
+        else if (!c->texture && !free_slot)
+            free_slot = c;
+        else if (c->texture && c != keep && (!oldest || c->used < oldest->used))
+            oldest = c;
+    }
+    if (s && (s->width != b->width || s->height != b->height || s->internal != internal)) {
+        glcv_logf(&b->logger, GLCV_LOG_DEBUG,
+                  "cuda bridge: texture %u was re-specified (%dx%d, format 0x%04x, now %dx%d, 0x%04x): registered "
+                  "again",
+                  texture, (int)s->width, (int)s->height, (unsigned)s->internal, b->width, b->height,
+                  (unsigned)internal);
+        wait_last_stream(b);
+        drop_slot(b, s);
+    } else if (!s) {
+        s = free_slot ? free_slot : oldest;
+        if (!s)
+            return NULL;
+        if (s->texture) {
+            wait_last_stream(b);
+            drop_slot(b, s);
+        }
+    }
+    if (!s->texture) {
+        s->texture = texture;
+        s->width = b->width;
+        s->height = b->height;
+        s->internal = internal;
+        s->channels = channels;
+        cudaError_t err =
+            cudaGraphicsGLRegisterImage(&s->resource, texture, GL_TEXTURE_2D, cudaGraphicsRegisterFlagsReadOnly);
+        if (err != cudaSuccess) {
+            (void)cudaGetLastError();
+            s->resource = NULL;
+            s->refused = 1;
+            b->stats.refused++;
+            glcv_logf(&b->logger, GLCV_LOG_INFO,
+                      "cuda bridge: texture %u (format 0x%04x) cannot be registered with CUDA (%s): it is read "
+                      "through the pixel buffer",
+                      texture, (unsigned)internal, cudaGetErrorName(err));
+        } else {
+            b->stats.registrations++;
+            b->stats.registered++;
+        }
+    }
+    s->used = b->maps;
+    return s;
+}
+
+static int expected_array(const cached_texture *s, const struct cudaChannelFormatDesc *d, const struct cudaExtent *e)
+{
+    int bits = s->channels == 4 ? 8 : 0;
+    return d->f == cudaChannelFormatKindUnsigned && d->x == 8 && d->y == bits && d->z == bits && d->w == bits &&
+           (int)e->width == s->width && (int)e->height == s->height;
+}
+
+/* Maps the slots' resources in one call and brings their texture objects up to date.
+ * GLCV_ERROR_UNSUPPORTED (nothing mapped, nothing logged as an error) when the pixel buffer
+ * should be used instead. */
+static glcv_status map_slots(glcv_cuda_bridge *b, cached_texture **slots, int n, cudaStream_t stream)
+{
+    struct cudaGraphicsResource *res[2];
+    for (int i = 0; i < n; i++)
+        res[i] = slots[i]->resource;
+    /* GL's writes to the textures must be submitted before CUDA waits for them (see map_frame) */
+    if (!b->no_flush)
+        glFlush();
+    cudaError_t err = cudaGraphicsMapResources(n, res, stream);
+    if (err != cudaSuccess) {
+        /* e.g. a texture deleted without being forgotten: register afresh next time */
+        (void)cudaGetLastError();
+        glcv_logf(&b->logger, GLCV_LOG_WARN,
+                  "cuda bridge: mapping registered textures failed (%s): registered again next frame, this one is "
+                  "read through the pixel buffer",
+                  cudaGetErrorName(err));
+        wait_last_stream(b);
+        for (int i = 0; i < n; i++)
+            drop_slot(b, slots[i]);
+        return GLCV_ERROR_UNSUPPORTED;
+    }
+    b->last_stream = stream;
+    b->have_stream = 1;
+    for (int i = 0; i < n; i++) {
+        cached_texture *s = slots[i];
+        cudaArray_t array = NULL;
+        struct cudaChannelFormatDesc desc;
+        struct cudaExtent extent;
+        unsigned int flags = 0;
+        memset(&desc, 0, sizeof desc);
+        memset(&extent, 0, sizeof extent);
+        err = cudaGraphicsSubResourceGetMappedArray(&array, s->resource, 0, 0);
+        if (err == cudaSuccess)
+            err = cudaArrayGetInfo(&desc, &extent, &flags, array);
+        if (err != cudaSuccess || !expected_array(s, &desc, &extent)) {
+            (void)cudaGetLastError();
+            (void)cudaGraphicsUnmapResources(n, res, stream);
+            glcv_logf(&b->logger, GLCV_LOG_INFO,
+                      "cuda bridge: texture %u maps to %s (%zux%zu, %d/%d/%d/%d bits, kind %d): it is read through "
+                      "the pixel buffer",
+                      s->texture, err != cudaSuccess ? cudaGetErrorName(err) : "an unexpected array", extent.width,
+                      extent.height, desc.x, desc.y, desc.z, desc.w, (int)desc.f);
+            wait_last_stream(b);
+            GLuint texture = s->texture;
+            GLint internal = s->internal;
+            int channels = s->channels;
+            drop_slot(b, s);
+            /* remembered as refused until the texture is re-specified or forgotten */
+            s->texture = texture;
+            s->width = b->width;
+            s->height = b->height;
+            s->internal = internal;
+            s->channels = channels;
+            s->refused = 1;
+            s->used = b->maps;
+            b->stats.refused++;
+            return GLCV_ERROR_UNSUPPORTED;
+        }
+        if (!s->object || array != s->array || memcmp(&desc, &s->desc, sizeof desc) != 0 ||
+            extent.width != s->extent.width || extent.height != s->extent.height) {
+            if (s->object) {
+                /* the previous frame's kernels may still read the old object */
+                (void)cudaStreamSynchronize(stream);
+                (void)cudaDestroyTextureObject(s->object);
+                s->object = 0;
+            }
+            struct cudaResourceDesc rd;
+            memset(&rd, 0, sizeof rd);
+            rd.resType = cudaResourceTypeArray;
+            rd.res.array.array = array;
+            struct cudaTextureDesc td;
+            memset(&td, 0, sizeof td);
+            td.addressMode[0] = td.addressMode[1] = cudaAddressModeClamp;
+            td.filterMode = cudaFilterModePoint;
+            td.readMode = cudaReadModeElementType;
+            td.normalizedCoords = 0;
+            err = cudaCreateTextureObject(&s->object, &rd, &td, NULL);
+            if (err != cudaSuccess) {
+                s->object = 0;
+                (void)cudaGraphicsUnmapResources(n, res, stream);
+                return glcv_cuda_fail(&b->logger, err, "cuda bridge: cudaCreateTextureObject");
+            }
+            s->array = array;
+            s->desc = desc;
+            s->extent = extent;
+            b->stats.texture_objects++;
+        }
+    }
+    for (int i = 0; i < n; i++)
+        b->mapped_images[i] = res[i];
+    b->n_mapped_images = n;
+    b->mapped = 2;
+    return GLCV_OK;
+}
+
+glcv_status glcv_cuda_bridge_map_textures(glcv_cuda_bridge *b, unsigned int frame, unsigned int mask,
+                                          cudaStream_t stream, glcv_cuda_frame *out)
+{
+    if (!b || !out)
+        return GLCV_ERROR_INVALID_ARGUMENT;
+    memset(out, 0, sizeof *out);
+    if (b->mapped)
+        return glcv_fail(&b->logger, GLCV_ERROR_STATE, "cuda bridge: the textures are still mapped");
+    while (glGetError() != GL_NO_ERROR) {
+    }
+    GLint frame_format = 0, mask_format = 0;
+    glcv_status st = query_texture(b, frame, "track frame texture", &frame_format);
+    if (st == GLCV_OK && mask)
+        st = query_texture(b, mask, "track mask texture", &mask_format);
+    if (st != GLCV_OK) {
+        /* a registered texture re-specified with another size: its registration goes now (it is
+         * registered again when it comes back at the bridge's size) */
+        for (int i = 0; st == GLCV_ERROR_SIZE_MISMATCH && i < CACHE_SLOTS; i++) {
+            cached_texture *s = &b->cache[i];
+            if (s->texture && (s->texture == frame || s->texture == mask)) {
+                GLint w = 0, h = 0, bound = 0;
+                glGetIntegerv(GL_TEXTURE_BINDING_2D, &bound);
+                glBindTexture(GL_TEXTURE_2D, s->texture);
+                glGetTexLevelParameteriv(GL_TEXTURE_2D, 0, GL_TEXTURE_WIDTH, &w);
+                glGetTexLevelParameteriv(GL_TEXTURE_2D, 0, GL_TEXTURE_HEIGHT, &h);
+                glBindTexture(GL_TEXTURE_2D, (GLuint)bound);
+                if (w != s->width || h != s->height) {
+                    wait_last_stream(b);
+                    drop_slot(b, s);
+                }
+            }
+        }
+        return st;
+    }
+    b->maps++;
+    int fc = direct_channels(frame_format, 0), mc = mask ? direct_channels(mask_format, 1) : 0;
+    if (fc && (!mask || mc) && frame != mask) {
+        cached_texture *slots[2] = {NULL, NULL};
+        slots[0] = texture_slot(b, frame, frame_format, fc, NULL);
+        if (slots[0] && mask)
+            slots[1] = texture_slot(b, mask, mask_format, mc, slots[0]);
+        int n = mask ? 2 : 1;
+        int usable = slots[0] && !slots[0]->refused && (!mask || (slots[1] && !slots[1]->refused));
+        if (usable) {
+            st = map_slots(b, slots, n, stream);
+            if (st == GLCV_OK) {
+                out->rgba_texture = slots[0]->object;
+                out->rgba_pitch = (size_t)b->width * 4;
+                if (mask) {
+                    out->mask_texture = slots[1]->object;
+                    out->mask_channels = slots[1]->channels;
+                    out->mask_pitch = (size_t)b->width;
+                }
+                b->stats.direct = 1;
+                return GLCV_OK;
+            }
+            if (st != GLCV_ERROR_UNSUPPORTED)
+                return st;
+        }
+    }
+    return glcv_cuda_bridge_map_frame(b, frame, mask, stream, out);
+}
+
+glcv_status glcv_cuda_bridge_forget(glcv_cuda_bridge *b, unsigned int texture)
+{
+    if (!b)
+        return GLCV_ERROR_INVALID_ARGUMENT;
+    for (int i = 0; i < CACHE_SLOTS; i++) {
+        cached_texture *s = &b->cache[i];
+        if (!texture || s->texture != texture)
+            continue;
+        if (b->mapped == 2)
+            return glcv_fail(&b->logger, GLCV_ERROR_STATE, "cuda bridge: texture %u is mapped", texture);
+        wait_last_stream(b);
+        drop_slot(b, s);
+    }
+    return GLCV_OK;
+}
+
+void glcv_cuda_bridge_get_stats(const glcv_cuda_bridge *b, glcv_cuda_bridge_stats *out)
+{
+    if (b)
+        *out = b->stats;
+    else
+        memset(out, 0, sizeof *out);
 }
 
 void glcv_cuda_bridge_set_flush(glcv_cuda_bridge *b, int flush)

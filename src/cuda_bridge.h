@@ -7,13 +7,31 @@
  * array's format and size are checked, and a registration is removed before its GL object is
  * deleted.
  *
- * The hand-over the tracker uses: GL copies the frame (as RGBA8) and the mask (as R8) into one
- * pixel-buffer object owned by the bridge (glReadPixels into a PIXEL_PACK buffer, on the GPU;
- * immutable storage, so video memory), GL's commands are flushed (glFlush: without it the map
- * waits until the driver submits them on its own), and the buffer, registered once, is mapped
- * as plain device memory. The bridge owns every GL object it registers, so a caller's textures
- * are never registered and may be deleted at any time. bench/interop_bench.c measures this path against registering the texture itself,
- * caching its array, and GL external memory objects shared with CUDA.
+ * Two hand-overs of a frame texture (RGBA) and an optional mask texture (red channel):
+ *
+ * - registered textures (glcv_cuda_bridge_map_textures, the tracker's): a caller's texture is
+ *   registered with CUDA (cudaGraphicsGLRegisterImage, read-only) on first use and the
+ *   registration is kept, keyed by the texture's name and its level-0 size and internal format
+ *   (glGetTexLevelParameteriv, queried every frame: a texture re-specified with another size
+ *   or format is registered again). Per frame GL is flushed, the frame's textures are mapped
+ *   in one cudaGraphicsMapResources call and their level-0 arrays are read through texture
+ *   objects (element reads, no filtering, unnormalised coordinates, clamp), which are kept
+ *   while the mapped array and its descriptor (cudaArrayGetInfo) stay the same and rebuilt
+ *   when they change. Only GL_RGBA8 frames (uchar4) and GL_R8 or GL_RGBA8 masks (uchar /
+ *   uchar4, red) go this way; any other format, a registration CUDA refuses, or a failed map
+ *   falls back to the pixel buffer below. A registered texture must be forgotten
+ *   (glcv_cuda_bridge_forget) before it is deleted (a new texture given the old name could
+ *   otherwise be read through the old registration) or re-specified (glTexImage2D of a
+ *   registered texture fails with GL_INVALID_OPERATION on NVIDIA's driver, 580).
+ * - the pixel buffer (glcv_cuda_bridge_map_frame; correlate and match, and the fallback): GL
+ *   copies the frame (as RGBA8) and the mask (as R8) into one pixel-buffer object owned by the
+ *   bridge (glGetTexImage into a PIXEL_PACK buffer, on the GPU; immutable storage, so video
+ *   memory), GL's commands are flushed (glFlush: without it the map waits until the driver
+ *   submits them on its own), and the buffer, registered once, is mapped as plain device
+ *   memory. No caller texture is registered, so they may be deleted at any time.
+ *
+ * bench/interop_bench.c measures both against registering per frame and GL external memory
+ * objects shared with CUDA.
  *
  * Every function that touches GL needs the context current that the bridge was created in.
  * Without CUDA (GLCV_HAVE_CUDA undefined) only the query functions exist and report none. */
@@ -37,19 +55,37 @@ glcv_status glcv_cuda_bridge_pick_device(int fallback, int *device, int *with_gl
 
 typedef struct glcv_cuda_bridge glcv_cuda_bridge;
 
-/* A frame handed to CUDA: device pointers into the mapped buffer, valid until unmap. */
+/* A frame handed to CUDA, valid until unmap: device pointers into the mapped buffer, or (the
+ * registered-texture path) texture objects over the mapped arrays, with the pointers NULL. */
 typedef struct glcv_cuda_frame {
     const uint8_t *rgba; /* width x height RGBA8, rows of `rgba_pitch` bytes */
     size_t rgba_pitch;
-    const uint8_t *mask; /* width x height R8 (0..255), or NULL when no mask was given */
+    const uint8_t *mask; /* width x height R8 (0..255), or NULL */
     size_t mask_pitch;
+    cudaTextureObject_t rgba_texture; /* nonzero: the frame, uchar4 elements (rgba is NULL) */
+    cudaTextureObject_t mask_texture; /* nonzero: the mask (mask is NULL) */
+    int mask_channels;                /* of mask_texture: 1 (uchar) or 4 (uchar4, red = x) */
 } glcv_cuda_frame;
+
+/* What the registered-texture path did (tests and benchmarks). */
+typedef struct glcv_cuda_bridge_stats {
+    int direct;          /* the last map read registered textures (0: the pixel buffer) */
+    int registered;      /* textures registered now */
+    int registrations;   /* cudaGraphicsGLRegisterImage calls that succeeded, in all */
+    int refused;         /* registrations refused or arrays of an unexpected format, in all */
+    int texture_objects; /* texture objects built, in all */
+} glcv_cuda_bridge_stats;
 
 /* Creates the bridge's pixel buffer for frames of width x height (and a mask) in the current
  * GL context and registers it with CUDA (read-only). Errors: NO_CONTEXT, GL (a GL or CUDA
  * error: logged), OUT_OF_MEMORY. */
 glcv_status glcv_cuda_bridge_create(int width, int height, const glcv_logger *logger, glcv_cuda_bridge **out);
-/* Unregisters, then deletes the GL objects (the context should be current). Accepts &NULL. */
+/* As glcv_cuda_bridge_create, for glcv_cuda_bridge_map_textures: the pixel buffer is made (and
+ * registered) only when a frame needs the fallback. */
+glcv_status glcv_cuda_bridge_create_for_textures(int width, int height, const glcv_logger *logger,
+                                                 glcv_cuda_bridge **out);
+/* Unregisters everything (its pixel buffer and the caller's textures it registered), then
+ * deletes its GL objects (the context should be current). Accepts &NULL. */
 void glcv_cuda_bridge_destroy(glcv_cuda_bridge **bridge);
 
 /* Reads texture `frame` (a colour GL_TEXTURE_2D of the bridge's size) and, when `mask` is not 0,
@@ -59,6 +95,16 @@ void glcv_cuda_bridge_destroy(glcv_cuda_bridge **bridge);
  * attached to a framebuffer), STATE (already mapped), GL. */
 glcv_status glcv_cuda_bridge_map_frame(glcv_cuda_bridge *bridge, unsigned int frame, unsigned int mask,
                                        cudaStream_t stream, glcv_cuda_frame *out);
+/* As glcv_cuda_bridge_map_frame, through registered textures where their formats allow it (see
+ * the top of this file): out gets texture objects then, else the pixel buffer's pointers. The
+ * same errors; a registration CUDA refuses is not one (the pixel buffer is used). */
+glcv_status glcv_cuda_bridge_map_textures(glcv_cuda_bridge *bridge, unsigned int frame, unsigned int mask,
+                                          cudaStream_t stream, glcv_cuda_frame *out);
+/* Drops the registration (and texture object) of `texture`, if there is one, after the work
+ * queued on the last map's stream is done; call it before deleting or re-specifying a texture
+ * that was given to glcv_cuda_bridge_map_textures. STATE while mapped. */
+glcv_status glcv_cuda_bridge_forget(glcv_cuda_bridge *bridge, unsigned int texture);
+void glcv_cuda_bridge_get_stats(const glcv_cuda_bridge *bridge, glcv_cuda_bridge_stats *out);
 /* Unmaps on `stream`: GL commands issued afterwards run after the CUDA work queued before. */
 glcv_status glcv_cuda_bridge_unmap(glcv_cuda_bridge *bridge, cudaStream_t stream);
 /* map_frame flushes GL (glFlush) between its copies and the map; 0 turns that off, to measure

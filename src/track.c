@@ -847,6 +847,22 @@ glcv_status glcv_track_frame_texture(glcv_track *t, unsigned int frame, unsigned
     return st;
 }
 
+glcv_status glcv_track_forget_texture(glcv_track *t, unsigned int texture)
+{
+    if (!t)
+        return GLCV_ERROR_INVALID_ARGUMENT;
+    glcv_status st = GLCV_OK;
+#ifdef GLCV_HAVE_CUDA
+    pthread_mutex_lock(&t->lock);
+    if (t->cuda)
+        st = glcv_track_cuda_forget_texture(t->cuda, texture);
+    pthread_mutex_unlock(&t->lock);
+#else
+    (void)texture;
+#endif
+    return st;
+}
+
 /* ---- results ---------------------------------------------------------------------------------- */
 
 glcv_track_rect glcv_track_box_bounds(float cx, float cy, float w, float h, float angle, int frame_w, int frame_h)
@@ -966,6 +982,20 @@ glcv_status glcv_track_set_cuda_cluster(glcv_track *t, int blocks)
     }
 #endif
     return GLCV_ERROR_UNSUPPORTED;
+}
+
+glcv_status glcv_track_texture_stats_get(glcv_track *t, glcv_track_texture_stats *out)
+{
+    if (!t || !out)
+        return GLCV_ERROR_INVALID_ARGUMENT;
+    memset(out, 0, sizeof *out);
+#ifdef GLCV_HAVE_CUDA
+    pthread_mutex_lock(&t->lock);
+    if (t->cuda)
+        glcv_track_cuda_texture_stats(t->cuda, out);
+    pthread_mutex_unlock(&t->lock);
+#endif
+    return GLCV_OK;
 }
 
 int glcv_track_cuda_cluster_used(glcv_track *t)

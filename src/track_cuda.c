@@ -6,6 +6,7 @@
 #include "cuda_bridge.h"
 #include "cuda_kernels.h"
 #include "internal.h"
+#include "track_internal.h"
 
 #include <glcv/context.h>
 #include <glcv/image.h>
@@ -282,6 +283,26 @@ static glcv_status run_bins(glcv_track_cuda *c_, const glcv_tm_config *c, const 
     return GLCV_OK;
 }
 
+/* The bin kernel over a frame the bridge handed over: texture objects or the pixel buffer. */
+static glcv_status run_bins_frame(glcv_track_cuda *c_, const glcv_tm_config *c, const glcv_cuda_frame *f)
+{
+    if (!f->rgba_texture)
+        return run_bins(c_, c, f->rgba, f->rgba_pitch, 4, 0, f->mask, f->mask_pitch, 128);
+    glcv_cuda_bins_params b;
+    memset(&b, 0, sizeof b);
+    b.pixels_texture = f->rgba_texture;
+    b.channels = 4;
+    b.mask_texture = f->mask_texture;
+    b.mask_texture_channels = f->mask_channels;
+    b.mask_min = 128; /* red > 0.5 */
+    b.tables = c_->tables;
+    b.config = *c;
+    b.bins = c_->bins;
+    b.bins_pitch = c_->bins_pitch;
+    CHECK_CUDA((cudaError_t)glcv_cuda_track_bins(b, c_->stream), "track: bin kernel");
+    return GLCV_OK;
+}
+
 glcv_status glcv_track_cuda_frame(glcv_track_cuda *c_, const glcv_tm_config *c, const glcv_image *frame,
                                   const glcv_image *mask, const int *ids, int n)
 {
@@ -318,16 +339,17 @@ glcv_status glcv_track_cuda_frame_texture(glcv_track_cuda *c_, const glcv_tm_con
         return glcv_fail(&c_->logger, GLCV_ERROR_NO_CONTEXT, "track: texture inputs need a current GL context");
     CHECK_CUDA(cudaSetDevice(c_->device), "track: cudaSetDevice");
     if (!c_->bridge) {
-        glcv_status st = glcv_cuda_bridge_create(c_->width, c_->height, &c_->logger, &c_->bridge);
+        glcv_status st = glcv_cuda_bridge_create_for_textures(c_->width, c_->height, &c_->logger, &c_->bridge);
         if (st != GLCV_OK)
             return st;
     }
+    /* registered textures (RGBA8 frame, R8 or RGBA8 mask), else the bridge's pixel buffer */
     glcv_cuda_frame f;
-    glcv_status st = glcv_cuda_bridge_map_frame(c_->bridge, frame, mask, c_->stream, &f);
+    glcv_status st = glcv_cuda_bridge_map_textures(c_->bridge, frame, mask, c_->stream, &f);
     if (st != GLCV_OK)
         return st;
-    st = run_bins(c_, c, f.rgba, f.rgba_pitch, 4, 0, f.mask, f.mask_pitch, 128);
-    /* the bin image is CUDA's own: GL may have the buffer back right after the bin kernel */
+    st = run_bins_frame(c_, c, &f);
+    /* the bin image is CUDA's own: GL may have the textures back right after the bin kernel */
     glcv_status st2 = glcv_cuda_bridge_unmap(c_->bridge, c_->stream);
     if (st == GLCV_OK)
         st = st2;
@@ -335,6 +357,25 @@ glcv_status glcv_track_cuda_frame_texture(glcv_track_cuda *c_, const glcv_tm_con
         return st;
     c_->have_source = 0;
     return launch_tracking(c_, c, ids, n, NULL, 1);
+}
+
+glcv_status glcv_track_cuda_forget_texture(glcv_track_cuda *c_, unsigned int texture)
+{
+    if (!c_->bridge)
+        return GLCV_OK;
+    CHECK_CUDA(cudaSetDevice(c_->device), "track: cudaSetDevice");
+    return glcv_cuda_bridge_forget(c_->bridge, texture);
+}
+
+void glcv_track_cuda_texture_stats(const glcv_track_cuda *c_, glcv_track_texture_stats *out)
+{
+    glcv_cuda_bridge_stats s;
+    glcv_cuda_bridge_get_stats(c_->bridge, &s);
+    out->direct = s.direct;
+    out->registered = s.registered;
+    out->registrations = s.registrations;
+    out->refused = s.refused;
+    out->texture_objects = s.texture_objects;
 }
 
 glcv_status glcv_track_cuda_results(glcv_track_cuda *c_, glcv_tm_result *results, glcv_tm_object *objects,

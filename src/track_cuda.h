@@ -1,5 +1,6 @@
 /* The tracker's CUDA engine, host side (track_cuda.c): device memory, uploads, the bridge for
- * texture inputs, and the launches of cuda/track.cu. Built only with CUDA (GLCV_HAVE_CUDA).
+ * texture inputs (registered textures read through texture objects, or its pixel buffer), and
+ * the launches of cuda/track.cu. Built only with CUDA (GLCV_HAVE_CUDA).
  * Calls are serialised by the tracker's mutex. */
 #ifndef GLCV_TRACK_CUDA_H
 #define GLCV_TRACK_CUDA_H
@@ -28,6 +29,12 @@ glcv_status glcv_track_cuda_frame(glcv_track_cuda *cuda, const glcv_tm_config *c
                                   const glcv_image *mask, const int *ids, int n);
 glcv_status glcv_track_cuda_frame_texture(glcv_track_cuda *cuda, const glcv_tm_config *c, unsigned int frame,
                                           unsigned int mask, const int *ids, int n);
+
+/* Drops the registration of a texture given to glcv_track_cuda_frame_texture (no-op when it has
+ * none), after the queued work is done. */
+glcv_status glcv_track_cuda_forget_texture(glcv_track_cuda *cuda, unsigned int texture);
+struct glcv_track_texture_stats;
+void glcv_track_cuda_texture_stats(const glcv_track_cuda *cuda, struct glcv_track_texture_stats *out);
 
 /* Waits for the last frame and copies its n results (in ids order) and the objects' states. */
 glcv_status glcv_track_cuda_results(glcv_track_cuda *cuda, glcv_tm_result *results, glcv_tm_object *objects,

@@ -20,4 +20,16 @@ glcv_status glcv_track_bench_prepare(glcv_track *track, const glcv_track_rect *w
  * events and returns the GPU time per frame in milliseconds. */
 glcv_status glcv_track_bench_time(glcv_track *track, int hsv, int runs, double *ms_per_frame);
 
+/* The texture inputs of the CUDA engine (all 0 with the CPU engine or before its first
+ * texture frame). */
+typedef struct glcv_track_texture_stats {
+    int direct;          /* the last texture frame was read through registered textures */
+    int registered;      /* caller textures registered with CUDA now */
+    int registrations;   /* registrations made, in all (a re-specified texture is registered again) */
+    int refused;         /* registrations CUDA refused or arrays of an unexpected format, in all */
+    int texture_objects; /* CUDA texture objects built, in all (again when a mapped array changes) */
+} glcv_track_texture_stats;
+
+glcv_status glcv_track_texture_stats_get(glcv_track *track, glcv_track_texture_stats *out);
+
 #endif

@@ -1,7 +1,8 @@
 /* The CUDA-GL interop bridge, where a GL context shares a CUDA device: the pixel-buffer hand-over
  * of a frame and a mask (exact bytes, every frame's new content), registered textures mapped
  * together in one call (read-only, through arrays and texture objects) and written by CUDA
- * (write-discard), and the register/unregister lifecycle across reallocations. Exits 77 without
+ * (write-discard), the register/unregister lifecycle across reallocations, and the cached
+ * registrations of caller textures (map_textures). Exits 77 without
  * CUDA, without a GL context, or when the context is not on a CUDA device. */
 #include "testutil.h"
 
@@ -210,6 +211,139 @@ static void test_images(cudaStream_t stream, unsigned long long *d_sum)
     free(back);
 }
 
+static unsigned long long texture_sum(cudaTextureObject_t tex, int channels, cudaStream_t stream,
+                                      unsigned long long *d_sum)
+{
+    unsigned long long sum = 0;
+    glcv_cuda_sum_texture_params tp = {tex, W, H, channels, d_sum};
+    CHECK_CU(cudaMemsetAsync(d_sum, 0, sizeof *d_sum, stream));
+    CHECK(glcv_cuda_sum_texture(tp, stream) == 0, "texture sum kernel");
+    CHECK_CU(cudaMemcpyAsync(&sum, d_sum, sizeof sum, cudaMemcpyDeviceToHost, stream));
+    CHECK_CU(cudaStreamSynchronize(stream));
+    return sum;
+}
+
+/* The registered-texture hand-over (map_textures): a caller's RGBA8 and R8 textures registered
+ * once and read through texture objects, new content every frame, a re-specification with
+ * another size (an error; the registration goes, and comes back at the bridge's size), the
+ * fallback for another format, forget, and destroy with registrations left. */
+static void test_map_textures(cudaStream_t stream, unsigned long long *d_sum)
+{
+    glcv_logger lg = test_logger();
+    glcv_cuda_bridge *bridge = NULL;
+    CHECK_OK(glcv_cuda_bridge_create_for_textures(W, H, &lg, &bridge));
+    uint8_t *rgba = malloc((size_t)W * H * 4), *mask = malloc((size_t)W * H);
+    if (!bridge || !rgba || !mask)
+        return;
+    GLuint frame_tex = make_texture(GL_RGBA8, GL_RGBA, W, H, NULL);
+    GLuint mask_tex = make_texture(GL_R8, GL_RED, W, H, NULL);
+    glcv_cuda_bridge_stats bs;
+    int bad = 0;
+    for (int f = 0; f < 8; f++) {
+        pattern(rgba, W, H, 4, f);
+        pattern(mask, W, H, 1, 5 * f);
+        int respec = f == 4; /* frame 4: forgotten, another size, then the bridge's size again */
+        glBindTexture(GL_TEXTURE_2D, frame_tex);
+        glPixelStorei(GL_UNPACK_ALIGNMENT, 1);
+        if (respec) {
+            /* GL refuses to re-specify a texture registered with CUDA (seen on NVIDIA 580) */
+            while (glGetError() != GL_NO_ERROR) {
+            }
+            glTexImage2D(GL_TEXTURE_2D, 0, GL_RGBA8, W + 3, H, 0, GL_RGBA, GL_UNSIGNED_BYTE, NULL);
+            GLenum refused = glGetError();
+            printf("re-specifying a registered texture: GL error 0x%04x\n", (unsigned)refused);
+            glPixelStorei(GL_UNPACK_ALIGNMENT, 1);
+            CHECK_OK(glcv_cuda_bridge_forget(bridge, frame_tex));
+            glTexImage2D(GL_TEXTURE_2D, 0, GL_RGBA8, W + 3, H, 0, GL_RGBA, GL_UNSIGNED_BYTE, NULL);
+            CHECK(glGetError() == GL_NO_ERROR, "re-specifying a forgotten texture: GL error");
+            glBindTexture(GL_TEXTURE_2D, 0);
+            glcv_cuda_frame fr;
+            CHECK_STATUS(glcv_cuda_bridge_map_textures(bridge, frame_tex, mask_tex, stream, &fr),
+                         GLCV_ERROR_SIZE_MISMATCH);
+            glcv_cuda_bridge_get_stats(bridge, &bs);
+            CHECK(bs.registered == 1, "after a size change %d registered, expected 1", bs.registered);
+            glBindTexture(GL_TEXTURE_2D, frame_tex);
+            glTexImage2D(GL_TEXTURE_2D, 0, GL_RGBA8, W, H, 0, GL_RGBA, GL_UNSIGNED_BYTE, rgba);
+        } else {
+            glTexSubImage2D(GL_TEXTURE_2D, 0, 0, 0, W, H, GL_RGBA, GL_UNSIGNED_BYTE, rgba);
+        }
+        glBindTexture(GL_TEXTURE_2D, mask_tex);
+        glTexSubImage2D(GL_TEXTURE_2D, 0, 0, 0, W, H, GL_RED, GL_UNSIGNED_BYTE, mask);
+        glPixelStorei(GL_UNPACK_ALIGNMENT, 4);
+        glBindTexture(GL_TEXTURE_2D, 0);
+        glcv_cuda_frame fr;
+        glcv_status st = glcv_cuda_bridge_map_textures(bridge, frame_tex, mask_tex, stream, &fr);
+        CHECK_OK(st);
+        if (st != GLCV_OK)
+            break;
+        CHECK(fr.rgba_texture && fr.mask_texture && fr.mask_channels == 1 && !fr.rgba && !fr.mask,
+              "frame %d: not handed over as texture objects", f);
+        if (fr.rgba_texture && fr.mask_texture) {
+            unsigned long long s4 = texture_sum(fr.rgba_texture, 4, stream, d_sum);
+            unsigned long long s1 = texture_sum(fr.mask_texture, 1, stream, d_sum);
+            bad += s4 != host_sum(rgba, (size_t)W * H * 4) || s1 != host_sum(mask, (size_t)W * H);
+        }
+        CHECK_OK(glcv_cuda_bridge_unmap(bridge, stream));
+        glcv_cuda_bridge_get_stats(bridge, &bs);
+        CHECK(bs.direct == 1 && bs.registered == 2 && bs.registrations == (f < 4 ? 2 : 3),
+              "frame %d: direct %d, registered %d, registrations %d", f, bs.direct, bs.registered,
+              bs.registrations);
+    }
+    CHECK(bad == 0, "registered textures: %d of 8 frames summed wrong in CUDA", bad);
+    printf("registered-texture hand-over: 8 frames, %d wrong; %d registrations, %d texture objects\n", bad,
+           bs.registrations, bs.texture_objects);
+    /* another format: the pixel buffer */
+    GLuint rgb_tex = make_texture(GL_RGB8, GL_RGB, W, H, NULL);
+    glcv_cuda_frame fr;
+    CHECK_OK(glcv_cuda_bridge_map_textures(bridge, rgb_tex, mask_tex, stream, &fr));
+    CHECK(fr.rgba && fr.mask && !fr.rgba_texture, "RGB8: not the pixel buffer");
+    CHECK_OK(glcv_cuda_bridge_unmap(bridge, stream));
+    glcv_cuda_bridge_get_stats(bridge, &bs);
+    CHECK(bs.direct == 0 && bs.registered == 2, "RGB8: direct %d, registered %d", bs.direct, bs.registered);
+    /* forget, then delete; destroy drops the rest */
+    CHECK_OK(glcv_cuda_bridge_forget(bridge, frame_tex));
+    CHECK_OK(glcv_cuda_bridge_forget(bridge, frame_tex));
+    glcv_cuda_bridge_get_stats(bridge, &bs);
+    CHECK(bs.registered == 1, "after forget: %d registered", bs.registered);
+    glDeleteTextures(1, &frame_tex);
+    /* what happens when a registered texture is deleted without being forgotten and GL gives its
+     * name to a new one (reported, not checked: the API says to forget first) */
+    {
+        GLuint old_name = mask_tex;
+        glDeleteTextures(1, &mask_tex);
+        pattern(mask, W, H, 1, 77);
+        mask_tex = make_texture(GL_R8, GL_RED, W, H, mask);
+        GLuint frame2 = make_texture(GL_RGBA8, GL_RGBA, W, H, rgba);
+        glcv_status st = glcv_cuda_bridge_map_textures(bridge, frame2, mask_tex, stream, &fr);
+        unsigned long long s1 = 0;
+        if (st == GLCV_OK && fr.mask_texture)
+            s1 = texture_sum(fr.mask_texture, 1, stream, d_sum);
+        else if (st == GLCV_OK && fr.mask) {
+            CHECK_CU(cudaMemsetAsync(d_sum, 0, sizeof *d_sum, stream));
+            glcv_cuda_sum_linear_params sp = {fr.mask, fr.mask_pitch, W, H, d_sum};
+            CHECK(glcv_cuda_sum_linear(sp, stream) == 0, "sum kernel");
+            CHECK_CU(cudaMemcpyAsync(&s1, d_sum, sizeof s1, cudaMemcpyDeviceToHost, stream));
+            CHECK_CU(cudaStreamSynchronize(stream));
+        }
+        if (st == GLCV_OK)
+            glcv_cuda_bridge_unmap(bridge, stream);
+        printf("deleted without forget, name %s (%u, %u): map %s, %s\n", old_name == mask_tex ? "reused" : "not reused",
+               old_name, mask_tex, glcv_status_string(st),
+               st != GLCV_OK ? "-" : s1 == host_sum(mask, (size_t)W * H) ? "new content" : "STALE content");
+        CHECK_OK(glcv_cuda_bridge_forget(bridge, frame2));
+        glDeleteTextures(1, &frame2);
+        (void)cudaGetLastError();
+        while (glGetError() != GL_NO_ERROR) {
+        }
+    }
+    glcv_cuda_bridge_destroy(&bridge);
+    glDeleteTextures(1, &mask_tex);
+    glDeleteTextures(1, &rgb_tex);
+    CHECK(glGetError() == GL_NO_ERROR, "GL error");
+    free(rgba);
+    free(mask);
+}
+
 int main(void)
 {
     glcv_cuda_info info;
@@ -240,6 +374,7 @@ int main(void)
     CHECK_CU(cudaMalloc((void **)&d_sum, sizeof *d_sum));
     test_pixel_buffer(stream, d_sum);
     test_images(stream, d_sum);
+    test_map_textures(stream, d_sum);
     cudaFree(d_sum);
     cudaStreamDestroy(stream);
     glcv_context_destroy(&ctx);

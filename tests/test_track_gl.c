@@ -1,9 +1,12 @@
 /* The tracker's texture inputs: frames and masks given as GL textures give exactly the results
  * of the same pixels given as host images, on the CPU engine and - when the GL context is on a
- * CUDA device - on the CUDA engine; the host's GL bindings survive. Exits 77 without a GL
- * context. */
+ * CUDA device - on the CUDA engine (registered textures read through texture objects, or the
+ * pixel-buffer fallback for other formats); the host's GL bindings survive; textures updated,
+ * re-specified with another size or format, forgotten and deleted keep giving the right
+ * results. Exits 77 without a GL context. */
 #include "testutil.h"
 #include "test_track_scene.h"
+#include "track_internal.h"
 
 #include <epoxy/gl.h>
 #include <math.h>
@@ -96,7 +99,16 @@ static void compare(glcv_track_engine engine, int use_mask)
         }
         CHECK_OK(glcv_track_frame(ref, &rgb, use_mask ? &mask : NULL));
         CHECK_OK(glcv_track_frame_texture(tex, frame_tex, use_mask ? mask_tex : 0));
-        /* the textures may go at once: the tracker copied what it needs */
+        /* the textures may go once forgotten */
+        if (engine == GLCV_TRACK_ENGINE_CUDA && f == 0) {
+            glcv_track_texture_stats ts;
+            CHECK_OK(glcv_track_texture_stats_get(tex, &ts));
+            CHECK(ts.direct == 1 && ts.registered == 1 + use_mask,
+                  "CUDA engine: RGBA8/R8 textures not read directly (direct %d, registered %d)", ts.direct,
+                  ts.registered);
+        }
+        CHECK_OK(glcv_track_forget_texture(tex, frame_tex));
+        CHECK_OK(glcv_track_forget_texture(tex, mask_tex));
         glDeleteTextures(1, &frame_tex);
         glDeleteTextures(1, &mask_tex);
         glcv_track_result a[OBJECTS], b[OBJECTS];
@@ -143,6 +155,187 @@ static void compare(glcv_track_engine engine, int use_mask)
     glcv_image_free(&mask);
 }
 
+static void upload(GLuint tex, GLenum internal, GLenum format, int w, int h, const void *px, int respecify)
+{
+    glBindTexture(GL_TEXTURE_2D, tex);
+    glPixelStorei(GL_UNPACK_ALIGNMENT, 1);
+    if (respecify)
+        glTexImage2D(GL_TEXTURE_2D, 0, (GLint)internal, w, h, 0, format, GL_UNSIGNED_BYTE, px);
+    else
+        glTexSubImage2D(GL_TEXTURE_2D, 0, 0, 0, w, h, format, GL_UNSIGNED_BYTE, px);
+    glPixelStorei(GL_UNPACK_ALIGNMENT, 4);
+    glBindTexture(GL_TEXTURE_2D, 0);
+}
+
+/* One frame through both trackers; 1 when every result agrees. */
+static int step(glcv_track *ref, glcv_track *tex, int f, const glcv_image *rgb, const glcv_image *mask,
+                GLuint frame_tex, GLuint mask_tex)
+{
+    CHECK_OK(glcv_track_frame(ref, rgb, mask));
+    CHECK_OK(glcv_track_frame_texture(tex, frame_tex, mask_tex));
+    glcv_track_result a[OBJECTS], b[OBJECTS];
+    int na = 0, nb = 0;
+    CHECK_OK(glcv_track_results(ref, a, OBJECTS, &na));
+    CHECK_OK(glcv_track_results(tex, b, OBJECTS, &nb));
+    int same = na == OBJECTS && nb == OBJECTS;
+    for (int k = 0; k < na && k < nb; k++)
+        same = same && memcmp(&a[k], &b[k], sizeof a[k]) == 0;
+    CHECK(same, "step %d: texture results differ from host results (%d and %d results)", f, na, nb);
+    return same;
+}
+
+static glcv_track_texture_stats stats_of(glcv_track *t)
+{
+    glcv_track_texture_stats ts;
+    CHECK_OK(glcv_track_texture_stats_get(t, &ts));
+    return ts;
+}
+
+/* Long-lived textures: updated in place; forgotten and re-specified with another size (an
+ * error, then back at the tracker's size: registered again), with another format (registered
+ * again, or the pixel-buffer fallback), and at the same size; forgotten, deleted and made anew.
+ * (A texture registered with CUDA cannot be re-specified in GL: it is forgotten first.) */
+static void respecify(glcv_track_engine engine)
+{
+    glcv_image rgb, rgba, mask;
+    CHECK_OK(glcv_image_alloc(W, H, GLCV_PIXEL_RGB8, &rgb));
+    CHECK_OK(glcv_image_alloc(W, H, GLCV_PIXEL_RGBA8, &rgba));
+    CHECK_OK(glcv_image_alloc(W, H, GLCV_PIXEL_GRAY8, &mask));
+    glcv_track_params p = GLCV_TRACK_PARAMS(.width = W, .height = H, .engine = GLCV_TRACK_ENGINE_CPU,
+                                            .logger = test_logger());
+    glcv_track *ref = NULL, *tex = NULL;
+    CHECK_OK(glcv_track_create(&p, &ref));
+    p.engine = engine;
+    CHECK_OK(glcv_track_create(&p, &tex));
+    uint8_t *tex_mask = malloc((size_t)W * H), *mask4 = malloc((size_t)W * H * 4);
+    glcv_track_hist *h = calloc(2, sizeof *h);
+    if (!ref || !tex || !tex_mask || !mask4 || !h)
+        return;
+    glcv_track_params got;
+    CHECK_OK(glcv_track_get_params(tex, &got));
+    const int cuda = got.engine == GLCV_TRACK_ENGINE_CUDA;
+    printf("long-lived textures on the %s engine\n", glcv_track_engine_string(got.engine));
+
+    scene(0, &rgb, &mask, tex_mask);
+    CHECK_OK(glcv_image_convert(&rgb, &rgba));
+    GLuint frame_tex = make_texture(GL_RGBA8, GL_RGBA, W, H, rgba.data);
+    GLuint mask_tex = make_texture(GL_R8, GL_RED, W, H, tex_mask);
+    const glcv_track_rect roi[OBJECTS] = {{44, 48, 32, 24}, {238, 52, 24, 36}, {140, 166, 40, 28}};
+    for (int k = 0; k < OBJECTS; k++) {
+        int id = -1;
+        CHECK_OK(glcv_track_hist_compute(ref, &rgb, &mask, roi[k], &h[0]));
+        CHECK_OK(glcv_track_add(ref, &h[0], roi[k], &id));
+        CHECK_OK(glcv_track_add(tex, &h[0], roi[k], &id));
+    }
+    int good = 0, steps = 0;
+    glcv_track_texture_stats ts;
+    for (int f = 0; f < 10; f++) {
+        scene(f, &rgb, &mask, tex_mask);
+        CHECK_OK(glcv_image_convert(&rgb, &rgba));
+        for (size_t i = 0; i < (size_t)W * H; i++) {
+            mask4[4 * i] = tex_mask[i];
+            mask4[4 * i + 1] = mask4[4 * i + 2] = mask4[4 * i + 3] = (uint8_t)(i * 37);
+        }
+        int expect_registrations = -1, expect_direct = 1;
+        switch (f) {
+        case 0: /* first use: both registered */
+            expect_registrations = 2;
+            break;
+        case 1: /* new content in place: the registrations stay */
+            upload(frame_tex, GL_RGBA8, GL_RGBA, W, H, rgba.data, 0);
+            upload(mask_tex, GL_R8, GL_RED, W, H, tex_mask, 0);
+            expect_registrations = 2;
+            break;
+        case 2: /* another size: an error; back at the tracker's size: registered again */
+            CHECK_OK(glcv_track_forget_texture(tex, frame_tex));
+            upload(frame_tex, GL_RGBA8, GL_RGBA, W / 2, H, NULL, 1);
+            CHECK_STATUS(glcv_track_frame_texture(tex, frame_tex, mask_tex), GLCV_ERROR_SIZE_MISMATCH);
+            if (cuda) {
+                ts = stats_of(tex);
+                CHECK(ts.registered == 1, "after a size change: %d textures registered, expected 1", ts.registered);
+            }
+            CHECK_OK(glcv_track_forget_texture(tex, frame_tex)); /* a no-op: it is not registered */
+            upload(frame_tex, GL_RGBA8, GL_RGBA, W, H, rgba.data, 1);
+            upload(mask_tex, GL_R8, GL_RED, W, H, tex_mask, 0);
+            expect_registrations = 3;
+            break;
+        case 3: /* the mask becomes RGBA8 (red is the mask): registered again */
+            upload(frame_tex, GL_RGBA8, GL_RGBA, W, H, rgba.data, 0);
+            CHECK_OK(glcv_track_forget_texture(tex, mask_tex));
+            upload(mask_tex, GL_RGBA8, GL_RGBA, W, H, mask4, 1);
+            expect_registrations = 4;
+            break;
+        case 4: /* an RGB8 frame: the pixel-buffer fallback */
+            CHECK_OK(glcv_track_forget_texture(tex, frame_tex));
+            upload(frame_tex, GL_RGB8, GL_RGB, W, H, rgb.data, 1);
+            upload(mask_tex, GL_RGBA8, GL_RGBA, W, H, mask4, 0);
+            expect_direct = 0;
+            break;
+        case 5: /* RGBA8 and R8 again: both registered again */
+            CHECK_OK(glcv_track_forget_texture(tex, frame_tex));
+            CHECK_OK(glcv_track_forget_texture(tex, mask_tex));
+            upload(frame_tex, GL_RGBA8, GL_RGBA, W, H, rgba.data, 1);
+            upload(mask_tex, GL_R8, GL_RED, W, H, tex_mask, 1);
+            expect_registrations = 6;
+            break;
+        case 6: /* updated in place */
+            upload(frame_tex, GL_RGBA8, GL_RGBA, W, H, rgba.data, 0);
+            upload(mask_tex, GL_R8, GL_RED, W, H, tex_mask, 0);
+            expect_registrations = 6;
+            break;
+        case 7: /* forgotten and re-specified at the same size and format */
+            CHECK_OK(glcv_track_forget_texture(tex, frame_tex));
+            CHECK_OK(glcv_track_forget_texture(tex, mask_tex));
+            upload(frame_tex, GL_RGBA8, GL_RGBA, W, H, rgba.data, 1);
+            upload(mask_tex, GL_R8, GL_RED, W, H, tex_mask, 1);
+            expect_registrations = 8;
+            break;
+        case 8: /* forgotten, deleted, made anew (GL may give the same names) */
+            CHECK_OK(glcv_track_forget_texture(tex, frame_tex));
+            CHECK_OK(glcv_track_forget_texture(tex, mask_tex));
+            if (cuda) {
+                ts = stats_of(tex);
+                CHECK(ts.registered == 0, "after forget: %d textures registered", ts.registered);
+            }
+            glDeleteTextures(1, &frame_tex);
+            glDeleteTextures(1, &mask_tex);
+            frame_tex = make_texture(GL_RGBA8, GL_RGBA, W, H, rgba.data);
+            mask_tex = make_texture(GL_R8, GL_RED, W, H, tex_mask);
+            break;
+        default: /* no mask */
+            upload(frame_tex, GL_RGBA8, GL_RGBA, W, H, rgba.data, 0);
+            break;
+        }
+        CHECK(glGetError() == GL_NO_ERROR, "step %d: GL error updating the textures", f);
+        int use_mask = f < 9;
+        good += step(ref, tex, f, &rgb, use_mask ? &mask : NULL, frame_tex, use_mask ? mask_tex : 0);
+        steps++;
+        if (cuda) {
+            ts = stats_of(tex);
+            CHECK(ts.direct == expect_direct, "step %d: direct %d, expected %d", f, ts.direct, expect_direct);
+            CHECK(expect_registrations < 0 || ts.registrations == expect_registrations,
+                  "step %d: %d registrations, expected %d", f, ts.registrations, expect_registrations);
+            printf("step %d: direct %d, registered %d, registrations %d, refused %d, texture objects %d\n", f,
+                   ts.direct, ts.registered, ts.registrations, ts.refused, ts.texture_objects);
+        }
+    }
+    printf("%d of %d steps agree\n", good, steps);
+    CHECK_OK(glcv_track_forget_texture(tex, 12345)); /* unknown: a no-op */
+    CHECK_STATUS(glcv_track_forget_texture(NULL, frame_tex), GLCV_ERROR_INVALID_ARGUMENT);
+    /* destroy drops the registrations left; the textures go after it */
+    glcv_track_destroy(&tex);
+    glcv_track_destroy(&ref);
+    glDeleteTextures(1, &frame_tex);
+    glDeleteTextures(1, &mask_tex);
+    CHECK(glGetError() == GL_NO_ERROR, "GL error");
+    free(tex_mask);
+    free(mask4);
+    free(h);
+    glcv_image_free(&rgb);
+    glcv_image_free(&rgba);
+    glcv_image_free(&mask);
+}
+
 int main(void)
 {
     glcv_context *ctx = test_context_or_skip(33);
@@ -153,9 +346,11 @@ int main(void)
     compare(GLCV_TRACK_ENGINE_CPU, 1);
     /* AUTO: the CUDA engine when the context is on a CUDA device, else the CPU (said once) */
     compare(GLCV_TRACK_ENGINE_AUTO, 1);
+    respecify(GLCV_TRACK_ENGINE_CPU);
     if (info.gl_device >= 0) {
         compare(GLCV_TRACK_ENGINE_CUDA, 0);
         compare(GLCV_TRACK_ENGINE_CUDA, 1);
+        respecify(GLCV_TRACK_ENGINE_CUDA);
     } else {
         glcv_track *tr = NULL;
         glcv_track_params p = GLCV_TRACK_PARAMS(.width = W, .height = H, .engine = GLCV_TRACK_ENGINE_CUDA);

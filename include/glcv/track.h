@@ -161,7 +161,8 @@ typedef struct glcv_track_result {
 GLCV_API glcv_status glcv_track_create(const glcv_track_params *params, glcv_track **out);
 
 /* Destroys the tracker and its CUDA and GL resources (for the GL ones, its context must be
- * current). Accepts NULL and &NULL; sets *track to NULL. */
+ * current), dropping its registrations of the caller's textures. Accepts NULL and &NULL; sets
+ * *track to NULL. */
 GLCV_API void glcv_track_destroy(glcv_track **track);
 
 /* The resolved parameters (defaults filled in; `engine` is CUDA or CPU, the one in use).
@@ -233,11 +234,27 @@ GLCV_API glcv_status glcv_track_frame(glcv_track *track, const glcv_image *frame
 
 /* As glcv_track_frame, from GL textures in the current context: `frame` a GL_TEXTURE_2D of the
  * tracker's size with a colour format (row 0 = image row 0), `mask` 0 or a texture whose red
- * channel > 0.5 means foreground (e.g. glcv_segment_mask_texture). The textures are read by
- * GL commands issued in this call (the CUDA engine copies them into its own buffer shared with
- * CUDA), so the caller may change them once the call returns; they are never modified.
+ * channel > 0.5 means foreground (e.g. glcv_segment_mask_texture). The textures are never
+ * modified, and the caller may draw into them or update them (glTexSubImage2D, rendering)
+ * once the call returns: GL commands issued afterwards run after the tracker's reads.
+ * The CUDA engine registers a GL_RGBA8 frame texture and a GL_R8 or GL_RGBA8 mask texture with
+ * CUDA on first use and keeps the registration (by texture name, size and internal format);
+ * each frame it maps them and reads them in place. Other formats are copied by GL into a
+ * buffer of the tracker's (slower). Before deleting a texture given here, or re-specifying it
+ * (glTexImage2D: the NVIDIA driver refuses that with GL_INVALID_OPERATION while the texture is
+ * registered), call glcv_track_forget_texture (or destroy the tracker): a registration must not
+ * outlive its texture, and a new texture that GL gives the same name could otherwise be read
+ * through the old registration. A size or format found changed is registered again.
  * Errors: as glcv_track_frame, NO_CONTEXT, UNSUPPORTED (texture format), GL. */
 GLCV_API glcv_status glcv_track_frame_texture(glcv_track *track, unsigned int frame, unsigned int mask);
+
+/* Drops what the tracker keeps for a texture given to glcv_track_frame_texture (the CUDA
+ * engine's registration of it with CUDA), once the tracker's queued work is done. Call it,
+ * with the tracker's GL context current, before deleting or re-specifying such a texture; the
+ * next frame that uses it registers it again. A texture the tracker
+ * does not know, and the CPU engine, are no-ops. Errors: INVALID_ARGUMENT (NULL), STATE, GL (a
+ * CUDA error). */
+GLCV_API glcv_status glcv_track_forget_texture(glcv_track *track, unsigned int texture);
 
 /* Results of the last frame for every object tracked in it (objects added since are not in
  * it), in increasing id order: writes up to `capacity` results and sets *count to the number of
