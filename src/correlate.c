@@ -236,6 +236,9 @@ static void cuda_destroy(glcv_correlate *c)
     if (!c->cuda)
         return;
     if (cudaSetDevice(c->device) == cudaSuccess) {
+        /* The bridge first: it waits on the last stream it mapped on, one of the streams below. */
+        if (c->bridge)
+            glcv_cuda_bridge_destroy(&c->bridge);
         for (int s = 0; s < 2; s++) {
             if (c->streams[s])
                 cudaStreamDestroy(c->streams[s]);

@@ -241,6 +241,9 @@ static void cuda_release_template(glcv_match *m)
 
 static void cuda_destroy(glcv_match *m)
 {
+    /* The bridge first: it waits on the last stream it mapped on, one of the streams below. */
+    if (m->bridge && m->n_dev > 0 && cudaSetDevice(m->dev[0].device) == cudaSuccess)
+        glcv_cuda_bridge_destroy(&m->bridge);
     cuda_release_template(m);
     for (int d = 0; d < m->n_dev; d++) {
         match_device *dv = &m->dev[d];
