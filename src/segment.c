@@ -856,6 +856,26 @@ glcv_status glcv_segment_learn_begin(glcv_segment *s)
     return st;
 }
 
+/* Brings an input -- a host image, or a caller's texture -- to where the engine reads it: packed
+ * RGB in s->rgb for the CPU engine; for GPU engines (between engine begin and end) the next
+ * frame texture for a host image, else the caller's texture after validation (*gpu_input). */
+static glcv_status take_input(glcv_segment *s, const glcv_image *img, unsigned int texture, GLuint *gpu_input)
+{
+    if (!s->engine) {
+        if (!img)
+            return cpu_texture_rgb(s, texture);
+        glcv_segment_cpu_to_rgb(img, s->rgb);
+        return GLCV_OK;
+    }
+    if (img) {
+        const glcv_tex *t = next_frame_texture(s);
+        *gpu_input = t->id;
+        return glcv_engine_upload(s->engine, t, img);
+    }
+    *gpu_input = texture;
+    return gpu_check_texture(s, texture);
+}
+
 static glcv_status learn_add(glcv_segment *s, const glcv_image *img, unsigned int texture)
 {
     if (!s->learning)
@@ -864,22 +884,14 @@ static glcv_status learn_add(glcv_segment *s, const glcv_image *img, unsigned in
     if (st != GLCV_OK)
         return st;
     if (!s->engine) {
-        if (img)
-            glcv_segment_cpu_to_rgb(img, s->rgb);
-        else if ((st = cpu_texture_rgb(s, texture)) != GLCV_OK)
+        if ((st = take_input(s, img, texture, NULL)) != GLCV_OK)
             return st;
         glcv_segment_cpu_learn_add(&s->cpu, s->rgb);
         if (!s->p.fixed_parameters && (st = calib_keep(s, s->learn_count, 0)) != GLCV_OK)
             return st;
     } else {
         glcv_engine_begin(s->engine);
-        if (img) {
-            const glcv_tex *t = next_frame_texture(s);
-            st = glcv_engine_upload(s->engine, t, img);
-            texture = t->id;
-        } else {
-            st = gpu_check_texture(s, texture);
-        }
+        st = take_input(s, img, texture, &texture);
         if (st == GLCV_OK)
             st = gpu_learn_add(s, texture);
         if (st == GLCV_OK && !s->p.fixed_parameters)
@@ -977,24 +989,19 @@ static glcv_status segment_frame(glcv_segment *s, const glcv_image *img, unsigne
     if (!s->have_background)
         return glcv_fail(lg, GLCV_ERROR_STATE, "frame: no background yet (set or learn one first)");
     if (!s->engine) {
-        if (img)
-            glcv_segment_cpu_to_rgb(img, s->rgb);
-        else if ((st = cpu_texture_rgb(s, texture)) != GLCV_OK)
+        if ((st = take_input(s, img, texture, NULL)) != GLCV_OK)
             return st;
         cpu_segment(s);
         if (s->p.adapt_rate > 0 && (st = glcv_segment_cpu_adapt(&s->cpu, s->rgb, s->p.adapt_rate)) != GLCV_OK)
             return st;
     } else {
         glcv_engine_begin(s->engine);
-        if (img || mapped) {
+        if (mapped) {
             const glcv_tex *t = next_frame_texture(s);
-            if (mapped)
-                st = glcv_engine_upload_staged(s->engine, t, s->mapped_slot, s->mapped_format, s->width, s->height);
-            else
-                st = glcv_engine_upload(s->engine, t, img);
+            st = glcv_engine_upload_staged(s->engine, t, s->mapped_slot, s->mapped_format, s->width, s->height);
             texture = t->id;
         } else {
-            st = gpu_check_texture(s, texture);
+            st = take_input(s, img, texture, &texture);
         }
         if (st == GLCV_OK) {
             glcv_engine_frame_begin(s->engine);
@@ -1450,21 +1457,10 @@ static glcv_status calibrate_add(glcv_segment *s, const glcv_image *img, unsigne
     glcv_status st = img ? check_image(s, img, "calibration frame") : GLCV_OK;
     if (st != GLCV_OK)
         return st;
-    if (!s->engine) {
-        if (img)
-            glcv_segment_cpu_to_rgb(img, s->rgb);
-        else if ((st = cpu_texture_rgb(s, texture)) != GLCV_OK)
-            return st;
-        return calib_accumulate(s, s->rgb, 0);
-    }
+    if (!s->engine)
+        return (st = take_input(s, img, texture, NULL)) == GLCV_OK ? calib_accumulate(s, s->rgb, 0) : st;
     glcv_engine_begin(s->engine);
-    if (img) {
-        const glcv_tex *t = next_frame_texture(s);
-        st = glcv_engine_upload(s->engine, t, img);
-        texture = t->id;
-    } else {
-        st = gpu_check_texture(s, texture);
-    }
+    st = take_input(s, img, texture, &texture);
     glcv_engine_end(s->engine);
     return st == GLCV_OK ? calib_accumulate(s, NULL, texture) : st;
 }
