@@ -13,6 +13,8 @@
 
 #include <glcv/glcv.h>
 
+#include "cli.h"
+
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
@@ -23,18 +25,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
-
-#if defined(__GNUC__)
-#define CLI_PRINTF(a, b) __attribute__((format(printf, a, b)))
-#else
-#define CLI_PRINTF(a, b)
-#endif
-
-enum { CLI_OK = 0, CLI_FAIL = 1, CLI_USAGE = 2 };
 
 enum { PROGRESS_WIDTH = 30, PROGRESS_MIN_FRAMES = 10, MAX_TIMINGS = 64, MAX_SIZE = 16384 };
 
@@ -359,17 +351,6 @@ typedef struct cli_options {
 /* ------------------------------------------------------------------------------------------ */
 /* Messages                                                                                   */
 
-static void errorf(const char *fmt, ...) CLI_PRINTF(1, 2);
-static void errorf(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    fputs("glcv: error: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
-    va_end(ap);
-}
-
 static void warnf(const char *fmt, ...) CLI_PRINTF(1, 2);
 static void warnf(const char *fmt, ...)
 {
@@ -381,43 +362,18 @@ static void warnf(const char *fmt, ...)
     va_end(ap);
 }
 
-/* Prints "glcv: error: <what>: <status text>" and returns CLI_FAIL. */
-static int lib_error(const char *what, glcv_status status)
-{
-    errorf("%s: %s", what, glcv_status_string(status));
-    return CLI_FAIL;
-}
-
 static int usage_error(const cli_options *opt, const char *fmt, ...) CLI_PRINTF(2, 3);
 static int usage_error(const cli_options *opt, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    fputs("glcv: error: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    if (opt && opt->command_name)
-        fprintf(stderr, " (see 'glcv %s --help')\n", opt->command_name);
-    else
-        fputs(" (see 'glcv --help')\n", stderr);
+    int rc = cli_vusage(opt ? opt->command_name : NULL, fmt, ap);
     va_end(ap);
-    return CLI_USAGE;
-}
-
-static glcv_logger make_logger(const cli_options *opt)
-{
-    glcv_logger logger = {glcv_log_stderr, NULL, opt->verbose ? GLCV_LOG_DEBUG : GLCV_LOG_WARN};
-    return logger;
+    return rc;
 }
 
 /* ------------------------------------------------------------------------------------------ */
 /* Small utilities                                                                            */
-
-static double now_seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 static int list_push(string_list *list, const char *text)
 {
@@ -443,17 +399,6 @@ static void list_free(string_list *list)
     free(list->items);
     list->items = NULL;
     list->count = list->capacity = 0;
-}
-
-static int compare_strings(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-static int compare_doubles(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
 }
 
 /* "<a><b><c>" in new memory, or NULL when out of memory. */
@@ -504,25 +449,13 @@ static int digits_for(int count)
     return digits;
 }
 
-static int is_image_name(const char *name)
-{
-    static const char *const extensions[] = {".png", ".jpg", ".jpeg", ".bmp", ".tga", ".ppm", ".pgm"};
-    const char *dot = strrchr(name, '.');
-    if (!dot || dot == name)
-        return 0;
-    for (size_t i = 0; i < sizeof extensions / sizeof extensions[0]; i++)
-        if (strcasecmp(dot, extensions[i]) == 0)
-            return 1;
-    return 0;
-}
-
 /* mkdir -p, then checks that the folder is writable. Prints the error. */
 static int make_output_dir(const char *dir)
 {
     char *buf = strdup(dir);
     int rc = CLI_FAIL;
     if (!buf) {
-        errorf("%s: out of memory", dir);
+        cli_error("%s: out of memory", dir);
         return CLI_FAIL;
     }
     for (char *p = buf + 1; *p; p++) {
@@ -530,22 +463,22 @@ static int make_output_dir(const char *dir)
             continue;
         *p = '\0';
         if (mkdir(buf, 0777) != 0 && errno != EEXIST) {
-            errorf("%s: cannot create folder %s: %s", dir, buf, strerror(errno));
+            cli_error("%s: cannot create folder %s: %s", dir, buf, strerror(errno));
             goto cleanup;
         }
         *p = '/';
     }
     if (mkdir(buf, 0777) != 0 && errno != EEXIST) {
-        errorf("%s: cannot create folder: %s", dir, strerror(errno));
+        cli_error("%s: cannot create folder: %s", dir, strerror(errno));
         goto cleanup;
     }
     struct stat sb;
     if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
-        errorf("%s: not a folder", dir);
+        cli_error("%s: not a folder", dir);
         goto cleanup;
     }
     if (access(dir, W_OK | X_OK) != 0) {
-        errorf("%s: folder not writable: %s", dir, strerror(errno));
+        cli_error("%s: folder not writable: %s", dir, strerror(errno));
         goto cleanup;
     }
     rc = CLI_OK;
@@ -612,19 +545,6 @@ static int parse_real(const cli_options *opt, const char *name, const char *text
     return CLI_OK;
 }
 
-static int parse_int(const cli_options *opt, const char *name, const char *text, long lo, long hi, int *out)
-{
-    char *end = NULL;
-    errno = 0;
-    long v = strtol(text, &end, 10);
-    if (end == text || *end != '\0' || isspace((unsigned char)text[0]))
-        return usage_error(opt, "%s: '%s' is not an integer", name, text);
-    if (errno == ERANGE || v < lo || v > hi)
-        return usage_error(opt, "%s: '%s' must be between %ld and %ld", name, text, lo, hi);
-    *out = (int)v;
-    return CLI_OK;
-}
-
 static int parse_u64(const cli_options *opt, const char *name, const char *text, uint64_t hi, uint64_t *out)
 {
     int hex = text[0] == '0' && (text[1] == 'x' || text[1] == 'X');
@@ -686,18 +606,18 @@ static int apply_option(cli_options *opt, const option_spec *spec, const char *v
         opt->outdir = value;
         break;
     case OPT_BG: opt->background = value; break;
-    case OPT_LEARN: rc = parse_int(opt, name, value, 1, INT_MAX, &opt->learn); break;
+    case OPT_LEARN: rc = cli_parse_int(opt->command_name, name, value, 1, INT_MAX, &opt->learn); break;
     case OPT_SYNTHETIC:
         opt->synthetic = default_synthetic_frames;
         if (value)
-            rc = parse_int(opt, name, value, 1, 1000000, &opt->synthetic);
+            rc = cli_parse_int(opt->command_name, name, value, 1, 1000000, &opt->synthetic);
         break;
     case OPT_SIZE: rc = parse_size(opt, name, value, &opt->width, &opt->height); break;
     case OPT_TS: rc = parse_real(opt, name, value, 0.0, 0, FLT_MAX, &opt->ts); break;
     case OPT_ODC: rc = parse_real(opt, name, value, 0.0, 0, FLT_MAX, &opt->odc); break;
     case OPT_B1: rc = parse_real(opt, name, value, 0.0, 1, FLT_MAX, &opt->b1); break;
     case OPT_B2: rc = parse_real(opt, name, value, 0.0, 1, FLT_MAX, &opt->b2); break;
-    case OPT_ITERATIONS: rc = parse_int(opt, name, value, 0, 1000, &opt->iterations); break;
+    case OPT_ITERATIONS: rc = cli_parse_int(opt->command_name, name, value, 0, 1000, &opt->iterations); break;
     case OPT_SEED:
         rc = parse_u64(opt, name, value, opt->command == CMD_SYNTH ? UINT32_MAX : UINT64_MAX, &opt->seed);
         break;
@@ -710,7 +630,7 @@ static int apply_option(cli_options *opt, const option_spec *spec, const char *v
     case OPT_PANELS: opt->panels = 1; break;
     case OPT_NO_PANELS: opt->panels = 0; break;
     case OPT_NO_MASKS: opt->masks = 0; break;
-    case OPT_FRAMES: rc = parse_int(opt, name, value, 1, 1000000, &opt->frames); break;
+    case OPT_FRAMES: rc = cli_parse_int(opt->command_name, name, value, 1, 1000000, &opt->frames); break;
     case OPT_MIN_PRECISION:
         rc = parse_real(opt, name, value, 0.0, 0, 1.0, &real);
         opt->min_precision = real;
@@ -731,7 +651,7 @@ static int apply_option(cli_options *opt, const option_spec *spec, const char *v
         else
             return usage_error(opt, "%s: '%s' is not a background model: use median or mean", name, value);
         break;
-    case OPT_LEAD_IN: rc = parse_int(opt, name, value, 0, 1000000, &opt->lead_in); break;
+    case OPT_LEAD_IN: rc = cli_parse_int(opt->command_name, name, value, 0, 1000000, &opt->lead_in); break;
     case OPT_CALIBRATE: opt->calibrate = 1; break;
     case OPT_SAVE_MASKS:
     case OPT_CSV:
@@ -817,7 +737,7 @@ static int parse_arguments(cli_options *opt, int argc, char **argv)
             if (rc != CLI_OK)
                 return rc;
         } else if (!list_push(&opt->args, arg)) {
-            errorf("out of memory");
+            cli_error("out of memory");
             return CLI_FAIL;
         }
     }
@@ -867,85 +787,27 @@ typedef struct segment_run {
     int timing_count;
 } segment_run;
 
-/* Appends the image files of a folder, sorted by name. */
-static int expand_folder(segment_run *run, const char *dir)
-{
-    string_list names = {0};
-    int rc = CLI_FAIL;
-    DIR *d = opendir(dir);
-    if (!d) {
-        errorf("%s: %s", dir, strerror(errno));
-        return CLI_FAIL;
-    }
-    for (struct dirent *entry = readdir(d); entry; entry = readdir(d)) {
-        if (entry->d_name[0] == '.' || !is_image_name(entry->d_name))
-            continue;
-        if (!list_push(&names, entry->d_name)) {
-            errorf("out of memory");
-            goto cleanup;
-        }
-    }
-    if (names.count == 0) {
-        errorf("%s: the folder holds no image files (.png .jpg .jpeg .bmp .tga .ppm .pgm)", dir);
-        goto cleanup;
-    }
-    qsort(names.items, names.count, sizeof names.items[0], compare_strings);
-    for (size_t i = 0; i < names.count; i++) {
-        char *path = path_join(dir, names.items[i], "");
-        int ok = path && list_push(&run->inputs, path);
-        free(path);
-        if (!ok) {
-            errorf("out of memory");
-            goto cleanup;
-        }
-    }
-    rc = CLI_OK;
-cleanup:
-    closedir(d);
-    list_free(&names);
-    return rc;
-}
-
 /* Expands the positional arguments into run->inputs; every one must exist. */
 static int collect_inputs(segment_run *run)
 {
     const string_list *args = &run->opt->args;
-    for (size_t i = 0; i < args->count; i++) {
-        const char *path = args->items[i];
-        struct stat sb;
-        if (stat(path, &sb) != 0) {
-            errorf("%s: %s", path, strerror(errno));
-            return CLI_FAIL;
-        }
-        if (S_ISDIR(sb.st_mode)) {
-            int rc = expand_folder(run, path);
-            if (rc != CLI_OK)
-                return rc;
-        } else if (!list_push(&run->inputs, path)) {
-            errorf("out of memory");
-            return CLI_FAIL;
+    cli_paths paths = {0};
+    int rc = cli_collect_images(args->items, (int)args->count, &paths);
+    for (int i = 0; rc == CLI_OK && i < paths.count; i++) {
+        if (!list_push(&run->inputs, paths.items[i])) {
+            cli_error("out of memory");
+            rc = CLI_FAIL;
         }
     }
-    return CLI_OK;
+    cli_paths_free(&paths);
+    return rc;
 }
 
 /* Reads an image file's size without decoding it. Prints one line naming the file on error. */
-static int probe_image(const segment_run *run, const char *path, int *w, int *h)
+static int image_size(const char *path, const glcv_logger *logger, int *w, int *h)
 {
-    struct stat sb;
-    if (stat(path, &sb) != 0) {
-        errorf("%s: %s", path, strerror(errno));
-        return CLI_FAIL;
-    }
-    if (!S_ISREG(sb.st_mode)) {
-        errorf("%s: not a regular file", path);
-        return CLI_FAIL;
-    }
     int channels = 0;
-    glcv_status st = glcv_image_info(path, w, h, &channels, run->opt->verbose ? &run->logger : NULL);
-    if (st != GLCV_OK)
-        return lib_error(path, st);
-    return CLI_OK;
+    return cli_probe_image(path, logger, w, h, &channels);
 }
 
 /* Every input decodes and has the size of the first; the background has that size too. */
@@ -954,13 +816,13 @@ static int check_input_sizes(segment_run *run)
     const char *reference = run->inputs.items[0];
     for (size_t i = 0; i < run->inputs.count; i++) {
         int w = 0, h = 0;
-        if (probe_image(run, run->inputs.items[i], &w, &h) != CLI_OK)
+        if (image_size(run->inputs.items[i], run->opt->verbose ? &run->logger : NULL, &w, &h) != CLI_OK)
             return CLI_FAIL;
         if (i == 0) {
             run->width = w;
             run->height = h;
         } else if (w != run->width || h != run->height) {
-            errorf("%s is %dx%d but %s is %dx%d: all frames must have the same size", run->inputs.items[i], w, h,
+            cli_error("%s is %dx%d but %s is %dx%d: all frames must have the same size", run->inputs.items[i], w, h,
                    reference, run->width, run->height);
             return CLI_FAIL;
         }
@@ -968,10 +830,10 @@ static int check_input_sizes(segment_run *run)
     const char *bg = run->opt->background;
     if (bg) {
         int w = 0, h = 0;
-        if (probe_image(run, bg, &w, &h) != CLI_OK)
+        if (image_size(bg, run->opt->verbose ? &run->logger : NULL, &w, &h) != CLI_OK)
             return CLI_FAIL;
         if (w != run->width || h != run->height) {
-            errorf("background %s is %dx%d but the frames are %dx%d (%s)", bg, w, h, run->width, run->height,
+            cli_error("background %s is %dx%d but the frames are %dx%d (%s)", bg, w, h, run->width, run->height,
                    reference);
             return CLI_FAIL;
         }
@@ -996,7 +858,7 @@ static int check_unique_stems(const segment_run *run)
         return CLI_OK;
     stem_entry *entries = malloc(run->frames * sizeof *entries);
     if (!entries) {
-        errorf("out of memory");
+        cli_error("out of memory");
         return CLI_FAIL;
     }
     for (size_t k = 0; k < run->frames; k++) {
@@ -1007,7 +869,7 @@ static int check_unique_stems(const segment_run *run)
     int rc = CLI_OK;
     for (size_t k = 1; k < run->frames && rc == CLI_OK; k++) {
         if (strcmp(entries[k - 1].stem, entries[k].stem) == 0) {
-            errorf("%s and %s would both write %s_mask.png: give frames distinct file names", entries[k - 1].path,
+            cli_error("%s and %s would both write %s_mask.png: give frames distinct file names", entries[k - 1].path,
                    entries[k].path, entries[k].stem);
             rc = CLI_FAIL;
         }
@@ -1025,20 +887,20 @@ static int make_stems(segment_run *run)
         if (run->synth) {
             int n = snprintf(synthetic_name, sizeof synthetic_name, "frame_%0*zu", digits, k);
             if (n < 0 || (size_t)n >= sizeof synthetic_name) {
-                errorf("frame name too long");
+                cli_error("frame name too long");
                 return CLI_FAIL;
             }
         } else {
             stem = path_stem(run->inputs.items[run->first + k]);
             if (!stem) {
-                errorf("out of memory");
+                cli_error("out of memory");
                 return CLI_FAIL;
             }
         }
         int ok = list_push(&run->stems, stem ? stem : synthetic_name);
         free(stem);
         if (!ok) {
-            errorf("out of memory");
+            cli_error("out of memory");
             return CLI_FAIL;
         }
     }
@@ -1078,7 +940,7 @@ static int plan_segment(segment_run *run)
                                                  .frames = opt->synthetic);
         glcv_status st = glcv_synth_create(&sp, &run->synth);
         if (st != GLCV_OK)
-            return lib_error("cannot create the synthetic sequence", st);
+            return cli_lib_error("cannot create the synthetic sequence", st);
         run->width = opt->width;
         run->height = opt->height;
         run->frames = (size_t)opt->synthetic;
@@ -1111,7 +973,7 @@ static int create_segmenter(const cli_options *opt, const glcv_logger *logger, i
         glcv_context_params cp = GLCV_CONTEXT_PARAMS(.logger = *logger);
         glcv_status st = glcv_context_create(&cp, ctx);
         if (st != GLCV_OK && mode != GLCV_ENGINE_AUTO)
-            return lib_error("cannot create an OpenGL context", st);
+            return cli_lib_error("cannot create an OpenGL context", st);
         if (st != GLCV_OK) {
             warnf("cannot create an OpenGL context (%s): using the CPU engine", glcv_status_string(st));
             mode = GLCV_ENGINE_CPU;
@@ -1124,7 +986,7 @@ static int create_segmenter(const cli_options *opt, const glcv_logger *logger, i
                                                 .logger = *logger);
     glcv_status st = glcv_segment_create(&p, seg);
     if (st != GLCV_OK)
-        return lib_error("cannot create the segmenter", st);
+        return cli_lib_error("cannot create the segmenter", st);
     /* Zero means "default" in the params struct: explicit zeros go through the setters. */
     if (st == GLCV_OK && given(opt, OPT_TS) && opt->ts == 0.0)
         st = glcv_segment_set_ts(*seg, 0.0f);
@@ -1137,7 +999,7 @@ static int create_segmenter(const cli_options *opt, const glcv_logger *logger, i
     if (st == GLCV_OK)
         st = glcv_segment_get_params(*seg, resolved);
     if (st != GLCV_OK)
-        return lib_error("cannot set the parameters", st);
+        return cli_lib_error("cannot set the parameters", st);
     if (!opt->quiet) {
         int on_gpu = resolved->engine != GLCV_ENGINE_CPU && *ctx;
         fprintf(stderr, "glcv: engine %s on %s\n", glcv_engine_mode_string(resolved->engine),
@@ -1151,12 +1013,14 @@ static int open_engine(segment_run *run)
     return create_segmenter(run->opt, &run->logger, run->width, run->height, &run->ctx, &run->seg, &run->resolved);
 }
 
-static int load_input(segment_run *run, const char *path, glcv_image *out)
+/* Ends learning the background and reads the parameters it calibrated. */
+static int end_learning(glcv_segment *seg, glcv_segment_params *resolved)
 {
-    glcv_image_free(out);
-    glcv_status st = glcv_image_load(path, GLCV_PIXEL_RGB8, &run->logger, out);
+    glcv_status st = glcv_segment_learn_end(seg);
+    if (st == GLCV_OK) /* learning calibrates the parameters not given */
+        st = glcv_segment_get_params(seg, resolved);
     if (st != GLCV_OK)
-        return lib_error(path, st);
+        return cli_lib_error("cannot learn the background", st);
     return CLI_OK;
 }
 
@@ -1164,20 +1028,17 @@ static int learn_background(segment_run *run)
 {
     glcv_status st = glcv_segment_learn_begin(run->seg);
     if (st != GLCV_OK)
-        return lib_error("cannot start learning the background", st);
+        return cli_lib_error("cannot start learning the background", st);
     for (size_t i = 0; i < (size_t)run->opt->learn; i++) {
         const char *path = run->inputs.items[i];
-        if (load_input(run, path, &run->frame) != CLI_OK)
+        if (cli_load_rgb(path, &run->logger, &run->frame) != CLI_OK)
             return CLI_FAIL;
         st = glcv_segment_learn_add(run->seg, &run->frame);
         if (st != GLCV_OK)
-            return lib_error(path, st);
+            return cli_lib_error(path, st);
     }
-    st = glcv_segment_learn_end(run->seg);
-    if (st == GLCV_OK) /* learning calibrates the parameters not given */
-        st = glcv_segment_get_params(run->seg, &run->resolved);
-    if (st != GLCV_OK)
-        return lib_error("cannot learn the background", st);
+    if (end_learning(run->seg, &run->resolved) != CLI_OK)
+        return CLI_FAIL;
     return CLI_OK;
 }
 
@@ -1191,14 +1052,14 @@ static int set_background(segment_run *run)
         st = glcv_synth_background(run->synth, &run->background);
         if (st == GLCV_OK)
             st = glcv_segment_set_background(run->seg, &run->background);
-        return st == GLCV_OK ? CLI_OK : lib_error("synthetic background", st);
+        return st == GLCV_OK ? CLI_OK : cli_lib_error("synthetic background", st);
     }
     glcv_image bg = {0};
-    if (load_input(run, opt->background, &bg) != CLI_OK)
+    if (cli_load_rgb(opt->background, &run->logger, &bg) != CLI_OK)
         return CLI_FAIL;
     st = glcv_segment_set_background(run->seg, &bg);
     glcv_image_free(&bg);
-    return st == GLCV_OK ? CLI_OK : lib_error(opt->background, st);
+    return st == GLCV_OK ? CLI_OK : cli_lib_error(opt->background, st);
 }
 
 static int allocate_buffers(segment_run *run)
@@ -1214,11 +1075,11 @@ static int allocate_buffers(segment_run *run)
     if (st == GLCV_OK && run->write_panels)
         st = glcv_image_alloc(3 * w, h, GLCV_PIXEL_RGB8, &run->panel);
     if (st != GLCV_OK)
-        return lib_error("cannot allocate the image buffers", st);
+        return cli_lib_error("cannot allocate the image buffers", st);
     run->frame_ms = calloc(run->frames, sizeof *run->frame_ms);
     run->foreground = calloc(run->frames, sizeof *run->foreground);
     if (!run->frame_ms || !run->foreground) {
-        errorf("out of memory");
+        cli_error("out of memory");
         return CLI_FAIL;
     }
     return CLI_OK;
@@ -1245,11 +1106,11 @@ static int save_png(segment_run *run, const char *stem, const char *suffix, cons
 {
     char *path = path_join(run->opt->outdir, stem, suffix);
     if (!path) {
-        errorf("out of memory");
+        cli_error("out of memory");
         return CLI_FAIL;
     }
     glcv_status st = glcv_image_save_png(path, image, &run->logger);
-    int rc = st == GLCV_OK ? CLI_OK : lib_error(path, st);
+    int rc = st == GLCV_OK ? CLI_OK : cli_lib_error(path, st);
     free(path);
     return rc;
 }
@@ -1287,7 +1148,7 @@ static int write_outputs(segment_run *run, size_t k)
     if (run->write_panels) {
         glcv_status st = glcv_segment_read_background(run->seg, &run->background);
         if (st != GLCV_OK)
-            return lib_error("cannot read the background", st);
+            return cli_lib_error("cannot read the background", st);
         blit_rgb(&run->panel, 0, &run->frame);
         blit_rgb(&run->panel, run->width, &run->background);
         blit_rgb(&run->panel, 2 * run->width, &run->mask);
@@ -1304,18 +1165,18 @@ static int segment_one(segment_run *run, size_t k)
     if (run->synth) {
         st = glcv_synth_frame(run->synth, (int)k, &run->frame, &run->truth);
         if (st != GLCV_OK)
-            return lib_error("synthetic frame", st);
-    } else if (load_input(run, run->inputs.items[run->first + k], &run->frame) != CLI_OK) {
+            return cli_lib_error("synthetic frame", st);
+    } else if (cli_load_rgb(run->inputs.items[run->first + k], &run->logger, &run->frame) != CLI_OK) {
         return CLI_FAIL;
     }
-    double t0 = now_seconds();
+    double t0 = cli_now();
     st = glcv_segment_frame(run->seg, &run->frame, 1);
-    run->frame_ms[k] = 1e3 * (now_seconds() - t0);
+    run->frame_ms[k] = 1e3 * (cli_now() - t0);
     if (st != GLCV_OK)
-        return lib_error(run->synth ? run->stems.items[k] : run->inputs.items[run->first + k], st);
+        return cli_lib_error(run->synth ? run->stems.items[k] : run->inputs.items[run->first + k], st);
     st = glcv_segment_read_mask(run->seg, &run->mask);
     if (st != GLCV_OK)
-        return lib_error("cannot read the mask", st);
+        return cli_lib_error("cannot read the mask", st);
     run->foreground[k] = measure_mask(run);
     return write_outputs(run, k);
 }
@@ -1334,7 +1195,7 @@ static int segment_frames(segment_run *run)
     if (rc == CLI_OK && run->opt->timing) {
         glcv_status st = glcv_segment_timings(run->seg, run->timings, MAX_TIMINGS, &run->timing_count, 1);
         if (st != GLCV_OK)
-            return lib_error("cannot read the GPU timings", st);
+            return cli_lib_error("cannot read the GPU timings", st);
     }
     return rc;
 }
@@ -1377,7 +1238,7 @@ static void print_summary(const segment_run *run)
            glcv_engine_mode_string(run->resolved.engine));
     if (sorted) {
         memcpy(sorted, run->frame_ms, n * sizeof *sorted);
-        qsort(sorted, n, sizeof *sorted, compare_doubles);
+        qsort(sorted, n, sizeof *sorted, cli_compare_doubles);
         double median = n % 2 ? sorted[n / 2] : 0.5 * (sorted[n / 2 - 1] + sorted[n / 2]);
         printf("frame time: mean %.3f ms, median %.3f ms, min %.3f ms, max %.3f ms "
                "(upload + GPU passes + wait)\n",
@@ -1418,7 +1279,7 @@ static void segment_run_free(segment_run *run)
 
 static int cmd_segment(const cli_options *opt)
 {
-    segment_run run = {.opt = opt, .logger = make_logger(opt)};
+    segment_run run = {.opt = opt, .logger = cli_logger(opt->verbose)};
     int rc = plan_segment(&run);
     if (rc == CLI_OK && (run.write_masks || run.write_panels))
         rc = make_output_dir(opt->outdir);
@@ -1445,16 +1306,16 @@ static int save_numbered(const char *dir, const char *prefix, int digits, int k,
     char name[64];
     int n = snprintf(name, sizeof name, "%s_%0*d", prefix, digits, k);
     if (n < 0 || (size_t)n >= sizeof name) {
-        errorf("file name too long");
+        cli_error("file name too long");
         return CLI_FAIL;
     }
     char *path = path_join(dir, name, ".png");
     if (!path) {
-        errorf("out of memory");
+        cli_error("out of memory");
         return CLI_FAIL;
     }
     glcv_status st = glcv_image_save_png(path, image, logger);
-    int rc = st == GLCV_OK ? CLI_OK : lib_error(path, st);
+    int rc = st == GLCV_OK ? CLI_OK : cli_lib_error(path, st);
     free(path);
     return rc;
 }
@@ -1469,7 +1330,7 @@ static int write_synth_frames(const cli_options *opt, glcv_synth *synth, glcv_im
         progress_update(&bar, (size_t)k);
         glcv_status st = glcv_synth_frame(synth, k, frame, truth);
         if (st != GLCV_OK)
-            rc = lib_error("synthetic frame", st);
+            rc = cli_lib_error("synthetic frame", st);
         if (rc == CLI_OK)
             rc = save_numbered(opt->outdir, "frame", digits, k, frame, logger);
         if (rc == CLI_OK)
@@ -1485,14 +1346,14 @@ static int cmd_synth(const cli_options *opt)
         return usage_error(opt, "unexpected argument '%s'", opt->args.items[0]);
     if (!opt->outdir)
         return usage_error(opt, "no output folder: give -o OUTDIR");
-    glcv_logger logger = make_logger(opt);
+    glcv_logger logger = cli_logger(opt->verbose);
     glcv_synth *synth = NULL;
     glcv_image frame = {0}, truth = {0};
     char *bg_path = NULL;
     glcv_synth_params sp = GLCV_SYNTH_PARAMS(.width = opt->width, .height = opt->height, .frames = opt->frames,
                                              .seed = (uint32_t)opt->seed);
     glcv_status st = glcv_synth_create(&sp, &synth);
-    int rc = st == GLCV_OK ? CLI_OK : lib_error("cannot create the synthetic sequence", st);
+    int rc = st == GLCV_OK ? CLI_OK : cli_lib_error("cannot create the synthetic sequence", st);
     if (rc == CLI_OK)
         rc = make_output_dir(opt->outdir);
     if (rc == CLI_OK) {
@@ -1502,13 +1363,13 @@ static int cmd_synth(const cli_options *opt)
         if (st == GLCV_OK)
             st = glcv_synth_background(synth, &frame);
         if (st != GLCV_OK)
-            rc = lib_error("synthetic background", st);
+            rc = cli_lib_error("synthetic background", st);
     }
     if (rc == CLI_OK) {
         bg_path = path_join(opt->outdir, "background", ".png");
         st = bg_path ? glcv_image_save_png(bg_path, &frame, &logger) : GLCV_ERROR_OUT_OF_MEMORY;
         if (st != GLCV_OK)
-            rc = lib_error(bg_path ? bg_path : "background.png", st);
+            rc = cli_lib_error(bg_path ? bg_path : "background.png", st);
     }
     if (rc == CLI_OK)
         rc = write_synth_frames(opt, synth, &frame, &truth, &logger);
@@ -1538,21 +1399,21 @@ static int cmd_compare(const cli_options *opt)
     if (opt->args.count != 2)
         return usage_error(opt, "compare takes two files, MASK and TRUTH (got %zu)", opt->args.count);
     const char *mask_path = opt->args.items[0], *truth_path = opt->args.items[1];
-    glcv_logger logger = make_logger(opt);
+    glcv_logger logger = cli_logger(opt->verbose);
     glcv_image mask = {0}, truth = {0};
     int rc = CLI_FAIL;
     glcv_status st = glcv_image_load(mask_path, GLCV_PIXEL_GRAY8, &logger, &mask);
     if (st != GLCV_OK) {
-        lib_error(mask_path, st);
+        cli_lib_error(mask_path, st);
         goto cleanup;
     }
     st = glcv_image_load(truth_path, GLCV_PIXEL_GRAY8, &logger, &truth);
     if (st != GLCV_OK) {
-        lib_error(truth_path, st);
+        cli_lib_error(truth_path, st);
         goto cleanup;
     }
     if (mask.width != truth.width || mask.height != truth.height) {
-        errorf("%s is %dx%d but %s is %dx%d", mask_path, mask.width, mask.height, truth_path, truth.width,
+        cli_error("%s is %dx%d but %s is %dx%d", mask_path, mask.width, mask.height, truth_path, truth.width,
                truth.height);
         goto cleanup;
     }
@@ -1621,22 +1482,6 @@ typedef struct eval_run {
     size_t done; /* progress steps: two per warm-up frame (median) or one (mean), one per segmented frame */
 } eval_run;
 
-static int image_size(const char *path, const glcv_logger *logger, int *w, int *h)
-{
-    struct stat sb;
-    if (stat(path, &sb) != 0) {
-        errorf("%s: %s", path, strerror(errno));
-        return CLI_FAIL;
-    }
-    if (!S_ISREG(sb.st_mode)) {
-        errorf("%s: not a regular file", path);
-        return CLI_FAIL;
-    }
-    int channels = 0;
-    glcv_status st = glcv_image_info(path, w, h, &channels, logger);
-    return st == GLCV_OK ? CLI_OK : lib_error(path, st);
-}
-
 static int is_file(const char *path)
 {
     struct stat sb;
@@ -1670,12 +1515,12 @@ static int read_temporal_roi(eval_run *run)
     char text[256] = {0};
     int rc = CLI_FAIL;
     if (!path) {
-        errorf("out of memory");
+        cli_error("out of memory");
         return CLI_FAIL;
     }
     FILE *f = fopen(path, "r");
     if (!f) {
-        errorf("%s: %s (a CDnet folder has input/, groundtruth/, ROI.bmp and temporalROI.txt)", path,
+        cli_error("%s: %s (a CDnet folder has input/, groundtruth/, ROI.bmp and temporalROI.txt)", path,
                strerror(errno));
         goto cleanup;
     }
@@ -1690,12 +1535,12 @@ static int read_temporal_roi(eval_run *run)
         end++;
     if (too_long || *end != '\0' || errno == ERANGE || strlen(text) != n || first < 1 || last < first ||
         last > CDNET_MAX_FRAME) {
-        errorf("%s: malformed: expected two frame numbers 'FIRST LAST' with 1 <= FIRST <= LAST <= %d", path,
+        cli_error("%s: malformed: expected two frame numbers 'FIRST LAST' with 1 <= FIRST <= LAST <= %d", path,
                CDNET_MAX_FRAME);
         goto cleanup;
     }
     if (first < 2) {
-        errorf("%s: the scored frames start at frame 1: no warm-up frames to learn the background from", path);
+        cli_error("%s: the scored frames start at frame 1: no warm-up frames to learn the background from", path);
         goto cleanup;
     }
     run->first = (int)first;
@@ -1712,7 +1557,7 @@ static int find_roi(eval_run *run)
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         char *path = path_join(run->dir, names[i], "");
         if (!path) {
-            errorf("out of memory");
+            cli_error("out of memory");
             return CLI_FAIL;
         }
         if (is_file(path)) {
@@ -1721,7 +1566,7 @@ static int find_roi(eval_run *run)
         }
         free(path);
     }
-    errorf("%s: no ROI.bmp (nor ROI.png): the spatial region of interest is missing", run->dir);
+    cli_error("%s: no ROI.bmp (nor ROI.png): the spatial region of interest is missing", run->dir);
     return CLI_FAIL;
 }
 
@@ -1734,14 +1579,14 @@ static int collect_cdnet_files(eval_run *run)
         int missing = 0;
         char *path = find_numbered(run->dir, "input", "in", k, frame_ext, 2, &missing);
         if (!path && missing) {
-            errorf("%s/input/in%06d.jpg (or .png): no such frame (temporalROI.txt scores frames up to %d)",
+            cli_error("%s/input/in%06d.jpg (or .png): no such frame (temporalROI.txt scores frames up to %d)",
                    run->dir, k, run->last);
             return CLI_FAIL;
         }
         int ok = path && list_push(&run->inputs, path);
         free(path);
         if (!ok) {
-            errorf("out of memory");
+            cli_error("out of memory");
             return CLI_FAIL;
         }
     }
@@ -1749,13 +1594,13 @@ static int collect_cdnet_files(eval_run *run)
         int missing = 0;
         char *path = find_numbered(run->dir, "groundtruth", "gt", k, truth_ext, 1, &missing);
         if (!path && missing) {
-            errorf("%s/groundtruth/gt%06d.png: no such ground truth (frame %d is scored)", run->dir, k, k);
+            cli_error("%s/groundtruth/gt%06d.png: no such ground truth (frame %d is scored)", run->dir, k, k);
             return CLI_FAIL;
         }
         int ok = path && list_push(&run->truths, path);
         free(path);
         if (!ok) {
-            errorf("out of memory");
+            cli_error("out of memory");
             return CLI_FAIL;
         }
     }
@@ -1777,7 +1622,7 @@ static int check_cdnet_sizes(eval_run *run)
             if (image_size(path, logger, &w, &h) != CLI_OK)
                 return CLI_FAIL;
             if (w != run->width || h != run->height) {
-                errorf("%s is %dx%d but the frames are %dx%d (%s)", path, w, h, run->width, run->height, reference);
+                cli_error("%s is %dx%d but the frames are %dx%d (%s)", path, w, h, run->width, run->height, reference);
                 return CLI_FAIL;
             }
         }
@@ -1785,18 +1630,18 @@ static int check_cdnet_sizes(eval_run *run)
     if (image_size(run->roi_path, logger, &w, &h) != CLI_OK)
         return CLI_FAIL;
     if (w != run->width || h != run->height) {
-        errorf("%s is %dx%d but the frames are %dx%d (%s)", run->roi_path, w, h, run->width, run->height, reference);
+        cli_error("%s is %dx%d but the frames are %dx%d (%s)", run->roi_path, w, h, run->width, run->height, reference);
         return CLI_FAIL;
     }
     glcv_status st = glcv_image_load(run->roi_path, GLCV_PIXEL_GRAY8, &run->logger, &run->roi);
     if (st != GLCV_OK)
-        return lib_error(run->roi_path, st);
+        return cli_lib_error(run->roi_path, st);
     size_t stride = glcv_image_stride(&run->roi);
     for (int y = 0; y < h; y++)
         for (int x = 0; x < w; x++)
             run->roi_pixels += run->roi.data[(size_t)y * stride + (size_t)x] != 0;
     if (run->roi_pixels == 0) {
-        errorf("%s: the region of interest is empty (no nonzero pixel)", run->roi_path);
+        cli_error("%s: the region of interest is empty (no nonzero pixel)", run->roi_path);
         return CLI_FAIL;
     }
     return CLI_OK;
@@ -1835,16 +1680,16 @@ static int plan_eval(eval_run *run)
     run->dir = opt->args.items[1];
     struct stat sb;
     if (stat(run->dir, &sb) != 0) {
-        errorf("%s: %s", run->dir, strerror(errno));
+        cli_error("%s: %s", run->dir, strerror(errno));
         return CLI_FAIL;
     }
     if (!S_ISDIR(sb.st_mode)) {
-        errorf("%s: not a folder", run->dir);
+        cli_error("%s: not a folder", run->dir);
         return CLI_FAIL;
     }
     run->name = folder_name(run->dir);
     if (!run->name) {
-        errorf("out of memory");
+        cli_error("out of memory");
         return CLI_FAIL;
     }
     int rc = read_temporal_roi(run);
@@ -1856,13 +1701,6 @@ static int plan_eval(eval_run *run)
         rc = check_cdnet_sizes(run);
     run->start = run->first - opt->lead_in > 1 ? run->first - opt->lead_in : 1;
     return rc;
-}
-
-static int load_frame_rgb(eval_run *run, const char *path, glcv_image *out)
-{
-    glcv_image_free(out);
-    glcv_status st = glcv_image_load(path, GLCV_PIXEL_RGB8, &run->logger, out);
-    return st == GLCV_OK ? CLI_OK : lib_error(path, st);
 }
 
 /* Warm-up frames used for the background: all of 1..first-1, evenly thinned to at most
@@ -1908,14 +1746,14 @@ static int median_background(eval_run *run)
     uint8_t *high = malloc(n);
     int rc = CLI_FAIL;
     if (!hist || !below || !high) {
-        errorf("out of memory");
+        cli_error("out of memory");
         goto cleanup;
     }
     unsigned rank = (unsigned)(count - 1) / 2u;
     for (int pass = 0; pass < 2; pass++) {
         for (int k = 1; k < run->first; k += step) {
             progress_update(&run->bar, run->done++);
-            if (load_frame_rgb(run, run->inputs.items[k - 1], &run->frame) != CLI_OK)
+            if (cli_load_rgb(run->inputs.items[k - 1], &run->logger, &run->frame) != CLI_OK)
                 goto cleanup;
             median_count(&run->frame, pass, high, hist);
         }
@@ -1940,7 +1778,7 @@ static int median_background(eval_run *run)
         memcpy(run->background.data + (size_t)y * stride, high + (size_t)y * row, row);
     glcv_status st = glcv_segment_set_background(run->seg, &run->background);
     if (st != GLCV_OK) {
-        lib_error("cannot set the background", st);
+        cli_lib_error("cannot set the background", st);
         goto cleanup;
     }
     run->warmup_used = count;
@@ -1957,21 +1795,18 @@ static int mean_background(eval_run *run)
 {
     glcv_status st = glcv_segment_learn_begin(run->seg);
     if (st != GLCV_OK)
-        return lib_error("cannot start learning the background", st);
+        return cli_lib_error("cannot start learning the background", st);
     for (int k = 1; k < run->first; k++) {
         progress_update(&run->bar, run->done++);
         const char *path = run->inputs.items[k - 1];
-        if (load_frame_rgb(run, path, &run->frame) != CLI_OK)
+        if (cli_load_rgb(path, &run->logger, &run->frame) != CLI_OK)
             return CLI_FAIL;
         st = glcv_segment_learn_add(run->seg, &run->frame);
         if (st != GLCV_OK)
-            return lib_error(path, st);
+            return cli_lib_error(path, st);
     }
-    st = glcv_segment_learn_end(run->seg);
-    if (st == GLCV_OK) /* learning calibrates the parameters not given */
-        st = glcv_segment_get_params(run->seg, &run->resolved);
-    if (st != GLCV_OK)
-        return lib_error("cannot learn the background", st);
+    if (end_learning(run->seg, &run->resolved) != CLI_OK)
+        return CLI_FAIL;
     run->warmup_used = run->first - 1;
     return CLI_OK;
 }
@@ -1984,7 +1819,7 @@ static int score_mask(eval_run *run, int k)
     glcv_image_free(&run->truth);
     glcv_status st = glcv_image_load(path, GLCV_PIXEL_GRAY8, &run->logger, &run->truth);
     if (st != GLCV_OK)
-        return lib_error(path, st);
+        return cli_lib_error(path, st);
     size_t ms = glcv_image_stride(&run->mask), ts = glcv_image_stride(&run->truth);
     size_t rs = glcv_image_stride(&run->roi);
     for (int y = 0; y < run->height; y++) {
@@ -2020,11 +1855,11 @@ static int save_cdnet_mask(eval_run *run, int k)
     snprintf(name, sizeof name, "bin%06d", k);
     char *path = path_join(run->opt->save_masks, name, ".png");
     if (!path) {
-        errorf("out of memory");
+        cli_error("out of memory");
         return CLI_FAIL;
     }
     glcv_status st = glcv_image_save_png(path, &run->mask, &run->logger);
-    int rc = st == GLCV_OK ? CLI_OK : lib_error(path, st);
+    int rc = st == GLCV_OK ? CLI_OK : cli_lib_error(path, st);
     free(path);
     if (rc == CLI_OK)
         run->written++;
@@ -2044,7 +1879,7 @@ static int calibrate_thresholds(eval_run *run)
     glcv_status st = glcv_segment_calibrate_begin(run->seg);
     int frames = 0;
     for (int k = 1; k <= warmup && st == GLCV_OK; k += step, frames++) {
-        if (load_frame_rgb(run, run->inputs.items[k - 1], &run->frame) != CLI_OK)
+        if (cli_load_rgb(run->inputs.items[k - 1], &run->logger, &run->frame) != CLI_OK)
             return CLI_FAIL;
         st = glcv_segment_calibrate_add(run->seg, &run->frame);
     }
@@ -2053,7 +1888,7 @@ static int calibrate_thresholds(eval_run *run)
     if (st == GLCV_OK)
         st = glcv_segment_get_params(run->seg, &run->resolved);
     if (st != GLCV_OK) {
-        lib_error("cannot calibrate the thresholds", st);
+        cli_lib_error("cannot calibrate the thresholds", st);
         return CLI_FAIL;
     }
     run->noise = g;
@@ -2066,19 +1901,19 @@ static int eval_frames(eval_run *run)
     for (int k = run->start; k <= run->last; k++) {
         progress_update(&run->bar, run->done++);
         const char *path = run->inputs.items[k - 1];
-        if (load_frame_rgb(run, path, &run->frame) != CLI_OK)
+        if (cli_load_rgb(path, &run->logger, &run->frame) != CLI_OK)
             return CLI_FAIL;
-        double t0 = now_seconds();
+        double t0 = cli_now();
         glcv_status st = glcv_segment_frame(run->seg, &run->frame, 1);
-        run->segment_ms += 1e3 * (now_seconds() - t0);
+        run->segment_ms += 1e3 * (cli_now() - t0);
         if (st != GLCV_OK)
-            return lib_error(path, st);
+            return cli_lib_error(path, st);
         run->segmented++;
         if (k < run->first)
             continue;
         st = glcv_segment_read_mask(run->seg, &run->mask);
         if (st != GLCV_OK)
-            return lib_error("cannot read the mask", st);
+            return cli_lib_error("cannot read the mask", st);
         if (score_mask(run, k) != CLI_OK)
             return CLI_FAIL;
         if (run->opt->save_masks && save_cdnet_mask(run, k) != CLI_OK)
@@ -2166,7 +2001,7 @@ static int write_csv_row(eval_run *run, const cdnet_metrics *m)
             (unsigned long long)run->tn, m->recall, m->precision, m->f, m->specificity, m->fpr, m->fnr, m->pwc,
             run->opt->calibrate ? run->noise : 0.0);
     if (fflush(f) != 0 || ferror(f)) {
-        errorf("%s: cannot write: %s", run->opt->csv, strerror(errno));
+        cli_error("%s: cannot write: %s", run->opt->csv, strerror(errno));
         return CLI_FAIL;
     }
     return CLI_OK;
@@ -2192,14 +2027,14 @@ static void eval_run_free(eval_run *run)
 
 static int cmd_eval(const cli_options *opt)
 {
-    eval_run run = {.opt = opt, .logger = make_logger(opt)};
+    eval_run run = {.opt = opt, .logger = cli_logger(opt->verbose)};
     int rc = plan_eval(&run);
     if (rc == CLI_OK && opt->save_masks)
         rc = make_output_dir(opt->save_masks);
     if (rc == CLI_OK && opt->csv) {
         run.csv = fopen(opt->csv, "a");
         if (!run.csv) {
-            errorf("%s: %s", opt->csv, strerror(errno));
+            cli_error("%s: %s", opt->csv, strerror(errno));
             rc = CLI_FAIL;
         }
     }
@@ -2210,7 +2045,7 @@ static int cmd_eval(const cli_options *opt)
         if (st == GLCV_OK)
             st = glcv_image_alloc(run.width, run.height, GLCV_PIXEL_RGB8, &run.background);
         if (st != GLCV_OK)
-            rc = lib_error("cannot allocate the image buffers", st);
+            rc = cli_lib_error("cannot allocate the image buffers", st);
     }
     if (rc == CLI_OK) {
         int warmup = run.first - 1, step = warmup_step(&run);
@@ -2253,7 +2088,7 @@ static int cmd_info(const cli_options *opt)
 {
     if (opt->args.count > 0)
         return usage_error(opt, "unexpected argument '%s'", opt->args.items[0]);
-    glcv_logger logger = make_logger(opt);
+    glcv_logger logger = cli_logger(opt->verbose);
     glcv_context *ctx = NULL;
     glcv_segment *seg = NULL;
     glcv_segment_params resolved = {0};
@@ -2279,7 +2114,7 @@ static int cmd_info(const cli_options *opt)
     if (st == GLCV_OK)
         st = glcv_segment_get_params(seg, &resolved);
     if (st != GLCV_OK) {
-        lib_error("cannot create a segmenter", st);
+        cli_lib_error("cannot create a segmenter", st);
         goto cleanup;
     }
     printf("%-10s auto -> %s\n", "engine:", glcv_engine_mode_string(resolved.engine));

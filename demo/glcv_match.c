@@ -7,24 +7,18 @@
 #include <glcv/glcv.h>
 #include <glcv/match.h>
 
-#include <ctype.h>
-#include <dirent.h>
+#include "cli.h"
+
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
-#include <sys/stat.h>
-#include <time.h>
-#include <unistd.h>
 
 int glcv_match_command(int argc, char **argv);
 int glcv_correlate_command(int argc, char **argv);
 
-enum { MC_OK = 0, MC_FAIL = 1, MC_USAGE = 2 };
 enum { MAX_TOP = 100000, MAX_REPEAT = 1000000 };
 
 static const char match_help[] =
@@ -85,49 +79,6 @@ static const char correlate_help[] =
 
 static const char *g_command = "match";
 
-#if defined(__GNUC__)
-#define MC_PRINTF(a, b) __attribute__((format(printf, a, b)))
-#else
-#define MC_PRINTF(a, b)
-#endif
-
-static void mc_error(const char *fmt, ...) MC_PRINTF(1, 2);
-static int mc_usage(const char *fmt, ...) MC_PRINTF(1, 2);
-
-static void mc_error(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    fputs("glcv: error: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
-    va_end(ap);
-}
-
-static int mc_usage(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    fputs("glcv: error: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fprintf(stderr, " (see 'glcv %s --help')\n", g_command);
-    va_end(ap);
-    return MC_USAGE;
-}
-
-static int mc_lib(const char *what, glcv_status st)
-{
-    mc_error("%s: %s", what, glcv_status_string(st));
-    return MC_FAIL;
-}
-
-static double mc_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 /* ---- options ------------------------------------------------------------------------------------ */
 
 typedef enum mc_option {
@@ -169,42 +120,6 @@ typedef struct mc_options {
     int n_args;
 } mc_options;
 
-static int parse_count(const char *name, const char *text, long lo, long hi, int *out)
-{
-    char *end = NULL;
-    errno = 0;
-    long v = strtol(text, &end, 10);
-    if (end == text || *end != '\0' || isspace((unsigned char)text[0]))
-        return mc_usage("%s: '%s' is not an integer", name, text);
-    if (errno == ERANGE || v < lo || v > hi)
-        return mc_usage("%s: '%s' must be between %ld and %ld", name, text, lo, hi);
-    *out = (int)v;
-    return MC_OK;
-}
-
-/* "x,y,w,h": four integers, w and h >= 1. */
-static int parse_rect(const char *name, const char *text, glcv_match_rect *out)
-{
-    long v[4];
-    const char *p = text;
-    for (int i = 0; i < 4; i++) {
-        char *end = NULL;
-        errno = 0;
-        if (!isdigit((unsigned char)*p) && *p != '-')
-            return mc_usage("%s: '%s' is not x,y,w,h (four integers)", name, text);
-        v[i] = strtol(p, &end, 10);
-        if (errno == ERANGE || v[i] < -1000000 || v[i] > 1000000)
-            return mc_usage("%s: '%s': a value is out of range", name, text);
-        if ((i < 3 && *end != ',') || (i == 3 && *end != '\0'))
-            return mc_usage("%s: '%s' is not x,y,w,h (four integers)", name, text);
-        p = end + 1;
-    }
-    if (v[2] < 1 || v[3] < 1)
-        return mc_usage("%s: '%s': width and height must be >= 1", name, text);
-    *out = (glcv_match_rect){(int)v[0], (int)v[1], (int)v[2], (int)v[3]};
-    return MC_OK;
-}
-
 static int apply(mc_options *o, const mc_spec *spec, const char *value)
 {
     const char *name = spec->name;
@@ -216,27 +131,32 @@ static int apply(mc_options *o, const mc_spec *spec, const char *value)
     case MO_RGB: o->rgb = 1; break;
     case MO_METRIC:
         if (glcv_match_metric_parse(value, &o->metric) != GLCV_OK)
-            return mc_usage("%s: '%s' is not a metric: use sad, ssd, linf or zncc", name, value);
+            return cli_usage(g_command, "%s: '%s' is not a metric: use sad, ssd, linf or zncc", name, value);
         break;
     case MO_ENGINE:
         if (glcv_match_engine_parse(value, &o->engine) != GLCV_OK)
-            return mc_usage("%s: '%s' is not an engine: use auto, cuda or cpu", name, value);
+            return cli_usage(g_command, "%s: '%s' is not an engine: use auto, cuda or cpu", name, value);
         break;
     case MO_MASK:
     case MO_MAP:
     case MO_CSV:
         if (!*value)
-            return mc_usage("%s: empty file name", name);
+            return cli_usage(g_command, "%s: empty file name", name);
         *(spec->id == MO_MASK ? &o->mask : spec->id == MO_MAP ? &o->map : &o->csv) = value;
         break;
-    case MO_ROI:
+    case MO_ROI: {
+        int v[4];
         o->have_roi = 1;
-        return parse_rect(name, value, &o->roi);
-    case MO_TOP: return parse_count(name, value, 1, MAX_TOP, &o->top);
-    case MO_NMS: return parse_count(name, value, 1, 16384, &o->nms);
-    case MO_REPEAT: return parse_count(name, value, 1, MAX_REPEAT, &o->repeat);
+        int rc = cli_parse_rect(g_command, name, value, v);
+        if (rc == CLI_OK)
+            o->roi = (glcv_match_rect){v[0], v[1], v[2], v[3]};
+        return rc;
     }
-    return MC_OK;
+    case MO_TOP: return cli_parse_int(g_command, name, value, 1, MAX_TOP, &o->top);
+    case MO_NMS: return cli_parse_int(g_command, name, value, 1, 16384, &o->nms);
+    case MO_REPEAT: return cli_parse_int(g_command, name, value, 1, MAX_REPEAT, &o->repeat);
+    }
+    return CLI_OK;
 }
 
 static int parse_options(mc_options *o, int command, int argc, char **argv)
@@ -248,8 +168,8 @@ static int parse_options(mc_options *o, int command, int argc, char **argv)
     o->top = 1;
     o->args = calloc((size_t)argc + 1, sizeof *o->args);
     if (!o->args) {
-        mc_error("out of memory");
-        return MC_FAIL;
+        cli_error("out of memory");
+        return CLI_FAIL;
     }
     int done = 0;
     for (int i = 0; i < argc; i++) {
@@ -270,48 +190,20 @@ static int parse_options(mc_options *o, int command, int argc, char **argv)
                 (mc_table[k].commands & command))
                 spec = &mc_table[k];
         if (!spec)
-            return mc_usage("unknown option '%.*s'", (int)len, arg);
+            return cli_usage(g_command, "unknown option '%.*s'", (int)len, arg);
         const char *value = eq ? eq + 1 : NULL;
         if (!spec->takes_value && value)
-            return mc_usage("%s takes no value", spec->name);
+            return cli_usage(g_command, "%s takes no value", spec->name);
         if (spec->takes_value && !value) {
             if (i + 1 >= argc)
-                return mc_usage("%s needs a value", spec->name);
+                return cli_usage(g_command, "%s needs a value", spec->name);
             value = argv[++i];
         }
         int rc = apply(o, spec, value);
-        if (rc != MC_OK)
+        if (rc != CLI_OK)
             return rc;
     }
-    return MC_OK;
-}
-
-static glcv_logger make_logger(const mc_options *o)
-{
-    glcv_logger lg = {glcv_log_stderr, NULL, o->verbose ? GLCV_LOG_DEBUG : GLCV_LOG_WARN};
-    return lg;
-}
-
-/* Checks that a path is a readable image file and reads its size and channel count. */
-static int probe(const char *path, const glcv_logger *lg, int *w, int *h, int *channels)
-{
-    struct stat sb;
-    if (stat(path, &sb) != 0) {
-        mc_error("%s: %s", path, strerror(errno));
-        return MC_FAIL;
-    }
-    if (!S_ISREG(sb.st_mode)) {
-        mc_error("%s: not a regular file", path);
-        return MC_FAIL;
-    }
-    glcv_status st = glcv_image_info(path, w, h, channels, lg);
-    return st == GLCV_OK ? MC_OK : mc_lib(path, st);
-}
-
-static int compare_doubles(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
+    return CLI_OK;
 }
 
 /* ---- glcv match --------------------------------------------------------------------------------- */
@@ -330,55 +222,56 @@ static int write_map(glcv_match *m, int w, int h, const char *path, const glcv_l
     }
     free(norm);
     glcv_image_free(&out);
-    return st == GLCV_OK ? MC_OK : mc_lib(path, st);
+    return st == GLCV_OK ? CLI_OK : cli_lib_error(path, st);
 }
 
 static int cmd_match(const mc_options *o)
 {
     if (o->n_args < 2)
-        return mc_usage("give an image and a template");
+        return cli_usage(g_command, "give an image and a template");
     if (o->n_args > 2)
-        return mc_usage("unexpected argument '%s'", o->args[2]);
+        return cli_usage(g_command, "unexpected argument '%s'", o->args[2]);
     if (o->nms && o->top == 1)
         fprintf(stderr, "glcv: warning: --nms matters only with --top K > 1\n");
     const char *image_path = o->args[0], *templ_path = o->args[1];
-    glcv_logger lg = make_logger(o);
+    glcv_logger lg = cli_logger(o->verbose);
     int iw, ih, ic, tw, th, tc, mw = 0, mh = 0, mchan = 0;
-    if (probe(image_path, &lg, &iw, &ih, &ic) != MC_OK || probe(templ_path, &lg, &tw, &th, &tc) != MC_OK)
-        return MC_FAIL;
-    if (o->mask && probe(o->mask, &lg, &mw, &mh, &mchan) != MC_OK)
-        return MC_FAIL;
+    if (cli_probe_image(image_path, &lg, &iw, &ih, &ic) != CLI_OK ||
+        cli_probe_image(templ_path, &lg, &tw, &th, &tc) != CLI_OK)
+        return CLI_FAIL;
+    if (o->mask && cli_probe_image(o->mask, &lg, &mw, &mh, &mchan) != CLI_OK)
+        return CLI_FAIL;
     if (tw > iw || th > ih) {
-        mc_error("template %s (%dx%d) is larger than image %s (%dx%d)", templ_path, tw, th, image_path, iw, ih);
-        return MC_FAIL;
+        cli_error("template %s (%dx%d) is larger than image %s (%dx%d)", templ_path, tw, th, image_path, iw, ih);
+        return CLI_FAIL;
     }
     if (o->mask && (mw != tw || mh != th)) {
-        mc_error("mask %s is %dx%d but template %s is %dx%d", o->mask, mw, mh, templ_path, tw, th);
-        return MC_FAIL;
+        cli_error("mask %s is %dx%d but template %s is %dx%d", o->mask, mw, mh, templ_path, tw, th);
+        return CLI_FAIL;
     }
     glcv_pixel_format format = !o->gray && ic >= 3 && tc >= 3 ? GLCV_PIXEL_RGB8 : GLCV_PIXEL_GRAY8;
     glcv_image image = {0}, templ = {0}, mask = {0};
     glcv_match *m = NULL;
     double *times = NULL;
     glcv_match_hit *hits = NULL;
-    int rc = MC_FAIL;
+    int rc = CLI_FAIL;
     glcv_status st = glcv_image_load(image_path, format, &lg, &image);
     if (st != GLCV_OK) {
-        mc_lib(image_path, st);
+        cli_lib_error(image_path, st);
         goto cleanup;
     }
     if ((st = glcv_image_load(templ_path, format, &lg, &templ)) != GLCV_OK) {
-        mc_lib(templ_path, st);
+        cli_lib_error(templ_path, st);
         goto cleanup;
     }
     if (o->mask && (st = glcv_image_load(o->mask, GLCV_PIXEL_GRAY8, &lg, &mask)) != GLCV_OK) {
-        mc_lib(o->mask, st);
+        cli_lib_error(o->mask, st);
         goto cleanup;
     }
     glcv_match_params p = GLCV_MATCH_PARAMS(.width = iw, .height = ih, .format = format, .metric = o->metric,
                                             .engine = o->engine, .nms_distance = o->nms, .logger = lg);
     if ((st = glcv_match_create(&p, &m)) != GLCV_OK) {
-        mc_lib("cannot create the matcher", st);
+        cli_lib_error("cannot create the matcher", st);
         goto cleanup;
     }
     glcv_match_params used;
@@ -391,32 +284,32 @@ static int cmd_match(const mc_options *o)
             fprintf(stderr, "glcv: match engine cpu (%s)\n", glcv_match_simd_string(used.simd));
     }
     if ((st = glcv_match_set_template(m, &templ, o->mask ? &mask : NULL)) != GLCV_OK) {
-        mc_lib(o->mask ? "cannot use the template and mask" : "cannot use the template", st);
+        cli_lib_error(o->mask ? "cannot use the template and mask" : "cannot use the template", st);
         goto cleanup;
     }
     if (o->have_roi && (st = glcv_match_set_roi(m, &o->roi)) != GLCV_OK) {
-        mc_lib("--roi", st);
+        cli_lib_error("--roi", st);
         goto cleanup;
     }
     int runs = o->repeat > 0 ? o->repeat : 1;
     times = malloc((size_t)runs * sizeof *times);
     hits = malloc((size_t)o->top * sizeof *hits);
     if (!times || !hits) {
-        mc_error("out of memory");
+        cli_error("out of memory");
         goto cleanup;
     }
     for (int i = 0; i < runs; i++) {
-        double t0 = mc_now();
+        double t0 = cli_now();
         st = glcv_match_image(m, &image);
-        times[i] = 1e3 * (mc_now() - t0);
+        times[i] = 1e3 * (cli_now() - t0);
         if (st != GLCV_OK) {
-            mc_lib("matching failed", st);
+            cli_lib_error("matching failed", st);
             goto cleanup;
         }
     }
     int count = 0;
     if ((st = glcv_match_best(m, o->top, hits, &count)) != GLCV_OK) {
-        mc_lib("cannot find the best positions", st);
+        cli_lib_error("cannot find the best positions", st);
         goto cleanup;
     }
     if (count == 0)
@@ -428,15 +321,15 @@ static int cmd_match(const mc_options *o)
             printf("%d,%d,%.0f\n", hits[i].x, hits[i].y, hits[i].score);
     }
     if (o->repeat > 0) {
-        qsort(times, (size_t)runs, sizeof *times, compare_doubles);
+        qsort(times, (size_t)runs, sizeof *times, cli_compare_doubles);
         double median = runs % 2 ? times[runs / 2] : 0.5 * (times[runs / 2 - 1] + times[runs / 2]);
         printf("# time per match: best %.3f ms, median %.3f ms over %d runs (%dx%d image, %dx%d template, %s, %s)\n",
                times[0], median, runs, iw, ih, tw, th, glcv_match_metric_string(o->metric),
                used.engine == GLCV_MATCH_ENGINE_CUDA ? "cuda" : glcv_match_simd_string(used.simd));
     }
-    if (o->map && write_map(m, iw, ih, o->map, &lg) != MC_OK)
+    if (o->map && write_map(m, iw, ih, o->map, &lg) != CLI_OK)
         goto cleanup;
-    rc = MC_OK;
+    rc = CLI_OK;
 cleanup:
     glcv_match_destroy(&m);
     glcv_image_free(&image);
@@ -449,155 +342,62 @@ cleanup:
 
 /* ---- glcv correlate ------------------------------------------------------------------------------ */
 
-typedef struct path_list {
-    char **items;
-    int count, capacity;
-} path_list;
-
-static int push_path(path_list *l, const char *dir, const char *name)
-{
-    if (l->count == l->capacity) {
-        int cap = l->capacity ? 2 * l->capacity : 64;
-        char **items = realloc(l->items, (size_t)cap * sizeof *items);
-        if (!items)
-            return 0;
-        l->items = items;
-        l->capacity = cap;
-    }
-    size_t n = (dir ? strlen(dir) + 1 : 0) + strlen(name) + 1;
-    char *s = malloc(n);
-    if (!s)
-        return 0;
-    if (dir)
-        snprintf(s, n, "%s%s%s", dir, dir[0] && dir[strlen(dir) - 1] == '/' ? "" : "/", name);
-    else
-        snprintf(s, n, "%s", name);
-    l->items[l->count++] = s;
-    return 1;
-}
-
-static void free_paths(path_list *l)
-{
-    for (int i = 0; i < l->count; i++)
-        free(l->items[i]);
-    free(l->items);
-    memset(l, 0, sizeof *l);
-}
-
-static int is_image_name(const char *name)
-{
-    static const char *const ext[] = {".png", ".jpg", ".jpeg", ".bmp", ".tga", ".ppm", ".pgm"};
-    const char *dot = strrchr(name, '.');
-    if (!dot || dot == name)
-        return 0;
-    for (size_t i = 0; i < sizeof ext / sizeof ext[0]; i++)
-        if (strcasecmp(dot, ext[i]) == 0)
-            return 1;
-    return 0;
-}
-
-static int compare_names(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* Files as given; folders expanded into their image files, sorted by name (hidden files skipped). */
-static int collect(char **args, int n, path_list *out)
-{
-    for (int i = 0; i < n; i++) {
-        struct stat sb;
-        if (stat(args[i], &sb) != 0) {
-            mc_error("%s: %s", args[i], strerror(errno));
-            return MC_FAIL;
-        }
-        if (!S_ISDIR(sb.st_mode)) {
-            if (!push_path(out, NULL, args[i]))
-                goto oom;
-            continue;
-        }
-        DIR *d = opendir(args[i]);
-        if (!d) {
-            mc_error("%s: %s", args[i], strerror(errno));
-            return MC_FAIL;
-        }
-        int first = out->count;
-        for (struct dirent *e = readdir(d); e; e = readdir(d)) {
-            if (e->d_name[0] == '.' || !is_image_name(e->d_name))
-                continue;
-            if (!push_path(out, args[i], e->d_name)) {
-                closedir(d);
-                goto oom;
-            }
-        }
-        closedir(d);
-        if (out->count == first) {
-            mc_error("%s: the folder holds no image files (.png .jpg .jpeg .bmp .tga .ppm .pgm)", args[i]);
-            return MC_FAIL;
-        }
-        qsort(out->items + first, (size_t)(out->count - first), sizeof *out->items, compare_names);
-    }
-    return MC_OK;
-oom:
-    mc_error("out of memory");
-    return MC_FAIL;
-}
-
 static int cmd_correlate(const mc_options *o)
 {
     if (o->n_args < 2)
-        return mc_usage("give a reference image and at least one image");
-    glcv_logger lg = make_logger(o);
-    path_list files = {0};
+        return cli_usage(g_command, "give a reference image and at least one image");
+    glcv_logger lg = cli_logger(o->verbose);
+    cli_paths files = {0};
     glcv_image ref = {0};
     glcv_correlate *c = NULL;
     double *r = NULL;
     FILE *csv = NULL;
-    int rc = collect(o->args + 1, o->n_args - 1, &files);
+    int rc = cli_collect_images(o->args + 1, o->n_args - 1, &files);
     int w = 0, h = 0, ch = 0;
-    if (rc == MC_OK)
-        rc = probe(o->args[0], &lg, &w, &h, &ch);
-    for (int i = 0; i < files.count && rc == MC_OK; i++) {
+    if (rc == CLI_OK)
+        rc = cli_probe_image(o->args[0], &lg, &w, &h, &ch);
+    for (int i = 0; i < files.count && rc == CLI_OK; i++) {
         int fw = 0, fh = 0, fc = 0;
-        rc = probe(files.items[i], &lg, &fw, &fh, &fc);
-        if (rc == MC_OK && (fw != w || fh != h)) {
-            mc_error("%s is %dx%d but the reference %s is %dx%d: all images must have its size", files.items[i], fw,
+        rc = cli_probe_image(files.items[i], &lg, &fw, &fh, &fc);
+        if (rc == CLI_OK && (fw != w || fh != h)) {
+            cli_error("%s is %dx%d but the reference %s is %dx%d: all images must have its size", files.items[i], fw,
                      fh, o->args[0], w, h);
-            rc = MC_FAIL;
+            rc = CLI_FAIL;
         }
     }
-    if (rc != MC_OK)
+    if (rc != CLI_OK)
         goto cleanup;
-    rc = MC_FAIL;
+    rc = CLI_FAIL;
     glcv_pixel_format format = o->rgb ? GLCV_PIXEL_RGB8 : GLCV_PIXEL_GRAY8;
     glcv_status st = glcv_image_load(o->args[0], format, &lg, &ref);
     if (st != GLCV_OK) {
-        mc_lib(o->args[0], st);
+        cli_lib_error(o->args[0], st);
         goto cleanup;
     }
     glcv_correlate_params p = GLCV_CORRELATE_PARAMS(.width = w, .height = h, .format = format,
                                                     .engine = (glcv_correlate_engine)o->engine, .logger = lg);
     if ((st = glcv_correlate_create(&p, &c)) != GLCV_OK) {
-        mc_lib("cannot create the correlator", st);
+        cli_lib_error("cannot create the correlator", st);
         goto cleanup;
     }
     if ((st = glcv_correlate_set_reference(c, &ref)) != GLCV_OK) {
-        mc_lib(o->args[0], st);
+        cli_lib_error(o->args[0], st);
         goto cleanup;
     }
     if (o->csv && !(csv = fopen(o->csv, "w"))) {
-        mc_error("%s: %s", o->csv, strerror(errno));
+        cli_error("%s: %s", o->csv, strerror(errno));
         goto cleanup;
     }
     r = malloc((size_t)files.count * sizeof *r);
     if (!r) {
-        mc_error("out of memory");
+        cli_error("out of memory");
         goto cleanup;
     }
-    double t0 = mc_now();
+    double t0 = cli_now();
     st = glcv_correlate_files(c, (const char *const *)files.items, files.count, r);
-    double ms = 1e3 * (mc_now() - t0);
+    double ms = 1e3 * (cli_now() - t0);
     if (st != GLCV_OK) {
-        mc_lib("correlation failed", st);
+        cli_lib_error("correlation failed", st);
         goto cleanup;
     }
     if (csv)
@@ -608,7 +408,7 @@ static int cmd_correlate(const mc_options *o)
             fprintf(csv, "%s,%.9f\n", files.items[i], r[i]);
     }
     if (csv && (fflush(csv) != 0 || ferror(csv))) {
-        mc_error("%s: cannot write: %s", o->csv, strerror(errno));
+        cli_error("%s: cannot write: %s", o->csv, strerror(errno));
         goto cleanup;
     }
     if (!o->quiet) {
@@ -618,14 +418,14 @@ static int cmd_correlate(const mc_options *o)
                 files.count, files.count == 1 ? "" : "s", w, h, o->rgb ? "RGB" : "gray", o->args[0],
                 glcv_correlate_engine_string(used.engine), ms);
     }
-    rc = MC_OK;
+    rc = CLI_OK;
 cleanup:
     if (csv)
         fclose(csv);
     free(r);
     glcv_correlate_destroy(&c);
     glcv_image_free(&ref);
-    free_paths(&files);
+    cli_paths_free(&files);
     return rc;
 }
 
@@ -636,9 +436,9 @@ int glcv_match_command(int argc, char **argv)
     mc_options o;
     g_command = "match";
     int rc = parse_options(&o, FOR_MATCH, argc, argv);
-    if (rc == MC_OK && o.help)
+    if (rc == CLI_OK && o.help)
         fputs(match_help, stdout);
-    else if (rc == MC_OK)
+    else if (rc == CLI_OK)
         rc = cmd_match(&o);
     free(o.args);
     fflush(stdout);
@@ -650,9 +450,9 @@ int glcv_correlate_command(int argc, char **argv)
     mc_options o;
     g_command = "correlate";
     int rc = parse_options(&o, FOR_CORRELATE, argc, argv);
-    if (rc == MC_OK && o.help)
+    if (rc == CLI_OK && o.help)
         fputs(correlate_help, stdout);
-    else if (rc == MC_OK)
+    else if (rc == CLI_OK)
         rc = cmd_correlate(&o);
     free(o.args);
     fflush(stdout);

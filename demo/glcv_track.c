@@ -6,23 +6,19 @@
 
 #include <glcv/glcv.h>
 
-#include <ctype.h>
-#include <dirent.h>
+#include "cli.h"
+
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 int glcv_track_command(int argc, char **argv);
 
-enum { TRK_OK = 0, TRK_FAIL = 1, TRK_USAGE = 2 };
 enum { MAX_ROIS = GLCV_TRACK_MAX_OBJECTS, MEDIAN_FRAMES = 200, MEDIAN_BINS = 16 };
 
 static const char track_help[] =
@@ -84,8 +80,7 @@ typedef struct track_cli {
     glcv_track_engine engine;
     int quiet, verbose;
     /* the run */
-    char **files;
-    int n_files, cap_files;
+    cli_paths files;
     int width, height;
     glcv_logger logger;
     glcv_context *ctx;
@@ -96,78 +91,7 @@ typedef struct track_cli {
     char *csv_tmp;
 } track_cli;
 
-static void trk_error(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    fputs("glcv: error: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
-    va_end(ap);
-}
-
-static int trk_usage(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    fputs("glcv: error: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputs(" (see 'glcv track --help')\n", stderr);
-    va_end(ap);
-    return TRK_USAGE;
-}
-
-static int trk_lib(const char *what, glcv_status st)
-{
-    trk_error("%s: %s", what, glcv_status_string(st));
-    return TRK_FAIL;
-}
-
-static double trk_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 /* ---- options ---------------------------------------------------------------------------------- */
-
-static int parse_int_in(const char *name, const char *text, long lo, long hi, int *out)
-{
-    char *end = NULL;
-    errno = 0;
-    long v = strtol(text, &end, 10);
-    if (end == text || *end || isspace((unsigned char)*text))
-        return trk_usage("%s: '%s' is not an integer", name, text);
-    if (errno == ERANGE || v < lo || v > hi)
-        return trk_usage("%s: '%s' must be between %ld and %ld", name, text, lo, hi);
-    *out = (int)v;
-    return TRK_OK;
-}
-
-static int parse_roi(const char *text, glcv_track_rect *r)
-{
-    long v[4];
-    const char *p = text;
-    for (int i = 0; i < 4; i++) {
-        char *end = NULL;
-        errno = 0;
-        if (!isdigit((unsigned char)*p) && *p != '-')
-            return trk_usage("--roi: '%s' is not x,y,w,h (four integers)", text);
-        v[i] = strtol(p, &end, 10);
-        if (errno == ERANGE || v[i] < -1000000 || v[i] > 1000000)
-            return trk_usage("--roi: '%s': a value is out of range", text);
-        if (i < 3 && *end != ',')
-            return trk_usage("--roi: '%s' is not x,y,w,h (four integers)", text);
-        if (i == 3 && *end)
-            return trk_usage("--roi: '%s' is not x,y,w,h (four integers)", text);
-        p = end + 1;
-    }
-    if (v[2] < 1 || v[3] < 1)
-        return trk_usage("--roi: '%s': width and height must be >= 1", text);
-    *r = (glcv_track_rect){(int)v[0], (int)v[1], (int)v[2], (int)v[3]};
-    return TRK_OK;
-}
 
 /* Finds --name or --name=value; sets *value (the next argument when needed). */
 static int option_value(int argc, char **argv, int *i, const char *arg, const char *name, const char **value)
@@ -190,12 +114,12 @@ static int parse_options(track_cli *t, int argc, char **argv, int *help)
     int done = 0;
     t->inputs_arg = calloc((size_t)argc + 1, sizeof *t->inputs_arg);
     if (!t->inputs_arg) {
-        trk_error("out of memory");
-        return TRK_FAIL;
+        cli_error("out of memory");
+        return CLI_FAIL;
     }
     for (int i = 0; i < argc; i++) {
         const char *arg = argv[i], *value = NULL;
-        int rc = TRK_OK;
+        int rc = CLI_OK;
         if (done || arg[0] != '-' || arg[1] == '\0') {
             t->inputs_arg[t->n_inputs_arg++] = argv[i];
             continue;
@@ -212,17 +136,20 @@ static int parse_options(track_cli *t, int argc, char **argv, int *help)
             t->mask_from_segmenter = 1;
         } else if (option_value(argc, argv, &i, arg, "--roi", &value)) {
             if (!value)
-                return trk_usage("--roi needs a value");
+                return cli_usage("track", "--roi needs a value");
             if (t->n_rois == MAX_ROIS)
-                return trk_usage("--roi: at most %d objects", MAX_ROIS);
-            rc = parse_roi(value, &t->rois[t->n_rois]);
+                return cli_usage("track", "--roi: at most %d objects", MAX_ROIS);
+            int v[4];
+            rc = cli_parse_rect("track", "--roi", value, v);
+            if (rc == CLI_OK)
+                t->rois[t->n_rois] = (glcv_track_rect){v[0], v[1], v[2], v[3]};
             t->n_rois++;
         } else if (option_value(argc, argv, &i, arg, "--csv", &value) ||
                    option_value(argc, argv, &i, arg, "--overlay", &value) ||
                    option_value(argc, argv, &i, arg, "--hist", &value)) {
             const char *name = arg[2] == 'c' ? "--csv" : arg[2] == 'o' ? "--overlay" : "--hist";
             if (!value || !*value)
-                return trk_usage("%s needs a file or folder name", name);
+                return cli_usage("track", "%s needs a file or folder name", name);
             if (arg[2] == 'c')
                 t->csv = value;
             else if (arg[2] == 'o')
@@ -232,136 +159,63 @@ static int parse_options(track_cli *t, int argc, char **argv, int *help)
         } else if (option_value(argc, argv, &i, arg, "--Ts", &value)) {
             char *end = NULL;
             if (!value)
-                return trk_usage("--Ts needs a value");
+                return cli_usage("track", "--Ts needs a value");
             t->ts = strtod(value, &end);
             if (end == value || *end || !isfinite(t->ts) || t->ts < 0 || t->ts > 1e9)
-                return trk_usage("--Ts: '%s' must be a number in 0..1e9", value);
+                return cli_usage("track", "--Ts: '%s' must be a number in 0..1e9", value);
         } else if (option_value(argc, argv, &i, arg, "--bins", &value)) {
-            rc = value ? parse_int_in("--bins", value, 1, 180, &t->bins) : trk_usage("--bins needs a value");
+            rc = value ? cli_parse_int("track", "--bins", value, 1, 180, &t->bins)
+                       : cli_usage("track", "--bins needs a value");
         } else if (option_value(argc, argv, &i, arg, "--sat-bins", &value)) {
-            rc = value ? parse_int_in("--sat-bins", value, 1, 256, &t->sat_bins)
-                       : trk_usage("--sat-bins needs a value");
+            rc = value ? cli_parse_int("track", "--sat-bins", value, 1, 256, &t->sat_bins)
+                       : cli_usage("track", "--sat-bins needs a value");
         } else if (option_value(argc, argv, &i, arg, "--smin", &value)) {
-            rc = value ? parse_int_in("--smin", value, 0, 255, &t->s_min) : trk_usage("--smin needs a value");
+            rc = value ? cli_parse_int("track", "--smin", value, 0, 255, &t->s_min)
+                       : cli_usage("track", "--smin needs a value");
         } else if (option_value(argc, argv, &i, arg, "--vmin", &value)) {
-            rc = value ? parse_int_in("--vmin", value, 0, 255, &t->v_min) : trk_usage("--vmin needs a value");
+            rc = value ? cli_parse_int("track", "--vmin", value, 0, 255, &t->v_min)
+                       : cli_usage("track", "--vmin needs a value");
         } else if (option_value(argc, argv, &i, arg, "--vmax", &value)) {
-            rc = value ? parse_int_in("--vmax", value, 0, 255, &t->v_max) : trk_usage("--vmax needs a value");
+            rc = value ? cli_parse_int("track", "--vmax", value, 0, 255, &t->v_max)
+                       : cli_usage("track", "--vmax needs a value");
         } else if (option_value(argc, argv, &i, arg, "--window", &value)) {
             if (value && strcmp(value, "opencv") == 0)
                 t->window = GLCV_TRACK_WINDOW_OPENCV;
             else if (value && strcmp(value, "paper") == 0)
                 t->window = GLCV_TRACK_WINDOW_PAPER;
             else
-                return trk_usage("--window: '%s' is not opencv or paper", value ? value : "");
+                return cli_usage("track", "--window: '%s' is not opencv or paper", value ? value : "");
         } else if (option_value(argc, argv, &i, arg, "--engine", &value)) {
             if (!value || glcv_track_engine_parse(value, &t->engine) != GLCV_OK)
-                return trk_usage("--engine: '%s' is not auto, cuda or cpu", value ? value : "");
+                return cli_usage("track", "--engine: '%s' is not auto, cuda or cpu", value ? value : "");
         } else {
-            return trk_usage("unknown option '%s'", arg);
+            return cli_usage("track", "unknown option '%s'", arg);
         }
-        if (rc != TRK_OK)
+        if (rc != CLI_OK)
             return rc;
     }
-    return TRK_OK;
+    return CLI_OK;
 }
 
 /* ---- inputs ----------------------------------------------------------------------------------- */
 
-static int is_image_file(const char *name)
-{
-    static const char *const ext[] = {".png", ".jpg", ".jpeg", ".bmp", ".tga", ".ppm", ".pgm"};
-    const char *dot = strrchr(name, '.');
-    if (!dot || dot == name)
-        return 0;
-    for (size_t i = 0; i < sizeof ext / sizeof ext[0]; i++)
-        if (strcasecmp(dot, ext[i]) == 0)
-            return 1;
-    return 0;
-}
-
-static int push_file(track_cli *t, const char *dir, const char *name)
-{
-    if (t->n_files == t->cap_files) {
-        int cap = t->cap_files ? 2 * t->cap_files : 64;
-        char **f = realloc(t->files, (size_t)cap * sizeof *f);
-        if (!f)
-            return 0;
-        t->files = f;
-        t->cap_files = cap;
-    }
-    size_t n = (dir ? strlen(dir) + 1 : 0) + strlen(name) + 1;
-    char *s = malloc(n);
-    if (!s)
-        return 0;
-    if (dir)
-        snprintf(s, n, "%s%s%s", dir, dir[0] && dir[strlen(dir) - 1] == '/' ? "" : "/", name);
-    else
-        snprintf(s, n, "%s", name);
-    t->files[t->n_files++] = s;
-    return 1;
-}
-
-static int cmp_names(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-static int collect_inputs(track_cli *t)
-{
-    for (int i = 0; i < t->n_inputs_arg; i++) {
-        const char *path = t->inputs_arg[i];
-        struct stat sb;
-        if (stat(path, &sb) != 0) {
-            trk_error("%s: %s", path, strerror(errno));
-            return TRK_FAIL;
-        }
-        if (!S_ISDIR(sb.st_mode)) {
-            if (!push_file(t, NULL, path))
-                goto oom;
-            continue;
-        }
-        DIR *d = opendir(path);
-        if (!d) {
-            trk_error("%s: %s", path, strerror(errno));
-            return TRK_FAIL;
-        }
-        int first = t->n_files;
-        for (struct dirent *e = readdir(d); e; e = readdir(d))
-            if (e->d_name[0] != '.' && is_image_file(e->d_name) && !push_file(t, path, e->d_name)) {
-                closedir(d);
-                goto oom;
-            }
-        closedir(d);
-        if (t->n_files == first) {
-            trk_error("%s: the folder holds no image files (.png .jpg .jpeg .bmp .tga .ppm .pgm)", path);
-            return TRK_FAIL;
-        }
-        qsort(t->files + first, (size_t)(t->n_files - first), sizeof *t->files, cmp_names);
-    }
-    return TRK_OK;
-oom:
-    trk_error("out of memory");
-    return TRK_FAIL;
-}
-
 static int check_sizes(track_cli *t)
 {
-    for (int i = 0; i < t->n_files; i++) {
+    for (int i = 0; i < t->files.count; i++) {
         int w = 0, h = 0, c = 0;
-        glcv_status st = glcv_image_info(t->files[i], &w, &h, &c, t->verbose ? &t->logger : NULL);
+        glcv_status st = glcv_image_info(t->files.items[i], &w, &h, &c, t->verbose ? &t->logger : NULL);
         if (st != GLCV_OK)
-            return trk_lib(t->files[i], st);
+            return cli_lib_error(t->files.items[i], st);
         if (i == 0) {
             t->width = w;
             t->height = h;
         } else if (w != t->width || h != t->height) {
-            trk_error("%s is %dx%d but %s is %dx%d: all frames must have the same size", t->files[i], w, h,
-                      t->files[0], t->width, t->height);
-            return TRK_FAIL;
+            cli_error("%s is %dx%d but %s is %dx%d: all frames must have the same size", t->files.items[i], w, h,
+                      t->files.items[0], t->width, t->height);
+            return CLI_FAIL;
         }
     }
-    return TRK_OK;
+    return CLI_OK;
 }
 
 /* "<dir>/<file name without folders and extension><suffix>" */
@@ -382,15 +236,15 @@ static int make_dir(const char *dir)
 {
     char *buf = strdup(dir);
     if (!buf)
-        return TRK_FAIL;
+        return CLI_FAIL;
     for (char *p = buf + 1; *p; p++) {
         if (*p != '/')
             continue;
         *p = '\0';
         if (mkdir(buf, 0777) != 0 && errno != EEXIST) {
-            trk_error("%s: cannot create %s: %s", dir, buf, strerror(errno));
+            cli_error("%s: cannot create %s: %s", dir, buf, strerror(errno));
             free(buf);
-            return TRK_FAIL;
+            return CLI_FAIL;
         }
         *p = '/';
     }
@@ -398,29 +252,29 @@ static int make_dir(const char *dir)
     struct stat sb;
     if ((mkdir(dir, 0777) != 0 && errno != EEXIST) || stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode) ||
         access(dir, W_OK | X_OK) != 0) {
-        trk_error("%s: not a writable folder", dir);
-        return TRK_FAIL;
+        cli_error("%s: not a writable folder", dir);
+        return CLI_FAIL;
     }
-    return TRK_OK;
+    return CLI_OK;
 }
 
 static int check_overlay_names(track_cli *t)
 {
-    char **names = calloc((size_t)t->n_files, sizeof *names);
-    int rc = names ? TRK_OK : TRK_FAIL;
-    for (int i = 0; i < t->n_files && rc == TRK_OK; i++)
-        if (!(names[i] = output_name("", t->files[i], "")))
-            rc = TRK_FAIL;
-    if (rc == TRK_OK) {
-        qsort(names, (size_t)t->n_files, sizeof *names, cmp_names);
-        for (int i = 1; i < t->n_files; i++)
+    char **names = calloc((size_t)t->files.count, sizeof *names);
+    int rc = names ? CLI_OK : CLI_FAIL;
+    for (int i = 0; i < t->files.count && rc == CLI_OK; i++)
+        if (!(names[i] = output_name("", t->files.items[i], "")))
+            rc = CLI_FAIL;
+    if (rc == CLI_OK) {
+        qsort(names, (size_t)t->files.count, sizeof *names, cli_compare_strings);
+        for (int i = 1; i < t->files.count; i++)
             if (strcmp(names[i - 1], names[i]) == 0) {
-                trk_error("two frames are named %s: --overlay needs distinct frame names", names[i] + 1);
-                rc = TRK_FAIL;
+                cli_error("two frames are named %s: --overlay needs distinct frame names", names[i] + 1);
+                rc = CLI_FAIL;
                 break;
             }
     }
-    for (int i = 0; names && i < t->n_files; i++)
+    for (int i = 0; names && i < t->files.count; i++)
         free(names[i]);
     free(names);
     return rc;
@@ -428,34 +282,25 @@ static int check_overlay_names(track_cli *t)
 
 /* ---- background median and segmenter ---------------------------------------------------------- */
 
-static int load_rgb(track_cli *t, const char *path, glcv_image *out)
-{
-    glcv_image_free(out);
-    glcv_status st = glcv_image_load(path, GLCV_PIXEL_RGB8, &t->logger, out);
-    if (st != GLCV_OK)
-        return trk_lib(path, st);
-    return TRK_OK;
-}
-
 /* The exact per-pixel, per-channel lower median of up to MEDIAN_FRAMES evenly spaced frames, in
  * two passes of 16-bin histograms (high nibble, then low nibble). */
 static int median_background(track_cli *t, glcv_image *bg)
 {
     size_t n = (size_t)t->width * (size_t)t->height * 3;
-    int step = (t->n_files + MEDIAN_FRAMES - 1) / MEDIAN_FRAMES, count = 0;
-    for (int k = 0; k < t->n_files; k += step)
+    int step = (t->files.count + MEDIAN_FRAMES - 1) / MEDIAN_FRAMES, count = 0;
+    for (int k = 0; k < t->files.count; k += step)
         count++;
     uint16_t *hist = calloc(n * MEDIAN_BINS, sizeof *hist), *below = malloc(n * sizeof *below);
     uint8_t *high = malloc(n);
-    int rc = TRK_FAIL;
+    int rc = CLI_FAIL;
     if (!hist || !below || !high) {
-        trk_error("out of memory");
+        cli_error("out of memory");
         goto done;
     }
     unsigned rank = (unsigned)(count - 1) / 2u;
     for (int pass = 0; pass < 2; pass++) {
-        for (int k = 0; k < t->n_files; k += step) {
-            if (load_rgb(t, t->files[k], &t->frame) != TRK_OK)
+        for (int k = 0; k < t->files.count; k += step) {
+            if (cli_load_rgb(t->files.items[k], &t->logger, &t->frame) != CLI_OK)
                 goto done;
             for (size_t i = 0; i < n; i++) {
                 unsigned v = t->frame.data[i];
@@ -481,7 +326,7 @@ static int median_background(track_cli *t, glcv_image *bg)
             memset(hist, 0, n * MEDIAN_BINS * sizeof *hist);
     }
     memcpy(bg->data, high, n);
-    rc = TRK_OK;
+    rc = CLI_OK;
 done:
     free(hist);
     free(below);
@@ -498,16 +343,16 @@ static int start_segmenter(track_cli *t)
                                                  .logger = t->logger);
     glcv_status st = glcv_segment_create(&sp, &t->seg);
     if (st != GLCV_OK)
-        return trk_lib("cannot create the segmenter", st);
+        return cli_lib_error("cannot create the segmenter", st);
     glcv_image bg = {0};
     if ((st = glcv_image_alloc(t->width, t->height, GLCV_PIXEL_RGB8, &bg)) != GLCV_OK)
-        return trk_lib("background", st);
+        return cli_lib_error("background", st);
     int rc = median_background(t, &bg);
-    if (rc == TRK_OK && (st = glcv_segment_set_background(t->seg, &bg)) != GLCV_OK)
-        rc = trk_lib("cannot set the background", st);
+    if (rc == CLI_OK && (st = glcv_segment_set_background(t->seg, &bg)) != GLCV_OK)
+        rc = cli_lib_error("cannot set the background", st);
     glcv_image_free(&bg);
-    if (rc == TRK_OK && (st = glcv_image_alloc(t->width, t->height, GLCV_PIXEL_GRAY8, &t->mask)) != GLCV_OK)
-        rc = trk_lib("mask", st);
+    if (rc == CLI_OK && (st = glcv_image_alloc(t->width, t->height, GLCV_PIXEL_GRAY8, &t->mask)) != GLCV_OK)
+        rc = cli_lib_error("mask", st);
     return rc;
 }
 
@@ -517,8 +362,8 @@ static int segment_frame(track_cli *t)
     if (st == GLCV_OK)
         st = glcv_segment_read_mask(t->seg, &t->mask);
     if (st != GLCV_OK)
-        return trk_lib("segmentation", st);
-    return TRK_OK;
+        return cli_lib_error("segmentation", st);
+    return CLI_OK;
 }
 
 /* ---- overlay ---------------------------------------------------------------------------------- */
@@ -576,78 +421,78 @@ static int open_csv(track_cli *t)
     size_t n = strlen(t->csv) + 32;
     t->csv_tmp = malloc(n);
     if (!t->csv_tmp)
-        return TRK_FAIL;
+        return CLI_FAIL;
     snprintf(t->csv_tmp, n, "%s.tmp%ld", t->csv, (long)getpid());
     t->out = fopen(t->csv_tmp, "w");
     if (!t->out) {
-        trk_error("%s: cannot write: %s", t->csv, strerror(errno));
-        return TRK_FAIL;
+        cli_error("%s: cannot write: %s", t->csv, strerror(errno));
+        return CLI_FAIL;
     }
     fputs("frame,object,cx,cy,w,h,angle,x,y,bw,bh,iterations,lost\n", t->out);
-    return TRK_OK;
+    return CLI_OK;
 }
 
 static int close_csv(track_cli *t, int ok)
 {
     if (!t->out)
-        return ok ? TRK_OK : TRK_FAIL;
+        return ok ? CLI_OK : CLI_FAIL;
     int bad = ferror(t->out);
     bad |= fclose(t->out) != 0;
     t->out = NULL;
     if (ok && !bad && rename(t->csv_tmp, t->csv) == 0)
-        return TRK_OK;
+        return CLI_OK;
     if (ok)
-        trk_error("%s: cannot write: %s", t->csv, strerror(errno));
+        cli_error("%s: cannot write: %s", t->csv, strerror(errno));
     remove(t->csv_tmp);
-    return TRK_FAIL;
+    return CLI_FAIL;
 }
 
 static int add_objects(track_cli *t)
 {
     glcv_track_hist *h = calloc((size_t)t->n_rois, sizeof *h);
     if (!h) {
-        trk_error("out of memory");
-        return TRK_FAIL;
+        cli_error("out of memory");
+        return CLI_FAIL;
     }
-    int rc = TRK_OK, from_file = 0;
+    int rc = CLI_OK, from_file = 0;
     glcv_status st = GLCV_OK;
     if (t->hist && access(t->hist, F_OK) == 0) {
         int count = 0;
         st = glcv_track_hist_load(t->hist, h, t->n_rois, &count, &t->logger);
         if (st != GLCV_OK) {
-            rc = trk_lib(t->hist, st);
+            rc = cli_lib_error(t->hist, st);
         } else if (count < t->n_rois) {
-            trk_error("%s holds %d histogram%s for %d --roi", t->hist, count, count == 1 ? "" : "s", t->n_rois);
-            rc = TRK_FAIL;
+            cli_error("%s holds %d histogram%s for %d --roi", t->hist, count, count == 1 ? "" : "s", t->n_rois);
+            rc = CLI_FAIL;
         } else {
             from_file = 1;
-            for (int k = 0; k < t->n_rois && rc == TRK_OK; k++)
+            for (int k = 0; k < t->n_rois && rc == CLI_OK; k++)
                 if (h[k].hue_bins != t->bins || h[k].sat_bins != t->sat_bins) {
-                    trk_error("%s: histogram %d has %d x %d bins, the tracker %d x %d (--bins, --sat-bins)",
+                    cli_error("%s: histogram %d has %d x %d bins, the tracker %d x %d (--bins, --sat-bins)",
                               t->hist, k + 1, h[k].hue_bins, h[k].sat_bins, t->bins, t->sat_bins);
-                    rc = TRK_FAIL;
+                    rc = CLI_FAIL;
                 }
         }
     } else {
-        for (int k = 0; k < t->n_rois && rc == TRK_OK; k++) {
+        for (int k = 0; k < t->n_rois && rc == CLI_OK; k++) {
             st = glcv_track_hist_compute(t->tr, &t->frame, t->seg ? &t->mask : NULL, t->rois[k], &h[k]);
             if (st != GLCV_OK) {
-                trk_error("--roi %d,%d,%d,%d: %s", t->rois[k].x, t->rois[k].y, t->rois[k].width, t->rois[k].height,
+                cli_error("--roi %d,%d,%d,%d: %s", t->rois[k].x, t->rois[k].y, t->rois[k].width, t->rois[k].height,
                           glcv_status_string(st));
-                rc = TRK_FAIL;
+                rc = CLI_FAIL;
             }
         }
     }
-    for (int k = 0; k < t->n_rois && rc == TRK_OK; k++) {
+    for (int k = 0; k < t->n_rois && rc == CLI_OK; k++) {
         int id = -1;
         st = glcv_track_add(t->tr, &h[k], t->rois[k], &id);
         if (st != GLCV_OK)
-            rc = trk_lib("cannot add an object", st);
+            rc = cli_lib_error("cannot add an object", st);
     }
-    if (rc == TRK_OK && t->hist && !from_file) {
+    if (rc == CLI_OK && t->hist && !from_file) {
         st = glcv_track_hist_save(t->hist, h, t->n_rois, &t->logger);
         if (st != GLCV_OK)
-            rc = trk_lib(t->hist, st);
+            rc = cli_lib_error(t->hist, st);
     }
     free(h);
     return rc;
@@ -657,25 +502,25 @@ static int run_frames(track_cli *t)
 {
     glcv_track_result *res = calloc((size_t)t->n_rois, sizeof *res);
     int *lost = calloc((size_t)t->n_rois, sizeof *lost);
-    double *ms = calloc((size_t)t->n_files, sizeof *ms);
-    int rc = res && lost && ms ? TRK_OK : TRK_FAIL;
-    if (rc != TRK_OK)
-        trk_error("out of memory");
-    for (int f = 0; f < t->n_files && rc == TRK_OK; f++) {
-        if (f > 0 && (rc = load_rgb(t, t->files[f], &t->frame)) != TRK_OK)
+    double *ms = calloc((size_t)t->files.count, sizeof *ms);
+    int rc = res && lost && ms ? CLI_OK : CLI_FAIL;
+    if (rc != CLI_OK)
+        cli_error("out of memory");
+    for (int f = 0; f < t->files.count && rc == CLI_OK; f++) {
+        if (f > 0 && (rc = cli_load_rgb(t->files.items[f], &t->logger, &t->frame)) != CLI_OK)
             break;
-        if (t->seg && f > 0 && (rc = segment_frame(t)) != TRK_OK)
+        if (t->seg && f > 0 && (rc = segment_frame(t)) != CLI_OK)
             break;
-        if (f == 0 && (rc = add_objects(t)) != TRK_OK)
+        if (f == 0 && (rc = add_objects(t)) != CLI_OK)
             break;
-        double t0 = trk_now();
+        double t0 = cli_now();
         glcv_status st = glcv_track_frame(t->tr, &t->frame, t->seg ? &t->mask : NULL);
         int count = 0;
         if (st == GLCV_OK)
             st = glcv_track_results(t->tr, res, t->n_rois, &count);
-        ms[f] = 1e3 * (trk_now() - t0);
+        ms[f] = 1e3 * (cli_now() - t0);
         if (st != GLCV_OK) {
-            rc = trk_lib("tracking", st);
+            rc = cli_lib_error("tracking", st);
             break;
         }
         for (int k = 0; k < count && k < t->n_rois; k++) {
@@ -689,26 +534,26 @@ static int run_frames(track_cli *t)
             glcv_image_free(&t->overlay_img);
             if ((st = glcv_image_alloc(t->width, t->height, GLCV_PIXEL_RGB8, &t->overlay_img)) != GLCV_OK ||
                 (st = glcv_image_convert(&t->frame, &t->overlay_img)) != GLCV_OK) {
-                rc = trk_lib("overlay", st);
+                rc = cli_lib_error("overlay", st);
                 break;
             }
             for (int k = 0; k < count && k < t->n_rois; k++)
                 draw_result(&t->overlay_img, &res[k], k);
-            char *path = output_name(t->overlay, t->files[f], "_track.png");
+            char *path = output_name(t->overlay, t->files.items[f], "_track.png");
             st = path ? glcv_image_save_png(path, &t->overlay_img, &t->logger) : GLCV_ERROR_OUT_OF_MEMORY;
             if (st != GLCV_OK)
-                rc = trk_lib(path ? path : "overlay", st);
+                rc = cli_lib_error(path ? path : "overlay", st);
             free(path);
         }
     }
-    if (rc == TRK_OK) {
+    if (rc == CLI_OK) {
         double sum = 0;
-        for (int f = 0; f < t->n_files; f++)
+        for (int f = 0; f < t->files.count; f++)
             sum += ms[f];
-        printf("frames %d objects %d\n", t->n_files, t->n_rois);
-        printf("tracking %.3f ms per frame (mean of the frame and results calls)\n", sum / t->n_files);
+        printf("frames %d objects %d\n", t->files.count, t->n_rois);
+        printf("tracking %.3f ms per frame (mean of the frame and results calls)\n", sum / t->files.count);
         for (int k = 0; k < t->n_rois; k++)
-            printf("object %d: lost in %d of %d frames\n", k, lost[k], t->n_files);
+            printf("object %d: lost in %d of %d frames\n", k, lost[k], t->files.count);
     }
     free(res);
     free(lost);
@@ -727,9 +572,7 @@ static void cleanup(track_cli *t)
     glcv_image_free(&t->frame);
     glcv_image_free(&t->mask);
     glcv_image_free(&t->overlay_img);
-    for (int i = 0; i < t->n_files; i++)
-        free(t->files[i]);
-    free(t->files);
+    cli_paths_free(&t->files);
     free(t->inputs_arg);
 }
 
@@ -747,43 +590,43 @@ int glcv_track_command(int argc, char **argv)
     t.engine = GLCV_TRACK_ENGINE_AUTO;
     int help = 0;
     int rc = parse_options(&t, argc, argv, &help);
-    if (rc == TRK_OK && help) {
+    if (rc == CLI_OK && help) {
         fputs(track_help, stdout);
         cleanup(&t);
-        return TRK_OK;
+        return CLI_OK;
     }
-    t.logger = (glcv_logger){glcv_log_stderr, NULL, t.verbose ? GLCV_LOG_DEBUG : GLCV_LOG_WARN};
-    if (rc == TRK_OK && t.n_inputs_arg == 0)
-        rc = trk_usage("no input frames");
-    if (rc == TRK_OK && t.n_rois == 0)
-        rc = trk_usage("no object: give --roi x,y,w,h");
-    if (rc == TRK_OK && !t.csv)
-        rc = trk_usage("no output: give --csv FILE");
-    if (rc == TRK_OK && t.v_min > t.v_max)
-        rc = trk_usage("--vmin %d is above --vmax %d", t.v_min, t.v_max);
-    if (rc == TRK_OK)
-        rc = collect_inputs(&t);
-    if (rc == TRK_OK)
+    t.logger = cli_logger(t.verbose);
+    if (rc == CLI_OK && t.n_inputs_arg == 0)
+        rc = cli_usage("track", "no input frames");
+    if (rc == CLI_OK && t.n_rois == 0)
+        rc = cli_usage("track", "no object: give --roi x,y,w,h");
+    if (rc == CLI_OK && !t.csv)
+        rc = cli_usage("track", "no output: give --csv FILE");
+    if (rc == CLI_OK && t.v_min > t.v_max)
+        rc = cli_usage("track", "--vmin %d is above --vmax %d", t.v_min, t.v_max);
+    if (rc == CLI_OK)
+        rc = cli_collect_images(t.inputs_arg, t.n_inputs_arg, &t.files);
+    if (rc == CLI_OK)
         rc = check_sizes(&t);
-    for (int k = 0; rc == TRK_OK && k < t.n_rois; k++) {
+    for (int k = 0; rc == CLI_OK && k < t.n_rois; k++) {
         const glcv_track_rect *r = &t.rois[k];
         if (r->x >= t.width || r->y >= t.height || r->x + r->width <= 0 || r->y + r->height <= 0)
-            rc = trk_usage("--roi %d,%d,%d,%d is outside the %dx%d frames", r->x, r->y, r->width, r->height,
+            rc = cli_usage("track", "--roi %d,%d,%d,%d is outside the %dx%d frames", r->x, r->y, r->width, r->height,
                            t.width, t.height);
     }
-    if (rc == TRK_OK && t.overlay)
+    if (rc == CLI_OK && t.overlay)
         rc = check_overlay_names(&t);
-    if (rc == TRK_OK && t.overlay)
+    if (rc == CLI_OK && t.overlay)
         rc = make_dir(t.overlay);
 
-    if (rc == TRK_OK && t.engine != GLCV_TRACK_ENGINE_CPU) {
+    if (rc == CLI_OK && t.engine != GLCV_TRACK_ENGINE_CPU) {
         /* a GL context: for the GPU segmenter, and so that CUDA takes the GL context's device */
         glcv_context_params cp = GLCV_CONTEXT_PARAMS(.logger = t.logger);
         cp.logger.max_level = t.verbose ? GLCV_LOG_DEBUG : GLCV_LOG_ERROR;
         if (glcv_context_create(&cp, &t.ctx) != GLCV_OK)
             t.ctx = NULL;
     }
-    if (rc == TRK_OK) {
+    if (rc == CLI_OK) {
         glcv_track_params p = GLCV_TRACK_PARAMS(.width = t.width, .height = t.height,
                                                 .max_objects = t.n_rois > 64 ? t.n_rois : 64, .hue_bins = t.bins,
                                                 .sat_bins = t.sat_bins, .window = t.window, .engine = t.engine,
@@ -792,11 +635,11 @@ int glcv_track_command(int argc, char **argv)
         if (st == GLCV_OK)
             st = glcv_track_set_limits(t.tr, t.s_min, t.v_min, t.v_max);
         if (st != GLCV_OK)
-            rc = trk_lib("cannot create the tracker", st);
+            rc = cli_lib_error("cannot create the tracker", st);
     }
-    if (rc == TRK_OK && t.mask_from_segmenter)
+    if (rc == CLI_OK && t.mask_from_segmenter)
         rc = start_segmenter(&t);
-    if (rc == TRK_OK && !t.quiet) {
+    if (rc == CLI_OK && !t.quiet) {
         glcv_track_params got;
         glcv_track_get_params(t.tr, &got);
         fprintf(stderr, "glcv: track engine %s", glcv_track_engine_string(got.engine));
@@ -807,17 +650,17 @@ int glcv_track_command(int argc, char **argv)
         }
         fprintf(stderr, "%s%s\n", t.ctx ? " on " : "", t.ctx ? glcv_context_describe(t.ctx) : "");
     }
-    if (rc == TRK_OK)
-        rc = load_rgb(&t, t.files[0], &t.frame);
-    if (rc == TRK_OK && t.seg)
+    if (rc == CLI_OK)
+        rc = cli_load_rgb(t.files.items[0], &t.logger, &t.frame);
+    if (rc == CLI_OK && t.seg)
         rc = segment_frame(&t);
-    if (rc == TRK_OK)
+    if (rc == CLI_OK)
         rc = open_csv(&t);
-    if (rc == TRK_OK)
+    if (rc == CLI_OK)
         rc = run_frames(&t);
     if (t.out) {
-        int c = close_csv(&t, rc == TRK_OK);
-        rc = rc == TRK_OK ? c : rc;
+        int c = close_csv(&t, rc == CLI_OK);
+        rc = rc == CLI_OK ? c : rc;
     }
     cleanup(&t);
     fflush(stdout);
