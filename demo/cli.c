@@ -212,3 +212,55 @@ int cli_load_rgb(const char *path, const glcv_logger *logger, glcv_image *out)
     glcv_status st = glcv_image_load(path, GLCV_PIXEL_RGB8, logger, out);
     return st == GLCV_OK ? CLI_OK : cli_lib_error(path, st);
 }
+
+int cli_median_rgb(int width, int height, int count, cli_frame_loader load, void *user, glcv_image *frame,
+                   uint8_t *median)
+{
+    enum { BINS = 16 };
+    size_t n = (size_t)width * (size_t)height * 3, row = (size_t)width * 3;
+    uint16_t *hist = calloc(n * BINS, sizeof *hist), *below = malloc(n * sizeof *below);
+    uint8_t *high = median;
+    int rc = CLI_FAIL;
+    if (!hist || !below) {
+        cli_error("out of memory");
+        goto done;
+    }
+    unsigned rank = (unsigned)(count - 1) / 2u;
+    for (int pass = 0; pass < 2; pass++) {
+        for (int k = 0; k < count; k++) {
+            if (load(user, k, frame) != CLI_OK)
+                goto done;
+            size_t stride = glcv_image_stride(frame);
+            for (int y = 0; y < height; y++) {
+                const uint8_t *src = frame->data + (size_t)y * stride;
+                for (size_t x = 0; x < row; x++) {
+                    size_t i = (size_t)y * row + x;
+                    unsigned v = src[x];
+                    if (pass == 0)
+                        hist[i * BINS + (v >> 4)]++;
+                    else if ((v >> 4) == high[i])
+                        hist[i * BINS + (v & 15u)]++;
+                }
+            }
+        }
+        for (size_t i = 0; i < n; i++) {
+            const uint16_t *h = hist + i * BINS;
+            unsigned cum = pass == 0 ? 0u : below[i], digit = 0;
+            while (digit < BINS - 1 && cum + h[digit] <= rank)
+                cum += h[digit++];
+            if (pass == 0) {
+                high[i] = (uint8_t)digit;
+                below[i] = (uint16_t)cum;
+            } else {
+                high[i] = (uint8_t)(high[i] << 4 | digit);
+            }
+        }
+        if (pass == 0)
+            memset(hist, 0, n * BINS * sizeof *hist);
+    }
+    rc = CLI_OK;
+done:
+    free(hist);
+    free(below);
+    return rc;
+}

@@ -67,4 +67,16 @@ int cli_probe_image(const char *path, const glcv_logger *logger, int *w, int *h,
 /* Frees *out, then loads path as RGB8 into it. Prints the error. */
 int cli_load_rgb(const char *path, const glcv_logger *logger, glcv_image *out);
 
+/* Loads frame `k` (0 <= k < count) of a sequence as RGB8 into `frame`; returns CLI_OK or prints
+ * the error and returns CLI_FAIL. */
+typedef int (*cli_frame_loader)(void *user, int k, glcv_image *frame);
+
+/* The exact per-pixel, per-channel lower median (rank (count - 1) / 2) of `count` RGB8 frames of
+ * width x height, found digit by digit with two passes of 16-bin histograms: the high nibble,
+ * then the low nibble among the values with that high nibble. Memory: 36 bytes per pixel, whatever
+ * the number of frames (at most 65535). Each frame is loaded twice, through `load` into `frame`.
+ * Writes width * height * 3 bytes to `median`. Prints the error. */
+int cli_median_rgb(int width, int height, int count, cli_frame_loader load, void *user, glcv_image *frame,
+                   uint8_t *median);
+
 #endif

@@ -1451,7 +1451,7 @@ cleanup:
 /* glcv eval: one video of the CDnet 2014 benchmark                                           */
 
 /* CDnet frame numbers have six digits; the median histograms count in 16 bits. */
-enum { CDNET_MAX_FRAME = 999999, MEDIAN_BINS = 16, MEDIAN_MAX_FRAMES = 65535 };
+enum { CDNET_MAX_FRAME = 999999, MEDIAN_MAX_FRAMES = 65535 };
 
 typedef struct eval_run {
     const cli_options *opt;
@@ -1711,82 +1711,39 @@ static int warmup_step(const eval_run *run)
     return run->opt->median_background ? (count + MEDIAN_MAX_FRAMES - 1) / MEDIAN_MAX_FRAMES : 1;
 }
 
-/* Adds one frame to the 16-bin histograms: pass 0 counts the high nibble of every value, pass 1
- * the low nibble of the values whose high nibble is the median's. */
-static void median_count(const glcv_image *frame, int pass, const uint8_t *high, uint16_t *hist)
+/* Warm-up frame k (0-based, every warmup_step-th of 1..first-1) for the median. */
+static int eval_median_frame(void *user, int k, glcv_image *frame)
 {
-    size_t stride = glcv_image_stride(frame), row = (size_t)frame->width * 3;
-    for (int y = 0; y < frame->height; y++) {
-        const uint8_t *src = frame->data + (size_t)y * stride;
-        size_t base = (size_t)y * row;
-        for (size_t x = 0; x < row; x++) {
-            size_t i = base + x;
-            unsigned v = src[x];
-            if (pass == 0)
-                hist[i * MEDIAN_BINS + (v >> 4)]++;
-            else if ((v >> 4) == high[i])
-                hist[i * MEDIAN_BINS + (v & 15u)]++;
-        }
-    }
+    eval_run *run = user;
+    progress_update(&run->bar, run->done++);
+    return cli_load_rgb(run->inputs.items[k * warmup_step(run)], &run->logger, frame);
 }
 
-/* The background as the exact per-pixel, per-channel lower median of the warm-up frames (the
- * value of rank (n - 1) / 2), found digit by digit with two passes of 16-bin histograms: the high
- * nibble, then the low nibble among the values with that high nibble. Memory: 36 bytes per pixel,
- * whatever the number of frames. */
+/* The background as the exact per-pixel, per-channel lower median of the warm-up frames
+ * (cli_median_rgb). */
 static int median_background(eval_run *run)
 {
-    size_t n = (size_t)run->width * (size_t)run->height * 3;
-    int step = warmup_step(run);
-    int count = 0;
+    int step = warmup_step(run), count = 0;
     for (int k = 1; k < run->first; k += step)
         count++;
-    uint16_t *hist = calloc(n * MEDIAN_BINS, sizeof *hist);
-    uint16_t *below = malloc(n * sizeof *below);
-    uint8_t *high = malloc(n);
-    int rc = CLI_FAIL;
-    if (!hist || !below || !high) {
+    size_t row = (size_t)run->width * 3;
+    uint8_t *median = malloc(row * (size_t)run->height);
+    if (!median) {
         cli_error("out of memory");
-        goto cleanup;
+        return CLI_FAIL;
     }
-    unsigned rank = (unsigned)(count - 1) / 2u;
-    for (int pass = 0; pass < 2; pass++) {
-        for (int k = 1; k < run->first; k += step) {
-            progress_update(&run->bar, run->done++);
-            if (cli_load_rgb(run->inputs.items[k - 1], &run->logger, &run->frame) != CLI_OK)
-                goto cleanup;
-            median_count(&run->frame, pass, high, hist);
-        }
-        for (size_t i = 0; i < n; i++) {
-            const uint16_t *h = hist + i * MEDIAN_BINS;
-            unsigned cum = pass == 0 ? 0u : below[i];
-            unsigned digit = 0;
-            while (digit < MEDIAN_BINS - 1 && cum + h[digit] <= rank)
-                cum += h[digit++];
-            if (pass == 0) {
-                high[i] = (uint8_t)digit;
-                below[i] = (uint16_t)cum;
-            } else {
-                high[i] = (uint8_t)(high[i] << 4 | digit);
-            }
-        }
-        if (pass == 0)
-            memset(hist, 0, n * MEDIAN_BINS * sizeof *hist);
+    int rc = cli_median_rgb(run->width, run->height, count, eval_median_frame, run, &run->frame, median);
+    if (rc == CLI_OK) {
+        size_t stride = glcv_image_stride(&run->background);
+        for (int y = 0; y < run->height; y++)
+            memcpy(run->background.data + (size_t)y * stride, median + (size_t)y * row, row);
+        glcv_status st = glcv_segment_set_background(run->seg, &run->background);
+        if (st != GLCV_OK)
+            rc = cli_lib_error("cannot set the background", st);
+        else
+            run->warmup_used = count;
     }
-    size_t stride = glcv_image_stride(&run->background), row = (size_t)run->width * 3;
-    for (int y = 0; y < run->height; y++)
-        memcpy(run->background.data + (size_t)y * stride, high + (size_t)y * row, row);
-    glcv_status st = glcv_segment_set_background(run->seg, &run->background);
-    if (st != GLCV_OK) {
-        cli_lib_error("cannot set the background", st);
-        goto cleanup;
-    }
-    run->warmup_used = count;
-    rc = CLI_OK;
-cleanup:
-    free(hist);
-    free(below);
-    free(high);
+    free(median);
     return rc;
 }
 

@@ -19,7 +19,7 @@
 
 int glcv_track_command(int argc, char **argv);
 
-enum { MAX_ROIS = GLCV_TRACK_MAX_OBJECTS, MEDIAN_FRAMES = 200, MEDIAN_BINS = 16 };
+enum { MAX_ROIS = GLCV_TRACK_MAX_OBJECTS, MEDIAN_FRAMES = 200 };
 
 static const char track_help[] =
     "usage: glcv track INPUT... --roi x,y,w,h [--roi ...] --csv OUT.csv [options]\n"
@@ -282,56 +282,22 @@ static int check_overlay_names(track_cli *t)
 
 /* ---- background median and segmenter ---------------------------------------------------------- */
 
-/* The exact per-pixel, per-channel lower median of up to MEDIAN_FRAMES evenly spaced frames, in
- * two passes of 16-bin histograms (high nibble, then low nibble). */
+/* Frame k of up to MEDIAN_FRAMES evenly spaced frames, for the median background. */
+static int track_median_frame(void *user, int k, glcv_image *frame)
+{
+    track_cli *t = user;
+    int step = (t->files.count + MEDIAN_FRAMES - 1) / MEDIAN_FRAMES;
+    return cli_load_rgb(t->files.items[k * step], &t->logger, frame);
+}
+
+/* The exact per-pixel, per-channel lower median of up to MEDIAN_FRAMES evenly spaced frames
+ * (cli_median_rgb). */
 static int median_background(track_cli *t, glcv_image *bg)
 {
-    size_t n = (size_t)t->width * (size_t)t->height * 3;
     int step = (t->files.count + MEDIAN_FRAMES - 1) / MEDIAN_FRAMES, count = 0;
     for (int k = 0; k < t->files.count; k += step)
         count++;
-    uint16_t *hist = calloc(n * MEDIAN_BINS, sizeof *hist), *below = malloc(n * sizeof *below);
-    uint8_t *high = malloc(n);
-    int rc = CLI_FAIL;
-    if (!hist || !below || !high) {
-        cli_error("out of memory");
-        goto done;
-    }
-    unsigned rank = (unsigned)(count - 1) / 2u;
-    for (int pass = 0; pass < 2; pass++) {
-        for (int k = 0; k < t->files.count; k += step) {
-            if (cli_load_rgb(t->files.items[k], &t->logger, &t->frame) != CLI_OK)
-                goto done;
-            for (size_t i = 0; i < n; i++) {
-                unsigned v = t->frame.data[i];
-                if (pass == 0)
-                    hist[i * MEDIAN_BINS + (v >> 4)]++;
-                else if ((v >> 4) == high[i])
-                    hist[i * MEDIAN_BINS + (v & 15u)]++;
-            }
-        }
-        for (size_t i = 0; i < n; i++) {
-            const uint16_t *h = hist + i * MEDIAN_BINS;
-            unsigned cum = pass == 0 ? 0u : below[i], digit = 0;
-            while (digit < MEDIAN_BINS - 1 && cum + h[digit] <= rank)
-                cum += h[digit++];
-            if (pass == 0) {
-                high[i] = (uint8_t)digit;
-                below[i] = (uint16_t)cum;
-            } else {
-                high[i] = (uint8_t)(high[i] << 4 | digit);
-            }
-        }
-        if (pass == 0)
-            memset(hist, 0, n * MEDIAN_BINS * sizeof *hist);
-    }
-    memcpy(bg->data, high, n);
-    rc = CLI_OK;
-done:
-    free(hist);
-    free(below);
-    free(high);
-    return rc;
+    return cli_median_rgb(t->width, t->height, count, track_median_frame, t, &t->frame, bg->data);
 }
 
 static int start_segmenter(track_cli *t)
