@@ -13,29 +13,6 @@
 
 /* ---- images and logging ------------------------------------------------------------------ */
 
-static glcv_image img_make(int w, int h, glcv_pixel_format fmt, size_t stride)
-{
-    glcv_image im = {0};
-    size_t row = (size_t)w * (size_t)glcv_pixel_format_size(fmt);
-    size_t s = stride ? stride : row;
-    im.data = calloc(s * (size_t)h + 1, 1);
-    if (!im.data) {
-        fprintf(stderr, "out of memory\n");
-        exit(1);
-    }
-    im.width = w;
-    im.height = h;
-    im.stride = stride;
-    im.format = fmt;
-    return im;
-}
-
-static void img_release(glcv_image *im)
-{
-    free(im->data);
-    memset(im, 0, sizeof *im);
-}
-
 /* Fills an RGB8 image with random values in lo..hi. */
 static void img_random(glcv_image *im, uint64_t *rng, int lo, int hi)
 {
@@ -340,12 +317,12 @@ static void test_call_order(void)
     if (!seg)
         return;
     uint64_t rng = 11;
-    glcv_image bg = img_make(w, h, GLCV_PIXEL_RGB8, 0);
-    glcv_image fg = img_make(w, h, GLCV_PIXEL_RGB8, 0);
+    glcv_image bg = test_image_make(w, h, GLCV_PIXEL_RGB8, 0);
+    glcv_image fg = test_image_make(w, h, GLCV_PIXEL_RGB8, 0);
     img_random(&bg, &rng, 0, 255);
     img_random(&fg, &rng, 0, 255);
-    glcv_image mask = img_make(w, h, GLCV_PIXEL_GRAY8, 0);
-    glcv_image out_rgb = img_make(w, h, GLCV_PIXEL_RGB8, 0);
+    glcv_image mask = test_image_make(w, h, GLCV_PIXEL_GRAY8, 0);
+    glcv_image out_rgb = test_image_make(w, h, GLCV_PIXEL_RGB8, 0);
     int32_t q[9 * 6];
     uint8_t t1[9 * 6], t2[9 * 6];
 
@@ -361,16 +338,16 @@ static void test_call_order(void)
     /* Bad background images. */
     CHECK_STATUS(glcv_segment_set_background(seg, NULL), GLCV_ERROR_INVALID_ARGUMENT);
     CHECK_STATUS(glcv_segment_set_background(NULL, &bg), GLCV_ERROR_INVALID_ARGUMENT);
-    glcv_image gray = img_make(w, h, GLCV_PIXEL_GRAY8, 0);
+    glcv_image gray = test_image_make(w, h, GLCV_PIXEL_GRAY8, 0);
     CHECK_STATUS(glcv_segment_set_background(seg, &gray), GLCV_ERROR_INVALID_ARGUMENT);
     glcv_image unk = bg;
     unk.format = GLCV_PIXEL_UNKNOWN;
     CHECK_STATUS(glcv_segment_set_background(seg, &unk), GLCV_ERROR_INVALID_ARGUMENT);
     unk.format = (glcv_pixel_format)77;
     CHECK_STATUS(glcv_segment_set_background(seg, &unk), GLCV_ERROR_INVALID_ARGUMENT);
-    glcv_image wide = img_make(w + 1, h, GLCV_PIXEL_RGB8, 0);
+    glcv_image wide = test_image_make(w + 1, h, GLCV_PIXEL_RGB8, 0);
     CHECK_STATUS(glcv_segment_set_background(seg, &wide), GLCV_ERROR_SIZE_MISMATCH);
-    glcv_image tall = img_make(w, h + 3, GLCV_PIXEL_RGBA8, 0);
+    glcv_image tall = test_image_make(w, h + 3, GLCV_PIXEL_RGBA8, 0);
     CHECK_STATUS(glcv_segment_set_background(seg, &tall), GLCV_ERROR_SIZE_MISMATCH);
     glcv_image nodata = bg;
     nodata.data = NULL;
@@ -386,7 +363,7 @@ static void test_call_order(void)
     CHECK_STATUS(glcv_segment_set_background_texture(NULL, 5), GLCV_ERROR_INVALID_ARGUMENT);
 
     CHECK_OK(glcv_segment_set_background(seg, &bg));
-    glcv_image rb = img_make(w, h, GLCV_PIXEL_RGB8, 0);
+    glcv_image rb = test_image_make(w, h, GLCV_PIXEL_RGB8, 0);
     CHECK_OK(glcv_segment_read_background(seg, &rb));
     CHECK(memcmp(rb.data, bg.data, (size_t)w * h * 3) == 0, "read_background differs from the background set");
     CHECK_STATUS(glcv_segment_read_mask(seg, &mask), GLCV_ERROR_STATE); /* background alone is no frame */
@@ -415,9 +392,9 @@ static void test_call_order(void)
     /* Bad mask outputs. */
     CHECK_STATUS(glcv_segment_read_mask(seg, NULL), GLCV_ERROR_INVALID_ARGUMENT);
     CHECK_STATUS(glcv_segment_read_mask(NULL, &mask), GLCV_ERROR_INVALID_ARGUMENT);
-    glcv_image mask_wide = img_make(w + 1, h, GLCV_PIXEL_GRAY8, 0);
+    glcv_image mask_wide = test_image_make(w + 1, h, GLCV_PIXEL_GRAY8, 0);
     CHECK_STATUS(glcv_segment_read_mask(seg, &mask_wide), GLCV_ERROR_SIZE_MISMATCH);
-    glcv_image mask_short = img_make(w, h - 1, GLCV_PIXEL_RGBA8, 0);
+    glcv_image mask_short = test_image_make(w, h - 1, GLCV_PIXEL_RGBA8, 0);
     CHECK_STATUS(glcv_segment_read_mask(seg, &mask_short), GLCV_ERROR_SIZE_MISMATCH);
     glcv_image mask_nodata = mask;
     mask_nodata.data = NULL;
@@ -429,7 +406,7 @@ static void test_call_order(void)
     mask_narrow.stride = (size_t)w - 1;
     CHECK_STATUS(glcv_segment_read_mask(seg, &mask_narrow), GLCV_ERROR_INVALID_ARGUMENT);
     CHECK_STATUS(glcv_segment_read_background(seg, &gray), GLCV_ERROR_INVALID_ARGUMENT);
-    glcv_image bg_wide = img_make(w + 1, h, GLCV_PIXEL_RGB8, 0);
+    glcv_image bg_wide = test_image_make(w + 1, h, GLCV_PIXEL_RGB8, 0);
     CHECK_STATUS(glcv_segment_read_background(seg, &bg_wide), GLCV_ERROR_SIZE_MISMATCH);
 
     /* Timings: the CPU engine has none; count is required. */
@@ -450,7 +427,7 @@ static void test_call_order(void)
     CHECK_STATUS(glcv_segment_learn_add(seg, NULL), GLCV_ERROR_INVALID_ARGUMENT);
     glcv_image lf[3];
     for (int i = 0; i < 3; i++) {
-        lf[i] = img_make(w, h, i == 1 ? GLCV_PIXEL_RGBA8 : GLCV_PIXEL_RGB8, 0);
+        lf[i] = test_image_make(w, h, i == 1 ? GLCV_PIXEL_RGBA8 : GLCV_PIXEL_RGB8, 0);
         img_random(&lf[i], &rng, 0, 255);
         CHECK_OK(glcv_segment_learn_add(seg, &lf[i]));
         if (i == 0)
@@ -485,18 +462,18 @@ static void test_call_order(void)
     glcv_segment_destroy(&s2);
 
     for (int i = 0; i < 3; i++)
-        img_release(&lf[i]);
-    img_release(&bg);
-    img_release(&fg);
-    img_release(&mask);
-    img_release(&out_rgb);
-    img_release(&gray);
-    img_release(&wide);
-    img_release(&tall);
-    img_release(&rb);
-    img_release(&mask_wide);
-    img_release(&mask_short);
-    img_release(&bg_wide);
+        test_image_release(&lf[i]);
+    test_image_release(&bg);
+    test_image_release(&fg);
+    test_image_release(&mask);
+    test_image_release(&out_rgb);
+    test_image_release(&gray);
+    test_image_release(&wide);
+    test_image_release(&tall);
+    test_image_release(&rb);
+    test_image_release(&mask_wide);
+    test_image_release(&mask_short);
+    test_image_release(&bg_wide);
     glcv_segment_destroy(&seg);
     CHECK(seg == NULL, "destroy did not clear the pointer");
 }
@@ -513,9 +490,9 @@ static void test_logging(void)
     p.logger.user = &lc;
     p.logger.max_level = GLCV_LOG_ERROR;
 
-    glcv_image fg = img_make(w, h, GLCV_PIXEL_RGB8, 0);
-    glcv_image gray = img_make(w, h, GLCV_PIXEL_GRAY8, 0);
-    glcv_image wide = img_make(w + 2, h, GLCV_PIXEL_RGB8, 0);
+    glcv_image fg = test_image_make(w, h, GLCV_PIXEL_RGB8, 0);
+    glcv_image gray = test_image_make(w, h, GLCV_PIXEL_GRAY8, 0);
+    glcv_image wide = test_image_make(w + 2, h, GLCV_PIXEL_RGB8, 0);
 
 #define EXPECT_LOGGED(expr, expected)                                                                                  \
     do {                                                                                                               \
@@ -612,9 +589,9 @@ static void test_logging(void)
     CHECK(lc.calls == calls_before, "a NULL logger.fn still produced %d callback calls", lc.calls - calls_before);
     CHECK(printed == 0, "with logger.fn NULL the library printed %ld bytes to stdout/stderr", printed);
 
-    img_release(&fg);
-    img_release(&gray);
-    img_release(&wide);
+    test_image_release(&fg);
+    test_image_release(&gray);
+    test_image_release(&wide);
 }
 
 /* ---- the CPU engine's arithmetic ---------------------------------------------------------- */
@@ -729,8 +706,8 @@ static void test_cpu_engine_sums(void)
         int bpp = glcv_pixel_format_size(fmt);
         int swap = fmt == GLCV_PIXEL_BGR8 || fmt == GLCV_PIXEL_BGRA8;
         uint8_t *frgb = malloc((size_t)w * h * 3), *brgb = malloc((size_t)w * h * 3);
-        glcv_image fi = img_make(w, h, fmt, (size_t)w * bpp + 5);
-        glcv_image bi = img_make(w, h, fmt, (size_t)w * bpp + 3);
+        glcv_image fi = test_image_make(w, h, fmt, (size_t)w * bpp + 5);
+        glcv_image bi = test_image_make(w, h, fmt, (size_t)w * bpp + 3);
         for (int y = 0; y < h; y++)
             for (int x = 0; x < w; x++)
                 for (int c = 0; c < 3; c++) {
@@ -776,8 +753,8 @@ static void test_cpu_engine_sums(void)
         CHECK(bad == 0, "%dx%d: %d window sums or thresholds differ from the direct computation", w, h, bad);
 
         /* The mask reads back in every layout with the same values. */
-        glcv_image mg = img_make(w, h, GLCV_PIXEL_GRAY8, (size_t)w + 2);
-        glcv_image ma = img_make(w, h, GLCV_PIXEL_RGBA8, 0);
+        glcv_image mg = test_image_make(w, h, GLCV_PIXEL_GRAY8, (size_t)w + 2);
+        glcv_image ma = test_image_make(w, h, GLCV_PIXEL_RGBA8, 0);
         memset(mg.data, 0xAB, mg.stride * (size_t)h);
         CHECK_OK(glcv_segment_read_mask(seg, &mg));
         CHECK_OK(glcv_segment_read_mask(seg, &ma));
@@ -804,24 +781,24 @@ static void test_cpu_engine_sums(void)
         free(m2);
         free(frgb);
         free(brgb);
-        img_release(&fi);
-        img_release(&bi);
-        img_release(&mg);
-        img_release(&ma);
+        test_image_release(&fi);
+        test_image_release(&bi);
+        test_image_release(&mg);
+        test_image_release(&ma);
         glcv_segment_destroy(&seg);
     }
 
     /* A frame equal to the background: fore == back == cross and an empty mask. */
     {
         const int w = 11, h = 8;
-        glcv_image bg = img_make(w, h, GLCV_PIXEL_RGB8, 0);
+        glcv_image bg = test_image_make(w, h, GLCV_PIXEL_RGB8, 0);
         img_random(&bg, &rng, 0, 255);
         glcv_segment_params p = cpu_params(w, h);
         glcv_segment *seg = NULL;
         CHECK_OK(glcv_segment_create(&p, &seg));
         if (seg) {
             CHECK_OK(glcv_segment_set_background(seg, &bg));
-            glcv_image mask = img_make(w, h, GLCV_PIXEL_GRAY8, 0);
+            glcv_image mask = test_image_make(w, h, GLCV_PIXEL_GRAY8, 0);
             for (int f = 0; f < 2; f++) {
                 CHECK_OK(glcv_segment_frame(seg, &bg, f));
                 CHECK_OK(glcv_segment_read_mask(seg, &mask));
@@ -830,10 +807,10 @@ static void test_cpu_engine_sums(void)
                     on += mask.data[i] != 0;
                 CHECK(on == 0, "frame == background: %d foreground pixels (frame %d)", on, f);
             }
-            img_release(&mask);
+            test_image_release(&mask);
         }
         glcv_segment_destroy(&seg);
-        img_release(&bg);
+        test_image_release(&bg);
     }
 }
 
@@ -844,8 +821,8 @@ static void test_seed(void)
     const int w = 48, h = 36;
     const size_t n = (size_t)w * h;
     uint64_t rng = 31;
-    glcv_image bg = img_make(w, h, GLCV_PIXEL_RGB8, 0), fx = img_make(w, h, GLCV_PIXEL_RGB8, 0);
-    glcv_image fy = img_make(w, h, GLCV_PIXEL_RGB8, 0);
+    glcv_image bg = test_image_make(w, h, GLCV_PIXEL_RGB8, 0), fx = test_image_make(w, h, GLCV_PIXEL_RGB8, 0);
+    glcv_image fy = test_image_make(w, h, GLCV_PIXEL_RGB8, 0);
     img_random(&bg, &rng, 40, 200);
     for (size_t i = 0; i < n * 3; i++) {
         int v = bg.data[i] + (int)(test_rand(&rng) % 29) - 14;
@@ -906,9 +883,9 @@ static void test_seed(void)
     free(ma);
     free(mb);
     free(mc);
-    img_release(&bg);
-    img_release(&fx);
-    img_release(&fy);
+    test_image_release(&bg);
+    test_image_release(&fx);
+    test_image_release(&fy);
 }
 
 int main(void)

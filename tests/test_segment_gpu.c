@@ -14,29 +14,6 @@ static glcv_logger g_log;
 
 /* ---- images ----------------------------------------------------------------------------- */
 
-static glcv_image img_make(int w, int h, glcv_pixel_format fmt, size_t stride)
-{
-    glcv_image im = {0};
-    size_t row = (size_t)w * (size_t)glcv_pixel_format_size(fmt);
-    size_t s = stride ? stride : row;
-    im.data = calloc(s * (size_t)h + 1, 1);
-    if (!im.data) {
-        fprintf(stderr, "out of memory\n");
-        exit(1);
-    }
-    im.width = w;
-    im.height = h;
-    im.stride = stride;
-    im.format = fmt;
-    return im;
-}
-
-static void img_release(glcv_image *im)
-{
-    free(im->data);
-    memset(im, 0, sizeof *im);
-}
-
 static int clamp255(int v)
 {
     return v < 0 ? 0 : v > 255 ? 255 : v;
@@ -384,15 +361,15 @@ static void case_random_noise(void)
     seg_cfg c = cfg_default();
     pair pr;
     if (pair_open(&pr, "noise 64x48", w, h, &c)) {
-        glcv_image bg = img_make(w, h, GLCV_PIXEL_RGB8, 0), fg = img_make(w, h, GLCV_PIXEL_RGB8, 0);
+        glcv_image bg = test_image_make(w, h, GLCV_PIXEL_RGB8, 0), fg = test_image_make(w, h, GLCV_PIXEL_RGB8, 0);
         fill_noise(&bg, &rng);
         pair_background(&pr, &bg);
         for (int f = 0; f < 3; f++) {
             fill_noise(&fg, &rng);
             pair_frame(&pr, &bg, &fg, 0.9999);
         }
-        img_release(&bg);
-        img_release(&fg);
+        test_image_release(&bg);
+        test_image_release(&fg);
     }
     pair_close(&pr);
 }
@@ -416,7 +393,7 @@ static void case_params(void)
                  c.iterations);
         pair pr;
         if (pair_open(&pr, label, w, h, &c)) {
-            glcv_image bg = img_make(w, h, GLCV_PIXEL_RGB8, 0), fg = img_make(w, h, GLCV_PIXEL_RGB8, 0);
+            glcv_image bg = test_image_make(w, h, GLCV_PIXEL_RGB8, 0), fg = test_image_make(w, h, GLCV_PIXEL_RGB8, 0);
             fill_background(&bg, &rng);
             pair_background(&pr, &bg);
             for (int f = 0; f < 4; f++) {
@@ -432,8 +409,8 @@ static void case_params(void)
                 fill_frame(&fg, &bg, &rng, 4 + 5 * f, 3);
                 pair_frame(&pr, &bg, &fg, 0.9999);
             }
-            img_release(&bg);
-            img_release(&fg);
+            test_image_release(&bg);
+            test_image_release(&fg);
         }
         pair_close(&pr);
     }
@@ -450,7 +427,7 @@ static void case_sizes(void)
         seg_cfg c = cfg_default();
         pair pr;
         if (pair_open(&pr, label, w, h, &c)) {
-            glcv_image bg = img_make(w, h, GLCV_PIXEL_RGB8, 0), fg = img_make(w, h, GLCV_PIXEL_RGB8, 0);
+            glcv_image bg = test_image_make(w, h, GLCV_PIXEL_RGB8, 0), fg = test_image_make(w, h, GLCV_PIXEL_RGB8, 0);
             fill_noise(&bg, &rng);
             pair_background(&pr, &bg);
             for (int f = 0; f < 3; f++) {
@@ -460,8 +437,8 @@ static void case_sizes(void)
                     fill_frame(&fg, &bg, &rng, 10, 1);
                 pair_frame(&pr, &bg, &fg, 0.9999);
             }
-            img_release(&bg);
-            img_release(&fg);
+            test_image_release(&bg);
+            test_image_release(&fg);
         }
         pair_close(&pr);
     }
@@ -478,7 +455,7 @@ static void case_extreme_params(void)
     static const float bs[][2] = {{2, 200}, {2, 200}, {2, 200}, {1e-30f, 1e9f}, {1e9f, 1e-30f}, {1e-3f, 1e6f},
                                   {0.5f, 3e8f}};
     uint64_t rng = 1010;
-    glcv_image bg = img_make(w, h, GLCV_PIXEL_RGB8, 0), fg = img_make(w, h, GLCV_PIXEL_RGB8, 0);
+    glcv_image bg = test_image_make(w, h, GLCV_PIXEL_RGB8, 0), fg = test_image_make(w, h, GLCV_PIXEL_RGB8, 0);
     fill_background(&bg, &rng);
     fill_frame(&fg, &bg, &rng, 20, 3);
     for (int k = 0; k < 7; k++)
@@ -519,8 +496,8 @@ static void case_extreme_params(void)
             }
             pair_close(&pr);
         }
-    img_release(&bg);
-    img_release(&fg);
+    test_image_release(&bg);
+    test_image_release(&fg);
 }
 
 /* Several GPU segmenters of different sizes in one context, interleaved frame by frame, one
@@ -534,8 +511,8 @@ static void case_interleaved(void)
     pair pr[3];
     int open[3] = {0, 0, 0};
     for (int i = 0; i < 3; i++) {
-        bg[i] = img_make(sizes[i][0], sizes[i][1], GLCV_PIXEL_RGB8, 0);
-        fg[i] = img_make(sizes[i][0], sizes[i][1], GLCV_PIXEL_RGB8, 0);
+        bg[i] = test_image_make(sizes[i][0], sizes[i][1], GLCV_PIXEL_RGB8, 0);
+        fg[i] = test_image_make(sizes[i][0], sizes[i][1], GLCV_PIXEL_RGB8, 0);
         fill_background(&bg[i], &rng);
     }
     for (int i = 0; i < 2; i++) {
@@ -568,8 +545,8 @@ static void case_interleaved(void)
     for (int i = 0; i < 3; i++) {
         if (open[i])
             pair_close(&pr[i]);
-        img_release(&bg[i]);
-        img_release(&fg[i]);
+        test_image_release(&bg[i]);
+        test_image_release(&fg[i]);
     }
 }
 
@@ -589,15 +566,15 @@ static void case_many_iterations(void)
         snprintf(label, sizeof label, "%dx%d, %d iterations", w, h, its[k]);
         pair pr;
         if (pair_open(&pr, label, w, h, &c)) {
-            glcv_image bg = img_make(w, h, GLCV_PIXEL_RGB8, 0), fg = img_make(w, h, GLCV_PIXEL_RGB8, 0);
+            glcv_image bg = test_image_make(w, h, GLCV_PIXEL_RGB8, 0), fg = test_image_make(w, h, GLCV_PIXEL_RGB8, 0);
             fill_background(&bg, &rng);
             pair_background(&pr, &bg);
             for (int f = 0; f < 2; f++) {
                 fill_frame(&fg, &bg, &rng, 9, 6);
                 pair_frame(&pr, &bg, &fg, 0.9999);
             }
-            img_release(&bg);
-            img_release(&fg);
+            test_image_release(&bg);
+            test_image_release(&fg);
         }
         pair_close(&pr);
     }
@@ -621,8 +598,8 @@ static void case_synth(int w, int h, int frames)
     seg_cfg c = cfg_default();
     pair pr;
     if (pair_open(&pr, label, w, h, &c)) {
-        glcv_image bg = img_make(w, h, GLCV_PIXEL_RGB8, 0), fg = img_make(w, h, GLCV_PIXEL_RGB8, 0);
-        glcv_image truth = img_make(w, h, GLCV_PIXEL_GRAY8, 0);
+        glcv_image bg = test_image_make(w, h, GLCV_PIXEL_RGB8, 0), fg = test_image_make(w, h, GLCV_PIXEL_RGB8, 0);
+        glcv_image truth = test_image_make(w, h, GLCV_PIXEL_GRAY8, 0);
         uint8_t *mask = malloc((size_t)w * h);
         CHECK_OK(glcv_synth_background(syn, &bg));
         pair_background(&pr, &bg);
@@ -644,9 +621,9 @@ static void case_synth(int w, int h, int frames)
             }
         }
         free(mask);
-        img_release(&bg);
-        img_release(&fg);
-        img_release(&truth);
+        test_image_release(&bg);
+        test_image_release(&fg);
+        test_image_release(&truth);
     }
     pair_close(&pr);
     glcv_synth_destroy(&syn);
@@ -668,7 +645,7 @@ static void case_learn(void)
     seg_cfg c = cfg_default();
     pair pr;
     if (pair_open(&pr, "learned 160x120", w, h, &c)) {
-        glcv_image fr = img_make(w, h, GLCV_PIXEL_RGB8, 0);
+        glcv_image fr = test_image_make(w, h, GLCV_PIXEL_RGB8, 0);
         size_t n3 = (size_t)w * h * 3;
         int *sum = calloc(n3, sizeof(int));
         CHECK_OK(glcv_segment_learn_begin(pr.gpu));
@@ -686,7 +663,7 @@ static void case_learn(void)
         }
         CHECK_OK(glcv_segment_learn_end(pr.gpu));
         CHECK_OK(glcv_segment_learn_end(pr.cpu));
-        glcv_image bgg = img_make(w, h, GLCV_PIXEL_RGB8, 0), bgc = img_make(w, h, GLCV_PIXEL_RGB8, 0);
+        glcv_image bgg = test_image_make(w, h, GLCV_PIXEL_RGB8, 0), bgc = test_image_make(w, h, GLCV_PIXEL_RGB8, 0);
         CHECK_OK(glcv_segment_read_background(pr.gpu, &bgg));
         CHECK_OK(glcv_segment_read_background(pr.cpu, &bgc));
         int bad = 0, badmean = 0;
@@ -706,9 +683,9 @@ static void case_learn(void)
             pair_frame(&pr, &bgc, &fr, 0.9999);
         }
         free(sum);
-        img_release(&fr);
-        img_release(&bgg);
-        img_release(&bgc);
+        test_image_release(&fr);
+        test_image_release(&bgg);
+        test_image_release(&bgc);
     }
     pair_close(&pr);
     glcv_synth_destroy(&syn);
@@ -726,7 +703,7 @@ static void case_learn_ties(void)
         snprintf(label, sizeof label, "learned mean of %d frames", nf);
         pair pr;
         if (pair_open(&pr, label, w, h, &c)) {
-            glcv_image fr = img_make(w, h, GLCV_PIXEL_RGB8, 0);
+            glcv_image fr = test_image_make(w, h, GLCV_PIXEL_RGB8, 0);
             CHECK_OK(glcv_segment_learn_begin(pr.gpu));
             CHECK_OK(glcv_segment_learn_begin(pr.cpu));
             for (int f = 0; f < nf; f++) {
@@ -736,7 +713,7 @@ static void case_learn_ties(void)
             }
             CHECK_OK(glcv_segment_learn_end(pr.gpu));
             CHECK_OK(glcv_segment_learn_end(pr.cpu));
-            glcv_image bgg = img_make(w, h, GLCV_PIXEL_RGB8, 0), bgc = img_make(w, h, GLCV_PIXEL_RGB8, 0);
+            glcv_image bgg = test_image_make(w, h, GLCV_PIXEL_RGB8, 0), bgc = test_image_make(w, h, GLCV_PIXEL_RGB8, 0);
             CHECK_OK(glcv_segment_read_background(pr.gpu, &bgg));
             CHECK_OK(glcv_segment_read_background(pr.cpu, &bgc));
             int bad = 0;
@@ -745,9 +722,9 @@ static void case_learn_ties(void)
                     fprintf(stderr, "%s (%d, %d) channel %d: gpu %d cpu %d\n", label, (int)(i / 3 % w),
                             (int)(i / 3 / w), (int)(i % 3), bgg.data[i], bgc.data[i]);
             CHECK(bad == 0, "%s: %d of %zu values differ between GPU and CPU", label, bad, n3);
-            img_release(&fr);
-            img_release(&bgg);
-            img_release(&bgc);
+            test_image_release(&fr);
+            test_image_release(&bgg);
+            test_image_release(&bgc);
         }
         pair_close(&pr);
     }
@@ -773,8 +750,8 @@ static void case_adapt(void)
     pair pr;
     if (pair_open(&pr, "adapt 160x120", w, h, &c)) {
         size_t n3 = (size_t)w * h * 3;
-        glcv_image bg0 = img_make(w, h, GLCV_PIXEL_RGB8, 0), fr = img_make(w, h, GLCV_PIXEL_RGB8, 0);
-        glcv_image bgg = img_make(w, h, GLCV_PIXEL_RGB8, 0), bgc = img_make(w, h, GLCV_PIXEL_RGB8, 0);
+        glcv_image bg0 = test_image_make(w, h, GLCV_PIXEL_RGB8, 0), fr = test_image_make(w, h, GLCV_PIXEL_RGB8, 0);
+        glcv_image bgg = test_image_make(w, h, GLCV_PIXEL_RGB8, 0), bgc = test_image_make(w, h, GLCV_PIXEL_RGB8, 0);
         CHECK_OK(glcv_synth_background(syn, &bg0));
         pair_background(&pr, &bg0);
         for (int f = 0; f < frames; f++) {
@@ -808,10 +785,10 @@ static void case_adapt(void)
                moved_c, n3);
         CHECK(moved_c > (int)(n3 / 10) && moved_g > (int)(n3 / 10),
               "adaptation barely moved the background (gpu %d, cpu %d of %zu values)", moved_g, moved_c, n3);
-        img_release(&bg0);
-        img_release(&fr);
-        img_release(&bgg);
-        img_release(&bgc);
+        test_image_release(&bg0);
+        test_image_release(&fr);
+        test_image_release(&bgg);
+        test_image_release(&bgc);
     }
     pair_close(&pr);
     glcv_synth_destroy(&syn);
@@ -912,11 +889,11 @@ static void case_texture_inputs(void)
 {
     const int w = 61, h = 47, frames = 3;
     uint64_t rng = 404;
-    glcv_image bg = img_make(w, h, GLCV_PIXEL_RGB8, 0);
+    glcv_image bg = test_image_make(w, h, GLCV_PIXEL_RGB8, 0);
     glcv_image fg[3];
     fill_background(&bg, &rng);
     for (int f = 0; f < frames; f++) {
-        fg[f] = img_make(w, h, GLCV_PIXEL_RGB8, 0);
+        fg[f] = test_image_make(w, h, GLCV_PIXEL_RGB8, 0);
         fill_frame(&fg[f], &bg, &rng, 6, 3);
     }
     static const GLenum formats[] = {GL_RGBA8, GL_RGB8, GL_RGBA32F};
@@ -944,7 +921,7 @@ static void case_texture_inputs(void)
                     masks_equal(host, tex, w, h, what, f);
                 }
                 /* The background read back from a texture input equals the host one. */
-                glcv_image b1 = img_make(w, h, GLCV_PIXEL_RGB8, 0), b2 = img_make(w, h, GLCV_PIXEL_RGB8, 0);
+                glcv_image b1 = test_image_make(w, h, GLCV_PIXEL_RGB8, 0), b2 = test_image_make(w, h, GLCV_PIXEL_RGB8, 0);
                 CHECK_OK(glcv_segment_read_background(tex, &b2));
                 CHECK(memcmp(b2.data, bg.data, (size_t)w * h * 3) == 0, "%s: background read back differs", what);
                 /* Learning from textures equals learning from host frames. */
@@ -967,8 +944,8 @@ static void case_texture_inputs(void)
                 CHECK_OK(glcv_segment_frame(host, &fg[0], 1));
                 CHECK_OK(glcv_segment_frame_texture(tex, tfg[0], 1));
                 masks_equal(host, tex, w, h, what, 99);
-                img_release(&b1);
-                img_release(&b2);
+                test_image_release(&b1);
+                test_image_release(&b2);
             }
             glcv_segment_destroy(&host);
             glcv_segment_destroy(&tex);
@@ -992,7 +969,7 @@ static void case_texture_inputs(void)
     glcv_segment *seg = make_seg(w, h, g_mode, &c);
     if (seg) {
         GLuint small = 0, t3d = 0, good = 0;
-        glcv_image sm = img_make(w - 1, h, GLCV_PIXEL_RGB8, 0);
+        glcv_image sm = test_image_make(w - 1, h, GLCV_PIXEL_RGB8, 0);
         small = upload_texture(&sm, GL_RGBA8, 0);
         good = upload_texture(&bg, GL_RGBA8, 0);
         glGenTextures(1, &t3d);
@@ -1030,13 +1007,13 @@ static void case_texture_inputs(void)
         glDeleteTextures(1, &small);
         glDeleteTextures(1, &good);
         glDeleteTextures(1, &t3d);
-        img_release(&sm);
+        test_image_release(&sm);
     }
     glcv_segment_destroy(&seg);
 
-    img_release(&bg);
+    test_image_release(&bg);
     for (int f = 0; f < frames; f++)
-        img_release(&fg[f]);
+        test_image_release(&fg[f]);
 }
 
 /* The mask texture (GPU and CPU engines) and read_mask in every layout, padded rows, no wait. */
@@ -1044,7 +1021,7 @@ static void case_outputs(void)
 {
     const int w = 53, h = 29;
     uint64_t rng = 505;
-    glcv_image bg = img_make(w, h, GLCV_PIXEL_RGB8, 0), fg = img_make(w, h, GLCV_PIXEL_RGB8, 0);
+    glcv_image bg = test_image_make(w, h, GLCV_PIXEL_RGB8, 0), fg = test_image_make(w, h, GLCV_PIXEL_RGB8, 0);
     fill_background(&bg, &rng);
     fill_frame(&fg, &bg, &rng, 3, 4);
     seg_cfg c = cfg_default();
@@ -1113,7 +1090,7 @@ static void case_outputs(void)
         for (int k = 0; k < 3; k++) {
             int bpp = glcv_pixel_format_size(fmts[k]);
             size_t stride = (size_t)w * bpp + 3 + (size_t)k;
-            glcv_image im = img_make(w, h, fmts[k], stride);
+            glcv_image im = test_image_make(w, h, fmts[k], stride);
             memset(im.data, 0xAB, stride * h);
             CHECK_OK(glcv_segment_read_mask(seg, &im));
             int bad = 0;
@@ -1133,14 +1110,14 @@ static void case_outputs(void)
                                 row[b]);
             }
             CHECK(bad == 0, "%s: read_mask with %d bytes per pixel and stride %zu: %d problems", en, bpp, stride, bad);
-            img_release(&im);
+            test_image_release(&im);
         }
         glcv_segment_destroy(&seg);
     }
     free(ref);
     free(tex);
-    img_release(&bg);
-    img_release(&fg);
+    test_image_release(&bg);
+    test_image_release(&fg);
 }
 
 /* BGR8 / BGRA8 inputs (padded rows) equal RGB8 inputs with the channels swapped. */
@@ -1148,11 +1125,11 @@ static void case_bgr(void)
 {
     const int w = 47, h = 31;
     uint64_t rng = 606;
-    glcv_image bg = img_make(w, h, GLCV_PIXEL_RGB8, 0), fg = img_make(w, h, GLCV_PIXEL_RGB8, 0);
+    glcv_image bg = test_image_make(w, h, GLCV_PIXEL_RGB8, 0), fg = test_image_make(w, h, GLCV_PIXEL_RGB8, 0);
     fill_background(&bg, &rng);
     fill_frame(&fg, &bg, &rng, 8, 3);
-    glcv_image bgr = img_make(w, h, GLCV_PIXEL_BGR8, (size_t)w * 3 + 1);
-    glcv_image bgra = img_make(w, h, GLCV_PIXEL_BGRA8, (size_t)w * 4 + 8);
+    glcv_image bgr = test_image_make(w, h, GLCV_PIXEL_BGR8, (size_t)w * 3 + 1);
+    glcv_image bgra = test_image_make(w, h, GLCV_PIXEL_BGRA8, (size_t)w * 4 + 8);
     for (int y = 0; y < h; y++)
         for (int x = 0; x < w; x++) {
             const uint8_t *b = bg.data + ((size_t)y * w + x) * 3, *f = fg.data + ((size_t)y * w + x) * 3;
@@ -1170,17 +1147,17 @@ static void case_bgr(void)
         CHECK_OK(glcv_segment_frame(b, &bgra, 1));
         sums_equal(a, b, w, h, "BGR background + BGRA frame vs RGB", 0);
         masks_equal(a, b, w, h, "BGR background + BGRA frame vs RGB", 0);
-        glcv_image back = img_make(w, h, GLCV_PIXEL_RGB8, 0);
+        glcv_image back = test_image_make(w, h, GLCV_PIXEL_RGB8, 0);
         CHECK_OK(glcv_segment_read_background(b, &back));
         CHECK(memcmp(back.data, bg.data, (size_t)w * h * 3) == 0, "background from BGR8 reads back swapped wrongly");
-        img_release(&back);
+        test_image_release(&back);
     }
     glcv_segment_destroy(&a);
     glcv_segment_destroy(&b);
-    img_release(&bg);
-    img_release(&fg);
-    img_release(&bgr);
-    img_release(&bgra);
+    test_image_release(&bg);
+    test_image_release(&fg);
+    test_image_release(&bgr);
+    test_image_release(&bgra);
 }
 
 /* Per-pass GPU times after a few frames. */
@@ -1193,7 +1170,7 @@ static void case_timings(void)
     glcv_segment *seg = make_seg(w, h, g_mode, &c);
     if (!seg)
         return;
-    glcv_image bg = img_make(w, h, GLCV_PIXEL_RGB8, 0), fg = img_make(w, h, GLCV_PIXEL_RGB8, 0);
+    glcv_image bg = test_image_make(w, h, GLCV_PIXEL_RGB8, 0), fg = test_image_make(w, h, GLCV_PIXEL_RGB8, 0);
     fill_background(&bg, &rng);
     CHECK_OK(glcv_segment_set_background(seg, &bg));
     for (int f = 0; f < 4; f++) {
@@ -1235,8 +1212,8 @@ static void case_timings(void)
               "timings with capacity 1 wrote entry %d", i);
     CHECK_STATUS(glcv_segment_timings(seg, tm, 16, NULL, 1), GLCV_ERROR_INVALID_ARGUMENT);
     glcv_segment_destroy(&seg);
-    img_release(&bg);
-    img_release(&fg);
+    test_image_release(&bg);
+    test_image_release(&fg);
 }
 
 /* AUTO with a context picks a GPU engine; sizes above GL_MAX_TEXTURE_SIZE are unsupported;
@@ -1246,7 +1223,7 @@ static void case_engine_misc(void)
     const int w = 40, h = 30;
     uint64_t rng = 808;
     seg_cfg c = cfg_default();
-    glcv_image bg = img_make(w, h, GLCV_PIXEL_RGB8, 0), fg = img_make(w, h, GLCV_PIXEL_RGB8, 0);
+    glcv_image bg = test_image_make(w, h, GLCV_PIXEL_RGB8, 0), fg = test_image_make(w, h, GLCV_PIXEL_RGB8, 0);
     fill_background(&bg, &rng);
     fill_frame(&fg, &bg, &rng, 4, 2);
 
@@ -1285,7 +1262,7 @@ static void case_engine_misc(void)
 
     glcv_segment *s = make_seg(w, h, g_mode, &c);
     if (s) {
-        glcv_image m = img_make(w, h, GLCV_PIXEL_GRAY8, 0);
+        glcv_image m = test_image_make(w, h, GLCV_PIXEL_GRAY8, 0);
         CHECK_STATUS(glcv_segment_frame(s, &fg, 1), GLCV_ERROR_STATE);
         CHECK_STATUS(glcv_segment_read_mask(s, &m), GLCV_ERROR_STATE);
         CHECK_OK(glcv_segment_set_background(s, &bg));
@@ -1295,11 +1272,11 @@ static void case_engine_misc(void)
         CHECK_OK(glcv_segment_learn_end(s));
         CHECK_OK(glcv_segment_frame(s, &fg, 1));
         CHECK_OK(glcv_segment_read_mask(s, &m));
-        img_release(&m);
+        test_image_release(&m);
     }
     glcv_segment_destroy(&s);
-    img_release(&bg);
-    img_release(&fg);
+    test_image_release(&bg);
+    test_image_release(&fg);
 }
 
 int main(int argc, char **argv)

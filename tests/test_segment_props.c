@@ -12,26 +12,6 @@
 static glcv_engine_mode g_mode = GLCV_ENGINE_FRAGMENT;
 static glcv_logger g_log;
 
-static glcv_image img_make(int w, int h)
-{
-    glcv_image im = {0};
-    im.data = calloc((size_t)w * h * 3 + 1, 1);
-    if (!im.data) {
-        fprintf(stderr, "out of memory\n");
-        exit(1);
-    }
-    im.width = w;
-    im.height = h;
-    im.format = GLCV_PIXEL_RGB8;
-    return im;
-}
-
-static void img_release(glcv_image *im)
-{
-    free(im->data);
-    memset(im, 0, sizeof *im);
-}
-
 static int rand_range(uint64_t *rng, int lo, int hi)
 {
     return lo + (int)(test_rand(rng) % (uint64_t)(hi - lo + 1));
@@ -176,7 +156,7 @@ static void prop_identity(void)
 {
     const int w = 64, h = 48;
     uint64_t rng = 1;
-    glcv_image bg = img_make(w, h);
+    glcv_image bg = test_image_make(w, h, GLCV_PIXEL_RGB8, 0);
     fill_texture(&bg, &rng, 0, 255);
     uint8_t *mask = malloc((size_t)w * h);
     struct {
@@ -219,7 +199,7 @@ static void prop_identity(void)
         glcv_segment_destroy(&seg);
     }
     free(mask);
-    img_release(&bg);
+    test_image_release(&bg);
 }
 
 /* ---- illumination change ------------------------------------------------------------------ */
@@ -235,7 +215,7 @@ static void prop_illumination(void)
     const int w = 64, h = 48;
     const size_t n = (size_t)w * h;
     uint64_t rng = 2;
-    glcv_image bg = img_make(w, h), fg = img_make(w, h);
+    glcv_image bg = test_image_make(w, h, GLCV_PIXEL_RGB8, 0), fg = test_image_make(w, h, GLCV_PIXEL_RGB8, 0);
     fill_texture(&bg, &rng, 20, 180);
     uint8_t *mask = malloc(n);
     const double ks[2] = {0.6, 1.4};
@@ -270,8 +250,8 @@ static void prop_illumination(void)
                   n);
     }
     free(mask);
-    img_release(&bg);
-    img_release(&fg);
+    test_image_release(&bg);
+    test_image_release(&fg);
 }
 
 /* ---- darkness compensation ---------------------------------------------------------------- */
@@ -287,7 +267,7 @@ static void prop_dark_object(void)
     const int w = 96, h = 72, ox = 37, oy = 23, os = 20;
     const size_t n = (size_t)w * h;
     uint64_t rng = 3;
-    glcv_image bg = img_make(w, h), fg = img_make(w, h);
+    glcv_image bg = test_image_make(w, h, GLCV_PIXEL_RGB8, 0), fg = test_image_make(w, h, GLCV_PIXEL_RGB8, 0);
     fill_texture(&bg, &rng, 170, 250);
     memcpy(fg.data, bg.data, n * 3);
     for (int y = oy; y < oy + os; y++)
@@ -332,8 +312,8 @@ static void prop_dark_object(void)
         glcv_segment_destroy(&seg);
     }
     free(mask);
-    img_release(&bg);
-    img_release(&fg);
+    test_image_release(&bg);
+    test_image_release(&fg);
 }
 
 /* ---- isolated outliers -------------------------------------------------------------------- */
@@ -355,7 +335,7 @@ static void prop_isolated(void)
     const int w = 160, h = 120, step = 14;
     const size_t n = (size_t)w * h;
     uint64_t rng = 4;
-    glcv_image bg = img_make(w, h), fg = img_make(w, h);
+    glcv_image bg = test_image_make(w, h, GLCV_PIXEL_RGB8, 0), fg = test_image_make(w, h, GLCV_PIXEL_RGB8, 0);
     fill_texture(&bg, &rng, 20, 235);
     memcpy(fg.data, bg.data, n * 3);
     int sx[128], sy[128], kind[128], nsites = 0;
@@ -425,8 +405,8 @@ static void prop_isolated(void)
           iso[1], iso[2]);
     CHECK(iso[2] == 0, "iterations 8 left %d isolated foreground pixels", iso[2]);
     free(mask);
-    img_release(&bg);
-    img_release(&fg);
+    test_image_release(&bg);
+    test_image_release(&fg);
 }
 
 /* ---- odd sizes ---------------------------------------------------------------------------- */
@@ -440,7 +420,7 @@ static void prop_sizes(void)
         const size_t n = (size_t)w * h;
         char label[64];
         snprintf(label, sizeof label, "size %dx%d", w, h);
-        glcv_image bg = img_make(w, h), fg = img_make(w, h);
+        glcv_image bg = test_image_make(w, h, GLCV_PIXEL_RGB8, 0), fg = test_image_make(w, h, GLCV_PIXEL_RGB8, 0);
         fill_texture(&bg, &rng, 60, 140);
         memcpy(fg.data, bg.data, n * 3);
         /* A big object: the middle half of the image (all of it for tiny sizes). */
@@ -473,8 +453,8 @@ static void prop_sizes(void)
         }
         glcv_segment_destroy(&seg);
         free(mask);
-        img_release(&bg);
-        img_release(&fg);
+        test_image_release(&bg);
+        test_image_release(&fg);
     }
 }
 
@@ -488,7 +468,7 @@ static void prop_temporal(void)
     const int w = 96, h = 72, ox = 28, oy = 16, os = 40;
     const size_t n = (size_t)w * h;
     uint64_t rng = 6;
-    glcv_image bg = img_make(w, h), fa = img_make(w, h);
+    glcv_image bg = test_image_make(w, h, GLCV_PIXEL_RGB8, 0), fa = test_image_make(w, h, GLCV_PIXEL_RGB8, 0);
     fill_texture(&bg, &rng, 40, 200);
     memcpy(fa.data, bg.data, n * 3);
     const int col[3] = {240, 30, 200};
@@ -533,8 +513,8 @@ static void prop_temporal(void)
         glcv_segment_destroy(&seg);
     }
     free(mask);
-    img_release(&bg);
-    img_release(&fa);
+    test_image_release(&bg);
+    test_image_release(&fa);
 }
 
 /* ---- background adaptation and learning --------------------------------------------------- */
@@ -548,7 +528,7 @@ static void prop_adapt_learn(void)
     const int w = 64, h = 48, ox = 20, oy = 14, os = 16;
     const size_t n = (size_t)w * h;
     uint64_t rng = 7;
-    glcv_image bg = img_make(w, h), fg = img_make(w, h), got = img_make(w, h);
+    glcv_image bg = test_image_make(w, h, GLCV_PIXEL_RGB8, 0), fg = test_image_make(w, h, GLCV_PIXEL_RGB8, 0), got = test_image_make(w, h, GLCV_PIXEL_RGB8, 0);
     fill_texture(&bg, &rng, 40, 200);
     for (size_t i = 0; i < n * 3; i++)
         fg.data[i] = (uint8_t)(bg.data[i] + 6); /* a small global change: no detection */
@@ -597,7 +577,7 @@ static void prop_adapt_learn(void)
         CHECK_OK(glcv_segment_learn_end(seg));
         CHECK_OK(glcv_segment_read_background(seg, &got));
         CHECK(memcmp(got.data, fg.data, n * 3) == 0, "learning one frame did not give that frame");
-        glcv_image even = img_make(w, h);
+        glcv_image even = test_image_make(w, h, GLCV_PIXEL_RGB8, 0);
         for (size_t i = 0; i < n * 3; i++)
             even.data[i] = (uint8_t)(bg.data[i] + (i % 3 ? 40 : 14)); /* even differences: even sums */
         CHECK_OK(glcv_segment_learn_begin(seg));
@@ -613,13 +593,13 @@ static void prop_adapt_learn(void)
                         (int)(i / 3 / w), (int)(i % 3), got.data[i], want);
         }
         CHECK(bad == 0, "learning two frames: %d values differ from their exact mean", bad);
-        img_release(&even);
+        test_image_release(&even);
     }
     glcv_segment_destroy(&seg);
     free(mask);
-    img_release(&bg);
-    img_release(&fg);
-    img_release(&got);
+    test_image_release(&bg);
+    test_image_release(&fg);
+    test_image_release(&got);
 }
 
 int main(int argc, char **argv)

@@ -45,3 +45,25 @@ int test_finish(const char *name)
     printf("%s: all checks passed\n", name);
     return 0;
 }
+
+glcv_image test_image_make(int w, int h, glcv_pixel_format fmt, size_t stride)
+{
+    glcv_image im = {0};
+    size_t row = (size_t)w * (size_t)glcv_pixel_format_size(fmt);
+    im.data = calloc((stride ? stride : row) * (size_t)h + 1, 1);
+    if (!im.data) {
+        fprintf(stderr, "out of memory\n");
+        exit(1);
+    }
+    im.width = w;
+    im.height = h;
+    im.stride = stride;
+    im.format = fmt;
+    return im;
+}
+
+void test_image_release(glcv_image *im)
+{
+    free(im->data);
+    memset(im, 0, sizeof *im);
+}

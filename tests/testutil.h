@@ -41,6 +41,11 @@ glcv_logger test_logger(void);
 /* Deterministic random numbers for test inputs (xorshift64*). */
 uint64_t test_rand(uint64_t *state);
 
+/* A zero-filled host image of the given size, format and stride (0 = packed), with one spare
+ * byte; exits on out of memory. Free with test_image_release. */
+glcv_image test_image_make(int w, int h, glcv_pixel_format fmt, size_t stride);
+void test_image_release(glcv_image *im);
+
 /* Ends a test: prints a summary line and returns the exit code (0 or 1). */
 int test_finish(const char *name);
 
