@@ -46,7 +46,6 @@
 #include <glcv/glcv.h>
 
 #include "cuda_bridge.h"
-#include "cuda_kernels.h"
 
 #include <epoxy/gl.h>
 

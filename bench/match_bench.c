@@ -100,7 +100,7 @@ static void make_data(void)
     }
 }
 
-static glcv_match *make_matcher(glcv_match_engine engine, glcv_match_simd simd, int threads, glcv_match_metric metric,
+static glcv_match *make_matcher(glcv_engine_mode engine, glcv_match_simd simd, int threads, glcv_match_metric metric,
                                 int chunks, int devices, int k)
 {
     glcv_logger lg = {glcv_log_stderr, NULL, GLCV_LOG_WARN};
@@ -146,7 +146,7 @@ static void bench_cpu(int quick)
     for (int k = 0; k < N_MASKS; k++) {
         printf("| %dx%d |", masks[k], masks[k]);
         for (int v = 0; v < 4; v++) {
-            glcv_match *m = make_matcher(GLCV_MATCH_ENGINE_CPU, simds[v], v == 3 ? 0 : 1, GLCV_MATCH_SAD, 0, 0, k);
+            glcv_match *m = make_matcher(GLCV_ENGINE_CPU, simds[v], v == 3 ? 0 : 1, GLCV_MATCH_SAD, 0, 0, k);
             if (!m || (v == 0 && quick)) {
                 printf(" n/a |");
                 glcv_match_destroy(&m);
@@ -167,7 +167,7 @@ static void bench_cpu(int quick)
     for (int k = 3; k < N_MASKS; k += 2) {
         printf("| %dx%d |", masks[k], masks[k]);
         for (int metric = GLCV_MATCH_SAD; metric <= GLCV_MATCH_ZNCC; metric++) {
-            glcv_match *m = make_matcher(GLCV_MATCH_ENGINE_CPU, GLCV_MATCH_SIMD_DEFAULT, 0, (glcv_match_metric)metric,
+            glcv_match *m = make_matcher(GLCV_ENGINE_CPU, GLCV_MATCH_SIMD_DEFAULT, 0, (glcv_match_metric)metric,
                                          0, 0, k);
             stat2 s = time_match(m, g_repeat);
             print_cell(s);
@@ -183,11 +183,11 @@ static void bench_cpu(int quick)
 /* The CUDA timings of the last match (upload, kernel, download, total). */
 static void cuda_times(glcv_match *m, double out[4])
 {
-    glcv_pass_timing t[4];
+    glcv_timing t[4];
     int n = 0;
     glcv_match_timings(m, t, 4, &n);
     for (int i = 0; i < 4; i++)
-        out[i] = i < n ? t[i].gpu_ms : 0.0;
+        out[i] = i < n ? t[i].ms : 0.0;
 }
 
 static void bench_gpu(int devices)
@@ -198,8 +198,8 @@ static void bench_gpu(int devices)
            "pipelined pieces. The map is 640x480 uint32.\n\n");
     printf("| mask | HtoD | kernel | DtoH | total | call | call, 4 pieces |\n|---|---|---|---|---|---|---|\n");
     for (int k = 0; k < N_MASKS; k++) {
-        glcv_match *m = make_matcher(GLCV_MATCH_ENGINE_CUDA, GLCV_MATCH_SIMD_DEFAULT, 0, GLCV_MATCH_SAD, 1, 1, k);
-        glcv_match *m4 = make_matcher(GLCV_MATCH_ENGINE_CUDA, GLCV_MATCH_SIMD_DEFAULT, 0, GLCV_MATCH_SAD, 4, 1, k);
+        glcv_match *m = make_matcher(GLCV_ENGINE_CUDA, GLCV_MATCH_SIMD_DEFAULT, 0, GLCV_MATCH_SAD, 1, 1, k);
+        glcv_match *m4 = make_matcher(GLCV_ENGINE_CUDA, GLCV_MATCH_SIMD_DEFAULT, 0, GLCV_MATCH_SAD, 4, 1, k);
         if (!m || !m4) {
             printf("| %dx%d | cannot create a CUDA matcher |\n", masks[k], masks[k]);
             glcv_match_destroy(&m);
@@ -243,7 +243,7 @@ static void bench_gpu(int devices)
     for (int k = 3; k < N_MASKS; k += 2) {
         printf("| %dx%d |", masks[k], masks[k]);
         for (int metric = GLCV_MATCH_SAD; metric <= GLCV_MATCH_ZNCC; metric++) {
-            glcv_match *m = make_matcher(GLCV_MATCH_ENGINE_CUDA, GLCV_MATCH_SIMD_DEFAULT, 0, (glcv_match_metric)metric,
+            glcv_match *m = make_matcher(GLCV_ENGINE_CUDA, GLCV_MATCH_SIMD_DEFAULT, 0, (glcv_match_metric)metric,
                                          1, 1, k);
             double *kt = malloc((size_t)g_repeat * sizeof *kt);
             glcv_match_image(m, &g_image);
@@ -267,9 +267,9 @@ static void bench_gpu(int devices)
         printf("\n## GPU: the image split across %d devices, SAD (wall ms per call, median)\n\n", devices);
         printf("| mask | 1 device | %d devices |\n|---|---|---|\n", devices);
         for (int k = 0; k < N_MASKS; k++) {
-            glcv_match *one = make_matcher(GLCV_MATCH_ENGINE_CUDA, GLCV_MATCH_SIMD_DEFAULT, 0, GLCV_MATCH_SAD, 1, 1, k);
+            glcv_match *one = make_matcher(GLCV_ENGINE_CUDA, GLCV_MATCH_SIMD_DEFAULT, 0, GLCV_MATCH_SAD, 1, 1, k);
             glcv_match *all =
-                make_matcher(GLCV_MATCH_ENGINE_CUDA, GLCV_MATCH_SIMD_DEFAULT, 0, GLCV_MATCH_SAD, 1, -1, k);
+                make_matcher(GLCV_ENGINE_CUDA, GLCV_MATCH_SIMD_DEFAULT, 0, GLCV_MATCH_SAD, 1, -1, k);
             if (one && all)
                 printf("| %dx%d | %.4f | %.4f |\n", masks[k], masks[k], time_match(one, g_repeat).median,
                        time_match(all, g_repeat).median);
@@ -300,7 +300,7 @@ static void bench_pmcc(int n_gpu, int n_cpu, int gpu, int cpu)
     glcv_logger lg = {glcv_log_stderr, NULL, GLCV_LOG_WARN};
     printf("\n## PMCC: %d images of 320x240 gray against one reference\n\n", n);
     if (gpu) {
-        glcv_correlate_params p = GLCV_CORRELATE_PARAMS(.width = pw, .height = ph, .engine = GLCV_CORRELATE_ENGINE_CUDA,
+        glcv_correlate_params p = GLCV_CORRELATE_PARAMS(.width = pw, .height = ph, .engine = GLCV_ENGINE_CUDA,
                                                         .batch = 1024, .logger = lg);
         glcv_correlate *c = NULL;
         if (glcv_correlate_create(&p, &c) == GLCV_OK) {
@@ -326,10 +326,10 @@ static void bench_pmcc(int n_gpu, int n_cpu, int gpu, int cpu)
                     double c0 = now_ms();
                     glcv_correlate_bank_run(c, r);
                     ct[i] = now_ms() - c0;
-                    glcv_pass_timing t[4];
+                    glcv_timing t[4];
                     int nt = 0;
                     glcv_correlate_timings(c, t, 4, &nt);
-                    kt[i] = nt > 1 ? t[1].gpu_ms : 0.0;
+                    kt[i] = nt > 1 ? t[1].ms : 0.0;
                 }
                 stat2 k = stats(kt, g_repeat), call = stats(ct, g_repeat);
                 printf("| %s | %.4f (best %.4f) | %.0f | %.4f |\n", v ? per_block[v] : "auto", k.median, k.best,
@@ -348,11 +348,11 @@ static void bench_pmcc(int n_gpu, int n_cpu, int gpu, int cpu)
                 double c0 = now_ms();
                 glcv_correlate_images(c, imgs, n, r);
                 st[i] = now_ms() - c0;
-                glcv_pass_timing t[4];
+                glcv_timing t[4];
                 int nt = 0;
                 glcv_correlate_timings(c, t, 4, &nt);
-                up = nt > 0 ? t[0].gpu_ms : 0;
-                kern = nt > 1 ? t[1].gpu_ms : 0;
+                up = nt > 0 ? t[0].ms : 0;
+                kern = nt > 1 ? t[1].ms : 0;
             }
             stat2 s = stats(st, runs);
             printf(
@@ -368,7 +368,7 @@ static void bench_pmcc(int n_gpu, int n_cpu, int gpu, int cpu)
     }
     if (cpu && n_cpu > 0) {
         int nc = n_cpu < n ? n_cpu : n;
-        glcv_correlate_params p = GLCV_CORRELATE_PARAMS(.width = pw, .height = ph, .engine = GLCV_CORRELATE_ENGINE_CPU,
+        glcv_correlate_params p = GLCV_CORRELATE_PARAMS(.width = pw, .height = ph, .engine = GLCV_ENGINE_CPU,
                                                         .logger = lg);
         glcv_correlate *c = NULL;
         glcv_correlate_create(&p, &c);

@@ -4,6 +4,7 @@
  *
  *   segment_bench [--sizes 640x480,1920x1080] [--modes fragment,compute,cpu]
  *                 [--iterations 0,1,2,4,6,8,10] [--frames 1000] [--csv FILE] [--peers DIR]
+ *                 [--multipass]
  *
  * Columns (ms per frame): T1000 = --frames segmentations of a frame already on the GPU, queued
  * without waiting, divided by their number; T1000+up = the same with each frame uploaded from
@@ -11,12 +12,15 @@
  * that overlaps the passes of the frame before); T1 = one frame on the GPU waited for;
  * T1+up = one frame uploaded from pinned memory, waited for; T1+up+dn = the same plus reading the
  * mask back; T1+up(copy) = one frame from ordinary host memory (glcv_segment_frame, which copies
- * it into pinned memory first); T1000+upRGB = T1000+up with 3 bytes per pixel instead of 4. The CPU engine has no upload: its columns are the same call. */
+ * it into pinned memory first); T1000+upRGB = T1000+up with 3 bytes per pixel instead of 4. The
+ * CPU engine has no upload: its columns are the same call. --multipass: compute mode runs the MRF
+ * with one dispatch per substep instead of the tiled kernel (for comparisons). */
 #define _POSIX_C_SOURCE 200809L
 #include <glcv/glcv.h>
 
+#include "core_internal.h"
 #include "engine.h"
-#include "internal.h"
+#include "segment_internal.h"
 
 #include <epoxy/gl.h>
 
@@ -36,6 +40,7 @@ typedef struct options {
     int frames;
     const char *csv;
     const char *peers_dir;
+    int multipass;
 } options;
 
 typedef struct frames {
@@ -117,6 +122,8 @@ static int parse_options(int argc, char **argv, options *o)
         } else if (!strcmp(a, "--peers") && v) {
             o->peers_dir = v;
             i++;
+        } else if (!strcmp(a, "--multipass")) {
+            o->multipass = 1;
         } else {
             return -1;
         }
@@ -160,6 +167,8 @@ typedef struct row {
     double t1000, t1000_up, t1000_up_rgb, t1, t1_up, t1_updn, t1_copy;
 } row;
 
+static int g_multipass; /* --multipass */
+
 static glcv_segment *make_segmenter(const frames *f, glcv_engine_mode mode, int iterations, int timing)
 {
     glcv_segment *seg = NULL;
@@ -167,6 +176,10 @@ static glcv_segment *make_segmenter(const frames *f, glcv_engine_mode mode, int 
                              .logger = {glcv_log_stderr, NULL, GLCV_LOG_WARN}};
     if (glcv_segment_create(&p, &seg) != GLCV_OK)
         return NULL;
+    if (g_multipass && mode == GLCV_ENGINE_COMPUTE && glcv_segment_use_multipass(seg) != GLCV_OK) {
+        glcv_segment_destroy(&seg);
+        return NULL;
+    }
     glcv_segment_set_iterations(seg, iterations);
     glcv_segment_set_background(seg, &f->background);
     /* Warm-up: programs, caches, the temporal prior. */
@@ -414,7 +427,7 @@ static void per_pass_table(const frames *f, glcv_engine_mode mode, int iteration
     /* Frames waited for one by one: queued frames would overlap and inflate each timer query. */
     for (int i = 0; i < 20; i++)
         glcv_segment_frame_texture(seg, f->texture, 1);
-    glcv_pass_timing t[16];
+    glcv_timing t[16];
     int n = 0;
     glcv_segment_timings(seg, t, 16, &n, 1);
     printf("\nper pass: %dx%d, %s, %d iterations (GPU timer queries, last of 20 frames waited for)\n", f->width, f->height,
@@ -424,18 +437,18 @@ static void per_pass_table(const frames *f, glcv_engine_mode mode, int iteration
     double total = 0;
     for (int i = 0; i < n; i++) {
         double items, bytes;
-        pass_work(t[i].name, t[i].passes, f->width, f->height, iterations, &items, &bytes);
+        pass_work(t[i].name, t[i].count, f->width, f->height, iterations, &items, &bytes);
         double floor_ms = 0;
         if (mode == GLCV_ENGINE_FRAGMENT && fl->fill_gpix > 0)
             floor_ms = items / (fl->fill_gpix * 1e9) * 1e3;
         else if (mode == GLCV_ENGINE_COMPUTE && fl->bandwidth_gbs > 0)
-            floor_ms = bytes / (fl->bandwidth_gbs * 1e9) * 1e3 + t[i].passes * fl->dispatch_us * 1e-3;
-        total += t[i].gpu_ms;
-        printf("  %-10s %6d %10.4f %12.0f %10.3f %10.4f %8.1f\n", t[i].name, t[i].passes, t[i].gpu_ms, items,
-               bytes / 1e6, floor_ms, floor_ms > 0 ? t[i].gpu_ms / floor_ms : 0);
+            floor_ms = bytes / (fl->bandwidth_gbs * 1e9) * 1e3 + t[i].count * fl->dispatch_us * 1e-3;
+        total += t[i].ms;
+        printf("  %-10s %6d %10.4f %12.0f %10.3f %10.4f %8.1f\n", t[i].name, t[i].count, t[i].ms, items,
+               bytes / 1e6, floor_ms, floor_ms > 0 ? t[i].ms / floor_ms : 0);
         if (csv)
             fprintf(csv, "pass,%d,%d,%s,%d,%s,%d,%.5f,%.0f,%.0f,%.5f\n", f->width, f->height,
-                    glcv_engine_mode_string(mode), iterations, t[i].name, t[i].passes, t[i].gpu_ms, items, bytes,
+                    glcv_engine_mode_string(mode), iterations, t[i].name, t[i].count, t[i].ms, items, bytes,
                     floor_ms);
     }
     printf("  %-10s %6s %10.4f\n", "total", "", total);
@@ -479,9 +492,10 @@ int main(int argc, char **argv)
     options o;
     if (parse_options(argc, argv, &o) != 0) {
         fprintf(stderr, "usage: segment_bench [--sizes WxH,...] [--modes fragment,compute,cpu] "
-                        "[--iterations 0,1,...] [--frames N] [--csv FILE] [--peers DIR]\n");
+                        "[--iterations 0,1,...] [--frames N] [--csv FILE] [--peers DIR] [--multipass]\n");
         return 2;
     }
+    g_multipass = o.multipass;
     glcv_context *ctx = NULL;
     if (glcv_context_create(NULL, &ctx) != GLCV_OK) {
         fprintf(stderr, "segment_bench: no OpenGL context\n");

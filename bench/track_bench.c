@@ -65,14 +65,14 @@ static void make_frame(glcv_image *img)
 }
 
 /* Object k's window: centred 6 pixels off its blob (clipped to the frame). */
-static glcv_track_rect window_of(int k, int n, int ww, int wh)
+static glcv_rect window_of(int k, int n, int ww, int wh)
 {
     (void)n;
     int cx = 120 + (k % 8) * 240, cy = 68 + (k / 8) * 135;
     int x = cx - ww / 2, y = cy - wh / 2;
     x = x < 0 ? 0 : x + ww > W ? W - ww : x;
     y = y < 0 ? 0 : y + wh > H ? H - wh : y;
-    return (glcv_track_rect){x, y, ww, wh};
+    return (glcv_rect){x, y, ww, wh};
 }
 
 static unsigned int upload_texture(const glcv_image *img)
@@ -85,7 +85,7 @@ static unsigned int upload_texture(const glcv_image *img)
     return tex;
 }
 
-static glcv_track *make_tracker(glcv_track_engine engine, const glcv_image *frame, int n, int ww, int wh)
+static glcv_track *make_tracker(glcv_engine_mode engine, const glcv_image *frame, int n, int ww, int wh)
 {
     glcv_track_params p = GLCV_TRACK_PARAMS(.width = W, .height = H, .max_objects = MAX_OBJ, .engine = engine,
                                             .logger = {glcv_log_stderr, NULL, GLCV_LOG_WARN});
@@ -95,7 +95,7 @@ static glcv_track *make_tracker(glcv_track_engine engine, const glcv_image *fram
     glcv_track_hist *h = calloc(1, sizeof *h);
     for (int k = 0; k < n && h; k++) {
         int cx = 120 + (k % 8) * 240 + 6, cy = 68 + (k / 8) * 135 + 6, id = -1;
-        glcv_track_hist_compute(tr, frame, NULL, (glcv_track_rect){cx - 30, cy - 30, 60, 60}, h);
+        glcv_track_hist_compute(tr, frame, NULL, (glcv_rect){cx - 30, cy - 30, 60, 60}, h);
         glcv_track_add(tr, h, window_of(k, n, ww, wh), &id);
     }
     free(h);
@@ -138,10 +138,10 @@ static void cuda_kernels(const glcv_image *frame, int runs, int quick)
     for (int o = 0; o < 2; o++) {
         for (int wi = 0; wi < 3; wi++) {
             int n = object_counts[o], ww = windows[wi][0], wh = windows[wi][1];
-            glcv_track *tr = make_tracker(GLCV_TRACK_ENGINE_CUDA, frame, n, ww, wh);
+            glcv_track *tr = make_tracker(GLCV_ENGINE_CUDA, frame, n, ww, wh);
             if (!tr)
                 return;
-            glcv_track_rect win[MAX_OBJ];
+            glcv_rect win[MAX_OBJ];
             for (int k = 0; k < n; k++)
                 win[k] = window_of(k, n, ww, wh);
             glcv_track_frame(tr, frame, NULL);
@@ -175,7 +175,7 @@ static void cuda_kernels(const glcv_image *frame, int runs, int quick)
 }
 
 /* The whole call from host pixels (upload + kernels + results), median wall time. */
-static void whole_calls(glcv_track_engine engine, const char *what, const glcv_image *frame, int n, int ww, int wh,
+static void whole_calls(glcv_engine_mode engine, const char *what, const glcv_image *frame, int n, int ww, int wh,
                         int runs)
 {
     glcv_track *tr = make_tracker(engine, frame, n, ww, wh);
@@ -206,7 +206,7 @@ static void whole_calls(glcv_track_engine engine, const char *what, const glcv_i
  * the row early (said so), so a pathological hand-over cannot eat the whole benchmark. */
 static void texture_calls(const glcv_image *frame, int with_mask, int runs)
 {
-    glcv_track *tr = make_tracker(GLCV_TRACK_ENGINE_CUDA, frame, 1, 1080, 720);
+    glcv_track *tr = make_tracker(GLCV_ENGINE_CUDA, frame, 1, 1080, 720);
     unsigned int tex = upload_texture(frame), mask = 0;
     if (with_mask) {
         uint8_t *ones = malloc((size_t)W * H);
@@ -292,8 +292,8 @@ int main(int argc, char **argv)
            "(0.57 ms HSV with the upload + 0.40 ms convergence), 1.4 ms for two; CPU 22.3 ms.\n");
     if (info.devices > 0) {
         cuda_kernels(&frame, runs, quick);
-        whole_calls(GLCV_TRACK_ENGINE_CUDA, "cuda: frame from host + results", &frame, 1, 1080, 720, runs / 4 + 1);
-        whole_calls(GLCV_TRACK_ENGINE_CUDA, "cuda: frame from host + results", &frame, 64, 200, 200, runs / 4 + 1);
+        whole_calls(GLCV_ENGINE_CUDA, "cuda: frame from host + results", &frame, 1, 1080, 720, runs / 4 + 1);
+        whole_calls(GLCV_ENGINE_CUDA, "cuda: frame from host + results", &frame, 64, 200, 200, runs / 4 + 1);
 
         /* from a GL texture, when the GL context is on the CUDA device */
         glcv_context *ctx = NULL;
@@ -311,10 +311,10 @@ int main(int argc, char **argv)
     } else {
         printf("no CUDA device: CPU rows only\n");
     }
-    whole_calls(GLCV_TRACK_ENGINE_CPU, "cpu: frame + results", &frame, 1, 200, 200, quick ? 3 : 10);
-    whole_calls(GLCV_TRACK_ENGINE_CPU, "cpu: frame + results", &frame, 1, 1080, 720, quick ? 3 : 10);
+    whole_calls(GLCV_ENGINE_CPU, "cpu: frame + results", &frame, 1, 200, 200, quick ? 3 : 10);
+    whole_calls(GLCV_ENGINE_CPU, "cpu: frame + results", &frame, 1, 1080, 720, quick ? 3 : 10);
     if (!quick)
-        whole_calls(GLCV_TRACK_ENGINE_CPU, "cpu: frame + results", &frame, 64, 200, 200, 5);
+        whole_calls(GLCV_ENGINE_CPU, "cpu: frame + results", &frame, 64, 200, 200, 5);
     if (csv) {
         FILE *f = fopen(csv, "w");
         if (f) {

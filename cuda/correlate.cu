@@ -1,5 +1,5 @@
 // Pearson correlation of one reference against a bank of images (Temizel et al., GPU Gems ch. 34,
-// "Cross correlation"), behind cuda/match_kernels.h.
+// "Cross correlation"), behind src/correlate_kernels.h.
 //
 // The paper gives one thread per image and sums in float, which loses the sums' low bits at
 // 320x240 and reads the bank with a stride of N images. Here one block handles K images (or a
@@ -9,7 +9,7 @@
 // with dp4a into 32-bit registers, added into 64 bits every 2048 words. The block then reduces
 // with warp shuffles, and the coefficient comes from the exact integers:
 //   r = (n Sxy - Sx Sy) / sqrt((n Sxx - Sx^2)(n Syy - Sy^2)),  0 when a variance is 0.
-#include "match_kernels.h"
+#include "correlate_kernels.h"
 
 #include <cuda_runtime.h>
 

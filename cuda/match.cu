@@ -1,4 +1,4 @@
-// Template matching kernels (Mendez et al. 2010, section 4), behind cuda/match_kernels.h.
+// Template matching kernels (Mendez et al. 2010, section 4), behind src/match_kernels.h.
 //
 // One thread computes 8 consecutive positions of one row: x0 = 8 * threadIdx.x in a block tile of
 // 256 x 8 positions. For every template row it walks the image row in 32-bit words: positions

@@ -12,7 +12,7 @@
 #include <cooperative_groups.h>
 #include <cuda_runtime.h>
 
-#include "cuda_kernels.h"
+#include "track_kernels.h"
 
 namespace cg = cooperative_groups;
 

@@ -384,7 +384,7 @@ typedef struct box {
  * for the last frame tracked (none yet right after it was added). */
 typedef struct tracked {
     int id;
-    glcv_track_rect start;
+    glcv_rect start;
     int have_result;
     glcv_track_result r;
 } tracked;
@@ -410,17 +410,17 @@ typedef struct demo {
     glcv_engine_mode engine;        /* in use */
     int have_background;
     int learning, learn_count, learn_frames;
-    glcv_pass_timing timings[MAX_TIMINGS];
+    glcv_timing timings[MAX_TIMINGS];
     int timing_count;
 
     /* tracker */
     glcv_track *track;
-    glcv_track_engine track_engine; /* in use */
+    glcv_engine_mode track_engine; /* in use */
     glcv_cuda_info cuda;
     int track_mask;                 /* count only the segmenter's foreground */
     tracked objects[MAX_BOXES];
     int object_count;
-    glcv_track_rect initial[MAX_BOXES]; /* --track: added at the first frame */
+    glcv_rect initial[MAX_BOXES]; /* --track: added at the first frame */
     int initial_count;
     double track_ms;               /* wall time of the last frame's tracking */
     int track_failed;              /* the last frame's tracking failed (reported once) */
@@ -636,11 +636,11 @@ static GLuint track_mask_texture(demo *d)
 /* The tracker's engine for the segmenter's: CUDA when the segmenter runs on the GPU, glcv was
  * built with CUDA and the window's GL context is on a CUDA device (the tracker reads the
  * demo's textures there), else the CPU. */
-static glcv_track_engine wanted_track_engine(const demo *d)
+static glcv_engine_mode wanted_track_engine(const demo *d)
 {
     if (d->engine != GLCV_ENGINE_CPU && d->cuda.built && d->cuda.gl_device >= 0)
-        return GLCV_TRACK_ENGINE_CUDA;
-    return GLCV_TRACK_ENGINE_CPU;
+        return GLCV_ENGINE_CUDA;
+    return GLCV_ENGINE_CPU;
 }
 
 /* (Re)creates the tracker for the segmenter's engine when it is not that one already, carrying
@@ -648,16 +648,16 @@ static glcv_track_engine wanted_track_engine(const demo *d)
  * old tracker stays. */
 static int make_tracker(demo *d)
 {
-    glcv_track_engine engine = wanted_track_engine(d);
+    glcv_engine_mode engine = wanted_track_engine(d);
     if (d->track && d->track_engine == engine)
         return 1;
     glcv_track_params p = GLCV_TRACK_PARAMS(.width = d->width, .height = d->height, .max_objects = MAX_BOXES,
                                             .engine = engine, .logger = d->logger);
     glcv_track *tr = NULL;
     glcv_status st = glcv_track_create(&p, &tr);
-    if (st != GLCV_OK && engine == GLCV_TRACK_ENGINE_CUDA) {
+    if (st != GLCV_OK && engine == GLCV_ENGINE_CUDA) {
         set_message(d, "CUDA tracker: %s; tracking on the CPU", glcv_status_string(st));
-        p.engine = GLCV_TRACK_ENGINE_CPU;
+        p.engine = GLCV_ENGINE_CPU;
         st = glcv_track_create(&p, &tr);
     }
     if (st != GLCV_OK) {
@@ -669,7 +669,7 @@ static int make_tracker(demo *d)
         tracked *o = &d->objects[i];
         glcv_track_hist h;
         int id = -1;
-        glcv_track_rect window = o->have_result ? o->r.window : o->start;
+        glcv_rect window = o->have_result ? o->r.window : o->start;
         if (glcv_track_get_hist(d->track, o->id, &h) == GLCV_OK && glcv_track_add(tr, &h, window, &id) == GLCV_OK) {
             d->objects[kept] = *o;
             d->objects[kept].id = id;
@@ -690,7 +690,7 @@ static int make_tracker(demo *d)
 
 /* Starts tracking the object in `region` of the current frame: its model histogram is built
  * from there (foreground pixels only when tracking is masked). */
-static void add_object(demo *d, glcv_track_rect region)
+static void add_object(demo *d, glcv_rect region)
 {
     if (!d->track || !d->have_frame)
         return;
@@ -729,7 +729,7 @@ static void track_objects(demo *d, const glcv_image *f)
     double t0 = now_seconds();
     GLuint mask = track_mask_texture(d);
     glcv_status st;
-    if (d->track_engine == GLCV_TRACK_ENGINE_CPU && !mask)
+    if (d->track_engine == GLCV_ENGINE_CPU && !mask)
         st = glcv_track_frame(d->track, f, NULL);
     else
         st = glcv_track_frame_texture(d->track, d->input_tex, mask);
@@ -971,13 +971,13 @@ static void sidebar_text(demo *d, char *buf, size_t size)
         double total = 0;
         for (int i = 0; i < d->timing_count; i++) {
             append(buf, size, &len, "  %s\t%.3f\tx%d\n", d->timings[i].name ? d->timings[i].name : "?",
-                   d->timings[i].gpu_ms, d->timings[i].passes);
-            total += d->timings[i].gpu_ms;
+                   d->timings[i].ms, d->timings[i].count);
+            total += d->timings[i].ms;
         }
         append(buf, size, &len, "  total\t%.3f\n", total);
     }
     if (d->track) {
-        append(buf, size, &len, "\ntracking\t%s engine, %.2f ms\n", glcv_track_engine_string(d->track_engine),
+        append(buf, size, &len, "\ntracking\t%s engine, %.2f ms\n", glcv_engine_mode_string(d->track_engine),
                d->track_ms);
         append(buf, size, &len, "mask\t%s  (m: from segmenter)\n",
                !d->track_mask ? "off" : have_mask(d) ? "on" : "on (no mask yet)");
@@ -1092,7 +1092,7 @@ static void draw(demo *d, int fb_w, int fb_h)
                     shapes_text(&boxes, r->x + (float)o->r.bbox.x * sx, r->y + (float)o->r.bbox.y * sy - 10 * ts, ts,
                                 label, 72, c);
                 } else {
-                    const glcv_track_rect *b = &o->start;
+                    const glcv_rect *b = &o->start;
                     shapes_frame(&boxes, r->x + (float)b->x * sx, r->y + (float)b->y * sy,
                                  r->x + (float)(b->x + b->width) * sx, r->y + (float)(b->y + b->height) * sy, 1, c);
                 }
@@ -1240,7 +1240,7 @@ static void on_key(GLFWwindow *win, int key, int scancode, int action, int mods)
         if (make_segmenter(d, next)) {
             make_tracker(d);
             set_message(d, "engine: %s, tracker %s", glcv_engine_mode_string(d->engine),
-                        glcv_track_engine_string(d->track_engine));
+                        glcv_engine_mode_string(d->track_engine));
             if (was_learning || !d->have_background)
                 start_learning(d);
         }
@@ -1293,12 +1293,12 @@ static void on_mouse_button(GLFWwindow *win, int button, int action, int mods)
                  fmaxf(d->drag.y0, d->drag.y1)};
         if (b.x1 - b.x0 >= 4 && b.y1 - b.y0 >= 4) {
             int bx = (int)floorf(b.x0), by = (int)floorf(b.y0);
-            add_object(d, (glcv_track_rect){bx, by, (int)ceilf(b.x1) - bx, (int)ceilf(b.y1) - by});
+            add_object(d, (glcv_rect){bx, by, (int)ceilf(b.x1) - bx, (int)ceilf(b.y1) - by});
         }
     } else if (button == GLFW_MOUSE_BUTTON_RIGHT && action == GLFW_PRESS && v >= 0) {
         for (int i = d->object_count - 1; i >= 0; i--) {
             const tracked *o = &d->objects[i];
-            const glcv_track_rect *b = o->have_result ? &o->r.bbox : &o->start;
+            const glcv_rect *b = o->have_result ? &o->r.bbox : &o->start;
             if (ix >= (float)b->x && ix <= (float)(b->x + b->width) && iy >= (float)b->y &&
                 iy <= (float)(b->y + b->height)) {
                 int id = o->id;
@@ -1443,7 +1443,7 @@ typedef struct options {
     int show_help;
     int no_loop;
     glcv_segment_params seg;
-    glcv_track_rect track[MAX_BOXES];
+    glcv_rect track[MAX_BOXES];
     int track_count;
     int track_mask;
 } options;
@@ -1464,7 +1464,7 @@ static void set_source(options *o, glcv_media_source source, const char *locatio
 }
 
 /* X,Y,W,H: a box in pixels, top-left origin. */
-static void parse_box(const char *opt, const char *s, glcv_track_rect *out)
+static void parse_box(const char *opt, const char *s, glcv_rect *out)
 {
     long v[4];
     const char *p = s;
@@ -1478,7 +1478,7 @@ static void parse_box(const char *opt, const char *s, glcv_track_rect *out)
     }
     if (v[2] < 1 || v[3] < 1)
         die_usage("%s: '%s': the width and height must be at least 1", opt, s);
-    *out = (glcv_track_rect){(int)v[0], (int)v[1], (int)v[2], (int)v[3]};
+    *out = (glcv_rect){(int)v[0], (int)v[1], (int)v[2], (int)v[3]};
 }
 
 static void parse_options(int argc, char **argv, options *o)
@@ -1600,7 +1600,7 @@ int main(int argc, char **argv)
         o.media.loop = !o.no_loop;
     }
     o.media.logger = d.logger;
-    glcv_status st = glcv_media_open(&o.media, &d.media);
+    glcv_status st = glcv_media_create(&o.media, &d.media);
     if (st != GLCV_OK) {
         fprintf(stderr, "glcv-demo: cannot open the input: %s\n", glcv_status_string(st));
         return DEMO_FAIL;
@@ -1609,9 +1609,9 @@ int main(int argc, char **argv)
     d.width = d.media_params.width;
     d.height = d.media_params.height;
     for (int i = 0; i < o.track_count; i++) {
-        const glcv_track_rect *b = &o.track[i];
+        const glcv_rect *b = &o.track[i];
         if (b->x >= d.width || b->y >= d.height) {
-            glcv_media_close(&d.media);
+            glcv_media_destroy(&d.media);
             die_usage("--track %d,%d,%d,%d: outside the %dx%d frames", b->x, b->y, b->width, b->height, d.width,
                       d.height);
         }
@@ -1626,7 +1626,7 @@ int main(int argc, char **argv)
     glfwSetErrorCallback(on_glfw_error);
     if (!glfwInit()) {
         fprintf(stderr, "glcv-demo: cannot open a window (no display?)\n");
-        glcv_media_close(&d.media);
+        glcv_media_destroy(&d.media);
         return DEMO_FAIL;
     }
     glfwWindowHint(GLFW_CONTEXT_VERSION_MAJOR, 3);
@@ -1647,7 +1647,7 @@ int main(int argc, char **argv)
     if (!d.win) {
         fprintf(stderr, "glcv-demo: cannot create a window with an OpenGL 3.3 core context\n");
         glfwTerminate();
-        glcv_media_close(&d.media);
+        glcv_media_destroy(&d.media);
         return DEMO_FAIL;
     }
     glfwMakeContextCurrent(d.win);
@@ -1677,7 +1677,7 @@ int main(int argc, char **argv)
     printf("glcv-demo: engine %s on %s\n", glcv_engine_mode_string(d.engine), d.renderer);
     glcv_cuda_query(&d.cuda);
     if (make_tracker(&d))
-        printf("glcv-demo: tracker engine %s%s\n", glcv_track_engine_string(d.track_engine),
+        printf("glcv-demo: tracker engine %s%s\n", glcv_engine_mode_string(d.track_engine),
                d.track_mask ? ", mask from segmenter" : "");
     if (d.synthetic && !o.learn_given) {
         if (!set_synthetic_background(&d))
@@ -1755,6 +1755,6 @@ done:
     destroy_gl_objects(&d);
     glfwDestroyWindow(d.win);
     glfwTerminate();
-    glcv_media_close(&d.media);
+    glcv_media_destroy(&d.media);
     return status;
 }

@@ -783,7 +783,7 @@ typedef struct segment_run {
     double *foreground;  /* foreground percentage of each frame */
     uint64_t tp, fp, fn; /* against the synthetic ground truth */
     size_t written_masks, written_panels;
-    glcv_pass_timing timings[MAX_TIMINGS];
+    glcv_timing timings[MAX_TIMINGS];
     int timing_count;
 } segment_run;
 
@@ -1216,9 +1216,9 @@ static void print_timing_table(const segment_run *run)
     printf("GPU passes of the last frame:\n");
     printf("  %-20s %10s %8s\n", "pass", "ms", "passes");
     for (int i = 0; i < count; i++) {
-        const glcv_pass_timing *t = &run->timings[i];
-        printf("  %-20s %10.4f %8d\n", t->name ? t->name : "?", t->gpu_ms, t->passes);
-        total += t->gpu_ms;
+        const glcv_timing *t = &run->timings[i];
+        printf("  %-20s %10.4f %8d\n", t->name ? t->name : "?", t->ms, t->count);
+        total += t->ms;
     }
     printf("  %-20s %10.4f\n", "total", total);
 }

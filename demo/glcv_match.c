@@ -113,9 +113,9 @@ typedef struct mc_options {
     glcv_match_metric metric;
     const char *mask, *map, *csv;
     int have_roi;
-    glcv_match_rect roi;
+    glcv_rect roi;
     int top, nms, repeat;
-    glcv_match_engine engine; /* the correlator's engine enum has the same values */
+    glcv_engine_mode engine; /* the correlator's engine enum has the same values */
     char **args;
     int n_args;
 } mc_options;
@@ -134,7 +134,7 @@ static int apply(mc_options *o, const mc_spec *spec, const char *value)
             return cli_usage(g_command, "%s: '%s' is not a metric: use sad, ssd, linf or zncc", name, value);
         break;
     case MO_ENGINE:
-        if (glcv_match_engine_parse(value, &o->engine) != GLCV_OK)
+        if (glcv_engine_mode_parse(value, &o->engine) != GLCV_OK)
             return cli_usage(g_command, "%s: '%s' is not an engine: use auto, cuda or cpu", name, value);
         break;
     case MO_MASK:
@@ -149,7 +149,7 @@ static int apply(mc_options *o, const mc_spec *spec, const char *value)
         o->have_roi = 1;
         int rc = cli_parse_rect(g_command, name, value, v);
         if (rc == CLI_OK)
-            o->roi = (glcv_match_rect){v[0], v[1], v[2], v[3]};
+            o->roi = (glcv_rect){v[0], v[1], v[2], v[3]};
         return rc;
     }
     case MO_TOP: return cli_parse_int(g_command, name, value, 1, MAX_TOP, &o->top);
@@ -164,7 +164,7 @@ static int parse_options(mc_options *o, int command, int argc, char **argv)
     memset(o, 0, sizeof *o);
     o->command = command;
     o->metric = GLCV_MATCH_SAD;
-    o->engine = GLCV_MATCH_ENGINE_AUTO;
+    o->engine = GLCV_ENGINE_AUTO;
     o->top = 1;
     o->args = calloc((size_t)argc + 1, sizeof *o->args);
     if (!o->args) {
@@ -277,7 +277,7 @@ static int cmd_match(const mc_options *o)
     glcv_match_params used;
     glcv_match_get_params(m, &used);
     if (!o->quiet) {
-        if (used.engine == GLCV_MATCH_ENGINE_CUDA)
+        if (used.engine == GLCV_ENGINE_CUDA)
             fprintf(stderr, "glcv: match engine cuda (device %d, %d device%s)\n", used.cuda_device, used.cuda_devices,
                     used.cuda_devices == 1 ? "" : "s");
         else
@@ -325,7 +325,7 @@ static int cmd_match(const mc_options *o)
         double median = runs % 2 ? times[runs / 2] : 0.5 * (times[runs / 2 - 1] + times[runs / 2]);
         printf("# time per match: best %.3f ms, median %.3f ms over %d runs (%dx%d image, %dx%d template, %s, %s)\n",
                times[0], median, runs, iw, ih, tw, th, glcv_match_metric_string(o->metric),
-               used.engine == GLCV_MATCH_ENGINE_CUDA ? "cuda" : glcv_match_simd_string(used.simd));
+               used.engine == GLCV_ENGINE_CUDA ? "cuda" : glcv_match_simd_string(used.simd));
     }
     if (o->map && write_map(m, iw, ih, o->map, &lg) != CLI_OK)
         goto cleanup;
@@ -375,7 +375,7 @@ static int cmd_correlate(const mc_options *o)
         goto cleanup;
     }
     glcv_correlate_params p = GLCV_CORRELATE_PARAMS(.width = w, .height = h, .format = format,
-                                                    .engine = (glcv_correlate_engine)o->engine, .logger = lg);
+                                                    .engine = (glcv_engine_mode)o->engine, .logger = lg);
     if ((st = glcv_correlate_create(&p, &c)) != GLCV_OK) {
         cli_lib_error("cannot create the correlator", st);
         goto cleanup;
@@ -416,7 +416,7 @@ static int cmd_correlate(const mc_options *o)
         glcv_correlate_get_params(c, &used);
         fprintf(stderr, "glcv: correlated %d image%s of %dx%d (%s) with %s on %s in %.1f ms (files read included)\n",
                 files.count, files.count == 1 ? "" : "s", w, h, o->rgb ? "RGB" : "gray", o->args[0],
-                glcv_correlate_engine_string(used.engine), ms);
+                glcv_engine_mode_string(used.engine), ms);
     }
     rc = CLI_OK;
 cleanup:

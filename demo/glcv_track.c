@@ -70,14 +70,14 @@ typedef struct track_cli {
     /* options */
     char **inputs_arg;
     int n_inputs_arg;
-    glcv_track_rect rois[MAX_ROIS];
+    glcv_rect rois[MAX_ROIS];
     int n_rois;
     const char *csv, *overlay, *hist;
     int mask_from_segmenter;
     double ts;
     int bins, sat_bins, s_min, v_min, v_max;
     glcv_track_window window;
-    glcv_track_engine engine;
+    glcv_engine_mode engine;
     int quiet, verbose;
     /* the run */
     cli_paths files;
@@ -142,7 +142,7 @@ static int parse_options(track_cli *t, int argc, char **argv, int *help)
             int v[4];
             rc = cli_parse_rect("track", "--roi", value, v);
             if (rc == CLI_OK)
-                t->rois[t->n_rois] = (glcv_track_rect){v[0], v[1], v[2], v[3]};
+                t->rois[t->n_rois] = (glcv_rect){v[0], v[1], v[2], v[3]};
             t->n_rois++;
         } else if (option_value(argc, argv, &i, arg, "--csv", &value) ||
                    option_value(argc, argv, &i, arg, "--overlay", &value) ||
@@ -186,7 +186,7 @@ static int parse_options(track_cli *t, int argc, char **argv, int *help)
             else
                 return cli_usage("track", "--window: '%s' is not opencv or paper", value ? value : "");
         } else if (option_value(argc, argv, &i, arg, "--engine", &value)) {
-            if (!value || glcv_track_engine_parse(value, &t->engine) != GLCV_OK)
+            if (!value || glcv_engine_mode_parse(value, &t->engine) != GLCV_OK)
                 return cli_usage("track", "--engine: '%s' is not auto, cuda or cpu", value ? value : "");
         } else {
             return cli_usage("track", "unknown option '%s'", arg);
@@ -303,7 +303,7 @@ static int median_background(track_cli *t, glcv_image *bg)
 static int start_segmenter(track_cli *t)
 {
     glcv_segment_params sp = GLCV_SEGMENT_PARAMS(.width = t->width, .height = t->height, .ts = (float)t->ts,
-                                                 .engine = t->engine == GLCV_TRACK_ENGINE_CPU || !t->ctx
+                                                 .engine = t->engine == GLCV_ENGINE_CPU || !t->ctx
                                                                ? GLCV_ENGINE_CPU
                                                                : GLCV_ENGINE_AUTO,
                                                  .logger = t->logger);
@@ -553,7 +553,7 @@ int glcv_track_command(int argc, char **argv)
     t.v_min = 10;
     t.v_max = 255;
     t.window = GLCV_TRACK_WINDOW_OPENCV;
-    t.engine = GLCV_TRACK_ENGINE_AUTO;
+    t.engine = GLCV_ENGINE_AUTO;
     int help = 0;
     int rc = parse_options(&t, argc, argv, &help);
     if (rc == CLI_OK && help) {
@@ -575,7 +575,7 @@ int glcv_track_command(int argc, char **argv)
     if (rc == CLI_OK)
         rc = check_sizes(&t);
     for (int k = 0; rc == CLI_OK && k < t.n_rois; k++) {
-        const glcv_track_rect *r = &t.rois[k];
+        const glcv_rect *r = &t.rois[k];
         if (r->x >= t.width || r->y >= t.height || r->x + r->width <= 0 || r->y + r->height <= 0)
             rc = cli_usage("track", "--roi %d,%d,%d,%d is outside the %dx%d frames", r->x, r->y, r->width, r->height,
                            t.width, t.height);
@@ -585,7 +585,7 @@ int glcv_track_command(int argc, char **argv)
     if (rc == CLI_OK && t.overlay)
         rc = make_dir(t.overlay);
 
-    if (rc == CLI_OK && t.engine != GLCV_TRACK_ENGINE_CPU) {
+    if (rc == CLI_OK && t.engine != GLCV_ENGINE_CPU) {
         /* a GL context: for the GPU segmenter, and so that CUDA takes the GL context's device */
         glcv_context_params cp = GLCV_CONTEXT_PARAMS(.logger = t.logger);
         cp.logger.max_level = t.verbose ? GLCV_LOG_DEBUG : GLCV_LOG_ERROR;
@@ -608,7 +608,7 @@ int glcv_track_command(int argc, char **argv)
     if (rc == CLI_OK && !t.quiet) {
         glcv_track_params got;
         glcv_track_get_params(t.tr, &got);
-        fprintf(stderr, "glcv: track engine %s", glcv_track_engine_string(got.engine));
+        fprintf(stderr, "glcv: track engine %s", glcv_engine_mode_string(got.engine));
         if (t.seg) {
             glcv_segment_params sp;
             glcv_segment_get_params(t.seg, &sp);

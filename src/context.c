@@ -13,7 +13,7 @@
  * unload its driver with its process-lifetime caches. A small table guarded by a mutex counts the
  * live glcv contexts of each display (for diagnostics and to keep creation attempts tidy).
  */
-#include "internal.h"
+#include "core_internal.h"
 
 #include <glcv/context.h>
 

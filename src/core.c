@@ -1,5 +1,5 @@
 /* Status strings, logging, engine-mode and pixel-format helpers. */
-#include "internal.h"
+#include "core_internal.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -15,11 +15,12 @@ const char *glcv_status_string(glcv_status status)
     case GLCV_ERROR_SIZE_MISMATCH: return "size mismatch";
     case GLCV_ERROR_STATE: return "call out of order";
     case GLCV_ERROR_NO_CONTEXT: return "no OpenGL context";
-    case GLCV_ERROR_UNSUPPORTED: return "not supported by this OpenGL implementation";
+    case GLCV_ERROR_UNSUPPORTED: return "not supported by this build, driver or device";
     case GLCV_ERROR_GL: return "OpenGL error";
     case GLCV_ERROR_OUT_OF_MEMORY: return "out of memory";
     case GLCV_ERROR_IO: return "input/output error";
     case GLCV_ERROR_CORRUPT_DATA: return "corrupt or unreadable data";
+    case GLCV_ERROR_CUDA: return "CUDA error";
     }
     return "unknown status";
 }
@@ -93,6 +94,7 @@ const char *glcv_engine_mode_string(glcv_engine_mode mode)
     case GLCV_ENGINE_FRAGMENT: return "fragment";
     case GLCV_ENGINE_COMPUTE: return "compute";
     case GLCV_ENGINE_CPU: return "cpu";
+    case GLCV_ENGINE_CUDA: return "cuda";
     }
     return "?";
 }
@@ -100,7 +102,7 @@ const char *glcv_engine_mode_string(glcv_engine_mode mode)
 glcv_status glcv_engine_mode_parse(const char *name, glcv_engine_mode *out)
 {
     static const glcv_engine_mode modes[] = {GLCV_ENGINE_AUTO, GLCV_ENGINE_FRAGMENT, GLCV_ENGINE_COMPUTE,
-                                             GLCV_ENGINE_CPU};
+                                             GLCV_ENGINE_CPU, GLCV_ENGINE_CUDA};
     if (!name || !out)
         return GLCV_ERROR_INVALID_ARGUMENT;
     for (size_t i = 0; i < sizeof modes / sizeof modes[0]; i++) {
@@ -120,7 +122,7 @@ int glcv_pixel_format_size(glcv_pixel_format format)
     case GLCV_PIXEL_BGR8: return 3;
     case GLCV_PIXEL_RGBA8:
     case GLCV_PIXEL_BGRA8: return 4;
-    case GLCV_PIXEL_UNKNOWN: break;
+    case GLCV_PIXEL_DEFAULT: break;
     }
     return 0;
 }

@@ -1,132 +1,19 @@
 /* The CUDA-GL interop bridge (see cuda_bridge.h). */
+/* epoxy first: cuda_gl_interop.h includes the system GL header, which epoxy's guards stop. */
+#include <epoxy/gl.h>
+
 #include "cuda_bridge.h"
 
-#include "internal.h"
+#include "core_internal.h"
 
 #include <glcv/context.h>
-
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-
-#ifdef GLCV_HAVE_CUDA
-/* epoxy first: cuda_gl_interop.h includes the system GL header, which epoxy's guards stop. */
-#include <epoxy/egl.h>
-#include <epoxy/gl.h>
 
 #include <cuda_gl_interop.h>
 #include <cuda_runtime_api.h>
 
-glcv_status glcv_cuda_fail(const glcv_logger *logger, cudaError_t err, const char *what)
-{
-    return glcv_fail(logger, GLCV_ERROR_GL, "%s: CUDA error %d (%s: %s)", what, (int)err, cudaGetErrorName(err),
-                     cudaGetErrorString(err));
-}
-
-/* The CUDA device of the current GL context, or -1 (the reason in why). */
-static int gl_cuda_device(char *why, size_t why_size)
-{
-    unsigned int count = 0;
-    int devices[8];
-    cudaError_t err = cudaGLGetDevices(&count, devices, 8, cudaGLDeviceListAll);
-    if (err != cudaSuccess || count == 0) {
-        snprintf(why, why_size, "the current GL context is not on a CUDA device (cudaGLGetDevices: %s)",
-                 cudaGetErrorName(err));
-        (void)cudaGetLastError();
-        return -1;
-    }
-    return devices[0];
-}
-
-/* EGL_CUDA_DEVICE_NV of the current EGL context's device, or -1. */
-static int egl_cuda_device(void)
-{
-    if (eglGetCurrentContext() == EGL_NO_CONTEXT)
-        return -1;
-    EGLDisplay dpy = eglGetCurrentDisplay();
-    const char *client = eglQueryString(EGL_NO_DISPLAY, EGL_EXTENSIONS);
-    if (dpy == EGL_NO_DISPLAY || !client ||
-        (!strstr(client, "EGL_EXT_device_query") && !strstr(client, "EGL_EXT_device_base")))
-        return -1;
-    EGLAttrib dev = 0;
-    if (!eglQueryDisplayAttribEXT(dpy, EGL_DEVICE_EXT, &dev) || !dev) {
-        (void)eglGetError();
-        return -1;
-    }
-    const char *exts = eglQueryDeviceStringEXT((EGLDeviceEXT)dev, EGL_EXTENSIONS);
-    EGLAttrib cuda = -1;
-    if (!exts || !strstr(exts, "EGL_NV_device_cuda") ||
-        !eglQueryDeviceAttribEXT((EGLDeviceEXT)dev, EGL_CUDA_DEVICE_NV, &cuda)) {
-        (void)eglGetError();
-        return -1;
-    }
-    return (int)cuda;
-}
-
-void glcv_cuda_bridge_query(glcv_cuda_info *out)
-{
-    memset(out, 0, sizeof *out);
-    out->built = 1;
-    out->gl_device = -1;
-    int count = 0;
-    cudaError_t err = cudaGetDeviceCount(&count);
-    if (err != cudaSuccess) {
-        (void)cudaGetLastError();
-        snprintf(out->text, sizeof out->text, "CUDA: no usable driver or device (%s)", cudaGetErrorName(err));
-        return;
-    }
-    out->devices = count;
-    if (count == 0) {
-        snprintf(out->text, sizeof out->text, "CUDA: no device");
-        return;
-    }
-    struct cudaDeviceProp prop;
-    char name[96] = "?";
-    if (cudaGetDeviceProperties(&prop, 0) == cudaSuccess)
-        snprintf(name, sizeof name, "%.64s, compute %d.%d", prop.name, prop.major, prop.minor);
-    if (!glcv_gl_context_current()) {
-        snprintf(out->text, sizeof out->text, "CUDA: %d device%s (0: %s); no GL context is current", count,
-                 count == 1 ? "" : "s", name);
-        return;
-    }
-    char why[160] = "";
-    out->gl_device = gl_cuda_device(why, sizeof why);
-    int egl = egl_cuda_device();
-    if (out->gl_device < 0)
-        snprintf(out->text, sizeof out->text, "CUDA: %d device%s (0: %s); %s", count, count == 1 ? "" : "s", name,
-                 why);
-    else
-        snprintf(out->text, sizeof out->text,
-                 "CUDA: %d device%s (0: %s); the GL context is on CUDA device %d (EGL_CUDA_DEVICE_NV: %d)", count,
-                 count == 1 ? "" : "s", name, out->gl_device, egl);
-}
-
-glcv_status glcv_cuda_bridge_pick_device(int fallback, int *device, int *with_gl, char *why, size_t why_size)
-{
-    *device = -1;
-    *with_gl = 0;
-    int count = 0;
-    cudaError_t err = cudaGetDeviceCount(&count);
-    if (err != cudaSuccess || count == 0) {
-        (void)cudaGetLastError();
-        snprintf(why, why_size, "no CUDA device (%s)", err != cudaSuccess ? cudaGetErrorName(err) : "none found");
-        return GLCV_ERROR_UNSUPPORTED;
-    }
-    if (glcv_gl_context_current()) {
-        int d = gl_cuda_device(why, why_size);
-        if (d < 0)
-            return GLCV_ERROR_UNSUPPORTED;
-        *device = d;
-        *with_gl = 1;
-        return GLCV_OK;
-    }
-    if (fallback < 0 || fallback >= count) {
-        snprintf(why, why_size, "CUDA device %d does not exist (%d device%s)", fallback, count, count == 1 ? "" : "s");
-        return GLCV_ERROR_UNSUPPORTED;
-    }
-    *device = fallback;
-    return GLCV_OK;
-}
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 /* ---- the pixel-buffer bridge ----------------------------------------------------------------- */
 
@@ -806,23 +693,3 @@ glcv_status glcv_cuda_images_unmap(glcv_cuda_image *const *images, int n, cudaSt
         return glcv_cuda_fail(logger, err, "cuda image: cudaGraphicsUnmapResources");
     return GLCV_OK;
 }
-
-#else /* no CUDA in this build */
-
-void glcv_cuda_bridge_query(glcv_cuda_info *out)
-{
-    memset(out, 0, sizeof *out);
-    out->gl_device = -1;
-    snprintf(out->text, sizeof out->text, "CUDA: not built (no CUDA compiler was found at configure time)");
-}
-
-glcv_status glcv_cuda_bridge_pick_device(int fallback, int *device, int *with_gl, char *why, size_t why_size)
-{
-    (void)fallback;
-    *device = -1;
-    *with_gl = 0;
-    snprintf(why, why_size, "glcv was built without CUDA");
-    return GLCV_ERROR_UNSUPPORTED;
-}
-
-#endif

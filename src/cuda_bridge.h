@@ -34,23 +34,12 @@
  * objects shared with CUDA.
  *
  * Every function that touches GL needs the context current that the bridge was created in.
- * Without CUDA (GLCV_HAVE_CUDA undefined) only the query functions exist and report none. */
+ * Built only with CUDA (src/cuda_bridge.c, cuda/cuda_bridge.cu). */
 #ifndef GLCV_CUDA_BRIDGE_H
 #define GLCV_CUDA_BRIDGE_H
 
-#include <glcv/core.h>
-#include <glcv/track.h>
+#include "cuda_internal.h"
 
-/* Fills the public glcv_cuda_info (see glcv_cuda_query). */
-void glcv_cuda_bridge_query(glcv_cuda_info *out);
-
-/* The CUDA device a module should use from the calling thread: with a current GL context, the
- * context's CUDA device (cudaGLGetDevices; *with_gl = 1), which must exist; without one,
- * `fallback` (*with_gl = 0). UNSUPPORTED, with the reason in `why`, when there is none: no
- * CUDA in this build, no driver, no device, or a GL context that is not on a CUDA device. */
-glcv_status glcv_cuda_bridge_pick_device(int fallback, int *device, int *with_gl, char *why, size_t why_size);
-
-#ifdef GLCV_HAVE_CUDA
 #include <cuda_runtime_api.h>
 
 typedef struct glcv_cuda_bridge glcv_cuda_bridge;
@@ -134,8 +123,36 @@ glcv_status glcv_cuda_images_map(glcv_cuda_image *const *images, int n, cudaStre
 glcv_status glcv_cuda_images_unmap(glcv_cuda_image *const *images, int n, cudaStream_t stream,
                                    const glcv_logger *logger);
 
-/* A CUDA error as a status (GL: "GPU/driver"), logged with what failed. */
-glcv_status glcv_cuda_fail(const glcv_logger *logger, cudaError_t err, const char *what);
+/* ---- kernels of cuda/cuda_bridge.cu: checks and benchmarks of hand-overs --------------------- */
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Adds every byte of a width_bytes x height region of linear memory to *out. */
+typedef struct glcv_cuda_sum_linear_params {
+    const uint8_t *data;
+    size_t pitch;
+    int width_bytes;
+    int height;
+    unsigned long long *out;
+} glcv_cuda_sum_linear_params;
+
+int glcv_cuda_sum_linear(glcv_cuda_sum_linear_params p, cudaStream_t stream);
+
+/* Adds every channel byte of a width x height texture (element type uchar4 when channels is 4,
+ * uchar when 1; read as elements, no filtering) to *out. */
+typedef struct glcv_cuda_sum_texture_params {
+    cudaTextureObject_t texture;
+    int width, height;
+    int channels;
+    unsigned long long *out;
+} glcv_cuda_sum_texture_params;
+
+int glcv_cuda_sum_texture(glcv_cuda_sum_texture_params p, cudaStream_t stream);
+
+#ifdef __cplusplus
+}
 #endif
 
 #endif

@@ -1,7 +1,9 @@
 /* The GL engine: programs, textures, the pass primitive (fragment or compute), uploads,
  * read-backs, timer queries, and the choice of mode. */
 #include "engine.h"
-#include "internal.h"
+
+#include "core_internal.h"
+#include "gl.h"
 #include "shaders.h"
 
 #include <glcv/context.h>
@@ -90,7 +92,7 @@ struct glcv_engine {
     timing_frame frames[TIMING_FRAMES];
     int frame_index;   /* frame being recorded, or -1 */
     int frame_counter; /* frames recorded so far */
-    glcv_pass_timing last[16];
+    glcv_timing last[16];
     int n_last;
 };
 
@@ -111,39 +113,6 @@ static const format_info formats[GLCV_FORMAT_COUNT] = {
     [GLCV_FORMAT_RGBA32I] = {GL_RGBA32I, GL_RGBA_INTEGER, GL_INT, "rgba32i", "iimage2D", "ivec4"},
     [GLCV_FORMAT_R32UI] = {GL_R32UI, GL_RED_INTEGER, GL_UNSIGNED_INT, "r32ui", "uimage2D", "uvec4"},
 };
-
-static const char *gl_error_name(GLenum e)
-{
-    switch (e) {
-    case GL_INVALID_ENUM: return "GL_INVALID_ENUM";
-    case GL_INVALID_VALUE: return "GL_INVALID_VALUE";
-    case GL_INVALID_OPERATION: return "GL_INVALID_OPERATION";
-    case GL_INVALID_FRAMEBUFFER_OPERATION: return "GL_INVALID_FRAMEBUFFER_OPERATION";
-    case GL_OUT_OF_MEMORY: return "GL_OUT_OF_MEMORY";
-    default: return "GL error";
-    }
-}
-
-/* Returns GLCV_OK, or logs every pending GL error and returns GLCV_ERROR_GL. */
-static glcv_status check_gl(const glcv_logger *lg, const char *what)
-{
-    glcv_status st = GLCV_OK;
-    for (int i = 0; i < 8; i++) {
-        GLenum e = glGetError();
-        if (e == GL_NO_ERROR)
-            break;
-        glcv_logf(lg, GLCV_LOG_ERROR, "%s: %s (0x%04x)", what, gl_error_name(e), e);
-        st = e == GL_OUT_OF_MEMORY ? GLCV_ERROR_OUT_OF_MEMORY : GLCV_ERROR_GL;
-    }
-    return st;
-}
-
-/* Clears stale errors (they belong to the host) so ours are attributed correctly. */
-static void drain_gl_errors(void)
-{
-    for (int i = 0; i < 8 && glGetError() != GL_NO_ERROR; i++) {
-    }
-}
 
 /* ---- shader sources ----------------------------------------------------------------------- */
 
@@ -360,7 +329,7 @@ static glcv_status build_program(glcv_engine *e, glcv_engine_mode mode, const ch
             glUniform1i(loc, i);
     }
     glUseProgram(0);
-    return check_gl(&e->logger, key);
+    return glcv_gl_check(&e->logger, key);
 }
 
 glcv_status glcv_engine_program(glcv_engine *e, const char *key, const char *const *files, int n_files,
@@ -425,7 +394,7 @@ glcv_status glcv_engine_clear(glcv_engine *e, const glcv_tex *tex)
     if (st != GLCV_OK)
         return st;
     clear_bound(tex->format);
-    return check_gl(&e->logger, "clear");
+    return glcv_gl_check(&e->logger, "clear");
 }
 
 glcv_status glcv_engine_tex_create(glcv_engine *e, glcv_tex *tex, int width, int height, glcv_format format)
@@ -436,7 +405,7 @@ glcv_status glcv_engine_tex_create(glcv_engine *e, glcv_tex *tex, int width, int
     if (width < 1 || height < 1 || width > max_size || height > max_size)
         return glcv_fail(&e->logger, GLCV_ERROR_UNSUPPORTED, "texture %dx%d outside 1..GL_MAX_TEXTURE_SIZE (%d)",
                          width, height, max_size);
-    drain_gl_errors();
+    glcv_gl_clear_errors();
     const format_info *f = &formats[format];
     GLuint id = 0;
     glGenTextures(1, &id);
@@ -447,7 +416,7 @@ glcv_status glcv_engine_tex_create(glcv_engine *e, glcv_tex *tex, int width, int
     glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_NEAREST);
     glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_S, GL_CLAMP_TO_EDGE);
     glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_T, GL_CLAMP_TO_EDGE);
-    glcv_status st = check_gl(&e->logger, "texture creation");
+    glcv_status st = glcv_gl_check(&e->logger, "texture creation");
     if (st != GLCV_OK) {
         glDeleteTextures(1, &id);
         return st;
@@ -467,7 +436,7 @@ glcv_status glcv_engine_tex_create(glcv_engine *e, glcv_tex *tex, int width, int
         return glcv_fail(&e->logger, GLCV_ERROR_UNSUPPORTED, "a %s texture is not renderable here (0x%04x)",
                          formats[format].image_layout, complete);
     }
-    st = check_gl(&e->logger, "texture initialisation");
+    st = glcv_gl_check(&e->logger, "texture initialisation");
     if (st != GLCV_OK) {
         glDeleteTextures(1, &id);
         return st;
@@ -546,7 +515,7 @@ static glcv_status get_fbo(glcv_engine *e, const glcv_tex *const *outs, int n, G
 void glcv_engine_begin(glcv_engine *e)
 {
     if (e->depth++ == 0) {
-        drain_gl_errors();
+        glcv_gl_clear_errors();
         glcv_glstate_save(e->state, e->gl_version >= 43);
     }
 }
@@ -570,6 +539,65 @@ static void set_uniform(glcv_program *p, const glcv_uniform *u)
     case GLCV_U_2I: glUniform2i(loc, u->i[0], u->i[1]); break;
     case GLCV_U_4I: glUniform4i(loc, u->i[0], u->i[1], u->i[2], u->i[3]); break;
     case GLCV_U_4IV: glUniform4iv(loc, u->count, u->array); break;
+    }
+}
+
+glcv_pass glcv_pass_make(glcv_program *program, const char *label, int width, int height)
+{
+    glcv_pass p;
+    memset(&p, 0, sizeof p);
+    p.program = program;
+    p.label = label;
+    p.width = width;
+    p.height = height;
+    return p;
+}
+
+void glcv_pass_add_input(glcv_pass *p, const char *name, GLuint texture, glcv_sampling sampling)
+{
+    if (p->n_inputs < GLCV_MAX_INPUTS)
+        p->inputs[p->n_inputs++] = (glcv_pass_input){name, texture, sampling};
+}
+
+void glcv_pass_add_output(glcv_pass *p, const glcv_tex *texture)
+{
+    if (p->n_outputs < GLCV_MAX_OUTPUTS)
+        p->outputs[p->n_outputs++] = texture;
+}
+
+static glcv_uniform *next_uniform(glcv_pass *p, const char *name, glcv_uniform_type type)
+{
+    if (p->n_uniforms == GLCV_MAX_UNIFORMS)
+        return NULL;
+    glcv_uniform *u = &p->uniforms[p->n_uniforms++];
+    memset(u, 0, sizeof *u);
+    u->name = name;
+    u->type = type;
+    return u;
+}
+
+void glcv_pass_add_uniform_i(glcv_pass *p, const char *name, glcv_uniform_type type, int a, int b)
+{
+    glcv_uniform *u = next_uniform(p, name, type);
+    if (u) {
+        u->i[0] = a;
+        u->i[1] = b;
+    }
+}
+
+void glcv_pass_add_uniform_f(glcv_pass *p, const char *name, glcv_uniform_type type, const float *v)
+{
+    glcv_uniform *u = next_uniform(p, name, type);
+    if (u)
+        memcpy(u->f, v, sizeof(float) * (type == GLCV_U_4F ? 4 : type == GLCV_U_2F ? 2 : 1));
+}
+
+void glcv_pass_add_uniform_4iv(glcv_pass *p, const char *name, const int *array, int count)
+{
+    glcv_uniform *u = next_uniform(p, name, GLCV_U_4IV);
+    if (u) {
+        u->array = array;
+        u->count = count;
     }
 }
 
@@ -713,7 +741,7 @@ glcv_status glcv_engine_stage(glcv_engine *e, size_t bytes, void **ptr, int *slo
             }
         }
         glBindBuffer(GL_PIXEL_UNPACK_BUFFER, 0);
-        glcv_status st = check_gl(&e->logger, "upload staging buffers");
+        glcv_status st = glcv_gl_check(&e->logger, "upload staging buffers");
         if (st != GLCV_OK || (r->persistent && !r->maps[STAGE_SLOTS - 1])) {
             stage_release(r);
             return st != GLCV_OK ? st : glcv_fail(&e->logger, GLCV_ERROR_GL, "staging buffer mapping failed");
@@ -767,7 +795,7 @@ glcv_status glcv_engine_upload_staged(glcv_engine *e, const glcv_tex *tex, int s
     if (r->fences[slot])
         glDeleteSync(r->fences[slot]);
     r->fences[slot] = glFenceSync(GL_SYNC_GPU_COMMANDS_COMPLETE, 0);
-    return check_gl(&e->logger, "upload");
+    return glcv_gl_check(&e->logger, "upload");
 }
 
 glcv_status glcv_engine_upload(glcv_engine *e, const glcv_tex *tex, const glcv_image *img)
@@ -788,38 +816,6 @@ glcv_status glcv_engine_upload(glcv_engine *e, const glcv_tex *tex, const glcv_i
             memcpy((uint8_t *)ptr + row * (size_t)y, img->data + stride * (size_t)y, row);
     }
     return glcv_engine_upload_staged(e, tex, slot, img->format, img->width, img->height);
-}
-
-static glcv_status read_texture(GLuint fbo, GLuint texture, int width, int height, GLenum gl_format, GLenum gl_type,
-                                void *dst, size_t row_bytes, const glcv_logger *lg)
-{
-    glBindFramebuffer(GL_READ_FRAMEBUFFER, fbo);
-    glFramebufferTexture2D(GL_READ_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_TEXTURE_2D, texture, 0);
-    glReadBuffer(GL_COLOR_ATTACHMENT0);
-    GLenum status = glCheckFramebufferStatus(GL_READ_FRAMEBUFFER);
-    if (status != GL_FRAMEBUFFER_COMPLETE) {
-        glFramebufferTexture2D(GL_READ_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_TEXTURE_2D, 0, 0);
-        return glcv_fail(lg, GLCV_ERROR_GL, "read-back: framebuffer incomplete (0x%04x)", status);
-    }
-    size_t px = 0;
-    switch (gl_format) {
-    case GL_RED:
-    case GL_RED_INTEGER: px = 1; break;
-    case GL_RG_INTEGER: px = 2; break;
-    case GL_RGB: px = 3; break;
-    default: px = 4; break;
-    }
-    if (gl_type == GL_FLOAT || gl_type == GL_INT || gl_type == GL_UNSIGNED_INT)
-        px *= 4;
-    glPixelStorei(GL_PACK_ALIGNMENT, 1);
-    glPixelStorei(GL_PACK_ROW_LENGTH, (GLint)(row_bytes / px));
-    glPixelStorei(GL_PACK_SKIP_PIXELS, 0);
-    glPixelStorei(GL_PACK_SKIP_ROWS, 0);
-    glPixelStorei(GL_PACK_SWAP_BYTES, GL_FALSE);
-    glPixelStorei(GL_PACK_LSB_FIRST, GL_FALSE);
-    glReadPixels(0, 0, width, height, gl_format, gl_type, dst);
-    glFramebufferTexture2D(GL_READ_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_TEXTURE_2D, 0, 0);
-    return check_gl(lg, "read-back");
 }
 
 /* Copies `height` rows of `row` bytes at a pitch of `pitch`, leaving the bytes between rows
@@ -868,7 +864,7 @@ glcv_status glcv_engine_read(glcv_engine *e, GLuint texture, int width, int heig
         } else {
             glBufferData(GL_PIXEL_PACK_BUFFER, (GLsizeiptr)bytes, NULL, GL_STREAM_READ);
         }
-        glcv_status st = check_gl(&e->logger, "read-back buffer");
+        glcv_status st = glcv_gl_check(&e->logger, "read-back buffer");
         if (st != GLCV_OK || (persistent && !e->down_map)) {
             glBindBuffer(GL_PIXEL_PACK_BUFFER, 0);
             glDeleteBuffers(1, &e->down_buffer);
@@ -879,8 +875,8 @@ glcv_status glcv_engine_read(glcv_engine *e, GLuint texture, int width, int heig
         e->down_size = bytes;
     }
     glBindBuffer(GL_PIXEL_PACK_BUFFER, e->down_buffer);
-    glcv_status st = read_texture(e->read_fbo, texture, width, height, gl_format, gl_type, (void *)0, row_bytes,
-                                  &e->logger);
+    glcv_status st = glcv_gl_read_pixels(e->read_fbo, texture, width, height, gl_format, gl_type, (void *)0,
+                                         row_bytes, &e->logger);
     if (st == GLCV_OK) {
         if (e->down_map) {
             GLsync fence = glFenceSync(GL_SYNC_GPU_COMMANDS_COMPLETE, 0);
@@ -900,62 +896,10 @@ glcv_status glcv_engine_read(glcv_engine *e, GLuint texture, int width, int heig
     return st;
 }
 
-/* Checks a caller's texture. Binds it on unit 0 (the caller saved the state). */
-static glcv_status check_input(GLuint texture, int width, int height, const glcv_logger *lg)
-{
-    if (!texture || !glIsTexture(texture))
-        return glcv_fail(lg, GLCV_ERROR_INVALID_ARGUMENT, "texture %u is not a texture name", texture);
-    drain_gl_errors();
-    glActiveTexture(GL_TEXTURE0);
-    glBindTexture(GL_TEXTURE_2D, texture);
-    if (glGetError() != GL_NO_ERROR)
-        return glcv_fail(lg, GLCV_ERROR_INVALID_ARGUMENT, "texture %u is not a GL_TEXTURE_2D", texture);
-    GLint w = 0, h = 0, internal = 0, red_type = 0, base = 0;
-    glGetTexLevelParameteriv(GL_TEXTURE_2D, 0, GL_TEXTURE_WIDTH, &w);
-    glGetTexLevelParameteriv(GL_TEXTURE_2D, 0, GL_TEXTURE_HEIGHT, &h);
-    glGetTexLevelParameteriv(GL_TEXTURE_2D, 0, GL_TEXTURE_INTERNAL_FORMAT, &internal);
-    glGetTexLevelParameteriv(GL_TEXTURE_2D, 0, GL_TEXTURE_RED_TYPE, &red_type);
-    glGetTexParameteriv(GL_TEXTURE_2D, GL_TEXTURE_BASE_LEVEL, &base);
-    if (w == 0 || h == 0)
-        return glcv_fail(lg, GLCV_ERROR_INVALID_ARGUMENT, "texture %u has no level 0 image", texture);
-    if (w != width || h != height)
-        return glcv_fail(lg, GLCV_ERROR_SIZE_MISMATCH, "texture %u is %dx%d, expected %dx%d", texture, w, h, width,
-                         height);
-    if (red_type != GL_UNSIGNED_NORMALIZED && red_type != GL_FLOAT)
-        return glcv_fail(lg, GLCV_ERROR_UNSUPPORTED,
-                         "texture %u: format 0x%04x is not a normalised or float colour format", texture, internal);
-    if (internal == GL_SRGB8 || internal == GL_SRGB8_ALPHA8)
-        return glcv_fail(lg, GLCV_ERROR_UNSUPPORTED,
-                         "texture %u is sRGB: sampling would linearise it; use GL_RGBA8 or a GL_RGBA8 view", texture);
-    if (base != 0)
-        return glcv_fail(lg, GLCV_ERROR_UNSUPPORTED, "texture %u: GL_TEXTURE_BASE_LEVEL must be 0", texture);
-    return check_gl(lg, "texture check");
-}
-
 glcv_status glcv_engine_check_input(glcv_engine *e, GLuint texture, int width, int height)
 {
-    return check_input(texture, width, height, &e->logger);
-}
-
-glcv_status glcv_texture_read_rgb(GLuint texture, int width, int height, uint8_t *rgb, const glcv_logger *logger)
-{
-    if (!glcv_gl_context_current())
-        return glcv_fail(logger, GLCV_ERROR_NO_CONTEXT, "reading texture %u needs a current GL context", texture);
-    glcv_glstate *state = glcv_glstate_new();
-    if (!state)
-        return GLCV_ERROR_OUT_OF_MEMORY;
-    drain_gl_errors();
-    glcv_glstate_save(state, 0);
-    glcv_status st = check_input(texture, width, height, logger);
-    if (st == GLCV_OK) {
-        GLuint fbo = 0;
-        glGenFramebuffers(1, &fbo);
-        st = read_texture(fbo, texture, width, height, GL_RGB, GL_UNSIGNED_BYTE, rgb, (size_t)width * 3, logger);
-        glDeleteFramebuffers(1, &fbo);
-    }
-    glcv_glstate_restore(state);
-    glcv_glstate_free(state);
-    return st;
+    glActiveTexture(GL_TEXTURE0);
+    return glcv_gl_check_input(texture, width, height, &e->logger);
 }
 
 /* ---- timing ------------------------------------------------------------------------------- */
@@ -972,7 +916,7 @@ static void collect_frame(glcv_engine *e, timing_frame *f, int wait)
                 return;
         }
     }
-    glcv_pass_timing acc[16];
+    glcv_timing acc[16];
     int n = 0;
     for (int i = 0; i < f->n; i++) {
         GLuint64 ns = 0;
@@ -988,12 +932,13 @@ static void collect_frame(glcv_engine *e, timing_frame *f, int wait)
             if (n == 16)
                 continue;
             acc[n].name = f->passes[i].label;
-            acc[n].gpu_ms = 0;
-            acc[n].passes = 0;
+            acc[n].ms = 0;
+            acc[n].count = 0;
+            acc[n].clock = GLCV_CLOCK_GPU;
             n++;
         }
-        acc[k].gpu_ms += (double)ns * 1e-6;
-        acc[k].passes++;
+        acc[k].ms += (double)ns * 1e-6;
+        acc[k].count++;
     }
     memcpy(e->last, acc, sizeof(acc[0]) * (size_t)n);
     e->n_last = n;
@@ -1032,7 +977,7 @@ void glcv_engine_frame_end(glcv_engine *e)
     }
 }
 
-int glcv_engine_timings(glcv_engine *e, glcv_pass_timing *out, int capacity, int wait)
+int glcv_engine_timings(glcv_engine *e, glcv_timing *out, int capacity, int wait)
 {
     if (!e->timing)
         return 0;
@@ -1200,7 +1145,7 @@ glcv_status glcv_engine_create(glcv_engine_mode mode, int timing, const glcv_log
     e->timing = timing ? 1 : 0;
     if (e->timing)
         glGenQueries(TIMING_FRAMES * MAX_TIMED_PASSES, e->query_pool);
-    st = check_gl(&e->logger, "engine setup");
+    st = glcv_gl_check(&e->logger, "engine setup");
     if (st != GLCV_OK)
         goto fail_end;
     if (mode == GLCV_ENGINE_DEFAULT || mode == GLCV_ENGINE_AUTO)

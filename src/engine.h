@@ -18,8 +18,10 @@
 
 #include <glcv/core.h>
 
-#define GLCV_MAX_INPUTS 8
-#define GLCV_MAX_OUTPUTS 8
+#include "gl.h"
+
+#define GLCV_MAX_INPUTS GLCV_GL_STATE_UNITS /* units the state save covers */
+#define GLCV_MAX_OUTPUTS GLCV_GL_STATE_IMAGES
 #define GLCV_MAX_UNIFORMS 12
 
 typedef struct glcv_engine glcv_engine;
@@ -84,6 +86,19 @@ typedef struct glcv_pass {
     int groups_x, groups_y;
 } glcv_pass;
 
+/* Building a pass: a zeroed pass of `program` over width x height (timed as `label`), then its
+ * inputs, outputs and uniforms in the order the program declares them. The pass keeps the
+ * pointers it is given (names, output textures, uniform arrays): they must outlive the run. */
+glcv_pass glcv_pass_make(glcv_program *program, const char *label, int width, int height);
+void glcv_pass_add_input(glcv_pass *pass, const char *name, GLuint texture, glcv_sampling sampling);
+void glcv_pass_add_output(glcv_pass *pass, const glcv_tex *texture);
+/* GLCV_U_1I, 2I or 4I: up to four ints (the unused ones 0). */
+void glcv_pass_add_uniform_i(glcv_pass *pass, const char *name, glcv_uniform_type type, int a, int b);
+/* GLCV_U_1F, 2F or 4F: 1, 2 or 4 floats from `v`. */
+void glcv_pass_add_uniform_f(glcv_pass *pass, const char *name, glcv_uniform_type type, const float *v);
+/* GLCV_U_4IV: `count` ivec4s from `array` (4 * count ints). */
+void glcv_pass_add_uniform_4iv(glcv_pass *pass, const char *name, const int *array, int count);
+
 /* Creates an engine in the current context. `mode` AUTO/DEFAULT picks per renderer (timed once
  * per process and renderer, cached); FRAGMENT needs GL 3.3, COMPUTE 4.3. */
 glcv_status glcv_engine_create(glcv_engine_mode mode, int timing, const glcv_logger *logger, glcv_engine **out);
@@ -143,19 +158,6 @@ glcv_status glcv_engine_check_input(glcv_engine *engine, GLuint texture, int wid
 void glcv_engine_frame_begin(glcv_engine *engine);
 void glcv_engine_frame_end(glcv_engine *engine);
 /* Per-label GPU times of the newest completed frame. */
-int glcv_engine_timings(glcv_engine *engine, glcv_pass_timing *out, int capacity, int wait);
-
-/* Reads a caller's texture (validated as for check_input) into packed RGB bytes, for the CPU
- * engine. Needs a current context; performs its own state save/restore. */
-glcv_status glcv_texture_read_rgb(GLuint texture, int width, int height, uint8_t *rgb, const glcv_logger *logger);
-
-/* GL state save/restore (src/glstate.c). */
-typedef struct glcv_glstate glcv_glstate;
-glcv_glstate *glcv_glstate_new(void);
-void glcv_glstate_free(glcv_glstate *state);
-/* Saves what the engine touches and sets the defaults passes need; `images` nonzero also saves
- * the image-unit bindings (GL 4.2+). */
-void glcv_glstate_save(glcv_glstate *state, int images);
-void glcv_glstate_restore(const glcv_glstate *state);
+int glcv_engine_timings(glcv_engine *engine, glcv_timing *out, int capacity, int wait);
 
 #endif

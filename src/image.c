@@ -1,5 +1,5 @@
 /* Host images: allocation, checks, pixel-format conversion, and image files through stb_image. */
-#include "internal.h"
+#include "core_internal.h"
 
 #include <glcv/image.h>
 
@@ -102,7 +102,7 @@ static channel_layout layout_of(glcv_pixel_format format)
     case GLCV_PIXEL_RGBA8: l = (channel_layout){4, 0, 1, 2, 3, 0}; break;
     case GLCV_PIXEL_BGR8: l = (channel_layout){3, 2, 1, 0, -1, 0}; break;
     case GLCV_PIXEL_BGRA8: l = (channel_layout){4, 2, 1, 0, 3, 0}; break;
-    case GLCV_PIXEL_UNKNOWN: break;
+    case GLCV_PIXEL_DEFAULT: break;
     }
     return l;
 }
@@ -188,7 +188,7 @@ glcv_status glcv_image_load(const char *path, glcv_pixel_format format, const gl
         memset(out, 0, sizeof *out);
     if (!path || !*path || !out)
         return glcv_fail(logger, GLCV_ERROR_INVALID_ARGUMENT, "image load: NULL or empty argument");
-    if (format != GLCV_PIXEL_UNKNOWN && format != GLCV_PIXEL_GRAY8 && format != GLCV_PIXEL_RGB8 &&
+    if (format != GLCV_PIXEL_DEFAULT && format != GLCV_PIXEL_GRAY8 && format != GLCV_PIXEL_RGB8 &&
         format != GLCV_PIXEL_RGBA8)
         return glcv_fail(logger, GLCV_ERROR_INVALID_ARGUMENT,
                          "image load: format %d not supported (GRAY8, RGB8, RGBA8 or UNKNOWN)", (int)format);
@@ -200,7 +200,7 @@ glcv_status glcv_image_load(const char *path, glcv_pixel_format format, const gl
     glcv_status st = open_image(path, logger, &f, &w, &h, &comp);
     if (st != GLCV_OK)
         return st;
-    if (format == GLCV_PIXEL_UNKNOWN)
+    if (format == GLCV_PIXEL_DEFAULT)
         format = comp == 1 ? GLCV_PIXEL_GRAY8 : comp == 3 ? GLCV_PIXEL_RGB8 : GLCV_PIXEL_RGBA8;
     /* Colour files wanted as gray are decoded as RGB and converted here, so that the gray formula
      * is the one glcv_image_convert documents. */

@@ -13,7 +13,7 @@
  * SSD and ZNCC widen bytes to 16 bits and pair two template columns per pmaddwd, LINF keeps a byte
  * maximum. Sums that could exceed 32 bits (very large templates) go through the portable path in
  * 64 bits; the results are the same integers either way. */
-#include "match_cpu.h"
+#include "match_internal.h"
 
 #include <float.h>
 #include <math.h>

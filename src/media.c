@@ -1,7 +1,7 @@
 /* Media input: cameras, video files, image folders and sequences and lavfi graphs through FFmpeg,
  * and the synthetic scene, delivered by a capture thread through a small ring of frame buffers.
  * The only file of the library that includes FFmpeg. */
-#include "internal.h"
+#include "core_internal.h"
 
 #include <glcv/media.h>
 #include <glcv/synth.h>
@@ -263,7 +263,7 @@ static glcv_status resolve_params(const glcv_media_params *in, glcv_media_params
                          p->frame_rate);
     if ((int)p->camera_format < 0 || (int)p->camera_format > GLCV_MEDIA_CAMERA_MJPEG)
         return glcv_fail(lg, GLCV_ERROR_INVALID_ARGUMENT, "media: unknown camera format %d", (int)p->camera_format);
-    if (p->format == GLCV_PIXEL_UNKNOWN)
+    if (p->format == GLCV_PIXEL_DEFAULT)
         p->format = GLCV_PIXEL_RGB8;
     if (p->format != GLCV_PIXEL_RGB8 && p->format != GLCV_PIXEL_RGBA8)
         return glcv_fail(lg, GLCV_ERROR_INVALID_ARGUMENT, "media: pixel format %d: RGB8 or RGBA8 only",
@@ -958,7 +958,7 @@ static void free_media(glcv_media *m)
     free(m);
 }
 
-glcv_status glcv_media_open(const glcv_media_params *params, glcv_media **out)
+glcv_status glcv_media_create(const glcv_media_params *params, glcv_media **out)
 {
     if (out)
         *out = NULL;
@@ -1151,7 +1151,7 @@ const char *glcv_media_describe(const glcv_media *m)
     return m ? m->description : "";
 }
 
-void glcv_media_close(glcv_media **media)
+void glcv_media_destroy(glcv_media **media)
 {
     if (!media || !*media)
         return;

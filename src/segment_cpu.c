@@ -1,6 +1,6 @@
 /* The segmenter in C: the CPU engine and the oracle of the GPU passes.
  * Same decisions as shaders/segment_*.glsl, with the decision value in double precision. */
-#include "segment_cpu.h"
+#include "segment_internal.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -39,22 +39,6 @@ void glcv_segment_cpu_free(glcv_segment_cpu *cpu)
     free(cpu->m_min[1]);
     free(cpu->mask);
     memset(cpu, 0, sizeof *cpu);
-}
-
-void glcv_segment_cpu_to_rgb(const glcv_image *image, uint8_t *rgb)
-{
-    int bpp = glcv_pixel_format_size(image->format);
-    size_t stride = image->stride ? image->stride : (size_t)image->width * (size_t)bpp;
-    int swap = image->format == GLCV_PIXEL_BGR8 || image->format == GLCV_PIXEL_BGRA8;
-    for (int y = 0; y < image->height; y++) {
-        const uint8_t *src = image->data + (size_t)y * stride;
-        uint8_t *dst = rgb + (size_t)y * (size_t)image->width * 3;
-        for (int x = 0; x < image->width; x++, src += bpp, dst += 3) {
-            dst[0] = swap ? src[2] : src[0];
-            dst[1] = src[1];
-            dst[2] = swap ? src[0] : src[2];
-        }
-    }
 }
 
 void glcv_segment_cpu_set_background(glcv_segment_cpu *cpu, const uint8_t *rgb)

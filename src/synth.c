@@ -4,7 +4,7 @@
  * floor), which IEEE 754 defines exactly, and with sine and logarithm implemented here as
  * polynomials: the output does not depend on the C library or the machine.
  */
-#include "internal.h"
+#include "core_internal.h"
 
 #include <glcv/image.h>
 #include <glcv/synth.h>

@@ -1,26 +1,19 @@
-/* The tracker object: parameters, objects and their models, histogram files, and the frame
- * pipeline on the CUDA engine (track_cuda.c, cuda/track.cu) or the CPU (track_cpu.c). */
+/* The tracker object: parameters, objects and their models, validation, and the dispatch of each
+ * frame to its engine - CUDA (track_cuda.c, cuda/track.cu) or the CPU implementation
+ * (track_cpu.c); results with cv::CamShift's rotated boxes. Histogram files: track_hist.c. */
+#include "track_internal.h"
+
+#include "core_internal.h"
+#include "cuda_internal.h"
+#include "gl.h"
+
 #include <glcv/context.h>
 #include <glcv/image.h>
-#include <glcv/track.h>
 
-#include "cuda_bridge.h"
-#include "engine.h"
-#include "internal.h"
-#include "track_cpu.h"
-#include "track_internal.h"
-#ifdef GLCV_HAVE_CUDA
-#include "track_cuda.h"
-#endif
-
-#include <errno.h>
-#include <float.h>
 #include <math.h>
 #include <pthread.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #define DEFAULT_MAX_OBJECTS 64
 #define DEFAULT_HUE_BINS 60
@@ -68,46 +61,9 @@ struct glcv_track {
     uint32_t *counts;
     uint8_t *rgb, *mask; /* texture inputs read back */
 
-#ifdef GLCV_HAVE_CUDA
-    glcv_track_cuda *cuda;
-#endif
+    glcv_track_cuda *cuda; /* the CUDA engine, NULL with the CPU engine */
+    int cuda_with_gl; /* the CUDA engine is on the GL context's device: textures go through the bridge */
 };
-
-/* ---- names ------------------------------------------------------------------------------------- */
-
-const char *glcv_track_engine_string(glcv_track_engine engine)
-{
-    switch (engine) {
-    case GLCV_TRACK_ENGINE_DEFAULT:
-    case GLCV_TRACK_ENGINE_AUTO: return "auto";
-    case GLCV_TRACK_ENGINE_CUDA: return "cuda";
-    case GLCV_TRACK_ENGINE_CPU: return "cpu";
-    }
-    return "?";
-}
-
-glcv_status glcv_track_engine_parse(const char *name, glcv_track_engine *out)
-{
-    if (!name || !out)
-        return GLCV_ERROR_INVALID_ARGUMENT;
-    if (strcmp(name, "auto") == 0)
-        *out = GLCV_TRACK_ENGINE_AUTO;
-    else if (strcmp(name, "cuda") == 0)
-        *out = GLCV_TRACK_ENGINE_CUDA;
-    else if (strcmp(name, "cpu") == 0)
-        *out = GLCV_TRACK_ENGINE_CPU;
-    else
-        return GLCV_ERROR_INVALID_ARGUMENT;
-    return GLCV_OK;
-}
-
-glcv_status glcv_cuda_query(glcv_cuda_info *out)
-{
-    if (!out)
-        return GLCV_ERROR_INVALID_ARGUMENT;
-    glcv_cuda_bridge_query(out);
-    return GLCV_OK;
-}
 
 /* ---- parameters ------------------------------------------------------------------------------- */
 
@@ -153,8 +109,6 @@ static glcv_status resolve_params(const glcv_track_params *in, glcv_track_params
         p->min_window_area = DEFAULT_MIN_WINDOW_AREA;
     if (p->reset_width == 0)
         p->reset_width = DEFAULT_RESET_WIDTH;
-    if (p->engine == GLCV_TRACK_ENGINE_DEFAULT)
-        p->engine = GLCV_TRACK_ENGINE_AUTO;
 
     glcv_status st;
     if ((st = check_range(lg, "max_objects", p->max_objects, 1, GLCV_TRACK_MAX_OBJECTS)) ||
@@ -180,8 +134,6 @@ static glcv_status resolve_params(const glcv_track_params *in, glcv_track_params
         return glcv_fail(lg, GLCV_ERROR_INVALID_ARGUMENT, "track: unknown window mode %d", (int)p->window);
     if (p->recovery < GLCV_TRACK_RECOVERY_FRAME || p->recovery > GLCV_TRACK_RECOVERY_NONE)
         return glcv_fail(lg, GLCV_ERROR_INVALID_ARGUMENT, "track: unknown recovery mode %d", (int)p->recovery);
-    if (p->engine < GLCV_TRACK_ENGINE_AUTO || p->engine > GLCV_TRACK_ENGINE_CPU)
-        return glcv_fail(lg, GLCV_ERROR_INVALID_ARGUMENT, "track: unknown engine %d", (int)p->engine);
     return GLCV_OK;
 }
 
@@ -258,35 +210,19 @@ glcv_status glcv_track_create(const glcv_track_params *params, glcv_track **out)
         }
     }
 
-    if (p.engine != GLCV_TRACK_ENGINE_CPU) {
-        int device = -1, with_gl = 0;
-        char why[256] = "";
-        st = glcv_cuda_bridge_pick_device(p.cuda_device, &device, &with_gl, why, sizeof why);
-#ifdef GLCV_HAVE_CUDA
-        if (st == GLCV_OK) {
-            glcv_tm_config c = make_config(t);
-            st = glcv_track_cuda_create(device, &c, &t->tables, p.max_objects, lg, &t->cuda);
-            if (st != GLCV_OK)
-                snprintf(why, sizeof why, "the CUDA engine could not start on device %d (%s)", device,
-                         glcv_status_string(st));
-        }
-#endif
-        if (st != GLCV_OK) {
-            if (p.engine == GLCV_TRACK_ENGINE_CUDA) {
-                glcv_fail(lg, GLCV_ERROR_UNSUPPORTED, "track: the CUDA engine is not available: %s", why);
-                st = GLCV_ERROR_UNSUPPORTED;
-                goto fail;
-            }
-            glcv_logf(lg, GLCV_LOG_INFO, "track: %s: using the CPU implementation", why);
-            t->p.engine = GLCV_TRACK_ENGINE_CPU;
-        } else {
-            t->p.engine = GLCV_TRACK_ENGINE_CUDA;
-            glcv_logf(lg, GLCV_LOG_DEBUG, "track: CUDA engine on device %d%s", device,
-                      with_gl ? " (the GL context's)" : "");
-        }
-        st = GLCV_OK;
+    glcv_cuda_device device;
+    st = glcv_cuda_choose("track", p.engine, p.cuda_device, lg, &t->p.engine, &device);
+    if (st != GLCV_OK)
+        goto fail;
+    if (t->p.engine == GLCV_ENGINE_CUDA) {
+        glcv_tm_config c = make_config(t);
+        st = glcv_track_cuda_create(device.device, &c, &t->tables, p.max_objects, lg, &t->cuda);
+        if (st != GLCV_OK)
+            goto fail;
+        t->p.cuda_device = device.device;
+        t->cuda_with_gl = device.with_gl;
     }
-    if (t->p.engine == GLCV_TRACK_ENGINE_CPU) {
+    if (t->p.engine == GLCV_ENGINE_CPU) {
         size_t n = (size_t)p.width * (size_t)p.height;
         t->bins = malloc(n * sizeof *t->bins);
         if (!t->bins) {
@@ -295,7 +231,7 @@ glcv_status glcv_track_create(const glcv_track_params *params, glcv_track **out)
         }
     }
     glcv_logf(lg, GLCV_LOG_DEBUG, "track: %dx%d, %d x %d bins, up to %d objects, engine %s", p.width, p.height,
-              p.hue_bins, p.sat_bins, p.max_objects, glcv_track_engine_string(t->p.engine));
+              p.hue_bins, p.sat_bins, p.max_objects, glcv_engine_mode_string(t->p.engine));
     *out = t;
     return GLCV_OK;
 fail:
@@ -308,9 +244,7 @@ void glcv_track_destroy(glcv_track **track)
     if (!track || !*track)
         return;
     glcv_track *t = *track;
-#ifdef GLCV_HAVE_CUDA
     glcv_track_cuda_destroy(&t->cuda);
-#endif
     if (t->slots) {
         for (int i = 0; i < t->p.max_objects; i++) {
             free(t->slots[i].value);
@@ -384,12 +318,12 @@ static glcv_status read_textures(glcv_track *t, unsigned int frame, unsigned int
         return glcv_fail(&t->logger, GLCV_ERROR_NO_CONTEXT, "track: texture inputs need a current GL context");
     if (!t->rgb && !(t->rgb = malloc(n * 3)))
         return GLCV_ERROR_OUT_OF_MEMORY;
-    glcv_status st = glcv_texture_read_rgb(frame, t->p.width, t->p.height, t->rgb, &t->logger);
+    glcv_status st = glcv_gl_read_rgb(frame, t->p.width, t->p.height, t->rgb, &t->logger);
     if (st != GLCV_OK || !mask)
         return st;
     if (!t->mask && !(t->mask = malloc(n * 3)))
         return GLCV_ERROR_OUT_OF_MEMORY;
-    st = glcv_texture_read_rgb(mask, t->p.width, t->p.height, t->mask, &t->logger);
+    st = glcv_gl_read_rgb(mask, t->p.width, t->p.height, t->mask, &t->logger);
     if (st != GLCV_OK)
         return st;
     for (size_t i = 0; i < n; i++) /* red > 0.5 */
@@ -409,7 +343,7 @@ static void hist_from_counts(const glcv_track *t, const uint32_t *counts, glcv_t
 
 /* Counts and normalises; the caller holds the lock. */
 static glcv_status hist_compute_locked(glcv_track *t, const glcv_image *frame, const glcv_image *mask,
-                                       glcv_track_rect region, glcv_track_hist *out)
+                                       glcv_rect region, glcv_track_hist *out)
 {
     glcv_status st = check_frame(t, frame, mask);
     glcv_tm_config c = make_config(t);
@@ -439,7 +373,7 @@ static glcv_status hist_compute_locked(glcv_track *t, const glcv_image *frame, c
 }
 
 glcv_status glcv_track_hist_compute(glcv_track *t, const glcv_image *frame, const glcv_image *mask,
-                                    glcv_track_rect region, glcv_track_hist *out)
+                                    glcv_rect region, glcv_track_hist *out)
 {
     if (!t || !out)
         return GLCV_ERROR_INVALID_ARGUMENT;
@@ -450,7 +384,7 @@ glcv_status glcv_track_hist_compute(glcv_track *t, const glcv_image *frame, cons
 }
 
 glcv_status glcv_track_hist_compute_texture(glcv_track *t, unsigned int frame, unsigned int mask,
-                                            glcv_track_rect region, glcv_track_hist *out)
+                                            glcv_rect region, glcv_track_hist *out)
 {
     if (!t || !out)
         return GLCV_ERROR_INVALID_ARGUMENT;
@@ -465,174 +399,6 @@ glcv_status glcv_track_hist_compute_texture(glcv_track *t, unsigned int frame, u
     return st;
 }
 
-static glcv_status check_hist(const glcv_logger *lg, const glcv_track_hist *h)
-{
-    if (!h || h->hue_bins < 1 || h->hue_bins > 180 || h->sat_bins < 1 || h->sat_bins > 256 ||
-        h->hue_bins * h->sat_bins > GLCV_TRACK_MAX_BINS)
-        return glcv_fail(lg, GLCV_ERROR_INVALID_ARGUMENT, "track: histogram bins %d x %d out of range",
-                         h ? h->hue_bins : 0, h ? h->sat_bins : 0);
-    for (int b = 0; b < h->hue_bins * h->sat_bins; b++)
-        if (!glcv_finite(h->value[b]) || h->value[b] < 0 || h->value[b] > 255)
-            return glcv_fail(lg, GLCV_ERROR_INVALID_ARGUMENT, "track: histogram bin %d is %g (must be 0..255)", b,
-                             (double)h->value[b]);
-    return GLCV_OK;
-}
-
-glcv_status glcv_track_hist_distance(const glcv_track_hist *a, const glcv_track_hist *b, double *out)
-{
-    if (!a || !b || !out || check_hist(NULL, a) != GLCV_OK || check_hist(NULL, b) != GLCV_OK ||
-        a->hue_bins != b->hue_bins || a->sat_bins != b->sat_bins)
-        return GLCV_ERROR_INVALID_ARGUMENT;
-    double s1 = 0, s2 = 0, s = 0;
-    for (int i = 0; i < a->hue_bins * a->sat_bins; i++) {
-        s1 += a->value[i];
-        s2 += b->value[i];
-        s += sqrt((double)a->value[i] * (double)b->value[i]);
-    }
-    *out = glcv_tm_distance(s, s1, s2);
-    return GLCV_OK;
-}
-
-glcv_status glcv_track_hist_save(const char *path, const glcv_track_hist *hists, int count, const glcv_logger *lg)
-{
-    if (!path || !*path || !hists || count < 1)
-        return glcv_fail(lg, GLCV_ERROR_INVALID_ARGUMENT, "track: hist_save needs a path and histograms");
-    for (int i = 0; i < count; i++) {
-        glcv_status st = check_hist(lg, &hists[i]);
-        if (st != GLCV_OK)
-            return st;
-    }
-    size_t n = strlen(path);
-    char *tmp = malloc(n + 32);
-    if (!tmp)
-        return GLCV_ERROR_OUT_OF_MEMORY;
-    snprintf(tmp, n + 32, "%s.tmp%ld", path, (long)getpid());
-    FILE *f = fopen(tmp, "w");
-    if (!f) {
-        glcv_status st = glcv_fail(lg, GLCV_ERROR_IO, "%s: cannot write: %s", tmp, strerror(errno));
-        free(tmp);
-        return st;
-    }
-    fprintf(f, "glcv-track-hist 1\n# %d histogram%s; per histogram: hist HUE_BINS SAT_BINS, then the bins "
-               "(0..255, hue-major)\n",
-            count, count == 1 ? "" : "s");
-    for (int i = 0; i < count; i++) {
-        const glcv_track_hist *h = &hists[i];
-        fprintf(f, "hist %d %d\n", h->hue_bins, h->sat_bins);
-        int nb = h->hue_bins * h->sat_bins;
-        for (int b = 0; b < nb; b++)
-            fprintf(f, "%.9g%c", (double)h->value[b], (b + 1) % 10 == 0 || b + 1 == nb ? '\n' : ' ');
-    }
-    int bad = ferror(f);
-    bad |= fclose(f) != 0;
-    glcv_status st = GLCV_OK;
-    if (bad || rename(tmp, path) != 0) {
-        st = glcv_fail(lg, GLCV_ERROR_IO, "%s: cannot write: %s", path, strerror(errno));
-        remove(tmp);
-    }
-    free(tmp);
-    return st;
-}
-
-/* The next token of a histogram file, skipping white space and comments; 0 at the end. */
-static int next_token(FILE *f, char *buf, size_t size)
-{
-    int ch;
-    for (;;) {
-        ch = fgetc(f);
-        if (ch == '#') {
-            while (ch != EOF && ch != '\n')
-                ch = fgetc(f);
-        }
-        if (ch == EOF)
-            return 0;
-        if (ch != ' ' && ch != '\t' && ch != '\n' && ch != '\r')
-            break;
-    }
-    size_t n = 0;
-    while (ch != EOF && ch != ' ' && ch != '\t' && ch != '\n' && ch != '\r' && ch != '#') {
-        if (n + 1 < size)
-            buf[n++] = (char)ch;
-        ch = fgetc(f);
-    }
-    if (ch == '#')
-        ungetc(ch, f);
-    buf[n] = '\0';
-    return 1;
-}
-
-static int parse_long(const char *s, long *out)
-{
-    char *end = NULL;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (end == s || *end || errno)
-        return 0;
-    *out = v;
-    return 1;
-}
-
-glcv_status glcv_track_hist_load(const char *path, glcv_track_hist *hists, int capacity, int *count,
-                                 const glcv_logger *lg)
-{
-    if (!path || !hists || capacity < 1 || !count)
-        return glcv_fail(lg, GLCV_ERROR_INVALID_ARGUMENT, "track: hist_load needs a path and room");
-    *count = 0;
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return glcv_fail(lg, GLCV_ERROR_IO, "%s: cannot open: %s", path, strerror(errno));
-    char tok[64];
-    long version = 0;
-    glcv_status st = GLCV_OK;
-    if (!next_token(f, tok, sizeof tok) || strcmp(tok, "glcv-track-hist") != 0 || !next_token(f, tok, sizeof tok) ||
-        !parse_long(tok, &version) || version != 1) {
-        st = glcv_fail(lg, GLCV_ERROR_CORRUPT_DATA, "%s: not a glcv-track-hist 1 file", path);
-        goto done;
-    }
-    while (next_token(f, tok, sizeof tok)) {
-        long hb = 0, sb = 0;
-        if (strcmp(tok, "hist") != 0 || !next_token(f, tok, sizeof tok) || !parse_long(tok, &hb) ||
-            !next_token(f, tok, sizeof tok) || !parse_long(tok, &sb) || hb < 1 || hb > 180 || sb < 1 || sb > 256 ||
-            hb * sb > GLCV_TRACK_MAX_BINS) {
-            st = glcv_fail(lg, GLCV_ERROR_CORRUPT_DATA, "%s: histogram %d: expected 'hist HUE_BINS SAT_BINS' "
-                                                        "(1..180, 1..256, at most %d bins)",
-                           path, *count + 1, GLCV_TRACK_MAX_BINS);
-            goto done;
-        }
-        glcv_track_hist h;
-        memset(&h, 0, sizeof h);
-        h.hue_bins = (int)hb;
-        h.sat_bins = (int)sb;
-        for (long b = 0; b < hb * sb; b++) {
-            char *end = NULL;
-            double v = 0;
-            int ok = next_token(f, tok, sizeof tok);
-            if (ok) {
-                v = strtod(tok, &end);
-                ok = end != tok && !*end && glcv_finite(v) && v >= 0 && v <= 255;
-            }
-            if (!ok) {
-                st = glcv_fail(lg, GLCV_ERROR_CORRUPT_DATA, "%s: histogram %d, bin %ld: %s", path, *count + 1, b,
-                               tok[0] ? "not a value in 0..255" : "missing");
-                goto done;
-            }
-            h.value[b] = (float)v;
-        }
-        if (*count < capacity)
-            hists[*count] = h;
-        (*count)++;
-        if (*count >= capacity)
-            break;
-    }
-    if (*count == 0)
-        st = glcv_fail(lg, GLCV_ERROR_CORRUPT_DATA, "%s: no histogram", path);
-done:
-    if (ferror(f) && st == GLCV_OK)
-        st = glcv_fail(lg, GLCV_ERROR_IO, "%s: read error", path);
-    fclose(f);
-    return st;
-}
-
 /* ---- objects ---------------------------------------------------------------------------------- */
 
 static int valid_id(const glcv_track *t, int id)
@@ -643,7 +409,6 @@ static int valid_id(const glcv_track *t, int id)
 /* CUDA: fetches the last frame's results and the objects' states before the host changes them. */
 static glcv_status settle(glcv_track *t)
 {
-#ifdef GLCV_HAVE_CUDA
     if (t->cuda && t->results_pending) {
         glcv_tm_object *states = malloc((size_t)t->p.max_objects * sizeof *states);
         if (!states)
@@ -657,34 +422,24 @@ static glcv_status settle(glcv_track *t)
         t->results_pending = 0;
         return st;
     }
-#else
-    (void)t;
-#endif
     return GLCV_OK;
 }
 
 static glcv_status upload_object(glcv_track *t, int id, int model)
 {
-#ifdef GLCV_HAVE_CUDA
-    if (t->cuda) {
-        track_slot *s = &t->slots[id];
-        return glcv_track_cuda_set_object(t->cuda, id, &s->state, model ? s->lut : NULL,
-                                          model ? s->sqrt_model : NULL, s->model_sum);
-    }
-#else
-    (void)t;
-    (void)id;
-    (void)model;
-#endif
-    return GLCV_OK;
+    if (!t->cuda)
+        return GLCV_OK;
+    track_slot *s = &t->slots[id];
+    return glcv_track_cuda_set_object(t->cuda, id, &s->state, model ? s->lut : NULL, model ? s->sqrt_model : NULL,
+                                      s->model_sum);
 }
 
-glcv_status glcv_track_add(glcv_track *t, const glcv_track_hist *hist, glcv_track_rect window, int *id)
+glcv_status glcv_track_add(glcv_track *t, const glcv_track_hist *hist, glcv_rect window, int *id)
 {
     if (!t || !id)
         return GLCV_ERROR_INVALID_ARGUMENT;
     *id = -1;
-    glcv_status st = check_hist(&t->logger, hist);
+    glcv_status st = glcv_track_hist_check(&t->logger, hist);
     if (st != GLCV_OK)
         return st;
     if (hist->hue_bins != t->p.hue_bins || hist->sat_bins != t->p.sat_bins)
@@ -730,7 +485,7 @@ glcv_status glcv_track_remove(glcv_track *t, int id)
     return st;
 }
 
-glcv_status glcv_track_set_window(glcv_track *t, int id, glcv_track_rect window)
+glcv_status glcv_track_set_window(glcv_track *t, int id, glcv_rect window)
 {
     if (!t)
         return GLCV_ERROR_INVALID_ARGUMENT;
@@ -801,7 +556,6 @@ glcv_status glcv_track_frame(glcv_track *t, const glcv_image *frame, const glcv_
     glcv_status st = check_frame(t, frame, mask);
     if (st == GLCV_OK) {
         glcv_tm_config c = make_config(t);
-#ifdef GLCV_HAVE_CUDA
         if (t->cuda) {
             list_objects(t);
             st = glcv_track_cuda_frame(t->cuda, &c, frame, mask, t->ids, t->n_ids);
@@ -810,7 +564,6 @@ glcv_status glcv_track_frame(glcv_track *t, const glcv_image *frame, const glcv_
             pthread_mutex_unlock(&t->lock);
             return st;
         }
-#endif
         glcv_track_cpu_bins(&t->tables, &c, frame, mask ? mask->data : NULL, mask ? glcv_image_stride(mask) : 0,
                             t->bins);
         cpu_track_all(t, &c);
@@ -827,16 +580,22 @@ glcv_status glcv_track_frame_texture(glcv_track *t, unsigned int frame, unsigned
     glcv_status st = GLCV_OK;
     {
         glcv_tm_config c = make_config(t);
-#ifdef GLCV_HAVE_CUDA
         if (t->cuda) {
             list_objects(t);
-            st = glcv_track_cuda_frame_texture(t->cuda, &c, frame, mask, t->ids, t->n_ids);
+            if (t->cuda_with_gl) {
+                st = glcv_track_cuda_frame_texture(t->cuda, &c, frame, mask, t->ids, t->n_ids);
+            } else { /* the GL context is on another device: through host memory */
+                st = read_textures(t, frame, mask);
+                glcv_image img = {t->rgb, t->p.width, t->p.height, 0, GLCV_PIXEL_RGB8};
+                glcv_image mimg = {t->mask, t->p.width, t->p.height, 0, GLCV_PIXEL_GRAY8};
+                if (st == GLCV_OK)
+                    st = glcv_track_cuda_frame(t->cuda, &c, &img, mask ? &mimg : NULL, t->ids, t->n_ids);
+            }
             t->have_frame = st == GLCV_OK;
             t->results_pending = st == GLCV_OK;
             pthread_mutex_unlock(&t->lock);
             return st;
         }
-#endif
         st = read_textures(t, frame, mask);
         if (st == GLCV_OK) {
             glcv_track_cpu_bins_rgb(&t->tables, &c, t->rgb, mask ? t->mask : NULL, t->bins);
@@ -852,20 +611,16 @@ glcv_status glcv_track_forget_texture(glcv_track *t, unsigned int texture)
     if (!t)
         return GLCV_ERROR_INVALID_ARGUMENT;
     glcv_status st = GLCV_OK;
-#ifdef GLCV_HAVE_CUDA
     pthread_mutex_lock(&t->lock);
     if (t->cuda)
         st = glcv_track_cuda_forget_texture(t->cuda, texture);
     pthread_mutex_unlock(&t->lock);
-#else
-    (void)texture;
-#endif
     return st;
 }
 
 /* ---- results ---------------------------------------------------------------------------------- */
 
-glcv_track_rect glcv_track_box_bounds(float cx, float cy, float w, float h, float angle, int frame_w, int frame_h)
+glcv_rect glcv_track_box_bounds(float cx, float cy, float w, float h, float angle, int frame_w, int frame_h)
 {
     /* cv::RotatedRect::points and boundingRect */
     double a_rad = (double)angle * 3.14159265358979323846 / 180.0;
@@ -891,7 +646,7 @@ glcv_track_rect glcv_track_box_bounds(float cx, float cy, float w, float h, floa
     int rw = (int)ceilf(x1) - rx + 1, rh = (int)ceilf(y1) - ry + 1;
     glcv_tm_rect r = {rx, ry, rw, rh}, frame = {0, 0, frame_w, frame_h};
     r = glcv_tm_intersect(r, frame);
-    glcv_track_rect out = {r.x, r.y, r.w, r.h};
+    glcv_rect out = {r.x, r.y, r.w, r.h};
     return out;
 }
 
@@ -911,8 +666,8 @@ static void to_public(const glcv_track *t, const glcv_tm_config *c, int id, cons
     out->m11 = (double)r->m[GLCV_TM_M11];
     out->m20 = (double)r->m[GLCV_TM_M20];
     out->m02 = (double)r->m[GLCV_TM_M02];
-    out->measured = (glcv_track_rect){r->measured.x, r->measured.y, r->measured.w, r->measured.h};
-    out->window = (glcv_track_rect){r->next.x, r->next.y, r->next.w, r->next.h};
+    out->measured = (glcv_rect){r->measured.x, r->measured.y, r->measured.w, r->measured.h};
+    out->window = (glcv_rect){r->next.x, r->next.y, r->next.w, r->next.h};
     out->distance = r->distance;
     if (r->m[GLCV_TM_M00] == 0)
         return; /* cv::CamShift's empty RotatedRect */
@@ -973,14 +728,12 @@ glcv_status glcv_track_set_cuda_cluster(glcv_track *t, int blocks)
 {
     if (!t || (blocks != 0 && blocks != 1 && blocks != 2 && blocks != 4 && blocks != 8 && blocks != 16))
         return GLCV_ERROR_INVALID_ARGUMENT;
-#ifdef GLCV_HAVE_CUDA
     if (t->cuda) {
         pthread_mutex_lock(&t->lock);
         glcv_track_cuda_set_cluster(t->cuda, blocks);
         pthread_mutex_unlock(&t->lock);
         return GLCV_OK;
     }
-#endif
     return GLCV_ERROR_UNSUPPORTED;
 }
 
@@ -989,35 +742,28 @@ glcv_status glcv_track_texture_stats_get(glcv_track *t, glcv_track_texture_stats
     if (!t || !out)
         return GLCV_ERROR_INVALID_ARGUMENT;
     memset(out, 0, sizeof *out);
-#ifdef GLCV_HAVE_CUDA
     pthread_mutex_lock(&t->lock);
     if (t->cuda)
         glcv_track_cuda_texture_stats(t->cuda, out);
     pthread_mutex_unlock(&t->lock);
-#endif
     return GLCV_OK;
 }
 
 int glcv_track_cuda_cluster_used(glcv_track *t)
 {
-#ifdef GLCV_HAVE_CUDA
     if (t && t->cuda) {
         pthread_mutex_lock(&t->lock);
         int n = glcv_track_cuda_cluster(t->cuda);
         pthread_mutex_unlock(&t->lock);
         return n;
     }
-#else
-    (void)t;
-#endif
     return 0;
 }
 
-glcv_status glcv_track_bench_prepare(glcv_track *t, const glcv_track_rect *windows, int n)
+glcv_status glcv_track_bench_prepare(glcv_track *t, const glcv_rect *windows, int n)
 {
     if (!t || n < 1 || !windows)
         return GLCV_ERROR_INVALID_ARGUMENT;
-#ifdef GLCV_HAVE_CUDA
     if (t->cuda) {
         pthread_mutex_lock(&t->lock);
         glcv_status st = settle(t);
@@ -1042,7 +788,6 @@ glcv_status glcv_track_bench_prepare(glcv_track *t, const glcv_track_rect *windo
         pthread_mutex_unlock(&t->lock);
         return st;
     }
-#endif
     return GLCV_ERROR_UNSUPPORTED;
 }
 
@@ -1050,7 +795,6 @@ glcv_status glcv_track_bench_time(glcv_track *t, int hsv, int runs, double *ms_p
 {
     if (!t || runs < 1 || !ms_per_frame)
         return GLCV_ERROR_INVALID_ARGUMENT;
-#ifdef GLCV_HAVE_CUDA
     if (t->cuda) {
         pthread_mutex_lock(&t->lock);
         glcv_tm_config c = make_config(t);
@@ -1058,8 +802,5 @@ glcv_status glcv_track_bench_time(glcv_track *t, int hsv, int runs, double *ms_p
         pthread_mutex_unlock(&t->lock);
         return st;
     }
-#else
-    (void)hsv;
-#endif
     return GLCV_ERROR_UNSUPPORTED;
 }

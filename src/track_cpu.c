@@ -1,5 +1,5 @@
 /* The tracker's CPU implementation (see track_cpu.h). */
-#include "track_cpu.h"
+#include "track_internal.h"
 
 #include <float.h>
 #include <math.h>

@@ -1,20 +1,22 @@
-/* The tracker's CUDA engine, host side (see track_cuda.h). Device memory: the frame and mask
+/* The tracker's CUDA engine, host side (see track_internal.h). Device memory: the frame and mask
  * (host inputs), the bin image, the tables, the objects' models and states, the results; one
- * non-blocking stream; texture inputs through the interop bridge. */
-#include "track_cuda.h"
-
-#include "cuda_bridge.h"
-#include "cuda_kernels.h"
-#include "internal.h"
+ * non-blocking stream; texture inputs through the CUDA-GL bridge. The kernels are
+ * cuda/track.cu, behind track_kernels.h. */
 #include "track_internal.h"
+
+#include "core_internal.h"
 
 #include <glcv/context.h>
 #include <glcv/image.h>
 
-#include <cuda_runtime_api.h>
-
 #include <stdlib.h>
 #include <string.h>
+
+#if GLCV_HAVE_CUDA
+#include "cuda_bridge.h"
+#include "track_kernels.h"
+
+#include <cuda_runtime_api.h>
 
 struct glcv_track_cuda {
     glcv_logger logger;
@@ -57,12 +59,7 @@ struct glcv_track_cuda {
     int bench_n, bench_ids;       /* objects bench_ids .. bench_ids + bench_n - 1 */
 };
 
-#define CHECK_CUDA(call, what)                                                                              \
-    do {                                                                                                    \
-        cudaError_t err_ = (call);                                                                          \
-        if (err_ != cudaSuccess)                                                                            \
-            return glcv_cuda_fail(&c_->logger, err_, what);                                                 \
-    } while (0)
+#define CHECK_CUDA(call, what) GLCV_CUDA_TRY(&c_->logger, call, what)
 
 static glcv_status cuda_alloc(glcv_track_cuda *c_, void **ptr, size_t bytes, const char *what)
 {
@@ -91,8 +88,8 @@ glcv_status glcv_track_cuda_create(int device, const glcv_tm_config *c, const gl
     cudaError_t err = cudaSuccess;
     if (st == GLCV_OK && (err = cudaSetDevice(device)) != cudaSuccess)
         st = glcv_cuda_fail(&c_->logger, err, "track: cudaSetDevice");
-    if (st == GLCV_OK && (err = cudaStreamCreateWithFlags(&c_->stream, cudaStreamNonBlocking)) != cudaSuccess)
-        st = glcv_cuda_fail(&c_->logger, err, "track: cudaStreamCreate");
+    if (st == GLCV_OK)
+        st = glcv_cuda_stream_create(&c_->stream, &c_->logger, "track: cudaStreamCreate");
     if (st == GLCV_OK && (err = cudaEventCreateWithFlags(&c_->done, cudaEventDisableTiming)) != cudaSuccess)
         st = glcv_cuda_fail(&c_->logger, err, "track: cudaEventCreate");
     if (st == GLCV_OK &&
@@ -408,12 +405,10 @@ glcv_status glcv_track_cuda_bench_prepare(glcv_track_cuda *c_, const glcv_tm_rec
     if (!c_->initial)
         CHECK_CUDA(cudaMalloc((void **)&c_->initial, (size_t)c_->max_objects * sizeof *c_->initial),
                    "track: benchmark states");
-    if (!c_->start && cudaEventCreate(&c_->start) != cudaSuccess)
-        c_->start = NULL;
-    if (!c_->stop && cudaEventCreate(&c_->stop) != cudaSuccess)
-        c_->stop = NULL;
-    if (!c_->start || !c_->stop)
-        return glcv_fail(&c_->logger, GLCV_ERROR_GL, "track: cudaEventCreate failed");
+    if (!c_->start)
+        CHECK_CUDA(cudaEventCreate(&c_->start), "track: cudaEventCreate");
+    if (!c_->stop)
+        CHECK_CUDA(cudaEventCreate(&c_->stop), "track: cudaEventCreate");
     glcv_tm_object *o = calloc((size_t)(n > 0 ? n : 1), sizeof *o);
     if (!o)
         return GLCV_ERROR_OUT_OF_MEMORY;
@@ -471,3 +466,85 @@ glcv_status glcv_track_cuda_bench_time(glcv_track_cuda *c_, const glcv_tm_config
     *ms_per_frame = (double)ms / (runs > 0 ? runs : 1);
     return GLCV_OK;
 }
+
+#else /* built without CUDA: glcv_cuda_choose never picks this engine, so only create is reached */
+
+glcv_status glcv_track_cuda_create(int device, const glcv_tm_config *c, const glcv_tm_tables *tables,
+                                   int max_objects, const glcv_logger *logger, glcv_track_cuda **out)
+{
+    (void)device, (void)c, (void)tables, (void)max_objects;
+    *out = NULL;
+    return glcv_fail(logger, GLCV_ERROR_UNSUPPORTED, "track: glcv was built without CUDA");
+}
+
+void glcv_track_cuda_destroy(glcv_track_cuda **cuda)
+{
+    (void)cuda;
+}
+
+glcv_status glcv_track_cuda_set_object(glcv_track_cuda *cuda, int id, const glcv_tm_object *object,
+                                       const uint8_t *lut, const double *sqrt_model, double model_sum)
+{
+    (void)cuda, (void)id, (void)object, (void)lut, (void)sqrt_model, (void)model_sum;
+    return GLCV_ERROR_UNSUPPORTED;
+}
+
+glcv_status glcv_track_cuda_frame(glcv_track_cuda *cuda, const glcv_tm_config *c, const glcv_image *frame,
+                                  const glcv_image *mask, const int *ids, int n)
+{
+    (void)cuda, (void)c, (void)frame, (void)mask, (void)ids, (void)n;
+    return GLCV_ERROR_UNSUPPORTED;
+}
+
+glcv_status glcv_track_cuda_frame_texture(glcv_track_cuda *cuda, const glcv_tm_config *c, unsigned int frame,
+                                          unsigned int mask, const int *ids, int n)
+{
+    (void)cuda, (void)c, (void)frame, (void)mask, (void)ids, (void)n;
+    return GLCV_ERROR_UNSUPPORTED;
+}
+
+glcv_status glcv_track_cuda_forget_texture(glcv_track_cuda *cuda, unsigned int texture)
+{
+    (void)cuda, (void)texture;
+    return GLCV_ERROR_UNSUPPORTED;
+}
+
+void glcv_track_cuda_texture_stats(const glcv_track_cuda *cuda, glcv_track_texture_stats *out)
+{
+    (void)cuda;
+    memset(out, 0, sizeof *out);
+}
+
+glcv_status glcv_track_cuda_results(glcv_track_cuda *cuda, glcv_tm_result *results, glcv_tm_object *objects,
+                                    const int *ids, int n)
+{
+    (void)cuda, (void)results, (void)objects, (void)ids, (void)n;
+    return GLCV_ERROR_UNSUPPORTED;
+}
+
+void glcv_track_cuda_set_cluster(glcv_track_cuda *cuda, int blocks)
+{
+    (void)cuda, (void)blocks;
+}
+
+int glcv_track_cuda_cluster(const glcv_track_cuda *cuda)
+{
+    (void)cuda;
+    return 0;
+}
+
+glcv_status glcv_track_cuda_bench_prepare(glcv_track_cuda *cuda, const glcv_tm_rect *windows, const int *ids,
+                                          int n)
+{
+    (void)cuda, (void)windows, (void)ids, (void)n;
+    return GLCV_ERROR_UNSUPPORTED;
+}
+
+glcv_status glcv_track_cuda_bench_time(glcv_track_cuda *cuda, const glcv_tm_config *c, int hsv, int runs,
+                                       double *ms_per_frame)
+{
+    (void)cuda, (void)c, (void)hsv, (void)runs, (void)ms_per_frame;
+    return GLCV_ERROR_UNSUPPORTED;
+}
+
+#endif

@@ -1,24 +1,72 @@
-/* Private hooks of the tracker for benchmarks and tests (not part of the public API). */
+/* The tracker (private): what its files offer each other, and hooks for tests and benchmarks.
+ *   track.c       the object: parameters, objects, validation, dispatch to an engine, results
+ *   track_hist.c  model histograms: from frames, distances, files
+ *   track_cpu.c   the CPU implementation: the CPU engine and the tests' oracle
+ *   track_cuda.c  the CUDA engine's host side; its kernels are cuda/track.cu (track_kernels.h)
+ *   track_math.h  the per-pixel and per-window arithmetic both engines share, bit for bit
+ * The object's functions are called with its mutex held. */
 #ifndef GLCV_TRACK_INTERNAL_H
 #define GLCV_TRACK_INTERNAL_H
 
 #include <glcv/track.h>
 
-/* CUDA engine: blocks per object (1, 2, 4, 8, 16; more than 1 needs a device of compute
- * capability 9.0, whose thread-block clusters they form); 0 = automatic. UNSUPPORTED with the
- * CPU engine or a block count the device cannot run. */
-glcv_status glcv_track_set_cuda_cluster(glcv_track *track, int blocks);
-/* The cluster size the CUDA engine's last frame used (0 with the CPU engine). */
-int glcv_track_cuda_cluster_used(glcv_track *track);
+#include "track_math.h"
 
-/* CUDA engine, benchmarks: the first n objects (their ids must be 0..n-1) will start every run
- * from windows[i], with a fresh state. Needs a host frame tracked before (its pixels stay on
- * the device). Errors: UNSUPPORTED (CPU engine), STATE, GL (CUDA). */
-glcv_status glcv_track_bench_prepare(glcv_track *track, const glcv_track_rect *windows, int n);
-/* Queues `runs` frames of the kernels alone - the HSV/bin conversion of that frame (without a
- * mask) when `hsv` is nonzero, then the tracking of the prepared objects - between two CUDA
- * events and returns the GPU time per frame in milliseconds. */
-glcv_status glcv_track_bench_time(glcv_track *track, int hsv, int runs, double *ms_per_frame);
+/* Checks a histogram: bins in range, every value finite and in 0..255 (track_hist.c).
+ * Errors: INVALID_ARGUMENT, logged. */
+glcv_status glcv_track_hist_check(const glcv_logger *logger, const glcv_track_hist *hist);
+
+/* ---- the CPU implementation (track_cpu.c) -----------------------------------------------------------
+ * It runs the shared arithmetic of track_math.h over a bin image (one uint16 bin index per pixel,
+ * row-major, `width` per row), exactly as the CUDA kernels do: integer moment sums, the same
+ * double-precision window updates and the same fixed-order Bhattacharyya reduction. */
+
+/* An object's model as the engines use it. */
+typedef struct glcv_track_model {
+    const uint8_t *lut;       /* nbins + 1 entries: back-projection per bin; lut[nbins] = 0 */
+    const double *sqrt_model; /* nbins entries: sqrt(value) */
+    double model_sum;         /* sum of the values, in bin order */
+} glcv_track_model;
+
+/* cv::cvtColor's HSV tables and cv::calcHist's bin tables for these bins. */
+void glcv_track_cpu_tables(glcv_tm_tables *t, int hue_bins, int sat_bins);
+
+/* The model's look-up table (cvRound of each value, saturated to 0..255; lut[nbins] = 0),
+ * square roots and sum. */
+void glcv_track_cpu_model(const float *value, int nbins, uint8_t *lut, double *sqrt_model, double *model_sum);
+
+/* Histogram values from bin counts: cv::normalize(NORM_MINMAX, 0..255) of the counts as floats. */
+void glcv_track_cpu_normalize(const uint32_t *counts, int nbins, float *value);
+
+/* The bin image of a host frame (RGB8, RGBA8, BGR8, BGRA8; any stride) and optional mask (GRAY8
+ * rows of `mask_stride` bytes, nonzero = counts; NULL = all). */
+void glcv_track_cpu_bins(const glcv_tm_tables *t, const glcv_tm_config *c, const glcv_image *frame,
+                         const uint8_t *mask, size_t mask_stride, uint16_t *bins);
+
+/* The same from packed RGB and an optional packed 0/1 mask (texture inputs read back). */
+void glcv_track_cpu_bins_rgb(const glcv_tm_tables *t, const glcv_tm_config *c, const uint8_t *rgb,
+                             const uint8_t *mask, uint16_t *bins);
+
+/* Exact moments of the back-projection in rectangle r (inside the frame), relative to r. */
+void glcv_track_cpu_moments(const uint16_t *bins, int width, const uint8_t *lut, glcv_tm_rect r,
+                            uint64_t m[GLCV_TM_MOMENTS]);
+
+/* Bin counts of the counted pixels in r (counts has nbins entries, zeroed here). */
+void glcv_track_cpu_counts(const uint16_t *bins, int width, int nbins, glcv_tm_rect r, uint32_t *counts);
+
+/* The Bhattacharyya distance of a window's counts to a model, with the CUDA kernels' fixed
+ * reduction order (GLCV_TM_DIST_LANES lanes, bins b = lane + k * lanes in increasing k, then a
+ * halving tree). */
+double glcv_track_cpu_distance(const glcv_track_model *model, const uint32_t *counts, int nbins);
+
+/* One object's frame: mean shift, sizing, distance, lost state and next window. `counts`
+ * is scratch of nbins entries. */
+void glcv_track_cpu_object(const uint16_t *bins, const glcv_tm_config *c, const glcv_track_model *model,
+                           glcv_tm_object *object, glcv_tm_result *result, uint32_t *counts);
+
+/* ---- the CUDA engine (track_cuda.c; without CUDA in the build, create returns UNSUPPORTED) -------
+ * Device memory, uploads, the bridge for texture inputs (registered textures read through texture
+ * objects, or its pixel buffer), and the launches of cuda/track.cu. */
 
 /* The texture inputs of the CUDA engine (all 0 with the CPU engine or before its first
  * texture frame). */
@@ -30,6 +78,72 @@ typedef struct glcv_track_texture_stats {
     int texture_objects; /* CUDA texture objects built, in all (again when a mapped array changes) */
 } glcv_track_texture_stats;
 
+
+typedef struct glcv_track_cuda glcv_track_cuda;
+
+/* Creates the engine on `device` for frames of c->width x c->height and up to max_objects
+ * objects of c->nbins bins. Errors: UNSUPPORTED (device unusable, or no CUDA in this build),
+ * OUT_OF_MEMORY, CUDA. */
+glcv_status glcv_track_cuda_create(int device, const glcv_tm_config *c, const glcv_tm_tables *tables,
+                                   int max_objects, const glcv_logger *logger, glcv_track_cuda **out);
+/* Frees everything (GL objects of the bridge too: their context should be current). */
+void glcv_track_cuda_destroy(glcv_track_cuda **cuda);
+
+/* Uploads an object's model (lut: nbins + 1 bytes; sqrt_model: nbins doubles) and/or state
+ * (either may be NULL), ordered before the next frame. */
+glcv_status glcv_track_cuda_set_object(glcv_track_cuda *cuda, int id, const glcv_tm_object *object,
+                                       const uint8_t *lut, const double *sqrt_model, double model_sum);
+
+/* Tracks objects ids[0..n-1] in a host frame / GL textures (mask optional). Queued; results
+ * come with glcv_track_cuda_results. */
+glcv_status glcv_track_cuda_frame(glcv_track_cuda *cuda, const glcv_tm_config *c, const glcv_image *frame,
+                                  const glcv_image *mask, const int *ids, int n);
+glcv_status glcv_track_cuda_frame_texture(glcv_track_cuda *cuda, const glcv_tm_config *c, unsigned int frame,
+                                          unsigned int mask, const int *ids, int n);
+
+/* Drops the registration of a texture given to glcv_track_cuda_frame_texture (no-op when it has
+ * none), after the queued work is done. */
+glcv_status glcv_track_cuda_forget_texture(glcv_track_cuda *cuda, unsigned int texture);
+void glcv_track_cuda_texture_stats(const glcv_track_cuda *cuda, glcv_track_texture_stats *out);
+
+/* Waits for the last frame and copies its n results (in ids order) and the objects' states. */
+glcv_status glcv_track_cuda_results(glcv_track_cuda *cuda, glcv_tm_result *results, glcv_tm_object *objects,
+                                    const int *ids, int n);
+
+/* Blocks per object (1, 2, 4, 8 or 16; clusters need compute capability 9.0); 0 = automatic
+ * from the windows' sizes. For benchmarks and tests. */
+void glcv_track_cuda_set_cluster(glcv_track_cuda *cuda, int blocks);
+/* The cluster size the last frame used. */
+int glcv_track_cuda_cluster(const glcv_track_cuda *cuda);
+
+/* Benchmarks: objects ids[0..n-1] (consecutive ids) start every run from `windows` (fresh
+ * state); bench_time then queues `runs` frames of kernels only - the bin conversion of the last
+ * host frame on the device when `hsv`, and the tracking - between two CUDA events, and returns
+ * the GPU time per frame. */
+glcv_status glcv_track_cuda_bench_prepare(glcv_track_cuda *cuda, const glcv_tm_rect *windows, const int *ids,
+                                          int n);
+glcv_status glcv_track_cuda_bench_time(glcv_track_cuda *cuda, const glcv_tm_config *c, int hsv, int runs,
+                                       double *ms_per_frame);
+
+/* ---- hooks for tests and benchmarks (track.c) --------------------------------------------------- */
+
+/* CUDA engine: blocks per object (1, 2, 4, 8, 16; more than 1 needs a device of compute
+ * capability 9.0, whose thread-block clusters they form); 0 = automatic. UNSUPPORTED with the
+ * CPU engine or a block count the device cannot run. */
+glcv_status glcv_track_set_cuda_cluster(glcv_track *track, int blocks);
+/* The cluster size the CUDA engine's last frame used (0 with the CPU engine). */
+int glcv_track_cuda_cluster_used(glcv_track *track);
+
+/* CUDA engine, benchmarks: the first n objects (their ids must be 0..n-1) will start every run
+ * from windows[i], with a fresh state. Needs a host frame tracked before (its pixels stay on
+ * the device). Errors: UNSUPPORTED (CPU engine), STATE, CUDA. */
+glcv_status glcv_track_bench_prepare(glcv_track *track, const glcv_rect *windows, int n);
+/* Queues `runs` frames of the kernels alone - the HSV/bin conversion of that frame (without a
+ * mask) when `hsv` is nonzero, then the tracking of the prepared objects - between two CUDA
+ * events and returns the GPU time per frame in milliseconds. */
+glcv_status glcv_track_bench_time(glcv_track *track, int hsv, int runs, double *ms_per_frame);
+
+/* What the CUDA engine's texture inputs did (all 0 with the CPU engine). */
 glcv_status glcv_track_texture_stats_get(glcv_track *track, glcv_track_texture_stats *out);
 
 #endif

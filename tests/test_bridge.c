@@ -6,11 +6,10 @@
  * CUDA, without a GL context, or when the context is not on a CUDA device. */
 #include "testutil.h"
 
-#ifdef GLCV_HAVE_CUDA
+#if GLCV_HAVE_CUDA
 #include <epoxy/gl.h>
 
 #include "cuda_bridge.h"
-#include "cuda_kernels.h"
 
 #include <cuda_runtime_api.h>
 #include <stdlib.h>
@@ -363,11 +362,13 @@ int main(void)
     int egl_device = glcv_context_cuda_device(ctx);
     CHECK(egl_device < 0 || egl_device == info.gl_device, "EGL says CUDA device %d, cudaGLGetDevices %d", egl_device,
           info.gl_device);
-    int device = -1, with_gl = 0;
+    glcv_cuda_device picked;
     char why[256];
-    CHECK_OK(glcv_cuda_bridge_pick_device(0, &device, &with_gl, why, sizeof why));
-    CHECK(device == info.gl_device && with_gl, "picked device %d (with GL %d)", device, with_gl);
-    cudaSetDevice(device);
+    CHECK_OK(glcv_cuda_pick(0, &picked, why, sizeof why));
+    CHECK(picked.device == info.gl_device && picked.with_gl, "picked device %d (with GL %d)", picked.device,
+          picked.with_gl);
+    CHECK(glcv_cuda_available(0), "glcv_cuda_available says no CUDA device");
+    cudaSetDevice(picked.device);
     cudaStream_t stream = NULL;
     unsigned long long *d_sum = NULL;
     CHECK_CU(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));

@@ -103,7 +103,7 @@ static void randomize(glcv_image *img, uint64_t *rng, int lo, int hi)
 static glcv_correlate *make_correlator(int w, int h, glcv_pixel_format f, int no_simd)
 {
     glcv_correlate_params p = GLCV_CORRELATE_PARAMS(.width = w, .height = h, .format = f,
-                                                    .engine = GLCV_CORRELATE_ENGINE_CPU, .no_simd = no_simd,
+                                                    .engine = GLCV_ENGINE_CPU, .no_simd = no_simd,
                                                     .logger = test_logger());
     glcv_correlate *c = NULL;
     CHECK_OK(glcv_correlate_create(&p, &c));
@@ -118,7 +118,7 @@ static void test_api(void)
     CHECK_STATUS(glcv_correlate_create(&p, &c), GLCV_ERROR_INVALID_ARGUMENT);
     p = GLCV_CORRELATE_PARAMS(.width = 4, .height = 4, .format = GLCV_PIXEL_RGBA8);
     CHECK_STATUS(glcv_correlate_create(&p, &c), GLCV_ERROR_INVALID_ARGUMENT);
-    p = GLCV_CORRELATE_PARAMS(.width = 4, .height = 4, .engine = (glcv_correlate_engine)9);
+    p = GLCV_CORRELATE_PARAMS(.width = 4, .height = 4, .engine = (glcv_engine_mode)9);
     CHECK_STATUS(glcv_correlate_create(&p, &c), GLCV_ERROR_INVALID_ARGUMENT);
     p = GLCV_CORRELATE_PARAMS(.width = 4, .height = 4, .batch = -1);
     CHECK_STATUS(glcv_correlate_create(&p, &c), GLCV_ERROR_INVALID_ARGUMENT);
@@ -131,7 +131,7 @@ static void test_api(void)
         return;
     glcv_correlate_params got;
     CHECK_OK(glcv_correlate_get_params(c, &got));
-    CHECK(got.engine == GLCV_CORRELATE_ENGINE_CPU && got.format == GLCV_PIXEL_GRAY8 && got.batch == 256,
+    CHECK(got.engine == GLCV_ENGINE_CPU && got.format == GLCV_PIXEL_GRAY8 && got.batch == 256,
           "resolved: engine %d format %d batch %d", got.engine, got.format, got.batch);
     glcv_image a = make(8, 6, GLCV_PIXEL_GRAY8, 0), wrong = make(8, 5, GLCV_PIXEL_GRAY8, 0);
     double r[2];
@@ -149,11 +149,11 @@ static void test_api(void)
     /* flat reference and flat image: 0 */
     CHECK_OK(glcv_correlate_images(c, &a, 1, r));
     CHECK(r[0] == 0.0, "flat images: r = %g", r[0]);
-    glcv_correlate_engine e;
-    CHECK_OK(glcv_correlate_engine_parse("cpu", &e));
-    CHECK(e == GLCV_CORRELATE_ENGINE_CPU, "parse cpu");
-    CHECK_STATUS(glcv_correlate_engine_parse("fast", &e), GLCV_ERROR_INVALID_ARGUMENT);
-    glcv_pass_timing t[4];
+    glcv_engine_mode e;
+    CHECK_OK(glcv_engine_mode_parse("cpu", &e));
+    CHECK(e == GLCV_ENGINE_CPU, "parse cpu");
+    CHECK_STATUS(glcv_engine_mode_parse("fast", &e), GLCV_ERROR_INVALID_ARGUMENT);
+    glcv_timing t[4];
     int nt = 0;
     CHECK_OK(glcv_correlate_timings(c, t, 4, &nt));
     CHECK(nt == 1 && strcmp(t[0].name, "correlate") == 0, "CPU timings: %d", nt);

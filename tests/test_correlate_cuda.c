@@ -42,7 +42,7 @@ static void compare(const char *what, const double *gpu, const double *cpu, int 
     CHECK(bad == 0, "%s: %d of %d coefficients differ", what, bad, n);
 }
 
-static glcv_correlate *make(int w, int h, glcv_pixel_format f, glcv_correlate_engine e, int batch)
+static glcv_correlate *make(int w, int h, glcv_pixel_format f, glcv_engine_mode e, int batch)
 {
     glcv_correlate_params p = GLCV_CORRELATE_PARAMS(.width = w, .height = h, .format = f, .engine = e, .batch = batch,
                                                     .logger = test_logger());
@@ -67,8 +67,8 @@ static void run(int w, int h, glcv_pixel_format f, int n, int batch, uint64_t *r
         memset(imgs[2].data, 9, ref.stride * (size_t)h);
     }
     double *cpu = malloc((size_t)n * sizeof *cpu), *gpu = malloc((size_t)n * sizeof *gpu);
-    glcv_correlate *c = make(w, h, f, GLCV_CORRELATE_ENGINE_CPU, 0),
-                   *g = make(w, h, f, GLCV_CORRELATE_ENGINE_CUDA, batch);
+    glcv_correlate *c = make(w, h, f, GLCV_ENGINE_CPU, 0),
+                   *g = make(w, h, f, GLCV_ENGINE_CUDA, batch);
     if (c && g) {
         char what[96];
         CHECK_OK(glcv_correlate_set_reference(c, &ref));
@@ -87,7 +87,7 @@ static void run(int w, int h, glcv_pixel_format f, int n, int batch, uint64_t *r
         CHECK_OK(glcv_correlate_bank_run(g, gpu));
         snprintf(what, sizeof what, "%dx%d %s, resident bank of %d", w, h, f == GLCV_PIXEL_RGB8 ? "RGB" : "gray", n);
         compare(what, gpu, cpu, n);
-        glcv_pass_timing t[4];
+        glcv_timing t[4];
         int nt = 0;
         CHECK_OK(glcv_correlate_timings(g, t, 4, &nt));
         CHECK(nt == 4, "CUDA timings: %d", nt);

@@ -543,7 +543,7 @@ int main(int argc, char **argv)
     CHECK_OK(glcv_segment_read_mask(gpu, &mg_img));
     CHECK_OK(glcv_segment_read_mask(ref, &mr_img));
     mask_compare(mg, mr, w, h, "frame 4 on a texture background");
-    glcv_pass_timing tm[8];
+    glcv_timing tm[8];
     int count = 0;
     CHECK_OK(glcv_segment_timings(gpu, tm, 8, &count, 1));
     CHECK_OK(glcv_segment_reset(gpu));

@@ -35,7 +35,7 @@ static glcv_logger capture_logger(capture *c)
 static int is_zeroed(const glcv_image *img)
 {
     return img->data == NULL && img->width == 0 && img->height == 0 && img->stride == 0 &&
-           img->format == GLCV_PIXEL_UNKNOWN;
+           img->format == GLCV_PIXEL_DEFAULT;
 }
 
 static char tmpdir[256];
@@ -148,7 +148,7 @@ static void test_invalid(void)
     CHECK(is_zeroed(&img), "out not zeroed on error");
     CHECK_STATUS(glcv_image_alloc(5, 0, GLCV_PIXEL_RGB8, &img), GLCV_ERROR_INVALID_ARGUMENT);
     CHECK_STATUS(glcv_image_alloc(-3, 5, GLCV_PIXEL_RGB8, &img), GLCV_ERROR_INVALID_ARGUMENT);
-    CHECK_STATUS(glcv_image_alloc(5, 5, GLCV_PIXEL_UNKNOWN, &img), GLCV_ERROR_INVALID_ARGUMENT);
+    CHECK_STATUS(glcv_image_alloc(5, 5, GLCV_PIXEL_DEFAULT, &img), GLCV_ERROR_INVALID_ARGUMENT);
     CHECK_STATUS(glcv_image_alloc(5, 5, (glcv_pixel_format)42, &img), GLCV_ERROR_INVALID_ARGUMENT);
     CHECK_STATUS(glcv_image_alloc(1 << 30, 1 << 30, GLCV_PIXEL_RGBA8, &img), GLCV_ERROR_INVALID_ARGUMENT);
     CHECK_STATUS(glcv_image_alloc(5, 5, GLCV_PIXEL_RGB8, NULL), GLCV_ERROR_INVALID_ARGUMENT);
@@ -251,7 +251,7 @@ static void test_png_round_trip(void)
         CHECK_OK(glcv_image_convert(&src, &expect));
 
         glcv_image got;
-        CHECK_OK(glcv_image_load(path, GLCV_PIXEL_UNKNOWN, &lg, &got));
+        CHECK_OK(glcv_image_load(path, GLCV_PIXEL_DEFAULT, &lg, &got));
         char what[96];
         snprintf(what, sizeof what, "%s saved and loaded", cases[c].name);
         check_same_pixels(&got, &expect, what);
@@ -307,7 +307,7 @@ static void test_load_errors(void)
 
     /* A directory opens but cannot be read. */
     lg = capture_logger(&cap);
-    CHECK_STATUS(glcv_image_load(tmpdir, GLCV_PIXEL_UNKNOWN, &lg, &img), GLCV_ERROR_IO);
+    CHECK_STATUS(glcv_image_load(tmpdir, GLCV_PIXEL_DEFAULT, &lg, &img), GLCV_ERROR_IO);
     CHECK(cap.count > 0, "directory: nothing logged");
 
     static const char garbage[] = "this is not an image file, just some text bytes \x01\x02\x03\xff\xfe";
@@ -315,13 +315,13 @@ static void test_load_errors(void)
     write_bytes(path, garbage, sizeof garbage);
     lg = capture_logger(&cap);
     memset(&img, 0xAB, sizeof img);
-    CHECK_STATUS(glcv_image_load(path, GLCV_PIXEL_UNKNOWN, &lg, &img), GLCV_ERROR_CORRUPT_DATA);
+    CHECK_STATUS(glcv_image_load(path, GLCV_PIXEL_DEFAULT, &lg, &img), GLCV_ERROR_CORRUPT_DATA);
     CHECK(is_zeroed(&img), "garbage file: out not zeroed");
     CHECK(cap.count > 0 && strstr(cap.last, "garbage.png"), "garbage file: log says '%s'", cap.last);
 
     path_in_tmp(path, sizeof path, "empty.png");
     write_bytes(path, "", 0);
-    CHECK_STATUS(glcv_image_load(path, GLCV_PIXEL_UNKNOWN, NULL, &img), GLCV_ERROR_CORRUPT_DATA);
+    CHECK_STATUS(glcv_image_load(path, GLCV_PIXEL_DEFAULT, NULL, &img), GLCV_ERROR_CORRUPT_DATA);
 
     /* A truncated PNG: a valid header, half of the compressed data. */
     glcv_image src;
@@ -345,7 +345,7 @@ static void test_load_errors(void)
         CHECK(cap.count > 0, "truncated file: nothing logged");
         /* Only the first 40 bytes: the header and part of the first chunk. */
         write_bytes(path, bytes, 40);
-        CHECK_STATUS(glcv_image_load(path, GLCV_PIXEL_UNKNOWN, NULL, &img), GLCV_ERROR_CORRUPT_DATA);
+        CHECK_STATUS(glcv_image_load(path, GLCV_PIXEL_DEFAULT, NULL, &img), GLCV_ERROR_CORRUPT_DATA);
         free(bytes);
     }
 }
@@ -380,7 +380,7 @@ static void test_save_errors(void)
     write_bytes(path, "old contents", 12);
     CHECK_OK(glcv_image_save_png(path, &rgb, NULL));
     glcv_image got;
-    CHECK_OK(glcv_image_load(path, GLCV_PIXEL_UNKNOWN, NULL, &got));
+    CHECK_OK(glcv_image_load(path, GLCV_PIXEL_DEFAULT, NULL, &got));
     check_same_pixels(&got, &rgb, "overwritten file");
     glcv_image_free(&got);
 }

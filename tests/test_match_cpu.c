@@ -22,7 +22,7 @@ static const double zncc_tolerance = 1e-5;
 /* Scores of every position, +-HUGE_VAL where none is evaluated. `img` and `tpl` are already in the
  * working format (channels interleaved); `mask` may be NULL. */
 static void reference(const glcv_image *img, const glcv_image *tpl, const glcv_image *mask, int channels,
-                      glcv_match_metric metric, const glcv_match_rect *roi, double *out)
+                      glcv_match_metric metric, const glcv_rect *roi, double *out)
 {
     int W = img->width, H = img->height, w = tpl->width, h = tpl->height;
     int distance = metric != GLCV_MATCH_ZNCC;
@@ -204,7 +204,7 @@ static const glcv_match_simd all_simd[] = {GLCV_MATCH_SIMD_NONE, GLCV_MATCH_SIMD
 static int simd_available(glcv_match_simd simd)
 {
     glcv_match *m = NULL;
-    glcv_match_params p = GLCV_MATCH_PARAMS(.width = 8, .height = 8, .engine = GLCV_MATCH_ENGINE_CPU, .simd = simd);
+    glcv_match_params p = GLCV_MATCH_PARAMS(.width = 8, .height = 8, .engine = GLCV_ENGINE_CPU, .simd = simd);
     glcv_status st = glcv_match_create(&p, &m);
     glcv_match_destroy(&m);
     return st == GLCV_OK;
@@ -238,10 +238,10 @@ static void run_case(const match_case *mc, uint64_t *rng)
         }
     if (!kept)
         mask.data[0] = 1;
-    glcv_match_rect roi = {(int)(test_rand(rng) % (uint64_t)W) - W / 4, (int)(test_rand(rng) % (uint64_t)H) - H / 4,
+    glcv_rect roi = {(int)(test_rand(rng) % (uint64_t)W) - W / 4, (int)(test_rand(rng) % (uint64_t)H) - H / 4,
                            w + (int)(test_rand(rng) % (uint64_t)W), h + (int)(test_rand(rng) % (uint64_t)H)};
     /* the reference sees the ROI clipped to the image, as the library clips it */
-    glcv_match_rect clipped = roi;
+    glcv_rect clipped = roi;
     if (clipped.x < 0) {
         clipped.width += clipped.x;
         clipped.x = 0;
@@ -261,7 +261,7 @@ static void run_case(const match_case *mc, uint64_t *rng)
                 continue;
             glcv_match_params p = GLCV_MATCH_PARAMS(.width = W, .height = H, .format = mc->working,
                                                     .metric = (glcv_match_metric)metric,
-                                                    .engine = GLCV_MATCH_ENGINE_CPU, .simd = all_simd[s],
+                                                    .engine = GLCV_ENGINE_CPU, .simd = all_simd[s],
                                                     .threads = mc->threads, .logger = test_logger());
             glcv_match *m = NULL;
             CHECK_OK(glcv_match_create(&p, &m));
@@ -297,15 +297,15 @@ static void test_api(void)
     glcv_match *m = NULL;
     glcv_logger quiet = {0};
     CHECK_STATUS(glcv_match_create(NULL, &m), GLCV_ERROR_INVALID_ARGUMENT);
-    glcv_match_params p = GLCV_MATCH_PARAMS(.width = 0, .height = 10, .engine = GLCV_MATCH_ENGINE_CPU);
+    glcv_match_params p = GLCV_MATCH_PARAMS(.width = 0, .height = 10, .engine = GLCV_ENGINE_CPU);
     CHECK_STATUS(glcv_match_create(&p, NULL), GLCV_ERROR_INVALID_ARGUMENT);
     CHECK_STATUS(glcv_match_create(&p, &m), GLCV_ERROR_INVALID_ARGUMENT);
     CHECK(m == NULL, "out set on error");
-    p = GLCV_MATCH_PARAMS(.width = 16385, .height = 10, .engine = GLCV_MATCH_ENGINE_CPU);
+    p = GLCV_MATCH_PARAMS(.width = 16385, .height = 10, .engine = GLCV_ENGINE_CPU);
     CHECK_STATUS(glcv_match_create(&p, &m), GLCV_ERROR_INVALID_ARGUMENT);
     p = GLCV_MATCH_PARAMS(.width = 10, .height = 10, .metric = (glcv_match_metric)9, .logger = quiet);
     CHECK_STATUS(glcv_match_create(&p, &m), GLCV_ERROR_INVALID_ARGUMENT);
-    p = GLCV_MATCH_PARAMS(.width = 10, .height = 10, .engine = (glcv_match_engine)7);
+    p = GLCV_MATCH_PARAMS(.width = 10, .height = 10, .engine = (glcv_engine_mode)7);
     CHECK_STATUS(glcv_match_create(&p, &m), GLCV_ERROR_INVALID_ARGUMENT);
     p = GLCV_MATCH_PARAMS(.width = 10, .height = 10, .format = (glcv_pixel_format)42);
     CHECK_STATUS(glcv_match_create(&p, &m), GLCV_ERROR_INVALID_ARGUMENT);
@@ -317,13 +317,13 @@ static void test_api(void)
     glcv_match_destroy(NULL);
     glcv_match_destroy(&m);
 
-    p = GLCV_MATCH_PARAMS(.width = 20, .height = 10, .engine = GLCV_MATCH_ENGINE_CPU, .logger = test_logger());
+    p = GLCV_MATCH_PARAMS(.width = 20, .height = 10, .engine = GLCV_ENGINE_CPU, .logger = test_logger());
     CHECK_OK(glcv_match_create(&p, &m));
     if (!m)
         return;
     glcv_match_params got;
     CHECK_OK(glcv_match_get_params(m, &got));
-    CHECK(got.engine == GLCV_MATCH_ENGINE_CPU && got.metric == GLCV_MATCH_SAD && got.format == GLCV_PIXEL_GRAY8,
+    CHECK(got.engine == GLCV_ENGINE_CPU && got.metric == GLCV_MATCH_SAD && got.format == GLCV_PIXEL_GRAY8,
           "resolved params: engine %d metric %d format %d", got.engine, got.metric, got.format);
     CHECK(got.simd != GLCV_MATCH_SIMD_DEFAULT, "resolved simd %d", got.simd);
     printf("CPU engine SIMD level: %s\n", glcv_match_simd_string(got.simd));
@@ -343,7 +343,7 @@ static void test_api(void)
     CHECK_STATUS(glcv_match_set_template(m, &tpl, &mask), GLCV_ERROR_INVALID_ARGUMENT); /* keeps nothing */
     CHECK_STATUS(glcv_match_set_template(m, &tpl, &mask_rgb), GLCV_ERROR_INVALID_ARGUMENT);
     CHECK_STATUS(glcv_match_set_template(m, &tpl, &mask_small), GLCV_ERROR_SIZE_MISMATCH);
-    CHECK_STATUS(glcv_match_set_roi(m, &(glcv_match_rect){0, 0, 0, 5}), GLCV_ERROR_INVALID_ARGUMENT);
+    CHECK_STATUS(glcv_match_set_roi(m, &(glcv_rect){0, 0, 0, 5}), GLCV_ERROR_INVALID_ARGUMENT);
     CHECK_STATUS(glcv_match_set_metric(m, (glcv_match_metric)11), GLCV_ERROR_INVALID_ARGUMENT);
     CHECK_OK(glcv_match_set_template(m, &tpl, NULL));
     CHECK_OK(glcv_match_get_params(m, &got));
@@ -354,19 +354,19 @@ static void test_api(void)
     CHECK_OK(glcv_match_best(m, 4, hits, &count));
     CHECK(count == 4, "best: %d hits", count);
     /* a ROI smaller than the template: no position, no hit */
-    CHECK_OK(glcv_match_set_roi(m, &(glcv_match_rect){5, 5, 3, 3}));
+    CHECK_OK(glcv_match_set_roi(m, &(glcv_rect){5, 5, 3, 3}));
     CHECK_OK(glcv_match_image(m, &img));
     CHECK_OK(glcv_match_best(m, 4, hits, &count));
     CHECK(count == 0, "best with an empty region: %d hits", count);
     CHECK_OK(glcv_match_read_scores(m, scores, 0));
     CHECK(scores[0] == HUGE_VAL, "unevaluated score %g", scores[0]);
     /* a ROI outside the image is clipped to nothing */
-    CHECK_OK(glcv_match_set_roi(m, &(glcv_match_rect){-50, -50, 10, 10}));
+    CHECK_OK(glcv_match_set_roi(m, &(glcv_rect){-50, -50, 10, 10}));
     CHECK_OK(glcv_match_image(m, &img));
     CHECK_OK(glcv_match_best(m, 1, hits, &count));
     CHECK(count == 0, "best with a ROI outside: %d hits", count);
     CHECK_OK(glcv_match_set_roi(m, NULL));
-    glcv_pass_timing t[4];
+    glcv_timing t[4];
     int nt = 0;
     CHECK_OK(glcv_match_timings(m, t, 4, &nt));
     CHECK(nt == 2, "CPU timings: %d entries", nt);
@@ -385,15 +385,15 @@ static void test_api(void)
     }
 
     glcv_match_metric metric;
-    glcv_match_engine engine;
+    glcv_engine_mode engine;
     CHECK_OK(glcv_match_metric_parse("zncc", &metric));
     CHECK(metric == GLCV_MATCH_ZNCC, "parse zncc");
     CHECK_STATUS(glcv_match_metric_parse("sadd", &metric), GLCV_ERROR_INVALID_ARGUMENT);
-    CHECK_OK(glcv_match_engine_parse("cuda", &engine));
-    CHECK(engine == GLCV_MATCH_ENGINE_CUDA, "parse cuda");
-    CHECK_STATUS(glcv_match_engine_parse("gpu", &engine), GLCV_ERROR_INVALID_ARGUMENT);
+    CHECK_OK(glcv_engine_mode_parse("cuda", &engine));
+    CHECK(engine == GLCV_ENGINE_CUDA, "parse cuda");
+    CHECK_STATUS(glcv_engine_mode_parse("gpu", &engine), GLCV_ERROR_INVALID_ARGUMENT);
     CHECK(strcmp(glcv_match_metric_string(GLCV_MATCH_LINF), "linf") == 0, "linf name");
-    CHECK(strcmp(glcv_match_engine_string(GLCV_MATCH_ENGINE_DEFAULT), "auto") == 0, "auto name");
+    CHECK(strcmp(glcv_engine_mode_string(GLCV_ENGINE_DEFAULT), "auto") == 0, "auto name");
 
     glcv_match_destroy(&m);
     CHECK(m == NULL, "destroy sets NULL");
@@ -452,7 +452,7 @@ static void test_paper_sizes(void)
                     continue;
                 glcv_match_params p = GLCV_MATCH_PARAMS(.width = 640, .height = 480,
                                                         .metric = (glcv_match_metric)metric,
-                                                        .engine = GLCV_MATCH_ENGINE_CPU, .simd = all_simd[v],
+                                                        .engine = GLCV_ENGINE_CPU, .simd = all_simd[v],
                                                         .logger = test_logger());
                 glcv_match *m = NULL;
                 CHECK_OK(glcv_match_create(&p, &m));
@@ -491,7 +491,7 @@ static void test_planted(void)
                (size_t)w * 3);
     for (int metric = GLCV_MATCH_SAD; metric <= GLCV_MATCH_ZNCC; metric++) {
         glcv_match_params p = GLCV_MATCH_PARAMS(.width = 200, .height = 150, .format = GLCV_PIXEL_RGB8,
-                                                .metric = (glcv_match_metric)metric, .engine = GLCV_MATCH_ENGINE_CPU,
+                                                .metric = (glcv_match_metric)metric, .engine = GLCV_ENGINE_CPU,
                                                 .logger = test_logger());
         glcv_match *m = NULL;
         CHECK_OK(glcv_match_create(&p, &m));
@@ -527,14 +527,14 @@ static void test_best_k(void)
     for (int metric = GLCV_MATCH_SAD; metric <= GLCV_MATCH_ZNCC; metric++) {
         for (size_t di = 0; di < sizeof ds / sizeof ds[0]; di++) {
             glcv_match_params p = GLCV_MATCH_PARAMS(.width = 90, .height = 70, .metric = (glcv_match_metric)metric,
-                                                    .engine = GLCV_MATCH_ENGINE_CPU, .nms_distance = ds[di],
+                                                    .engine = GLCV_ENGINE_CPU, .nms_distance = ds[di],
                                                     .logger = test_logger());
             glcv_match *m = NULL;
             CHECK_OK(glcv_match_create(&p, &m));
             if (!m)
                 continue;
             CHECK_OK(glcv_match_set_template(m, &tpl, NULL));
-            CHECK_OK(glcv_match_set_roi(m, &(glcv_match_rect){3, 2, 80, 60}));
+            CHECK_OK(glcv_match_set_roi(m, &(glcv_rect){3, 2, 80, 60}));
             CHECK_OK(glcv_match_image(m, &img));
             CHECK_OK(glcv_match_read_scores(m, scores, 0));
             int d = ds[di] ? ds[di] : 3; /* default: half of 6, rounded up */
@@ -572,7 +572,7 @@ static void test_wide(void)
         for (size_t i = 0; i < 3; i++) {
             reference(&img, &tpl, NULL, 1, metrics[i], NULL, want);
             glcv_match_params p = GLCV_MATCH_PARAMS(.width = 270, .height = 266, .metric = metrics[i],
-                                                    .engine = GLCV_MATCH_ENGINE_CPU, .logger = test_logger());
+                                                    .engine = GLCV_ENGINE_CPU, .logger = test_logger());
             glcv_match *m = NULL;
             CHECK_OK(glcv_match_create(&p, &m));
             if (!m)
@@ -595,7 +595,7 @@ static void test_wide(void)
         memset(img.data, 255, img.stride * (size_t)h);
         tpl.data[0] = 17;
         glcv_match_params p = GLCV_MATCH_PARAMS(.width = w, .height = h, .format = GLCV_PIXEL_RGBA8,
-                                                .engine = GLCV_MATCH_ENGINE_CPU, .logger = test_logger());
+                                                .engine = GLCV_ENGINE_CPU, .logger = test_logger());
         glcv_match *m = NULL;
         CHECK_OK(glcv_match_create(&p, &m));
         if (m) {
@@ -621,7 +621,7 @@ static void test_normalized(void)
     glcv_image img = make_image(30, 20, GLCV_PIXEL_GRAY8, 0), tpl = make_image(5, 4, GLCV_PIXEL_GRAY8, 0);
     fill_random(&img, &rng, 256);
     fill_random(&tpl, &rng, 256);
-    glcv_match_params p = GLCV_MATCH_PARAMS(.width = 30, .height = 20, .engine = GLCV_MATCH_ENGINE_CPU,
+    glcv_match_params p = GLCV_MATCH_PARAMS(.width = 30, .height = 20, .engine = GLCV_ENGINE_CPU,
                                             .logger = test_logger());
     glcv_match *m = NULL;
     CHECK_OK(glcv_match_create(&p, &m));

@@ -62,14 +62,14 @@ static void run_job(const job *j, uint64_t *rng)
     glcv_image tpl = random_image(j->w, j->h, j->input, rng, j->levels);
     glcv_image mask = random_image(j->w, j->h, GLCV_PIXEL_GRAY8, rng, 4);
     mask.data[0] = 1;
-    glcv_match_rect roi = {j->W / 5, j->H / 7, j->w + j->W / 2, j->h + j->H / 2};
+    glcv_rect roi = {j->W / 5, j->H / 7, j->w + j->W / 2, j->h + j->H / 2};
     double *cpu = malloc((size_t)j->W * j->H * sizeof *cpu), *gpu = malloc((size_t)j->W * j->H * sizeof *gpu);
     for (int metric = GLCV_MATCH_SAD; metric <= GLCV_MATCH_ZNCC; metric++) {
         glcv_match *m[2] = {NULL, NULL};
         for (int e = 0; e < 2; e++) {
             glcv_match_params p = GLCV_MATCH_PARAMS(.width = j->W, .height = j->H, .format = j->working,
                                                     .metric = (glcv_match_metric)metric,
-                                                    .engine = e ? GLCV_MATCH_ENGINE_CUDA : GLCV_MATCH_ENGINE_CPU,
+                                                    .engine = e ? GLCV_ENGINE_CUDA : GLCV_ENGINE_CPU,
                                                     .cuda_chunks = j->chunks, .cuda_devices = j->devices,
                                                     .logger = test_logger());
             CHECK_OK(glcv_match_create(&p, &m[e]));
@@ -167,7 +167,7 @@ int main(void)
 
     /* more devices than present: UNSUPPORTED */
     glcv_match *m = NULL;
-    glcv_match_params p = GLCV_MATCH_PARAMS(.width = 64, .height = 64, .engine = GLCV_MATCH_ENGINE_CUDA,
+    glcv_match_params p = GLCV_MATCH_PARAMS(.width = 64, .height = 64, .engine = GLCV_ENGINE_CUDA,
                                             .cuda_devices = info.devices + 1);
     CHECK_STATUS(glcv_match_create(&p, &m), GLCV_ERROR_UNSUPPORTED);
 
@@ -181,13 +181,13 @@ int main(void)
         for (int i = 0; i < K; i++) {
             tpls[i] = random_image(32, 32, GLCV_PIXEL_RGB8, &rng, 256);
             p = GLCV_MATCH_PARAMS(.width = 200, .height = 120, .format = GLCV_PIXEL_RGB8,
-                                  .engine = GLCV_MATCH_ENGINE_CUDA, .logger = test_logger());
+                                  .engine = GLCV_ENGINE_CUDA, .logger = test_logger());
             CHECK_OK(glcv_match_create(&p, &ms[i]));
             if (ms[i])
                 CHECK_OK(glcv_match_set_template(ms[i], &tpls[i], NULL));
         }
         glcv_match *cpu = NULL;
-        p.engine = GLCV_MATCH_ENGINE_CPU;
+        p.engine = GLCV_ENGINE_CPU;
         CHECK_OK(glcv_match_create(&p, &cpu));
         for (int i = 0; i < K && cpu; i++) {
             if (!ms[i])
@@ -215,7 +215,7 @@ int main(void)
     {
         glcv_image img = random_image(640, 480, GLCV_PIXEL_GRAY8, &rng, 256);
         glcv_image tpl = random_image(16, 16, GLCV_PIXEL_GRAY8, &rng, 256);
-        p = GLCV_MATCH_PARAMS(.width = 640, .height = 480, .engine = GLCV_MATCH_ENGINE_CUDA, .logger = test_logger());
+        p = GLCV_MATCH_PARAMS(.width = 640, .height = 480, .engine = GLCV_ENGINE_CUDA, .logger = test_logger());
         glcv_match *g = NULL;
         CHECK_OK(glcv_match_create(&p, &g));
         if (g) {
@@ -230,12 +230,12 @@ int main(void)
             CHECK_OK(glcv_match_image_mapped(g));
             CHECK_OK(glcv_match_read_scores(g, b, 0));
             compare("zero-copy input", b, a, 640 * 480, 0);
-            glcv_pass_timing t[4];
+            glcv_timing t[4];
             int nt = 0;
             CHECK_OK(glcv_match_timings(g, t, 4, &nt));
             CHECK(nt == 4, "CUDA timings: %d", nt);
             for (int i = 0; i < nt; i++)
-                printf("  %-8s %.4f ms\n", t[i].name, t[i].gpu_ms);
+                printf("  %-8s %.4f ms\n", t[i].name, t[i].ms);
             free(a);
             free(b);
             glcv_match_destroy(&g);

@@ -35,7 +35,7 @@ static glcv_image random_rgba(int w, int h, uint64_t *rng)
     return img;
 }
 
-static void test_match(glcv_match_engine engine, glcv_pixel_format format)
+static void test_match(glcv_engine_mode engine, glcv_pixel_format format)
 {
     uint64_t rng = 17;
     int W = 97, H = 61, w = 13, h = 9;
@@ -50,8 +50,8 @@ static void test_match(glcv_match_engine engine, glcv_pixel_format format)
         return;
     glcv_match_params used;
     CHECK_OK(glcv_match_get_params(gl, &used));
-    printf("match engine %s -> %s, format %d\n", glcv_match_engine_string(engine),
-           glcv_match_engine_string(used.engine), (int)format);
+    printf("match engine %s -> %s, format %d\n", glcv_engine_mode_string(engine),
+           glcv_engine_mode_string(used.engine), (int)format);
     double *a = malloc((size_t)W * H * sizeof *a), *b = malloc((size_t)W * H * sizeof *b);
     CHECK_OK(glcv_match_set_template(host, &tpl, NULL));
     CHECK_OK(glcv_match_image(host, &img));
@@ -100,7 +100,7 @@ static void test_match(glcv_match_engine engine, glcv_pixel_format format)
     glcv_image_free(&tpl);
 }
 
-static void test_correlate(glcv_correlate_engine engine)
+static void test_correlate(glcv_engine_mode engine)
 {
     uint64_t rng = 99;
     int w = 64, h = 40;
@@ -138,10 +138,10 @@ int main(int argc, char **argv)
 {
     int automatic = argc > 1 && strcmp(argv[1], "auto") == 0;
     glcv_context *ctx = test_context_or_skip(33);
-    glcv_match_engine me = automatic ? GLCV_MATCH_ENGINE_AUTO : GLCV_MATCH_ENGINE_CPU;
+    glcv_engine_mode me = automatic ? GLCV_ENGINE_AUTO : GLCV_ENGINE_CPU;
     test_match(me, GLCV_PIXEL_GRAY8);
     test_match(me, GLCV_PIXEL_RGB8);
-    test_correlate(automatic ? GLCV_CORRELATE_ENGINE_AUTO : GLCV_CORRELATE_ENGINE_CPU);
+    test_correlate(automatic ? GLCV_ENGINE_AUTO : GLCV_ENGINE_CPU);
     glcv_context_destroy(&ctx);
     return test_finish("test_match_gl");
 }

@@ -8,7 +8,7 @@
 
 #include "testutil.h"
 
-#ifndef GLCV_HAVE_MEDIA
+#if !GLCV_HAVE_FFMPEG
 
 int main(void)
 {
@@ -51,8 +51,8 @@ static glcv_media *open_ok(glcv_media_params p)
 {
     glcv_media *m = NULL;
     p.logger = test_logger();
-    glcv_status st = glcv_media_open(&p, &m);
-    CHECK(st == GLCV_OK && m, "glcv_media_open(%s, '%s'): %s", glcv_media_source_string(p.source),
+    glcv_status st = glcv_media_create(&p, &m);
+    CHECK(st == GLCV_OK && m, "glcv_media_create(%s, '%s'): %s", glcv_media_source_string(p.source),
           p.location ? p.location : "", glcv_status_string(st));
     if (m)
         printf("  opened: %s\n", glcv_media_describe(m));
@@ -62,9 +62,9 @@ static glcv_media *open_ok(glcv_media_params p)
 static glcv_status open_status(glcv_media_params p)
 {
     glcv_media *m = NULL;
-    glcv_status st = glcv_media_open(&p, &m);
+    glcv_status st = glcv_media_create(&p, &m);
     CHECK((st == GLCV_OK) == (m != NULL), "open returned %s with media %p", glcv_status_string(st), (void *)m);
-    glcv_media_close(&m);
+    glcv_media_destroy(&m);
     return st;
 }
 
@@ -300,9 +300,9 @@ static void test_params(void)
 {
     printf("== parameters and open errors\n");
     glcv_media *m = (glcv_media *)1;
-    CHECK_STATUS(glcv_media_open(NULL, &m), GLCV_ERROR_INVALID_ARGUMENT);
+    CHECK_STATUS(glcv_media_create(NULL, &m), GLCV_ERROR_INVALID_ARGUMENT);
     CHECK(m == NULL, "out not cleared");
-    CHECK_STATUS(glcv_media_open(&GLCV_MEDIA_PARAMS(.source = GLCV_MEDIA_SYNTHETIC), NULL),
+    CHECK_STATUS(glcv_media_create(&GLCV_MEDIA_PARAMS(.source = GLCV_MEDIA_SYNTHETIC), NULL),
                  GLCV_ERROR_INVALID_ARGUMENT);
     CHECK_STATUS(open_status(GLCV_MEDIA_PARAMS(.source = (glcv_media_source)42)), GLCV_ERROR_INVALID_ARGUMENT);
     CHECK_STATUS(open_status(GLCV_MEDIA_PARAMS(.source = GLCV_MEDIA_SYNTHETIC, .width = 64)),
@@ -359,9 +359,9 @@ static void test_params(void)
     CHECK_STATUS(glcv_media_get_params(NULL, NULL), GLCV_ERROR_INVALID_ARGUMENT);
     CHECK(strcmp(glcv_media_source_string(GLCV_MEDIA_LAVFI), "lavfi") == 0, "source names");
     CHECK(strcmp(glcv_media_source_string((glcv_media_source)77), "?") == 0, "unknown source name");
-    glcv_media_close(NULL);
+    glcv_media_destroy(NULL);
     glcv_media *none = NULL;
-    glcv_media_close(&none);
+    glcv_media_destroy(&none);
 }
 
 static void test_lavfi(void)
@@ -423,7 +423,7 @@ static void test_lavfi(void)
         CHECK(s.captured == 50 && s.delivered == 50 && s.dropped == 0 && s.decode_errors == 0,
               "stats captured %lld delivered %lld dropped %lld errors %lld", (long long)s.captured,
               (long long)s.delivered, (long long)s.dropped, (long long)s.decode_errors);
-        glcv_media_close(&m);
+        glcv_media_destroy(&m);
         CHECK(m == NULL, "close clears the pointer");
     }
 
@@ -460,7 +460,7 @@ static void test_lavfi(void)
         CHECK(frames == 25, "%d frames, expected 25", frames);
         CHECK(misplaced == 0, "%d frames with the box elsewhere", misplaced);
         CHECK(bad_alpha == 0, "%d pixels with alpha != 255", bad_alpha);
-        glcv_media_close(&m);
+        glcv_media_destroy(&m);
     }
 }
 
@@ -480,7 +480,7 @@ static void test_live(void)
         CHECK(rr.eos && rr.frames == 20 && rr.error == GLCV_OK, "%d frames (eos %d, %s), expected 20", rr.frames,
               rr.eos, glcv_status_string(rr.error));
         CHECK(t > 0.8 && t < 5.0, "20 frames at 20 fps took %.3f s", t);
-        glcv_media_close(&m);
+        glcv_media_destroy(&m);
     }
 
     /* A reader slower than the source: newest frame wins, the rest are dropped and counted. */
@@ -520,7 +520,7 @@ static void test_live(void)
         CHECK(s.captured >= s.delivered + s.dropped && s.captured <= s.delivered + s.dropped + 3,
               "captured %lld vs delivered %lld + dropped %lld (+ at most the ring)", (long long)s.captured,
               (long long)s.delivered, (long long)s.dropped);
-        glcv_media_close(&m);
+        glcv_media_destroy(&m);
     }
 
     /* Timeouts: a 2 fps source has nothing new 0 or 100 ms after a frame. */
@@ -539,7 +539,7 @@ static void test_live(void)
         CHECK(dt >= 0.09 && dt < 1.0, "a 100 ms timeout took %.3f s", dt);
         CHECK_OK(glcv_media_read(m, &f, &info, 3000));
         CHECK(f.data != NULL && info.index == 1, "the next frame arrives (index %lld)", (long long)info.index);
-        glcv_media_close(&m); /* closes while the capture thread waits for the next frame's time */
+        glcv_media_destroy(&m); /* closes while the capture thread waits for the next frame's time */
     }
 }
 
@@ -569,7 +569,7 @@ static void test_video(void)
             CHECK(rr.width == 97 && rr.height == 61, "FFV1: size %dx%d", rr.width, rr.height);
             CHECK(rr.index_errors == 0, "FFV1: %d out-of-order indices", rr.index_errors);
             CHECK(rr.worst_max_diff == 0, "FFV1 is lossless, yet a pixel differs by %d", rr.worst_max_diff);
-            glcv_media_close(&m);
+            glcv_media_destroy(&m);
         }
         /* Looping: indices count on, content repeats. */
         m = open_ok(GLCV_MEDIA_PARAMS(.source = GLCV_MEDIA_VIDEO, .location = ffv1, .loop = 1));
@@ -578,7 +578,7 @@ static void test_video(void)
             CHECK(rr.frames == 2 * n + 5 && rr.last_index == 2 * n + 4 && rr.index_errors == 0,
                   "looping: %d frames, last index %lld", rr.frames, (long long)rr.last_index);
             CHECK(rr.worst_max_diff == 0, "looping: a pixel differs by %d", rr.worst_max_diff);
-            glcv_media_close(&m);
+            glcv_media_destroy(&m);
         }
     }
 
@@ -593,7 +593,7 @@ static void test_video(void)
             CHECK(rr.width == 160 && rr.height == 96, "MPEG-4: size %dx%d", rr.width, rr.height);
             CHECK(rr.worst_mean_diff < 4.0, "MPEG-4: mean difference %.2f (tolerance 4)", rr.worst_mean_diff);
             printf("  MPEG-4 at q2: worst frame mean |diff| %.2f, max %d\n", rr.worst_mean_diff, rr.worst_max_diff);
-            glcv_media_close(&m);
+            glcv_media_destroy(&m);
         }
 
         /* Scaled on the way out. */
@@ -602,7 +602,7 @@ static void test_video(void)
             read_result rr = read_all(m, 0, 0);
             CHECK(rr.frames == n && rr.width == 80 && rr.height == 48, "scaled: %d frames of %dx%d", rr.frames,
                   rr.width, rr.height);
-            glcv_media_close(&m);
+            glcv_media_destroy(&m);
         }
 
         /* A truncated copy: fewer frames, then the end, never a crash. */
@@ -619,7 +619,7 @@ static void test_video(void)
                 CHECK(rr.frames >= 1 && rr.frames < n, "truncated file: %d frames", rr.frames);
                 CHECK(rr.eos || rr.error == GLCV_ERROR_CORRUPT_DATA || rr.error == GLCV_ERROR_IO,
                       "truncated file ends with %s", glcv_status_string(rr.error));
-                glcv_media_close(&m);
+                glcv_media_destroy(&m);
             }
             /* Corrupted: random bytes over the middle of the frame data. */
             uint64_t rs = 99;
@@ -642,7 +642,7 @@ static void test_video(void)
                     glcv_media_frame_info info;
                     CHECK_STATUS(glcv_media_read(m, &f, &info, 0), rr.error);
                 }
-                glcv_media_close(&m);
+                glcv_media_destroy(&m);
             }
         }
         free(data);
@@ -680,7 +680,7 @@ static void test_images(void)
         CHECK(rr.eos && rr.frames == n && rr.index_errors == 0, "folder: %d frames, expected %d", rr.frames, n);
         CHECK(rr.width == 45 && rr.height == 31, "folder: size %dx%d", rr.width, rr.height);
         CHECK(rr.worst_max_diff == 0, "folder: PNG frames differ by up to %d (order or content)", rr.worst_max_diff);
-        glcv_media_close(&m);
+        glcv_media_destroy(&m);
     }
 
     /* A corrupt image in the folder is skipped and counted. */
@@ -694,7 +694,7 @@ static void test_images(void)
         CHECK(rr.eos && rr.frames == n && s.decode_errors == 1,
               "folder with a corrupt image: %d frames, %lld decode errors (expected %d, 1)", rr.frames,
               (long long)s.decode_errors, n);
-        glcv_media_close(&m);
+        glcv_media_destroy(&m);
     }
 
     snprintf(pattern, sizeof pattern, "%s/seq_%%04d.png", g_tmp);
@@ -706,7 +706,7 @@ static void test_images(void)
         read_result rr = read_all(m, 0, n);
         CHECK(rr.eos && rr.frames == n && rr.index_errors == 0, "sequence: %d frames, expected %d", rr.frames, n);
         CHECK(rr.worst_max_diff == 0, "sequence: frames differ by up to %d", rr.worst_max_diff);
-        glcv_media_close(&m);
+        glcv_media_destroy(&m);
     }
 }
 
@@ -736,7 +736,7 @@ static void test_synthetic(void)
                 mismatches++;
         }
         CHECK(mismatches == 0, "%d synthetic frames differ from glcv_synth_frame", mismatches);
-        glcv_media_close(&m);
+        glcv_media_destroy(&m);
     }
     glcv_image_free(&want);
     glcv_synth_destroy(&ref);
@@ -746,7 +746,7 @@ static void test_synthetic(void)
         read_result rr = read_all(m, 0, 0);
         CHECK(rr.eos && rr.frames == 5 && rr.width == 320 && rr.height == 240, "synthetic: %d frames of %dx%d",
               rr.frames, rr.width, rr.height);
-        glcv_media_close(&m);
+        glcv_media_destroy(&m);
     }
 
     /* Closing while the capture thread waits for a free slot (EVERY_FRAME, nobody reading). */
@@ -763,7 +763,7 @@ static void test_synthetic(void)
         glcv_media_get_stats(m, &s);
         CHECK(s.captured == 2 && s.dropped == 0, "EVERY_FRAME fills the ring and waits: captured %lld dropped %lld",
               (long long)s.captured, (long long)s.dropped);
-        glcv_media_close(&m);
+        glcv_media_destroy(&m);
     }
 
     m = open_ok(GLCV_MEDIA_PARAMS(0));
@@ -778,7 +778,7 @@ static void test_synthetic(void)
         glcv_media_frame_info info;
         CHECK_OK(glcv_media_read(m, &f, &info, 5000));
         CHECK(f.data && f.width == p.width && f.height == p.height, "a first frame from the default source");
-        glcv_media_close(&m);
+        glcv_media_destroy(&m);
     }
 }
 
@@ -803,7 +803,7 @@ static void test_sample_video(const char *path)
     printf("  %d frames in %.2f s, eos %d, decode errors %lld\n", rr.frames, t, rr.eos, (long long)s.decode_errors);
     CHECK(rr.eos && rr.error == GLCV_OK && rr.frames > 100 && rr.index_errors == 0, "%d frames, eos %d, %s",
           rr.frames, rr.eos, glcv_status_string(rr.error));
-    glcv_media_close(&m);
+    glcv_media_destroy(&m);
 }
 
 int main(int argc, char **argv)

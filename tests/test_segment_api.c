@@ -4,7 +4,7 @@
  * the NO_CONTEXT and AUTO → CPU checks rely on. */
 #define _POSIX_C_SOURCE 200809L
 #include "testutil.h"
-#include "segment_cpu.h"
+#include "segment_internal.h"
 
 #include <limits.h>
 #include <math.h>
@@ -341,7 +341,7 @@ static void test_call_order(void)
     glcv_image gray = test_image_make(w, h, GLCV_PIXEL_GRAY8, 0);
     CHECK_STATUS(glcv_segment_set_background(seg, &gray), GLCV_ERROR_INVALID_ARGUMENT);
     glcv_image unk = bg;
-    unk.format = GLCV_PIXEL_UNKNOWN;
+    unk.format = GLCV_PIXEL_DEFAULT;
     CHECK_STATUS(glcv_segment_set_background(seg, &unk), GLCV_ERROR_INVALID_ARGUMENT);
     unk.format = (glcv_pixel_format)77;
     CHECK_STATUS(glcv_segment_set_background(seg, &unk), GLCV_ERROR_INVALID_ARGUMENT);
@@ -400,7 +400,7 @@ static void test_call_order(void)
     mask_nodata.data = NULL;
     CHECK_STATUS(glcv_segment_read_mask(seg, &mask_nodata), GLCV_ERROR_INVALID_ARGUMENT);
     glcv_image mask_unk = mask;
-    mask_unk.format = GLCV_PIXEL_UNKNOWN;
+    mask_unk.format = GLCV_PIXEL_DEFAULT;
     CHECK_STATUS(glcv_segment_read_mask(seg, &mask_unk), GLCV_ERROR_INVALID_ARGUMENT);
     glcv_image mask_narrow = mask;
     mask_narrow.stride = (size_t)w - 1;
@@ -410,7 +410,7 @@ static void test_call_order(void)
     CHECK_STATUS(glcv_segment_read_background(seg, &bg_wide), GLCV_ERROR_SIZE_MISMATCH);
 
     /* Timings: the CPU engine has none; count is required. */
-    glcv_pass_timing tm[4];
+    glcv_timing tm[4];
     int count = -1;
     CHECK_OK(glcv_segment_timings(seg, tm, 4, &count, 1));
     CHECK(count == 0, "CPU engine reported %d timings, expected 0", count);

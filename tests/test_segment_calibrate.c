@@ -2,7 +2,7 @@
  * through the explicit calibrate calls, explicit values kept, the same on every engine. */
 #include "testutil.h"
 
-#include "segment_cpu.h"
+#include "segment_internal.h"
 
 #include <math.h>
 #include <string.h>

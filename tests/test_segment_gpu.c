@@ -1,15 +1,19 @@
-/* Segmenter: a GPU engine (fragment or compute, argv[1]; default fragment) against the CPU
- * engine, which is the oracle. Both get the same parameters, seed and frames; compared are the
+/* Segmenter: a GPU engine (fragment or compute, argv[1]; default fragment; "compute multipass"
+ * runs the MRF one dispatch per substep instead of the tiled kernel) against the CPU engine,
+ * which is the oracle. Both get the same parameters, seed and frames; compared are the
  * window sums (exactly), the integer thresholds (exactly, except where the threshold lies
  * within rounding of an integer), the masks, the learned and adapted backgrounds, texture
  * inputs and outputs, read-back layouts, BGR input, timings and engine selection. */
 #include "testutil.h"
+
+#include "segment_internal.h"
 
 #include <epoxy/gl.h>
 #include <math.h>
 #include <string.h>
 
 static glcv_engine_mode g_mode = GLCV_ENGINE_FRAGMENT;
+static int g_multipass; /* COMPUTE: one dispatch per MRF substep */
 static glcv_logger g_log;
 
 /* ---- images ----------------------------------------------------------------------------- */
@@ -114,6 +118,10 @@ static glcv_segment *make_seg(int w, int h, glcv_engine_mode mode, const seg_cfg
     if (mode == GLCV_ENGINE_FRAGMENT || mode == GLCV_ENGINE_COMPUTE || mode == GLCV_ENGINE_CPU)
         CHECK(g.engine == mode, "engine %s resolved to %s", glcv_engine_mode_string(mode),
               glcv_engine_mode_string(g.engine));
+    if (mode == GLCV_ENGINE_COMPUTE && g_multipass) {
+        CHECK_OK(glcv_segment_use_multipass(seg));
+        CHECK(!glcv_segment_tiled(seg), "the tiled MRF kernel still runs after use_multipass");
+    }
     return seg;
 }
 
@@ -1179,7 +1187,7 @@ static void case_timings(void)
     }
     GLint bits = 0;
     glGetQueryiv(GL_TIME_ELAPSED, GL_QUERY_COUNTER_BITS, &bits);
-    glcv_pass_timing tm[16];
+    glcv_timing tm[16];
     memset(tm, 0, sizeof tm);
     int count = -1;
     CHECK_OK(glcv_segment_timings(seg, tm, 16, &count, 1));
@@ -1192,23 +1200,23 @@ static void case_timings(void)
     }
     for (int i = 0; i < count && i < 16; i++) {
         CHECK(tm[i].name && tm[i].name[0], "timing %d has no name", i);
-        CHECK(tm[i].gpu_ms >= 0.0 && isfinite(tm[i].gpu_ms), "timing %d (%s): %g ms", i, tm[i].name ? tm[i].name : "?",
-              tm[i].gpu_ms);
-        CHECK(tm[i].passes >= 1, "timing %d (%s): %d passes", i, tm[i].name ? tm[i].name : "?", tm[i].passes);
-        printf("  timing %-10s %8.3f ms, %d passes\n", tm[i].name ? tm[i].name : "?", tm[i].gpu_ms, tm[i].passes);
+        CHECK(tm[i].ms >= 0.0 && isfinite(tm[i].ms), "timing %d (%s): %g ms", i, tm[i].name ? tm[i].name : "?",
+              tm[i].ms);
+        CHECK(tm[i].count >= 1, "timing %d (%s): %d passes", i, tm[i].name ? tm[i].name : "?", tm[i].count);
+        printf("  timing %-10s %8.3f ms, %d passes\n", tm[i].name ? tm[i].name : "?", tm[i].ms, tm[i].count);
     }
     /* A capacity below the count: nothing beyond it is written. */
-    glcv_pass_timing small[4];
+    glcv_timing small[4];
     for (int i = 0; i < 4; i++) {
         small[i].name = "sentinel";
-        small[i].gpu_ms = -7.0;
-        small[i].passes = -7;
+        small[i].ms = -7.0;
+        small[i].count = -7;
     }
     int c2 = -1;
     CHECK_OK(glcv_segment_timings(seg, small, 1, &c2, 1));
     CHECK(c2 >= 0, "timings with capacity 1: count %d", c2);
     for (int i = 1; i < 4; i++)
-        CHECK(small[i].gpu_ms == -7.0 && small[i].passes == -7 && strcmp(small[i].name, "sentinel") == 0,
+        CHECK(small[i].ms == -7.0 && small[i].count == -7 && strcmp(small[i].name, "sentinel") == 0,
               "timings with capacity 1 wrote entry %d", i);
     CHECK_STATUS(glcv_segment_timings(seg, tm, 16, NULL, 1), GLCV_ERROR_INVALID_ARGUMENT);
     glcv_segment_destroy(&seg);
@@ -1282,17 +1290,18 @@ static void case_engine_misc(void)
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "fragment";
-    if (strcmp(mode, "fragment") == 0) {
+    g_multipass = argc > 2 && strcmp(argv[2], "multipass") == 0;
+    if (strcmp(mode, "fragment") == 0 && argc <= 2) {
         g_mode = GLCV_ENGINE_FRAGMENT;
-    } else if (strcmp(mode, "compute") == 0) {
+    } else if (strcmp(mode, "compute") == 0 && (argc <= 2 || g_multipass)) {
         g_mode = GLCV_ENGINE_COMPUTE;
     } else {
-        fprintf(stderr, "usage: %s [fragment|compute]\n", argv[0]);
+        fprintf(stderr, "usage: %s [fragment | compute [multipass]]\n", argv[0]);
         return 2;
     }
     glcv_context *ctx = test_context_or_skip(g_mode == GLCV_ENGINE_COMPUTE ? 43 : 33);
     g_log = test_logger();
-    printf("engine: %s\n", mode);
+    printf("engine: %s%s\n", mode, g_multipass ? ", one dispatch per MRF substep" : "");
 
     case_random_noise();
     case_params();
@@ -1315,6 +1324,6 @@ int main(int argc, char **argv)
     CHECK(err == GL_NO_ERROR, "GL error 0x%x pending at the end", err);
     glcv_context_destroy(&ctx);
     char name[64];
-    snprintf(name, sizeof name, "test_segment_gpu (%s)", mode);
+    snprintf(name, sizeof name, "test_segment_gpu (%s%s)", mode, g_multipass ? " multipass" : "");
     return test_finish(name);
 }

@@ -4,7 +4,7 @@
 #define _GNU_SOURCE
 #include "testutil.h"
 #include "test_track_scene.h"
-#include "track_cpu.h"
+#include "track_internal.h"
 
 #include <glcv/glcv.h>
 
@@ -40,7 +40,7 @@ static const int hsv_reference[][6] = {
 
 static glcv_track_params cpu_params(int w, int h)
 {
-    glcv_track_params p = GLCV_TRACK_PARAMS(.width = w, .height = h, .engine = GLCV_TRACK_ENGINE_CPU,
+    glcv_track_params p = GLCV_TRACK_PARAMS(.width = w, .height = h, .engine = GLCV_ENGINE_CPU,
                                             .logger = test_logger());
     return p;
 }
@@ -67,7 +67,7 @@ static void test_hsv(void)
 }
 
 /* Brute-force moments of a blob's back-projection (255 inside) in window r, relative to r. */
-static void blob_moments(const scene_blob *b, glcv_track_rect r, double m[6])
+static void blob_moments(const scene_blob *b, glcv_rect r, double m[6])
 {
     memset(m, 0, 6 * sizeof m[0]);
     for (int y = 0; y < r.height; y++)
@@ -82,7 +82,7 @@ static void blob_moments(const scene_blob *b, glcv_track_rect r, double m[6])
             }
 }
 
-static int add_from_frame(glcv_track *tr, const glcv_image *frame, glcv_track_rect roi)
+static int add_from_frame(glcv_track *tr, const glcv_image *frame, glcv_rect roi)
 {
     glcv_track_hist *h = malloc(sizeof *h);
     int id = -1;
@@ -107,7 +107,7 @@ static void test_exact_moments(void)
     glcv_track *tr = NULL;
     CHECK_OK(glcv_track_create(&p, &tr));
     glcv_track_hist *hist = calloc(1, sizeof *hist);
-    CHECK_OK(glcv_track_hist_compute(tr, &frame, NULL, (glcv_track_rect){40, 30, 20, 40}, hist));
+    CHECK_OK(glcv_track_hist_compute(tr, &frame, NULL, (glcv_rect){40, 30, 20, 40}, hist));
     /* only the red bin is set: the grey background has no saturation */
     int nonzero = 0;
     for (int b = 0; b < 60; b++)
@@ -115,7 +115,7 @@ static void test_exact_moments(void)
     CHECK(nonzero == 1 && hist->value[0] == 255.0f, "histogram: %d bins set, bin 0 = %g", nonzero,
           (double)hist->value[0]);
     int id = -1;
-    CHECK_OK(glcv_track_add(tr, hist, (glcv_track_rect){35, 25, 30, 50}, &id));
+    CHECK_OK(glcv_track_add(tr, hist, (glcv_rect){35, 25, 30, 50}, &id));
     CHECK_OK(glcv_track_frame(tr, &frame, NULL));
     glcv_track_result r;
     int count = 0;
@@ -156,7 +156,7 @@ static void test_rotated_box(void)
         glcv_track_params p = cpu_params(w, h);
         glcv_track *tr = NULL;
         CHECK_OK(glcv_track_create(&p, &tr));
-        add_from_frame(tr, &frame, (glcv_track_rect){60, 60, 80, 80});
+        add_from_frame(tr, &frame, (glcv_rect){60, 60, 80, 80});
         for (int f = 0; f < 3; f++)
             CHECK_OK(glcv_track_frame(tr, &frame, NULL));
         glcv_track_result r;
@@ -192,8 +192,8 @@ static void test_moving(void)
         scene_draw(&frame, &blob, 1, (uint32_t)f);
         CHECK_OK(glcv_image_convert(&frame, &bgr));
         if (f == 0) {
-            add_from_frame(tr, &frame, (glcv_track_rect){46, 62, 28, 36});
-            add_from_frame(tr_bgr, &bgr, (glcv_track_rect){46, 62, 28, 36});
+            add_from_frame(tr, &frame, (glcv_rect){46, 62, 28, 36});
+            add_from_frame(tr_bgr, &bgr, (glcv_rect){46, 62, 28, 36});
         }
         CHECK_OK(glcv_track_frame(tr, &frame, NULL));
         CHECK_OK(glcv_track_frame(tr_bgr, &bgr, NULL));
@@ -240,7 +240,7 @@ static void test_many(void)
         if (f == 0)
             for (int k = 0; k < N; k++) {
                 int id = add_from_frame(tr, &frame,
-                                        (glcv_track_rect){(int)blobs[k].cx - 14, (int)blobs[k].cy - 14, 28, 28});
+                                        (glcv_rect){(int)blobs[k].cx - 14, (int)blobs[k].cy - 14, 28, 28});
                 CHECK(id == k, "object %d got id %d", k, id);
             }
         CHECK_OK(glcv_track_frame(tr, &frame, NULL));
@@ -261,10 +261,10 @@ static void test_many(void)
     CHECK_OK(glcv_track_get_hist(tr, 0, hist));
     int id = -1;
     for (int k = N; k < 100; k++)
-        CHECK_OK(glcv_track_add(tr, hist, (glcv_track_rect){0, 0, 10, 10}, &id));
-    CHECK_STATUS(glcv_track_add(tr, hist, (glcv_track_rect){0, 0, 10, 10}, &id), GLCV_ERROR_STATE);
+        CHECK_OK(glcv_track_add(tr, hist, (glcv_rect){0, 0, 10, 10}, &id));
+    CHECK_STATUS(glcv_track_add(tr, hist, (glcv_rect){0, 0, 10, 10}, &id), GLCV_ERROR_STATE);
     CHECK_OK(glcv_track_remove(tr, 42));
-    CHECK_OK(glcv_track_add(tr, hist, (glcv_track_rect){0, 0, 10, 10}, &id));
+    CHECK_OK(glcv_track_add(tr, hist, (glcv_rect){0, 0, 10, 10}, &id));
     CHECK(id == 42, "the freed id 42 is given again (got %d)", id);
     free(hist);
     glcv_track_destroy(&tr);
@@ -290,7 +290,7 @@ static void test_lost_recovered(void)
             blob.cx = 240, blob.cy = 170; /* back, far away */
         scene_draw(&frame, &blob, 1, (uint32_t)f);
         if (f == 0)
-            add_from_frame(tr, &frame, (glcv_track_rect){65, 65, 30, 30});
+            add_from_frame(tr, &frame, (glcv_rect){65, 65, 30, 30});
         CHECK_OK(glcv_track_frame(tr, &frame, NULL));
         glcv_track_result r;
         int n = 0;
@@ -328,7 +328,7 @@ static void test_lost_recovered(void)
             blob.cx = 240, blob.cy = 170;
         scene_draw(&frame, &blob, 1, (uint32_t)f);
         if (f == 0)
-            add_from_frame(tr, &frame, (glcv_track_rect){65, 65, 30, 30});
+            add_from_frame(tr, &frame, (glcv_rect){65, 65, 30, 30});
         CHECK_OK(glcv_track_frame(tr, &frame, NULL));
         CHECK_OK(glcv_track_results(tr, &r, 1, &n));
         if (f == 10)
@@ -344,13 +344,13 @@ static void test_lost_recovered(void)
     scene_blob two[2] = {{80, 80, 15, 15, 0, 0, 250, 120, 20}, {80, 80, 15, 15, 0, 0, 250, 40, 20}};
     glcv_track_hist *hist = calloc(2, sizeof *hist);
     scene_draw(&frame, &two[0], 1, 0);
-    CHECK_OK(glcv_track_hist_compute(tr, &frame, NULL, (glcv_track_rect){65, 65, 30, 30}, &hist[0]));
+    CHECK_OK(glcv_track_hist_compute(tr, &frame, NULL, (glcv_rect){65, 65, 30, 30}, &hist[0]));
     scene_draw(&frame, &two[1], 1, 0);
-    CHECK_OK(glcv_track_hist_compute(tr, &frame, NULL, (glcv_track_rect){65, 65, 30, 30}, &hist[1]));
+    CHECK_OK(glcv_track_hist_compute(tr, &frame, NULL, (glcv_rect){65, 65, 30, 30}, &hist[1]));
     for (int b = 0; b < 60; b++)
         hist[0].value[b] += hist[1].value[b] * (40.0f / 255.0f);
     int id = -1;
-    CHECK_OK(glcv_track_add(tr, &hist[0], (glcv_track_rect){65, 65, 30, 30}, &id));
+    CHECK_OK(glcv_track_add(tr, &hist[0], (glcv_rect){65, 65, 30, 30}, &id));
     CHECK_OK(glcv_track_frame(tr, &frame, NULL));
     CHECK_OK(glcv_track_results(tr, &r, 1, &n));
     double expect = sqrt(1.0 - sqrt(40.0 / 295.0)); /* 0.795 > 0.7 */
@@ -377,9 +377,9 @@ static void test_mask_and_limits(void)
     glcv_track *tr = NULL;
     CHECK_OK(glcv_track_create(&p, &tr));
     glcv_track_hist *hist = calloc(1, sizeof *hist);
-    CHECK_OK(glcv_track_hist_compute(tr, &frame, &mask, (glcv_track_rect){0, 0, w, h}, hist));
+    CHECK_OK(glcv_track_hist_compute(tr, &frame, &mask, (glcv_rect){0, 0, w, h}, hist));
     int id = -1;
-    CHECK_OK(glcv_track_add(tr, hist, (glcv_track_rect){0, 0, w, h}, &id));
+    CHECK_OK(glcv_track_add(tr, hist, (glcv_rect){0, 0, w, h}, &id));
     CHECK_OK(glcv_track_frame(tr, &frame, &mask));
     glcv_track_result r;
     int n = 0;
@@ -387,13 +387,13 @@ static void test_mask_and_limits(void)
     CHECK(fabs(r.cx - 110) <= 1.5 && fabs(r.cy - 60) <= 1.5, "with the mask: centre %g,%g, expected 110,60",
           (double)r.cx, (double)r.cy);
     /* without it, the two blobs pull the centre between them */
-    CHECK_OK(glcv_track_set_window(tr, id, (glcv_track_rect){0, 0, w, h}));
+    CHECK_OK(glcv_track_set_window(tr, id, (glcv_rect){0, 0, w, h}));
     CHECK_OK(glcv_track_frame(tr, &frame, NULL));
     CHECK_OK(glcv_track_results(tr, &r, 1, &n));
     CHECK(fabs(r.cx - 80) <= 3, "without the mask: centre x %g, expected about 80", (double)r.cx);
     /* limits: with v_min above the blobs' value, nothing counts */
     CHECK_OK(glcv_track_set_limits(tr, 30, 250, 255));
-    CHECK_OK(glcv_track_set_window(tr, id, (glcv_track_rect){90, 40, 40, 40}));
+    CHECK_OK(glcv_track_set_window(tr, id, (glcv_rect){90, 40, 40, 40}));
     CHECK_OK(glcv_track_frame(tr, &frame, NULL));
     CHECK_OK(glcv_track_results(tr, &r, 1, &n));
     CHECK(r.m00 == 0 && (r.lost & GLCV_TRACK_LOST_MASS), "v_min 250: m00 %g, lost %u", r.m00, r.lost);
@@ -408,9 +408,9 @@ static void test_mask_and_limits(void)
     scene_blob pale[2] = {{50, 60, 12, 12, 0, 0, 240, 40, 40}, {110, 60, 12, 12, 0, 0, 240, 160, 160}};
     scene_draw(&frame, pale, 2, 4);
     hist = calloc(1, sizeof *hist);
-    CHECK_OK(glcv_track_hist_compute(tr, &frame, NULL, (glcv_track_rect){98, 48, 24, 24}, hist));
+    CHECK_OK(glcv_track_hist_compute(tr, &frame, NULL, (glcv_rect){98, 48, 24, 24}, hist));
     CHECK(hist->sat_bins == 8 && hist->hue_bins == 60, "2-D histogram bins %d x %d", hist->hue_bins, hist->sat_bins);
-    CHECK_OK(glcv_track_add(tr, hist, (glcv_track_rect){0, 0, w, h}, &id));
+    CHECK_OK(glcv_track_add(tr, hist, (glcv_rect){0, 0, w, h}, &id));
     CHECK_OK(glcv_track_frame(tr, &frame, NULL));
     CHECK_OK(glcv_track_results(tr, &r, 1, &n));
     CHECK(fabs(r.cx - 110) <= 1.5, "2-D histogram: centre x %g, expected 110", (double)r.cx);
@@ -432,7 +432,7 @@ static void test_paper_window(void)
     p.window = GLCV_TRACK_WINDOW_PAPER;
     glcv_track *tr = NULL;
     CHECK_OK(glcv_track_create(&p, &tr));
-    add_from_frame(tr, &frame, (glcv_track_rect){100, 80, 40, 40});
+    add_from_frame(tr, &frame, (glcv_rect){100, 80, 40, 40});
     glcv_track_result r;
     int n = 0;
     for (int f = 0; f < 4; f++)
@@ -454,7 +454,7 @@ static void test_paper_window(void)
     blob = (scene_blob){120, 100, 1, 1, 0, 1, 255, 0, 0};
     scene_blob big = {120, 100, 10, 10, 0, 1, 255, 0, 0};
     scene_draw(&frame, &big, 1, 5);
-    add_from_frame(tr, &frame, (glcv_track_rect){110, 90, 20, 20});
+    add_from_frame(tr, &frame, (glcv_rect){110, 90, 20, 20});
     scene_draw(&frame, &blob, 1, 5);
     CHECK_OK(glcv_track_frame(tr, &frame, NULL));
     CHECK_OK(glcv_track_results(tr, &r, 1, &n));
@@ -553,18 +553,18 @@ static void test_api(void)
     p.max_objects = GLCV_TRACK_MAX_OBJECTS + 1;
     CHECK_STATUS(glcv_track_create(&p, &tr), GLCV_ERROR_INVALID_ARGUMENT);
     p = cpu_params(64, 48);
-    p.engine = (glcv_track_engine)9;
+    p.engine = (glcv_engine_mode)9;
     CHECK_STATUS(glcv_track_create(&p, &tr), GLCV_ERROR_INVALID_ARGUMENT);
     glcv_track_destroy(NULL);
     glcv_track_destroy(&tr);
 
-    p = GLCV_TRACK_PARAMS(.width = 64, .height = 48, .engine = GLCV_TRACK_ENGINE_CPU);
+    p = GLCV_TRACK_PARAMS(.width = 64, .height = 48, .engine = GLCV_ENGINE_CPU);
     CHECK_OK(glcv_track_create(&p, &tr));
     glcv_track_params got;
     CHECK_OK(glcv_track_get_params(tr, &got));
     CHECK(got.max_objects == 64 && got.hue_bins == 60 && got.sat_bins == 1 && got.epsilon == 1.0f &&
               got.max_iterations == 10 && got.window == GLCV_TRACK_WINDOW_OPENCV && got.aspect == 1.2f &&
-              got.engine == GLCV_TRACK_ENGINE_CPU && got.recovery == GLCV_TRACK_RECOVERY_FRAME &&
+              got.engine == GLCV_ENGINE_CPU && got.recovery == GLCV_TRACK_RECOVERY_FRAME &&
               got.lost_criteria == (GLCV_TRACK_LOST_MASS | GLCV_TRACK_LOST_HISTOGRAM),
           "defaults: %d objects, %d x %d bins, eps %g, %d iterations, window %d, engine %d", got.max_objects,
           got.hue_bins, got.sat_bins, (double)got.epsilon, got.max_iterations, (int)got.window, (int)got.engine);
@@ -584,33 +584,33 @@ static void test_api(void)
     CHECK_OK(glcv_track_results(tr, &r, 1, &n));
     CHECK(n == 0, "%d results without objects", n);
     glcv_track_hist *h = calloc(1, sizeof *h);
-    CHECK_STATUS(glcv_track_hist_compute(tr, &frame, NULL, (glcv_track_rect){70, 0, 5, 5}, h),
+    CHECK_STATUS(glcv_track_hist_compute(tr, &frame, NULL, (glcv_rect){70, 0, 5, 5}, h),
                  GLCV_ERROR_INVALID_ARGUMENT);
-    CHECK_OK(glcv_track_hist_compute(tr, &frame, NULL, (glcv_track_rect){-5, -5, 20, 20}, h));
+    CHECK_OK(glcv_track_hist_compute(tr, &frame, NULL, (glcv_rect){-5, -5, 20, 20}, h));
     int id = -1;
-    CHECK_STATUS(glcv_track_add(tr, h, (glcv_track_rect){0, 0, 0, 5}, &id), GLCV_ERROR_INVALID_ARGUMENT);
+    CHECK_STATUS(glcv_track_add(tr, h, (glcv_rect){0, 0, 0, 5}, &id), GLCV_ERROR_INVALID_ARGUMENT);
     h->sat_bins = 2;
-    CHECK_STATUS(glcv_track_add(tr, h, (glcv_track_rect){0, 0, 5, 5}, &id), GLCV_ERROR_INVALID_ARGUMENT);
+    CHECK_STATUS(glcv_track_add(tr, h, (glcv_rect){0, 0, 5, 5}, &id), GLCV_ERROR_INVALID_ARGUMENT);
     h->sat_bins = 1;
     h->value[3] = 300;
-    CHECK_STATUS(glcv_track_add(tr, h, (glcv_track_rect){0, 0, 5, 5}, &id), GLCV_ERROR_INVALID_ARGUMENT);
+    CHECK_STATUS(glcv_track_add(tr, h, (glcv_rect){0, 0, 5, 5}, &id), GLCV_ERROR_INVALID_ARGUMENT);
     h->value[3] = 0;
-    CHECK_OK(glcv_track_add(tr, h, (glcv_track_rect){-20, -20, 5, 5}, &id)); /* outside: tracked anyway */
+    CHECK_OK(glcv_track_add(tr, h, (glcv_rect){-20, -20, 5, 5}, &id)); /* outside: tracked anyway */
     CHECK_OK(glcv_track_frame(tr, &frame, NULL));
     CHECK_OK(glcv_track_results(tr, &r, 1, &n));
     CHECK(n == 1 && r.id == id && r.m00 == 0 && (r.lost & GLCV_TRACK_LOST_MASS), "an empty frame: lost %u", r.lost);
     CHECK_STATUS(glcv_track_remove(tr, 5), GLCV_ERROR_INVALID_ARGUMENT);
-    CHECK_STATUS(glcv_track_set_window(tr, 5, (glcv_track_rect){0, 0, 5, 5}), GLCV_ERROR_INVALID_ARGUMENT);
+    CHECK_STATUS(glcv_track_set_window(tr, 5, (glcv_rect){0, 0, 5, 5}), GLCV_ERROR_INVALID_ARGUMENT);
     CHECK_STATUS(glcv_track_get_hist(tr, -1, h), GLCV_ERROR_INVALID_ARGUMENT);
-    glcv_track_engine e;
-    CHECK_OK(glcv_track_engine_parse("cuda", &e));
-    CHECK(e == GLCV_TRACK_ENGINE_CUDA && strcmp(glcv_track_engine_string(e), "cuda") == 0, "engine names");
-    CHECK_STATUS(glcv_track_engine_parse("gpu", &e), GLCV_ERROR_INVALID_ARGUMENT);
+    glcv_engine_mode e;
+    CHECK_OK(glcv_engine_mode_parse("cuda", &e));
+    CHECK(e == GLCV_ENGINE_CUDA && strcmp(glcv_engine_mode_string(e), "cuda") == 0, "engine names");
+    CHECK_STATUS(glcv_engine_mode_parse("gpu", &e), GLCV_ERROR_INVALID_ARGUMENT);
     glcv_cuda_info info;
     CHECK_OK(glcv_cuda_query(&info));
     printf("%s\n", info.text);
     /* bounds of a rotated box */
-    glcv_track_rect b = glcv_track_box_bounds(10, 10, 4, 8, 0, 64, 48);
+    glcv_rect b = glcv_track_box_bounds(10, 10, 4, 8, 0, 64, 48);
     CHECK(b.x == 8 && b.y == 6 && b.width == 5 && b.height == 9, "bounds %d,%d %dx%d", b.x, b.y, b.width, b.height);
     b = glcv_track_box_bounds(1, 1, 10, 10, 45, 64, 48);
     CHECK(b.x == 0 && b.y == 0 && b.width == 10 && b.height == 10, "clipped bounds %d,%d %dx%d", b.x, b.y, b.width,

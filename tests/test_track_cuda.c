@@ -74,10 +74,10 @@ static void run(const sequence *s)
                                             .sat_bins = s->sat_bins, .window = s->window,
                                             .lost_criteria = GLCV_TRACK_LOST_MASS | GLCV_TRACK_LOST_HISTOGRAM |
                                                              GLCV_TRACK_LOST_ITERATIONS,
-                                            .engine = GLCV_TRACK_ENGINE_CPU, .logger = test_logger());
+                                            .engine = GLCV_ENGINE_CPU, .logger = test_logger());
     glcv_track *cpu = NULL, *gpu = NULL;
     CHECK_OK(glcv_track_create(&p, &cpu));
-    p.engine = GLCV_TRACK_ENGINE_CUDA;
+    p.engine = GLCV_ENGINE_CUDA;
     CHECK_OK(glcv_track_create(&p, &gpu));
     if (!cpu || !gpu) {
         glcv_track_destroy(&cpu);
@@ -100,7 +100,7 @@ static void run(const sequence *s)
         const glcv_image *m = s->masked ? &mask : NULL;
         if (f == 0) {
             for (int k = 0; k < s->objects; k++) {
-                glcv_track_rect roi = {(int)(blobs[k].cx - blobs[k].rx), (int)(blobs[k].cy - blobs[k].ry),
+                glcv_rect roi = {(int)(blobs[k].cx - blobs[k].rx), (int)(blobs[k].cy - blobs[k].ry),
                                        (int)(2 * blobs[k].rx) + 1, (int)(2 * blobs[k].ry) + 1};
                 int id1 = -1, id2 = -1;
                 CHECK_OK(glcv_track_hist_compute(cpu, &frame, m, roi, h));

@@ -51,13 +51,13 @@ static void scene(int f, glcv_image *rgb, glcv_image *mask, uint8_t *tex_mask)
 
 /* Runs the same sequence through host inputs (reference: CPU engine) and texture inputs on
  * `engine`, comparing every result. */
-static void compare(glcv_track_engine engine, int use_mask)
+static void compare(glcv_engine_mode engine, int use_mask)
 {
     glcv_image rgb, rgba, mask;
     CHECK_OK(glcv_image_alloc(W, H, GLCV_PIXEL_RGB8, &rgb));
     CHECK_OK(glcv_image_alloc(W, H, GLCV_PIXEL_RGBA8, &rgba));
     CHECK_OK(glcv_image_alloc(W, H, GLCV_PIXEL_GRAY8, &mask));
-    glcv_track_params p = GLCV_TRACK_PARAMS(.width = W, .height = H, .engine = GLCV_TRACK_ENGINE_CPU,
+    glcv_track_params p = GLCV_TRACK_PARAMS(.width = W, .height = H, .engine = GLCV_ENGINE_CPU,
                                             .logger = test_logger());
     glcv_track *ref = NULL, *tex = NULL;
     CHECK_OK(glcv_track_create(&p, &ref));
@@ -67,7 +67,7 @@ static void compare(glcv_track_engine engine, int use_mask)
         return;
     glcv_track_params got;
     CHECK_OK(glcv_track_get_params(tex, &got));
-    printf("texture inputs on the %s engine%s\n", glcv_track_engine_string(got.engine), use_mask ? ", masked" : "");
+    printf("texture inputs on the %s engine%s\n", glcv_engine_mode_string(got.engine), use_mask ? ", masked" : "");
 
     /* the host's bindings, which the texture path must leave as they were */
     GLuint host_fbo = 0, host_pbo = 0;
@@ -86,7 +86,7 @@ static void compare(glcv_track_engine engine, int use_mask)
         GLuint frame_tex = make_texture(GL_RGBA8, GL_RGBA, W, H, rgba.data);
         GLuint mask_tex = make_texture(GL_R8, GL_RED, W, H, tex_mask);
         if (f == 0) {
-            const glcv_track_rect roi[OBJECTS] = {{44, 48, 32, 24}, {238, 52, 24, 36}, {140, 166, 40, 28}};
+            const glcv_rect roi[OBJECTS] = {{44, 48, 32, 24}, {238, 52, 24, 36}, {140, 166, 40, 28}};
             for (int k = 0; k < OBJECTS; k++) {
                 int id_ref = -1, id_tex = -1;
                 CHECK_OK(glcv_track_hist_compute(ref, &rgb, use_mask ? &mask : NULL, roi[k], &h[0]));
@@ -100,7 +100,7 @@ static void compare(glcv_track_engine engine, int use_mask)
         CHECK_OK(glcv_track_frame(ref, &rgb, use_mask ? &mask : NULL));
         CHECK_OK(glcv_track_frame_texture(tex, frame_tex, use_mask ? mask_tex : 0));
         /* the textures may go once forgotten */
-        if (engine == GLCV_TRACK_ENGINE_CUDA && f == 0) {
+        if (engine == GLCV_ENGINE_CUDA && f == 0) {
             glcv_track_texture_stats ts;
             CHECK_OK(glcv_track_texture_stats_get(tex, &ts));
             CHECK(ts.direct == 1 && ts.registered == 1 + use_mask,
@@ -195,13 +195,13 @@ static glcv_track_texture_stats stats_of(glcv_track *t)
  * error, then back at the tracker's size: registered again), with another format (registered
  * again, or the pixel-buffer fallback), and at the same size; forgotten, deleted and made anew.
  * (A texture registered with CUDA cannot be re-specified in GL: it is forgotten first.) */
-static void respecify(glcv_track_engine engine)
+static void respecify(glcv_engine_mode engine)
 {
     glcv_image rgb, rgba, mask;
     CHECK_OK(glcv_image_alloc(W, H, GLCV_PIXEL_RGB8, &rgb));
     CHECK_OK(glcv_image_alloc(W, H, GLCV_PIXEL_RGBA8, &rgba));
     CHECK_OK(glcv_image_alloc(W, H, GLCV_PIXEL_GRAY8, &mask));
-    glcv_track_params p = GLCV_TRACK_PARAMS(.width = W, .height = H, .engine = GLCV_TRACK_ENGINE_CPU,
+    glcv_track_params p = GLCV_TRACK_PARAMS(.width = W, .height = H, .engine = GLCV_ENGINE_CPU,
                                             .logger = test_logger());
     glcv_track *ref = NULL, *tex = NULL;
     CHECK_OK(glcv_track_create(&p, &ref));
@@ -213,14 +213,14 @@ static void respecify(glcv_track_engine engine)
         return;
     glcv_track_params got;
     CHECK_OK(glcv_track_get_params(tex, &got));
-    const int cuda = got.engine == GLCV_TRACK_ENGINE_CUDA;
-    printf("long-lived textures on the %s engine\n", glcv_track_engine_string(got.engine));
+    const int cuda = got.engine == GLCV_ENGINE_CUDA;
+    printf("long-lived textures on the %s engine\n", glcv_engine_mode_string(got.engine));
 
     scene(0, &rgb, &mask, tex_mask);
     CHECK_OK(glcv_image_convert(&rgb, &rgba));
     GLuint frame_tex = make_texture(GL_RGBA8, GL_RGBA, W, H, rgba.data);
     GLuint mask_tex = make_texture(GL_R8, GL_RED, W, H, tex_mask);
-    const glcv_track_rect roi[OBJECTS] = {{44, 48, 32, 24}, {238, 52, 24, 36}, {140, 166, 40, 28}};
+    const glcv_rect roi[OBJECTS] = {{44, 48, 32, 24}, {238, 52, 24, 36}, {140, 166, 40, 28}};
     for (int k = 0; k < OBJECTS; k++) {
         int id = -1;
         CHECK_OK(glcv_track_hist_compute(ref, &rgb, &mask, roi[k], &h[0]));
@@ -342,18 +342,18 @@ int main(void)
     glcv_cuda_info info;
     CHECK_OK(glcv_cuda_query(&info));
     printf("%s\n", info.text);
-    compare(GLCV_TRACK_ENGINE_CPU, 0);
-    compare(GLCV_TRACK_ENGINE_CPU, 1);
+    compare(GLCV_ENGINE_CPU, 0);
+    compare(GLCV_ENGINE_CPU, 1);
     /* AUTO: the CUDA engine when the context is on a CUDA device, else the CPU (said once) */
-    compare(GLCV_TRACK_ENGINE_AUTO, 1);
-    respecify(GLCV_TRACK_ENGINE_CPU);
+    compare(GLCV_ENGINE_AUTO, 1);
+    respecify(GLCV_ENGINE_CPU);
     if (info.gl_device >= 0) {
-        compare(GLCV_TRACK_ENGINE_CUDA, 0);
-        compare(GLCV_TRACK_ENGINE_CUDA, 1);
-        respecify(GLCV_TRACK_ENGINE_CUDA);
+        compare(GLCV_ENGINE_CUDA, 0);
+        compare(GLCV_ENGINE_CUDA, 1);
+        respecify(GLCV_ENGINE_CUDA);
     } else {
         glcv_track *tr = NULL;
-        glcv_track_params p = GLCV_TRACK_PARAMS(.width = W, .height = H, .engine = GLCV_TRACK_ENGINE_CUDA);
+        glcv_track_params p = GLCV_TRACK_PARAMS(.width = W, .height = H, .engine = GLCV_ENGINE_CUDA);
         CHECK_STATUS(glcv_track_create(&p, &tr), GLCV_ERROR_UNSUPPORTED);
         printf("the GL context is not on a CUDA device: CUDA texture inputs not tested here\n");
     }

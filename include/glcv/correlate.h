@@ -16,8 +16,7 @@
  * device the AUTO engine uses the CPU and logs it once.
  *
  * Thread safety: every function that takes a glcv_correlate locks its mutex, so one object may
- * be shared between threads. GL rule: texture inputs are read in the GL context current on the
- * calling thread.
+ * be shared between threads. Texture inputs follow the GL rules of glcv/core.h.
  */
 #ifndef GLCV_CORRELATE_H
 #define GLCV_CORRELATE_H
@@ -30,19 +29,6 @@ extern "C" {
 
 typedef struct glcv_correlate glcv_correlate;
 
-/* Where correlation runs. 0 (DEFAULT) is AUTO. */
-typedef enum glcv_correlate_engine {
-    GLCV_CORRELATE_ENGINE_DEFAULT = 0,
-    GLCV_CORRELATE_ENGINE_AUTO = 1, /* CUDA when a device can be used, else the CPU (logged once) */
-    GLCV_CORRELATE_ENGINE_CUDA = 2, /* CUDA; creation fails with UNSUPPORTED without a device */
-    GLCV_CORRELATE_ENGINE_CPU = 3
-} glcv_correlate_engine;
-
-/* "auto", "cuda", "cpu" ("auto" for DEFAULT); "?" for unknown values. */
-GLCV_API const char *glcv_correlate_engine_string(glcv_correlate_engine engine);
-/* Parses the names above; INVALID_ARGUMENT for anything else. */
-GLCV_API glcv_status glcv_correlate_engine_parse(const char *name, glcv_correlate_engine *out);
-
 /* Zero fields mean defaults. */
 typedef struct glcv_correlate_params {
     int width;  /* image width, required, 1..16384 */
@@ -51,12 +37,14 @@ typedef struct glcv_correlate_params {
      * format are converted to it (colour to gray: (77 R + 150 G + 29 B + 128) >> 8; BGR is
      * reordered to RGB; alpha is dropped). */
     glcv_pixel_format format;
-    glcv_correlate_engine engine; /* default AUTO */
+    /* Engines: CUDA, CPU; AUTO (the default) is CUDA when a device can be used, else the CPU
+     * (logged once). FRAGMENT and COMPUTE are INVALID_ARGUMENT. */
+    glcv_engine_mode engine;
     int threads;     /* CPU engine: OpenMP threads; default 0 = OpenMP's default (every core) */
     int no_simd;     /* CPU engine: nonzero = portable C only (for comparisons); default 0 = AVX2
                         where the processor has it */
-    int cuda_device; /* CUDA engine: the device when no GL context on a CUDA device is current;
-                        default 0 */
+    int cuda_device; /* CUDA engine: the device when the current GL context is not on one
+                        (glcv/cuda.h); default 0 */
     int batch;       /* CUDA engine: images per piece when a host batch streams through the GPU;
                         default 0 = 256; 1..65536 */
     glcv_logger logger;
@@ -65,9 +53,9 @@ typedef struct glcv_correlate_params {
 #define GLCV_CORRELATE_PARAMS(...) ((glcv_correlate_params){__VA_ARGS__})
 
 /* Creates a correlator for images of one size. Needs no GL context.
- * Errors: INVALID_ARGUMENT (NULL, size out of range, unknown format or engine), UNSUPPORTED (CUDA
- * requested without a device or without CUDA support in this build), OUT_OF_MEMORY, GL (a CUDA
- * failure). *out is NULL on error. */
+ * Errors: INVALID_ARGUMENT (NULL, size out of range, unknown format, an engine the correlator does
+ * not have), UNSUPPORTED (CUDA requested without a device or without CUDA support in this build),
+ * OUT_OF_MEMORY, CUDA. *out is NULL on error. */
 GLCV_API glcv_status glcv_correlate_create(const glcv_correlate_params *params, glcv_correlate **out);
 
 /* Destroys the object. Accepts NULL and &NULL; sets *correlate to NULL. */
@@ -78,7 +66,7 @@ GLCV_API void glcv_correlate_destroy(glcv_correlate **correlate);
 GLCV_API glcv_status glcv_correlate_get_params(glcv_correlate *correlate, glcv_correlate_params *out);
 
 /* Sets the reference (any pixel format and stride, the object's size; copied).
- * Errors: INVALID_ARGUMENT, SIZE_MISMATCH, OUT_OF_MEMORY, GL (CUDA failure). */
+ * Errors: INVALID_ARGUMENT, SIZE_MISMATCH, OUT_OF_MEMORY, CUDA. */
 GLCV_API glcv_status glcv_correlate_set_reference(glcv_correlate *correlate, const glcv_image *reference);
 
 /* Sets the reference from the caller's GL_TEXTURE_2D of the object's size (level 0, a colour
@@ -89,7 +77,7 @@ GLCV_API glcv_status glcv_correlate_set_reference_texture(glcv_correlate *correl
 /* Correlates n >= 1 host images (any format and stride, the object's size) with the reference and
  * writes their n coefficients to r. With the CUDA engine they stream through the GPU in pieces of
  * `batch` images, uploads overlapping the kernels. Errors: INVALID_ARGUMENT (NULL, n < 1, a bad
- * image), SIZE_MISMATCH, STATE (no reference), OUT_OF_MEMORY, GL (CUDA failure). */
+ * image), SIZE_MISMATCH, STATE (no reference), OUT_OF_MEMORY, CUDA. */
 GLCV_API glcv_status glcv_correlate_images(glcv_correlate *correlate, const glcv_image *images, int n, double *r);
 
 /* Correlates n image files (read with glcv_image_load and converted; each must have the object's
@@ -109,7 +97,7 @@ GLCV_API glcv_status glcv_correlate_textures(glcv_correlate *correlate, const un
 GLCV_API glcv_status glcv_correlate_bank_load(glcv_correlate *correlate, const glcv_image *images, int n);
 
 /* Correlates the resident bank with the reference: writes bank-size coefficients to r.
- * Errors: INVALID_ARGUMENT, STATE (no bank or no reference), GL (CUDA failure). */
+ * Errors: INVALID_ARGUMENT, STATE (no bank or no reference), CUDA. */
 GLCV_API glcv_status glcv_correlate_bank_run(glcv_correlate *correlate, double *r);
 
 /* The number of images in the resident bank (0 when none); -1 on a NULL argument. */
@@ -117,9 +105,9 @@ GLCV_API int glcv_correlate_bank_size(glcv_correlate *correlate);
 
 /* Times of the last call that correlated, in ms: CUDA "upload", "kernel", "download" (CUDA events,
  * summed over the pieces; they overlap when streaming) and "total" (first upload to last
- * download); CPU "correlate" (wall time). Writes up to `capacity` entries and their number to
+ * download), GLCV_CLOCK_GPU; CPU "correlate" (wall time, GLCV_CLOCK_HOST). Writes up to `capacity` entries and their number to
  * *count. Errors: INVALID_ARGUMENT. */
-GLCV_API glcv_status glcv_correlate_timings(glcv_correlate *correlate, glcv_pass_timing *out, int capacity,
+GLCV_API glcv_status glcv_correlate_timings(glcv_correlate *correlate, glcv_timing *out, int capacity,
                                            int *count);
 
 #ifdef __cplusplus

@@ -6,9 +6,13 @@
 #include "image.h"
 #include "synth.h"
 #include "context.h"
+#include "cuda.h"
 #include "segment.h"
 #include "match.h"
 #include "correlate.h"
 #include "track.h"
+#if GLCV_HAVE_FFMPEG
+#include "media.h"
+#endif
 
 #endif

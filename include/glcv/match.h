@@ -30,8 +30,7 @@
  * AUTO engine uses the CPU and logs it once.
  *
  * Thread safety: every function that takes a glcv_match locks its mutex, so one object may be
- * shared between threads. GL rule: texture inputs and the map texture use the GL context current
- * on the calling thread.
+ * shared between threads. Texture inputs and the map texture follow the GL rules of glcv/core.h.
  */
 #ifndef GLCV_MATCH_H
 #define GLCV_MATCH_H
@@ -58,19 +57,6 @@ GLCV_API const char *glcv_match_metric_string(glcv_match_metric metric);
 /* Parses the names above; INVALID_ARGUMENT for anything else. */
 GLCV_API glcv_status glcv_match_metric_parse(const char *name, glcv_match_metric *out);
 
-/* Where matching runs. 0 (DEFAULT) is AUTO. */
-typedef enum glcv_match_engine {
-    GLCV_MATCH_ENGINE_DEFAULT = 0,
-    GLCV_MATCH_ENGINE_AUTO = 1, /* CUDA when a device can be used, else the CPU (logged once) */
-    GLCV_MATCH_ENGINE_CUDA = 2, /* CUDA; creation fails with UNSUPPORTED without a device */
-    GLCV_MATCH_ENGINE_CPU = 3
-} glcv_match_engine;
-
-/* "auto", "cuda", "cpu" ("auto" for DEFAULT); "?" for unknown values. */
-GLCV_API const char *glcv_match_engine_string(glcv_match_engine engine);
-/* Parses the names above; INVALID_ARGUMENT for anything else. */
-GLCV_API glcv_status glcv_match_engine_parse(const char *name, glcv_match_engine *out);
-
 /* The CPU engine's instruction set. 0 (DEFAULT) is the best one the processor has. Asking for one
  * the processor lacks is UNSUPPORTED at creation. */
 typedef enum glcv_match_simd {
@@ -93,14 +79,17 @@ typedef struct glcv_match_params {
      * has none). */
     glcv_pixel_format format;
     glcv_match_metric metric; /* default SAD; glcv_match_set_metric changes it */
-    glcv_match_engine engine; /* default AUTO */
+    /* Engines: CUDA, CPU; AUTO (the default) is CUDA when a device can be used, else the CPU
+     * (logged once). FRAGMENT and COMPUTE are INVALID_ARGUMENT. */
+    glcv_engine_mode engine;
     /* Best-k suppression: a position closer than this to a better hit in both x and y
      * (|dx| < d and |dy| < d) is not reported. Default: half the template's smaller side,
      * rounded up; 1 reports neighbouring positions too. 1..16384. */
     int nms_distance;
     int threads;          /* CPU engine: OpenMP threads; default 0 = OpenMP's default (every core) */
     glcv_match_simd simd; /* CPU engine: instruction set; default the best available */
-    int cuda_device;      /* CUDA engine: the first device used; default 0 */
+    int cuda_device;      /* CUDA engine: the first device when the current GL context is not on
+                             one (glcv/cuda.h); default 0 */
     /* CUDA engine: the number of devices the image is split across (bands of rows, one per
      * device, devices cuda_device, cuda_device + 1, ...); default 1; -1 = every device from
      * cuda_device on. More than are present is UNSUPPORTED. */
@@ -114,11 +103,6 @@ typedef struct glcv_match_params {
 
 #define GLCV_MATCH_PARAMS(...) ((glcv_match_params){__VA_ARGS__})
 
-/* A rectangle in pixels: x, y of its top-left pixel (row 0 = top), width and height. */
-typedef struct glcv_match_rect {
-    int x, y, width, height;
-} glcv_match_rect;
-
 /* One match: the template's top-left corner, its centre (x + w/2, y + h/2) and the score. */
 typedef struct glcv_match_hit {
     int x, y;
@@ -127,9 +111,10 @@ typedef struct glcv_match_hit {
 } glcv_match_hit;
 
 /* Creates a matcher for images of one size. Needs no GL context.
- * Errors: INVALID_ARGUMENT (NULL, size out of range, unknown enum or format), UNSUPPORTED (CUDA
- * requested without a device or without CUDA support in this build; more devices than present;
- * a SIMD level the processor lacks), OUT_OF_MEMORY. *out is NULL on error. */
+ * Errors: INVALID_ARGUMENT (NULL, size out of range, unknown enum or format, an engine the matcher
+ * does not have), UNSUPPORTED (CUDA requested without a device or without CUDA support in this
+ * build; more devices than present; a SIMD level the processor lacks), OUT_OF_MEMORY, CUDA.
+ * *out is NULL on error. */
 GLCV_API glcv_status glcv_match_create(const glcv_match_params *params, glcv_match **out);
 
 /* Destroys the object (its map texture too when a GL context is current). Accepts NULL and &NULL;
@@ -148,7 +133,7 @@ GLCV_API glcv_status glcv_match_set_metric(glcv_match *match, glcv_match_metric 
  * mask (NULL = every pixel counts; else GRAY8 of the template's size: a pixel counts where the mask
  * is nonzero, as OpenCV's 8-bit masks). Both are copied. Forgets the last score map.
  * Errors: INVALID_ARGUMENT (bad image, template larger than the image, a mask that is not GRAY8 or
- * keeps no pixel), SIZE_MISMATCH (mask size), OUT_OF_MEMORY, GL (a CUDA failure). */
+ * keeps no pixel), SIZE_MISMATCH (mask size), OUT_OF_MEMORY, CUDA. */
 GLCV_API glcv_status glcv_match_set_template(glcv_match *match, const glcv_image *templ, const glcv_image *mask);
 
 /* Sets the template from the caller's GL_TEXTURE_2D of width x height (level 0, a colour format with
@@ -161,11 +146,11 @@ GLCV_API glcv_status glcv_match_set_template_texture(glcv_match *match, unsigned
  * lies entirely inside `roi`. NULL = the whole image (the default). The region is clipped to the
  * image; one smaller than the template leaves no position (best returns none).
  * Errors: INVALID_ARGUMENT (width or height < 1). */
-GLCV_API glcv_status glcv_match_set_roi(glcv_match *match, const glcv_match_rect *roi);
+GLCV_API glcv_status glcv_match_set_roi(glcv_match *match, const glcv_rect *roi);
 
 /* Matches the template against an image of the object's size (any pixel format and stride) and
  * keeps the score map. Returns when the map is in host memory.
- * Errors: INVALID_ARGUMENT, SIZE_MISMATCH, STATE (no template), OUT_OF_MEMORY, GL (CUDA failure). */
+ * Errors: INVALID_ARGUMENT, SIZE_MISMATCH, STATE (no template), OUT_OF_MEMORY, CUDA. */
 GLCV_API glcv_status glcv_match_image(glcv_match *match, const glcv_image *image);
 
 /* Matches against the caller's GL_TEXTURE_2D of the object's size, read in the current context
@@ -195,8 +180,8 @@ GLCV_API glcv_status glcv_match_read_normalized(glcv_match *match, float *out, s
 
 /* The normalised map (as glcv_match_read_normalized) in a GL_TEXTURE_2D, GL_R32F, width x height,
  * row order as the image, made in the current context on first use and refreshed by each call.
- * Owned by the matcher: valid until it is destroyed; do not delete or modify it. The GL state the
- * call touches is restored. Returns 0 on error (logged): no context, nothing matched yet. */
+ * Owned by the matcher: valid until it is destroyed (GL rules: glcv/core.h). Returns 0 on error
+ * (logged): no context, nothing matched yet. */
 GLCV_API unsigned int glcv_match_map_texture(glcv_match *match);
 
 /* The k best positions of the last map, best first (ties: the smaller y, then the smaller x), each
@@ -207,10 +192,11 @@ GLCV_API glcv_status glcv_match_best(glcv_match *match, int k, glcv_match_hit *h
 
 /* Times of the last match, in ms: with the CUDA engine "upload", "kernel" and "download" (CUDA
  * events on the first device, summed over its pieces; with several pieces they overlap) and
- * "total" (upload start to download end); with the CPU engine "convert" (copy into the padded
- * planes) and "match". Writes up to `capacity` entries and their number to *count.
+ * "total" (upload start to download end), all GLCV_CLOCK_GPU; with the CPU engine "convert" (copy
+ * into the padded planes) and "match", GLCV_CLOCK_HOST. Writes up to `capacity` entries and their
+ * number to *count.
  * Errors: INVALID_ARGUMENT. */
-GLCV_API glcv_status glcv_match_timings(glcv_match *match, glcv_pass_timing *out, int capacity, int *count);
+GLCV_API glcv_status glcv_match_timings(glcv_match *match, glcv_timing *out, int capacity, int *count);
 
 #ifdef __cplusplus
 }

@@ -14,7 +14,7 @@
  *                thread waits when the ring is full. Nothing is dropped.
  * End of stream, an unplugged camera and decoding errors are reported by glcv_media_read.
  *
- * Thread safety: glcv_media_open, glcv_media_read and glcv_media_close are called by one thread
+ * Thread safety: glcv_media_create, glcv_media_read and glcv_media_destroy are called by one thread
  * at a time (the reader); glcv_media_get_stats, glcv_media_get_params and glcv_media_describe may be
  * called from any thread while the object is open. No GL is used.
  *
@@ -139,13 +139,13 @@ typedef struct glcv_media_stats {
  * no camera for CAMERA), CORRUPT_DATA (no decodable video stream, a bad lavfi graph),
  * UNSUPPORTED (a codec FFmpeg cannot decode), OUT_OF_MEMORY. *out is NULL on error; the logger
  * says why. */
-GLCV_API glcv_status glcv_media_open(const glcv_media_params *params, glcv_media **out);
+GLCV_API glcv_status glcv_media_create(const glcv_media_params *params, glcv_media **out);
 
 /* Waits up to `timeout_ms` milliseconds (< 0: without limit, 0: do not wait) for a frame and
  * returns it:
  *   GLCV_OK with a frame: *frame describes it (format as asked, row 0 at the top, the object's
  *     width and height, `stride` bytes between rows); its pixels belong to the media object
- *     and stay valid and unchanged until the next glcv_media_read or glcv_media_close.
+ *     and stay valid and unchanged until the next glcv_media_read or glcv_media_destroy.
  *   GLCV_OK with info->end_of_stream or info->timed_out set: no frame; frame->data is NULL.
  * Errors (no frame; frames captured before the problem are delivered first):
  *   IO: the device went away (an unplugged camera) or the input could not be read any more;
@@ -174,7 +174,7 @@ GLCV_API const char *glcv_media_source_string(glcv_media_source source);
 
 /* Stops the capture thread, closes the source and frees everything (frame views returned by
  * glcv_media_read become invalid). Accepts NULL and &NULL; sets *media to NULL. */
-GLCV_API void glcv_media_close(glcv_media **media);
+GLCV_API void glcv_media_destroy(glcv_media **media);
 
 #ifdef __cplusplus
 }

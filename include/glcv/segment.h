@@ -10,14 +10,16 @@
  * B2 for the `iterations` that follow. Each iteration updates the four pixel subsets
  * (x mod 2, y mod 2) one after the other in an order drawn from a seeded PRNG.
  *
- * Engines: GPU (fragment or compute passes in the current GL context) or CPU (the same
- * decisions in double precision; also the tests' oracle). With the same seed, parameters and
- * frames, both draw the same subset orders and give the same masks (pixels whose threshold lies
- * within float rounding of an integer may differ; measured rates are in docs/QUALITY.md).
+ * Engines: FRAGMENT and COMPUTE (GL passes in the current context) and CPU (the same decisions
+ * in double precision; also the tests' oracle). AUTO (the default) times one probe pass both
+ * ways on the first use of a renderer and keeps the faster (FRAGMENT below GL 4.3), and is CPU
+ * when no GL context is current (logged). CUDA is INVALID_ARGUMENT. With the same seed,
+ * parameters and frames, every engine draws the same subset orders and gives the same masks
+ * (pixels whose threshold lies within float rounding of an integer may differ; measured rates
+ * are in docs/QUALITY.md).
  *
  * Thread safety: every function locks the object's mutex, so one object may be shared between
- * threads; GL rule: a GPU-engine object is used only while the GL context it was created in is
- * current on the calling thread.
+ * threads. Every function that uses GL follows the GL rules of glcv/core.h.
  */
 #ifndef GLCV_SEGMENT_H
 #define GLCV_SEGMENT_H
@@ -167,11 +169,11 @@ GLCV_API glcv_status glcv_segment_read_background(glcv_segment *seg, glcv_image 
 /* Forgets the temporal prior: the next frame starts from an all-background mask. */
 GLCV_API glcv_status glcv_segment_reset(glcv_segment *seg);
 
-/* Per-pass GPU times of the most recent frame whose timer queries are complete (params.timing
- * must be set). Writes up to `capacity` entries and their count to *count (0 before results
+/* Per-pass GPU times (GLCV_CLOCK_GPU) of the most recent frame whose timer queries are complete
+ * (params.timing must be set). Writes up to `capacity` entries and their count to *count (0 before results
  * arrive or with the CPU engine). With `wait` nonzero, waits for the last frame's results.
  * Errors: INVALID_ARGUMENT. */
-GLCV_API glcv_status glcv_segment_timings(glcv_segment *seg, glcv_pass_timing *out, int capacity, int *count,
+GLCV_API glcv_status glcv_segment_timings(glcv_segment *seg, glcv_timing *out, int capacity, int *count,
                                           int wait);
 
 #ifdef __cplusplus

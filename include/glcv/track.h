@@ -26,11 +26,12 @@
  * and the same double-precision window arithmetic in C). Both give identical results:
  * moments, windows, boxes, iteration counts, lost flags and distances agree exactly.
  * Without a CUDA device the AUTO engine falls back to the CPU and says so once (logger).
+ * Which device CUDA uses, and how texture inputs reach it: glcv/cuda.h.
  *
  * Thread safety: every function that takes a glcv_track locks its mutex, so one object may be
- * shared between threads. GL rule: texture inputs are read in the GL context that is current
- * on the calling thread; with the CUDA engine, that context must be the one the tracker was
- * created in (when it was created with one current).
+ * shared between threads. Texture inputs follow the GL rules of glcv/core.h; with the CUDA
+ * engine, the context must be the one the tracker was created in (when it was created with
+ * one current).
  */
 #ifndef GLCV_TRACK_H
 #define GLCV_TRACK_H
@@ -47,19 +48,6 @@ typedef struct glcv_track glcv_track;
 #define GLCV_TRACK_MAX_BINS 4096
 /* Largest max_objects. */
 #define GLCV_TRACK_MAX_OBJECTS 1024
-
-/* Where the tracker runs. 0 (DEFAULT) is AUTO. */
-typedef enum glcv_track_engine {
-    GLCV_TRACK_ENGINE_DEFAULT = 0,
-    GLCV_TRACK_ENGINE_AUTO = 1, /* CUDA when a device can be used, else the CPU (logged once) */
-    GLCV_TRACK_ENGINE_CUDA = 2, /* CUDA; creation fails with UNSUPPORTED without a device */
-    GLCV_TRACK_ENGINE_CPU = 3
-} glcv_track_engine;
-
-/* "auto", "cuda", "cpu" ("auto" for DEFAULT); "?" for unknown values. */
-GLCV_API const char *glcv_track_engine_string(glcv_track_engine engine);
-/* Parses the names above; INVALID_ARGUMENT for anything else. */
-GLCV_API glcv_status glcv_track_engine_parse(const char *name, glcv_track_engine *out);
 
 /* How the window is sized after the mean shift. 0 (DEFAULT) is OPENCV. */
 typedef enum glcv_track_window {
@@ -112,18 +100,15 @@ typedef struct glcv_track_params {
     int min_window_area;     /* a window of fewer pixels (w * h) is reset; default 20; -1 = never */
     int reset_width;         /* width of a reset window (height: aspect * width in PAPER mode);
                                 default 200; clipped to the frame */
-    glcv_track_engine engine; /* default AUTO */
-    int cuda_device;         /* CUDA device when no GL context is current: default 0 (the
-                                current context's device is used when there is one) */
+    /* Engines: CUDA, CPU; AUTO (the default) is CUDA when a device can be used, else the CPU
+     * (logged once). FRAGMENT and COMPUTE are INVALID_ARGUMENT. */
+    glcv_engine_mode engine;
+    int cuda_device;         /* CUDA engine: the device when the current GL context is not on one
+                                (glcv/cuda.h); default 0 */
     glcv_logger logger;
 } glcv_track_params;
 
 #define GLCV_TRACK_PARAMS(...) ((glcv_track_params){__VA_ARGS__})
-
-/* A rectangle in pixels: x, y of the top-left pixel (row 0 = top), width and height. */
-typedef struct glcv_track_rect {
-    int x, y, width, height;
-} glcv_track_rect;
 
 /* A model histogram: `value` holds hue_bins * sat_bins bins, hue-major (bin of hue bin h and
  * saturation bin s: h * sat_bins + s), each 0..255. sat_bins is 1 for a hue-only histogram.
@@ -141,23 +126,23 @@ typedef struct glcv_track_result {
     float width;       /* rotated box: the minor axis (OPENCV) or the window width (PAPER) */
     float height;      /* rotated box: the major axis (OPENCV) or aspect * width (PAPER) */
     float angle;       /* degrees, 0..180, of the major axis as cv::CamShift reports it; 0 in PAPER mode */
-    glcv_track_rect bbox;   /* the axis-aligned bounding box of the rotated box, inside the frame */
-    glcv_track_rect window; /* the search window of the next frame */
+    glcv_rect bbox;   /* the axis-aligned bounding box of the rotated box, inside the frame */
+    glcv_rect window; /* the search window of the next frame */
     int iterations;    /* mean-shift iterations this frame (moment sums taken) */
     unsigned lost;     /* nonzero when lost: the glcv_track_lost bits kept by lost_criteria */
     unsigned reasons;  /* every glcv_track_lost bit that applied, kept or not */
     double m00, m10, m01, m11, m20, m02; /* moments of the window the box was measured in
                                             (exact integers, relative to that window) */
-    glcv_track_rect measured; /* that window */
+    glcv_rect measured; /* that window */
     double distance;   /* Bhattacharyya distance between the model and the new window's
                           histogram (1 when the window has no counted pixel; -1 when not
                           measured: HISTOGRAM is not in lost_criteria) */
 } glcv_track_result;
 
-/* Creates a tracker. The CUDA engine uses the current GL context's CUDA device when a context
- * is current (needed for texture inputs), else params.cuda_device.
- * Errors: INVALID_ARGUMENT (NULL, sizes or parameters out of range, unknown enum), UNSUPPORTED
- * (CUDA asked for and no CUDA device can be used), OUT_OF_MEMORY. *out is NULL on error. */
+/* Creates a tracker. The CUDA engine's device follows glcv/cuda.h's rule.
+ * Errors: INVALID_ARGUMENT (NULL, sizes or parameters out of range, unknown enum, an engine the
+ * tracker does not have), UNSUPPORTED (CUDA asked for and no CUDA device can be used),
+ * OUT_OF_MEMORY, CUDA. *out is NULL on error. */
 GLCV_API glcv_status glcv_track_create(const glcv_track_params *params, glcv_track **out);
 
 /* Destroys the tracker and its CUDA and GL resources (for the GL ones, its context must be
@@ -181,14 +166,14 @@ GLCV_API glcv_status glcv_track_set_limits(glcv_track *track, int s_min, int v_m
  * the largest bin is 255 (cv::normalize NORM_MINMAX of the counts). The region is clipped to
  * the frame. Errors: INVALID_ARGUMENT (bad image, empty region), SIZE_MISMATCH. */
 GLCV_API glcv_status glcv_track_hist_compute(glcv_track *track, const glcv_image *frame, const glcv_image *mask,
-                                             glcv_track_rect region, glcv_track_hist *out);
+                                             glcv_rect region, glcv_track_hist *out);
 
 /* As glcv_track_hist_compute, from GL textures (frame: a GL_TEXTURE_2D of the tracker's size
  * with a colour format, values 0..1 scaled by 255; mask: 0 = none, else a texture whose red
  * channel > 0.5 means foreground). Needs a current GL context. Errors: as above, NO_CONTEXT,
  * UNSUPPORTED (format), GL. */
 GLCV_API glcv_status glcv_track_hist_compute_texture(glcv_track *track, unsigned int frame, unsigned int mask,
-                                                     glcv_track_rect region, glcv_track_hist *out);
+                                                     glcv_rect region, glcv_track_hist *out);
 
 /* Histogram files: a small text format.
  *   line 1:          glcv-track-hist 1
@@ -213,14 +198,14 @@ GLCV_API glcv_status glcv_track_hist_distance(const glcv_track_hist *a, const gl
  * (clipped to the frame when it is tracked). *id receives its id (0..max_objects-1; the
  * smallest free one). Errors: INVALID_ARGUMENT (NULL, bins differ from the tracker's, a value
  * outside 0..255 or NaN, window width or height < 1), STATE (max_objects reached). */
-GLCV_API glcv_status glcv_track_add(glcv_track *track, const glcv_track_hist *hist, glcv_track_rect window, int *id);
+GLCV_API glcv_status glcv_track_add(glcv_track *track, const glcv_track_hist *hist, glcv_rect window, int *id);
 
 /* Removes an object; its id may be given to a later object. Errors: INVALID_ARGUMENT (no such id). */
 GLCV_API glcv_status glcv_track_remove(glcv_track *track, int id);
 
 /* Sets an object's search window for the next frame and clears its lost state.
  * Errors: INVALID_ARGUMENT. */
-GLCV_API glcv_status glcv_track_set_window(glcv_track *track, int id, glcv_track_rect window);
+GLCV_API glcv_status glcv_track_set_window(glcv_track *track, int id, glcv_rect window);
 
 /* The model histogram of an object (for saving). Errors: INVALID_ARGUMENT. */
 GLCV_API glcv_status glcv_track_get_hist(glcv_track *track, int id, glcv_track_hist *out);
@@ -228,8 +213,8 @@ GLCV_API glcv_status glcv_track_get_hist(glcv_track *track, int id, glcv_track_h
 /* Tracks every object in a host frame (RGB8, RGBA8, BGR8 or BGRA8, any stride), with an
  * optional mask (GRAY8, nonzero = foreground; NULL = every pixel). With the CUDA engine the call
  * returns once the work is queued; glcv_track_results waits for it. The caller's memory is
- * not used after the call returns. Errors: INVALID_ARGUMENT, SIZE_MISMATCH, OUT_OF_MEMORY, GL
- * (a CUDA error: the message names it). */
+ * not used after the call returns. Errors: INVALID_ARGUMENT, SIZE_MISMATCH, OUT_OF_MEMORY,
+ * CUDA. */
 GLCV_API glcv_status glcv_track_frame(glcv_track *track, const glcv_image *frame, const glcv_image *mask);
 
 /* As glcv_track_frame, from GL textures in the current context: `frame` a GL_TEXTURE_2D of the
@@ -252,34 +237,19 @@ GLCV_API glcv_status glcv_track_frame_texture(glcv_track *track, unsigned int fr
  * engine's registration of it with CUDA), once the tracker's queued work is done. Call it,
  * with the tracker's GL context current, before deleting or re-specifying such a texture; the
  * next frame that uses it registers it again. A texture the tracker
- * does not know, and the CPU engine, are no-ops. Errors: INVALID_ARGUMENT (NULL), STATE, GL (a
- * CUDA error). */
+ * does not know, and the CPU engine, are no-ops. Errors: INVALID_ARGUMENT (NULL), STATE, CUDA. */
 GLCV_API glcv_status glcv_track_forget_texture(glcv_track *track, unsigned int texture);
 
 /* Results of the last frame for every object tracked in it (objects added since are not in
  * it), in increasing id order: writes up to `capacity` results and sets *count to the number of
- * those objects. Waits for the GPU. Errors: INVALID_ARGUMENT, STATE (no frame tracked yet), GL
- * (a CUDA error). */
+ * those objects. Waits for the GPU. Errors: INVALID_ARGUMENT, STATE (no frame tracked yet),
+ * CUDA. */
 GLCV_API glcv_status glcv_track_results(glcv_track *track, glcv_track_result *out, int capacity, int *count);
 
 /* The axis-aligned bounding box of a rotated box (centre cx, cy, size w x h, angle in degrees),
  * as cv::RotatedRect::boundingRect, clipped to a frame of frame_w x frame_h (may be empty). */
-GLCV_API glcv_track_rect glcv_track_box_bounds(float cx, float cy, float w, float h, float angle, int frame_w,
+GLCV_API glcv_rect glcv_track_box_bounds(float cx, float cy, float w, float h, float angle, int frame_w,
                                                int frame_h);
-
-/* CUDA as glcv sees it from the calling thread: whether the library was built with CUDA, how
- * many devices there are, and which one a CUDA module would use (the device of the current GL
- * context, found with cudaGLGetDevices, or -1 when no context is current or it is not on a
- * CUDA device). `text` describes it in one line (static storage in the struct). */
-typedef struct glcv_cuda_info {
-    int built;         /* nonzero when glcv was built with CUDA */
-    int devices;       /* CUDA devices (0 when none, or when the driver could not be loaded) */
-    int gl_device;     /* the current GL context's CUDA device, or -1 */
-    char text[256];
-} glcv_cuda_info;
-
-/* Fills *out. Never fails for lack of CUDA (that is what it reports). Errors: INVALID_ARGUMENT. */
-GLCV_API glcv_status glcv_cuda_query(glcv_cuda_info *out);
 
 #ifdef __cplusplus
 }

@@ -3,7 +3,7 @@
 // test or a benchmark sees that the pixels arrived, and what reading them costs.
 #include <cuda_runtime.h>
 
-#include "cuda_kernels.h"
+#include "cuda_bridge.h"
 
 namespace {
 

@@ -1,4 +1,4 @@
-/* Private helpers shared by the library's sources: logging and small utilities. */
+/* The core service, private: logging and small utilities every source of the library uses. */
 #ifndef GLCV_INTERNAL_H
 #define GLCV_INTERNAL_H
 

@@ -1,13 +1,24 @@
-/* Template matching on the CPU (private): the portable C implementation, SSE4.1 and AVX2 kernels
- * chosen at run time, OpenMP over the rows of positions. Also the layouts shared with the CUDA
- * path: images and templates in planar channels. */
-#ifndef GLCV_MATCH_CPU_H
-#define GLCV_MATCH_CPU_H
+/* The matcher (private): the object shared by its files, and what each offers the others.
+ *   match.c       the object: parameters, template, region, validation, dispatch, results
+ *   match_cpu.c   the CPU implementation (portable C, SSE4.1 and AVX2 kernels chosen at run
+ *                 time, OpenMP over the rows of positions): the CPU engine and the tests' oracle
+ *   match_cuda.c  the CUDA engine's host side; its kernels are cuda/match.cu (match_kernels.h)
+ * Images and templates are held in planar channels by both engines. Every function here is
+ * called with the object's mutex held. */
+#ifndef GLCV_MATCH_INTERNAL_H
+#define GLCV_MATCH_INTERNAL_H
 
 #include <glcv/match.h>
 
+#include "cuda_internal.h"
+
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#define GLCV_MATCH_MAX_SIZE 16384  /* largest image side */
+#define GLCV_MATCH_MAX_CHUNKS 64   /* CUDA pieces per device */
+#define GLCV_MATCH_MAX_DEVICES 16  /* CUDA devices one matcher splits over */
 
 /* Bytes of readable padding after the last pixel of every plane row: the SIMD kernels read up to
  * 40 bytes past the last position's template row. */
@@ -98,5 +109,56 @@ void glcv_match_cpu_run(const glcv_match_planes *planes, const glcv_match_tmpl *
  * num = sum_c (n * sIT_c - sI_c * sT_c), var_i = sum_c (n * sII_c - sI_c^2), var_t from the template:
  * r = num / sqrt(var_i * var_t), 0 when either variance is 0, clamped to [-1, 1]. */
 float glcv_match_zncc_value(double num, double var_i, double var_t);
+
+/* ---- the object ---------------------------------------------------------------------------------- */
+
+typedef struct glcv_match_cuda glcv_match_cuda; /* the CUDA engine's state (match_cuda.c) */
+
+struct glcv_match {
+    pthread_mutex_t lock;
+    glcv_match_params p; /* resolved; p.engine is CUDA or CPU */
+    int channels;
+    glcv_match_isa isa;
+
+    glcv_match_tmpl tmpl;
+    int have_template;
+    glcv_rect roi;
+    int have_roi;
+
+    glcv_match_map map;       /* host scores (pinned with the CUDA engine) */
+    int have_map;
+    glcv_match_region region; /* positions evaluated by the last match */
+
+    glcv_match_planes planes; /* CPU engine */
+    glcv_image scratch;       /* an input converted to the working format */
+    uint8_t *mapped;          /* glcv_match_map_image memory (pinned with CUDA) */
+    int mapped_pending;
+
+    glcv_timing timings[4];
+    int n_timings;
+
+    unsigned int map_texture;
+    int nms_auto; /* nms_distance follows the template's size */
+
+    glcv_match_cuda *cuda; /* the CUDA engine, NULL with the CPU engine */
+};
+
+/* ---- the CUDA engine (match_cuda.c; without CUDA in the build each returns UNSUPPORTED) ---------- */
+
+/* Starts the CUDA engine on `device` and the devices after it (m->p.cuda_devices of them, -1 =
+ * every one from `device` on), in pieces of m->p.cuda_chunks rows, and allocates m->map.data and
+ * m->mapped in pinned memory; sets m->cuda, m->p.cuda_device and m->p.cuda_devices.
+ * UNSUPPORTED (logged) when the devices asked for are not there. */
+glcv_status glcv_match_cuda_create(glcv_match *m, const glcv_cuda_device *device);
+/* Frees the engine, m->map.data and m->mapped. */
+void glcv_match_cuda_destroy(glcv_match *m);
+/* Puts m->tmpl on every device (constant memory when the pool has room). */
+glcv_status glcv_match_cuda_set_template(glcv_match *m);
+/* Matches host pixels of any format (`in_staging`: they are m->mapped) into m->map; times in
+ * m->timings. */
+glcv_status glcv_match_cuda_image(glcv_match *m, const glcv_image *image, int in_staging);
+/* Matches a GL texture through the CUDA-GL bridge on the engine's first device, when that is the
+ * current GL context's device; UNSUPPORTED (not logged) otherwise: the caller reads it back. */
+glcv_status glcv_match_cuda_texture(glcv_match *m, unsigned int texture);
 
 #endif

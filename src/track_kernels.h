@@ -1,9 +1,9 @@
-/* The C boundary of glcv's CUDA code: every kernel has one params struct, passed by value, and
- * an extern "C" launcher that queues it on a stream and returns a cudaError_t (as int; 0 =
- * cudaSuccess). Host code in src/ includes only this header from cuda/. Pointers in the params
- * are device pointers unless a field says otherwise. */
-#ifndef GLCV_CUDA_KERNELS_H
-#define GLCV_CUDA_KERNELS_H
+/* The C boundary of the tracker's kernels (cuda/track.cu), shared with its host side
+ * (src/track_cuda.c): every kernel has one params struct, passed by value, and an extern "C"
+ * launcher that queues it on a stream and returns a cudaError_t (as int; 0 = cudaSuccess).
+ * Pointers in the params are device pointers unless a field says otherwise. */
+#ifndef GLCV_TRACK_KERNELS_H
+#define GLCV_TRACK_KERNELS_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -15,8 +15,6 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-/* ---- tracker (cuda/track.cu) --------------------------------------------------------------- */
 
 /* Threads per block of the tracking kernel. */
 #define GLCV_CUDA_TRACK_THREADS 512
@@ -76,30 +74,6 @@ size_t glcv_cuda_track_shared_bytes(const glcv_tm_config *config);
 /* The largest cluster (blocks per object: 1, 2, 4, 8 or 16) the current device can run the
  * tracking kernel with, for this config; 1 below compute capability 9.0. */
 int glcv_cuda_track_max_cluster(const glcv_tm_config *config);
-
-/* ---- interop helpers (cuda/interop.cu): checks and benchmarks of hand-overs ------------------ */
-
-/* Adds every byte of a width_bytes x height region of linear memory to *out. */
-typedef struct glcv_cuda_sum_linear_params {
-    const uint8_t *data;
-    size_t pitch;
-    int width_bytes;
-    int height;
-    unsigned long long *out;
-} glcv_cuda_sum_linear_params;
-
-int glcv_cuda_sum_linear(glcv_cuda_sum_linear_params p, cudaStream_t stream);
-
-/* Adds every channel byte of a width x height texture (element type uchar4 when channels is 4,
- * uchar when 1; read as elements, no filtering) to *out. */
-typedef struct glcv_cuda_sum_texture_params {
-    cudaTextureObject_t texture;
-    int width, height;
-    int channels;
-    unsigned long long *out;
-} glcv_cuda_sum_texture_params;
-
-int glcv_cuda_sum_texture(glcv_cuda_sum_texture_params p, cudaStream_t stream);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,77 @@
+# Finds what glcv is built with (included by the top CMakeLists.txt). Sets:
+#   GLCV_HAVE_CUDA, GLCV_HAVE_FFMPEG, GLCV_HAVE_GLFW, GLCV_HAVE_OPENMP   ON/OFF
+#   GLCV_DEPS                 the link dependencies of the library (imported targets, m, dl)
+#   GLCV_PC_REQUIRES_PRIVATE  pkg-config modules the static archive needs
+#   GLCV_PC_LIBS_PRIVATE      further link flags the static archive needs
+# Imported targets are GLOBAL so that a parent project linking the static archive resolves them.
+# The installed glcvConfig.cmake finds the same ones (cmake/glcvConfig.cmake.in).
+
+find_package(PkgConfig REQUIRED)
+find_package(Threads REQUIRED GLOBAL)
+pkg_check_modules(GLCV_EPOXY REQUIRED IMPORTED_TARGET GLOBAL epoxy)
+pkg_check_modules(GLCV_EGL REQUIRED IMPORTED_TARGET GLOBAL egl)
+pkg_check_modules(GLCV_STB REQUIRED IMPORTED_TARGET GLOBAL stb)
+set(GLCV_DEPS PkgConfig::GLCV_EPOXY PkgConfig::GLCV_EGL PkgConfig::GLCV_STB Threads::Threads m ${CMAKE_DL_LIBS})
+set(GLCV_PC_REQUIRES_PRIVATE "epoxy egl stb")
+set(GLCV_PC_LIBS_PRIVATE "-lpthread -lm -ldl")
+
+# Reports an optional dependency: fails when GLCV_WITH_<dep> is ON and it was not found.
+function(glcv_report dep found what)
+  if(GLCV_WITH_${dep} STREQUAL "ON" AND NOT found)
+    message(FATAL_ERROR "GLCV_WITH_${dep}=ON, but ${what} was not found")
+  endif()
+  message(STATUS "glcv: ${what}: ${found}")
+endfunction()
+
+# CUDA: the tracker's, matcher's and correlator's CUDA engines and the CUDA-GL bridge.
+set(GLCV_HAVE_CUDA OFF)
+if(NOT GLCV_WITH_CUDA STREQUAL "OFF")
+  include(CheckLanguage)
+  check_language(CUDA)
+  if(CMAKE_CUDA_COMPILER)
+    if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)
+      set(CMAKE_CUDA_ARCHITECTURES "75;80;86;89;90")
+    endif()
+    enable_language(CUDA)
+    find_package(CUDAToolkit GLOBAL)
+    if(CUDAToolkit_FOUND)
+      set(GLCV_HAVE_CUDA ON)
+      list(APPEND GLCV_DEPS CUDA::cudart)
+      string(APPEND GLCV_PC_LIBS_PRIVATE " -L${CUDAToolkit_LIBRARY_DIR} -lcudart")
+    endif()
+  endif()
+endif()
+glcv_report(CUDA ${GLCV_HAVE_CUDA} "CUDA (compiler and runtime)")
+
+# FFmpeg: media input (glcv/media.h).
+set(GLCV_HAVE_FFMPEG OFF)
+if(NOT GLCV_WITH_FFMPEG STREQUAL "OFF")
+  set(glcv_ffmpeg_modules libavformat libavcodec libavdevice libswscale libavutil)
+  pkg_check_modules(GLCV_FFMPEG IMPORTED_TARGET GLOBAL ${glcv_ffmpeg_modules})
+  if(GLCV_FFMPEG_FOUND)
+    set(GLCV_HAVE_FFMPEG ON)
+    list(APPEND GLCV_DEPS PkgConfig::GLCV_FFMPEG)
+    list(JOIN glcv_ffmpeg_modules " " glcv_ffmpeg_pc)
+    string(APPEND GLCV_PC_REQUIRES_PRIVATE " ${glcv_ffmpeg_pc}")
+  endif()
+endif()
+glcv_report(FFMPEG ${GLCV_HAVE_FFMPEG} "FFmpeg (media input)")
+
+# GLFW: the windowed demo and the texture-ID integration example (not the library).
+set(GLCV_HAVE_GLFW OFF)
+if(NOT GLCV_WITH_GLFW STREQUAL "OFF")
+  pkg_check_modules(GLCV_GLFW IMPORTED_TARGET GLOBAL glfw3)
+  if(GLCV_GLFW_FOUND)
+    set(GLCV_HAVE_GLFW ON)
+  endif()
+endif()
+glcv_report(GLFW ${GLCV_HAVE_GLFW} "GLFW (windowed demo)")
+
+# OpenMP: the CPU engines' loops over rows and images (optional, always looked for).
+find_package(OpenMP COMPONENTS C GLOBAL)
+set(GLCV_HAVE_OPENMP ${OpenMP_C_FOUND})
+if(GLCV_HAVE_OPENMP)
+  list(APPEND GLCV_DEPS OpenMP::OpenMP_C)
+  string(APPEND GLCV_PC_LIBS_PRIVATE " ${OpenMP_C_FLAGS}")
+endif()
+message(STATUS "glcv: OpenMP: ${GLCV_HAVE_OPENMP}")

@@ -1,0 +1,66 @@
+/* GL helpers (private service): error checks, the save and restore of GL state behind the GL
+ * rules of glcv/core.h, and the texture helpers every module uses to take a caller's texture or
+ * to hand one out - validation, read-back to host memory, upload from host memory. Every
+ * function needs a current GL context. Includes no module header. */
+#ifndef GLCV_GL_H
+#define GLCV_GL_H
+
+#include <epoxy/gl.h>
+
+#include <glcv/core.h>
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Logs every pending GL error as "<what>: <name> (0x....)" and returns GLCV_ERROR_GL
+ * (GLCV_ERROR_OUT_OF_MEMORY for GL_OUT_OF_MEMORY); GLCV_OK when there was none. */
+glcv_status glcv_gl_check(const glcv_logger *logger, const char *what);
+
+/* Clears errors the host left pending, so that glcv's own are attributed correctly. */
+void glcv_gl_clear_errors(void);
+
+/* ---- state: what glcv touches, saved before and restored after ------------------------------- */
+
+/* Texture and sampler units saved and restored (the engine binds at most this many inputs). */
+#define GLCV_GL_STATE_UNITS 8
+/* Image units saved and restored (the engine binds at most this many outputs). */
+#define GLCV_GL_STATE_IMAGES 8
+
+typedef struct glcv_glstate glcv_glstate;
+glcv_glstate *glcv_glstate_new(void);
+void glcv_glstate_free(glcv_glstate *state);
+/* Saves what glcv touches and sets the defaults passes need (no blending, depth, stencil, scissor
+ * or other per-fragment tests; fill mode; no pixel buffers bound; unit 0 active); `images`
+ * nonzero also saves the image-unit bindings (GL 4.2+). */
+void glcv_glstate_save(glcv_glstate *state, int images);
+void glcv_glstate_restore(const glcv_glstate *state);
+
+/* ---- textures ----------------------------------------------------------------------------------- */
+
+/* Validates a caller's texture as an input: a GL_TEXTURE_2D whose level 0 is width x height,
+ * with a normalised or float colour format (not sRGB) and base level 0. Binds it on the active
+ * unit: call it with the state saved. Errors: INVALID_ARGUMENT (0, not a texture or not 2D, no
+ * level 0), SIZE_MISMATCH, UNSUPPORTED (format), GL. */
+glcv_status glcv_gl_check_input(GLuint texture, int width, int height, const glcv_logger *logger);
+
+/* Reads level 0 of `texture` through the framebuffer `fbo` (bound as the read framebuffer and
+ * left bound) with glReadPixels: `format`/`type` as for glReadPixels, `row_bytes` between rows
+ * at `dst` (an offset when a pixel-pack buffer is bound). Call it with the state saved. */
+glcv_status glcv_gl_read_pixels(GLuint fbo, GLuint texture, int width, int height, GLenum format, GLenum type,
+                                void *dst, size_t row_bytes, const glcv_logger *logger);
+
+/* Reads a caller's texture (checked as glcv_gl_check_input) into packed RGB8 host memory
+ * (width * height * 3 bytes; values 0..1 scaled by 255 and rounded). Saves and restores the
+ * state itself. Errors: NO_CONTEXT, those of glcv_gl_check_input. */
+glcv_status glcv_gl_read_rgb(GLuint texture, int width, int height, uint8_t *rgb, const glcv_logger *logger);
+
+/* Makes *texture a GL_TEXTURE_2D of width x height and `internal` format holding `data` (format
+ * and type as for glTexImage2D, rows tightly packed): created when *texture is 0 or no longer
+ * a texture (nearest filtering, clamp to edge, one level), else updated in place. Saves and
+ * restores the state itself. On failure a texture it created is deleted (*texture is 0); one
+ * that existed is kept.
+ * Errors: NO_CONTEXT, GL, OUT_OF_MEMORY. */
+glcv_status glcv_gl_upload_texture(GLuint *texture, int width, int height, GLenum internal, GLenum format,
+                                   GLenum type, const void *data, const glcv_logger *logger);
+
+#endif

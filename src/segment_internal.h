@@ -1,0 +1,180 @@
+/* The segmenter (private): the object shared by its files, and what each of them offers the
+ * others.
+ *   segment.c        the object: parameters, validation, inputs and outputs, dispatch to an engine
+ *   segment_learn.c  learning the background and calibrating the parameters from the data
+ *   segment_gl.c     the GL passes (shaders/segment_*.glsl) on the engine, FRAGMENT or COMPUTE
+ *   segment_cpu.c    the CPU implementation: the CPU engine and the tests' oracle
+ * Every function here is called with the object's mutex held. The gl functions save and
+ * restore the host's GL state themselves (glcv_engine_begin/end nest). */
+#ifndef GLCV_SEGMENT_INTERNAL_H
+#define GLCV_SEGMENT_INTERNAL_H
+
+#include <glcv/segment.h>
+
+#include "engine.h"
+
+#include <pthread.h>
+
+#define GLCV_SEGMENT_MAX_RULE_VALUE 1e9 /* Ts, Odc and B: see segment.c */
+#define GLCV_SEGMENT_CALIB_KEEP 16      /* learned frames kept for the calibration */
+#define GLCV_SEGMENT_CALIB_BINS 768     /* log2(1 + D^2) in 1/24 steps up to 2^32 */
+
+/* Parameters given explicitly (in the params or through a setter): never calibrated. */
+enum { GLCV_SEGMENT_EXPLICIT_TS = 1, GLCV_SEGMENT_EXPLICIT_ODC = 2, GLCV_SEGMENT_EXPLICIT_B1 = 4,
+       GLCV_SEGMENT_EXPLICIT_B2 = 8 };
+
+/* The subsets (x mod 2, y mod 2) in the paper's names: s = (x & 1) + 2 * (y & 1). */
+enum { GLCV_SUBSET_K, GLCV_SUBSET_L, GLCV_SUBSET_M, GLCV_SUBSET_N };
+
+/* ---- the CPU implementation (segment_cpu.c) --------------------------------------------------------
+ * The same decisions as the GL passes, in C, in double precision. Images are packed RGB (3 bytes
+ * per pixel, row-major, no padding). */
+
+/* The numbers the decision rule needs, resolved. b[0] = B1, b[1] = B2. */
+typedef struct glcv_segment_values {
+    double ts, odc, b[2];
+} glcv_segment_values;
+
+typedef struct glcv_segment_cpu {
+    int width, height;
+    uint8_t *background;   /* RGB, the background the rule uses (integers 0..255) */
+    float *background_f;   /* RGB, adapted background before rounding; NULL until adaptation runs */
+    double *learn_sum;     /* RGB sums while learning; NULL otherwise */
+    int learn_count;
+    int32_t *fore, *back, *cross; /* window sums of the last frame */
+    uint8_t *m_min[2];     /* thresholds for B1 and B2 (0..13, 13 = never) */
+    uint8_t *mask;         /* 0/1 per pixel: the current mask and the temporal prior */
+} glcv_segment_cpu;
+
+glcv_status glcv_segment_cpu_init(glcv_segment_cpu *cpu, int width, int height);
+void glcv_segment_cpu_free(glcv_segment_cpu *cpu);
+
+/* Sets the background (packed RGB) and clears the mask. */
+void glcv_segment_cpu_set_background(glcv_segment_cpu *cpu, const uint8_t *rgb);
+
+/* Learning: mean of the added frames, rounded half up; end sets it as the background. */
+glcv_status glcv_segment_cpu_learn_begin(glcv_segment_cpu *cpu);
+void glcv_segment_cpu_learn_add(glcv_segment_cpu *cpu, const uint8_t *rgb);
+void glcv_segment_cpu_learn_end(glcv_segment_cpu *cpu);
+
+/* Window sums and both thresholds for a frame (packed RGB). */
+void glcv_segment_cpu_thresholds(glcv_segment_cpu *cpu, const uint8_t *frame, const glcv_segment_values *v);
+
+/* One MRF iteration: updates the subsets order[0..3] in turn with the thresholds of `set`
+ * (0 = B1, 1 = B2). */
+void glcv_segment_cpu_iterate(glcv_segment_cpu *cpu, const int order[4], int set);
+
+/* Background adaptation where the mask is background: bg_f = bg_f + rate * (frame - bg_f) in
+ * float, then background = round(bg_f). */
+glcv_status glcv_segment_cpu_adapt(glcv_segment_cpu *cpu, const uint8_t *frame, float rate);
+
+/* D^2: the smallest eigenvalue of [[fore + Odc, cross + Odc], [cross + Odc, back + Odc]],
+ * evaluated without cancellation (see segment_cpu.c). */
+double glcv_segment_d2(int32_t fore, int32_t back, int32_t cross, double odc);
+
+/* The decision rule for one pixel: the smallest integer M (0..13, 13 = never) with
+ * D^2 > ts + b * (12 - 2M), D^2 being the smallest eigenvalue with darkness compensation. */
+int glcv_segment_m_min(int32_t fore, int32_t back, int32_t cross, double ts, double odc, double b);
+
+/* ---- the object ------------------------------------------------------------------------------------ */
+
+struct glcv_segment {
+    pthread_mutex_t lock;
+    glcv_segment_params p; /* resolved; p.engine is the engine in use */
+    int width, height, sub_w, sub_h;
+    uint64_t rng;
+    int have_background, have_frame, learning, learn_count;
+    unsigned explicit_values; /* GLCV_SEGMENT_EXPLICIT_* */
+    int mapped_slot;          /* GL: staging slot handed out by glcv_segment_map_frame, or -1 */
+    glcv_pixel_format mapped_format;
+    uint8_t *mapped_host;     /* CPU: the memory handed out by glcv_segment_map_frame */
+    uint8_t *rgb;             /* scratch: a frame as packed RGB (w * h * 3 bytes) */
+
+    /* GL engine (segment_gl.c); engine is NULL with the CPU engine */
+    glcv_engine *engine;
+    glcv_program *threshold, *mrf, *merge, *learn_add, *learn_end, *adapt_init, *adapt, *copy, *qualifiers;
+    glcv_program *threshold_packed;
+    glcv_tex frames[2];       /* host frames are uploaded here, alternately, so that the upload of a
+                                 frame does not wait for the passes still reading the last one */
+    int frame_index;
+    glcv_tex background;      /* RGBA8, integers 0..255 */
+    glcv_tex background_f[2]; /* RGBA32F: learning sums, and the adapted background */
+    int bgf_current, bgf_valid;
+    glcv_tex thresholds[4];   /* RG8UI per subset: thresholds with B1, B2 */
+    glcv_tex masks[4];        /* R8 per subset, 0/1 (multi-pass path) */
+    /* Tiled compute path (segment_tile.glsl), per subset: */
+    int tile_iterations;      /* iterations per tiled dispatch (0 = the multi-pass path) */
+    int tile_rows;            /* subset rows per work group of the tiled path, halo included */
+    int words_w;              /* ceil(sub_w / 4) */
+    int bits_w;               /* ceil(sub_w / 32) */
+    glcv_tex thr_words[4];    /* R32UI, four pixels a word: B1 threshold << 4 | B2 threshold per byte */
+    glcv_tex mask_bits[2][4]; /* R32UI, 32 pixels a word, one bit each; ping-pong between dispatches */
+    int mask_set;             /* the set holding the current mask */
+    glcv_tex mask;            /* R8 full resolution, 0/255 */
+    GLuint last_input;        /* texture the last frame was read from */
+
+    /* Calibration (segment_learn.c): a histogram of log2(1 + D^2) and, while learning, up to
+     * GLCV_SEGMENT_CALIB_KEEP learned frames, evenly spaced (every calib_stride-th). */
+    int calibrating;
+    uint64_t calib_hist[GLCV_SEGMENT_CALIB_BINS];
+    int calib_frames;
+    int calib_kept, calib_stride;
+    glcv_tex calib_tex[GLCV_SEGMENT_CALIB_KEEP]; /* GL engines */
+    uint8_t *calib_rgb[GLCV_SEGMENT_CALIB_KEEP]; /* CPU engine, packed RGB */
+    int32_t *calib_sums;                         /* fore, back, cross of one frame */
+
+    /* CPU engine */
+    glcv_segment_cpu cpu;
+    GLuint cpu_mask_texture; /* made on demand by glcv_segment_mask_texture */
+    int cpu_mask_dirty;
+};
+
+/* segment.c: the parameters the rule uses now; the next subset order (one of the 24, uniformly:
+ * eq. 15, from the PCG32 stream both engines share); a frame brought to where the engine reads
+ * it - packed RGB in s->rgb for the CPU engine, for GL the next frame texture for a host image or
+ * else the caller's texture after validation (*gl_input; between engine begin and end). */
+glcv_segment_values glcv_segment_rule(const glcv_segment *s);
+void glcv_segment_draw_order(glcv_segment *s, int order[4]);
+glcv_status glcv_segment_take_input(glcv_segment *s, const glcv_image *image, unsigned int texture,
+                                    GLuint *gl_input);
+/* Checks a host frame: a valid colour image of the segmenter's size. */
+glcv_status glcv_segment_check_image(glcv_segment *s, const glcv_image *image, const char *what);
+
+/* ---- the GL engine (segment_gl.c) --------------------------------------------------------------- */
+
+/* Creates s->engine in the current context (mode s->p.engine), the programs and the textures;
+ * s->p.engine becomes the mode in use. */
+glcv_status glcv_segment_gl_create(glcv_segment *s);
+/* Deletes the textures and the engine (the context must be current, else only frees memory). */
+void glcv_segment_gl_destroy(glcv_segment *s);
+/* Clears the temporal prior (every subset mask and the full mask). */
+glcv_status glcv_segment_gl_clear_masks(glcv_segment *s);
+/* The frame texture the next host frame goes to. */
+const glcv_tex *glcv_segment_gl_next_frame(glcv_segment *s);
+/* The whole frame: thresholds, B1 iteration, `iterations` B2 iterations, merge, adaptation. */
+glcv_status glcv_segment_gl_run(glcv_segment *s, GLuint input);
+/* Copies a texture into one of the segmenter's RGBA8 textures (exact for 8-bit inputs). */
+glcv_status glcv_segment_gl_copy(glcv_segment *s, GLuint source, const glcv_tex *target);
+/* Learning the mean: begin clears the sum, add adds a frame, end writes the background. */
+glcv_status glcv_segment_gl_learn_begin(glcv_segment *s);
+glcv_status glcv_segment_gl_learn_add(glcv_segment *s, GLuint input);
+glcv_status glcv_segment_gl_learn_end(glcv_segment *s);
+/* The window sums of `input` against the background (each w * h int32; any may be NULL). */
+glcv_status glcv_segment_gl_qualifiers(glcv_segment *s, GLuint input, int32_t *fore, int32_t *back,
+                                       int32_t *cross);
+/* Reads the mask (0/255 bytes, `row_bytes` apart), the background (packed RGB) and the thresholds
+ * of the last frame (w * h bytes each, either may be NULL). */
+glcv_status glcv_segment_gl_read_mask(glcv_segment *s, uint8_t *dst, size_t row_bytes);
+glcv_status glcv_segment_gl_read_background(glcv_segment *s, uint8_t *rgb);
+glcv_status glcv_segment_gl_read_thresholds(glcv_segment *s, uint8_t *m_min_b1, uint8_t *m_min_b2);
+
+/* ---- for tests and benchmarks ------------------------------------------------------------------- */
+
+/* COMPUTE mode: runs the MRF with one dispatch per substep instead of the tiled kernel, from the
+ * next frame on (the temporal prior is cleared). UNSUPPORTED with other engines. Takes the
+ * object's mutex. */
+glcv_status glcv_segment_use_multipass(glcv_segment *s);
+/* Nonzero when COMPUTE mode runs the tiled MRF kernel. Takes the object's mutex. */
+int glcv_segment_tiled(glcv_segment *s);
+
+#endif
