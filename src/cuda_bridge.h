@@ -66,8 +66,7 @@ typedef struct glcv_cuda_bridge_stats {
 } glcv_cuda_bridge_stats;
 
 /* Creates the bridge's pixel buffer for frames of width x height (and a mask) in the current
- * GL context and registers it with CUDA (read-only). Errors: NO_CONTEXT, GL (a GL or CUDA
- * error: logged), OUT_OF_MEMORY. */
+ * GL context and registers it with CUDA (read-only). Errors: NO_CONTEXT, GL, CUDA, OUT_OF_MEMORY. */
 glcv_status glcv_cuda_bridge_create(int width, int height, const glcv_logger *logger, glcv_cuda_bridge **out);
 /* As glcv_cuda_bridge_create, for glcv_cuda_bridge_map_textures: the pixel buffer is made (and
  * registered) only when a frame needs the fallback. */
@@ -111,7 +110,8 @@ typedef struct glcv_cuda_image {
 } glcv_cuda_image;
 
 /* Registers a GL_TEXTURE_2D once (read-only, or write-discard for outputs). The texture must
- * not be deleted before glcv_cuda_image_unregister. Errors: INVALID_ARGUMENT, NO_CONTEXT, GL, CUDA. */
+ * not be deleted before glcv_cuda_image_unregister. Errors: INVALID_ARGUMENT, NO_CONTEXT, GL,
+ * CUDA. */
 glcv_status glcv_cuda_image_register(glcv_cuda_image *image, unsigned int texture, int write_discard,
                                      const glcv_logger *logger);
 glcv_status glcv_cuda_image_unregister(glcv_cuda_image *image, const glcv_logger *logger);
