@@ -12,6 +12,10 @@
  * it (eglInitialize of an initialised display is cheap), and terminating the last one makes Mesa
  * unload its driver with its process-lifetime caches. A small table guarded by a mutex counts the
  * live glcv contexts of each display (for diagnostics and to keep creation attempts tidy).
+ *
+ * Why one file of about 850 lines: the EGL platform walk, the display table and the probe of the
+ * current context share the one rule above (no EGL call before its extension is seen), which is
+ * easiest to keep when one file holds every EGL call.
  */
 #include "core_internal.h"
 

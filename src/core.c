@@ -74,6 +74,29 @@ glcv_status glcv_fail(const glcv_logger *logger, glcv_status status, const char 
     return status;
 }
 
+glcv_status glcv_timings_copy(const glcv_timing *src, int n, glcv_timing *out, int capacity, int *count)
+{
+    if (!count || capacity < 0 || (capacity > 0 && !out))
+        return GLCV_ERROR_INVALID_ARGUMENT;
+    *count = n < capacity ? n : capacity;
+    if (*count > 0)
+        memcpy(out, src, (size_t)*count * sizeof *out);
+    return GLCV_OK;
+}
+
+const char *glcv_enum_name(const char *const *names, int count, int value)
+{
+    return value >= 0 && value < count && names[value] ? names[value] : "?";
+}
+
+int glcv_enum_parse(const char *const *names, int count, const char *name)
+{
+    for (int v = 1; name && v < count; v++)
+        if (names[v] && strcmp(names[v], name) == 0)
+            return v;
+    return -1;
+}
+
 int glcv_finite(double v)
 {
     return isfinite(v);
@@ -86,32 +109,23 @@ double glcv_now(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+static const char *const engine_names[] = {
+    [GLCV_ENGINE_DEFAULT] = "auto", [GLCV_ENGINE_AUTO] = "auto", [GLCV_ENGINE_FRAGMENT] = "fragment",
+    [GLCV_ENGINE_COMPUTE] = "compute", [GLCV_ENGINE_CPU] = "cpu", [GLCV_ENGINE_CUDA] = "cuda"};
+#define N_ENGINE_NAMES (int)(sizeof engine_names / sizeof engine_names[0])
+
 const char *glcv_engine_mode_string(glcv_engine_mode mode)
 {
-    switch (mode) {
-    case GLCV_ENGINE_DEFAULT:
-    case GLCV_ENGINE_AUTO: return "auto";
-    case GLCV_ENGINE_FRAGMENT: return "fragment";
-    case GLCV_ENGINE_COMPUTE: return "compute";
-    case GLCV_ENGINE_CPU: return "cpu";
-    case GLCV_ENGINE_CUDA: return "cuda";
-    }
-    return "?";
+    return glcv_enum_name(engine_names, N_ENGINE_NAMES, (int)mode);
 }
 
 glcv_status glcv_engine_mode_parse(const char *name, glcv_engine_mode *out)
 {
-    static const glcv_engine_mode modes[] = {GLCV_ENGINE_AUTO, GLCV_ENGINE_FRAGMENT, GLCV_ENGINE_COMPUTE,
-                                             GLCV_ENGINE_CPU, GLCV_ENGINE_CUDA};
-    if (!name || !out)
+    int v = glcv_enum_parse(engine_names, N_ENGINE_NAMES, name);
+    if (v < 0 || !out)
         return GLCV_ERROR_INVALID_ARGUMENT;
-    for (size_t i = 0; i < sizeof modes / sizeof modes[0]; i++) {
-        if (strcmp(name, glcv_engine_mode_string(modes[i])) == 0) {
-            *out = modes[i];
-            return GLCV_OK;
-        }
-    }
-    return GLCV_ERROR_INVALID_ARGUMENT;
+    *out = (glcv_engine_mode)v;
+    return GLCV_OK;
 }
 
 int glcv_pixel_format_size(glcv_pixel_format format)

@@ -375,13 +375,10 @@ int glcv_correlate_bank_size(glcv_correlate *c)
 
 glcv_status glcv_correlate_timings(glcv_correlate *c, glcv_timing *out, int capacity, int *count)
 {
-    if (!c || !count || capacity < 0 || (capacity > 0 && !out))
+    if (!c)
         return GLCV_ERROR_INVALID_ARGUMENT;
     pthread_mutex_lock(&c->lock);
-    int n = c->n_timings < capacity ? c->n_timings : capacity;
-    if (n > 0)
-        memcpy(out, c->timings, (size_t)n * sizeof *out);
-    *count = n;
+    glcv_status st = glcv_timings_copy(c->timings, c->n_timings, out, capacity, count);
     pthread_mutex_unlock(&c->lock);
-    return GLCV_OK;
+    return st;
 }

@@ -179,6 +179,16 @@ static glcv_status queue_kernels(glcv_correlate *c, const uint8_t *bank, int n, 
     return GLCV_OK;
 }
 
+/* Packs `count` host images into a pinned slot: a host copy, on every core. */
+static void pack_slot(const glcv_correlate *c, const glcv_image *images, int count, uint8_t *slot)
+{
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static) num_threads(glcv_correlate_threads(c))
+#endif
+    for (int i = 0; i < count; i++)
+        glcv_correlate_pack(c, &images[i], slot + (size_t)i * c->padded);
+}
+
 /* The source of streamed images: host images, or textures through the bridge. */
 typedef struct stream_source {
     const glcv_image *images;
@@ -214,14 +224,7 @@ static glcv_status cuda_stream(glcv_correlate *c, stream_source src, int n, doub
         if (k == 1)
             CUDA_TRY(cudaStreamWaitEvent(stream, g->run_start, 0), "correlate: stream order");
         if (src.images) {
-            /* packing into pinned memory is a host copy: on every core */
-            const glcv_image *images = src.images + first;
-            uint8_t *slot = g->h_slots[s];
-#ifdef _OPENMP
-#pragma omp parallel for schedule(static) num_threads(glcv_correlate_threads(c))
-#endif
-            for (int i = 0; i < count; i++)
-                glcv_correlate_pack(c, &images[i], slot + (size_t)i * c->padded);
+            pack_slot(c, src.images + first, count, g->h_slots[s]);
             CUDA_TRY(cudaEventRecord(g->ev[s][0], stream), "correlate: event");
             CUDA_TRY(cudaMemcpyAsync(g->d_slots[s], g->h_slots[s], (size_t)count * c->padded, cudaMemcpyHostToDevice,
                                      stream),
@@ -286,13 +289,7 @@ glcv_status glcv_correlate_cuda_bank_load(glcv_correlate *c, const glcv_image *i
         int s = k % 2, count = n - first < batch ? n - first : batch;
         if (k >= 2)
             CUDA_TRY(cudaEventSynchronize(g->slot_free[s]), "correlate: wait");
-        const glcv_image *piece = images + first;
-        uint8_t *slot = g->h_slots[s];
-#ifdef _OPENMP
-#pragma omp parallel for schedule(static) num_threads(glcv_correlate_threads(c))
-#endif
-        for (int i = 0; i < count; i++)
-            glcv_correlate_pack(c, &piece[i], slot + (size_t)i * c->padded);
+        pack_slot(c, images + first, count, g->h_slots[s]);
         CUDA_TRY(cudaMemcpyAsync(g->d_bank + (size_t)first * c->padded, g->h_slots[s], (size_t)count * c->padded,
                                  cudaMemcpyHostToDevice, g->streams[s]),
                  "correlate: bank upload");

@@ -149,7 +149,7 @@ glcv_status glcv_cuda_query(glcv_cuda_info *out)
     }
     out->gl_device = gl_cuda_device(why, sizeof why);
     if (out->gl_device < 0)
-        snprintf(out->text, sizeof out->text, "CUDA: %d device%s (0: %s); %s", count, s, name, why);
+        snprintf(out->text, sizeof out->text, "CUDA: %d device%s (0: %s); %.120s", count, s, name, why);
     else
         snprintf(out->text, sizeof out->text,
                  "CUDA: %d device%s (0: %s); the GL context is on CUDA device %d (EGL_CUDA_DEVICE_NV: %d)", count, s,

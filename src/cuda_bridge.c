@@ -5,6 +5,7 @@
 #include "cuda_bridge.h"
 
 #include "core_internal.h"
+#include "gl.h"
 
 #include <glcv/context.h>
 
@@ -51,21 +52,10 @@ struct glcv_cuda_bridge {
     glcv_cuda_bridge_stats stats;
 };
 
-static glcv_status drain_gl(const glcv_logger *lg, const char *what)
-{
-    GLenum e = glGetError(), first = e;
-    while (e != GL_NO_ERROR)
-        e = glGetError();
-    if (first != GL_NO_ERROR)
-        return glcv_fail(lg, GLCV_ERROR_GL, "%s: GL error 0x%04x", what, (unsigned)first);
-    return GLCV_OK;
-}
-
 /* Creates and registers the pixel buffer. */
 static glcv_status make_pbo(glcv_cuda_bridge *b)
 {
-    while (glGetError() != GL_NO_ERROR) {
-    }
+    glcv_gl_clear_errors();
     GLint old_pack = 0;
     glGetIntegerv(GL_PIXEL_PACK_BUFFER_BINDING, &old_pack);
     glGenBuffers(1, &b->pbo);
@@ -78,7 +68,7 @@ static glcv_status make_pbo(glcv_cuda_bridge *b)
     else
         glBufferData(GL_PIXEL_PACK_BUFFER, (GLsizeiptr)b->bytes, NULL, GL_DYNAMIC_COPY);
     glBindBuffer(GL_PIXEL_PACK_BUFFER, (GLuint)old_pack);
-    glcv_status st = drain_gl(&b->logger, "cuda bridge: pixel buffer");
+    glcv_status st = glcv_gl_check(&b->logger, "cuda bridge: pixel buffer");
     if (st == GLCV_OK) {
         cudaError_t err = cudaGraphicsGLRegisterBuffer(&b->resource, b->pbo, cudaGraphicsRegisterFlagsReadOnly);
         if (err != cudaSuccess) {
@@ -194,7 +184,7 @@ static glcv_status query_texture(glcv_cuda_bridge *b, GLuint texture, const char
     GLint bound = 0, w = 0, h = 0, fmt = 0;
     glGetIntegerv(GL_TEXTURE_BINDING_2D, &bound);
     glBindTexture(GL_TEXTURE_2D, texture);
-    glcv_status st = drain_gl(&b->logger, what);
+    glcv_status st = glcv_gl_check(&b->logger, what);
     if (st != GLCV_OK) {
         glBindTexture(GL_TEXTURE_2D, (GLuint)bound);
         return glcv_fail(&b->logger, GLCV_ERROR_INVALID_ARGUMENT, "%s: texture %u is not a GL_TEXTURE_2D", what,
@@ -233,7 +223,7 @@ static glcv_status read_into_buffer(glcv_cuda_bridge *b, GLuint texture, GLenum 
     glBindTexture(GL_TEXTURE_2D, texture);
     glGetTexImage(GL_TEXTURE_2D, 0, format, GL_UNSIGNED_BYTE, (void *)(uintptr_t)offset);
     glBindTexture(GL_TEXTURE_2D, (GLuint)bound);
-    return drain_gl(&b->logger, what);
+    return glcv_gl_check(&b->logger, what);
 }
 
 glcv_status glcv_cuda_bridge_map_frame(glcv_cuda_bridge *b, unsigned int frame, unsigned int mask,
@@ -244,8 +234,7 @@ glcv_status glcv_cuda_bridge_map_frame(glcv_cuda_bridge *b, unsigned int frame, 
     memset(out, 0, sizeof *out);
     if (b->mapped)
         return glcv_fail(&b->logger, GLCV_ERROR_STATE, "cuda bridge: the buffer is still mapped");
-    while (glGetError() != GL_NO_ERROR) {
-    }
+    glcv_gl_clear_errors();
     glcv_status st = check_texture(b, frame, "track frame texture");
     if (st == GLCV_OK && mask)
         st = check_texture(b, mask, "track mask texture");
@@ -296,7 +285,8 @@ glcv_status glcv_cuda_bridge_map_frame(glcv_cuda_bridge *b, unsigned int frame, 
         glcv_cuda_bridge_unmap(b, stream);
         if (err != cudaSuccess)
             return glcv_cuda_fail(&b->logger, err, "cuda bridge: cudaGraphicsResourceGetMappedPointer");
-        return glcv_fail(&b->logger, GLCV_ERROR_GL, "cuda bridge: mapped %zu bytes, expected %zu", size, b->bytes);
+        return glcv_fail(&b->logger, GLCV_ERROR_CUDA, "cuda bridge: mapped %zu bytes, expected %zu", size,
+                         b->bytes);
     }
     out->rgba = (const uint8_t *)ptr;
     out->rgba_pitch = (size_t)b->width * 4;
@@ -503,8 +493,7 @@ glcv_status glcv_cuda_bridge_map_textures(glcv_cuda_bridge *b, unsigned int fram
     memset(out, 0, sizeof *out);
     if (b->mapped)
         return glcv_fail(&b->logger, GLCV_ERROR_STATE, "cuda bridge: the textures are still mapped");
-    while (glGetError() != GL_NO_ERROR) {
-    }
+    glcv_gl_clear_errors();
     GLint frame_format = 0, mask_format = 0;
     glcv_status st = query_texture(b, frame, "track frame texture", &frame_format);
     if (st == GLCV_OK && mask)
@@ -604,7 +593,7 @@ glcv_status glcv_cuda_image_register(glcv_cuda_image *image, unsigned int textur
     glGetTexLevelParameteriv(GL_TEXTURE_2D, 0, GL_TEXTURE_WIDTH, &w);
     glGetTexLevelParameteriv(GL_TEXTURE_2D, 0, GL_TEXTURE_HEIGHT, &h);
     glBindTexture(GL_TEXTURE_2D, (GLuint)bound);
-    glcv_status st = drain_gl(logger, "cuda image: texture query");
+    glcv_status st = glcv_gl_check(logger, "cuda image: texture query");
     if (st != GLCV_OK)
         return st;
     unsigned flags = write_discard ? cudaGraphicsRegisterFlagsWriteDiscard : cudaGraphicsRegisterFlagsReadOnly;

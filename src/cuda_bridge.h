@@ -66,8 +66,7 @@ typedef struct glcv_cuda_bridge_stats {
 } glcv_cuda_bridge_stats;
 
 /* Creates the bridge's pixel buffer for frames of width x height (and a mask) in the current
- * GL context and registers it with CUDA (read-only). Errors: NO_CONTEXT, GL (a GL or CUDA
- * error: logged), OUT_OF_MEMORY. */
+ * GL context and registers it with CUDA (read-only). Errors: NO_CONTEXT, GL, CUDA, OUT_OF_MEMORY. */
 glcv_status glcv_cuda_bridge_create(int width, int height, const glcv_logger *logger, glcv_cuda_bridge **out);
 /* As glcv_cuda_bridge_create, for glcv_cuda_bridge_map_textures: the pixel buffer is made (and
  * registered) only when a frame needs the fallback. */
@@ -81,7 +80,7 @@ void glcv_cuda_bridge_destroy(glcv_cuda_bridge **bridge);
  * texture `mask` into the pixel buffer (GL commands; the GL state touched is restored), maps
  * it on `stream` and returns the device pointers. CUDA work queued on `stream` after this sees
  * the pixels. Errors: INVALID_ARGUMENT, SIZE_MISMATCH, UNSUPPORTED (a format that cannot be
- * attached to a framebuffer), STATE (already mapped), GL. */
+ * attached to a framebuffer), STATE (already mapped), GL, CUDA. */
 glcv_status glcv_cuda_bridge_map_frame(glcv_cuda_bridge *bridge, unsigned int frame, unsigned int mask,
                                        cudaStream_t stream, glcv_cuda_frame *out);
 /* As glcv_cuda_bridge_map_frame, through registered textures where their formats allow it (see
@@ -111,7 +110,8 @@ typedef struct glcv_cuda_image {
 } glcv_cuda_image;
 
 /* Registers a GL_TEXTURE_2D once (read-only, or write-discard for outputs). The texture must
- * not be deleted before glcv_cuda_image_unregister. Errors: INVALID_ARGUMENT, NO_CONTEXT, GL. */
+ * not be deleted before glcv_cuda_image_unregister. Errors: INVALID_ARGUMENT, NO_CONTEXT, GL,
+ * CUDA. */
 glcv_status glcv_cuda_image_register(glcv_cuda_image *image, unsigned int texture, int write_discard,
                                      const glcv_logger *logger);
 glcv_status glcv_cuda_image_unregister(glcv_cuda_image *image, const glcv_logger *logger);

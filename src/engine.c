@@ -1,5 +1,9 @@
 /* The GL engine: programs, textures, the pass primitive (fragment or compute), uploads,
- * read-backs, timer queries, and the choice of mode. */
+ * read-backs, timer queries, and the choice of mode.
+ *
+ * Why one file of about 1,200 lines: every part works on the one engine object - its program and
+ * framebuffer caches, staging rings, query pool and nesting of the host's state - and keeping
+ * that struct private to one file is what lets modules see only engine.h. */
 #include "engine.h"
 
 #include "core_internal.h"

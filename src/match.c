@@ -19,30 +19,23 @@
 
 /* ---- names ------------------------------------------------------------------------------------ */
 
+static const char *const metric_names[] = {[GLCV_MATCH_METRIC_DEFAULT] = "sad", [GLCV_MATCH_SAD] = "sad",
+                                           [GLCV_MATCH_SSD] = "ssd", [GLCV_MATCH_LINF] = "linf",
+                                           [GLCV_MATCH_ZNCC] = "zncc"};
+#define N_METRIC_NAMES (int)(sizeof metric_names / sizeof metric_names[0])
+
 const char *glcv_match_metric_string(glcv_match_metric metric)
 {
-    switch (metric) {
-    case GLCV_MATCH_METRIC_DEFAULT:
-    case GLCV_MATCH_SAD: return "sad";
-    case GLCV_MATCH_SSD: return "ssd";
-    case GLCV_MATCH_LINF: return "linf";
-    case GLCV_MATCH_ZNCC: return "zncc";
-    }
-    return "?";
+    return glcv_enum_name(metric_names, N_METRIC_NAMES, (int)metric);
 }
 
 glcv_status glcv_match_metric_parse(const char *name, glcv_match_metric *out)
 {
-    static const glcv_match_metric all[] = {GLCV_MATCH_SAD, GLCV_MATCH_SSD, GLCV_MATCH_LINF, GLCV_MATCH_ZNCC};
-    if (!name || !out)
+    int v = glcv_enum_parse(metric_names, N_METRIC_NAMES, name);
+    if (v < 0 || !out)
         return GLCV_ERROR_INVALID_ARGUMENT;
-    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
-        if (strcmp(name, glcv_match_metric_string(all[i])) == 0) {
-            *out = all[i];
-            return GLCV_OK;
-        }
-    }
-    return GLCV_ERROR_INVALID_ARGUMENT;
+    *out = (glcv_match_metric)v;
+    return GLCV_OK;
 }
 
 const char *glcv_match_simd_string(glcv_match_simd simd)
@@ -745,13 +738,10 @@ glcv_status glcv_match_best(glcv_match *m, int k, glcv_match_hit *hits, int *cou
 
 glcv_status glcv_match_timings(glcv_match *m, glcv_timing *out, int capacity, int *count)
 {
-    if (!m || !count || capacity < 0 || (capacity > 0 && !out))
+    if (!m)
         return GLCV_ERROR_INVALID_ARGUMENT;
     pthread_mutex_lock(&m->lock);
-    int n = m->n_timings < capacity ? m->n_timings : capacity;
-    if (n > 0)
-        memcpy(out, m->timings, (size_t)n * sizeof *out);
-    *count = n;
+    glcv_status st = glcv_timings_copy(m->timings, m->n_timings, out, capacity, count);
     pthread_mutex_unlock(&m->lock);
-    return GLCV_OK;
+    return st;
 }

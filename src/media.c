@@ -1,6 +1,8 @@
 /* Media input: cameras, video files, image folders and sequences and lavfi graphs through FFmpeg,
  * and the synthetic scene, delivered by a capture thread through a small ring of frame buffers.
- * The only file of the library that includes FFmpeg. */
+ *
+ * Why one file of about 1,200 lines: it is the only file of the library that includes FFmpeg, so
+ * that FFmpeg's types and headers stay out of every other source and of the public API. */
 #include "core_internal.h"
 #include "image_internal.h"
 

@@ -225,7 +225,7 @@ static glcv_status gpu_mrf_tiled(glcv_segment *s)
     return GLCV_OK;
 }
 
-static glcv_status run_passes(glcv_segment *s, GLuint input)
+glcv_status glcv_segment_gl_run(glcv_segment *s, GLuint input)
 {
     glcv_engine *e = s->engine;
     glcv_status st;
@@ -308,13 +308,6 @@ static glcv_status run_passes(glcv_segment *s, GLuint input)
     return GLCV_OK;
 }
 
-glcv_status glcv_segment_gl_run(glcv_segment *s, GLuint input)
-{
-    glcv_engine_begin(s->engine);
-    glcv_status st = run_passes(s, input);
-    glcv_engine_end(s->engine);
-    return st;
-}
 
 glcv_status glcv_segment_gl_create(glcv_segment *s)
 {
@@ -362,7 +355,7 @@ glcv_status glcv_segment_gl_learn_begin(glcv_segment *s)
     return st;
 }
 
-static glcv_status learn_add_pass(glcv_segment *s, GLuint input)
+glcv_status glcv_segment_gl_learn_add(glcv_segment *s, GLuint input)
 {
     int next = 1 - s->bgf_current;
     glcv_pass a = glcv_pass_make(s->learn_add, "learn", s->width, s->height);
@@ -374,15 +367,8 @@ static glcv_status learn_add_pass(glcv_segment *s, GLuint input)
     return st;
 }
 
-glcv_status glcv_segment_gl_learn_add(glcv_segment *s, GLuint input)
-{
-    glcv_engine_begin(s->engine);
-    glcv_status st = learn_add_pass(s, input);
-    glcv_engine_end(s->engine);
-    return st;
-}
 
-static glcv_status learn_end_pass(glcv_segment *s)
+glcv_status glcv_segment_gl_learn_end(glcv_segment *s)
 {
     int next = 1 - s->bgf_current;
     glcv_pass a = glcv_pass_make(s->learn_end, "learn", s->width, s->height);
@@ -390,20 +376,15 @@ static glcv_status learn_end_pass(glcv_segment *s)
     glcv_pass_add_output(&a, &s->background);
     glcv_pass_add_output(&a, &s->background_f[next]);
     glcv_pass_add_uniform_i(&a, "count", GLCV_U_1I, s->learn_count, 0);
+    glcv_engine_begin(s->engine);
     glcv_status st = glcv_engine_run(s->engine, &a);
+    glcv_engine_sync_writes(s->engine);
+    glcv_engine_end(s->engine);
     s->bgf_current = next;
     s->bgf_valid = 1;
-    glcv_engine_sync_writes(s->engine);
     return st;
 }
 
-glcv_status glcv_segment_gl_learn_end(glcv_segment *s)
-{
-    glcv_engine_begin(s->engine);
-    glcv_status st = learn_end_pass(s);
-    glcv_engine_end(s->engine);
-    return st;
-}
 
 /* ---- read-backs ---------------------------------------------------------------------------------------- */
 

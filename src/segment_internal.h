@@ -5,7 +5,8 @@
  *   segment_gl.c     the GL passes (shaders/segment_*.glsl) on the engine, FRAGMENT or COMPUTE
  *   segment_cpu.c    the CPU implementation: the CPU engine and the tests' oracle
  * Every function here is called with the object's mutex held. The gl functions save and
- * restore the host's GL state themselves (glcv_engine_begin/end nest). */
+ * restore the host's GL state themselves (glcv_engine_begin/end nest), except those that take a
+ * GL input: they run between the begin and end of the call that brought the input. */
 #ifndef GLCV_SEGMENT_INTERNAL_H
 #define GLCV_SEGMENT_INTERNAL_H
 

@@ -260,18 +260,9 @@ static glcv_status launch_tracking(glcv_track_cuda *c_, const glcv_tm_config *c,
     return GLCV_OK;
 }
 
-static glcv_status run_bins(glcv_track_cuda *c_, const glcv_tm_config *c, const uint8_t *pixels, size_t pitch,
-                            int channels, int bgr, const uint8_t *mask, size_t mask_pitch, int mask_min)
+/* Queues the bin kernel with the frame and mask fields of `b` given; the rest is the engine's. */
+static glcv_status launch_bins(glcv_track_cuda *c_, const glcv_tm_config *c, glcv_cuda_bins_params b)
 {
-    glcv_cuda_bins_params b;
-    memset(&b, 0, sizeof b);
-    b.pixels = pixels;
-    b.pitch = pitch;
-    b.channels = channels;
-    b.bgr = bgr;
-    b.mask = mask;
-    b.mask_pitch = mask_pitch;
-    b.mask_min = mask_min;
     b.tables = c_->tables;
     b.config = *c;
     b.bins = c_->bins;
@@ -280,24 +271,24 @@ static glcv_status run_bins(glcv_track_cuda *c_, const glcv_tm_config *c, const 
     return GLCV_OK;
 }
 
-/* The bin kernel over a frame the bridge handed over: texture objects or the pixel buffer. */
+/* The bin kernel over pixels in device memory (and a mask counting where >= mask_min). */
+static glcv_status run_bins(glcv_track_cuda *c_, const glcv_tm_config *c, const uint8_t *pixels, size_t pitch,
+                            int channels, int bgr, const uint8_t *mask, size_t mask_pitch, int mask_min)
+{
+    glcv_cuda_bins_params b = {.pixels = pixels, .pitch = pitch, .channels = channels, .bgr = bgr, .mask = mask,
+                               .mask_pitch = mask_pitch, .mask_min = mask_min};
+    return launch_bins(c_, c, b);
+}
+
+/* The bin kernel over a frame the bridge handed over: texture objects or the pixel buffer; a
+ * texture mask counts where red > 0.5. */
 static glcv_status run_bins_frame(glcv_track_cuda *c_, const glcv_tm_config *c, const glcv_cuda_frame *f)
 {
     if (!f->rgba_texture)
         return run_bins(c_, c, f->rgba, f->rgba_pitch, 4, 0, f->mask, f->mask_pitch, 128);
-    glcv_cuda_bins_params b;
-    memset(&b, 0, sizeof b);
-    b.pixels_texture = f->rgba_texture;
-    b.channels = 4;
-    b.mask_texture = f->mask_texture;
-    b.mask_texture_channels = f->mask_channels;
-    b.mask_min = 128; /* red > 0.5 */
-    b.tables = c_->tables;
-    b.config = *c;
-    b.bins = c_->bins;
-    b.bins_pitch = c_->bins_pitch;
-    CHECK_CUDA((cudaError_t)glcv_cuda_track_bins(b, c_->stream), "track: bin kernel");
-    return GLCV_OK;
+    glcv_cuda_bins_params b = {.pixels_texture = f->rgba_texture, .channels = 4, .mask_texture = f->mask_texture,
+                               .mask_texture_channels = f->mask_channels, .mask_min = 128};
+    return launch_bins(c_, c, b);
 }
 
 glcv_status glcv_track_cuda_frame(glcv_track_cuda *c_, const glcv_tm_config *c, const glcv_image *frame,

@@ -14,12 +14,13 @@
  *  1. It works in the GL context current on the calling thread. An object that uses GL is
  *     used only while the context it was created in is current (or a context sharing its
  *     objects). Without a current context such a function returns GLCV_ERROR_NO_CONTEXT.
- *  2. It leaves the host's GL state as it found it: the bindings of textures and samplers on
- *     every unit, the active unit, framebuffers, draw and read buffers, buffers (array, pixel
- *     pack and unpack), the program, the vertex array, image units, the viewport and the
- *     pixel-store parameters. What changes is the content of textures and buffers glcv owns.
- *     GL errors the host left pending before the call are cleared (GL cannot tell them apart
- *     from glcv's own).
+ *  2. It leaves the host's GL state as it found it: the texture and sampler bindings of the
+ *     units it uses (0..7) and the active unit, the draw and read framebuffers, the pixel pack
+ *     and unpack buffers, the program, the vertex array, the image units 0..7, the viewport, the
+ *     pixel-store parameters, and the enables it turns off for its passes (blending, depth,
+ *     stencil, scissor, culling and the other per-fragment tests, colour masks, polygon mode).
+ *     What changes is the content of textures and buffers glcv owns. GL errors the host left
+ *     pending before the call are cleared (GL cannot tell them apart from glcv's own).
  *  3. Texture names the caller passes in stay the caller's: glcv reads them (never writes or
  *     deletes them) during the call; a name glcv returns stays valid until the object that
  *     returned it is destroyed, and the caller must not delete or modify it.
