@@ -79,11 +79,11 @@ do_run() {
     build build/release --target glcv_cli
     section "Segment the synthetic sequence"
     local out=out/synthetic
-    "$ROOT/build/release/demo/glcv" segment --synthetic 60 --panels --timing -o "$out"
+    "$ROOT/build/release/tools/glcv" segment --synthetic 60 --panels --timing -o "$out"
     section "Done"
     echo "masks:  $ROOT/$out/frame_*_mask.png"
     echo "panels: $ROOT/$out/frame_*_panel.png (frame | background | mask)"
-    echo "tool:   $ROOT/build/release/demo/glcv --help"
+    echo "tool:   $ROOT/build/release/tools/glcv --help"
 }
 
 do_test() {

@@ -1,14 +1,19 @@
-/* Host images: allocation, checks, pixel-format conversion, and image files through stb_image. */
+/* Host images: allocation, checks, pixel-format conversion, image files through stb_image,
+ * folders of image files, and the per-pixel median of many images. */
 #include "core_internal.h"
+#include "image_internal.h"
 
 #include <glcv/image.h>
 
+#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <stb/stb_image.h>
@@ -328,4 +333,200 @@ done:
     free(tmp_path);
     free(converted);
     return st;
+}
+
+/* ---- The per-pixel median ---- */
+
+enum { MEDIAN_BINS = 16 };
+
+/* Counts one frame's row of channel values into the histograms: pass 0 the high nibbles, pass 1
+ * the low nibbles of the values whose high nibble is the one pass 0 chose (in `high`). */
+static void median_count_row(uint16_t *hist, const uint8_t *values, const uint8_t *high, size_t n, int pass)
+{
+    for (size_t x = 0; x < n; x++) {
+        unsigned v = values[x];
+        if (pass == 0)
+            hist[x * MEDIAN_BINS + (v >> 4)]++;
+        else if ((v >> 4) == high[x])
+            hist[x * MEDIAN_BINS + (v & 15u)]++;
+    }
+}
+
+/* Fetches frame k from the source and checks it against the output's size. */
+static glcv_status median_fetch(glcv_image_source source, void *user, int k, const glcv_image *out,
+                                const glcv_logger *logger, glcv_image *frame)
+{
+    memset(frame, 0, sizeof *frame);
+    glcv_status st = source(user, k, frame);
+    if (st != GLCV_OK)
+        return glcv_fail(logger, st, "image median: the source failed on frame %d: %s", k, glcv_status_string(st));
+    if (glcv_image_check(frame) != GLCV_OK)
+        return glcv_fail(logger, GLCV_ERROR_INVALID_ARGUMENT, "image median: frame %d is not a valid image", k);
+    if (frame->width != out->width || frame->height != out->height)
+        return glcv_fail(logger, GLCV_ERROR_SIZE_MISMATCH, "image median: frame %d is %dx%d, the output %dx%d", k,
+                         frame->width, frame->height, out->width, out->height);
+    return GLCV_OK;
+}
+
+glcv_status glcv_image_median(int count, glcv_image_source source, void *user, const glcv_logger *logger,
+                              glcv_image *out)
+{
+    if (!source || glcv_image_check(out) != GLCV_OK)
+        return glcv_fail(logger, GLCV_ERROR_INVALID_ARGUMENT, "image median: NULL source or invalid output image");
+    if (count < 1 || count > GLCV_IMAGE_MEDIAN_MAX_FRAMES)
+        return glcv_fail(logger, GLCV_ERROR_INVALID_ARGUMENT, "image median: %d frames (1..%d)", count,
+                         GLCV_IMAGE_MEDIAN_MAX_FRAMES);
+    size_t row = row_bytes(out->width, out->format), out_stride = glcv_image_stride(out);
+    size_t n = row * (size_t)out->height;
+    /* hist: the 16 bins of every channel value; below: how many values lie under the chosen high
+     * nibble; the chosen high nibble itself is kept in `out` until the low one joins it. */
+    uint16_t *hist = calloc(n * MEDIAN_BINS, sizeof *hist);
+    uint16_t *below = malloc(n * sizeof *below);
+    uint8_t *converted = malloc(row);
+    if (!hist || !below || !converted) {
+        free(hist);
+        free(below);
+        free(converted);
+        return glcv_fail(logger, GLCV_ERROR_OUT_OF_MEMORY, "image median: out of memory for %dx%d", out->width,
+                         out->height);
+    }
+    channel_layout out_layout = layout_of(out->format);
+    unsigned rank = (unsigned)(count - 1) / 2u;
+    glcv_status st = GLCV_OK;
+    for (int pass = 0; pass < 2 && st == GLCV_OK; pass++) {
+        for (int k = 0; k < count && st == GLCV_OK; k++) {
+            glcv_image frame;
+            st = median_fetch(source, user, k, out, logger, &frame);
+            if (st != GLCV_OK)
+                break;
+            size_t stride = glcv_image_stride(&frame);
+            for (int y = 0; y < out->height; y++) {
+                const uint8_t *values = frame.data + (size_t)y * stride;
+                if (frame.format != out->format) {
+                    convert_row(values, layout_of(frame.format), converted, out_layout, out->width);
+                    values = converted;
+                }
+                median_count_row(hist + (size_t)y * row * MEDIAN_BINS, values, out->data + (size_t)y * out_stride,
+                                 row, pass);
+            }
+        }
+        if (st != GLCV_OK)
+            break;
+        /* The digit of each value: the first bin where the count passes the median's rank. */
+        for (int y = 0; y < out->height; y++) {
+            uint8_t *high = out->data + (size_t)y * out_stride;
+            for (size_t x = 0; x < row; x++) {
+                size_t i = (size_t)y * row + x;
+                const uint16_t *h = hist + i * MEDIAN_BINS;
+                unsigned cum = pass == 0 ? 0u : below[i], digit = 0;
+                while (digit < MEDIAN_BINS - 1 && cum + h[digit] <= rank)
+                    cum += h[digit++];
+                if (pass == 0) {
+                    high[x] = (uint8_t)digit;
+                    below[i] = (uint16_t)cum;
+                } else {
+                    high[x] = (uint8_t)(high[x] << 4 | digit);
+                }
+            }
+        }
+        if (pass == 0)
+            memset(hist, 0, n * MEDIAN_BINS * sizeof *hist);
+    }
+    free(hist);
+    free(below);
+    free(converted);
+    if (st == GLCV_OK)
+        glcv_logf(logger, GLCV_LOG_DEBUG, "image median: %dx%d from %d frames", out->width, out->height, count);
+    return st;
+}
+
+/* ---- Folders of image files ---- */
+
+static int has_extension(const char *name, const char *const *extensions, size_t count)
+{
+    const char *dot = strrchr(name, '.');
+    if (name[0] == '.' || !dot)
+        return 0;
+    for (size_t i = 0; i < count; i++)
+        if (strcasecmp(dot, extensions[i]) == 0)
+            return 1;
+    return 0;
+}
+
+static int compare_paths(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Appends a path (taking it over) to the list; 0 when out of memory (the path is freed). */
+static int list_append(glcv_file_list *list, int *capacity, char *path)
+{
+    if (list->count == *capacity) {
+        int cap = *capacity ? *capacity * 2 : 64;
+        char **paths = cap > 0 && cap < INT_MAX / 2 ? realloc(list->paths, (size_t)cap * sizeof *paths) : NULL;
+        if (!paths) {
+            free(path);
+            return 0;
+        }
+        list->paths = paths;
+        *capacity = cap;
+    }
+    list->paths[list->count++] = path;
+    return 1;
+}
+
+glcv_status glcv_list_folder(const char *folder, const char *const *extensions, size_t count, const char *who,
+                             const glcv_logger *logger, glcv_file_list *out)
+{
+    if (out)
+        memset(out, 0, sizeof *out);
+    if (!folder || !*folder || !out)
+        return glcv_fail(logger, GLCV_ERROR_INVALID_ARGUMENT, "%s: NULL or empty argument", who);
+    DIR *dir = opendir(folder);
+    if (!dir)
+        return glcv_fail(logger, GLCV_ERROR_IO, "%s: cannot open folder '%s': %s", who, folder, strerror(errno));
+    size_t len = strlen(folder);
+    const char *sep = folder[len - 1] == '/' ? "" : "/";
+    int capacity = 0, ok = 1;
+    for (struct dirent *e = readdir(dir); e && ok; e = readdir(dir)) {
+        if (!has_extension(e->d_name, extensions, count))
+            continue;
+        size_t size = len + strlen(sep) + strlen(e->d_name) + 1;
+        char *path = malloc(size);
+        if (!path) {
+            ok = 0;
+            break;
+        }
+        snprintf(path, size, "%s%s%s", folder, sep, e->d_name);
+        struct stat sb;
+        if (stat(path, &sb) != 0 || !S_ISREG(sb.st_mode))
+            free(path);
+        else
+            ok = list_append(out, &capacity, path);
+    }
+    closedir(dir);
+    if (!ok) {
+        glcv_file_list_free(out);
+        return glcv_fail(logger, GLCV_ERROR_OUT_OF_MEMORY, "%s: out of memory listing '%s'", who, folder);
+    }
+    if (out->count > 0)
+        qsort(out->paths, (size_t)out->count, sizeof *out->paths, compare_paths);
+    glcv_logf(logger, GLCV_LOG_DEBUG, "%s: %d files in '%s'", who, out->count, folder);
+    return GLCV_OK;
+}
+
+glcv_status glcv_image_list_folder(const char *folder, const glcv_logger *logger, glcv_file_list *out)
+{
+    static const char *const extensions[] = {".png", ".jpg", ".jpeg", ".bmp", ".tga", ".ppm", ".pgm"};
+    return glcv_list_folder(folder, extensions, sizeof extensions / sizeof extensions[0], "image list", logger, out);
+}
+
+void glcv_file_list_free(glcv_file_list *list)
+{
+    if (!list)
+        return;
+    for (int i = 0; i < list->count; i++)
+        free(list->paths[i]);
+    free(list->paths);
+    memset(list, 0, sizeof *list);
 }

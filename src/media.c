@@ -4,6 +4,7 @@
  * Why one file of about 1,200 lines: it is the only file of the library that includes FFmpeg, so
  * that FFmpeg's types and headers stay out of every other source and of the public API. */
 #include "core_internal.h"
+#include "image_internal.h"
 
 #include <glcv/media.h>
 #include <glcv/synth.h>
@@ -17,7 +18,6 @@
 #include <libavutil/pixdesc.h>
 #include <libswscale/swscale.h>
 
-#include <dirent.h>
 #include <errno.h>
 #include <math.h>
 #include <pthread.h>
@@ -26,7 +26,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <sys/stat.h>
 #include <time.h>
 
@@ -78,8 +77,7 @@ struct glcv_media {
     double last_pts;      /* timestamp of the last frame produced (offset included) */
     int frames_this_pass; /* frames produced since the input was (re)opened */
     int consecutive_errors;
-    char **files; /* FRAMES_DIR: sorted paths */
-    int file_count;
+    glcv_file_list files; /* FRAMES_DIR: sorted paths */
     int file_index;
     glcv_synth *synth;
     int synth_frames;
@@ -516,70 +514,17 @@ static double frame_seconds(glcv_media *m)
 
 /* ---- image folders ----------------------------------------------------------------------- */
 
-static int is_image_name(const char *name)
-{
-    static const char *const ext[] = {".png", ".jpg", ".jpeg", ".bmp", ".tga", ".tif",
-                                      ".tiff", ".ppm", ".pgm", ".pnm"};
-    if (name[0] == '.')
-        return 0;
-    const char *dot = strrchr(name, '.');
-    if (!dot)
-        return 0;
-    for (size_t i = 0; i < sizeof ext / sizeof ext[0]; i++)
-        if (strcasecmp(dot, ext[i]) == 0)
-            return 1;
-    return 0;
-}
-
-static int compare_names(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
+/* The folder's image files: what FFmpeg's image decoders read, by name ending. */
 static glcv_status list_folder(glcv_media *m)
 {
+    static const char *const extensions[] = {".png", ".jpg", ".jpeg", ".bmp", ".tga", ".tif",
+                                             ".tiff", ".ppm", ".pgm", ".pnm"};
     const glcv_logger *lg = &m->p.logger;
-    DIR *dir = opendir(m->location);
-    if (!dir)
-        return glcv_fail(lg, GLCV_ERROR_IO, "media: cannot open folder '%s': %s", m->location, strerror(errno));
-    int capacity = 0;
-    glcv_status st = GLCV_OK;
-    struct dirent *e;
-    while ((e = readdir(dir)) != NULL) {
-        if (!is_image_name(e->d_name))
-            continue;
-        size_t len = strlen(m->location) + strlen(e->d_name) + 2;
-        char *path = malloc(len);
-        if (!path) {
-            st = GLCV_ERROR_OUT_OF_MEMORY;
-            break;
-        }
-        snprintf(path, len, "%s/%s", m->location, e->d_name);
-        struct stat sb;
-        if (stat(path, &sb) != 0 || !S_ISREG(sb.st_mode)) {
-            free(path);
-            continue;
-        }
-        if (m->file_count == capacity) {
-            int cap = capacity ? capacity * 2 : 64;
-            char **files = realloc(m->files, (size_t)cap * sizeof *files);
-            if (!files) {
-                free(path);
-                st = GLCV_ERROR_OUT_OF_MEMORY;
-                break;
-            }
-            m->files = files;
-            capacity = cap;
-        }
-        m->files[m->file_count++] = path;
-    }
-    closedir(dir);
-    if (st != GLCV_OK)
-        return glcv_fail(lg, st, "media: out of memory listing '%s'", m->location);
-    if (m->file_count == 0)
+    glcv_status st = glcv_list_folder(m->location, extensions, sizeof extensions / sizeof extensions[0], "media", lg,
+                                      &m->files);
+    if (st == GLCV_OK && m->files.count == 0)
         return glcv_fail(lg, GLCV_ERROR_IO, "media: no image files in folder '%s'", m->location);
-    qsort(m->files, (size_t)m->file_count, sizeof *m->files, compare_names);
-    return GLCV_OK;
+    return st;
 }
 
 /* Decodes the next image of the folder into m->frame: 1 a frame, 0 no more files, -1 stopped or
@@ -587,10 +532,10 @@ static glcv_status list_folder(glcv_media *m)
 static int folder_next(glcv_media *m)
 {
     const glcv_logger *lg = &m->p.logger;
-    while (m->file_index < m->file_count) {
+    while (m->file_index < m->files.count) {
         if (atomic_load(&m->stop))
             return -1;
-        const char *path = m->files[m->file_index++];
+        const char *path = m->files.paths[m->file_index++];
         int got = 0;
         m->fail_level = GLCV_LOG_WARN;
         glcv_status opened = open_input(m, GLCV_MEDIA_VIDEO, path);
@@ -886,7 +831,7 @@ static glcv_status open_source(glcv_media *m)
         if ((st = set_location(m, m->p.location)) != GLCV_OK || (st = list_folder(m)) != GLCV_OK)
             return st;
         /* The first image gives the size. */
-        if ((st = open_input(m, GLCV_MEDIA_VIDEO, m->files[0])) != GLCV_OK)
+        if ((st = open_input(m, GLCV_MEDIA_VIDEO, m->files.paths[0])) != GLCV_OK)
             return st;
         break;
     case GLCV_MEDIA_CAMERA:
@@ -924,7 +869,7 @@ static glcv_status open_source(glcv_media *m)
     m->p.frame_rate = rate;
     char what[96];
     if (m->p.source == GLCV_MEDIA_FRAMES_DIR)
-        snprintf(what, sizeof what, "%d images", m->file_count);
+        snprintf(what, sizeof what, "%d images", m->files.count);
     else
         snprintf(what, sizeof what, "%s %s", codec, pix ? pix : "?");
     char scaled[64] = "";
@@ -945,9 +890,7 @@ static void free_media(glcv_media *m)
     av_frame_free(&m->frame);
     av_packet_free(&m->pkt);
     glcv_synth_destroy(&m->synth);
-    for (int i = 0; i < m->file_count; i++)
-        free(m->files[i]);
-    free(m->files);
+    glcv_file_list_free(&m->files);
     for (int i = 0; i < MAX_RING; i++)
         free(m->slots[i].data);
     if (m->sync_ready) {

@@ -620,13 +620,12 @@ glcv_status glcv_track_forget_texture(glcv_track *t, unsigned int texture)
 
 /* ---- results ---------------------------------------------------------------------------------- */
 
-glcv_rect glcv_track_box_bounds(float cx, float cy, float w, float h, float angle, int frame_w, int frame_h)
+void glcv_track_box_points(float cx, float cy, float w, float h, float angle, float px[4], float py[4])
 {
-    /* cv::RotatedRect::points and boundingRect */
+    /* cv::RotatedRect::points */
     double a_rad = (double)angle * 3.14159265358979323846 / 180.0;
     float b = (float)cos(a_rad) * 0.5f;
     float a = (float)sin(a_rad) * 0.5f;
-    float px[4], py[4];
     px[0] = cx - a * h - b * w;
     py[0] = cy + b * h - a * w;
     px[1] = cx + a * h - b * w;
@@ -635,6 +634,13 @@ glcv_rect glcv_track_box_bounds(float cx, float cy, float w, float h, float angl
     py[2] = 2 * cy - py[0];
     px[3] = 2 * cx - px[1];
     py[3] = 2 * cy - py[1];
+}
+
+glcv_rect glcv_track_box_bounds(float cx, float cy, float w, float h, float angle, int frame_w, int frame_h)
+{
+    /* cv::RotatedRect::boundingRect */
+    float px[4], py[4];
+    glcv_track_box_points(cx, cy, w, h, angle, px, py);
     float x0 = px[0], x1 = px[0], y0 = py[0], y1 = py[0];
     for (int i = 1; i < 4; i++) {
         x0 = px[i] < x0 ? px[i] : x0;

@@ -1,5 +1,5 @@
-/* Host images: allocation, checks, conversion, PNG save/load round trips and file errors.
- * No GL needed. */
+/* Host images: allocation, checks, conversion, PNG save/load round trips and file errors, the
+ * per-pixel median against sorting, and folder listings. No GL needed. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* mkdtemp */
 #endif
@@ -467,6 +467,231 @@ static void test_convert(void)
     free(back.data);
 }
 
+/* ---- glcv_image_median --------------------------------------------------------------------- */
+
+/* Frames for the median: the images themselves, served in place, and a record of the calls. */
+typedef struct median_frames {
+    glcv_image *frames;
+    int count;
+    int calls;        /* how many times the source was called */
+    int order_errors; /* calls out of the order 0..count-1, 0..count-1 */
+    int fail_at;      /* the call (0-based) that fails with GLCV_ERROR_IO; -1: none */
+    int bad_at;       /* the call that hands out an image of another size; -1: none */
+} median_frames;
+
+static glcv_status median_source(void *user, int index, glcv_image *frame)
+{
+    median_frames *m = user;
+    int call = m->calls++;
+    if (index != call % m->count)
+        m->order_errors++;
+    if (call == m->fail_at)
+        return GLCV_ERROR_IO;
+    *frame = m->frames[index];
+    if (call == m->bad_at)
+        frame->width--;
+    return GLCV_OK;
+}
+
+static int compare_bytes(const void *a, const void *b)
+{
+    return (int)*(const uint8_t *)a - (int)*(const uint8_t *)b;
+}
+
+/* The median by brute force: every frame converted to out's format, each byte's values sorted,
+ * the one of rank (count - 1) / 2 taken. */
+static void brute_median(const median_frames *m, glcv_image *out)
+{
+    int bpp = glcv_pixel_format_size(out->format);
+    size_t row = (size_t)out->width * (size_t)bpp;
+    glcv_image *converted = calloc((size_t)m->count, sizeof *converted);
+    uint8_t *values = malloc((size_t)m->count);
+    CHECK(converted && values, "out of memory");
+    if (!converted || !values)
+        goto done;
+    for (int k = 0; k < m->count; k++) {
+        CHECK_OK(glcv_image_alloc(out->width, out->height, out->format, &converted[k]));
+        CHECK_OK(glcv_image_convert(&m->frames[k], &converted[k]));
+    }
+    for (int y = 0; y < out->height; y++)
+        for (size_t x = 0; x < row; x++) {
+            for (int k = 0; k < m->count; k++)
+                values[k] = converted[k].data[(size_t)y * converted[k].stride + x];
+            qsort(values, (size_t)m->count, 1, compare_bytes);
+            out->data[(size_t)y * glcv_image_stride(out) + x] = values[(m->count - 1) / 2];
+        }
+done:
+    for (int k = 0; converted && k < m->count; k++)
+        glcv_image_free(&converted[k]);
+    free(converted);
+    free(values);
+}
+
+/* Random frames of `format` (values from the whole range, or from {0, 15, 16, 17, 240, 255} to
+ * make ties and values on both sides of a nibble boundary), their median in `out_format` by
+ * glcv_image_median and by sorting. */
+static void check_median_case(int count, int w, int h, glcv_pixel_format format, glcv_pixel_format out_format,
+                              int few_values, size_t out_padding, uint64_t *rng)
+{
+    static const uint8_t few[] = {0, 15, 16, 17, 240, 255};
+    median_frames m = {calloc((size_t)count, sizeof(glcv_image)), count, 0, 0, -1, -1};
+    CHECK(m.frames != NULL, "out of memory");
+    if (!m.frames)
+        return;
+    int bpp = glcv_pixel_format_size(format);
+    for (int k = 0; k < count; k++) {
+        /* Every other frame with a padded stride, to read rows where they are. */
+        m.frames[k] = test_image_make(w, h, format, k % 2 ? (size_t)(w * bpp + 5) : 0);
+        for (int y = 0; y < h; y++)
+            for (int x = 0; x < w * bpp; x++) {
+                uint64_t r = test_rand(rng);
+                m.frames[k].data[(size_t)y * glcv_image_stride(&m.frames[k]) + (size_t)x] =
+                    few_values ? few[r % sizeof few] : (uint8_t)(r >> 24);
+            }
+    }
+    size_t out_row = (size_t)w * (size_t)glcv_pixel_format_size(out_format);
+    glcv_image got = test_image_make(w, h, out_format, out_padding ? out_row + out_padding : 0);
+    glcv_image want = test_image_make(w, h, out_format, 0);
+    CHECK_OK(glcv_image_median(count, median_source, &m, NULL, &got));
+    CHECK(m.calls == 2 * count && m.order_errors == 0, "median of %d frames: %d source calls (%d out of order)", count,
+          m.calls, m.order_errors);
+    brute_median(&m, &want);
+    char what[128];
+    snprintf(what, sizeof what, "median of %d frames %dx%d, format %d -> %d%s", count, w, h, (int)format,
+             (int)out_format, few_values ? ", many ties" : "");
+    check_same_pixels(&got, &want, what);
+    test_image_release(&got);
+    test_image_release(&want);
+    for (int k = 0; k < count; k++)
+        test_image_release(&m.frames[k]);
+    free(m.frames);
+}
+
+static void test_median(void)
+{
+    uint64_t rng = 0x3D1A;
+    for (int count = 1; count <= 9; count++) /* odd and even counts, from one frame on */
+        check_median_case(count, 13, 7, GLCV_PIXEL_RGB8, GLCV_PIXEL_RGB8, count % 3 == 0, 0, &rng);
+    check_median_case(40, 9, 5, GLCV_PIXEL_RGB8, GLCV_PIXEL_RGB8, 0, 3, &rng);
+    check_median_case(41, 9, 5, GLCV_PIXEL_RGB8, GLCV_PIXEL_RGB8, 1, 0, &rng);
+    check_median_case(256, 3, 2, GLCV_PIXEL_RGB8, GLCV_PIXEL_RGB8, 1, 0, &rng); /* a bin holds more than 255 */
+    check_median_case(6, 11, 4, GLCV_PIXEL_BGRA8, GLCV_PIXEL_RGB8, 0, 1, &rng); /* converted row by row */
+    check_median_case(7, 11, 4, GLCV_PIXEL_RGB8, GLCV_PIXEL_GRAY8, 0, 0, &rng);
+    check_median_case(5, 11, 4, GLCV_PIXEL_GRAY8, GLCV_PIXEL_GRAY8, 1, 2, &rng);
+    check_median_case(4, 11, 4, GLCV_PIXEL_RGBA8, GLCV_PIXEL_RGBA8, 0, 0, &rng);
+
+    /* Errors: arguments, a failing source, a frame of another size or an invalid one. */
+    glcv_image frames[3];
+    for (int k = 0; k < 3; k++) {
+        frames[k] = test_image_make(4, 3, GLCV_PIXEL_RGB8, 0);
+        memset(frames[k].data, 10 * k, 36);
+    }
+    glcv_image out = test_image_make(4, 3, GLCV_PIXEL_RGB8, 0);
+    median_frames m = {frames, 3, 0, 0, -1, -1};
+    capture c;
+    glcv_logger lg = capture_logger(&c);
+    CHECK_STATUS(glcv_image_median(0, median_source, &m, &lg, &out), GLCV_ERROR_INVALID_ARGUMENT);
+    CHECK_STATUS(glcv_image_median(-1, median_source, &m, &lg, &out), GLCV_ERROR_INVALID_ARGUMENT);
+    CHECK_STATUS(glcv_image_median(GLCV_IMAGE_MEDIAN_MAX_FRAMES + 1, median_source, &m, &lg, &out),
+                 GLCV_ERROR_INVALID_ARGUMENT);
+    CHECK_STATUS(glcv_image_median(3, NULL, &m, &lg, &out), GLCV_ERROR_INVALID_ARGUMENT);
+    CHECK_STATUS(glcv_image_median(3, median_source, &m, &lg, NULL), GLCV_ERROR_INVALID_ARGUMENT);
+    glcv_image no_pixels = {NULL, 4, 3, 0, GLCV_PIXEL_RGB8};
+    CHECK_STATUS(glcv_image_median(3, median_source, &m, &lg, &no_pixels), GLCV_ERROR_INVALID_ARGUMENT);
+    CHECK(m.calls == 0, "the source was called %d times for invalid arguments", m.calls);
+    CHECK(c.count > 0, "invalid arguments are not logged");
+
+    for (int call = 0; call < 6; call += 4) { /* in the first pass and in the second */
+        m = (median_frames){frames, 3, 0, 0, call, -1};
+        c.count = 0;
+        CHECK_STATUS(glcv_image_median(3, median_source, &m, &lg, &out), GLCV_ERROR_IO);
+        CHECK(m.calls == call + 1, "the median went on after the source failed at call %d (%d calls)", call, m.calls);
+        char want[32];
+        snprintf(want, sizeof want, "frame %d", call % 3);
+        CHECK(c.count > 0 && strstr(c.last, want), "the failing source's frame is not named: '%s'", c.last);
+
+        m = (median_frames){frames, 3, 0, 0, -1, call};
+        CHECK_STATUS(glcv_image_median(3, median_source, &m, &lg, &out), GLCV_ERROR_SIZE_MISMATCH);
+    }
+    glcv_image small = test_image_make(4, 2, GLCV_PIXEL_RGB8, 0);
+    CHECK_STATUS(glcv_image_median(3, median_source, &(median_frames){frames, 3, 0, 0, -1, -1}, &lg, &small),
+                 GLCV_ERROR_SIZE_MISMATCH);
+    glcv_image saved = frames[1];
+    frames[1].data = NULL;
+    CHECK_STATUS(glcv_image_median(3, median_source, &(median_frames){frames, 3, 0, 0, -1, -1}, &lg, &out),
+                 GLCV_ERROR_INVALID_ARGUMENT);
+    frames[1] = saved;
+    CHECK_OK(glcv_image_median(3, median_source, &(median_frames){frames, 3, 0, 0, -1, -1}, &lg, &out));
+    CHECK(out.data[0] == 10 && out.data[35] == 10, "median of 0, 10, 20: %d and %d", out.data[0], out.data[35]);
+    test_image_release(&small);
+    test_image_release(&out);
+    for (int k = 0; k < 3; k++)
+        test_image_release(&frames[k]);
+}
+
+/* ---- glcv_image_list_folder ---------------------------------------------------------------- */
+
+static void test_list_folder(void)
+{
+    char dir[300], path[400];
+    path_in_tmp(dir, sizeof dir, "listing");
+    CHECK(mkdir(dir, 0700) == 0, "cannot create %s", dir);
+    static const char *const files[] = {"b10.png", "b2.PNG", "a.jpeg", "c.JPG", "d.bmp", "e.tga", "f.ppm",
+                                        "g.pgm", ".hidden.png", "notes.txt", "png", "tif.tif", "noext"};
+    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, files[i]);
+        write_bytes(path, "x", 1);
+    }
+    snprintf(path, sizeof path, "%s/folder.png", dir); /* a folder with an image's name */
+    CHECK(mkdir(path, 0700) == 0, "cannot create %s", path);
+
+    /* Byte order: 'b10' before 'b2', upper-case endings kept as they are. */
+    static const char *const want[] = {"a.jpeg", "b10.png", "b2.PNG", "c.JPG", "d.bmp", "e.tga", "f.ppm", "g.pgm"};
+    const int n = (int)(sizeof want / sizeof want[0]);
+    const char *spellings[2] = {dir, NULL};
+    char slashed[310];
+    snprintf(slashed, sizeof slashed, "%s/", dir);
+    spellings[1] = slashed;
+    for (int s = 0; s < 2; s++) {
+        glcv_file_list list = {0};
+        CHECK_OK(glcv_image_list_folder(spellings[s], NULL, &list));
+        CHECK(list.count == n, "'%s': %d files listed, expected %d", spellings[s], list.count, n);
+        for (int i = 0; i < list.count && i < n; i++) {
+            snprintf(path, sizeof path, "%s/%s", dir, want[i]);
+            CHECK(strcmp(list.paths[i], path) == 0, "'%s': file %d is '%s', expected '%s'", spellings[s], i,
+                  list.paths[i], path);
+        }
+        glcv_file_list_free(&list);
+        CHECK(list.paths == NULL && list.count == 0, "glcv_file_list_free leaves the list non-empty");
+    }
+
+    glcv_file_list list = {0};
+    path_in_tmp(path, sizeof path, "listing/folder.png");
+    CHECK_OK(glcv_image_list_folder(path, NULL, &list));
+    CHECK(list.count == 0 && list.paths == NULL, "an empty folder lists %d files", list.count);
+    path_in_tmp(path, sizeof path, "listing/d.bmp");
+    capture c;
+    glcv_logger lg = capture_logger(&c);
+    CHECK_STATUS(glcv_image_list_folder(path, &lg, &list), GLCV_ERROR_IO);
+    CHECK(strstr(c.last, "d.bmp") != NULL, "a file as folder: the message does not name it: '%s'", c.last);
+    path_in_tmp(path, sizeof path, "no-such-folder");
+    CHECK_STATUS(glcv_image_list_folder(path, &lg, &list), GLCV_ERROR_IO);
+    CHECK(list.count == 0 && list.paths == NULL, "a failed listing leaves %d paths", list.count);
+    CHECK_STATUS(glcv_image_list_folder("", &lg, &list), GLCV_ERROR_INVALID_ARGUMENT);
+    CHECK_STATUS(glcv_image_list_folder(NULL, &lg, &list), GLCV_ERROR_INVALID_ARGUMENT);
+    CHECK_STATUS(glcv_image_list_folder(dir, &lg, NULL), GLCV_ERROR_INVALID_ARGUMENT);
+    glcv_file_list_free(NULL);
+    glcv_file_list_free(&list);
+
+    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, files[i]);
+        remove(path);
+    }
+    snprintf(path, sizeof path, "%s/folder.png", dir);
+    rmdir(path);
+    rmdir(dir);
+}
+
 static void remove_tmpdir(void)
 {
     DIR *d = opendir(tmpdir);
@@ -498,6 +723,8 @@ int main(void)
     test_load_errors();
     test_save_errors();
     test_convert();
+    test_median();
+    test_list_folder();
     remove_tmpdir();
     return test_finish("test_image");
 }

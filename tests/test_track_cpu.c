@@ -609,6 +609,39 @@ static void test_api(void)
     glcv_cuda_info info;
     CHECK_OK(glcv_cuda_query(&info));
     printf("%s\n", info.text);
+    /* corners of a rotated box, as cv::RotatedRect::points */
+    float px[4], py[4];
+    glcv_track_box_points(10, 20, 4, 6, 0, px, py);
+    static const float want_x[4] = {8, 8, 12, 12}, want_y[4] = {23, 17, 17, 23};
+    for (int i = 0; i < 4; i++)
+        CHECK(px[i] == want_x[i] && py[i] == want_y[i], "corner %d of an upright box: %g,%g, expected %g,%g", i,
+              (double)px[i], (double)py[i], (double)want_x[i], (double)want_y[i]);
+    glcv_track_box_points(10, 20, 4, 6, 90, px, py); /* turned a quarter: the sides swap */
+    for (int i = 0; i < 4; i++)
+        CHECK(fabs(fabs(px[i] - 10) - 3) < 1e-5 && fabs(fabs(py[i] - 20) - 2) < 1e-5,
+              "corner %d of a box turned by 90 degrees: %g,%g", i, (double)px[i], (double)py[i]);
+    for (float angle = 0; angle < 180; angle += 17) {
+        glcv_track_box_points(30.5f, 25.25f, 7, 13, angle, px, py);
+        float x0 = px[0], x1 = px[0], y0 = py[0], y1 = py[0];
+        for (int i = 1; i < 4; i++) {
+            x0 = fminf(x0, px[i]);
+            x1 = fmaxf(x1, px[i]);
+            y0 = fminf(y0, py[i]);
+            y1 = fmaxf(y1, py[i]);
+        }
+        /* centred, sides 7 and 13 long, right angles */
+        CHECK(fabsf(px[0] + px[2] - 61) < 1e-4f && fabsf(py[1] + py[3] - 50.5f) < 1e-4f, "angle %g: not centred",
+              (double)angle);
+        CHECK(fabs(hypot(px[1] - px[0], py[1] - py[0]) - 13) < 1e-4 &&
+                  fabs(hypot(px[2] - px[1], py[2] - py[1]) - 7) < 1e-4,
+              "angle %g: sides %g, %g", (double)angle, hypot(px[1] - px[0], py[1] - py[0]),
+              hypot(px[2] - px[1], py[2] - py[1]));
+        glcv_rect bounds = glcv_track_box_bounds(30.5f, 25.25f, 7, 13, angle, 64, 48);
+        CHECK(bounds.x == (int)floorf(x0) && bounds.y == (int)floorf(y0) &&
+                  bounds.x + bounds.width == (int)ceilf(x1) + 1 && bounds.y + bounds.height == (int)ceilf(y1) + 1,
+              "angle %g: bounds %d,%d %dx%d around corners %g..%g, %g..%g", (double)angle, bounds.x, bounds.y,
+              bounds.width, bounds.height, (double)x0, (double)x1, (double)y0, (double)y1);
+    }
     /* bounds of a rotated box */
     glcv_rect b = glcv_track_box_bounds(10, 10, 4, 8, 0, 64, 48);
     CHECK(b.x == 8 && b.y == 6 && b.width == 5 && b.height == 9, "bounds %d,%d %dx%d", b.x, b.y, b.width, b.height);

@@ -1,4 +1,5 @@
-/* glcv image files and host image buffers (PNG, JPEG, BMP, TGA, PNM in; PNG out).
+/* glcv image files and host image buffers (PNG, JPEG, BMP, TGA, PNM in; PNG out), folders of
+ * image files, and the per-pixel median of many images.
  *
  * Thread safety: all functions may be called from any thread on different images.
  */
@@ -49,6 +50,53 @@ GLCV_API glcv_status glcv_image_check(const glcv_image *image);
 
 /* The stride of an image, with 0 resolved to width * bytes per pixel. */
 GLCV_API size_t glcv_image_stride(const glcv_image *image);
+
+/* Where glcv_image_median gets frame `index` (0 <= index < count): the function fills *frame
+ * (zeroed before each call) with an image of any format, whose pixels stay readable until the
+ * source is called again or glcv_image_median returns. It may point into the caller's own memory:
+ * nothing is copied. It returns GLCV_OK, or a status that stops the median and is returned. */
+typedef glcv_status (*glcv_image_source)(void *user, int index, glcv_image *frame);
+
+/* The most frames glcv_image_median takes (its histograms count in 16 bits). */
+#define GLCV_IMAGE_MEDIAN_MAX_FRAMES 65535
+
+/* The exact per-pixel, per-channel median of `count` frames, for a background free of the objects
+ * that pass through some of them. Each byte of `out` becomes the lower median of that byte over
+ * the frames: the value of rank (count - 1) / 2 in ascending order (the middle value for an odd
+ * count, the smaller of the two middle values for an even one). Frames in another format than
+ * `out` are converted to it row by row as glcv_image_convert does (so RGB8 out of BGR8 or RGBA8
+ * frames, GRAY8 out of colour frames); frames in its format are read in place. `out` is the
+ * caller's image (allocated, any format and stride); every frame must have its size.
+ *
+ * The median is found digit by digit: a 16-bin histogram of the high nibbles over all frames, then
+ * one of the low nibbles among the values with the median's high nibble. So the frames are
+ * fetched twice through `source`, in order 0..count-1 each time (it must give the same pixels
+ * both times), and the memory is 34 bytes per byte of `out` whatever the count. `user` is passed
+ * to `source`. The frames must not share memory with `out`.
+ * Errors: INVALID_ARGUMENT (NULL source, an invalid `out`, count outside
+ * 1..GLCV_IMAGE_MEDIAN_MAX_FRAMES, a frame that fails glcv_image_check), SIZE_MISMATCH (a frame of
+ * another size), OUT_OF_MEMORY, and whatever status the source returns (logged with the frame's
+ * index). On error the content of `out` is undefined. */
+GLCV_API glcv_status glcv_image_median(int count, glcv_image_source source, void *user, const glcv_logger *logger,
+                                       glcv_image *out);
+
+/* A list of file paths, made by glcv_image_list_folder, freed by glcv_file_list_free. */
+typedef struct glcv_file_list {
+    char **paths; /* `count` paths, each a NUL-terminated string */
+    int count;
+} glcv_file_list;
+
+/* Lists the image files of a folder that glcv_image_load reads: the regular files (links
+ * followed) whose names end in .png .jpg .jpeg .bmp .tga .ppm or .pgm, in any case, leaving out
+ * hidden files (names that start with '.'). The paths are "<folder>/<name>" (no doubled '/'),
+ * sorted by name in byte order (strcmp), so numbered frames come in their order. A folder
+ * without image files gives count 0, not an error.
+ * Errors: INVALID_ARGUMENT (NULL or empty folder, NULL out), IO (the folder does not exist, is
+ * not a folder, or cannot be read), OUT_OF_MEMORY. On error *out is empty (paths NULL, count 0). */
+GLCV_API glcv_status glcv_image_list_folder(const char *folder, const glcv_logger *logger, glcv_file_list *out);
+
+/* Frees the paths of a list and empties it. NULL and empty lists are accepted. */
+GLCV_API void glcv_file_list_free(glcv_file_list *list);
 
 #ifdef __cplusplus
 }

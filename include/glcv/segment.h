@@ -176,6 +176,54 @@ GLCV_API glcv_status glcv_segment_reset(glcv_segment *seg);
 GLCV_API glcv_status glcv_segment_timings(glcv_segment *seg, glcv_timing *out, int capacity, int *count,
                                           int wait);
 
+/* ---- Scoring masks against ground truth ------------------------------------------------------
+ * Plain host computation: no GL, no object; may be called from any thread on different scores. */
+
+/* How a ground-truth mask labels its pixels. 0 (DEFAULT) is BINARY. */
+typedef enum glcv_truth_labels {
+    GLCV_TRUTH_DEFAULT = 0,
+    /* >= 128 foreground, < 128 background (glcv_synth_frame's truth, hand-made masks). */
+    GLCV_TRUTH_BINARY = 1,
+    /* The CDnet 2014 change-detection benchmark's ground truth: 255 foreground; 0 (static) and 50
+     * (hard shadow) background; 85 (outside the region of interest) and 170 (unknown motion) not
+     * scored. Other values are not scored either; they are counted in `unknown`. */
+    GLCV_TRUTH_CDNET = 2
+} glcv_truth_labels;
+
+/* Pixel counts of masks against ground truth, summed over any number of frames: start from a
+ * zeroed struct and add each frame with glcv_segment_score_add. */
+typedef struct glcv_segment_score {
+    uint64_t tp; /* foreground in the mask and in the truth */
+    uint64_t fp; /* foreground in the mask, background in the truth */
+    uint64_t fn; /* background in the mask, foreground in the truth */
+    uint64_t tn; /* background in both */
+    uint64_t unknown; /* GLCV_TRUTH_CDNET: truth pixels (in the region) with a value that is no label */
+} glcv_segment_score;
+
+/* Adds one frame's mask against its ground truth to `score`. `mask` is GRAY8 with values >= 128
+ * foreground (glcv_segment_read_mask writes 255 and 0); `truth` is GRAY8 labelled as `labels`
+ * says; `roi` (may be NULL: every pixel) is GRAY8 and only its nonzero pixels are scored. All
+ * three have the same size; any stride. Errors: INVALID_ARGUMENT (NULL score, an invalid image,
+ * one that is not GRAY8, an unknown `labels`), SIZE_MISMATCH. On error `score` is unchanged. */
+GLCV_API glcv_status glcv_segment_score_add(glcv_segment_score *score, const glcv_image *mask, const glcv_image *truth,
+                                            const glcv_image *roi, glcv_truth_labels labels);
+
+/* The metrics of a score, as the CDnet 2014 benchmark defines them. A ratio with nothing to count
+ * (a zero denominator) is 1 for recall, precision and specificity and 0 for FPR, FNR and PWC; F
+ * is 0 when precision + recall is 0. */
+typedef struct glcv_segment_metrics {
+    double recall;      /* TP / (TP + FN) */
+    double precision;   /* TP / (TP + FP) */
+    double f;           /* F-measure: 2 precision recall / (precision + recall) */
+    double specificity; /* TN / (TN + FP) */
+    double fpr;         /* false positive rate: FP / (FP + TN) */
+    double fnr;         /* false negative rate: FN / (TP + FN) */
+    double pwc;         /* percentage of wrong classifications: 100 (FN + FP) / (TP + FN + FP + TN) */
+} glcv_segment_metrics;
+
+/* Computes the metrics of `score` into *out. Errors: INVALID_ARGUMENT (NULL). */
+GLCV_API glcv_status glcv_segment_score_metrics(const glcv_segment_score *score, glcv_segment_metrics *out);
+
 #ifdef __cplusplus
 }
 #endif

@@ -246,6 +246,12 @@ GLCV_API glcv_status glcv_track_forget_texture(glcv_track *track, unsigned int t
  * CUDA. */
 GLCV_API glcv_status glcv_track_results(glcv_track *track, glcv_track_result *out, int capacity, int *count);
 
+/* The four corners of a rotated box (centre cx, cy, size w x h, angle in degrees; a result's cx,
+ * cy, width, height, angle) in pixels, as cv::RotatedRect::points: x[0], y[0] is the corner at
+ * (-w/2, +h/2) from the centre before the rotation, then the others in turn (-w/2, -h/2),
+ * (+w/2, -h/2), (+w/2, +h/2). For drawing a tracked object's box. x and y hold 4 values each. */
+GLCV_API void glcv_track_box_points(float cx, float cy, float w, float h, float angle, float x[4], float y[4]);
+
 /* The axis-aligned bounding box of a rotated box (centre cx, cy, size w x h, angle in degrees),
  * as cv::RotatedRect::boundingRect, clipped to a frame of frame_w x frame_h (may be empty). */
 GLCV_API glcv_rect glcv_track_box_bounds(float cx, float cy, float w, float h, float angle, int frame_w,

@@ -1,0 +1,535 @@
+/* glcv eval cdnet: scores the segmenter on one video folder of the CDnet 2014 change-detection
+ * benchmark with the benchmark's protocol (warm-up frames, temporal and spatial regions of
+ * interest, its ground-truth labels and metrics). */
+#define _POSIX_C_SOURCE 200809L
+
+#include "cli.h"
+#include "commands.h"
+#include "segmenter.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+/* CDnet frame numbers have six digits. */
+enum { CDNET_MAX_FRAME = 999999, DEFAULT_LEAD_IN = 30 };
+
+const char cmd_eval_help[] =
+    "usage: glcv eval cdnet DIR [options]\n"
+    "\n"
+    "Scores the segmenter on one video of the CDnet 2014 change-detection benchmark with the\n"
+    "CDnet protocol and prints its metrics: recall, precision, F-measure, specificity, FPR, FNR,\n"
+    "PWC (percentage of wrong classifications) and the TP FP FN TN pixel counts, summed over all\n"
+    "scored frames.\n"
+    "\n"
+    "DIR holds, as the benchmark distributes it:\n"
+    "  input/in000001.jpg ...      the frames, numbered from 1 (.png frames are accepted too)\n"
+    "  groundtruth/gt000001.png .. 255 foreground; 0 and 50 (shadow) background; 85 (outside\n"
+    "                              the region of interest) and 170 (unknown) not scored\n"
+    "  ROI.bmp (or ROI.png)        spatial region of interest: only its nonzero pixels are scored\n"
+    "  temporalROI.txt             'FIRST LAST': only frames FIRST..LAST are scored\n"
+    "Frames 1..FIRST-1 are the warm-up: the background is learned from all of them (the exact\n"
+    "per-pixel median by default). Then frames FIRST-N..LAST are segmented in order (N = --lead-in)\n"
+    "so that the temporal prior is settled when scoring starts, and frames FIRST..LAST are scored.\n"
+    "Everything is checked (files present, sizes equal) before anything is computed or written.\n"
+    "\n"
+    "options:\n"
+    "  --background B     median (default): the per-pixel, per-channel median of the warm-up\n"
+    "                     frames, computed exactly (lower median) in two passes over them; robust\n"
+    "                     to objects passing during the warm-up. mean: the library's learning\n"
+    "                     (glcv_segment_learn_*), the per-pixel mean\n"
+    "  --lead-in N        frames segmented before FIRST and not scored [30]\n"
+    "  --save-masks DIR   write the masks of the scored frames as DIR/binNNNNNN.png (CDnet names:\n"
+    "                     255 foreground, 0 background), created if missing\n"
+    "  --csv FILE         append one line with the parameters and the metrics to FILE (a header\n"
+    "                     line first when FILE is new or empty)\n"
+    "  --calibrate        set Ts, B1 and B2 from the scene's noise instead of by hand: g = the\n"
+    "                     median of D^2 over every other pixel of about 50 warm-up frames\n"
+    "                     against the learned background, then Ts = 100 g and B1 = B2 = 23 g.\n"
+    "                     Odc is 100000 unless --Odc is given (dark objects need Odc well above\n"
+    "                     Ts). Recommended with --adapt 0.01\n"
+    "  --Ts --Odc --B1 --B2 --iterations --seed --adapt --engine\n"
+    "                     the segmenter's parameters, as for 'glcv segment' (library defaults)\n"
+    "  -q, --quiet        no engine line and no progress bar on stderr\n"
+    "  -v, --verbose      print the library's debug messages\n"
+    "  -h, --help         show this help\n"
+    "\n"
+    "stdout gets one summary line (F-measure first), then the metrics table.\n"
+    "Examples: glcv eval cdnet dataset/baseline/highway --engine cpu --Ts 2000 --csv scores.csv\n"
+    "          glcv eval cdnet dataset/baseline/highway --calibrate --adapt 0.01\n";
+
+enum { BACKGROUND_MEDIAN = 0, BACKGROUND_MEAN = 1 };
+static const char *const background_names[] = {"median", "mean", NULL};
+
+typedef struct eval_options {
+    int quiet, verbose;
+    cli_segmenter seg;
+    int background; /* BACKGROUND_MEDIAN or BACKGROUND_MEAN */
+    int lead_in;    /* frames segmented before the temporal ROI */
+    const char *save_masks;
+    const char *csv;
+    int calibrate; /* Ts, B1, B2 from the noise measured on the warm-up frames */
+} eval_options;
+
+typedef struct eval_run {
+    const eval_options *opt;
+    glcv_logger logger;
+    const char *dir;
+    char *name;      /* the folder's last component, for the summary */
+    int first, last; /* temporal ROI: scored frames, 1-based, inclusive */
+    int start;       /* first segmented frame */
+    int width, height;
+    cli_paths inputs; /* frame files 1..last (index k - 1) */
+    cli_paths truths; /* ground truth of frames first..last (index k - first) */
+    char *roi_path;
+    glcv_image roi; /* GRAY8: nonzero = scored */
+    uint64_t roi_pixels;
+    FILE *csv;
+    glcv_context *ctx;
+    glcv_segment *seg;
+    glcv_segment_params resolved;
+    glcv_image frame, truth, mask, background;
+    int warmup_used; /* warm-up frames the background was learned from */
+    double noise;    /* --calibrate: median D^2 of the calibration frames */
+    int noise_frames;
+    glcv_segment_score score;
+    double segment_ms; /* total wall time of the segmentation calls */
+    int segmented, written;
+    cli_progress bar; /* steps: two per warm-up frame (median) or one (mean), one per segmented frame */
+} eval_run;
+
+/* ---- the folder ---------------------------------------------------------------------------------- */
+
+/* "<dir>/<sub>/<prefix>NNNNNN<ext>" for the first ext that exists; NULL with *missing = 1 when none
+ * does (*missing = 0: out of memory). */
+static char *find_numbered(const char *dir, const char *sub, const char *prefix, int k,
+                           const char *const *extensions, size_t count, int *missing)
+{
+    char name[64];
+    *missing = 0;
+    snprintf(name, sizeof name, "%s/%s%06d", sub, prefix, k);
+    for (size_t i = 0; i < count; i++) {
+        char *path = cli_path_join(dir, name, extensions[i]);
+        if (!path)
+            return NULL;
+        if (cli_is_file(path))
+            return path;
+        free(path);
+    }
+    *missing = 1;
+    return NULL;
+}
+
+/* Reads temporalROI.txt: two frame numbers "FIRST LAST" and nothing else but white space. */
+static int read_temporal_roi(eval_run *run)
+{
+    char *path = cli_path_join(run->dir, "temporalROI.txt", "");
+    char text[256] = {0};
+    int rc = CLI_FAIL;
+    if (!path)
+        return cli_out_of_memory();
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        cli_error("%s: %s (a CDnet folder has input/, groundtruth/, ROI.bmp and temporalROI.txt)", path,
+                  strerror(errno));
+        goto cleanup;
+    }
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    int too_long = n == sizeof text - 1 && fgetc(f) != EOF;
+    fclose(f);
+    char *end = text;
+    errno = 0;
+    long first = strtol(text, &end, 10);
+    long last = end != text ? strtol(end, &end, 10) : -1;
+    while (isspace((unsigned char)*end))
+        end++;
+    if (too_long || *end != '\0' || errno == ERANGE || strlen(text) != n || first < 1 || last < first ||
+        last > CDNET_MAX_FRAME) {
+        cli_error("%s: malformed: expected two frame numbers 'FIRST LAST' with 1 <= FIRST <= LAST <= %d", path,
+                  CDNET_MAX_FRAME);
+        goto cleanup;
+    }
+    if (first < 2) {
+        cli_error("%s: the scored frames start at frame 1: no warm-up frames to learn the background from", path);
+        goto cleanup;
+    }
+    run->first = (int)first;
+    run->last = (int)last;
+    rc = CLI_OK;
+cleanup:
+    free(path);
+    return rc;
+}
+
+static int find_roi(eval_run *run)
+{
+    static const char *const names[] = {"ROI.bmp", "ROI.png"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        char *path = cli_path_join(run->dir, names[i], "");
+        if (!path)
+            return cli_out_of_memory();
+        if (cli_is_file(path)) {
+            run->roi_path = path;
+            return CLI_OK;
+        }
+        free(path);
+    }
+    cli_error("%s: no ROI.bmp (nor ROI.png): the spatial region of interest is missing", run->dir);
+    return CLI_FAIL;
+}
+
+/* Finds frames (or ground truths) first..last, named <sub>/<prefix>NNNNNN<ext>, into `list`. */
+static int collect_numbered(eval_run *run, const char *sub, const char *prefix, const char *const *extensions,
+                            size_t count, int first, cli_paths *list)
+{
+    for (int k = first; k <= run->last; k++) {
+        int missing = 0;
+        char *path = find_numbered(run->dir, sub, prefix, k, extensions, count, &missing);
+        if (!path && missing) {
+            cli_error("%s/%s/%s%06d%s%s%s%s: no such file (temporalROI.txt scores frames %d..%d)", run->dir, sub,
+                      prefix, k, extensions[0], count > 1 ? " (or " : "", count > 1 ? extensions[1] : "",
+                      count > 1 ? ")" : "", run->first, run->last);
+            return CLI_FAIL;
+        }
+        int rc = path ? cli_paths_add(list, path) : cli_out_of_memory();
+        free(path);
+        if (rc != CLI_OK)
+            return rc;
+    }
+    return CLI_OK;
+}
+
+/* All frames, ground truths and the ROI have the size of the first frame; the ROI is not empty. */
+static int check_cdnet_sizes(eval_run *run)
+{
+    const glcv_logger *logger = run->opt->verbose ? &run->logger : NULL;
+    const char *reference = run->inputs.items[0];
+    int rc = cli_common_size(run->inputs.items, run->inputs.count, logger, &run->width, &run->height);
+    for (int i = 0; i < run->truths.count && rc == CLI_OK; i++)
+        rc = cli_check_size(run->truths.items[i], reference, run->width, run->height, logger);
+    if (rc == CLI_OK)
+        rc = cli_check_size(run->roi_path, reference, run->width, run->height, logger);
+    if (rc != CLI_OK)
+        return rc;
+    glcv_status st = glcv_image_load(run->roi_path, GLCV_PIXEL_GRAY8, &run->logger, &run->roi);
+    if (st != GLCV_OK)
+        return cli_lib_error(run->roi_path, st);
+    size_t stride = glcv_image_stride(&run->roi);
+    for (int y = 0; y < run->height; y++)
+        for (int x = 0; x < run->width; x++)
+            run->roi_pixels += run->roi.data[(size_t)y * stride + (size_t)x] != 0;
+    if (run->roi_pixels == 0) {
+        cli_error("%s: the region of interest is empty (no nonzero pixel)", run->roi_path);
+        return CLI_FAIL;
+    }
+    return CLI_OK;
+}
+
+/* The last component of a folder path ("a/b/highway/" -> "highway"), in new memory. */
+static char *folder_name(const char *dir)
+{
+    size_t n = strlen(dir);
+    while (n > 1 && dir[n - 1] == '/')
+        n--;
+    size_t begin = n;
+    while (begin > 0 && dir[begin - 1] != '/')
+        begin--;
+    if (begin == n) /* "/" */
+        begin = 0;
+    char *name = malloc(n - begin + 1);
+    if (!name)
+        return NULL;
+    memcpy(name, dir + begin, n - begin);
+    name[n - begin] = '\0';
+    return name;
+}
+
+static int plan_eval(eval_run *run, const cli_args *args)
+{
+    const eval_options *opt = run->opt;
+    if (args->count == 0)
+        return cli_usage("no dataset: give 'cdnet DIR'");
+    if (strcmp(args->items[0], "cdnet") != 0)
+        return cli_usage("'%s' is not a dataset format: use 'cdnet DIR'", args->items[0]);
+    if (args->count != 2)
+        return cli_usage("eval cdnet takes one folder (got %d arguments)", args->count - 1);
+    if (opt->calibrate &&
+        (cli_given(args, &opt->seg.ts) || cli_given(args, &opt->seg.b1) || cli_given(args, &opt->seg.b2)))
+        return cli_usage("--calibrate sets Ts, B1 and B2: give none of them with it");
+    run->dir = args->items[1];
+    struct stat sb;
+    if (stat(run->dir, &sb) != 0) {
+        cli_error("%s: %s", run->dir, strerror(errno));
+        return CLI_FAIL;
+    }
+    if (!S_ISDIR(sb.st_mode)) {
+        cli_error("%s: not a folder", run->dir);
+        return CLI_FAIL;
+    }
+    if (!(run->name = folder_name(run->dir)))
+        return cli_out_of_memory();
+    static const char *const frame_ext[] = {".jpg", ".png"};
+    static const char *const truth_ext[] = {".png"};
+    int rc = read_temporal_roi(run);
+    if (rc == CLI_OK)
+        rc = find_roi(run);
+    if (rc == CLI_OK)
+        rc = collect_numbered(run, "input", "in", frame_ext, 2, 1, &run->inputs);
+    if (rc == CLI_OK)
+        rc = collect_numbered(run, "groundtruth", "gt", truth_ext, 1, run->first, &run->truths);
+    if (rc == CLI_OK)
+        rc = check_cdnet_sizes(run);
+    run->start = run->first - opt->lead_in > 1 ? run->first - opt->lead_in : 1;
+    return rc;
+}
+
+/* ---- background, calibration, frames ------------------------------------------------------------- */
+
+/* The background: the exact per-pixel, per-channel lower median of the warm-up frames (at most
+ * GLCV_IMAGE_MEDIAN_MAX_FRAMES of them, evenly spaced), or the library's learned mean. */
+static int learn_background(eval_run *run)
+{
+    int warmup = run->first - 1;
+    if (run->opt->background == BACKGROUND_MEAN) {
+        run->warmup_used = warmup;
+        return cli_segmenter_learn(run->seg, run->inputs.items, warmup, &run->logger, &run->bar, &run->resolved);
+    }
+    int rc = cli_median_of_files(run->inputs.items, warmup, GLCV_IMAGE_MEDIAN_MAX_FRAMES, &run->logger, &run->bar,
+                                 &run->background, &run->warmup_used);
+    glcv_status st = GLCV_OK;
+    if (rc == CLI_OK && (st = glcv_segment_set_background(run->seg, &run->background)) != GLCV_OK)
+        rc = cli_lib_error("cannot set the background", st);
+    return rc;
+}
+
+/* --calibrate: the library's calibration (glcv_segment_calibrate_*) on about CALIBRATION_FRAMES
+ * warm-up frames, evenly spaced, against the learned background: g = the median of D^2, then
+ * Ts = 100 g, B1 = B2 = 23 g and Odc 100000 unless --Odc was given. */
+enum { CALIBRATION_FRAMES = 50 };
+
+static int calibrate_thresholds(eval_run *run)
+{
+    int warmup = run->first - 1;
+    int step = warmup > CALIBRATION_FRAMES ? warmup / CALIBRATION_FRAMES : 1;
+    float g = 0;
+    glcv_status st = glcv_segment_calibrate_begin(run->seg);
+    int frames = 0;
+    for (int k = 1; k <= warmup && st == GLCV_OK; k += step, frames++) {
+        if (cli_load_rgb(run->inputs.items[k - 1], &run->logger, &run->frame) != CLI_OK)
+            return CLI_FAIL;
+        st = glcv_segment_calibrate_add(run->seg, &run->frame);
+    }
+    if (st == GLCV_OK)
+        st = glcv_segment_calibrate_end(run->seg, &g);
+    if (st == GLCV_OK)
+        st = glcv_segment_get_params(run->seg, &run->resolved);
+    if (st != GLCV_OK)
+        return cli_lib_error("cannot calibrate the thresholds", st);
+    run->noise = g;
+    run->noise_frames = frames;
+    return CLI_OK;
+}
+
+/* Adds the mask of scored frame k to the score: ROI pixels only, CDnet's labels. */
+static int score_mask(eval_run *run, int k)
+{
+    const char *path = run->truths.items[k - run->first];
+    glcv_image_free(&run->truth);
+    glcv_status st = glcv_image_load(path, GLCV_PIXEL_GRAY8, &run->logger, &run->truth);
+    if (st == GLCV_OK)
+        st = glcv_segment_score_add(&run->score, &run->mask, &run->truth, &run->roi, GLCV_TRUTH_CDNET);
+    return st == GLCV_OK ? CLI_OK : cli_lib_error(path, st);
+}
+
+static int save_cdnet_mask(eval_run *run, int k)
+{
+    char name[32];
+    snprintf(name, sizeof name, "bin%06d", k);
+    char *path = cli_path_join(run->opt->save_masks, name, ".png");
+    if (!path)
+        return cli_out_of_memory();
+    glcv_status st = glcv_image_save_png(path, &run->mask, &run->logger);
+    int rc = st == GLCV_OK ? CLI_OK : cli_lib_error(path, st);
+    free(path);
+    if (rc == CLI_OK)
+        run->written++;
+    return rc;
+}
+
+static int eval_frames(eval_run *run)
+{
+    for (int k = run->start; k <= run->last; k++) {
+        cli_progress_step(&run->bar);
+        const char *path = run->inputs.items[k - 1];
+        if (cli_load_rgb(path, &run->logger, &run->frame) != CLI_OK)
+            return CLI_FAIL;
+        double t0 = cli_now();
+        glcv_status st = glcv_segment_frame(run->seg, &run->frame, 1);
+        run->segment_ms += 1e3 * (cli_now() - t0);
+        if (st != GLCV_OK)
+            return cli_lib_error(path, st);
+        run->segmented++;
+        if (k < run->first)
+            continue;
+        st = glcv_segment_read_mask(run->seg, &run->mask);
+        if (st != GLCV_OK)
+            return cli_lib_error("cannot read the mask", st);
+        if (score_mask(run, k) != CLI_OK)
+            return CLI_FAIL;
+        if (run->opt->save_masks && save_cdnet_mask(run, k) != CLI_OK)
+            return CLI_FAIL;
+    }
+    cli_progress_show(&run->bar, run->bar.done);
+    return CLI_OK;
+}
+
+/* ---- results ------------------------------------------------------------------------------------- */
+
+static void print_eval(const eval_run *run, const glcv_segment_metrics *m)
+{
+    const glcv_segment_params *p = &run->resolved;
+    const glcv_segment_score *s = &run->score;
+    int scored = run->last - run->first + 1;
+    char adapt[32] = "";
+    if (p->adapt_rate > 0.0f)
+        snprintf(adapt, sizeof adapt, " adapt %g", (double)p->adapt_rate);
+    printf("%s: F %.4f (recall %.4f, precision %.4f, PWC %.3f) on frames %d..%d, engine %s, Ts %g Odc %g B1 %g "
+           "B2 %g iterations %d%s, %s background\n",
+           run->name, m->f, m->recall, m->precision, m->pwc, run->first, run->last,
+           glcv_engine_mode_string(p->engine), (double)p->ts, (double)p->odc, (double)p->b1, (double)p->b2,
+           p->iterations, adapt, background_names[run->opt->background]);
+    printf("  %-12s %.4f\n", "recall", m->recall);
+    printf("  %-12s %.4f\n", "precision", m->precision);
+    printf("  %-12s %.4f\n", "F-measure", m->f);
+    printf("  %-12s %.4f\n", "specificity", m->specificity);
+    printf("  %-12s %.6f\n", "FPR", m->fpr);
+    printf("  %-12s %.6f\n", "FNR", m->fnr);
+    printf("  %-12s %.4f\n", "PWC", m->pwc);
+    printf("  %-12s TP %llu FP %llu FN %llu TN %llu\n", "pixels", (unsigned long long)s->tp,
+           (unsigned long long)s->fp, (unsigned long long)s->fn, (unsigned long long)s->tn);
+    printf("  %-12s %d scored, %d segmented (from frame %d), background from %d warm-up frames; %.3f ms per "
+           "frame (segmentation call)\n",
+           "frames", scored, run->segmented, run->start, run->warmup_used,
+           run->segmented ? run->segment_ms / (double)run->segmented : 0.0);
+    printf("  %-12s %llu of %dx%d pixels (%s)\n", "ROI", (unsigned long long)run->roi_pixels, run->width, run->height,
+           run->roi_path);
+    if (run->opt->calibrate)
+        printf("  %-12s median D^2 %.1f over %d warm-up frames (Odc %g): Ts %g, B1 %g, B2 %g\n", "calibrated",
+               run->noise, run->noise_frames, (double)p->odc, (double)p->ts, (double)p->b1, (double)p->b2);
+    if (run->opt->save_masks)
+        printf("  %-12s %d masks in %s\n", "written", run->written, run->opt->save_masks);
+    if (s->unknown)
+        cli_warning("%llu ground-truth pixels have values other than 0, 50, 85, 170 and 255: not scored",
+                    (unsigned long long)s->unknown);
+}
+
+static int write_csv_row(eval_run *run, const glcv_segment_metrics *m)
+{
+    const glcv_segment_params *p = &run->resolved;
+    const glcv_segment_score *s = &run->score;
+    FILE *f = run->csv;
+    int empty = fseek(f, 0, SEEK_END) == 0 && ftell(f) == 0;
+    if (empty)
+        fprintf(f, "video,first,last,background,engine,Ts,Odc,B1,B2,iterations,seed,adapt,lead_in,"
+                   "TP,FP,FN,TN,recall,precision,F,specificity,FPR,FNR,PWC,noise\n");
+    fprintf(f, "%s,%d,%d,%s,%s,%g,%g,%g,%g,%d,%llu,%g,%d,%llu,%llu,%llu,%llu,%.6f,%.6f,%.6f,%.6f,%.8f,%.8f,%.6f,%g\n",
+            run->name, run->first, run->last, background_names[run->opt->background],
+            glcv_engine_mode_string(p->engine), (double)p->ts, (double)p->odc, (double)p->b1, (double)p->b2,
+            p->iterations, (unsigned long long)p->seed, (double)p->adapt_rate, run->first - run->start,
+            (unsigned long long)s->tp, (unsigned long long)s->fp, (unsigned long long)s->fn,
+            (unsigned long long)s->tn, m->recall, m->precision, m->f, m->specificity, m->fpr, m->fnr, m->pwc,
+            run->opt->calibrate ? run->noise : 0.0);
+    if (fflush(f) != 0 || ferror(f)) {
+        cli_error("%s: cannot write: %s", run->opt->csv, strerror(errno));
+        return CLI_FAIL;
+    }
+    return CLI_OK;
+}
+
+static void eval_run_free(eval_run *run)
+{
+    cli_progress_end(&run->bar);
+    glcv_segment_destroy(&run->seg);
+    glcv_context_destroy(&run->ctx);
+    glcv_image_free(&run->frame);
+    glcv_image_free(&run->truth);
+    glcv_image_free(&run->mask);
+    glcv_image_free(&run->background);
+    glcv_image_free(&run->roi);
+    if (run->csv)
+        fclose(run->csv);
+    free(run->name);
+    free(run->roi_path);
+    cli_paths_free(&run->inputs);
+    cli_paths_free(&run->truths);
+}
+
+/* Opens the outputs, the segmenter and the buffers. */
+static int prepare(eval_run *run, const cli_args *args)
+{
+    const eval_options *o = run->opt;
+    int rc = o->save_masks ? cli_make_dir(o->save_masks) : CLI_OK;
+    if (rc == CLI_OK && o->csv && !(run->csv = fopen(o->csv, "a"))) {
+        cli_error("%s: %s", o->csv, strerror(errno));
+        rc = CLI_FAIL;
+    }
+    if (rc == CLI_OK)
+        rc = cli_segmenter_create(&o->seg, args, run->width, run->height, 0, o->quiet, &run->logger, &run->ctx,
+                                  &run->seg, &run->resolved);
+    if (rc == CLI_OK) {
+        glcv_status st = glcv_image_alloc(run->width, run->height, GLCV_PIXEL_GRAY8, &run->mask);
+        if (st == GLCV_OK)
+            st = glcv_image_alloc(run->width, run->height, GLCV_PIXEL_RGB8, &run->background);
+        if (st != GLCV_OK)
+            rc = cli_lib_error("cannot allocate the image buffers", st);
+    }
+    return rc;
+}
+
+int cmd_eval(int argc, char **argv)
+{
+    eval_options o = {.lead_in = DEFAULT_LEAD_IN};
+    const cli_option options[] = {
+        {"--quiet", "-q", &o.quiet, .kind = CLI_FLAG},
+        {"--verbose", "-v", &o.verbose, .kind = CLI_FLAG},
+        CLI_SEGMENTER_OPTIONS(&o.seg),
+        {"--background", NULL, &o.background, .kind = CLI_CHOICE, .choices = background_names, .what = "a background model"},
+        {"--lead-in", NULL, &o.lead_in, .kind = CLI_INT, .max = 1000000},
+        {"--save-masks", NULL, &o.save_masks, .kind = CLI_STRING, .what = "folder name"},
+        {"--csv", NULL, &o.csv, .kind = CLI_STRING, .what = "file name"},
+        {"--calibrate", NULL, &o.calibrate, .kind = CLI_FLAG},
+        {NULL},
+    };
+    cli_args args;
+    int rc = cli_parse(options, argc, argv, &args);
+    if (rc != CLI_OK)
+        return rc;
+    eval_run run = {.opt = &o, .logger = cli_logger(o.verbose)};
+    rc = plan_eval(&run, &args);
+    if (rc == CLI_OK)
+        rc = prepare(&run, &args);
+    if (rc == CLI_OK) {
+        int warmup = run.first - 1, step = (warmup + GLCV_IMAGE_MEDIAN_MAX_FRAMES - 1) / GLCV_IMAGE_MEDIAN_MAX_FRAMES;
+        size_t background_steps =
+            o.background == BACKGROUND_MEDIAN ? 2u * (size_t)((warmup + step - 1) / step) : (size_t)warmup;
+        run.bar = cli_progress_start(o.quiet, background_steps + (size_t)(run.last - run.start + 1));
+        rc = learn_background(&run);
+    }
+    if (rc == CLI_OK && o.calibrate)
+        rc = calibrate_thresholds(&run);
+    if (rc == CLI_OK)
+        rc = eval_frames(&run);
+    cli_progress_end(&run.bar);
+    if (rc == CLI_OK) {
+        glcv_segment_metrics m;
+        glcv_segment_score_metrics(&run.score, &m);
+        print_eval(&run, &m);
+        if (run.csv)
+            rc = write_csv_row(&run, &m);
+    }
+    eval_run_free(&run);
+    return rc;
+}

@@ -1,0 +1,459 @@
+/* glcv track: CAMSHIFT tracking of objects through image files or folders of frames, with the
+ * segmenter's mask on request; writes one CSV row per frame and object, and frames with the
+ * boxes drawn. */
+#define _POSIX_C_SOURCE 200809L
+
+#include "cli.h"
+#include "commands.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+enum { MAX_ROIS = GLCV_TRACK_MAX_OBJECTS, MEDIAN_FRAMES = 200 };
+
+const char cmd_track_help[] =
+    "usage: glcv track INPUT... --roi x,y,w,h [--roi ...] --csv OUT.csv [options]\n"
+    "\n"
+    "Tracks objects through a sequence of frames with CAMSHIFT (Bradski 1998; Perry 2016): each\n"
+    "object's hue histogram is taken from its --roi in the first frame (or read from --hist), and\n"
+    "its window follows the back-projection of that histogram from frame to frame. Runs on the GPU\n"
+    "with CUDA when a device is there, else on the CPU (same results).\n"
+    "\n"
+    "INPUT is image files (.png .jpg .jpeg .bmp .tga .ppm .pgm) or folders of them (sorted by name),\n"
+    "in frame order; all frames must have the same size.\n"
+    "\n"
+    "options:\n"
+    "  --roi x,y,w,h         an object's box in the first frame, in pixels (x, y of its top-left\n"
+    "                        pixel, row 0 at the top); repeat for more objects (at most 1024)\n"
+    "  --csv FILE            write the tracks: a header line, then one line per frame and object:\n"
+    "                          frame,object,cx,cy,w,h,angle,x,y,bw,bh,iterations,lost\n"
+    "                        frame and object count from 0 (objects in --roi order); cx,cy,w,h,angle\n"
+    "                        the rotated box (centre, minor and major axis in pixels, degrees 0..180\n"
+    "                        as cv::CamShift reports it); x,y,bw,bh its axis-aligned bounding box in\n"
+    "                        pixels; iterations the mean-shift iterations; lost 0 when tracked, else\n"
+    "                        why: 1 iteration cap, 2 too little mass, 4 histogram too far\n"
+    "  --overlay DIR         also write DIR/<frame name>_track.png: the frame with each object's\n"
+    "                        box drawn (lost objects in grey)\n"
+    "  --mask-from-segmenter count only the segmenter's foreground: the frames are segmented (glcv\n"
+    "                        segment) against their per-pixel median and the mask excludes the\n"
+    "                        background from the histograms and the back-projection\n"
+    "  --Ts F                the segmenter's threshold with --mask-from-segmenter [310]\n"
+    "  --hist FILE           the objects' histograms: read from FILE when it exists (one per\n"
+    "                        --roi, in order), else taken from the first frame and written to FILE\n"
+    "  --bins N              hue bins, 1..180 [60]\n"
+    "  --sat-bins N          saturation bins for a hue x saturation histogram, 1..256 [1: hue only]\n"
+    "  --smin N --vmin N --vmax N\n"
+    "                        Bradski's limits: a pixel counts when S >= smin and vmin <= V <= vmax\n"
+    "                        (0..255) [30, 10, 255]\n"
+    "  --window W            opencv (cv::CamShift's rotated box) or paper (width 2 sqrt(M00/255),\n"
+    "                        height 1.2 width) [opencv]\n"
+    "  --engine E            auto, cuda or cpu [auto]; cpu also keeps the segmenter on the CPU\n"
+    "  -q, --quiet           no engine line on stderr\n"
+    "  -v, --verbose         print the library's debug messages\n"
+    "  -h, --help            show this help\n"
+    "\n"
+    "Options may also be written --name=value.\n"
+    "Everything is checked (files, sizes, values) before anything is written. stdout gets a\n"
+    "summary: frames, objects, the time per frame of the tracking calls, frames lost per object.\n"
+    "Example: glcv track seq/img --roi 205,151,17,50 --mask-from-segmenter --csv tracks.csv\n";
+
+/* --window's names, in the order of glcv_track_window from GLCV_TRACK_WINDOW_OPENCV on. */
+static const char *const window_names[] = {"opencv", "paper", NULL};
+
+typedef struct track_options {
+    glcv_rect rois[MAX_ROIS];
+    int n_rois;
+    const char *csv, *overlay, *hist;
+    int mask_from_segmenter;
+    double ts;
+    int bins, sat_bins, s_min, v_min, v_max;
+    int window; /* index in window_names */
+    glcv_engine_mode engine;
+    int quiet, verbose;
+} track_options;
+
+typedef struct track_run {
+    const track_options *opt;
+    cli_paths files;
+    int width, height;
+    glcv_logger logger;
+    glcv_context *ctx;
+    glcv_segment *seg;
+    glcv_track *tr;
+    glcv_image frame, mask, overlay;
+    FILE *out;
+    char *csv_tmp;
+} track_run;
+
+/* ---- checks ----------------------------------------------------------------------------------- */
+
+static int check_options(const track_options *o, const cli_args *args)
+{
+    if (args->count == 0)
+        return cli_usage("no input frames");
+    if (o->n_rois == 0)
+        return cli_usage("no object: give --roi x,y,w,h");
+    if (!o->csv)
+        return cli_usage("no output: give --csv FILE");
+    if (o->v_min > o->v_max)
+        return cli_usage("--vmin %d is above --vmax %d", o->v_min, o->v_max);
+    return CLI_OK;
+}
+
+static int check_rois(const track_run *t)
+{
+    for (int k = 0; k < t->opt->n_rois; k++) {
+        const glcv_rect *r = &t->opt->rois[k];
+        if (r->x >= t->width || r->y >= t->height || r->x + r->width <= 0 || r->y + r->height <= 0)
+            return cli_usage("--roi %d,%d,%d,%d is outside the %dx%d frames", r->x, r->y, r->width, r->height,
+                             t->width, t->height);
+    }
+    return CLI_OK;
+}
+
+/* ---- the segmenter's mask ------------------------------------------------------------------------- */
+
+/* A segmenter whose background is the per-pixel median of up to MEDIAN_FRAMES evenly spaced
+ * frames, and its mask buffer. */
+static int start_segmenter(track_run *t)
+{
+    glcv_engine_mode engine = t->opt->engine == GLCV_ENGINE_CPU || !t->ctx ? GLCV_ENGINE_CPU : GLCV_ENGINE_AUTO;
+    glcv_segment_params sp = GLCV_SEGMENT_PARAMS(.width = t->width, .height = t->height, .ts = (float)t->opt->ts,
+                                                 .engine = engine, .logger = t->logger);
+    glcv_status st = glcv_segment_create(&sp, &t->seg);
+    if (st != GLCV_OK)
+        return cli_lib_error("cannot create the segmenter", st);
+    glcv_image bg = {0};
+    if ((st = glcv_image_alloc(t->width, t->height, GLCV_PIXEL_RGB8, &bg)) != GLCV_OK)
+        return cli_lib_error("background", st);
+    int rc = cli_median_of_files(t->files.items, t->files.count, MEDIAN_FRAMES, &t->logger, NULL, &bg, NULL);
+    if (rc == CLI_OK && (st = glcv_segment_set_background(t->seg, &bg)) != GLCV_OK)
+        rc = cli_lib_error("cannot set the background", st);
+    glcv_image_free(&bg);
+    if (rc == CLI_OK && (st = glcv_image_alloc(t->width, t->height, GLCV_PIXEL_GRAY8, &t->mask)) != GLCV_OK)
+        rc = cli_lib_error("mask", st);
+    return rc;
+}
+
+static int segment_frame(track_run *t)
+{
+    glcv_status st = glcv_segment_frame(t->seg, &t->frame, 1);
+    if (st == GLCV_OK)
+        st = glcv_segment_read_mask(t->seg, &t->mask);
+    return st == GLCV_OK ? CLI_OK : cli_lib_error("segmentation", st);
+}
+
+/* ---- overlay ---------------------------------------------------------------------------------- */
+
+static void put(glcv_image *img, int x, int y, const uint8_t c[3])
+{
+    if (x < 0 || y < 0 || x >= img->width || y >= img->height)
+        return;
+    uint8_t *p = img->data + (size_t)y * glcv_image_stride(img) + (size_t)x * 3;
+    p[0] = c[0];
+    p[1] = c[1];
+    p[2] = c[2];
+}
+
+static void line(glcv_image *img, double x0, double y0, double x1, double y1, const uint8_t c[3])
+{
+    int steps = (int)ceil(fmax(fabs(x1 - x0), fabs(y1 - y0))) + 1;
+    for (int i = 0; i <= steps; i++) {
+        double s = (double)i / steps;
+        int x = (int)floor(x0 + s * (x1 - x0)), y = (int)floor(y0 + s * (y1 - y0));
+        put(img, x, y, c);
+        put(img, x + 1, y, c);
+        put(img, x, y + 1, c);
+    }
+}
+
+static void draw_result(glcv_image *img, const glcv_track_result *r, int k)
+{
+    static const uint8_t palette[8][3] = {{0, 255, 0},  {255, 0, 255}, {0, 255, 255}, {255, 255, 0},
+                                          {255, 96, 0}, {0, 128, 255}, {255, 0, 96},  {160, 255, 96}};
+    static const uint8_t grey[3] = {160, 160, 160};
+    const uint8_t *c = r->lost ? grey : palette[k % 8];
+    if (r->width <= 0 || r->height <= 0)
+        return;
+    float px[4], py[4];
+    glcv_track_box_points(r->cx, r->cy, r->width, r->height, r->angle, px, py);
+    for (int i = 0; i < 4; i++)
+        line(img, px[i], py[i], px[(i + 1) % 4], py[(i + 1) % 4], c);
+    put(img, (int)r->cx, (int)r->cy, c);
+}
+
+static int write_overlay(track_run *t, const char *frame_path, const glcv_track_result *res, int count)
+{
+    glcv_status st = glcv_image_convert(&t->frame, &t->overlay);
+    if (st != GLCV_OK)
+        return cli_lib_error("overlay", st);
+    for (int k = 0; k < count; k++)
+        draw_result(&t->overlay, &res[k], k);
+    char *path = cli_output_path(t->opt->overlay, frame_path, "_track.png");
+    if (!path)
+        return cli_out_of_memory();
+    st = glcv_image_save_png(path, &t->overlay, &t->logger);
+    int rc = st == GLCV_OK ? CLI_OK : cli_lib_error(path, st);
+    free(path);
+    return rc;
+}
+
+/* ---- the CSV file: written under a temporary name, renamed when complete ----------------------------- */
+
+static int open_csv(track_run *t)
+{
+    size_t n = strlen(t->opt->csv) + 32;
+    if (!(t->csv_tmp = malloc(n)))
+        return cli_out_of_memory();
+    snprintf(t->csv_tmp, n, "%s.tmp%ld", t->opt->csv, (long)getpid());
+    t->out = fopen(t->csv_tmp, "w");
+    if (!t->out) {
+        cli_error("%s: cannot write: %s", t->opt->csv, strerror(errno));
+        return CLI_FAIL;
+    }
+    fputs("frame,object,cx,cy,w,h,angle,x,y,bw,bh,iterations,lost\n", t->out);
+    return CLI_OK;
+}
+
+static int close_csv(track_run *t, int ok)
+{
+    if (!t->out)
+        return ok ? CLI_OK : CLI_FAIL;
+    int bad = ferror(t->out);
+    bad |= fclose(t->out) != 0;
+    t->out = NULL;
+    if (ok && !bad && rename(t->csv_tmp, t->opt->csv) == 0)
+        return CLI_OK;
+    if (ok)
+        cli_error("%s: cannot write: %s", t->opt->csv, strerror(errno));
+    remove(t->csv_tmp);
+    return CLI_FAIL;
+}
+
+/* ---- the run ---------------------------------------------------------------------------------- */
+
+/* The objects' histograms: read from --hist when the file exists, else taken from the first frame
+ * (and written to --hist when given). */
+static int object_histograms(track_run *t, glcv_track_hist *h, int *from_file)
+{
+    const track_options *o = t->opt;
+    *from_file = 0;
+    if (!o->hist || access(o->hist, F_OK) != 0) {
+        for (int k = 0; k < o->n_rois; k++) {
+            glcv_status st = glcv_track_hist_compute(t->tr, &t->frame, t->seg ? &t->mask : NULL, o->rois[k], &h[k]);
+            if (st != GLCV_OK) {
+                cli_error("--roi %d,%d,%d,%d: %s", o->rois[k].x, o->rois[k].y, o->rois[k].width, o->rois[k].height,
+                          glcv_status_string(st));
+                return CLI_FAIL;
+            }
+        }
+        return CLI_OK;
+    }
+    int count = 0;
+    glcv_status st = glcv_track_hist_load(o->hist, h, o->n_rois, &count, &t->logger);
+    if (st != GLCV_OK)
+        return cli_lib_error(o->hist, st);
+    if (count < o->n_rois) {
+        cli_error("%s holds %d histogram%s for %d --roi", o->hist, count, count == 1 ? "" : "s", o->n_rois);
+        return CLI_FAIL;
+    }
+    for (int k = 0; k < o->n_rois; k++)
+        if (h[k].hue_bins != o->bins || h[k].sat_bins != o->sat_bins) {
+            cli_error("%s: histogram %d has %d x %d bins, the tracker %d x %d (--bins, --sat-bins)", o->hist, k + 1,
+                      h[k].hue_bins, h[k].sat_bins, o->bins, o->sat_bins);
+            return CLI_FAIL;
+        }
+    *from_file = 1;
+    return CLI_OK;
+}
+
+static int add_objects(track_run *t)
+{
+    const track_options *o = t->opt;
+    glcv_track_hist *h = calloc((size_t)o->n_rois, sizeof *h);
+    if (!h)
+        return cli_out_of_memory();
+    int from_file = 0;
+    int rc = object_histograms(t, h, &from_file);
+    for (int k = 0; k < o->n_rois && rc == CLI_OK; k++) {
+        int id = -1;
+        glcv_status st = glcv_track_add(t->tr, &h[k], o->rois[k], &id);
+        if (st != GLCV_OK)
+            rc = cli_lib_error("cannot add an object", st);
+    }
+    if (rc == CLI_OK && o->hist && !from_file) {
+        glcv_status st = glcv_track_hist_save(o->hist, h, o->n_rois, &t->logger);
+        if (st != GLCV_OK)
+            rc = cli_lib_error(o->hist, st);
+    }
+    free(h);
+    return rc;
+}
+
+static int run_frames(track_run *t)
+{
+    const int n_rois = t->opt->n_rois, frames = t->files.count;
+    glcv_track_result *res = calloc((size_t)n_rois, sizeof *res);
+    int *lost = calloc((size_t)n_rois, sizeof *lost);
+    double *ms = calloc((size_t)frames, sizeof *ms);
+    int rc = res && lost && ms ? CLI_OK : cli_out_of_memory();
+    for (int f = 0; f < frames && rc == CLI_OK; f++) {
+        if (f > 0 && (rc = cli_load_rgb(t->files.items[f], &t->logger, &t->frame)) != CLI_OK)
+            break;
+        if (t->seg && f > 0 && (rc = segment_frame(t)) != CLI_OK)
+            break;
+        if (f == 0 && (rc = add_objects(t)) != CLI_OK)
+            break;
+        double t0 = cli_now();
+        glcv_status st = glcv_track_frame(t->tr, &t->frame, t->seg ? &t->mask : NULL);
+        int count = 0;
+        if (st == GLCV_OK)
+            st = glcv_track_results(t->tr, res, n_rois, &count);
+        ms[f] = 1e3 * (cli_now() - t0);
+        if (st != GLCV_OK) {
+            rc = cli_lib_error("tracking", st);
+            break;
+        }
+        count = count < n_rois ? count : n_rois;
+        for (int k = 0; k < count; k++) {
+            const glcv_track_result *r = &res[k];
+            lost[k] += r->lost != 0;
+            fprintf(t->out, "%d,%d,%.3f,%.3f,%.3f,%.3f,%.3f,%d,%d,%d,%d,%d,%u\n", f, r->id, (double)r->cx,
+                    (double)r->cy, (double)r->width, (double)r->height, (double)r->angle, r->bbox.x, r->bbox.y,
+                    r->bbox.width, r->bbox.height, r->iterations, r->lost);
+        }
+        if (t->opt->overlay)
+            rc = write_overlay(t, t->files.items[f], res, count);
+    }
+    if (rc == CLI_OK) {
+        double sum = 0;
+        for (int f = 0; f < frames; f++)
+            sum += ms[f];
+        printf("frames %d objects %d\n", frames, n_rois);
+        printf("tracking %.3f ms per frame (mean of the frame and results calls)\n", sum / frames);
+        for (int k = 0; k < n_rois; k++)
+            printf("object %d: lost in %d of %d frames\n", k, lost[k], frames);
+    }
+    free(res);
+    free(lost);
+    free(ms);
+    return rc;
+}
+
+/* A GL context (for the GPU segmenter, and so that CUDA takes the GL context's device) unless the
+ * engine is cpu, and the tracker. */
+static int create_tracker(track_run *t)
+{
+    const track_options *o = t->opt;
+    if (o->engine != GLCV_ENGINE_CPU) {
+        glcv_context_params cp = GLCV_CONTEXT_PARAMS(.logger = t->logger);
+        cp.logger.max_level = o->verbose ? GLCV_LOG_DEBUG : GLCV_LOG_ERROR;
+        if (glcv_context_create(&cp, &t->ctx) != GLCV_OK)
+            t->ctx = NULL;
+    }
+    glcv_track_params p = GLCV_TRACK_PARAMS(.width = t->width, .height = t->height,
+                                            .max_objects = o->n_rois > 64 ? o->n_rois : 64, .hue_bins = o->bins,
+                                            .sat_bins = o->sat_bins,
+                                            .window = (glcv_track_window)(GLCV_TRACK_WINDOW_OPENCV + o->window),
+                                            .engine = o->engine, .logger = t->logger);
+    glcv_status st = glcv_track_create(&p, &t->tr);
+    if (st == GLCV_OK)
+        st = glcv_track_set_limits(t->tr, o->s_min, o->v_min, o->v_max);
+    return st == GLCV_OK ? CLI_OK : cli_lib_error("cannot create the tracker", st);
+}
+
+static void print_engines(const track_run *t)
+{
+    glcv_track_params got;
+    glcv_track_get_params(t->tr, &got);
+    fprintf(stderr, "glcv: track engine %s", glcv_engine_mode_string(got.engine));
+    if (t->seg) {
+        glcv_segment_params sp;
+        glcv_segment_get_params(t->seg, &sp);
+        fprintf(stderr, "; segmenter %s", glcv_engine_mode_string(sp.engine));
+    }
+    fprintf(stderr, "%s%s\n", t->ctx ? " on " : "", t->ctx ? glcv_context_describe(t->ctx) : "");
+}
+
+static void track_run_free(track_run *t)
+{
+    if (t->out)
+        close_csv(t, 0);
+    free(t->csv_tmp);
+    glcv_track_destroy(&t->tr);
+    glcv_segment_destroy(&t->seg);
+    glcv_context_destroy(&t->ctx);
+    glcv_image_free(&t->frame);
+    glcv_image_free(&t->mask);
+    glcv_image_free(&t->overlay);
+    cli_paths_free(&t->files);
+}
+
+int cmd_track(int argc, char **argv)
+{
+    track_options o = {.ts = 310, .bins = 60, .sat_bins = 1, .s_min = 30, .v_min = 10, .v_max = 255,
+                       .engine = GLCV_ENGINE_AUTO};
+    const cli_option options[] = {
+        {"--quiet", "-q", &o.quiet, .kind = CLI_FLAG},
+        {"--verbose", "-v", &o.verbose, .kind = CLI_FLAG},
+        {"--roi", NULL, o.rois, .kind = CLI_RECT, .count = &o.n_rois, .max_count = MAX_ROIS},
+        {"--csv", NULL, &o.csv, .kind = CLI_STRING, .what = "file name"},
+        {"--overlay", NULL, &o.overlay, .kind = CLI_STRING, .what = "folder name"},
+        {"--hist", NULL, &o.hist, .kind = CLI_STRING, .what = "file name"},
+        {"--mask-from-segmenter", NULL, &o.mask_from_segmenter, .kind = CLI_FLAG},
+        {"--Ts", NULL, &o.ts, .kind = CLI_REAL, .max = 1e9},
+        {"--bins", NULL, &o.bins, .kind = CLI_INT, .min = 1, .max = 180},
+        {"--sat-bins", NULL, &o.sat_bins, .kind = CLI_INT, .min = 1, .max = 256},
+        {"--smin", NULL, &o.s_min, .kind = CLI_INT, .max = 255},
+        {"--vmin", NULL, &o.v_min, .kind = CLI_INT, .max = 255},
+        {"--vmax", NULL, &o.v_max, .kind = CLI_INT, .max = 255},
+        {"--window", NULL, &o.window, .kind = CLI_CHOICE, .choices = window_names, .what = "a window"},
+        {"--engine", NULL, &o.engine, .kind = CLI_ENGINE, .choices = cli_cuda_engines},
+        {NULL},
+    };
+    cli_args args;
+    int rc = cli_parse(options, argc, argv, &args);
+    if (rc == CLI_OK)
+        rc = check_options(&o, &args);
+    if (rc != CLI_OK)
+        return rc;
+    track_run t = {.opt = &o, .logger = cli_logger(o.verbose)};
+    rc = cli_collect_images(args.items, args.count, &t.files);
+    if (rc == CLI_OK)
+        rc = cli_common_size(t.files.items, t.files.count, o.verbose ? &t.logger : NULL, &t.width, &t.height);
+    if (rc == CLI_OK)
+        rc = check_rois(&t);
+    if (rc == CLI_OK && o.overlay)
+        rc = cli_check_distinct_stems(t.files.items, t.files.count, "_track.png");
+    if (rc == CLI_OK && o.overlay)
+        rc = cli_make_dir(o.overlay);
+    if (rc == CLI_OK)
+        rc = create_tracker(&t);
+    if (rc == CLI_OK && o.mask_from_segmenter)
+        rc = start_segmenter(&t);
+    if (rc == CLI_OK && !o.quiet)
+        print_engines(&t);
+    if (rc == CLI_OK)
+        rc = cli_load_rgb(t.files.items[0], &t.logger, &t.frame);
+    if (rc == CLI_OK && t.seg)
+        rc = segment_frame(&t);
+    if (rc == CLI_OK && o.overlay) {
+        glcv_status st = glcv_image_alloc(t.width, t.height, GLCV_PIXEL_RGB8, &t.overlay);
+        if (st != GLCV_OK)
+            rc = cli_lib_error("overlay", st);
+    }
+    if (rc == CLI_OK)
+        rc = open_csv(&t);
+    if (rc == CLI_OK)
+        rc = run_frames(&t);
+    if (t.out) {
+        int closed = close_csv(&t, rc == CLI_OK);
+        rc = rc == CLI_OK ? closed : rc;
+    }
+    track_run_free(&t);
+    return rc;
+}

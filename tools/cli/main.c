@@ -1,0 +1,89 @@
+/* glcv: the command-line tool of the glcv library. The table below maps each command's name to
+ * the function that runs it (tools/cli/cmd_<name>.c); 'glcv --help' lists them, 'glcv <command>
+ * --help' shows a command's options. Public API only.
+ * Exit status: 0 ok, 1 runtime failure, 2 usage error. */
+#include "cli.h"
+#include "commands.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static const cli_command commands[] = {
+    {"segment", "segment image files, folders or the built-in synthetic sequence", cmd_segment_help, cmd_segment},
+    {"synth", "write the built-in synthetic sequence (frames, ground truth, background)", cmd_synth_help, cmd_synth},
+    {"compare", "score a mask against a ground-truth mask (precision, recall, F)", cmd_compare_help, cmd_compare},
+    {"eval", "score the segmenter on a CDnet-2014 video folder (recall, precision, F, PWC...)", cmd_eval_help,
+     cmd_eval},
+    {"info", "describe the headless OpenGL context and the engine 'auto' picks", cmd_info_help, cmd_info},
+    {"track", "track objects through frames with CAMSHIFT (CSV of boxes, overlays)", cmd_track_help, cmd_track},
+    {"match", "find a template in an image (SAD, SSD, L-infinity or ZNCC; best positions, map)", cmd_match_help,
+     cmd_match},
+    {"correlate", "Pearson correlation of a reference image with many images", cmd_correlate_help, cmd_correlate},
+};
+
+enum { COMMAND_COUNT = sizeof commands / sizeof commands[0] };
+
+static const char help_head[] =
+    "usage: glcv <command> [options]\n"
+    "\n"
+    "Foreground/background segmentation of video frames on the GPU (OpenGL fragment or compute\n"
+    "shaders in a headless context), with a CPU engine where no GPU is available. The method is\n"
+    "Griesser's (ETH Zurich 2005): a colinearity test of colour vectors over 3x3 windows with\n"
+    "darkness compensation, regularised by a Markov random field.\n"
+    "\n"
+    "commands:\n";
+
+static const char help_tail[] =
+    "\n"
+    "options:\n"
+    "  -h, --help   show this help; 'glcv <command> --help' shows a command's options\n"
+    "  --version    print the version\n"
+    "\n"
+    "examples:\n"
+    "  glcv segment --synthetic 60 --timing -o out/synthetic\n"
+    "  glcv segment --bg empty_room.png frames/ -o masks\n"
+    "  glcv segment --learn 25 frames/ --panels -o masks\n"
+    "  glcv eval cdnet dataset/baseline/highway --engine cpu\n"
+    "\n"
+    "Exit status: 0 success, 1 runtime failure (files, OpenGL), 2 usage error.\n";
+
+static void print_help(FILE *out)
+{
+    fputs(help_head, out);
+    for (int i = 0; i < COMMAND_COUNT; i++)
+        fprintf(out, "  %-9s %s\n", commands[i].name, commands[i].summary);
+    fputs(help_tail, out);
+}
+
+static const cli_command *find_command(const char *name)
+{
+    for (int i = 0; i < COMMAND_COUNT; i++)
+        if (strcmp(name, commands[i].name) == 0)
+            return &commands[i];
+    return NULL;
+}
+
+int main(int argc, char **argv)
+{
+    cli_start("glcv", NULL);
+    if (argc < 2) {
+        print_help(stderr);
+        return CLI_USAGE;
+    }
+    const char *first = argv[1];
+    if (strcmp(first, "-h") == 0 || strcmp(first, "--help") == 0 || strcmp(first, "help") == 0) {
+        print_help(stdout);
+        return CLI_OK;
+    }
+    if (strcmp(first, "--version") == 0) {
+        printf("glcv %s\n", GLCV_VERSION_STRING);
+        return CLI_OK;
+    }
+    const cli_command *command = find_command(first);
+    if (!command)
+        return cli_usage("unknown command '%s'", first);
+    cli_start("glcv", command);
+    int rc = command->run(argc - 2, argv + 2);
+    fflush(stdout);
+    return cli_exit_status(rc);
+}
