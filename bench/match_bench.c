@@ -18,6 +18,8 @@
  *                    [--write-data DIR] [--csv FILE] [--quick] */
 #define _POSIX_C_SOURCE 200809L
 
+#include "correlate_internal.h"
+
 #include <glcv/correlate.h>
 #include <glcv/glcv.h>
 #include <glcv/match.h>
@@ -316,10 +318,7 @@ static void bench_pmcc(int n_gpu, int n_cpu, int gpu, int cpu)
                 gb, load, g_repeat);
             static const char *const per_block[] = {"", "1", "2", "4"};
             for (int v = 0; v < 4; v++) {
-                if (v == 0)
-                    unsetenv("GLCV_CORRELATE_IMAGES_PER_BLOCK");
-                else
-                    setenv("GLCV_CORRELATE_IMAGES_PER_BLOCK", per_block[v], 1);
+                glcv_correlate_set_images_per_block(c, v ? per_block[v][0] - '0' : 0);
                 double *kt = malloc((size_t)g_repeat * sizeof *kt), *ct = malloc((size_t)g_repeat * sizeof *ct);
                 glcv_correlate_bank_run(c, r);
                 for (int i = 0; i < g_repeat; i++) {
@@ -338,7 +337,7 @@ static void bench_pmcc(int n_gpu, int n_cpu, int gpu, int cpu)
                 free(kt);
                 free(ct);
             }
-            unsetenv("GLCV_CORRELATE_IMAGES_PER_BLOCK");
+            glcv_correlate_set_images_per_block(c, 0);
             /* streamed from host memory: pieces of 1024 images, uploads overlapping the kernels */
             double *st = malloc((size_t)(g_repeat < 10 ? g_repeat : 10) * sizeof *st);
             int runs = g_repeat < 10 ? g_repeat : 10;

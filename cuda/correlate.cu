@@ -14,7 +14,6 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
-#include <cstdlib>
 
 namespace {
 
@@ -159,12 +158,12 @@ extern "C" int glcv_cuda_correlate(glcv_cuda_correlate_params p, cudaStream_t st
     if (p.bytes % 16 || p.image_pitch % 16 || p.blocks_per_image < 1 || p.blocks_per_image > 65535)
         return (int)cudaErrorInvalidValue;
     // K images per block share each reference load; slices of one image when there are few.
-    // GLCV_CORRELATE_IMAGES_PER_BLOCK (1, 2 or 4) overrides the choice, for benchmarks.
+    // p.images_per_block (1, 2 or 4) overrides the choice, for tests and benchmarks.
     // Measured on an H200 (8192 images of 320x240): 1 per block 0.154 ms, 2: 0.150 ms, 4: 0.171 ms.
     int k = p.blocks_per_image > 1 ? 1 : p.n >= 1024 ? 2 : 1;
-    const char *force = getenv("GLCV_CORRELATE_IMAGES_PER_BLOCK");
-    if (force && p.blocks_per_image == 1 && (force[0] == '1' || force[0] == '2' || force[0] == '4') && !force[1])
-        k = force[0] - '0';
+    const int force = p.images_per_block;
+    if (p.blocks_per_image == 1 && (force == 1 || force == 2 || force == 4))
+        k = force;
     dim3 grid((unsigned)((p.n + k - 1) / k), (unsigned)p.blocks_per_image);
     switch (k) {
     case 4: correlate_kernel<4><<<grid, kThreads, 0, stream>>>(p); break;

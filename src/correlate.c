@@ -382,3 +382,21 @@ glcv_status glcv_correlate_timings(glcv_correlate *c, glcv_timing *out, int capa
     pthread_mutex_unlock(&c->lock);
     return st;
 }
+
+/* ---- for tests and benchmarks ----------------------------------------------------------------- */
+
+glcv_status glcv_correlate_set_images_per_block(glcv_correlate *c, int k)
+{
+    if (!c)
+        return GLCV_ERROR_INVALID_ARGUMENT;
+    pthread_mutex_lock(&c->lock);
+    glcv_status st = GLCV_OK;
+    if (k != 0 && k != 1 && k != 2 && k != 4)
+        st = glcv_fail(&c->p.logger, GLCV_ERROR_INVALID_ARGUMENT, "correlate: %d images per block (0, 1, 2 or 4)", k);
+    else if (!on_cuda(c))
+        st = glcv_fail(&c->p.logger, GLCV_ERROR_UNSUPPORTED, "correlate: images per block is for the CUDA engine");
+    else
+        c->images_per_block = k;
+    pthread_mutex_unlock(&c->lock);
+    return st;
+}

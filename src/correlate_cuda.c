@@ -169,7 +169,7 @@ static glcv_status queue_kernels(glcv_correlate *c, const uint8_t *bank, int n, 
     glcv_correlate_cuda *g = c->cuda;
     int slices = slices_for(c, n);
     glcv_cuda_correlate_params kp = {bank, c->padded, n, g->d_reference, c->padded, slices, partial,
-                                     (long long)c->samples, c->ref_sum, c->ref_sum_sq, d_r};
+                                     (long long)c->samples, c->ref_sum, c->ref_sum_sq, d_r, c->images_per_block};
     CUDA_TRY((cudaError_t)glcv_cuda_correlate(kp, stream), "correlate: kernel");
     if (slices > 1) {
         glcv_cuda_correlate_finish_params fp = {partial, n, slices, (long long)c->samples, c->ref_sum,

@@ -33,6 +33,7 @@ struct glcv_correlate {
     glcv_timing timings[4];
     int n_timings;
     glcv_correlate_cuda *cuda; /* the CUDA engine, NULL with the CPU engine */
+    int images_per_block;      /* glcv_correlate_set_images_per_block; 0 = the kernel launcher's choice */
 };
 
 /* The OpenMP threads a loop of the correlator uses (params.threads, 0 = OpenMP's default). */
@@ -63,5 +64,12 @@ glcv_status glcv_correlate_cuda_textures(glcv_correlate *c, const unsigned int *
 /* The resident bank in device memory, and its coefficients against the reference. */
 glcv_status glcv_correlate_cuda_bank_load(glcv_correlate *c, const glcv_image *images, int n);
 glcv_status glcv_correlate_cuda_bank_run(glcv_correlate *c, double *r);
+
+/* ---- for tests and benchmarks ------------------------------------------------------------------- */
+
+/* CUDA engine: the correlation kernel runs k images per block (1, 2 or 4) wherever an image is not
+ * split into slices, instead of the launcher's choice; k = 0 restores the choice. UNSUPPORTED with
+ * the CPU engine, INVALID_ARGUMENT for another k. Takes the object's mutex. */
+glcv_status glcv_correlate_set_images_per_block(glcv_correlate *c, int k);
 
 #endif

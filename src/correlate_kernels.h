@@ -34,6 +34,9 @@ typedef struct glcv_cuda_correlate_params {
     long long count;            /* samples per image (width * height * channels) */
     long long ref_sum, ref_sum_sq;
     double *r;                  /* n coefficients */
+    /* images per block sharing each reference load when blocks_per_image == 1: 1, 2 or 4; 0 = the
+     * launcher's choice */
+    int images_per_block;
 } glcv_cuda_correlate_params;
 
 int glcv_cuda_correlate(glcv_cuda_correlate_params p, cudaStream_t stream);

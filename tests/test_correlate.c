@@ -8,6 +8,8 @@
 
 #include "testutil.h"
 
+#include "correlate_internal.h"
+
 #include <glcv/correlate.h>
 
 #include <math.h>
@@ -107,6 +109,13 @@ static glcv_correlate *make_correlator(int w, int h, glcv_pixel_format f, int no
                                                     .logger = test_logger());
     glcv_correlate *c = NULL;
     CHECK_OK(glcv_correlate_create(&p, &c));
+    if (c) { /* the sums asked for: AVX2 unless no_simd, where this processor has AVX2 */
+        glcv_correlate_params got;
+        CHECK_OK(glcv_correlate_get_params(c, &got));
+        int want = no_simd || !glcv_correlate_cpu_avx2();
+        CHECK(got.no_simd == want, "no_simd %d asked: the CPU engine runs %s sums", no_simd,
+              got.no_simd ? "portable" : "AVX2");
+    }
     return c;
 }
 
@@ -157,6 +166,10 @@ static void test_api(void)
     int nt = 0;
     CHECK_OK(glcv_correlate_timings(c, t, 4, &nt));
     CHECK(nt == 1 && strcmp(t[0].name, "correlate") == 0, "CPU timings: %d", nt);
+    /* The CUDA kernel's images-per-block switch (private) refuses the CPU engine and other counts. */
+    CHECK_STATUS(glcv_correlate_set_images_per_block(c, 2), GLCV_ERROR_UNSUPPORTED);
+    CHECK_STATUS(glcv_correlate_set_images_per_block(c, 3), GLCV_ERROR_INVALID_ARGUMENT);
+    CHECK_STATUS(glcv_correlate_set_images_per_block(NULL, 0), GLCV_ERROR_INVALID_ARGUMENT);
     glcv_correlate_destroy(&c);
     CHECK(c == NULL, "destroy sets NULL");
     free(a.data);
@@ -310,6 +323,10 @@ static void test_files(void)
 
 int main(void)
 {
+    if (glcv_correlate_cpu_avx2())
+        printf("AVX2 sums: yes\n");
+    else
+        printf("AVX2 sums: no, this processor lacks AVX2 (the AVX2 and portable results are both portable)\n");
     test_api();
     test_against_reference();
     test_properties();

@@ -4,9 +4,9 @@
  * bytes), host batches streamed in pieces of 1, 3 and 256 images, the resident bank with 1 image
  * (split into slices), a few, and thousands (1, 2 and 4 images per block), and r = 1 / -1 / 0.
  * Exits 77 (skipped) without a CUDA device. */
-#define _POSIX_C_SOURCE 200809L
-
 #include "testutil.h"
+
+#include "correlate_internal.h"
 
 #include <glcv/correlate.h>
 #include <glcv/track.h>
@@ -51,7 +51,8 @@ static glcv_correlate *make(int w, int h, glcv_pixel_format f, glcv_engine_mode 
     return c;
 }
 
-static void run(int w, int h, glcv_pixel_format f, int n, int batch, uint64_t *rng)
+/* per_block: images per block of the correlation kernel (0: the launcher's choice). */
+static void run(int w, int h, glcv_pixel_format f, int n, int batch, int per_block, uint64_t *rng)
 {
     glcv_image ref, *imgs = calloc((size_t)n, sizeof *imgs);
     CHECK_OK(glcv_image_alloc(w, h, GLCV_PIXEL_RGB8, &ref));
@@ -69,14 +70,16 @@ static void run(int w, int h, glcv_pixel_format f, int n, int batch, uint64_t *r
     double *cpu = malloc((size_t)n * sizeof *cpu), *gpu = malloc((size_t)n * sizeof *gpu);
     glcv_correlate *c = make(w, h, f, GLCV_ENGINE_CPU, 0),
                    *g = make(w, h, f, GLCV_ENGINE_CUDA, batch);
+    if (g && per_block)
+        CHECK_OK(glcv_correlate_set_images_per_block(g, per_block));
     if (c && g) {
         char what[96];
         CHECK_OK(glcv_correlate_set_reference(c, &ref));
         CHECK_OK(glcv_correlate_set_reference(g, &ref));
         CHECK_OK(glcv_correlate_images(c, imgs, n, cpu));
         CHECK_OK(glcv_correlate_images(g, imgs, n, gpu));
-        snprintf(what, sizeof what, "%dx%d %s, %d images streamed in pieces of %d", w, h,
-                 f == GLCV_PIXEL_RGB8 ? "RGB" : "gray", n, batch);
+        snprintf(what, sizeof what, "%dx%d %s, %d images streamed in pieces of %d, %d per block", w, h,
+                 f == GLCV_PIXEL_RGB8 ? "RGB" : "gray", n, batch, per_block);
         compare(what, gpu, cpu, n);
         /* (in gray, the negative of a colour image is not exactly the negative of its gray values) */
         if (n > 2 && w * h > 1)
@@ -85,7 +88,8 @@ static void run(int w, int h, glcv_pixel_format f, int n, int batch, uint64_t *r
         CHECK_OK(glcv_correlate_bank_load(g, imgs, n));
         memset(gpu, 0, (size_t)n * sizeof *gpu);
         CHECK_OK(glcv_correlate_bank_run(g, gpu));
-        snprintf(what, sizeof what, "%dx%d %s, resident bank of %d", w, h, f == GLCV_PIXEL_RGB8 ? "RGB" : "gray", n);
+        snprintf(what, sizeof what, "%dx%d %s, resident bank of %d, %d per block", w, h,
+                 f == GLCV_PIXEL_RGB8 ? "RGB" : "gray", n, per_block);
         compare(what, gpu, cpu, n);
         glcv_timing t[4];
         int nt = 0;
@@ -105,27 +109,19 @@ static void run(int w, int h, glcv_pixel_format f, int n, int batch, uint64_t *r
 int main(void)
 {
     glcv_cuda_info info;
-    CHECK_OK(glcv_cuda_query(&info));
-    printf("%s\n", info.text);
-    if (!info.built || info.devices < 1) {
-        printf("SKIP: no CUDA device (%s)\n", info.text);
-        return TEST_SKIP;
-    }
+    test_cuda_or_skip(&info);
     uint64_t rng = 8080;
-    run(1, 1, GLCV_PIXEL_GRAY8, 3, 1, &rng);
-    run(5, 3, GLCV_PIXEL_RGB8, 7, 3, &rng);
-    run(37, 23, GLCV_PIXEL_GRAY8, 10, 3, &rng);
-    run(320, 240, GLCV_PIXEL_GRAY8, 1, 256, &rng);   /* one image: slices */
-    run(320, 240, GLCV_PIXEL_RGB8, 40, 16, &rng);
-    run(1920, 1080, GLCV_PIXEL_GRAY8, 3, 256, &rng); /* large: many slices */
+    run(1, 1, GLCV_PIXEL_GRAY8, 3, 1, 0, &rng);
+    run(5, 3, GLCV_PIXEL_RGB8, 7, 3, 0, &rng);
+    run(37, 23, GLCV_PIXEL_GRAY8, 10, 3, 0, &rng);
+    run(320, 240, GLCV_PIXEL_GRAY8, 1, 256, 0, &rng);   /* one image: slices */
+    run(320, 240, GLCV_PIXEL_RGB8, 40, 16, 0, &rng);
+    run(1920, 1080, GLCV_PIXEL_GRAY8, 3, 256, 0, &rng); /* large: many slices */
     /* thousands of images: every images-per-block variant of the kernel */
-    static const char *const per_block[] = {"1", "2", "4"};
-    for (int k = 0; k < 3; k++) {
-        setenv("GLCV_CORRELATE_IMAGES_PER_BLOCK", per_block[k], 1);
-        run(64, 48, GLCV_PIXEL_GRAY8, 5001, 1024, &rng);
-    }
-    unsetenv("GLCV_CORRELATE_IMAGES_PER_BLOCK");
-    run(64, 48, GLCV_PIXEL_RGB8, 4099, 4096, &rng);
+    static const int per_block[] = {1, 2, 4};
+    for (int k = 0; k < 3; k++)
+        run(64, 48, GLCV_PIXEL_GRAY8, 5001, 1024, per_block[k], &rng);
+    run(64, 48, GLCV_PIXEL_RGB8, 4099, 4096, 0, &rng);
     printf("CUDA vs CPU: %d of %d coefficients bit-identical\n", g_exact, g_total);
     return test_finish("test_correlate_cuda");
 }

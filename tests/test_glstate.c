@@ -473,6 +473,8 @@ int main(int argc, char **argv)
     p.engine = g_mode;
     p.timing = 1;
     CHECK_OK(glcv_segment_create(&p, &gpu));
+    if (gpu) /* the engine under test, not a fallback */
+        test_segment_on_path(gpu, g_mode, 0);
     if (!ref || !gpu || !cpu_tex) {
         glcv_segment_destroy(&ref);
         glcv_segment_destroy(&gpu);
@@ -546,6 +548,10 @@ int main(int argc, char **argv)
     glcv_timing tm[8];
     int count = 0;
     CHECK_OK(glcv_segment_timings(gpu, tm, 8, &count, 1));
+    GLint timer_bits = 0;
+    glGetQueryiv(GL_TIME_ELAPSED, GL_QUERY_COUNTER_BITS, &timer_bits);
+    CHECK(timer_bits == 0 || count >= 2, "timings of frame 4: %d entries, expected the threshold and MRF passes at least",
+          count);
     CHECK_OK(glcv_segment_reset(gpu));
 
     /* 5: the CPU engine's texture paths use GL too. */
@@ -591,6 +597,8 @@ int main(int argc, char **argv)
     glcv_segment *again = NULL;
     p.timing = 0;
     CHECK_OK(glcv_segment_create(&p, &again));
+    if (again)
+        test_segment_on_path(again, g_mode, 0);
     take_snapshot(after, compute);
     compare_snapshots(before, after, "after create");
     glcv_segment_destroy(&again);

@@ -2,13 +2,24 @@
 # 'glcv match' and 'glcv correlate' on OpenCV's sample images: a crop of messi5.jpg is found where
 # it was cut (every metric, top-k, ROI, map), tmpl.png with mask.png is found where it was drawn,
 # correlation gives 1 / -1 for the face against itself / its negative; usage errors exit 2, file
-# errors 1. Exits 77 when the samples are missing.
-# Usage: test_match_cli.sh GLCV TEST_MATCH_FIXTURE [DATA_DIR]
+# errors 1. Runs on the engine named, cpu or cuda. Exits 77 when the samples are missing, and with
+# cuda when no CUDA device can be had.
+# Usage: test_match_cli.sh GLCV TEST_MATCH_FIXTURE DATA_DIR CUDA_PROBE cpu|cuda
 set -u
 glcv=$1
 fixture=$2
-data=${3:-$(dirname "$0")/../../shared/data/opencv-samples}
-engine=${GLCV_MATCH_TEST_ENGINE:-auto}
+data=$3
+probe=$4
+engine=${5:-}
+if [ "$engine" != cpu ] && [ "$engine" != cuda ]; then
+    echo "usage: test_match_cli.sh GLCV TEST_MATCH_FIXTURE DATA_DIR CUDA_PROBE cpu|cuda" >&2
+    exit 2
+fi
+if [ "$engine" = cuda ]; then
+    "$probe"
+    rc=$?
+    [ $rc = 0 ] || exit $rc
+fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 failures=0
@@ -42,6 +53,10 @@ fi
 read -r _ fx fy < <(grep '^face' "$tmp/positions")
 read -r _ sx sy < <(grep '^scene' "$tmp/positions")
 m() { "$glcv" match --engine "$engine" -q "$@"; }
+
+# the engine line names the engine asked for
+expect 0 "$glcv" match --engine "$engine" "$data/messi5.jpg" "$tmp/face.png"
+grep -q "^glcv: match engine $engine" "$tmp/err" || fail "match --engine $engine: $(head -n 1 "$tmp/err")"
 
 # the crop of messi5.jpg, every metric
 expect 0 m "$data/messi5.jpg" "$tmp/face.png"

@@ -111,12 +111,7 @@ static void run_job(const job *j, uint64_t *rng)
 int main(void)
 {
     glcv_cuda_info info;
-    CHECK_OK(glcv_cuda_query(&info));
-    printf("%s\n", info.text);
-    if (!info.built || info.devices < 1) {
-        printf("SKIP: no CUDA device (%s)\n", info.text);
-        return TEST_SKIP;
-    }
+    test_cuda_or_skip(&info);
     uint64_t rng = 31337;
     static const int sizes[][4] = {{1, 1, 1, 1},     {9, 5, 9, 5},     {40, 3, 5, 3},     {3, 40, 3, 7},
                                    {33, 17, 4, 4},   {70, 31, 13, 6},  {61, 47, 16, 16},  {97, 41, 31, 9},

@@ -1,8 +1,9 @@
 /* Template matching and correlation with GL textures: a template, an image and a reference given as
- * texture IDs give the same scores as the same pixels given as host images (CPU engine, and the
- * AUTO engine: CUDA through the CUDA-GL bridge on a GPU machine); the map texture holds the
- * normalised map; the host's texture binding survives. Exits 77 without a GL context.
- * Argument: "cpu" (default) or "auto". */
+ * texture IDs give the same scores as the same pixels given as host images; the map texture holds
+ * the normalised map; the host's texture binding survives. Argument: "cpu" (default: the CPU
+ * engine, textures read back in GL) or "auto" (the AUTO engine, which must pick CUDA: through the
+ * CUDA-GL bridge when the GL context is on the CUDA device). Exits 77 without a GL context, and
+ * with "auto" without a CUDA device. */
 #include "testutil.h"
 
 #include <glcv/correlate.h>
@@ -35,6 +36,9 @@ static glcv_image random_rgba(int w, int h, uint64_t *rng)
     return img;
 }
 
+/* The engine each object must run on: CPU, or CUDA for AUTO (the argument "auto"). */
+static glcv_engine_mode g_expected = GLCV_ENGINE_CPU;
+
 static void test_match(glcv_engine_mode engine, glcv_pixel_format format)
 {
     uint64_t rng = 17;
@@ -52,6 +56,8 @@ static void test_match(glcv_engine_mode engine, glcv_pixel_format format)
     CHECK_OK(glcv_match_get_params(gl, &used));
     printf("match engine %s -> %s, format %d\n", glcv_engine_mode_string(engine),
            glcv_engine_mode_string(used.engine), (int)format);
+    CHECK(used.engine == g_expected, "match engine %s resolved to %s, expected %s", glcv_engine_mode_string(engine),
+          glcv_engine_mode_string(used.engine), glcv_engine_mode_string(g_expected));
     double *a = malloc((size_t)W * H * sizeof *a), *b = malloc((size_t)W * H * sizeof *b);
     CHECK_OK(glcv_match_set_template(host, &tpl, NULL));
     CHECK_OK(glcv_match_image(host, &img));
@@ -118,6 +124,11 @@ static void test_correlate(glcv_engine_mode engine)
     glcv_correlate *c = NULL;
     CHECK_OK(glcv_correlate_create(&p, &c));
     if (c) {
+        glcv_correlate_params used;
+        CHECK_OK(glcv_correlate_get_params(c, &used));
+        CHECK(used.engine == g_expected, "correlate engine %s resolved to %s, expected %s",
+              glcv_engine_mode_string(engine), glcv_engine_mode_string(used.engine),
+              glcv_engine_mode_string(g_expected));
         double a[N], b[N];
         CHECK_OK(glcv_correlate_set_reference(c, &ref));
         CHECK_OK(glcv_correlate_images(c, imgs, N, a));
@@ -137,7 +148,16 @@ static void test_correlate(glcv_engine_mode engine)
 int main(int argc, char **argv)
 {
     int automatic = argc > 1 && strcmp(argv[1], "auto") == 0;
+    if (argc > 1 && !automatic && strcmp(argv[1], "cpu") != 0) {
+        fprintf(stderr, "usage: %s [cpu | auto]\n", argv[0]);
+        return 2;
+    }
     glcv_context *ctx = test_context_or_skip(33);
+    if (automatic) { /* about the CUDA engine: without a device AUTO would only repeat the CPU run */
+        glcv_cuda_info info;
+        test_cuda_or_skip(&info);
+        g_expected = GLCV_ENGINE_CUDA;
+    }
     glcv_engine_mode me = automatic ? GLCV_ENGINE_AUTO : GLCV_ENGINE_CPU;
     test_match(me, GLCV_PIXEL_GRAY8);
     test_match(me, GLCV_PIXEL_RGB8);

@@ -24,6 +24,7 @@ static glcv_segment *learned(glcv_engine_mode mode, glcv_segment_params p, int n
     CHECK_OK(glcv_segment_create(&p, &s));
     if (!s)
         return NULL;
+    test_segment_on_path(s, mode, 0); /* the engine under test, not a fallback */
     CHECK_OK(glcv_segment_learn_begin(s));
     for (int i = 0; i < n; i++)
         CHECK_OK(glcv_segment_learn_add(s, &frames[i]));
@@ -33,8 +34,8 @@ static glcv_segment *learned(glcv_engine_mode mode, glcv_segment_params p, int n
 }
 
 /* The median of D^2 over the frames' pixels against the segmenter's background, computed here
- * from the CPU engine's window sums (exact integers), with Odc 100000. */
-static double median_d2(glcv_segment *s, int n)
+ * from the segmenter's window sums (exact integers on every engine) with the given Odc. */
+static double median_d2(glcv_segment *s, int n, double odc)
 {
     static double d2[W * H * 12];
     int32_t fore[W * H], back[W * H], cross[W * H];
@@ -43,7 +44,7 @@ static double median_d2(glcv_segment *s, int n)
         CHECK_OK(glcv_segment_frame(s, &frames[i], 1));
         CHECK_OK(glcv_segment_read_qualifiers(s, fore, back, cross));
         for (int j = 0; j < W * H; j++)
-            d2[k++] = glcv_segment_d2(fore[j], back[j], cross[j], 100000.0);
+            d2[k++] = glcv_segment_d2(fore[j], back[j], cross[j], odc);
     }
     /* insertion-free: a simple selection by sorting a copy */
     for (size_t i = 1; i < k; i++) {
@@ -92,15 +93,30 @@ int main(int argc, char **argv)
     for (int i = 0; i < 12; i++)
         CHECK_OK(glcv_segment_calibrate_add(s, &frames[i]));
     CHECK_OK(glcv_segment_calibrate_end(s, &g_out));
-    double exact = median_d2(s, 12);
+    double exact = median_d2(s, 12, 100000.0);
     CHECK(fabs(g_out - fmax(exact, 1.0)) <= 0.03 * fmax(exact, 1.0), "g %g, exact median %g", (double)g_out, exact);
     printf("%s: calibrate: g %g, exact median of D^2 %g\n", mode_name, (double)g_out, exact);
+    /* The same frames as the learning: the same histogram, so the same g and the same values,
+     * Ts = 100 g and B = 23 g. */
+    glcv_segment_params again;
+    CHECK_OK(glcv_segment_get_params(s, &again));
+    CHECK(again.ts == p.ts && again.b1 == p.b1 && again.b2 == p.b2 && again.odc == p.odc,
+          "calibrating on the learned frames gave Ts %g B1 %g B2 %g Odc %g, learning gave Ts %g B1 %g B2 %g Odc %g",
+          (double)again.ts, (double)again.b1, (double)again.b2, (double)again.odc, (double)p.ts, (double)p.b1,
+          (double)p.b2, (double)p.odc);
+    CHECK(fabs(again.ts - 100.0 * g_out) <= 1e-5 * again.ts, "Ts %g is not 100 g (g %g)", (double)again.ts,
+          (double)g_out);
     glcv_segment_destroy(&s);
 
     /* Explicit values are kept, the others calibrated. */
     s = learned(mode, (glcv_segment_params){.ts = 500, .odc = 7000}, 12, &p);
     CHECK(p.ts == 500.0f && p.odc == 7000.0f, "explicit Ts %g / Odc %g were not kept", (double)p.ts, (double)p.odc);
     CHECK(p.b1 != 2.0f && p.b2 != 200.0f, "B1/B2 not calibrated: %g %g", (double)p.b1, (double)p.b2);
+    /* B from the median D^2 with the explicit Odc (7000), within the histogram's resolution. */
+    double exact_7000 = fmax(median_d2(s, 12, 7000.0), 1.0);
+    CHECK(p.b1 == p.b2 && fabs(p.b1 - 23.0 * exact_7000) <= 0.03 * 23.0 * exact_7000,
+          "B1 %g B2 %g, expected both 23 x the median D^2 with Odc 7000 (%g)", (double)p.b1, (double)p.b2,
+          exact_7000);
     CHECK_OK(glcv_segment_set_b2(s, 321));
     CHECK_OK(glcv_segment_calibrate_begin(s));
     CHECK_OK(glcv_segment_calibrate_add(s, &frames[3]));
@@ -131,6 +147,8 @@ int main(int argc, char **argv)
     /* Errors. */
     s = NULL;
     CHECK_OK(glcv_segment_create(&GLCV_SEGMENT_PARAMS(.width = W, .height = H, .engine = mode), &s));
+    if (s)
+        test_segment_on_path(s, mode, 0);
     CHECK_STATUS(glcv_segment_calibrate_begin(s), GLCV_ERROR_STATE); /* no background */
     CHECK_STATUS(glcv_segment_calibrate_add(s, &frames[0]), GLCV_ERROR_STATE);
     CHECK_STATUS(glcv_segment_calibrate_end(s, NULL), GLCV_ERROR_STATE);

@@ -42,6 +42,8 @@ static glcv_segment *make_seg(int w, int h)
     glcv_segment *seg = NULL;
     glcv_status st = glcv_segment_create(&p, &seg);
     CHECK(st == GLCV_OK, "create %dx%d (%s): %s", w, h, glcv_engine_mode_string(g_mode), glcv_status_string(st));
+    if (seg) /* the properties hold for the engine under test, not a fallback */
+        test_segment_on_path(seg, g_mode, 0);
     return seg;
 }
 

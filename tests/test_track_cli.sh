@@ -1,18 +1,40 @@
 #!/usr/bin/env bash
-# Tests of 'glcv track' on generated frames: usage errors, the CSV (header, one row per frame and
-# object, boxes following the blobs), overlays, histogram files (written, then read back with
-# identical tracks), file lists, --mask-from-segmenter, and the same tracks from the CPU engine
-# and the default one.
+# Tests of 'glcv track' on generated frames.
+#   cpu:  usage errors, the CSV (header, one row per frame and object, boxes following the blobs),
+#         overlays, histogram files (written, then read back with identical tracks), file lists,
+#         --mask-from-segmenter, on the CPU engine; without a CUDA device also the default engine's
+#         fallback to the CPU (the same tracks).
+#   cuda: the CUDA engine, asked for and as the default, gives the CPU engine's tracks (exit 77
+#         without a CUDA device).
 #
-# usage: test_track_cli.sh PATH/TO/glcv PATH/TO/test_track_frames   (exit 0 pass, 1 fail, 77 skip)
+# usage: test_track_cli.sh PATH/TO/glcv PATH/TO/test_track_frames PATH/TO/cuda_probe cpu|cuda
+#        (exit 0 pass, 1 fail, 77 skip)
 set -uo pipefail
 
 GLCV=${1:-}
 FRAMES_TOOL=${2:-}
-if [ -z "$GLCV" ] || [ ! -x "$GLCV" ] || [ -z "$FRAMES_TOOL" ] || [ ! -x "$FRAMES_TOOL" ]; then
-    echo "test_track_cli: glcv or test_track_frames missing: skipped"
+CUDA_PROBE=${3:-}
+MODE=${4:-}
+if [ "$MODE" != cpu ] && [ "$MODE" != cuda ]; then
+    echo "usage: test_track_cli.sh GLCV TEST_TRACK_FRAMES CUDA_PROBE cpu|cuda" >&2
+    exit 2
+fi
+if [ -z "$GLCV" ] || [ ! -x "$GLCV" ] || [ -z "$FRAMES_TOOL" ] || [ ! -x "$FRAMES_TOOL" ] || [ ! -x "$CUDA_PROBE" ]; then
+    echo "test_track_cli: glcv, test_track_frames or cuda_probe missing: skipped"
     exit 77
 fi
+# Whether a CUDA device can be had (the probe says which, or why not).
+probe=$("$CUDA_PROBE")
+cuda_rc=$?
+if [ "$cuda_rc" != 0 ] && [ "$cuda_rc" != 77 ]; then
+    echo "test_track_cli: cuda_probe failed (exit $cuda_rc): $probe"
+    exit 1
+fi
+if [ "$MODE" = cuda ] && [ "$cuda_rc" = 77 ]; then
+    echo "$probe"
+    exit 77
+fi
+echo "$probe" | head -n 1
 
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/glcv_track_cli.XXXXXX")
 trap 'rm -rf "$TMP"' EXIT
@@ -45,6 +67,30 @@ expect_rc() {
 mkdir -p "$TMP/seq"
 "$FRAMES_TOOL" "$TMP/seq" "$N" || { echo "test_track_cli: cannot write frames"; exit 1; }
 ROIS=(--roi 29,39,23,23 --roi 142,117,16,16)
+
+# same_tracks NAME DESCRIPTION ENGINE ARGS...: a run whose engine line names ENGINE and whose CSV
+# equals the CPU engine's ($TMP/cpu.csv).
+same_tracks() {
+    local name=$1 what=$2 engine=$3
+    shift 3
+    run "$name" track "$TMP/seq" "${ROIS[@]}" "$@" --csv "$TMP/$name.csv"
+    expect_rc "$name" 0 "$what"
+    CHECKS=$((CHECKS + 1))
+    grep -q "^glcv: track engine $engine" "$TMP/$name.err" ||
+        fail "$what: not on the $engine engine: $(head -n 1 "$TMP/$name.err")"
+    CHECKS=$((CHECKS + 1))
+    cmp -s "$TMP/cpu.csv" "$TMP/$name.csv" || fail "$what: the tracks differ from the CPU engine's"
+}
+
+if [ "$MODE" = cuda ]; then
+    run cpu track "$TMP/seq" "${ROIS[@]}" --engine cpu --csv "$TMP/cpu.csv" -q
+    expect_rc cpu 0 "track on the CPU"
+    same_tracks cuda "track --engine cuda" cuda --engine cuda
+    same_tracks auto "track on the default engine (a CUDA device is there)" cuda
+    echo "test_track_cli (cuda): $CHECKS checks, $FAILURES failures"
+    [ "$FAILURES" -eq 0 ] || exit 1
+    exit 0
+fi
 
 # ---- usage -------------------------------------------------------------------------------------
 run help track --help
@@ -107,11 +153,12 @@ expect_rc badhist 1 "a corrupt histogram file"
 run binshist track "$TMP/seq" "${ROIS[@]}" --engine cpu --bins 30 --csv "$TMP/x.csv" --hist "$TMP/model.hist"
 expect_rc binshist 1 "a histogram file with other bins"
 
-# ---- the default engine gives the same tracks (CUDA when there is a device) --------------------
-run auto track "$TMP/seq" "${ROIS[@]}" --csv "$TMP/auto.csv"
-expect_rc auto 0 "track on the default engine"
-CHECKS=$((CHECKS + 1))
-cmp -s "$TMP/cpu.csv" "$TMP/auto.csv" || fail "the default engine ($(cat "$TMP/auto.err")) differs from the CPU"
+# ---- without a CUDA device the default engine is the CPU one (with a device: the cuda mode) ------
+if [ "$cuda_rc" = 77 ]; then
+    same_tracks auto "track on the default engine without a CUDA device" cpu
+    run cuda_refused track "$TMP/seq" "${ROIS[@]}" --engine cuda --csv "$TMP/x.csv"
+    expect_rc cuda_refused 1 "--engine cuda without a CUDA device"
+fi
 
 # ---- with the segmenter's mask, paper window, 2-D histogram ----------------------------------------
 run seg track "$TMP/seq" "${ROIS[@]}" --engine cpu --mask-from-segmenter --csv "$TMP/seg.csv" -q
@@ -125,6 +172,6 @@ run paper track "$TMP/seq" "${ROIS[@]}" --engine cpu --window paper --sat-bins 4
 expect_rc paper 0 "track --window paper --sat-bins 4"
 [ "$(($(wc -l <"$TMP/paper.csv") - 1))" -eq $((2 * N)) ] || fail "paper: wrong number of rows"
 
-echo "test_track_cli: $CHECKS checks, $FAILURES failures"
+echo "test_track_cli (cpu): $CHECKS checks, $FAILURES failures"
 [ "$FAILURES" -eq 0 ] || exit 1
 exit 0

@@ -146,12 +146,7 @@ static void run(const sequence *s)
 int main(void)
 {
     glcv_cuda_info info;
-    CHECK_OK(glcv_cuda_query(&info));
-    printf("%s\n", info.text);
-    if (!info.built || info.devices < 1) {
-        printf("SKIP: no CUDA device (%s)\n", info.text);
-        return TEST_SKIP;
-    }
+    test_cuda_or_skip(&info);
     const sequence seqs[] = {
         {"64 objects, opencv", 640, 480, 64, 10, GLCV_TRACK_WINDOW_OPENCV, 1, 0, 0, 2.0, 0, 0},
         {"64 objects, masked", 640, 480, 64, 10, GLCV_TRACK_WINDOW_OPENCV, 1, 1, 0, 2.0, 0, 0},

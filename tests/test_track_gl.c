@@ -1,9 +1,11 @@
 /* The tracker's texture inputs: frames and masks given as GL textures give exactly the results
- * of the same pixels given as host images, on the CPU engine and - when the GL context is on a
- * CUDA device - on the CUDA engine (registered textures read through texture objects, or the
- * pixel-buffer fallback for other formats); the host's GL bindings survive; textures updated,
+ * of the same pixels given as host images; the host's GL bindings survive; textures updated,
  * re-specified with another size or format, forgotten and deleted keep giving the right
- * results. Exits 77 without a GL context. */
+ * results. Argument "cpu" (default): the CPU engine, and without a CUDA device the AUTO engine's
+ * fallback to it; "cuda": the CUDA engine and AUTO on it, the GL context on the CUDA device
+ * (registered textures read through texture objects, or the pixel-buffer fallback for other
+ * formats). Exits 77 without a GL context, and with "cuda" without a CUDA device or when the GL
+ * context is not on it. */
 #include "testutil.h"
 #include "test_track_scene.h"
 #include "track_internal.h"
@@ -14,6 +16,14 @@
 #include <string.h>
 
 enum { W = 320, H = 240, FRAMES = 12, OBJECTS = 3 };
+
+/* The engine a tracker asked for `engine` must run on: AUTO is CUDA when a device can be had. */
+static glcv_engine_mode expected_engine(glcv_engine_mode engine)
+{
+    if (engine != GLCV_ENGINE_AUTO)
+        return engine;
+    return glcv_cuda_available(0) ? GLCV_ENGINE_CUDA : GLCV_ENGINE_CPU;
+}
 
 static GLuint make_texture(GLenum internal, GLenum format, int w, int h, const void *px)
 {
@@ -68,6 +78,8 @@ static void compare(glcv_engine_mode engine, int use_mask)
     glcv_track_params got;
     CHECK_OK(glcv_track_get_params(tex, &got));
     printf("texture inputs on the %s engine%s\n", glcv_engine_mode_string(got.engine), use_mask ? ", masked" : "");
+    CHECK(got.engine == expected_engine(engine), "engine %s resolved to %s, expected %s", glcv_engine_mode_string(engine),
+          glcv_engine_mode_string(got.engine), glcv_engine_mode_string(expected_engine(engine)));
 
     /* the host's bindings, which the texture path must leave as they were */
     GLuint host_fbo = 0, host_pbo = 0;
@@ -214,6 +226,8 @@ static void respecify(glcv_engine_mode engine)
     glcv_track_params got;
     CHECK_OK(glcv_track_get_params(tex, &got));
     const int cuda = got.engine == GLCV_ENGINE_CUDA;
+    CHECK(got.engine == expected_engine(engine), "engine %s resolved to %s, expected %s", glcv_engine_mode_string(engine),
+          glcv_engine_mode_string(got.engine), glcv_engine_mode_string(expected_engine(engine)));
     printf("long-lived textures on the %s engine\n", glcv_engine_mode_string(got.engine));
 
     scene(0, &rgb, &mask, tex_mask);
@@ -336,27 +350,42 @@ static void respecify(glcv_engine_mode engine)
     glcv_image_free(&mask);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    const char *mode = argc > 1 ? argv[1] : "cpu";
+    const int cuda = strcmp(mode, "cuda") == 0;
+    if (!cuda && strcmp(mode, "cpu") != 0) {
+        fprintf(stderr, "usage: %s [cpu | cuda]\n", argv[0]);
+        return 2;
+    }
     glcv_context *ctx = test_context_or_skip(33);
     glcv_cuda_info info;
-    CHECK_OK(glcv_cuda_query(&info));
-    printf("%s\n", info.text);
-    compare(GLCV_ENGINE_CPU, 0);
-    compare(GLCV_ENGINE_CPU, 1);
-    /* AUTO: the CUDA engine when the context is on a CUDA device, else the CPU (said once) */
-    compare(GLCV_ENGINE_AUTO, 1);
-    respecify(GLCV_ENGINE_CPU);
-    if (info.gl_device >= 0) {
+    if (cuda) {
+        test_cuda_or_skip(&info);
+        if (info.gl_device < 0) {
+            printf("SKIP: the GL context is not on a CUDA device: texture inputs would not reach CUDA directly\n");
+            glcv_context_destroy(&ctx);
+            return TEST_SKIP;
+        }
+        compare(GLCV_ENGINE_AUTO, 1); /* AUTO takes the CUDA engine */
         compare(GLCV_ENGINE_CUDA, 0);
         compare(GLCV_ENGINE_CUDA, 1);
         respecify(GLCV_ENGINE_CUDA);
     } else {
-        glcv_track *tr = NULL;
-        glcv_track_params p = GLCV_TRACK_PARAMS(.width = W, .height = H, .engine = GLCV_ENGINE_CUDA);
-        CHECK_STATUS(glcv_track_create(&p, &tr), GLCV_ERROR_UNSUPPORTED);
-        printf("the GL context is not on a CUDA device: CUDA texture inputs not tested here\n");
+        CHECK_OK(glcv_cuda_query(&info));
+        printf("%s\n", info.text);
+        compare(GLCV_ENGINE_CPU, 0);
+        compare(GLCV_ENGINE_CPU, 1);
+        respecify(GLCV_ENGINE_CPU);
+        if (!glcv_cuda_available(0)) { /* without a device: AUTO falls back to the CPU, CUDA is refused */
+            compare(GLCV_ENGINE_AUTO, 1);
+            glcv_track *tr = NULL;
+            glcv_track_params p = GLCV_TRACK_PARAMS(.width = W, .height = H, .engine = GLCV_ENGINE_CUDA);
+            CHECK_STATUS(glcv_track_create(&p, &tr), GLCV_ERROR_UNSUPPORTED);
+        }
     }
     glcv_context_destroy(&ctx);
-    return test_finish("test_track_gl");
+    char name[64];
+    snprintf(name, sizeof name, "test_track_gl (%s)", mode);
+    return test_finish(name);
 }

@@ -1,5 +1,7 @@
 #include "testutil.h"
 
+#include "segment_internal.h"
+
 #include <string.h>
 
 int test_failures = 0;
@@ -24,6 +26,35 @@ glcv_context *test_context_or_skip(int min_gl_version)
     }
     printf("GL context: %s\n", glcv_context_describe(ctx));
     return ctx;
+}
+
+void test_cuda_or_skip(glcv_cuda_info *info)
+{
+    CHECK_OK(glcv_cuda_query(info));
+    printf("%s\n", info->text);
+    if (!glcv_cuda_available(0)) {
+        printf("SKIP: no CUDA device (%s)\n", info->text);
+        exit(TEST_SKIP);
+    }
+}
+
+int test_segment_on_path(glcv_segment *seg, glcv_engine_mode engine, int multipass)
+{
+    glcv_segment_params got;
+    glcv_status st = glcv_segment_get_params(seg, &got);
+    CHECK(st == GLCV_OK, "get_params: %s", glcv_status_string(st));
+    if (st != GLCV_OK)
+        return 0;
+    CHECK(got.engine == engine, "the segmenter runs on the %s engine, expected %s", glcv_engine_mode_string(got.engine),
+          glcv_engine_mode_string(engine));
+    int ok = got.engine == engine;
+    if (engine == GLCV_ENGINE_COMPUTE && ok) {
+        int tiled = glcv_segment_tiled(seg);
+        CHECK(tiled == !multipass, "compute mode runs the %s MRF, expected the %s one",
+              tiled ? "tiled" : "one-dispatch-per-substep", multipass ? "one-dispatch-per-substep" : "tiled");
+        ok = tiled == !multipass;
+    }
+    return ok;
 }
 
 uint64_t test_rand(uint64_t *state)

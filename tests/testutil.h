@@ -35,6 +35,17 @@ extern int test_failures;
  * min_gl_version as major*10+minor (0 = 33). */
 glcv_context *test_context_or_skip(int min_gl_version);
 
+/* Prints what CUDA glcv sees from this thread into *info and returns; exits 77 (skipped) with
+ * the reason when a module created now with the CUDA engine would get no device
+ * (glcv_cuda_available(0) is 0). */
+void test_cuda_or_skip(glcv_cuda_info *info);
+
+/* Checks that a segmenter runs on the path a test is about: `engine` is the engine
+ * glcv_segment_get_params reports in use, and with COMPUTE the MRF runs the kernel asked for -
+ * the tiled one, or one dispatch per substep when `multipass` (glcv_segment_use_multipass).
+ * Records a failure otherwise; returns nonzero when the path is the expected one. */
+int test_segment_on_path(glcv_segment *seg, glcv_engine_mode engine, int multipass);
+
 /* A logger that prints to stderr at WARN level and above (INFO with GLCV_TEST_VERBOSE=1). */
 glcv_logger test_logger(void);
 
