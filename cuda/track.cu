@@ -86,7 +86,7 @@ __device__ void cluster_moments(const glcv_cuda_track_params &p, const uint8_t *
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
     const unsigned rank = cluster_rank(), blocks = cluster_blocks();
     const int nbins = p.config.nbins;
-    unsigned long long m00 = 0, m10 = 0, m01 = 0, m11 = 0, m20 = 0, m02 = 0;
+    uint64_t acc[GLCV_TM_MOMENTS] = {0, 0, 0, 0, 0, 0};
     const int c0 = r.x >> 3, c1 = (r.x + r.w - 1) >> 3;
     const int row_step = kWarps * (int)blocks;
     for (int y = (int)rank * kWarps + warp; y < r.h; y += row_step) {
@@ -108,15 +108,12 @@ __device__ void cluster_moments(const glcv_cuda_track_params &p, const uint8_t *
                 s2 += (unsigned long long)px * x;
             }
         }
-        const unsigned long long yy = (unsigned long long)y;
-        m00 += s0;
-        m10 += s1;
-        m20 += s2;
-        m01 += yy * s0;
-        m11 += yy * s1;
-        m02 += yy * yy * s0;
+        glcv_tm_add_row(acc, (uint64_t)y, s0, s1, s2);
     }
-    unsigned long long v[GLCV_TM_MOMENTS] = {m00, m10, m01, m11, m20, m02};
+    unsigned long long v[GLCV_TM_MOMENTS];
+#pragma unroll
+    for (int i = 0; i < GLCV_TM_MOMENTS; i++)
+        v[i] = acc[i];
 #pragma unroll
     for (int i = 0; i < GLCV_TM_MOMENTS; i++) {
         v[i] = warp_sum(v[i]);

@@ -112,21 +112,7 @@ double glcv_now(void)
 static const char *const engine_names[] = {
     [GLCV_ENGINE_DEFAULT] = "auto", [GLCV_ENGINE_AUTO] = "auto", [GLCV_ENGINE_FRAGMENT] = "fragment",
     [GLCV_ENGINE_COMPUTE] = "compute", [GLCV_ENGINE_CPU] = "cpu", [GLCV_ENGINE_CUDA] = "cuda"};
-#define N_ENGINE_NAMES (int)(sizeof engine_names / sizeof engine_names[0])
-
-const char *glcv_engine_mode_string(glcv_engine_mode mode)
-{
-    return glcv_enum_name(engine_names, N_ENGINE_NAMES, (int)mode);
-}
-
-glcv_status glcv_engine_mode_parse(const char *name, glcv_engine_mode *out)
-{
-    int v = glcv_enum_parse(engine_names, N_ENGINE_NAMES, name);
-    if (v < 0 || !out)
-        return GLCV_ERROR_INVALID_ARGUMENT;
-    *out = (glcv_engine_mode)v;
-    return GLCV_OK;
-}
+GLCV_ENUM_NAMES(glcv_engine_mode, glcv_engine_mode, engine_names)
 
 int glcv_pixel_format_size(glcv_pixel_format format)
 {

@@ -27,6 +27,52 @@ glcv_status glcv_timings_copy(const glcv_timing *src, int n, glcv_timing *out, i
 const char *glcv_enum_name(const char *const *names, int count, int value);
 int glcv_enum_parse(const char *const *names, int count, const char *name);
 
+/* Defines the public pair `const char *PREFIX_string(TYPE)` and
+ * `glcv_status PREFIX_parse(const char *, TYPE *)` over the name table NAMES (see above). */
+#define GLCV_ENUM_NAMES(TYPE, PREFIX, NAMES)                                                                  \
+    const char *PREFIX##_string(TYPE value)                                                                   \
+    {                                                                                                         \
+        return glcv_enum_name(NAMES, (int)(sizeof NAMES / sizeof NAMES[0]), (int)value);                      \
+    }                                                                                                         \
+    glcv_status PREFIX##_parse(const char *name, TYPE *out)                                                   \
+    {                                                                                                         \
+        int v = glcv_enum_parse(NAMES, (int)(sizeof NAMES / sizeof NAMES[0]), name);                          \
+        if (v < 0 || !out)                                                                                    \
+            return GLCV_ERROR_INVALID_ARGUMENT;                                                               \
+        *out = (TYPE)v;                                                                                       \
+        return GLCV_OK;                                                                                       \
+    }
+
+/* The first check of every X_create(params, out): both are required, and *out is NULL until the
+ * object exists. */
+#define GLCV_CREATE_BEGIN(PARAMS, OUT)                                                                        \
+    do {                                                                                                      \
+        if (!(OUT))                                                                                           \
+            return GLCV_ERROR_INVALID_ARGUMENT;                                                               \
+        *(OUT) = NULL;                                                                                        \
+        if (!(PARAMS))                                                                                        \
+            return GLCV_ERROR_INVALID_ARGUMENT;                                                               \
+    } while (0)
+
+/* Parameter resolution: a field left 0 (or its enum's DEFAULT, which is 0) takes `value`. */
+#define GLCV_DEFAULT(field, value)                                                                            \
+    do {                                                                                                      \
+        if ((field) == 0)                                                                                     \
+            (field) = (value);                                                                                \
+    } while (0)
+
+/* The body of every getter that copies a field out of a locked object (get_params, get_stats):
+ * INVALID_ARGUMENT for a NULL object or out. */
+#define GLCV_LOCKED_COPY(OBJ, FIELD, OUT)                                                                     \
+    do {                                                                                                      \
+        if (!(OBJ) || !(OUT))                                                                                 \
+            return GLCV_ERROR_INVALID_ARGUMENT;                                                               \
+        pthread_mutex_lock(&(OBJ)->lock);                                                                     \
+        *(OUT) = (OBJ)->FIELD;                                                                                \
+        pthread_mutex_unlock(&(OBJ)->lock);                                                                   \
+        return GLCV_OK;                                                                                       \
+    } while (0)
+
 /* Nonzero for finite floats. */
 int glcv_finite(double v);
 

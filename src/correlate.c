@@ -41,11 +41,7 @@ static int on_cuda(const glcv_correlate *c)
 
 glcv_status glcv_correlate_create(const glcv_correlate_params *params, glcv_correlate **out)
 {
-    if (!out)
-        return GLCV_ERROR_INVALID_ARGUMENT;
-    *out = NULL;
-    if (!params)
-        return GLCV_ERROR_INVALID_ARGUMENT;
+    GLCV_CREATE_BEGIN(params, out);
     glcv_correlate_params p = *params;
     const glcv_logger *lg = &params->logger;
     if (p.width < 1 || p.height < 1 || p.width > MAX_SIZE || p.height > MAX_SIZE)
@@ -112,12 +108,7 @@ void glcv_correlate_destroy(glcv_correlate **correlate)
 
 glcv_status glcv_correlate_get_params(glcv_correlate *c, glcv_correlate_params *out)
 {
-    if (!c || !out)
-        return GLCV_ERROR_INVALID_ARGUMENT;
-    pthread_mutex_lock(&c->lock);
-    *out = c->p;
-    pthread_mutex_unlock(&c->lock);
-    return GLCV_OK;
+    GLCV_LOCKED_COPY(c, p, out);
 }
 
 /* ---- inputs ----------------------------------------------------------------------------------- */

@@ -190,18 +190,35 @@ static void text_addf(text *t, const char *fmt, ...)
     text_add(t, buf);
 }
 
+/* Whether a shader compiled (GL_COMPILE_STATUS) or a program linked (GL_LINK_STATUS); when not,
+ * logs the info log as "<kind> <what> failed to <verb>". */
+static int gl_object_ok(GLuint obj, GLenum status, const char *what, const glcv_logger *lg)
+{
+    int shader = status == GL_COMPILE_STATUS;
+    GLint ok = 0;
+    if (shader)
+        glGetShaderiv(obj, status, &ok);
+    else
+        glGetProgramiv(obj, status, &ok);
+    if (ok)
+        return 1;
+    char log[4096] = "";
+    if (shader)
+        glGetShaderInfoLog(obj, sizeof log, NULL, log);
+    else
+        glGetProgramInfoLog(obj, sizeof log, NULL, log);
+    glcv_logf(lg, GLCV_LOG_ERROR, "%s %s failed to %s:\n%s", shader ? "shader" : "program", what,
+              shader ? "compile" : "link", log);
+    return 0;
+}
+
 static glcv_status compile_shader(GLenum type, const char *src, const char *what, const glcv_logger *lg,
                                   GLuint *out)
 {
     GLuint sh = glCreateShader(type);
     glShaderSource(sh, 1, &src, NULL);
     glCompileShader(sh);
-    GLint ok = 0;
-    glGetShaderiv(sh, GL_COMPILE_STATUS, &ok);
-    if (!ok) {
-        char log[4096] = "";
-        glGetShaderInfoLog(sh, sizeof log, NULL, log);
-        glcv_logf(lg, GLCV_LOG_ERROR, "shader %s failed to compile:\n%s", what, log);
+    if (!gl_object_ok(sh, GL_COMPILE_STATUS, what, lg)) {
         glDeleteShader(sh);
         return GLCV_ERROR_GL;
     }
@@ -216,15 +233,11 @@ static glcv_status link_program(GLuint a, GLuint b, const char *what, const glcv
     if (b)
         glAttachShader(p, b);
     glLinkProgram(p);
-    GLint ok = 0;
-    glGetProgramiv(p, GL_LINK_STATUS, &ok);
+    int ok = gl_object_ok(p, GL_LINK_STATUS, what, lg);
     glDetachShader(p, a);
     if (b)
         glDetachShader(p, b);
     if (!ok) {
-        char log[4096] = "";
-        glGetProgramInfoLog(p, sizeof log, NULL, log);
-        glcv_logf(lg, GLCV_LOG_ERROR, "program %s failed to link:\n%s", what, log);
         glDeleteProgram(p);
         return GLCV_ERROR_GL;
     }

@@ -22,21 +22,7 @@
 static const char *const metric_names[] = {[GLCV_MATCH_METRIC_DEFAULT] = "sad", [GLCV_MATCH_SAD] = "sad",
                                            [GLCV_MATCH_SSD] = "ssd", [GLCV_MATCH_LINF] = "linf",
                                            [GLCV_MATCH_ZNCC] = "zncc"};
-#define N_METRIC_NAMES (int)(sizeof metric_names / sizeof metric_names[0])
-
-const char *glcv_match_metric_string(glcv_match_metric metric)
-{
-    return glcv_enum_name(metric_names, N_METRIC_NAMES, (int)metric);
-}
-
-glcv_status glcv_match_metric_parse(const char *name, glcv_match_metric *out)
-{
-    int v = glcv_enum_parse(metric_names, N_METRIC_NAMES, name);
-    if (v < 0 || !out)
-        return GLCV_ERROR_INVALID_ARGUMENT;
-    *out = (glcv_match_metric)v;
-    return GLCV_OK;
-}
+GLCV_ENUM_NAMES(glcv_match_metric, glcv_match_metric, metric_names)
 
 const char *glcv_match_simd_string(glcv_match_simd simd)
 {
@@ -56,19 +42,6 @@ static glcv_match_simd simd_of_isa(glcv_match_isa isa)
                                          : GLCV_MATCH_SIMD_NONE;
 }
 
-static int format_channels(glcv_pixel_format format)
-{
-    switch (format) {
-    case GLCV_PIXEL_GRAY8: return 1;
-    case GLCV_PIXEL_RGB8:
-    case GLCV_PIXEL_BGR8: return 3;
-    case GLCV_PIXEL_RGBA8:
-    case GLCV_PIXEL_BGRA8: return 4;
-    case GLCV_PIXEL_DEFAULT: break;
-    }
-    return 0;
-}
-
 static int use_cuda(const glcv_match *m)
 {
     return m->cuda != NULL;
@@ -83,12 +56,10 @@ static glcv_status resolve_params(const glcv_match_params *in, glcv_match_params
     if (p->width < 1 || p->height < 1 || p->width > MAX_SIZE || p->height > MAX_SIZE)
         return glcv_fail(lg, GLCV_ERROR_INVALID_ARGUMENT, "match: size %dx%d: width and height must be 1..%d",
                          p->width, p->height, MAX_SIZE);
-    if (p->format == GLCV_PIXEL_DEFAULT)
-        p->format = GLCV_PIXEL_GRAY8;
-    if (format_channels(p->format) == 0)
+    GLCV_DEFAULT(p->format, GLCV_PIXEL_GRAY8);
+    if (glcv_pixel_format_size(p->format) == 0)
         return glcv_fail(lg, GLCV_ERROR_INVALID_ARGUMENT, "match: unknown pixel format %d", (int)p->format);
-    if (p->metric == GLCV_MATCH_METRIC_DEFAULT)
-        p->metric = GLCV_MATCH_SAD;
+    GLCV_DEFAULT(p->metric, GLCV_MATCH_SAD);
     if (p->metric < GLCV_MATCH_SAD || p->metric > GLCV_MATCH_ZNCC)
         return glcv_fail(lg, GLCV_ERROR_INVALID_ARGUMENT, "match: unknown metric %d", (int)p->metric);
     if (p->nms_distance < 0 || p->nms_distance > MAX_SIZE)
@@ -100,13 +71,11 @@ static glcv_status resolve_params(const glcv_match_params *in, glcv_match_params
         return glcv_fail(lg, GLCV_ERROR_INVALID_ARGUMENT, "match: unknown SIMD level %d", (int)p->simd);
     if (p->cuda_device < 0)
         return glcv_fail(lg, GLCV_ERROR_INVALID_ARGUMENT, "match: cuda_device %d must be >= 0", p->cuda_device);
-    if (p->cuda_devices == 0)
-        p->cuda_devices = 1;
+    GLCV_DEFAULT(p->cuda_devices, 1);
     if (p->cuda_devices < -1 || p->cuda_devices > GLCV_MATCH_MAX_DEVICES)
         return glcv_fail(lg, GLCV_ERROR_INVALID_ARGUMENT, "match: cuda_devices %d must be -1 or 1..%d",
                          p->cuda_devices, GLCV_MATCH_MAX_DEVICES);
-    if (p->cuda_chunks == 0)
-        p->cuda_chunks = (int64_t)p->width * p->height > 1000000 ? 4 : 1;
+    GLCV_DEFAULT(p->cuda_chunks, (int64_t)p->width * p->height > 1000000 ? 4 : 1);
     if (p->cuda_chunks < 1 || p->cuda_chunks > GLCV_MATCH_MAX_CHUNKS)
         return glcv_fail(lg, GLCV_ERROR_INVALID_ARGUMENT, "match: cuda_chunks %d must be 1..%d", p->cuda_chunks,
                          GLCV_MATCH_MAX_CHUNKS);
@@ -134,11 +103,7 @@ static void match_free(glcv_match *m)
 
 glcv_status glcv_match_create(const glcv_match_params *params, glcv_match **out)
 {
-    if (!out)
-        return GLCV_ERROR_INVALID_ARGUMENT;
-    *out = NULL;
-    if (!params)
-        return GLCV_ERROR_INVALID_ARGUMENT;
+    GLCV_CREATE_BEGIN(params, out);
     glcv_match_params p;
     glcv_status st = resolve_params(params, &p);
     if (st != GLCV_OK)
@@ -166,7 +131,7 @@ glcv_status glcv_match_create(const glcv_match_params *params, glcv_match **out)
     }
     m->p = p;
     m->nms_auto = p.nms_distance == 0;
-    m->channels = format_channels(p.format);
+    m->channels = glcv_pixel_format_size(p.format);
     m->isa = isa;
     m->map.width = p.width;
     m->map.height = p.height;
@@ -213,12 +178,7 @@ void glcv_match_destroy(glcv_match **match)
 
 glcv_status glcv_match_get_params(glcv_match *m, glcv_match_params *out)
 {
-    if (!m || !out)
-        return GLCV_ERROR_INVALID_ARGUMENT;
-    pthread_mutex_lock(&m->lock);
-    *out = m->p;
-    pthread_mutex_unlock(&m->lock);
-    return GLCV_OK;
+    GLCV_LOCKED_COPY(m, p, out);
 }
 
 /* ---- template, metric, ROI -------------------------------------------------------------------- */

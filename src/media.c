@@ -263,15 +263,13 @@ static glcv_status resolve_params(const glcv_media_params *in, glcv_media_params
                          p->frame_rate);
     if ((int)p->camera_format < 0 || (int)p->camera_format > GLCV_MEDIA_CAMERA_MJPEG)
         return glcv_fail(lg, GLCV_ERROR_INVALID_ARGUMENT, "media: unknown camera format %d", (int)p->camera_format);
-    if (p->format == GLCV_PIXEL_DEFAULT)
-        p->format = GLCV_PIXEL_RGB8;
+    GLCV_DEFAULT(p->format, GLCV_PIXEL_RGB8);
     if (p->format != GLCV_PIXEL_RGB8 && p->format != GLCV_PIXEL_RGBA8)
         return glcv_fail(lg, GLCV_ERROR_INVALID_ARGUMENT, "media: pixel format %d: RGB8 or RGBA8 only",
                          (int)p->format);
     if ((int)p->mode < 0 || (int)p->mode > GLCV_MEDIA_EVERY_FRAME)
         return glcv_fail(lg, GLCV_ERROR_INVALID_ARGUMENT, "media: unknown mode %d", (int)p->mode);
-    if (p->ring_frames == 0)
-        p->ring_frames = DEFAULT_RING;
+    GLCV_DEFAULT(p->ring_frames, DEFAULT_RING);
     if (p->ring_frames < 2 || p->ring_frames > MAX_RING)
         return glcv_fail(lg, GLCV_ERROR_INVALID_ARGUMENT, "media: ring of %d frames: 2..%d", p->ring_frames,
                          MAX_RING);
@@ -1075,12 +1073,7 @@ glcv_status glcv_media_read(glcv_media *m, glcv_image *frame, glcv_media_frame_i
 
 glcv_status glcv_media_get_stats(glcv_media *m, glcv_media_stats *out)
 {
-    if (!m || !out)
-        return GLCV_ERROR_INVALID_ARGUMENT;
-    pthread_mutex_lock(&m->lock);
-    *out = m->stats;
-    pthread_mutex_unlock(&m->lock);
-    return GLCV_OK;
+    GLCV_LOCKED_COPY(m, stats, out);
 }
 
 glcv_status glcv_media_get_params(glcv_media *m, glcv_media_params *out)

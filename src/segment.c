@@ -113,20 +113,13 @@ static glcv_status resolve_params(const glcv_segment_params *in, glcv_segment_pa
                          p->height);
     if (p->width > 65536 || p->height > 65536)
         return glcv_fail(lg, GLCV_ERROR_INVALID_ARGUMENT, "size %dx%d is too large", p->width, p->height);
-    if (p->ts == 0)
-        p->ts = DEFAULT_TS;
-    if (p->odc == 0)
-        p->odc = DEFAULT_ODC;
-    if (p->b1 == 0)
-        p->b1 = DEFAULT_B1;
-    if (p->b2 == 0)
-        p->b2 = DEFAULT_B2;
-    if (p->iterations == 0)
-        p->iterations = DEFAULT_ITERATIONS;
-    if (p->seed == 0)
-        p->seed = DEFAULT_SEED;
-    if (p->engine == GLCV_ENGINE_DEFAULT)
-        p->engine = GLCV_ENGINE_AUTO;
+    GLCV_DEFAULT(p->ts, DEFAULT_TS);
+    GLCV_DEFAULT(p->odc, DEFAULT_ODC);
+    GLCV_DEFAULT(p->b1, DEFAULT_B1);
+    GLCV_DEFAULT(p->b2, DEFAULT_B2);
+    GLCV_DEFAULT(p->iterations, DEFAULT_ITERATIONS);
+    GLCV_DEFAULT(p->seed, DEFAULT_SEED);
+    GLCV_DEFAULT(p->engine, GLCV_ENGINE_AUTO);
     glcv_status st;
     if ((st = check_ts(lg, p->ts)) || (st = check_odc(lg, p->odc)) || (st = check_b(lg, "B1", p->b1)) ||
         (st = check_b(lg, "B2", p->b2)) || (st = check_iterations(lg, p->iterations)) ||
@@ -147,11 +140,7 @@ glcv_segment_values glcv_segment_rule(const glcv_segment *s)
 
 glcv_status glcv_segment_create(const glcv_segment_params *params, glcv_segment **out)
 {
-    if (!out)
-        return GLCV_ERROR_INVALID_ARGUMENT;
-    *out = NULL;
-    if (!params)
-        return GLCV_ERROR_INVALID_ARGUMENT;
+    GLCV_CREATE_BEGIN(params, out);
     glcv_segment_params p;
     glcv_status st = resolve_params(params, &p);
     if (st != GLCV_OK)
@@ -226,12 +215,7 @@ void glcv_segment_destroy(glcv_segment **seg)
 
 glcv_status glcv_segment_get_params(glcv_segment *s, glcv_segment_params *out)
 {
-    if (!s || !out)
-        return GLCV_ERROR_INVALID_ARGUMENT;
-    pthread_mutex_lock(&s->lock);
-    *out = s->p;
-    pthread_mutex_unlock(&s->lock);
-    return GLCV_OK;
+    GLCV_LOCKED_COPY(s, p, out);
 }
 
 #define SETTER(fn, type, field, check, explicit_bit)                                                                          \
@@ -592,7 +576,10 @@ static void write_plane(const uint8_t *plane, int scale, glcv_image *out)
     }
 }
 
-static glcv_status check_output(glcv_segment *s, const glcv_image *out, int allow_gray, const char *what)
+/* An output image the read-back functions can fill, and the state they read (`have`, else the
+ * STATE error `missing`). */
+static glcv_status check_output(glcv_segment *s, const glcv_image *out, int allow_gray, int have, const char *what,
+                                const char *missing)
 {
     const glcv_logger *lg = &s->p.logger;
     if (!out || glcv_image_check(out) != GLCV_OK)
@@ -603,52 +590,92 @@ static glcv_status check_output(glcv_segment *s, const glcv_image *out, int allo
     if (out->width != s->width || out->height != s->height)
         return glcv_fail(lg, GLCV_ERROR_SIZE_MISMATCH, "%s: output is %dx%d, the segmenter is %dx%d", what,
                          out->width, out->height, s->width, s->height);
+    if (!have)
+        return glcv_fail(lg, GLCV_ERROR_STATE, "%s: %s", what, missing);
     return GLCV_OK;
 }
 
-glcv_status glcv_segment_read_mask(glcv_segment *s, glcv_image *out)
+static glcv_status read_mask_locked(glcv_segment *s, glcv_image *out)
+{
+    if (!s->engine) {
+        write_plane(s->cpu.mask, 255, out);
+        return GLCV_OK;
+    }
+    /* GRAY8 is read straight into the caller's rows; other formats through the RGB scratch, which
+     * holds w*h*3 bytes: room for one plane. */
+    int direct = out->format == GLCV_PIXEL_GRAY8;
+    size_t row = direct ? glcv_image_stride(out) : (size_t)s->width;
+    glcv_status st = glcv_segment_gl_read_mask(s, direct ? out->data : s->rgb, row);
+    if (st == GLCV_OK && !direct)
+        write_plane(s->rgb, 1, out);
+    return st;
+}
+
+static glcv_status read_background_locked(glcv_segment *s, glcv_image *out)
+{
+    const uint8_t *rgb = s->cpu.background;
+    if (s->engine) {
+        glcv_status st = glcv_segment_gl_read_background(s, s->rgb);
+        if (st != GLCV_OK)
+            return st;
+        rgb = s->rgb;
+    }
+    glcv_image src = {(uint8_t *)rgb, s->width, s->height, 0, GLCV_PIXEL_RGB8};
+    return glcv_image_convert(&src, out);
+}
+
+/* The mask (mask = 1) or the background, into the caller's image. */
+static glcv_status read_output(glcv_segment *s, glcv_image *out, int mask)
 {
     if (!s)
         return GLCV_ERROR_INVALID_ARGUMENT;
     pthread_mutex_lock(&s->lock);
-    glcv_status st = check_output(s, out, 1, "read_mask");
-    if (st == GLCV_OK && !s->have_frame)
-        st = glcv_fail(&s->p.logger, GLCV_ERROR_STATE, "read_mask: no frame has been segmented");
-    if (st == GLCV_OK) {
-        if (!s->engine) {
-            write_plane(s->cpu.mask, 255, out);
-        } else {
-            /* GRAY8 is read straight into the caller's rows; other formats through the RGB scratch,
-             * which holds w*h*3 bytes: room for one plane. */
-            int direct = out->format == GLCV_PIXEL_GRAY8;
-            size_t row = direct ? glcv_image_stride(out) : (size_t)s->width;
-            st = glcv_segment_gl_read_mask(s, direct ? out->data : s->rgb, row);
-            if (st == GLCV_OK && !direct)
-                write_plane(s->rgb, 1, out);
-        }
-    }
+    glcv_status st = mask ? check_output(s, out, 1, s->have_frame, "read_mask", "no frame has been segmented")
+                          : check_output(s, out, 0, s->have_background, "read_background", "no background is set");
+    if (st == GLCV_OK)
+        st = mask ? read_mask_locked(s, out) : read_background_locked(s, out);
     pthread_mutex_unlock(&s->lock);
     return st;
 }
 
+glcv_status glcv_segment_read_mask(glcv_segment *s, glcv_image *out)
+{
+    return read_output(s, out, 1);
+}
+
 glcv_status glcv_segment_read_background(glcv_segment *s, glcv_image *out)
+{
+    return read_output(s, out, 0);
+}
+
+static void copy_if(void *dst, const void *src, size_t bytes)
+{
+    if (dst)
+        memcpy(dst, src, bytes);
+}
+
+/* The last frame's per-pixel values: the qualifiers (qualifiers = 1; a, b, c are fore, back,
+ * cross) or the thresholds (a, b are m_min for B1 and B2). A NULL destination is skipped. */
+static glcv_status read_planes(glcv_segment *s, int qualifiers, void *a, void *b, void *c)
 {
     if (!s)
         return GLCV_ERROR_INVALID_ARGUMENT;
     pthread_mutex_lock(&s->lock);
-    glcv_status st = check_output(s, out, 0, "read_background");
-    if (st == GLCV_OK && !s->have_background)
-        st = glcv_fail(&s->p.logger, GLCV_ERROR_STATE, "read_background: no background is set");
-    if (st == GLCV_OK) {
-        const uint8_t *rgb = s->cpu.background;
-        if (s->engine) {
-            st = glcv_segment_gl_read_background(s, s->rgb);
-            rgb = s->rgb;
-        }
-        if (st == GLCV_OK) {
-            glcv_image src = {(uint8_t *)rgb, s->width, s->height, 0, GLCV_PIXEL_RGB8};
-            st = glcv_image_convert(&src, out);
-        }
+    glcv_status st = GLCV_OK;
+    size_t n = (size_t)s->width * (size_t)s->height;
+    if (!s->have_frame) {
+        st = glcv_fail(&s->p.logger, GLCV_ERROR_STATE, "%s: no frame has been segmented",
+                       qualifiers ? "read_qualifiers" : "read_thresholds");
+    } else if (s->engine) {
+        st = qualifiers ? glcv_segment_gl_qualifiers(s, s->last_input, a, b, c)
+                        : glcv_segment_gl_read_thresholds(s, a, b);
+    } else if (qualifiers) {
+        copy_if(a, s->cpu.fore, n * sizeof(int32_t));
+        copy_if(b, s->cpu.back, n * sizeof(int32_t));
+        copy_if(c, s->cpu.cross, n * sizeof(int32_t));
+    } else {
+        copy_if(a, s->cpu.m_min[0], n);
+        copy_if(b, s->cpu.m_min[1], n);
     }
     pthread_mutex_unlock(&s->lock);
     return st;
@@ -656,46 +683,12 @@ glcv_status glcv_segment_read_background(glcv_segment *s, glcv_image *out)
 
 glcv_status glcv_segment_read_qualifiers(glcv_segment *s, int32_t *fore, int32_t *back, int32_t *cross)
 {
-    if (!s)
-        return GLCV_ERROR_INVALID_ARGUMENT;
-    pthread_mutex_lock(&s->lock);
-    glcv_status st = GLCV_OK;
-    size_t n = (size_t)s->width * (size_t)s->height;
-    if (!s->have_frame) {
-        st = glcv_fail(&s->p.logger, GLCV_ERROR_STATE, "read_qualifiers: no frame has been segmented");
-    } else if (!s->engine) {
-        if (fore)
-            memcpy(fore, s->cpu.fore, n * sizeof(int32_t));
-        if (back)
-            memcpy(back, s->cpu.back, n * sizeof(int32_t));
-        if (cross)
-            memcpy(cross, s->cpu.cross, n * sizeof(int32_t));
-    } else {
-        st = glcv_segment_gl_qualifiers(s, s->last_input, fore, back, cross);
-    }
-    pthread_mutex_unlock(&s->lock);
-    return st;
+    return read_planes(s, 1, fore, back, cross);
 }
 
 glcv_status glcv_segment_read_thresholds(glcv_segment *s, uint8_t *m_min_b1, uint8_t *m_min_b2)
 {
-    if (!s)
-        return GLCV_ERROR_INVALID_ARGUMENT;
-    pthread_mutex_lock(&s->lock);
-    glcv_status st = GLCV_OK;
-    size_t n = (size_t)s->width * (size_t)s->height;
-    if (!s->have_frame) {
-        st = glcv_fail(&s->p.logger, GLCV_ERROR_STATE, "read_thresholds: no frame has been segmented");
-    } else if (!s->engine) {
-        if (m_min_b1)
-            memcpy(m_min_b1, s->cpu.m_min[0], n);
-        if (m_min_b2)
-            memcpy(m_min_b2, s->cpu.m_min[1], n);
-    } else {
-        st = glcv_segment_gl_read_thresholds(s, m_min_b1, m_min_b2);
-    }
-    pthread_mutex_unlock(&s->lock);
-    return st;
+    return read_planes(s, 0, m_min_b1, m_min_b2, NULL);
 }
 
 glcv_status glcv_segment_timings(glcv_segment *s, glcv_timing *out, int capacity, int *count, int wait)

@@ -19,34 +19,30 @@
 
 /* ---- Portable math ---- */
 
-/* sin(y) and cos(y) for |y| <= pi/4 (Taylor series; error below 1e-16). */
+/* sin(y) and cos(y) for |y| <= pi/4: Taylor series in Horner form over -y^2 (error below 1e-16).
+ * The coefficients are 1/15!, 1/13!, ..., 1/1! and 1/16!, 1/14!, ..., 1/0!. */
+static const double sin_coef[] = {1.0 / 1307674368000.0, 1.0 / 6227020800.0, 1.0 / 39916800.0, 1.0 / 362880.0,
+                                  1.0 / 5040.0,          1.0 / 120.0,        1.0 / 6.0,        1.0};
+static const double cos_coef[] = {1.0 / 20922789888000.0, 1.0 / 87178291200.0, 1.0 / 479001600.0,
+                                  1.0 / 3628800.0,        1.0 / 40320.0,       1.0 / 720.0,
+                                  1.0 / 24.0,             1.0 / 2.0,           1.0};
+
+static double horner(const double *coef, int n, double y)
+{
+    double y2 = y * y, p = coef[0];
+    for (int i = 1; i < n; i++)
+        p = p * -y2 + coef[i];
+    return p;
+}
+
 static double sin_small(double y)
 {
-    double y2 = y * y;
-    double p = 1.0 / 1307674368000.0; /* 1/15! */
-    p = p * -y2 + 1.0 / 6227020800.0;
-    p = p * -y2 + 1.0 / 39916800.0;
-    p = p * -y2 + 1.0 / 362880.0;
-    p = p * -y2 + 1.0 / 5040.0;
-    p = p * -y2 + 1.0 / 120.0;
-    p = p * -y2 + 1.0 / 6.0;
-    p = p * -y2 + 1.0;
-    return y * p;
+    return y * horner(sin_coef, (int)(sizeof sin_coef / sizeof sin_coef[0]), y);
 }
 
 static double cos_small(double y)
 {
-    double y2 = y * y;
-    double p = 1.0 / 20922789888000.0; /* 1/16! */
-    p = p * -y2 + 1.0 / 87178291200.0;
-    p = p * -y2 + 1.0 / 479001600.0;
-    p = p * -y2 + 1.0 / 3628800.0;
-    p = p * -y2 + 1.0 / 40320.0;
-    p = p * -y2 + 1.0 / 720.0;
-    p = p * -y2 + 1.0 / 24.0;
-    p = p * -y2 + 1.0 / 2.0;
-    p = p * -y2 + 1.0;
-    return p;
+    return horner(cos_coef, (int)(sizeof cos_coef / sizeof cos_coef[0]), y);
 }
 
 /* sin(2 pi t): the argument in turns, so range reduction is exact. */
@@ -243,16 +239,11 @@ static uint8_t to_byte(double v)
 static glcv_status resolve_params(const glcv_synth_params *in, glcv_synth_params *p)
 {
     *p = *in;
-    if (p->width == 0)
-        p->width = 320;
-    if (p->height == 0)
-        p->height = 240;
-    if (p->frames == 0)
-        p->frames = 60;
-    if (p->objects == 0)
-        p->objects = 4;
-    if (p->seed == 0)
-        p->seed = 1;
+    GLCV_DEFAULT(p->width, 320);
+    GLCV_DEFAULT(p->height, 240);
+    GLCV_DEFAULT(p->frames, 60);
+    GLCV_DEFAULT(p->objects, 4);
+    GLCV_DEFAULT(p->seed, 1);
     if (p->width < 1 || p->width > MAX_SIZE || p->height < 1 || p->height > MAX_SIZE || p->frames < 1 ||
         p->objects < 1 || p->objects > MAX_OBJECTS)
         return GLCV_ERROR_INVALID_ARGUMENT;

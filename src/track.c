@@ -81,34 +81,20 @@ static glcv_status resolve_params(const glcv_track_params *in, glcv_track_params
     if (p->width < 1 || p->height < 1 || p->width > MAX_FRAME_SIZE || p->height > MAX_FRAME_SIZE)
         return glcv_fail(lg, GLCV_ERROR_INVALID_ARGUMENT, "track: frame size %dx%d: width and height must be 1..%d",
                          p->width, p->height, MAX_FRAME_SIZE);
-    if (p->max_objects == 0)
-        p->max_objects = DEFAULT_MAX_OBJECTS;
-    if (p->hue_bins == 0)
-        p->hue_bins = DEFAULT_HUE_BINS;
-    if (p->sat_bins == 0)
-        p->sat_bins = 1;
-    if (p->epsilon == 0)
-        p->epsilon = DEFAULT_EPSILON;
-    if (p->max_iterations == 0)
-        p->max_iterations = DEFAULT_MAX_ITERATIONS;
-    if (p->window == GLCV_TRACK_WINDOW_DEFAULT)
-        p->window = GLCV_TRACK_WINDOW_OPENCV;
-    if (p->aspect == 0)
-        p->aspect = DEFAULT_ASPECT;
-    if (p->min_mass == 0)
-        p->min_mass = DEFAULT_MIN_MASS;
-    if (p->max_distance == 0)
-        p->max_distance = DEFAULT_MAX_DISTANCE;
-    if (p->lost_criteria == 0)
-        p->lost_criteria = DEFAULT_CRITERIA;
-    if (p->recovery == GLCV_TRACK_RECOVERY_DEFAULT)
-        p->recovery = GLCV_TRACK_RECOVERY_FRAME;
-    if (p->recovery_interval == 0)
-        p->recovery_interval = DEFAULT_RECOVERY_INTERVAL;
-    if (p->min_window_area == 0)
-        p->min_window_area = DEFAULT_MIN_WINDOW_AREA;
-    if (p->reset_width == 0)
-        p->reset_width = DEFAULT_RESET_WIDTH;
+    GLCV_DEFAULT(p->max_objects, DEFAULT_MAX_OBJECTS);
+    GLCV_DEFAULT(p->hue_bins, DEFAULT_HUE_BINS);
+    GLCV_DEFAULT(p->sat_bins, 1);
+    GLCV_DEFAULT(p->epsilon, DEFAULT_EPSILON);
+    GLCV_DEFAULT(p->max_iterations, DEFAULT_MAX_ITERATIONS);
+    GLCV_DEFAULT(p->window, GLCV_TRACK_WINDOW_OPENCV);
+    GLCV_DEFAULT(p->aspect, DEFAULT_ASPECT);
+    GLCV_DEFAULT(p->min_mass, DEFAULT_MIN_MASS);
+    GLCV_DEFAULT(p->max_distance, DEFAULT_MAX_DISTANCE);
+    GLCV_DEFAULT(p->lost_criteria, DEFAULT_CRITERIA);
+    GLCV_DEFAULT(p->recovery, GLCV_TRACK_RECOVERY_FRAME);
+    GLCV_DEFAULT(p->recovery_interval, DEFAULT_RECOVERY_INTERVAL);
+    GLCV_DEFAULT(p->min_window_area, DEFAULT_MIN_WINDOW_AREA);
+    GLCV_DEFAULT(p->reset_width, DEFAULT_RESET_WIDTH);
 
     glcv_status st;
     if ((st = check_range(lg, "max_objects", p->max_objects, 1, GLCV_TRACK_MAX_OBJECTS)) ||
@@ -167,11 +153,7 @@ static glcv_tm_config make_config(const glcv_track *t)
 
 glcv_status glcv_track_create(const glcv_track_params *params, glcv_track **out)
 {
-    if (!out)
-        return GLCV_ERROR_INVALID_ARGUMENT;
-    *out = NULL;
-    if (!params)
-        return GLCV_ERROR_INVALID_ARGUMENT;
+    GLCV_CREATE_BEGIN(params, out);
     glcv_track_params p;
     glcv_status st = resolve_params(params, &p);
     if (st != GLCV_OK)
@@ -266,12 +248,7 @@ void glcv_track_destroy(glcv_track **track)
 
 glcv_status glcv_track_get_params(glcv_track *t, glcv_track_params *out)
 {
-    if (!t || !out)
-        return GLCV_ERROR_INVALID_ARGUMENT;
-    pthread_mutex_lock(&t->lock);
-    *out = t->p;
-    pthread_mutex_unlock(&t->lock);
-    return GLCV_OK;
+    GLCV_LOCKED_COPY(t, p, out);
 }
 
 glcv_status glcv_track_set_limits(glcv_track *t, int s_min, int v_min, int v_max)
@@ -406,6 +383,11 @@ static int valid_id(const glcv_track *t, int id)
     return id >= 0 && id < t->p.max_objects && t->slots[id].used;
 }
 
+static glcv_status check_id(const glcv_track *t, int id)
+{
+    return valid_id(t, id) ? GLCV_OK : glcv_fail(&t->logger, GLCV_ERROR_INVALID_ARGUMENT, "track: no object %d", id);
+}
+
 /* CUDA: fetches the last frame's results and the objects' states before the host changes them. */
 static glcv_status settle(glcv_track *t)
 {
@@ -476,10 +458,8 @@ glcv_status glcv_track_remove(glcv_track *t, int id)
     if (!t)
         return GLCV_ERROR_INVALID_ARGUMENT;
     pthread_mutex_lock(&t->lock);
-    glcv_status st = GLCV_OK;
-    if (!valid_id(t, id))
-        st = glcv_fail(&t->logger, GLCV_ERROR_INVALID_ARGUMENT, "track: no object %d", id);
-    else
+    glcv_status st = check_id(t, id);
+    if (st == GLCV_OK)
         t->slots[id].used = 0;
     pthread_mutex_unlock(&t->lock);
     return st;
@@ -490,10 +470,8 @@ glcv_status glcv_track_set_window(glcv_track *t, int id, glcv_rect window)
     if (!t)
         return GLCV_ERROR_INVALID_ARGUMENT;
     pthread_mutex_lock(&t->lock);
-    glcv_status st = GLCV_OK;
-    if (!valid_id(t, id))
-        st = glcv_fail(&t->logger, GLCV_ERROR_INVALID_ARGUMENT, "track: no object %d", id);
-    else if (window.width < 1 || window.height < 1)
+    glcv_status st = check_id(t, id);
+    if (st == GLCV_OK && (window.width < 1 || window.height < 1))
         st = glcv_fail(&t->logger, GLCV_ERROR_INVALID_ARGUMENT, "track: window %dx%d: width and height must be >= 1",
                        window.width, window.height);
     if (st == GLCV_OK)
@@ -513,10 +491,8 @@ glcv_status glcv_track_get_hist(glcv_track *t, int id, glcv_track_hist *out)
     if (!t || !out)
         return GLCV_ERROR_INVALID_ARGUMENT;
     pthread_mutex_lock(&t->lock);
-    glcv_status st = GLCV_OK;
-    if (!valid_id(t, id)) {
-        st = glcv_fail(&t->logger, GLCV_ERROR_INVALID_ARGUMENT, "track: no object %d", id);
-    } else {
+    glcv_status st = check_id(t, id);
+    if (st == GLCV_OK) {
         memset(out, 0, sizeof *out);
         out->hue_bins = t->p.hue_bins;
         out->sat_bins = t->p.sat_bins;

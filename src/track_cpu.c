@@ -91,7 +91,8 @@ void glcv_track_cpu_bins_rgb(const glcv_tm_tables *t, const glcv_tm_config *c, c
 void glcv_track_cpu_moments(const uint16_t *bins, int width, const uint8_t *lut, glcv_tm_rect r,
                             uint64_t m[GLCV_TM_MOMENTS])
 {
-    uint64_t m00 = 0, m10 = 0, m01 = 0, m11 = 0, m20 = 0, m02 = 0;
+    for (int i = 0; i < GLCV_TM_MOMENTS; i++)
+        m[i] = 0;
     for (int y = 0; y < r.h; y++) {
         const uint16_t *row = bins + (size_t)(r.y + y) * (size_t)width + r.x;
         uint64_t s0 = 0, s1 = 0, s2 = 0;
@@ -102,20 +103,8 @@ void glcv_track_cpu_moments(const uint16_t *bins, int width, const uint8_t *lut,
             s1 += px;
             s2 += px * (uint64_t)x;
         }
-        uint64_t yy = (uint64_t)y;
-        m00 += s0;
-        m10 += s1;
-        m20 += s2;
-        m01 += yy * s0;
-        m11 += yy * s1;
-        m02 += yy * yy * s0;
+        glcv_tm_add_row(m, (uint64_t)y, s0, s1, s2);
     }
-    m[GLCV_TM_M00] = m00;
-    m[GLCV_TM_M10] = m10;
-    m[GLCV_TM_M01] = m01;
-    m[GLCV_TM_M11] = m11;
-    m[GLCV_TM_M20] = m20;
-    m[GLCV_TM_M02] = m02;
 }
 
 void glcv_track_cpu_counts(const uint16_t *bins, int width, int nbins, glcv_tm_rect r, uint32_t *counts)

@@ -39,6 +39,18 @@ typedef struct glcv_tm_rect {
     int x, y, w, h;
 } glcv_tm_rect;
 
+/* Adds row y of a rectangle to its moments m (GLCV_TM_M00 ...), given the row's sums
+ * s0 = sum p, s1 = sum p x, s2 = sum p x^2 (x relative to the rectangle). */
+GLCV_TM void glcv_tm_add_row(uint64_t m[GLCV_TM_MOMENTS], uint64_t y, uint64_t s0, uint64_t s1, uint64_t s2)
+{
+    m[GLCV_TM_M00] += s0;
+    m[GLCV_TM_M10] += s1;
+    m[GLCV_TM_M20] += s2;
+    m[GLCV_TM_M01] += y * s0;
+    m[GLCV_TM_M11] += y * s1;
+    m[GLCV_TM_M02] += y * y * s0;
+}
+
 /* The per-pixel tables: cv::cvtColor's RGB2HSV_b division tables (hsv_shift 12, hue range
  * 180) and cv::calcHist's bin look-up tables (-1: outside the range). */
 typedef struct glcv_tm_tables {
