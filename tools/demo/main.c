@@ -11,9 +11,12 @@
  * drops, the GPU time of each pass and the tracked objects. Text is stb_easy_font's quads, drawn
  * with a small shader.
  *
- * Uses the public API only. Exit status: 0 ok, 1 runtime failure, 2 usage error.
+ * Uses the public API only; options and usage errors go through the tools' parser (tools/cli/cli.h).
+ * Exit status: 0 ok, 1 runtime failure, 2 usage error.
  */
 #define _POSIX_C_SOURCE 200809L
+
+#include "cli.h"
 
 #include <glcv/glcv.h>
 #include <glcv/media.h>
@@ -23,24 +26,15 @@
 #include <GLFW/glfw3.h>
 #include <stb/stb_easy_font.h>
 
-#include <errno.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <time.h>
 #include <unistd.h>
 
-#if defined(__GNUC__)
-#define DEMO_PRINTF(a, b) __attribute__((format(printf, a, b)))
-#else
-#define DEMO_PRINTF(a, b)
-#endif
-
-enum { DEMO_OK = 0, DEMO_FAIL = 1, DEMO_USAGE = 2 };
-enum { MAX_BOXES = 16, MAX_TIMINGS = 32, SIDEBAR_WIDTH = 250, MAX_SIZE = 16384, TEXT_CHARS = 8192 };
+enum { MAX_BOXES = 16, MAX_TIMINGS = 32, SIDEBAR_WIDTH = 250, TEXT_CHARS = 8192, SOURCE_COUNT = 6 };
 enum { VIEW_GRID = 0, VIEW_INPUT = 1, VIEW_BACKGROUND = 2, VIEW_MASK = 3, VIEW_OVERLAY = 4, VIEW_COUNT = 5 };
 enum { PARAM_TS = 0, PARAM_ODC, PARAM_B1, PARAM_B2, PARAM_ITERATIONS, PARAM_COUNT };
 
@@ -48,7 +42,8 @@ enum { PARAM_TS = 0, PARAM_ODC, PARAM_B1, PARAM_B2, PARAM_ITERATIONS, PARAM_COUN
 #define TRACK_RGB 40, 220, 255
 #define LOST_RGB 255, 150, 0
 
-static const char *const view_names[VIEW_COUNT] = {"grid", "input", "background", "mask", "overlay"};
+/* NULL-terminated: the choices of --view. */
+static const char *const view_names[VIEW_COUNT + 1] = {"grid", "input", "background", "mask", "overlay", NULL};
 static const char *const param_names[PARAM_COUNT] = {"Ts", "Odc", "B1", "B2", "iterations"};
 
 static const char usage_text[] =
@@ -116,62 +111,6 @@ static const char help_text[] =
     "m\tmask from segmenter: track foreground pixels only (on/off)\n"
     "s\tsave a screenshot (glcv-demo-NNN.png)\n"
     "q, esc\tquit";
-
-/* ---- small utilities ------------------------------------------------------------------------ */
-
-static void die_usage(const char *fmt, ...) DEMO_PRINTF(1, 2);
-
-static void die_usage(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    fputs("glcv-demo: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputs("\n(glcv-demo --help shows the options)\n", stderr);
-    va_end(ap);
-    exit(DEMO_USAGE);
-}
-
-static double now_seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static double parse_double(const char *opt, const char *s, double lo, double hi)
-{
-    char *end = NULL;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (errno || end == s || *end || !isfinite(v) || v < lo || v > hi)
-        die_usage("%s: '%s' is not a number in %g..%g", opt, s, lo, hi);
-    return v;
-}
-
-static int parse_int(const char *opt, const char *s, int lo, int hi)
-{
-    char *end = NULL;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (errno || end == s || *end || v < lo || v > hi)
-        die_usage("%s: '%s' is not an integer in %d..%d", opt, s, lo, hi);
-    return (int)v;
-}
-
-static void parse_size(const char *opt, const char *s, int *w, int *h)
-{
-    char *end = NULL;
-    long a = strtol(s, &end, 10);
-    if (end == s || (*end != 'x' && *end != 'X'))
-        die_usage("%s: '%s' is not WxH", opt, s);
-    const char *rest = end + 1;
-    long b = strtol(rest, &end, 10);
-    if (end == rest || *end || a < 1 || b < 1 || a > MAX_SIZE || b > MAX_SIZE)
-        die_usage("%s: '%s' is not WxH with sides 1..%d", opt, s, MAX_SIZE);
-    *w = (int)a;
-    *h = (int)b;
-}
 
 /* ---- GL helpers ----------------------------------------------------------------------------- */
 
@@ -450,7 +389,7 @@ typedef struct demo {
     int initial_fb_w, initial_fb_h;
 } demo;
 
-static void set_message(demo *d, const char *fmt, ...) DEMO_PRINTF(2, 3);
+static void set_message(demo *d, const char *fmt, ...) CLI_PRINTF(2, 3);
 
 static void set_message(demo *d, const char *fmt, ...)
 {
@@ -458,7 +397,7 @@ static void set_message(demo *d, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(d->message, sizeof d->message, fmt, ap);
     va_end(ap);
-    d->message_until = now_seconds() + 4.0;
+    d->message_until = cli_now() + 4.0;
     printf("glcv-demo: %s\n", d->message);
     fflush(stdout);
 }
@@ -726,7 +665,7 @@ static void track_objects(demo *d, const glcv_image *f)
 {
     if (!d->track || d->object_count == 0)
         return;
-    double t0 = now_seconds();
+    double t0 = cli_now();
     GLuint mask = track_mask_texture(d);
     glcv_status st;
     if (d->track_engine == GLCV_ENGINE_CPU && !mask)
@@ -737,7 +676,7 @@ static void track_objects(demo *d, const glcv_image *f)
     int n = 0;
     if (st == GLCV_OK)
         st = glcv_track_results(d->track, res, MAX_BOXES, &n);
-    d->track_ms = (now_seconds() - t0) * 1000.0;
+    d->track_ms = (cli_now() - t0) * 1000.0;
     if (st != GLCV_OK) {
         if (!d->track_failed)
             set_message(d, "tracking failed: %s", glcv_status_string(st));
@@ -811,7 +750,7 @@ static void step(demo *d, int timeout_ms)
     d->initial_count = 0;
     track_objects(d, &f);
     d->frames_processed++;
-    double t = now_seconds();
+    double t = cli_now();
     if (d->last_process > 0) {
         double inst = 1.0 / fmax(t - d->last_process, 1e-6);
         d->fps_process = d->fps_process > 0 ? 0.9 * d->fps_process + 0.1 * inst : inst;
@@ -894,7 +833,7 @@ static void draw_panel(demo *d, const rect *r, int fb_w, int fb_h, GLuint tex, G
     glDrawArrays(GL_TRIANGLE_STRIP, 0, 4);
 }
 
-static int append(char *buf, size_t size, size_t *len, const char *fmt, ...) DEMO_PRINTF(4, 5);
+static int append(char *buf, size_t size, size_t *len, const char *fmt, ...) CLI_PRINTF(4, 5);
 
 static int append(char *buf, size_t size, size_t *len, const char *fmt, ...)
 {
@@ -997,7 +936,7 @@ static void sidebar_text(demo *d, char *buf, size_t size)
     append(buf, size, &len, "\nview\t%s  (v, 0..4)\n", view_names[d->view]);
     if (d->view == VIEW_GRID)
         append(buf, size, &len, "\tinput | background\n\tmask | overlay\n");
-    if (d->message[0] && now_seconds() < d->message_until) {
+    if (d->message[0] && cli_now() < d->message_until) {
         append(buf, size, &len, "\n");
         append_wrapped(buf, size, &len, d->message, cols);
     }
@@ -1433,153 +1372,132 @@ static int set_synthetic_background(demo *d)
 
 typedef struct options {
     glcv_media_params media;
+    const char *location[SOURCE_COUNT]; /* per source option: its value (--synthetic: none) */
+    int synthetic;
+    int source_given[SOURCE_COUNT];     /* per source option: how often it was given (at most once) */
+    cli_size size;
+    int camera_format; /* index in camera_formats; -1: not given */
+    int mode;          /* index in modes; -1: not given */
     const char *screenshot;
     int max_frames;
     int learn;
     int learn_given;
-    float scale;
+    double scale;
     int view;
     int quiet;
     int show_help;
     int no_loop;
     glcv_segment_params seg;
+    double ts, odc, b1, b2;
     glcv_rect track[MAX_BOXES];
     int track_count;
     int track_mask;
 } options;
 
-static const char *next_arg(int argc, char **argv, int *i)
-{
-    if (*i + 1 >= argc)
-        die_usage("%s needs a value", argv[*i]);
-    return argv[++*i];
-}
+/* The source options, in the order of options.location. */
+static const struct {
+    const char *name;
+    glcv_media_source source;
+} sources[SOURCE_COUNT] = {
+    {"--camera", GLCV_MEDIA_CAMERA},
+    {"--video", GLCV_MEDIA_VIDEO},
+    {"--frames", GLCV_MEDIA_FRAMES_DIR},
+    {"--sequence", GLCV_MEDIA_IMAGE_SEQUENCE},
+    {"--lavfi", GLCV_MEDIA_LAVFI},
+    {"--synthetic", GLCV_MEDIA_SYNTHETIC},
+};
 
-static void set_source(options *o, glcv_media_source source, const char *location, const char *opt)
+/* Parses the command line into `o` (which holds the defaults). Returns CLI_OK, or CLI_USAGE or
+ * CLI_HELP after printing. */
+static int parse_options(int argc, char **argv, options *o)
 {
-    if (o->media.source != GLCV_MEDIA_SOURCE_DEFAULT)
-        die_usage("%s: only one source may be given", opt);
-    o->media.source = source;
-    o->media.location = location;
-}
-
-/* X,Y,W,H: a box in pixels, top-left origin. */
-static void parse_box(const char *opt, const char *s, glcv_rect *out)
-{
-    long v[4];
-    const char *p = s;
-    for (int k = 0; k < 4; k++) {
-        char *end = NULL;
-        errno = 0;
-        v[k] = strtol(p, &end, 10);
-        if (errno || end == p || *end != (k < 3 ? ',' : '\0') || v[k] < 0 || v[k] > MAX_SIZE)
-            die_usage("%s: '%s' is not X,Y,W,H (integers 0..%d)", opt, s, MAX_SIZE);
-        p = end + 1;
+    static const char *const camera_formats[] = {"yuyv", "mjpeg", NULL};
+    static const glcv_media_camera_format camera_format_values[] = {GLCV_MEDIA_CAMERA_YUYV,
+                                                                    GLCV_MEDIA_CAMERA_MJPEG};
+    static const char *const modes[] = {"live", "every-frame", NULL};
+    static const glcv_media_mode mode_values[] = {GLCV_MEDIA_LIVE, GLCV_MEDIA_EVERY_FRAME};
+    const cli_option table[] = {
+        {"--camera", NULL, &o->location[0], .kind = CLI_STRING, .what = "device", .count = &o->source_given[0],
+         .max_count = 1},
+        {"--video", NULL, &o->location[1], .kind = CLI_STRING, .what = "file name", .count = &o->source_given[1],
+         .max_count = 1},
+        {"--frames", NULL, &o->location[2], .kind = CLI_STRING, .what = "folder", .count = &o->source_given[2],
+         .max_count = 1},
+        {"--sequence", NULL, &o->location[3], .kind = CLI_STRING, .what = "pattern", .count = &o->source_given[3],
+         .max_count = 1},
+        {"--lavfi", NULL, &o->location[4], .kind = CLI_STRING, .what = "graph", .count = &o->source_given[4],
+         .max_count = 1},
+        {"--synthetic", NULL, &o->synthetic, .kind = CLI_FLAG, .count = &o->source_given[5], .max_count = 1},
+        {"--size", NULL, &o->size, .kind = CLI_SIZE},
+        {"--rate", NULL, &o->media.frame_rate, .kind = CLI_REAL, .min = 0.1, .max = 1000},
+        {"--camera-format", NULL, &o->camera_format, .kind = CLI_CHOICE, .choices = camera_formats, .any_case = 1,
+         .what = "a camera format"},
+        {"--mode", NULL, &o->mode, .kind = CLI_CHOICE, .choices = modes, .what = "a mode"},
+        {"--no-loop", NULL, &o->no_loop, .kind = CLI_FLAG},
+        {"--engine", NULL, &o->seg.engine, .kind = CLI_ENGINE, .choices = cli_gl_engines},
+        {"--learn", NULL, &o->learn, .kind = CLI_INT, .min = 1, .max = 100000},
+        {"--Ts", NULL, &o->ts, .kind = CLI_REAL, .min = 0, .max = 1e9},
+        {"--Odc", NULL, &o->odc, .kind = CLI_REAL, .min = 0, .max = 1e9},
+        {"--B1", NULL, &o->b1, .kind = CLI_REAL, .min = 1e-6, .max = 1e9},
+        {"--B2", NULL, &o->b2, .kind = CLI_REAL, .min = 1e-6, .max = 1e9},
+        {"--iterations", NULL, &o->seg.iterations, .kind = CLI_INT, .min = 0, .max = 1000},
+        {"--track", NULL, o->track, .kind = CLI_RECT, .min = 0, .max = CLI_MAX_SIDE, .count = &o->track_count,
+         .max_count = MAX_BOXES},
+        {"--mask-from-segmenter", NULL, &o->track_mask, .kind = CLI_FLAG},
+        {"--view", NULL, &o->view, .kind = CLI_CHOICE, .choices = view_names, .what = "a view"},
+        {"--scale", NULL, &o->scale, .kind = CLI_REAL, .min = 0.1, .max = 4},
+        {"--max-frames", NULL, &o->max_frames, .kind = CLI_INT, .min = 1, .max = 1000000000},
+        {"--screenshot", NULL, &o->screenshot, .kind = CLI_STRING, .what = "file name"},
+        {"--show-help", NULL, &o->show_help, .kind = CLI_FLAG},
+        {"--quiet", "-q", &o->quiet, .kind = CLI_FLAG},
+        {NULL},
+    };
+    cli_args args;
+    int rc = cli_parse(table, argc - 1, argv + 1, &args);
+    if (rc == CLI_OK)
+        rc = cli_expect_args(&args, 0, 0, "");
+    if (rc != CLI_OK)
+        return rc;
+    int first = -1;
+    for (int k = 0; k < SOURCE_COUNT; k++) {
+        if (!o->source_given[k])
+            continue;
+        if (first >= 0)
+            return cli_usage("%s, %s: only one source may be given", sources[first].name, sources[k].name);
+        first = k;
+        o->media.source = sources[k].source;
+        o->media.location = o->location[k];
     }
-    if (v[2] < 1 || v[3] < 1)
-        die_usage("%s: '%s': the width and height must be at least 1", opt, s);
-    *out = (glcv_rect){(int)v[0], (int)v[1], (int)v[2], (int)v[3]};
-}
-
-static void parse_options(int argc, char **argv, options *o)
-{
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            fputs(usage_text, stdout);
-            exit(DEMO_OK);
-        } else if (!strcmp(a, "--camera")) {
-            set_source(o, GLCV_MEDIA_CAMERA, next_arg(argc, argv, &i), a);
-        } else if (!strcmp(a, "--video")) {
-            set_source(o, GLCV_MEDIA_VIDEO, next_arg(argc, argv, &i), a);
-        } else if (!strcmp(a, "--frames")) {
-            set_source(o, GLCV_MEDIA_FRAMES_DIR, next_arg(argc, argv, &i), a);
-        } else if (!strcmp(a, "--sequence")) {
-            set_source(o, GLCV_MEDIA_IMAGE_SEQUENCE, next_arg(argc, argv, &i), a);
-        } else if (!strcmp(a, "--lavfi")) {
-            set_source(o, GLCV_MEDIA_LAVFI, next_arg(argc, argv, &i), a);
-        } else if (!strcmp(a, "--synthetic")) {
-            set_source(o, GLCV_MEDIA_SYNTHETIC, NULL, a);
-        } else if (!strcmp(a, "--size")) {
-            parse_size(a, next_arg(argc, argv, &i), &o->media.width, &o->media.height);
-        } else if (!strcmp(a, "--rate")) {
-            o->media.frame_rate = parse_double(a, next_arg(argc, argv, &i), 0.1, 1000);
-        } else if (!strcmp(a, "--camera-format")) {
-            const char *v = next_arg(argc, argv, &i);
-            if (!strcasecmp(v, "yuyv"))
-                o->media.camera_format = GLCV_MEDIA_CAMERA_YUYV;
-            else if (!strcasecmp(v, "mjpeg"))
-                o->media.camera_format = GLCV_MEDIA_CAMERA_MJPEG;
-            else
-                die_usage("--camera-format: '%s' is not yuyv or mjpeg", v);
-        } else if (!strcmp(a, "--mode")) {
-            const char *v = next_arg(argc, argv, &i);
-            if (!strcmp(v, "live"))
-                o->media.mode = GLCV_MEDIA_LIVE;
-            else if (!strcmp(v, "every-frame"))
-                o->media.mode = GLCV_MEDIA_EVERY_FRAME;
-            else
-                die_usage("--mode: '%s' is not live or every-frame", v);
-        } else if (!strcmp(a, "--no-loop")) {
-            o->no_loop = 1;
-        } else if (!strcmp(a, "--engine")) {
-            const char *v = next_arg(argc, argv, &i);
-            if (glcv_engine_mode_parse(v, &o->seg.engine) != GLCV_OK)
-                die_usage("--engine: '%s' is not auto, fragment, compute or cpu", v);
-        } else if (!strcmp(a, "--learn")) {
-            o->learn = parse_int(a, next_arg(argc, argv, &i), 1, 100000);
-            o->learn_given = 1;
-        } else if (!strcmp(a, "--Ts")) {
-            o->seg.ts = (float)parse_double(a, next_arg(argc, argv, &i), 0, 1e9);
-        } else if (!strcmp(a, "--Odc")) {
-            o->seg.odc = (float)parse_double(a, next_arg(argc, argv, &i), 0, 1e9);
-        } else if (!strcmp(a, "--B1")) {
-            o->seg.b1 = (float)parse_double(a, next_arg(argc, argv, &i), 1e-6, 1e9);
-        } else if (!strcmp(a, "--B2")) {
-            o->seg.b2 = (float)parse_double(a, next_arg(argc, argv, &i), 1e-6, 1e9);
-        } else if (!strcmp(a, "--iterations")) {
-            o->seg.iterations = parse_int(a, next_arg(argc, argv, &i), 0, 1000);
-        } else if (!strcmp(a, "--track")) {
-            if (o->track_count >= MAX_BOXES)
-                die_usage("--track: at most %d objects", MAX_BOXES);
-            parse_box(a, next_arg(argc, argv, &i), &o->track[o->track_count++]);
-        } else if (!strcmp(a, "--mask-from-segmenter")) {
-            o->track_mask = 1;
-        } else if (!strcmp(a, "--view")) {
-            const char *v = next_arg(argc, argv, &i);
-            int found = -1;
-            for (int k = 0; k < VIEW_COUNT; k++)
-                if (!strcmp(v, view_names[k]))
-                    found = k;
-            if (found < 0)
-                die_usage("--view: '%s' is not grid, input, background, mask or overlay", v);
-            o->view = found;
-        } else if (!strcmp(a, "--scale")) {
-            o->scale = (float)parse_double(a, next_arg(argc, argv, &i), 0.1, 4);
-        } else if (!strcmp(a, "--max-frames")) {
-            o->max_frames = parse_int(a, next_arg(argc, argv, &i), 1, 1000000000);
-        } else if (!strcmp(a, "--screenshot")) {
-            o->screenshot = next_arg(argc, argv, &i);
-        } else if (!strcmp(a, "--show-help")) {
-            o->show_help = 1;
-        } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
-            o->quiet = 1;
-        } else {
-            die_usage("unknown option '%s'", a);
-        }
-    }
+    o->media.width = o->size.width;
+    o->media.height = o->size.height;
+    if (o->camera_format >= 0)
+        o->media.camera_format = camera_format_values[o->camera_format];
+    if (o->mode >= 0)
+        o->media.mode = mode_values[o->mode];
+    o->learn_given = cli_given(&args, &o->learn);
+    o->seg.ts = (float)o->ts;
+    o->seg.odc = (float)o->odc;
+    o->seg.b1 = (float)o->b1;
+    o->seg.b2 = (float)o->b2;
+    return CLI_OK;
 }
 
 int main(int argc, char **argv)
 {
+    static const cli_command command = {NULL, NULL, usage_text, NULL};
+    cli_start("glcv-demo", &command);
     options o = {0};
+    o.camera_format = -1;
+    o.mode = -1;
     o.learn = 30;
-    o.seg.ts = 310;
-    o.seg.odc = 5800;
-    o.seg.b1 = 2;
-    o.seg.b2 = 200;
+    o.ts = 310;
+    o.odc = 5800;
+    o.b1 = 2;
+    o.b2 = 200;
     o.seg.iterations = 8;
-    parse_options(argc, argv, &o);
+    int rc = parse_options(argc, argv, &o);
+    if (rc != CLI_OK)
+        return cli_exit_status(rc);
     setvbuf(stdout, NULL, _IOLBF, 0);
 
     demo d = {0};
@@ -1603,7 +1521,7 @@ int main(int argc, char **argv)
     glcv_status st = glcv_media_create(&o.media, &d.media);
     if (st != GLCV_OK) {
         fprintf(stderr, "glcv-demo: cannot open the input: %s\n", glcv_status_string(st));
-        return DEMO_FAIL;
+        return CLI_FAIL;
     }
     glcv_media_get_params(d.media, &d.media_params);
     d.width = d.media_params.width;
@@ -1612,8 +1530,8 @@ int main(int argc, char **argv)
         const glcv_rect *b = &o.track[i];
         if (b->x >= d.width || b->y >= d.height) {
             glcv_media_destroy(&d.media);
-            die_usage("--track %d,%d,%d,%d: outside the %dx%d frames", b->x, b->y, b->width, b->height, d.width,
-                      d.height);
+            return cli_usage("--track %d,%d,%d,%d: outside the %dx%d frames", b->x, b->y, b->width, b->height,
+                             d.width, d.height);
         }
         d.initial[d.initial_count++] = *b;
     }
@@ -1627,7 +1545,7 @@ int main(int argc, char **argv)
     if (!glfwInit()) {
         fprintf(stderr, "glcv-demo: cannot open a window (no display?)\n");
         glcv_media_destroy(&d.media);
-        return DEMO_FAIL;
+        return CLI_FAIL;
     }
     glfwWindowHint(GLFW_CONTEXT_VERSION_MAJOR, 3);
     glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, 3);
@@ -1648,7 +1566,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "glcv-demo: cannot create a window with an OpenGL 3.3 core context\n");
         glfwTerminate();
         glcv_media_destroy(&d.media);
-        return DEMO_FAIL;
+        return CLI_FAIL;
     }
     glfwMakeContextCurrent(d.win);
     glfwSwapInterval(1);
@@ -1661,17 +1579,17 @@ int main(int argc, char **argv)
     snprintf(d.renderer, sizeof d.renderer, "%s | %s", (const char *)glGetString(GL_RENDERER),
              (const char *)glGetString(GL_VERSION));
 
-    int status = DEMO_OK;
+    int status = CLI_OK;
     d.seg_params.width = d.width;
     d.seg_params.height = d.height;
     if (!create_gl_objects(&d)) {
         fprintf(stderr, "glcv-demo: OpenGL set-up failed\n");
-        status = DEMO_FAIL;
+        status = CLI_FAIL;
         goto done;
     }
     if (!make_segmenter(&d, o.seg.engine)) {
         fprintf(stderr, "glcv-demo: %s\n", d.message);
-        status = DEMO_FAIL;
+        status = CLI_FAIL;
         goto done;
     }
     printf("glcv-demo: engine %s on %s\n", glcv_engine_mode_string(d.engine), d.renderer);
@@ -1698,7 +1616,7 @@ int main(int argc, char **argv)
         glBindFramebuffer(GL_FRAMEBUFFER, 0);
         draw(&d, fw, fh);
         glfwSwapBuffers(d.win);
-        double t = now_seconds();
+        double t = cli_now();
         if (d.last_draw > 0) {
             double inst = 1.0 / fmax(t - d.last_draw, 1e-6);
             d.fps_display = d.fps_display > 0 ? 0.9 * d.fps_display + 0.1 * inst : inst;
@@ -1719,10 +1637,10 @@ int main(int argc, char **argv)
         if (save_screenshot(&d, o.screenshot))
             printf("glcv-demo: screenshot %s\n", o.screenshot);
         else
-            status = DEMO_FAIL;
+            status = CLI_FAIL;
     }
     if (d.media_error != GLCV_OK)
-        status = DEMO_FAIL;
+        status = CLI_FAIL;
     {
         glcv_media_stats ms = {0};
         glcv_media_get_stats(d.media, &ms);
@@ -1746,7 +1664,7 @@ int main(int argc, char **argv)
     }
     if (glGetError() != GL_NO_ERROR) {
         fprintf(stderr, "glcv-demo: an OpenGL error occurred\n");
-        status = DEMO_FAIL;
+        status = CLI_FAIL;
     }
 
 done:
