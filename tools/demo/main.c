@@ -942,21 +942,6 @@ static void sidebar_text(demo *d, char *buf, size_t size)
     }
 }
 
-/* The corners of an object's rotated box in image pixels, in order (cv::RotatedRect::points). */
-static void box_corners(const glcv_track_result *r, float px[4], float py[4])
-{
-    double a = r->angle * 3.14159265358979323846 / 180.0;
-    double bx = cos(a) * 0.5, ay = sin(a) * 0.5;
-    px[0] = (float)(r->cx - ay * r->height - bx * r->width);
-    py[0] = (float)(r->cy + bx * r->height - ay * r->width);
-    px[1] = (float)(r->cx + ay * r->height - bx * r->width);
-    py[1] = (float)(r->cy - bx * r->height - ay * r->width);
-    px[2] = 2 * r->cx - px[0];
-    py[2] = 2 * r->cy - py[0];
-    px[3] = 2 * r->cx - px[1];
-    py[3] = 2 * r->cy - py[1];
-}
-
 /* Draws a list of shapes with the flat program (blended). */
 static void draw_shapes(demo *d, const shapes *s, int fb_w, int fb_h)
 {
@@ -1022,7 +1007,7 @@ static void draw(demo *d, int fb_w, int fb_h)
                 snprintf(label, sizeof label, "%d", o->id);
                 if (o->have_result) {
                     float px[4], py[4];
-                    box_corners(&o->r, px, py);
+                    glcv_track_box_points(o->r.cx, o->r.cy, o->r.width, o->r.height, o->r.angle, px, py);
                     for (int k = 0; k < 4; k++)
                         shapes_line(&boxes, r->x + px[k] * sx, r->y + py[k] * sy, r->x + px[(k + 1) % 4] * sx,
                                     r->y + py[(k + 1) % 4] * sy, 2, c);
