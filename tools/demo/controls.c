@@ -42,8 +42,9 @@ static void cursor_fb(const demo *d, double *x, double *y)
     }
 }
 
-/* The view under a window point and the image coordinates there; -1 when none. */
-static int hit_view(const demo *d, double x, double y, float *ix, float *iy)
+/* The view under a window point and the image coordinates there; -1 when none. Each view reaches
+ * `margin` times its size beyond its edges (where the coordinates are outside the image). */
+static int hit_view(const demo *d, double x, double y, double margin, float *ix, float *iy)
 {
     int fw, fh;
     demo_framebuffer_size(d, &fw, &fh);
@@ -51,7 +52,8 @@ static int hit_view(const demo *d, double x, double y, float *ix, float *iy)
     demo_layout(d, fw, fh, cell);
     for (int v = VIEW_INPUT; v < VIEW_COUNT; v++) {
         const rect *r = &cell[v];
-        if (r->w > 0 && x >= r->x && x < r->x + r->w && y >= r->y && y < r->y + r->h) {
+        if (r->w > 0 && x >= r->x - r->w * margin && x < r->x + r->w * (1 + margin) && y >= r->y - r->h * margin &&
+            y < r->y + r->h * (1 + margin)) {
             *ix = (float)((x - r->x) / r->w * d->width);
             *iy = (float)((y - r->y) / r->h * d->height);
             return v;
@@ -73,41 +75,38 @@ double demo_param_value(const demo *d, int which)
     }
 }
 
+/* A step of B1 or B2: a factor up or down, kept in 0.01..1e6. */
+static float scale_step(float v, int direction, double factor)
+{
+    return direction > 0 ? (float)fmin(v * factor, 1e6) : (float)fmax(v / factor, 0.01);
+}
+
 static void change_param(demo *d, int direction, int big)
 {
     glcv_segment_params *p = &d->seg_params;
     double factor = big ? 2.0 : 1.25;
     switch (d->selected) {
     case PARAM_TS:
+        /* Up from 0 goes to 10; below 1 is 0. */
         p->ts = direction > 0 ? (p->ts < 1 ? 10.0f : (float)(p->ts * factor)) : (float)(p->ts / factor);
-        if (p->ts < 1)
-            p->ts = 0;
-        if (p->ts > 1e7f)
-            p->ts = 1e7f;
+        p->ts = p->ts < 1 ? 0 : fminf(p->ts, 1e7f);
         glcv_segment_set_ts(d->seg, p->ts);
         break;
     case PARAM_ODC:
-        p->odc += (float)(direction * (big ? 2500 : 250));
-        if (p->odc < 0)
-            p->odc = 0;
-        if (p->odc > 1e7f)
-            p->odc = 1e7f;
+        p->odc = fminf(fmaxf(p->odc + (float)(direction * (big ? 2500 : 250)), 0), 1e7f);
         glcv_segment_set_odc(d->seg, p->odc);
         break;
     case PARAM_B1:
-        p->b1 = direction > 0 ? (float)fmin(p->b1 * factor, 1e6) : (float)fmax(p->b1 / factor, 0.01);
+        p->b1 = scale_step(p->b1, direction, factor);
         glcv_segment_set_b1(d->seg, p->b1);
         break;
     case PARAM_B2:
-        p->b2 = direction > 0 ? (float)fmin(p->b2 * factor, 1e6) : (float)fmax(p->b2 / factor, 0.01);
+        p->b2 = scale_step(p->b2, direction, factor);
         glcv_segment_set_b2(d->seg, p->b2);
         break;
     default:
         p->iterations += direction * (big ? 10 : 1);
-        if (p->iterations < 0)
-            p->iterations = 0;
-        if (p->iterations > 1000)
-            p->iterations = 1000;
+        p->iterations = p->iterations < 0 ? 0 : p->iterations > 1000 ? 1000 : p->iterations;
         glcv_segment_set_iterations(d->seg, p->iterations);
         break;
     }
@@ -199,7 +198,7 @@ static void on_mouse_button(GLFWwindow *win, int button, int action, int mods)
     double x, y;
     cursor_fb(d, &x, &y);
     float ix, iy;
-    int v = hit_view(d, x, y, &ix, &iy);
+    int v = hit_view(d, x, y, 0, &ix, &iy);
     if (button == GLFW_MOUSE_BUTTON_LEFT && action == GLFW_PRESS && v >= 0) {
         d->dragging = 1;
         d->drag = (box){ix, iy, ix, iy};
@@ -235,20 +234,11 @@ static void on_cursor(GLFWwindow *win, double x, double y)
         return;
     double fx, fy;
     cursor_fb(d, &fx, &fy);
-    int fw, fh;
-    demo_framebuffer_size(d, &fw, &fh);
-    rect cell[VIEW_COUNT];
-    demo_layout(d, fw, fh, cell);
-    /* Keep dragging in image coordinates of whichever view the drag started in (all share them). */
-    for (int v = VIEW_INPUT; v < VIEW_COUNT; v++) {
-        const rect *r = &cell[v];
-        if (r->w > 0 && fx >= r->x - r->w * 0.5 && fx < r->x + r->w * 1.5 && fy >= r->y - r->h * 0.5 &&
-            fy < r->y + r->h * 1.5) {
-            float ix = (float)((fx - r->x) / r->w * d->width), iy = (float)((fy - r->y) / r->h * d->height);
-            d->drag.x1 = fminf(fmaxf(ix, 0), (float)d->width);
-            d->drag.y1 = fminf(fmaxf(iy, 0), (float)d->height);
-            break;
-        }
+    /* Keep dragging in image coordinates of a view near the pointer (all views share them). */
+    float ix, iy;
+    if (hit_view(d, fx, fy, 0.5, &ix, &iy) >= 0) {
+        d->drag.x1 = fminf(fmaxf(ix, 0), (float)d->width);
+        d->drag.y1 = fminf(fmaxf(iy, 0), (float)d->height);
     }
 }
 
