@@ -97,6 +97,23 @@ int glcv_enum_parse(const char *const *names, int count, const char *name)
     return -1;
 }
 
+glcv_status glcv_check_range(const glcv_logger *logger, const char *module, const char *name, double v, double lo,
+                             double hi)
+{
+    if (!isfinite(v) || v < lo || v > hi)
+        return glcv_fail(logger, GLCV_ERROR_INVALID_ARGUMENT, "%s: %s must be in %g..%g (got %g)", module, name, lo, hi,
+                         v);
+    return GLCV_OK;
+}
+
+glcv_status glcv_check_size(const glcv_logger *logger, const char *module, int width, int height, int max)
+{
+    if (width < 1 || height < 1 || width > max || height > max)
+        return glcv_fail(logger, GLCV_ERROR_INVALID_ARGUMENT, "%s: size %dx%d: width and height must be 1..%d", module,
+                         width, height, max);
+    return GLCV_OK;
+}
+
 int glcv_finite(double v)
 {
     return isfinite(v);

@@ -73,6 +73,25 @@ int glcv_enum_parse(const char *const *names, int count, const char *name);
         return GLCV_OK;                                                                                       \
     } while (0)
 
+/* The body of a public function that evaluates CALL (a glcv_status expression) with OBJ's mutex
+ * held and returns its status: INVALID_ARGUMENT for a NULL OBJ. */
+#define GLCV_LOCKED_CALL(OBJ, CALL)                                                                           \
+    do {                                                                                                      \
+        if (!(OBJ))                                                                                           \
+            return GLCV_ERROR_INVALID_ARGUMENT;                                                               \
+        pthread_mutex_lock(&(OBJ)->lock);                                                                     \
+        glcv_status locked_status_ = (CALL);                                                                  \
+        pthread_mutex_unlock(&(OBJ)->lock);                                                                   \
+        return locked_status_;                                                                                \
+    } while (0)
+
+/* Parameter checks shared by the modules: INVALID_ARGUMENT, logged as "<module>: <name> must be
+ * in lo..hi (got v)", unless v is finite and lo <= v <= hi; likewise for a width x height that
+ * must be 1..max each. */
+glcv_status glcv_check_range(const glcv_logger *logger, const char *module, const char *name, double v, double lo,
+                             double hi);
+glcv_status glcv_check_size(const glcv_logger *logger, const char *module, int width, int height, int max);
+
 /* Nonzero for finite floats. */
 int glcv_finite(double v);
 

@@ -44,9 +44,9 @@ glcv_status glcv_correlate_create(const glcv_correlate_params *params, glcv_corr
     GLCV_CREATE_BEGIN(params, out);
     glcv_correlate_params p = *params;
     const glcv_logger *lg = &params->logger;
-    if (p.width < 1 || p.height < 1 || p.width > MAX_SIZE || p.height > MAX_SIZE)
-        return glcv_fail(lg, GLCV_ERROR_INVALID_ARGUMENT, "correlate: size %dx%d: width and height must be 1..%d",
-                         p.width, p.height, MAX_SIZE);
+    glcv_status st = glcv_check_size(lg, "correlate", p.width, p.height, MAX_SIZE);
+    if (st != GLCV_OK)
+        return st;
     if (p.format == GLCV_PIXEL_DEFAULT)
         p.format = GLCV_PIXEL_GRAY8;
     if (p.format != GLCV_PIXEL_GRAY8 && p.format != GLCV_PIXEL_RGB8)
@@ -80,7 +80,7 @@ glcv_status glcv_correlate_create(const glcv_correlate_params *params, glcv_corr
 
     c->p = p;
     glcv_cuda_device device;
-    glcv_status st = glcv_cuda_choose("correlate", p.engine, p.cuda_device, lg, &c->p.engine, &device);
+    st = glcv_cuda_choose("correlate", p.engine, p.cuda_device, lg, &c->p.engine, &device);
     if (st == GLCV_OK && c->p.engine == GLCV_ENGINE_CUDA) {
         st = glcv_correlate_cuda_create(c, &device);
         c->p.cuda_device = device.device;
@@ -147,10 +147,7 @@ glcv_status glcv_correlate_set_reference(glcv_correlate *c, const glcv_image *re
 {
     if (!c || !reference)
         return GLCV_ERROR_INVALID_ARGUMENT;
-    pthread_mutex_lock(&c->lock);
-    glcv_status st = set_reference_locked(c, reference);
-    pthread_mutex_unlock(&c->lock);
-    return st;
+    GLCV_LOCKED_CALL(c, set_reference_locked(c, reference));
 }
 
 static glcv_status read_texture(glcv_correlate *c, unsigned int texture, glcv_image *out)
@@ -206,12 +203,7 @@ static glcv_status images_locked(glcv_correlate *c, const glcv_image *images, in
 
 glcv_status glcv_correlate_images(glcv_correlate *c, const glcv_image *images, int n, double *r)
 {
-    if (!c)
-        return GLCV_ERROR_INVALID_ARGUMENT;
-    pthread_mutex_lock(&c->lock);
-    glcv_status st = images_locked(c, images, n, r);
-    pthread_mutex_unlock(&c->lock);
-    return st;
+    GLCV_LOCKED_CALL(c, images_locked(c, images, n, r));
 }
 
 glcv_status glcv_correlate_files(glcv_correlate *c, const char *const *paths, int n, double *r)
@@ -336,22 +328,23 @@ glcv_status glcv_correlate_bank_load(glcv_correlate *c, const glcv_image *images
     return st;
 }
 
+static glcv_status bank_run(glcv_correlate *c, double *r)
+{
+    if (!c->bank_n)
+        return glcv_fail(&c->p.logger, GLCV_ERROR_STATE, "correlate: no image bank loaded");
+    if (!c->have_reference)
+        return glcv_fail(&c->p.logger, GLCV_ERROR_STATE, "correlate: no reference set");
+    if (on_cuda(c))
+        return glcv_correlate_cuda_bank_run(c, r);
+    glcv_correlate_cpu_bank(c, r);
+    return GLCV_OK;
+}
+
 glcv_status glcv_correlate_bank_run(glcv_correlate *c, double *r)
 {
-    if (!c || !r)
+    if (!r)
         return GLCV_ERROR_INVALID_ARGUMENT;
-    pthread_mutex_lock(&c->lock);
-    glcv_status st = GLCV_OK;
-    if (!c->bank_n)
-        st = glcv_fail(&c->p.logger, GLCV_ERROR_STATE, "correlate: no image bank loaded");
-    else if (!c->have_reference)
-        st = glcv_fail(&c->p.logger, GLCV_ERROR_STATE, "correlate: no reference set");
-    if (st == GLCV_OK && on_cuda(c))
-        st = glcv_correlate_cuda_bank_run(c, r);
-    else if (st == GLCV_OK)
-        glcv_correlate_cpu_bank(c, r);
-    pthread_mutex_unlock(&c->lock);
-    return st;
+    GLCV_LOCKED_CALL(c, bank_run(c, r));
 }
 
 int glcv_correlate_bank_size(glcv_correlate *c)
@@ -366,28 +359,22 @@ int glcv_correlate_bank_size(glcv_correlate *c)
 
 glcv_status glcv_correlate_timings(glcv_correlate *c, glcv_timing *out, int capacity, int *count)
 {
-    if (!c)
-        return GLCV_ERROR_INVALID_ARGUMENT;
-    pthread_mutex_lock(&c->lock);
-    glcv_status st = glcv_timings_copy(c->timings, c->n_timings, out, capacity, count);
-    pthread_mutex_unlock(&c->lock);
-    return st;
+    GLCV_LOCKED_CALL(c, glcv_timings_copy(c->timings, c->n_timings, out, capacity, count));
 }
 
 /* ---- for tests and benchmarks ----------------------------------------------------------------- */
 
+static glcv_status set_images_per_block(glcv_correlate *c, int k)
+{
+    if (k != 0 && k != 1 && k != 2 && k != 4)
+        return glcv_fail(&c->p.logger, GLCV_ERROR_INVALID_ARGUMENT, "correlate: %d images per block (0, 1, 2 or 4)", k);
+    if (!on_cuda(c))
+        return glcv_fail(&c->p.logger, GLCV_ERROR_UNSUPPORTED, "correlate: images per block is for the CUDA engine");
+    c->images_per_block = k;
+    return GLCV_OK;
+}
+
 glcv_status glcv_correlate_set_images_per_block(glcv_correlate *c, int k)
 {
-    if (!c)
-        return GLCV_ERROR_INVALID_ARGUMENT;
-    pthread_mutex_lock(&c->lock);
-    glcv_status st = GLCV_OK;
-    if (k != 0 && k != 1 && k != 2 && k != 4)
-        st = glcv_fail(&c->p.logger, GLCV_ERROR_INVALID_ARGUMENT, "correlate: %d images per block (0, 1, 2 or 4)", k);
-    else if (!on_cuda(c))
-        st = glcv_fail(&c->p.logger, GLCV_ERROR_UNSUPPORTED, "correlate: images per block is for the CUDA engine");
-    else
-        c->images_per_block = k;
-    pthread_mutex_unlock(&c->lock);
-    return st;
+    GLCV_LOCKED_CALL(c, set_images_per_block(c, k));
 }

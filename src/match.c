@@ -53,9 +53,9 @@ static glcv_status resolve_params(const glcv_match_params *in, glcv_match_params
 {
     *p = *in;
     const glcv_logger *lg = &in->logger;
-    if (p->width < 1 || p->height < 1 || p->width > MAX_SIZE || p->height > MAX_SIZE)
-        return glcv_fail(lg, GLCV_ERROR_INVALID_ARGUMENT, "match: size %dx%d: width and height must be 1..%d",
-                         p->width, p->height, MAX_SIZE);
+    glcv_status st = glcv_check_size(lg, "match", p->width, p->height, MAX_SIZE);
+    if (st != GLCV_OK)
+        return st;
     GLCV_DEFAULT(p->format, GLCV_PIXEL_GRAY8);
     if (glcv_pixel_format_size(p->format) == 0)
         return glcv_fail(lg, GLCV_ERROR_INVALID_ARGUMENT, "match: unknown pixel format %d", (int)p->format);
@@ -280,10 +280,7 @@ glcv_status glcv_match_set_template(glcv_match *m, const glcv_image *templ, cons
 {
     if (!m || !templ)
         return GLCV_ERROR_INVALID_ARGUMENT;
-    pthread_mutex_lock(&m->lock);
-    glcv_status st = set_template_locked(m, templ, mask);
-    pthread_mutex_unlock(&m->lock);
-    return st;
+    GLCV_LOCKED_CALL(m, set_template_locked(m, templ, mask));
 }
 
 /* Reads a caller's texture into an RGB8 image (host memory). */
@@ -437,10 +434,7 @@ glcv_status glcv_match_image(glcv_match *m, const glcv_image *image)
     if (image->width != m->p.width || image->height != m->p.height)
         return glcv_fail(&m->p.logger, GLCV_ERROR_SIZE_MISMATCH, "match: the image is %dx%d, the matcher %dx%d",
                          image->width, image->height, m->p.width, m->p.height);
-    pthread_mutex_lock(&m->lock);
-    glcv_status st = match_host(m, image, 0);
-    pthread_mutex_unlock(&m->lock);
-    return st;
+    GLCV_LOCKED_CALL(m, match_host(m, image, 0));
 }
 
 glcv_status glcv_match_map_image(glcv_match *m, glcv_image *out)
@@ -458,20 +452,17 @@ glcv_status glcv_match_map_image(glcv_match *m, glcv_image *out)
     return GLCV_OK;
 }
 
+static glcv_status image_mapped(glcv_match *m)
+{
+    if (!m->mapped_pending)
+        return glcv_fail(&m->p.logger, GLCV_ERROR_STATE, "match: glcv_match_image_mapped without glcv_match_map_image");
+    glcv_image img = {m->mapped, m->p.width, m->p.height, (size_t)m->p.width * (size_t)m->channels, m->p.format};
+    return match_host(m, &img, 1);
+}
+
 glcv_status glcv_match_image_mapped(glcv_match *m)
 {
-    if (!m)
-        return GLCV_ERROR_INVALID_ARGUMENT;
-    pthread_mutex_lock(&m->lock);
-    glcv_status st;
-    if (!m->mapped_pending) {
-        st = glcv_fail(&m->p.logger, GLCV_ERROR_STATE, "match: glcv_match_image_mapped without glcv_match_map_image");
-    } else {
-        glcv_image img = {m->mapped, m->p.width, m->p.height, (size_t)m->p.width * (size_t)m->channels, m->p.format};
-        st = match_host(m, &img, 1);
-    }
-    pthread_mutex_unlock(&m->lock);
-    return st;
+    GLCV_LOCKED_CALL(m, image_mapped(m));
 }
 
 glcv_status glcv_match_image_texture(glcv_match *m, unsigned int texture)
@@ -570,16 +561,19 @@ static void normalized_locked(const glcv_match *m, float *out, size_t stride)
         }
 }
 
-glcv_status glcv_match_read_normalized(glcv_match *m, float *out, size_t stride)
+static glcv_status read_normalized(glcv_match *m, float *out, size_t stride)
 {
-    if (!m || !out)
-        return GLCV_ERROR_INVALID_ARGUMENT;
-    pthread_mutex_lock(&m->lock);
     glcv_status st = check_map(m);
     if (st == GLCV_OK)
         normalized_locked(m, out, stride);
-    pthread_mutex_unlock(&m->lock);
     return st;
+}
+
+glcv_status glcv_match_read_normalized(glcv_match *m, float *out, size_t stride)
+{
+    if (!out)
+        return GLCV_ERROR_INVALID_ARGUMENT;
+    GLCV_LOCKED_CALL(m, read_normalized(m, out, stride));
 }
 
 unsigned int glcv_match_map_texture(glcv_match *m)
@@ -698,10 +692,5 @@ glcv_status glcv_match_best(glcv_match *m, int k, glcv_match_hit *hits, int *cou
 
 glcv_status glcv_match_timings(glcv_match *m, glcv_timing *out, int capacity, int *count)
 {
-    if (!m)
-        return GLCV_ERROR_INVALID_ARGUMENT;
-    pthread_mutex_lock(&m->lock);
-    glcv_status st = glcv_timings_copy(m->timings, m->n_timings, out, capacity, count);
-    pthread_mutex_unlock(&m->lock);
-    return st;
+    GLCV_LOCKED_CALL(m, glcv_timings_copy(m->timings, m->n_timings, out, capacity, count));
 }

@@ -70,16 +70,12 @@ void glcv_segment_draw_order(glcv_segment *s, int order[4])
 
 static glcv_status check_ts(const glcv_logger *lg, double v)
 {
-    if (!glcv_finite(v) || v < 0 || v > MAX_RULE_VALUE)
-        return glcv_fail(lg, GLCV_ERROR_INVALID_ARGUMENT, "Ts must be in 0..1e9 (got %g)", v);
-    return GLCV_OK;
+    return glcv_check_range(lg, "segment", "Ts", v, 0, MAX_RULE_VALUE);
 }
 
 static glcv_status check_odc(const glcv_logger *lg, double v)
 {
-    if (!glcv_finite(v) || v < 0 || v > MAX_RULE_VALUE)
-        return glcv_fail(lg, GLCV_ERROR_INVALID_ARGUMENT, "Odc must be in 0..1e9 (got %g)", v);
-    return GLCV_OK;
+    return glcv_check_range(lg, "segment", "Odc", v, 0, MAX_RULE_VALUE);
 }
 
 static glcv_status check_b(const glcv_logger *lg, const char *name, double v)
@@ -91,16 +87,12 @@ static glcv_status check_b(const glcv_logger *lg, const char *name, double v)
 
 static glcv_status check_iterations(const glcv_logger *lg, int v)
 {
-    if (v < 0 || v > MAX_ITERATIONS)
-        return glcv_fail(lg, GLCV_ERROR_INVALID_ARGUMENT, "iterations must be 0..%d (got %d)", MAX_ITERATIONS, v);
-    return GLCV_OK;
+    return glcv_check_range(lg, "segment", "iterations", v, 0, MAX_ITERATIONS);
 }
 
 static glcv_status check_rate(const glcv_logger *lg, double v)
 {
-    if (!glcv_finite(v) || v < 0 || v > 1)
-        return glcv_fail(lg, GLCV_ERROR_INVALID_ARGUMENT, "adapt_rate must be in 0..1 (got %g)", v);
-    return GLCV_OK;
+    return glcv_check_range(lg, "segment", "adapt_rate", v, 0, 1);
 }
 
 /* Fills defaults and validates. */
@@ -108,11 +100,9 @@ static glcv_status resolve_params(const glcv_segment_params *in, glcv_segment_pa
 {
     *p = *in;
     const glcv_logger *lg = &in->logger;
-    if (p->width < 1 || p->height < 1)
-        return glcv_fail(lg, GLCV_ERROR_INVALID_ARGUMENT, "size %dx%d: width and height must be >= 1", p->width,
-                         p->height);
-    if (p->width > 65536 || p->height > 65536)
-        return glcv_fail(lg, GLCV_ERROR_INVALID_ARGUMENT, "size %dx%d is too large", p->width, p->height);
+    glcv_status st = glcv_check_size(lg, "segment", p->width, p->height, 65536);
+    if (st != GLCV_OK)
+        return st;
     GLCV_DEFAULT(p->ts, DEFAULT_TS);
     GLCV_DEFAULT(p->odc, DEFAULT_ODC);
     GLCV_DEFAULT(p->b1, DEFAULT_B1);
@@ -120,7 +110,6 @@ static glcv_status resolve_params(const glcv_segment_params *in, glcv_segment_pa
     GLCV_DEFAULT(p->iterations, DEFAULT_ITERATIONS);
     GLCV_DEFAULT(p->seed, DEFAULT_SEED);
     GLCV_DEFAULT(p->engine, GLCV_ENGINE_AUTO);
-    glcv_status st;
     if ((st = check_ts(lg, p->ts)) || (st = check_odc(lg, p->odc)) || (st = check_b(lg, "B1", p->b1)) ||
         (st = check_b(lg, "B2", p->b2)) || (st = check_iterations(lg, p->iterations)) ||
         (st = check_rate(lg, p->adapt_rate)))
@@ -218,37 +207,52 @@ glcv_status glcv_segment_get_params(glcv_segment *s, glcv_segment_params *out)
     GLCV_LOCKED_COPY(s, p, out);
 }
 
-#define SETTER(fn, type, field, check, explicit_bit)                                                                          \
-    glcv_status fn(glcv_segment *s, type v)                                                                     \
-    {                                                                                                           \
-        if (!s)                                                                                                 \
-            return GLCV_ERROR_INVALID_ARGUMENT;                                                                 \
-        pthread_mutex_lock(&s->lock);                                                                           \
-        glcv_status st = check;                                                                                 \
-        if (st == GLCV_OK) {                                                                                    \
-            s->p.field = v;                                                                                     \
-            s->explicit_values |= explicit_bit;                                                                 \
-        }                                                                                                       \
-        pthread_mutex_unlock(&s->lock);                                                                         \
-        return st;                                                                                              \
+/* Sets `*field` to `v` when `st` (the check of v) is OK; a parameter the caller sets is explicit
+ * (calibration keeps it). */
+static glcv_status set_checked(glcv_segment *s, glcv_status st, float *field, float v, int explicit_bit)
+{
+    if (st == GLCV_OK) {
+        *field = v;
+        s->explicit_values |= explicit_bit;
+    }
+    return st;
+}
+
+#define SETTER(fn, type, field, check, explicit_bit)                                                          \
+    glcv_status fn(glcv_segment *s, type v)                                                                   \
+    {                                                                                                         \
+        GLCV_LOCKED_CALL(s, set_checked(s, check, &s->p.field, v, explicit_bit));                             \
     }
 
 SETTER(glcv_segment_set_ts, float, ts, check_ts(&s->p.logger, v), GLCV_SEGMENT_EXPLICIT_TS)
 SETTER(glcv_segment_set_odc, float, odc, check_odc(&s->p.logger, v), GLCV_SEGMENT_EXPLICIT_ODC)
 SETTER(glcv_segment_set_b1, float, b1, check_b(&s->p.logger, "B1", v), GLCV_SEGMENT_EXPLICIT_B1)
 SETTER(glcv_segment_set_b2, float, b2, check_b(&s->p.logger, "B2", v), GLCV_SEGMENT_EXPLICIT_B2)
-SETTER(glcv_segment_set_iterations, int, iterations, check_iterations(&s->p.logger, v), 0)
 SETTER(glcv_segment_set_adapt_rate, float, adapt_rate, check_rate(&s->p.logger, v), 0)
+
+static glcv_status set_iterations(glcv_segment *s, int v)
+{
+    glcv_status st = check_iterations(&s->p.logger, v);
+    if (st == GLCV_OK)
+        s->p.iterations = v;
+    return st;
+}
+
+glcv_status glcv_segment_set_iterations(glcv_segment *s, int iterations)
+{
+    GLCV_LOCKED_CALL(s, set_iterations(s, iterations));
+}
+
+static glcv_status set_seed(glcv_segment *s, uint64_t seed)
+{
+    s->p.seed = seed ? seed : DEFAULT_SEED;
+    seed_rng(s, s->p.seed);
+    return GLCV_OK;
+}
 
 glcv_status glcv_segment_set_seed(glcv_segment *s, uint64_t seed)
 {
-    if (!s)
-        return GLCV_ERROR_INVALID_ARGUMENT;
-    pthread_mutex_lock(&s->lock);
-    s->p.seed = seed ? seed : DEFAULT_SEED;
-    seed_rng(s, s->p.seed);
-    pthread_mutex_unlock(&s->lock);
-    return GLCV_OK;
+    GLCV_LOCKED_CALL(s, set_seed(s, seed));
 }
 
 /* ---- inputs -------------------------------------------------------------------------------- */
@@ -325,24 +329,17 @@ static glcv_status set_background(glcv_segment *s, const glcv_image *img, unsign
 
 glcv_status glcv_segment_set_background(glcv_segment *s, const glcv_image *background)
 {
-    if (!s)
-        return GLCV_ERROR_INVALID_ARGUMENT;
-    pthread_mutex_lock(&s->lock);
-    glcv_status st = background ? set_background(s, background, 0)
-                                : glcv_fail(&s->p.logger, GLCV_ERROR_INVALID_ARGUMENT, "background: NULL image");
-    pthread_mutex_unlock(&s->lock);
-    return st;
+    GLCV_LOCKED_CALL(s, background ? set_background(s, background, 0) : glcv_segment_no_input(s, "background", 0));
 }
 
 glcv_status glcv_segment_set_background_texture(glcv_segment *s, unsigned int texture)
 {
-    if (!s)
-        return GLCV_ERROR_INVALID_ARGUMENT;
-    pthread_mutex_lock(&s->lock);
-    glcv_status st = texture ? set_background(s, NULL, texture)
-                             : glcv_fail(&s->p.logger, GLCV_ERROR_INVALID_ARGUMENT, "background: texture 0");
-    pthread_mutex_unlock(&s->lock);
-    return st;
+    GLCV_LOCKED_CALL(s, texture ? set_background(s, NULL, texture) : glcv_segment_no_input(s, "background", 1));
+}
+
+glcv_status glcv_segment_no_input(glcv_segment *s, const char *what, int texture)
+{
+    return glcv_fail(&s->p.logger, GLCV_ERROR_INVALID_ARGUMENT, "%s: %s", what, texture ? "texture 0" : "NULL image");
 }
 
 glcv_status glcv_segment_take_input(glcv_segment *s, const glcv_image *img, unsigned int texture, GLuint *gpu_input)
@@ -426,22 +423,13 @@ static glcv_status segment_frame(glcv_segment *s, const glcv_image *img, unsigne
 
 glcv_status glcv_segment_frame(glcv_segment *s, const glcv_image *frame, int wait)
 {
-    if (!s)
-        return GLCV_ERROR_INVALID_ARGUMENT;
-    pthread_mutex_lock(&s->lock);
-    glcv_status st = frame ? segment_frame(s, frame, 0, wait)
-                           : glcv_fail(&s->p.logger, GLCV_ERROR_INVALID_ARGUMENT, "frame: NULL image");
-    pthread_mutex_unlock(&s->lock);
-    return st;
+    GLCV_LOCKED_CALL(s, frame ? segment_frame(s, frame, 0, wait) : glcv_segment_no_input(s, "frame", 0));
 }
 
-glcv_status glcv_segment_map_frame(glcv_segment *s, glcv_pixel_format format, glcv_image *out)
+static glcv_status map_frame(glcv_segment *s, glcv_pixel_format format, glcv_image *out)
 {
-    if (!s)
-        return GLCV_ERROR_INVALID_ARGUMENT;
     if (out)
         memset(out, 0, sizeof *out);
-    pthread_mutex_lock(&s->lock);
     glcv_status st = GLCV_OK;
     int bpp = glcv_pixel_format_size(format);
     size_t bytes = (size_t)s->width * (size_t)s->height * (size_t)bpp;
@@ -465,15 +453,16 @@ glcv_status glcv_segment_map_frame(glcv_segment *s, glcv_pixel_format format, gl
     } else {
         s->mapped_slot = -1;
     }
-    pthread_mutex_unlock(&s->lock);
     return st;
 }
 
-glcv_status glcv_segment_frame_mapped(glcv_segment *s, int wait)
+glcv_status glcv_segment_map_frame(glcv_segment *s, glcv_pixel_format format, glcv_image *out)
 {
-    if (!s)
-        return GLCV_ERROR_INVALID_ARGUMENT;
-    pthread_mutex_lock(&s->lock);
+    GLCV_LOCKED_CALL(s, map_frame(s, format, out));
+}
+
+static glcv_status frame_mapped(glcv_segment *s, int wait)
+{
     glcv_status st;
     if (s->engine ? s->mapped_slot < 0 : !s->mapped_host)
         st = glcv_fail(&s->p.logger, GLCV_ERROR_STATE, "frame_mapped without map_frame");
@@ -482,35 +471,31 @@ glcv_status glcv_segment_frame_mapped(glcv_segment *s, int wait)
     s->mapped_slot = -1;
     free(s->mapped_host);
     s->mapped_host = NULL;
-    pthread_mutex_unlock(&s->lock);
     return st;
+}
+
+glcv_status glcv_segment_frame_mapped(glcv_segment *s, int wait)
+{
+    GLCV_LOCKED_CALL(s, frame_mapped(s, wait));
 }
 
 glcv_status glcv_segment_frame_texture(glcv_segment *s, unsigned int texture, int wait)
 {
-    if (!s)
-        return GLCV_ERROR_INVALID_ARGUMENT;
-    pthread_mutex_lock(&s->lock);
-    glcv_status st = texture ? segment_frame(s, NULL, texture, wait)
-                             : glcv_fail(&s->p.logger, GLCV_ERROR_INVALID_ARGUMENT, "frame: texture 0");
-    pthread_mutex_unlock(&s->lock);
-    return st;
+    GLCV_LOCKED_CALL(s, texture ? segment_frame(s, NULL, texture, wait) : glcv_segment_no_input(s, "frame", 1));
+}
+
+static glcv_status reset(glcv_segment *s)
+{
+    if (s->engine)
+        return glcv_segment_gl_clear_masks(s);
+    memset(s->cpu.mask, 0, (size_t)s->width * (size_t)s->height);
+    s->cpu_mask_dirty = 1;
+    return GLCV_OK;
 }
 
 glcv_status glcv_segment_reset(glcv_segment *s)
 {
-    if (!s)
-        return GLCV_ERROR_INVALID_ARGUMENT;
-    pthread_mutex_lock(&s->lock);
-    glcv_status st = GLCV_OK;
-    if (!s->engine) {
-        memset(s->cpu.mask, 0, (size_t)s->width * (size_t)s->height);
-        s->cpu_mask_dirty = 1;
-    } else {
-        st = glcv_segment_gl_clear_masks(s);
-    }
-    pthread_mutex_unlock(&s->lock);
-    return st;
+    GLCV_LOCKED_CALL(s, reset(s));
 }
 
 /* ---- outputs ------------------------------------------------------------------------------- */
@@ -627,25 +612,21 @@ static glcv_status read_background_locked(glcv_segment *s, glcv_image *out)
 /* The mask (mask = 1) or the background, into the caller's image. */
 static glcv_status read_output(glcv_segment *s, glcv_image *out, int mask)
 {
-    if (!s)
-        return GLCV_ERROR_INVALID_ARGUMENT;
-    pthread_mutex_lock(&s->lock);
     glcv_status st = mask ? check_output(s, out, 1, s->have_frame, "read_mask", "no frame has been segmented")
                           : check_output(s, out, 0, s->have_background, "read_background", "no background is set");
     if (st == GLCV_OK)
         st = mask ? read_mask_locked(s, out) : read_background_locked(s, out);
-    pthread_mutex_unlock(&s->lock);
     return st;
 }
 
 glcv_status glcv_segment_read_mask(glcv_segment *s, glcv_image *out)
 {
-    return read_output(s, out, 1);
+    GLCV_LOCKED_CALL(s, read_output(s, out, 1));
 }
 
 glcv_status glcv_segment_read_background(glcv_segment *s, glcv_image *out)
 {
-    return read_output(s, out, 0);
+    GLCV_LOCKED_CALL(s, read_output(s, out, 0));
 }
 
 static void copy_if(void *dst, const void *src, size_t bytes)
@@ -658,9 +639,6 @@ static void copy_if(void *dst, const void *src, size_t bytes)
  * cross) or the thresholds (a, b are m_min for B1 and B2). A NULL destination is skipped. */
 static glcv_status read_planes(glcv_segment *s, int qualifiers, void *a, void *b, void *c)
 {
-    if (!s)
-        return GLCV_ERROR_INVALID_ARGUMENT;
-    pthread_mutex_lock(&s->lock);
     glcv_status st = GLCV_OK;
     size_t n = (size_t)s->width * (size_t)s->height;
     if (!s->have_frame) {
@@ -677,18 +655,17 @@ static glcv_status read_planes(glcv_segment *s, int qualifiers, void *a, void *b
         copy_if(a, s->cpu.m_min[0], n);
         copy_if(b, s->cpu.m_min[1], n);
     }
-    pthread_mutex_unlock(&s->lock);
     return st;
 }
 
 glcv_status glcv_segment_read_qualifiers(glcv_segment *s, int32_t *fore, int32_t *back, int32_t *cross)
 {
-    return read_planes(s, 1, fore, back, cross);
+    GLCV_LOCKED_CALL(s, read_planes(s, 1, fore, back, cross));
 }
 
 glcv_status glcv_segment_read_thresholds(glcv_segment *s, uint8_t *m_min_b1, uint8_t *m_min_b2)
 {
-    return read_planes(s, 0, m_min_b1, m_min_b2, NULL);
+    GLCV_LOCKED_CALL(s, read_planes(s, 0, m_min_b1, m_min_b2, NULL));
 }
 
 glcv_status glcv_segment_timings(glcv_segment *s, glcv_timing *out, int capacity, int *count, int wait)

@@ -489,20 +489,19 @@ glcv_status glcv_segment_gl_read_thresholds(glcv_segment *s, uint8_t *m_min_b1, 
 
 /* ---- for tests and benchmarks ----------------------------------------------------------------------- */
 
+static glcv_status use_multipass(glcv_segment *s)
+{
+    if (s->p.engine != GLCV_ENGINE_COMPUTE)
+        return glcv_fail(&s->p.logger, GLCV_ERROR_UNSUPPORTED, "segment: the multi-pass switch is for COMPUTE mode");
+    if (!s->tile_iterations)
+        return GLCV_OK;
+    s->tile_iterations = 0;
+    return glcv_segment_gl_clear_masks(s);
+}
+
 glcv_status glcv_segment_use_multipass(glcv_segment *s)
 {
-    if (!s)
-        return GLCV_ERROR_INVALID_ARGUMENT;
-    pthread_mutex_lock(&s->lock);
-    glcv_status st = GLCV_OK;
-    if (s->p.engine != GLCV_ENGINE_COMPUTE) {
-        st = glcv_fail(&s->p.logger, GLCV_ERROR_UNSUPPORTED, "segment: the multi-pass switch is for COMPUTE mode");
-    } else if (s->tile_iterations) {
-        s->tile_iterations = 0;
-        st = glcv_segment_gl_clear_masks(s);
-    }
-    pthread_mutex_unlock(&s->lock);
-    return st;
+    GLCV_LOCKED_CALL(s, use_multipass(s));
 }
 
 int glcv_segment_tiled(glcv_segment *s)

@@ -140,6 +140,8 @@ glcv_status glcv_segment_take_input(glcv_segment *s, const glcv_image *image, un
                                     GLuint *gl_input);
 /* Checks a host frame: a valid colour image of the segmenter's size. */
 glcv_status glcv_segment_check_image(glcv_segment *s, const glcv_image *image, const char *what);
+/* INVALID_ARGUMENT for a missing input of `what`: a NULL image, or (texture nonzero) texture 0. */
+glcv_status glcv_segment_no_input(glcv_segment *s, const char *what, int texture);
 
 /* ---- the GL engine (segment_gl.c) --------------------------------------------------------------- */
 

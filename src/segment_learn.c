@@ -134,25 +134,21 @@ static glcv_status calib_learned(glcv_segment *s)
 
 /* ---- learning -------------------------------------------------------------------------------------- */
 
-glcv_status glcv_segment_learn_begin(glcv_segment *s)
+static glcv_status learn_begin(glcv_segment *s)
 {
-    if (!s)
-        return GLCV_ERROR_INVALID_ARGUMENT;
-    pthread_mutex_lock(&s->lock);
-    glcv_status st = GLCV_OK;
-    if (!s->engine) {
-        st = glcv_segment_cpu_learn_begin(&s->cpu);
-    } else {
-        st = glcv_segment_gl_learn_begin(s);
-    }
+    glcv_status st = s->engine ? glcv_segment_gl_learn_begin(s) : glcv_segment_cpu_learn_begin(&s->cpu);
     if (st == GLCV_OK) {
         s->learning = 1;
         s->learn_count = 0;
         s->calib_kept = 0;
         s->calib_stride = 1;
     }
-    pthread_mutex_unlock(&s->lock);
     return st;
+}
+
+glcv_status glcv_segment_learn_begin(glcv_segment *s)
+{
+    GLCV_LOCKED_CALL(s, learn_begin(s));
 }
 
 static glcv_status learn_add(glcv_segment *s, const glcv_image *img, unsigned int texture)
@@ -185,36 +181,18 @@ static glcv_status learn_add(glcv_segment *s, const glcv_image *img, unsigned in
 
 glcv_status glcv_segment_learn_add(glcv_segment *s, const glcv_image *frame)
 {
-    if (!s)
-        return GLCV_ERROR_INVALID_ARGUMENT;
-    pthread_mutex_lock(&s->lock);
-    glcv_status st = frame ? learn_add(s, frame, 0)
-                           : glcv_fail(&s->p.logger, GLCV_ERROR_INVALID_ARGUMENT, "learn_add: NULL image");
-    pthread_mutex_unlock(&s->lock);
-    return st;
+    GLCV_LOCKED_CALL(s, frame ? learn_add(s, frame, 0) : glcv_segment_no_input(s, "learn_add", 0));
 }
 
 glcv_status glcv_segment_learn_add_texture(glcv_segment *s, unsigned int texture)
 {
-    if (!s)
-        return GLCV_ERROR_INVALID_ARGUMENT;
-    pthread_mutex_lock(&s->lock);
-    glcv_status st = GLCV_OK;
-    if (!s->learning)
-        st = glcv_fail(&s->p.logger, GLCV_ERROR_STATE, "learn_add without learn_begin");
-    else if (!texture)
-        st = glcv_fail(&s->p.logger, GLCV_ERROR_INVALID_ARGUMENT, "learn_add: texture 0");
-    else
-        st = learn_add(s, NULL, texture);
-    pthread_mutex_unlock(&s->lock);
-    return st;
+    /* learn_add reports a missing learn_begin before a missing texture */
+    GLCV_LOCKED_CALL(s, texture || !s->learning ? learn_add(s, NULL, texture)
+                                                : glcv_segment_no_input(s, "learn_add", 1));
 }
 
-glcv_status glcv_segment_learn_end(glcv_segment *s)
+static glcv_status learn_end(glcv_segment *s)
 {
-    if (!s)
-        return GLCV_ERROR_INVALID_ARGUMENT;
-    pthread_mutex_lock(&s->lock);
     glcv_status st = GLCV_OK;
     if (!s->learning || s->learn_count == 0) {
         st = glcv_fail(&s->p.logger, GLCV_ERROR_STATE,
@@ -232,26 +210,28 @@ glcv_status glcv_segment_learn_end(glcv_segment *s)
         s->have_background = 1;
         st = calib_learned(s);
     }
-    pthread_mutex_unlock(&s->lock);
     return st;
+}
+
+glcv_status glcv_segment_learn_end(glcv_segment *s)
+{
+    GLCV_LOCKED_CALL(s, learn_end(s));
 }
 
 /* ---- calibration on any frames -------------------------------------------------------------- */
 
+static glcv_status calibrate_begin(glcv_segment *s)
+{
+    if (!s->have_background || s->learning)
+        return glcv_fail(&s->p.logger, GLCV_ERROR_STATE, "calibrate_begin: set or learn a background first");
+    calib_start(s);
+    s->calibrating = 1;
+    return GLCV_OK;
+}
+
 glcv_status glcv_segment_calibrate_begin(glcv_segment *s)
 {
-    if (!s)
-        return GLCV_ERROR_INVALID_ARGUMENT;
-    pthread_mutex_lock(&s->lock);
-    glcv_status st = GLCV_OK;
-    if (!s->have_background || s->learning)
-        st = glcv_fail(&s->p.logger, GLCV_ERROR_STATE, "calibrate_begin: set or learn a background first");
-    else {
-        calib_start(s);
-        s->calibrating = 1;
-    }
-    pthread_mutex_unlock(&s->lock);
-    return st;
+    GLCV_LOCKED_CALL(s, calibrate_begin(s));
 }
 
 static glcv_status calibrate_add(glcv_segment *s, const glcv_image *img, unsigned int texture)
@@ -271,31 +251,16 @@ static glcv_status calibrate_add(glcv_segment *s, const glcv_image *img, unsigne
 
 glcv_status glcv_segment_calibrate_add(glcv_segment *s, const glcv_image *frame)
 {
-    if (!s)
-        return GLCV_ERROR_INVALID_ARGUMENT;
-    pthread_mutex_lock(&s->lock);
-    glcv_status st = frame ? calibrate_add(s, frame, 0)
-                           : glcv_fail(&s->p.logger, GLCV_ERROR_INVALID_ARGUMENT, "calibrate_add: NULL image");
-    pthread_mutex_unlock(&s->lock);
-    return st;
+    GLCV_LOCKED_CALL(s, frame ? calibrate_add(s, frame, 0) : glcv_segment_no_input(s, "calibrate_add", 0));
 }
 
 glcv_status glcv_segment_calibrate_add_texture(glcv_segment *s, unsigned int texture)
 {
-    if (!s)
-        return GLCV_ERROR_INVALID_ARGUMENT;
-    pthread_mutex_lock(&s->lock);
-    glcv_status st = texture ? calibrate_add(s, NULL, texture)
-                             : glcv_fail(&s->p.logger, GLCV_ERROR_INVALID_ARGUMENT, "calibrate_add: texture 0");
-    pthread_mutex_unlock(&s->lock);
-    return st;
+    GLCV_LOCKED_CALL(s, texture ? calibrate_add(s, NULL, texture) : glcv_segment_no_input(s, "calibrate_add", 1));
 }
 
-glcv_status glcv_segment_calibrate_end(glcv_segment *s, float *g_out)
+static glcv_status calibrate_end(glcv_segment *s, float *g_out)
 {
-    if (!s)
-        return GLCV_ERROR_INVALID_ARGUMENT;
-    pthread_mutex_lock(&s->lock);
     glcv_status st = GLCV_OK;
     if (!s->calibrating || s->calib_frames == 0)
         st = glcv_fail(&s->p.logger, GLCV_ERROR_STATE,
@@ -303,7 +268,11 @@ glcv_status glcv_segment_calibrate_end(glcv_segment *s, float *g_out)
     else
         calib_apply(s, g_out);
     s->calibrating = 0;
-    pthread_mutex_unlock(&s->lock);
     return st;
+}
+
+glcv_status glcv_segment_calibrate_end(glcv_segment *s, float *g_out)
+{
+    GLCV_LOCKED_CALL(s, calibrate_end(s, g_out));
 }
 

@@ -69,18 +69,16 @@ struct glcv_track {
 
 static glcv_status check_range(const glcv_logger *lg, const char *name, double v, double lo, double hi)
 {
-    if (!glcv_finite(v) || v < lo || v > hi)
-        return glcv_fail(lg, GLCV_ERROR_INVALID_ARGUMENT, "track: %s must be in %g..%g (got %g)", name, lo, hi, v);
-    return GLCV_OK;
+    return glcv_check_range(lg, "track", name, v, lo, hi);
 }
 
 static glcv_status resolve_params(const glcv_track_params *in, glcv_track_params *p)
 {
     *p = *in;
     const glcv_logger *lg = &in->logger;
-    if (p->width < 1 || p->height < 1 || p->width > MAX_FRAME_SIZE || p->height > MAX_FRAME_SIZE)
-        return glcv_fail(lg, GLCV_ERROR_INVALID_ARGUMENT, "track: frame size %dx%d: width and height must be 1..%d",
-                         p->width, p->height, MAX_FRAME_SIZE);
+    glcv_status st = glcv_check_size(lg, "track", p->width, p->height, MAX_FRAME_SIZE);
+    if (st != GLCV_OK)
+        return st;
     GLCV_DEFAULT(p->max_objects, DEFAULT_MAX_OBJECTS);
     GLCV_DEFAULT(p->hue_bins, DEFAULT_HUE_BINS);
     GLCV_DEFAULT(p->sat_bins, 1);
@@ -96,7 +94,6 @@ static glcv_status resolve_params(const glcv_track_params *in, glcv_track_params
     GLCV_DEFAULT(p->min_window_area, DEFAULT_MIN_WINDOW_AREA);
     GLCV_DEFAULT(p->reset_width, DEFAULT_RESET_WIDTH);
 
-    glcv_status st;
     if ((st = check_range(lg, "max_objects", p->max_objects, 1, GLCV_TRACK_MAX_OBJECTS)) ||
         (st = check_range(lg, "hue_bins", p->hue_bins, 1, 180)) ||
         (st = check_range(lg, "sat_bins", p->sat_bins, 1, 256)) ||
@@ -354,10 +351,7 @@ glcv_status glcv_track_hist_compute(glcv_track *t, const glcv_image *frame, cons
 {
     if (!t || !out)
         return GLCV_ERROR_INVALID_ARGUMENT;
-    pthread_mutex_lock(&t->lock);
-    glcv_status st = hist_compute_locked(t, frame, mask, region, out);
-    pthread_mutex_unlock(&t->lock);
-    return st;
+    GLCV_LOCKED_CALL(t, hist_compute_locked(t, frame, mask, region, out));
 }
 
 glcv_status glcv_track_hist_compute_texture(glcv_track *t, unsigned int frame, unsigned int mask,
