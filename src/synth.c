@@ -1,4 +1,5 @@
-/* Synthetic scene: a textured background, moving objects, sensor noise and an illumination ramp.
+/* Synthetic scene: a textured background, moving objects, sensor noise and an illumination ramp;
+ * in the DYNAMIC scene also water, swaying foliage and flickering patches.
  *
  * Every value is computed with integer hashing and the basic double operations (+ - * /, sqrt,
  * floor), which IEEE 754 defines exactly, and with sine and logarithm implemented here as
@@ -150,8 +151,17 @@ typedef struct placed_object {
     int x0, x1, y0, y1; /* pixel bounding box, inclusive, clipped */
 } placed_object;
 
+/* A rectangle of pixels [x0, x1) x [y0, y1). */
+typedef struct pixel_rect {
+    int x0, y0, x1, y1;
+} pixel_rect;
+
+enum { FLICKER_PATCHES = 2 };
+
 struct glcv_synth {
     glcv_synth_params params;
+    double unit; /* min(width, height) / 240: the dynamic parts' sizes scale with the frame */
+    pixel_rect water, foliage, flicker[FLICKER_PATCHES]; /* DYNAMIC scene; empty otherwise */
     double gain_step; /* (illumination_gain - 1) / max(1, frames - 1) */
     double *col_gx;   /* (x + 0.5) / width */
     double *col_wave; /* checker wave along x, in [-1, 1] */
@@ -183,6 +193,115 @@ static void background_pixel(const glcv_synth *s, int x, int y, double rgb[3])
     rgb[0] = clampd(r * m + tex + chroma, 24.0, 232.0);
     rgb[1] = clampd(g * m + tex, 24.0, 232.0);
     rgb[2] = clampd(b * m + tex - chroma, 24.0, 232.0);
+}
+
+/* ---- The DYNAMIC scene's moving background ---- */
+
+static int in_rect(const pixel_rect *r, int x, int y)
+{
+    return x >= r->x0 && x < r->x1 && y >= r->y0 && y < r->y1;
+}
+
+static pixel_rect fraction_rect(const glcv_synth *s, double fx0, double fy0, double fx1, double fy1)
+{
+    double w = (double)s->params.width, h = (double)s->params.height;
+    pixel_rect r = {(int)floor(fx0 * w), (int)floor(fy0 * h), (int)floor(fx1 * w), (int)floor(fy1 * h)};
+    return r;
+}
+
+/* Water: three travelling waves (direction in turns, wavelength in units, period in frames). */
+static const double WAVES[3][4] = {{0.10, 9.0, 11.0, 0.00}, {0.35, 13.0, 17.0, 0.40}, {0.80, 6.5, 7.0, 0.70}};
+
+/* The ripple field in [-1, 1] at pixel (x, y) of frame t (0 everywhere at rest, t < 0). */
+static double ripple(const glcv_synth *s, int x, int y, double t)
+{
+    if (t < 0.0)
+        return 0.0;
+    double sum = 0.0;
+    for (int i = 0; i < 3; i++) {
+        double along = ((double)x * cos_turns(WAVES[i][0]) + (double)y * sin_turns(WAVES[i][0])) / s->unit;
+        sum += sin_turns(along / WAVES[i][1] - t / WAVES[i][2] + WAVES[i][3]);
+    }
+    return sum / 3.0;
+}
+
+static void water_pixel(const glcv_synth *s, int x, int y, double t, double rgb[3])
+{
+    double w = ripple(s, x, y, t);
+    double k = 1.0 + 0.22 * w;
+    double glint = w > 0.72 ? 60.0 * (w - 0.72) / 0.28 : 0.0; /* sun on the crests */
+    double depth = (double)(y - s->water.y0) / (double)(s->water.y1 - s->water.y0 + 1);
+    rgb[0] = (38.0 - 10.0 * depth) * k + glint;
+    rgb[1] = (88.0 - 15.0 * depth) * k + glint;
+    rgb[2] = (108.0 - 10.0 * depth) * k + glint;
+}
+
+/* Smooth value noise in [0, 1] on a lattice of `cell` pixels, at a real position. */
+static double value_noise(double u, double v, double cell, uint64_t key)
+{
+    double fu = u / cell, fv = v / cell;
+    double iu = floor(fu), iv = floor(fv);
+    double a = fu - iu, b = fv - iv;
+    a = a * a * (3.0 - 2.0 * a);
+    b = b * b * (3.0 - 2.0 * b);
+    double corner[4];
+    for (int k = 0; k < 4; k++) {
+        uint64_t cx = (uint64_t)(int64_t)iu + (uint64_t)(k & 1), cy = (uint64_t)(int64_t)iv + (uint64_t)(k >> 1);
+        corner[k] = (double)(mix64(key ^ (cx << 32) ^ (cy & 0xFFFFFFFFu)) >> 11) * (1.0 / 9007199254740992.0);
+    }
+    return (corner[0] * (1.0 - a) + corner[1] * a) * (1.0 - b) + (corner[2] * (1.0 - a) + corner[3] * a) * b;
+}
+
+/* Foliage swaying by a few pixels (at rest, t < 0: in its middle position). */
+static void foliage_pixel(const glcv_synth *s, int x, int y, double t, double rgb[3])
+{
+    double dx = 0.0, dy = 0.0;
+    if (t >= 0.0) {
+        dx = s->unit * (2.5 * sin_turns(t / 23.0) + 1.0 * sin_turns(t / 7.3 + 0.3));
+        dy = s->unit * 0.8 * sin_turns(t / 31.0 + 0.6);
+    }
+    double u = (double)x + 0.5 - dx, v = (double)y + 0.5 - dy;
+    double n = 0.7 * value_noise(u, v, 4.0 * s->unit, 0xF011A6E0ull) + 0.3 * value_noise(u, v, 2.0 * s->unit, 0x1EAF5ull);
+    n = clampd((n - 0.5) * 2.2 + 0.5, 0.0, 1.0); /* leaves and the gaps between them */
+    rgb[0] = 25.0 + 85.0 * n;
+    rgb[1] = 60.0 + 100.0 * n;
+    rgb[2] = 28.0 + 42.0 * n;
+}
+
+/* The brightness factor of flickering patch `i` in frame t (1 at rest). */
+static double flicker_gain(const glcv_synth *s, int i, double t)
+{
+    if (t < 0.0)
+        return 1.0;
+    uint64_t h = mix64(mix64((uint64_t)s->params.seed ^ 0xF1C4E700ull) ^ ((uint64_t)(int64_t)t * 4u + (uint64_t)i));
+    double u = (double)(h >> 11) * (2.0 / 9007199254740992.0) - 1.0;
+    return 1.0 + 0.3 * u;
+}
+
+/* The background colour of pixel (x, y) in frame t, gain 1: the still background and, in the
+ * DYNAMIC scene, its moving parts (t < 0: at rest). */
+static void scene_pixel(const glcv_synth *s, int x, int y, double t, double rgb[3])
+{
+    if (s->params.scene == GLCV_SYNTH_DYNAMIC) {
+        if (in_rect(&s->water, x, y)) {
+            water_pixel(s, x, y, t, rgb);
+            return;
+        }
+        if (in_rect(&s->foliage, x, y)) {
+            foliage_pixel(s, x, y, t, rgb);
+            return;
+        }
+        for (int i = 0; i < FLICKER_PATCHES; i++) {
+            if (in_rect(&s->flicker[i], x, y)) {
+                background_pixel(s, x, y, rgb);
+                double k = flicker_gain(s, i, t);
+                for (int c = 0; c < 3; c++)
+                    rgb[c] *= k;
+                return;
+            }
+        }
+    }
+    background_pixel(s, x, y, rgb);
 }
 
 static void place_objects(const glcv_synth *s, int frame, placed_object *out)
@@ -244,6 +363,9 @@ static glcv_status resolve_params(const glcv_synth_params *in, glcv_synth_params
     GLCV_DEFAULT(p->frames, 60);
     GLCV_DEFAULT(p->objects, 4);
     GLCV_DEFAULT(p->seed, 1);
+    GLCV_DEFAULT(p->scene, GLCV_SYNTH_STATIC);
+    if (p->scene != GLCV_SYNTH_STATIC && p->scene != GLCV_SYNTH_DYNAMIC)
+        return GLCV_ERROR_INVALID_ARGUMENT;
     if (p->width < 1 || p->width > MAX_SIZE || p->height < 1 || p->height > MAX_SIZE || p->frames < 1 ||
         p->objects < 1 || p->objects > MAX_OBJECTS)
         return GLCV_ERROR_INVALID_ARGUMENT;
@@ -287,6 +409,13 @@ glcv_status glcv_synth_create(const glcv_synth_params *params, glcv_synth **out)
     s->col_fine = s->col_gx + 2 * w;
     s->row_wave = s->row_gy + h;
     s->row_fine = s->row_gy + 2 * h;
+    s->unit = (double)(p.width < p.height ? p.width : p.height) / 240.0;
+    if (p.scene == GLCV_SYNTH_DYNAMIC) {
+        s->water = fraction_rect(s, 0.0, 0.45, 0.80, 1.0);
+        s->foliage = fraction_rect(s, 0.64, 0.0, 1.0, 0.38);
+        s->flicker[0] = fraction_rect(s, 0.04, 0.06, 0.16, 0.20);
+        s->flicker[1] = fraction_rect(s, 0.22, 0.10, 0.30, 0.30);
+    }
     for (size_t x = 0; x < w; x++) {
         double gx = ((double)x + 0.5) / (double)p.width;
         s->col_gx[x] = gx;
@@ -350,7 +479,7 @@ glcv_status glcv_synth_background(const glcv_synth *synth, glcv_image *out)
         uint8_t *d = out->data + (size_t)y * stride;
         for (int x = 0; x < synth->params.width; x++, d += bpp) {
             double rgb[3];
-            background_pixel(synth, x, y, rgb);
+            scene_pixel(synth, x, y, -1.0, rgb);
             d[0] = to_byte(rgb[0]);
             d[1] = to_byte(rgb[1]);
             d[2] = to_byte(rgb[2]);
@@ -401,7 +530,7 @@ glcv_status glcv_synth_frame(const glcv_synth *synth, int index, glcv_image *fra
             for (int i = 0; i < nrow && !covered; i++)
                 covered = object_pixel(row_objs[i], x, y, rgb);
             if (!covered)
-                background_pixel(synth, x, y, rgb);
+                scene_pixel(synth, x, y, (double)index, rgb);
             if (t)
                 t[x] = covered ? 255 : 0;
             uint64_t pixel = (uint64_t)y * (uint64_t)p->width + (uint64_t)x;
@@ -414,6 +543,29 @@ glcv_status glcv_synth_frame(const glcv_synth *synth, int index, glcv_image *fra
             if (bpp == 4)
                 d[3] = 255;
         }
+    }
+    return GLCV_OK;
+}
+
+glcv_status glcv_synth_dynamic_region(const glcv_synth *synth, glcv_image *out)
+{
+    if (!synth || glcv_image_check(out) != GLCV_OK || out->format != GLCV_PIXEL_GRAY8)
+        return GLCV_ERROR_INVALID_ARGUMENT;
+    if (out->width != synth->params.width || out->height != synth->params.height)
+        return GLCV_ERROR_SIZE_MISMATCH;
+    size_t stride = glcv_image_stride(out);
+    for (int y = 0; y < out->height; y++)
+        memset(out->data + (size_t)y * stride, 0, (size_t)out->width);
+    if (synth->params.scene != GLCV_SYNTH_DYNAMIC)
+        return GLCV_OK;
+    const pixel_rect *rects[2 + FLICKER_PATCHES] = {&synth->water, &synth->foliage, &synth->flicker[0],
+                                                    &synth->flicker[1]};
+    for (int i = 0; i < 2 + FLICKER_PATCHES; i++) {
+        const pixel_rect *r = rects[i];
+        int x0 = r->x0 > 0 ? r->x0 - 1 : 0, x1 = r->x1 < out->width ? r->x1 + 1 : out->width;
+        int y0 = r->y0 > 0 ? r->y0 - 1 : 0, y1 = r->y1 < out->height ? r->y1 + 1 : out->height;
+        for (int y = y0; y < y1; y++)
+            memset(out->data + (size_t)y * stride + (size_t)x0, 255, (size_t)(x1 > x0 ? x1 - x0 : 0));
     }
     return GLCV_OK;
 }

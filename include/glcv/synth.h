@@ -3,6 +3,11 @@
  * A textured background (smooth colour gradients and a checker of soft tiles), moving
  * objects (coloured discs and boxes, and dark objects), per-frame Gaussian sensor noise, and a
  * global illumination change (brightness ramps to `illumination_gain` over the sequence).
+ * The DYNAMIC scene adds three parts of the background that move by themselves, as water, trees
+ * and lamps do in real video: rippling water with glints (the lower half), foliage swaying by a few
+ * pixels (upper right) and two patches whose brightness flickers from frame to frame (upper
+ * left). They are background: the ground truth holds the objects only, and
+ * glcv_synth_dynamic_region says where they are.
  * The same parameters always give the same frames, on every machine.
  *
  * Thread safety: a glcv_synth object is used by one thread at a time; different objects are
@@ -19,6 +24,13 @@ extern "C" {
 
 typedef struct glcv_synth glcv_synth;
 
+/* Which background (glcv_synth_params.scene). 0 (DEFAULT) is STATIC. */
+typedef enum glcv_synth_scene {
+    GLCV_SYNTH_SCENE_DEFAULT = 0,
+    GLCV_SYNTH_STATIC = 1, /* a still background */
+    GLCV_SYNTH_DYNAMIC = 2 /* with water, swaying foliage and flickering patches (see above) */
+} glcv_synth_scene;
+
 typedef struct glcv_synth_params {
     int width;               /* default 320 */
     int height;              /* default 240 */
@@ -27,6 +39,7 @@ typedef struct glcv_synth_params {
     float noise_sigma;       /* sensor noise standard deviation in grey levels; default 2.0; <0 = none */
     float illumination_gain; /* brightness factor reached at the last frame; default 0.85; must be > 0 */
     uint32_t seed;           /* 0 = default seed 1 */
+    glcv_synth_scene scene;  /* default STATIC */
 } glcv_synth_params;
 
 #define GLCV_SYNTH_PARAMS(...) ((glcv_synth_params){__VA_ARGS__})
@@ -39,14 +52,21 @@ GLCV_API void glcv_synth_destroy(glcv_synth **synth);
 /* The resolved parameters (defaults filled in). */
 GLCV_API void glcv_synth_get_params(const glcv_synth *synth, glcv_synth_params *out);
 
-/* Renders the clean background (no objects, no noise, illumination of frame 0) into `out`,
- * an RGB8 or RGBA8 image of the generator's size. Errors: INVALID_ARGUMENT, SIZE_MISMATCH. */
+/* Renders the clean background (no objects, no noise, illumination of frame 0; the DYNAMIC
+ * scene's moving parts at rest: calm water, foliage in its middle position, patches at their mean
+ * brightness) into `out`, an RGB8 or RGBA8 image of the generator's size.
+ * Errors: INVALID_ARGUMENT, SIZE_MISMATCH. */
 GLCV_API glcv_status glcv_synth_background(const glcv_synth *synth, glcv_image *out);
 
 /* Renders frame `index` (0 <= index < frames) into `frame` (RGB8 or RGBA8, generator's size),
  * and, if `truth` is not NULL, the ground-truth object mask into it (GRAY8: 255 object, 0
  * background). Frames can be rendered in any order. Errors: INVALID_ARGUMENT, SIZE_MISMATCH. */
 GLCV_API glcv_status glcv_synth_frame(const glcv_synth *synth, int index, glcv_image *frame, glcv_image *truth);
+
+/* Writes into `out` (GRAY8, the generator's size) 255 where the background moves by itself (the
+ * DYNAMIC scene's water, foliage and flickering patches, one pixel of margin included) and 0
+ * elsewhere; all 0 for the STATIC scene. Errors: INVALID_ARGUMENT, SIZE_MISMATCH. */
+GLCV_API glcv_status glcv_synth_dynamic_region(const glcv_synth *synth, glcv_image *out);
 
 #ifdef __cplusplus
 }

@@ -5,9 +5,10 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 const char cmd_synth_help[] =
-    "usage: glcv synth -o OUTDIR [--frames N] [--size WxH] [--seed N]\n"
+    "usage: glcv synth -o OUTDIR [--frames N] [--size WxH] [--seed N] [--dynamic] [--cdnet FIRST]\n"
     "\n"
     "Writes the built-in synthetic sequence as PNG files: OUTDIR/background.png (the clean\n"
     "background), OUTDIR/frame_0000.png... (textured background, moving objects, some of them\n"
@@ -20,6 +21,12 @@ const char cmd_synth_help[] =
     "  --frames N         number of frames (default 60)\n"
     "  --size WxH         frame size (default 320x240)\n"
     "  --seed N           scene seed, 0..4294967295 (0 = default)\n"
+    "  --dynamic          a background that moves by itself: rippling water, swaying foliage and\n"
+    "                     flickering patches (background in the ground truth), and\n"
+    "                     OUTDIR/dynamic.png, 255 where they are\n"
+    "  --cdnet FIRST      write the CDnet 2014 layout instead, for 'glcv eval cdnet OUTDIR':\n"
+    "                     input/in000001.png..., groundtruth/gt000001.png..., ROI.png (every\n"
+    "                     pixel) and temporalROI.txt 'FIRST N' (frames before FIRST: warm-up)\n"
     "  -q, --quiet        no progress bar and no closing line\n"
     "  -v, --verbose      print the library's debug messages\n"
     "  -h, --help         show this help\n"
@@ -32,19 +39,65 @@ typedef struct synth_options {
     int frames;
     cli_size size;
     uint64_t seed;
+    int dynamic;
+    int cdnet; /* 0, or the first scored frame (1-based) of the CDnet layout */
 } synth_options;
 
-/* Writes <dir>/<prefix>_<k, digits wide>.png. */
-static int save_numbered(const char *dir, const char *prefix, int digits, int k, const glcv_image *image,
-                         const glcv_logger *logger)
+/* Writes <dir>/<name>.png. */
+static int save_png(const char *dir, const char *name, const glcv_image *image, const glcv_logger *logger)
 {
-    char name[64];
-    snprintf(name, sizeof name, "%s_%0*d", prefix, digits, k);
     char *path = cli_path_join(dir, name, ".png");
     if (!path)
         return cli_out_of_memory();
     glcv_status st = glcv_image_save_png(path, image, logger);
     int rc = st == GLCV_OK ? CLI_OK : cli_lib_error(path, st);
+    free(path);
+    return rc;
+}
+
+/* Writes frame k (0-based) and its truth: frame_<k>.png and truth_<k>.png (k `digits` wide), or in
+ * the CDnet layout input/in<k+1>.png and groundtruth/gt<k+1>.png (six digits). */
+static int save_frame(const synth_options *o, int digits, int k, const glcv_image *frame, const glcv_image *truth,
+                      const glcv_logger *logger)
+{
+    char name[2][64];
+    if (o->cdnet) {
+        snprintf(name[0], sizeof name[0], "input/in%06d", k + 1);
+        snprintf(name[1], sizeof name[1], "groundtruth/gt%06d", k + 1);
+    } else {
+        snprintf(name[0], sizeof name[0], "frame_%0*d", digits, k);
+        snprintf(name[1], sizeof name[1], "truth_%0*d", digits, k);
+    }
+    int rc = save_png(o->outdir, name[0], frame, logger);
+    return rc == CLI_OK ? save_png(o->outdir, name[1], truth, logger) : rc;
+}
+
+/* The CDnet layout's folders, ROI.png (every pixel scored) and temporalROI.txt. */
+static int write_cdnet_layout(const synth_options *o, glcv_image *roi, const glcv_logger *logger)
+{
+    const char *sub[] = {"input", "groundtruth"};
+    for (int i = 0; i < 2; i++) {
+        char *dir = cli_path_join(o->outdir, sub[i], "");
+        int rc = dir ? cli_make_dir(dir) : cli_out_of_memory();
+        free(dir);
+        if (rc != CLI_OK)
+            return rc;
+    }
+    size_t stride = glcv_image_stride(roi);
+    for (int y = 0; y < roi->height; y++)
+        memset(roi->data + (size_t)y * stride, 255, (size_t)roi->width);
+    int rc = save_png(o->outdir, "ROI", roi, logger);
+    char *path = rc == CLI_OK ? cli_path_join(o->outdir, "temporalROI", ".txt") : NULL;
+    if (rc == CLI_OK && !path)
+        return cli_out_of_memory();
+    FILE *f = path ? fopen(path, "w") : NULL;
+    int failed = path && (!f || fprintf(f, "%d %d\n", o->cdnet, o->frames) < 0);
+    if (f && fclose(f) != 0)
+        failed = 1;
+    if (failed) {
+        cli_error("cannot write %s", path);
+        rc = CLI_FAIL;
+    }
     free(path);
     return rc;
 }
@@ -61,9 +114,7 @@ static int write_frames(const synth_options *o, glcv_synth *synth, glcv_image *f
         if (st != GLCV_OK)
             rc = cli_lib_error("synthetic frame", st);
         if (rc == CLI_OK)
-            rc = save_numbered(o->outdir, "frame", digits, k, frame, logger);
-        if (rc == CLI_OK)
-            rc = save_numbered(o->outdir, "truth", digits, k, truth, logger);
+            rc = save_frame(o, digits, k, frame, truth, logger);
     }
     cli_progress_end(&bar);
     return rc;
@@ -79,6 +130,8 @@ int cmd_synth(int argc, char **argv)
         {"--frames", NULL, &o.frames, .kind = CLI_INT, .min = 1, .max = 1000000},
         {"--size", NULL, &o.size, .kind = CLI_SIZE},
         {"--seed", NULL, &o.seed, .kind = CLI_UINT, .umax = UINT32_MAX},
+        {"--dynamic", NULL, &o.dynamic, .kind = CLI_FLAG},
+        {"--cdnet", NULL, &o.cdnet, .kind = CLI_INT, .min = 2, .max = 999999},
         {NULL},
     };
     cli_args args;
@@ -87,14 +140,16 @@ int cmd_synth(int argc, char **argv)
         rc = cli_expect_args(&args, 0, 0, "no arguments");
     if (rc == CLI_OK && !o.outdir)
         rc = cli_usage("no output folder: give -o OUTDIR");
+    if (rc == CLI_OK && o.cdnet > o.frames)
+        rc = cli_usage("--cdnet %d: the sequence has only %d frames", o.cdnet, o.frames);
     if (rc != CLI_OK)
         return rc;
     glcv_logger logger = cli_logger(o.verbose);
     glcv_synth *synth = NULL;
     glcv_image frame = {0}, truth = {0};
-    char *bg_path = NULL;
     glcv_synth_params sp = GLCV_SYNTH_PARAMS(.width = o.size.width, .height = o.size.height, .frames = o.frames,
-                                             .seed = (uint32_t)o.seed);
+                                             .seed = (uint32_t)o.seed,
+                                             .scene = o.dynamic ? GLCV_SYNTH_DYNAMIC : GLCV_SYNTH_STATIC);
     glcv_status st = glcv_synth_create(&sp, &synth);
     rc = st == GLCV_OK ? CLI_OK : cli_lib_error("cannot create the synthetic sequence", st);
     if (rc == CLI_OK)
@@ -108,18 +163,19 @@ int cmd_synth(int argc, char **argv)
         if (st != GLCV_OK)
             rc = cli_lib_error("synthetic background", st);
     }
-    if (rc == CLI_OK) {
-        bg_path = cli_path_join(o.outdir, "background", ".png");
-        st = bg_path ? glcv_image_save_png(bg_path, &frame, &logger) : GLCV_ERROR_OUT_OF_MEMORY;
-        if (st != GLCV_OK)
-            rc = cli_lib_error(bg_path ? bg_path : "background.png", st);
+    if (rc == CLI_OK)
+        rc = save_png(o.outdir, "background", &frame, &logger);
+    if (rc == CLI_OK && o.dynamic) {
+        st = glcv_synth_dynamic_region(synth, &truth);
+        rc = st == GLCV_OK ? save_png(o.outdir, "dynamic", &truth, &logger) : cli_lib_error("dynamic region", st);
     }
+    if (rc == CLI_OK && o.cdnet)
+        rc = write_cdnet_layout(&o, &truth, &logger);
     if (rc == CLI_OK)
         rc = write_frames(&o, synth, &frame, &truth, &logger);
     if (rc == CLI_OK && !o.quiet)
-        printf("wrote background.png, %d frames and %d truth masks (%dx%d) to %s\n", o.frames, o.frames, o.size.width,
-               o.size.height, o.outdir);
-    free(bg_path);
+        printf("wrote background.png, %d frames and %d truth masks (%dx%d%s) to %s\n", o.frames, o.frames,
+               o.size.width, o.size.height, o.cdnet ? ", CDnet layout" : "", o.outdir);
     glcv_image_free(&frame);
     glcv_image_free(&truth);
     glcv_synth_destroy(&synth);
