@@ -17,6 +17,7 @@
 
 uniform sampler2D frame;
 uniform sampler2D background;
+uniform sampler2D noise; // R32F: each pixel's noise factor k >= 1 (the rule compares D^2 / k)
 uniform ivec2 image_size;
 uniform vec4 rule; // Ts, Odc, B1, B2
 
@@ -31,8 +32,9 @@ ivec3 fetch_rgb(sampler2D s, ivec2 p)
 // double precision). D^2, the smallest eigenvalue of [[F, C], [C, B]] with F = fore + Odc,
 // B = back + Odc, C = cross + Odc, is evaluated as 2 det / (F + B + sqrt((F - B)^2 + 4 C^2)):
 // det = (fore back - cross^2) + Odc |f - b|^2 is a sum of two non-negative terms, and
-// fore back - cross^2 (up to 2^42) is formed exactly from 11-bit halves in integers.
-uint m_min(int fore, int back, int cross, float ts, float odc, float b)
+// fore back - cross^2 (up to 2^42) is formed exactly from 11-bit halves in integers. D^2 is
+// divided by the pixel's noise factor k.
+float d2_of(int fore, int back, int cross, float odc, float k)
 {
     int fh = fore >> 11, fl = fore & 2047;
     int bh = back >> 11, bl = back & 2047;
@@ -45,7 +47,11 @@ uint m_min(int fore, int back, int cross, float ts, float odc, float b)
     float diff = float(fore - back);
     float c = float(cross) + odc;
     float den = float(fore + back) + 2.0 * odc + sqrt(diff * diff + 4.0 * c * c);
-    float d2 = den > 0.0 ? 2.0 * det / den : 0.0;
+    return (den > 0.0 ? 2.0 * det / den : 0.0) / k;
+}
+
+uint m_min(float d2, float ts, float b)
+{
     float x = (ts + 12.0 * b - d2) / (2.0 * b); // changed <=> M > x  (eq. 14 solved for M)
     if (x < 0.0)
         return 0u;
@@ -100,11 +106,12 @@ uvec4 block_thresholds(ivec2 pos)
         int fore = row_ff[sy][sx] + row_ff[sy + 1][sx] + row_ff[sy + 2][sx];
         int back = row_bb[sy][sx] + row_bb[sy + 1][sx] + row_bb[sy + 2][sx];
         int cross = row_fb[sy][sx] + row_fb[sy + 1][sx] + row_fb[sy + 2][sx];
-        if (p.x >= image_size.x || p.y >= image_size.y)
+        if (p.x >= image_size.x || p.y >= image_size.y) {
             result[s] = 0xDDu;
-        else
-            result[s] = (m_min(fore, back, cross, rule.x, rule.y, rule.z) << 4) |
-                        m_min(fore, back, cross, rule.x, rule.y, rule.w);
+        } else {
+            float d2 = d2_of(fore, back, cross, rule.y, texelFetch(noise, p, 0).r);
+            result[s] = (m_min(d2, rule.x, rule.z) << 4) | m_min(d2, rule.x, rule.w);
+        }
     }
     return result;
 }

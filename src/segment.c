@@ -14,10 +14,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define DEFAULT_TS 310.0f
-#define DEFAULT_ODC 5800.0f
-#define DEFAULT_B1 2.0f
-#define DEFAULT_B2 200.0f
+/* The paper's values (GLCV_SEGMENT_PAPER). */
+#define PAPER_TS 310.0f
+#define PAPER_ODC 5800.0f
+#define PAPER_B1 2.0f
+#define PAPER_B2 200.0f
+/* GLCV_SEGMENT_CALIBRATED before a calibration: the calibration's values at a moderate noise
+ * level, and adaptation. */
+#define CALIBRATED_NOISE 50.0
+#define CALIBRATED_ADAPT_RATE 0.01f
 #define DEFAULT_ITERATIONS 8
 #define DEFAULT_SEED 0x5EEDu
 #define MAX_ITERATIONS 1000
@@ -103,10 +108,21 @@ static glcv_status resolve_params(const glcv_segment_params *in, glcv_segment_pa
     glcv_status st = glcv_check_size(lg, "segment", p->width, p->height, 65536);
     if (st != GLCV_OK)
         return st;
-    GLCV_DEFAULT(p->ts, DEFAULT_TS);
-    GLCV_DEFAULT(p->odc, DEFAULT_ODC);
-    GLCV_DEFAULT(p->b1, DEFAULT_B1);
-    GLCV_DEFAULT(p->b2, DEFAULT_B2);
+    GLCV_DEFAULT(p->preset, GLCV_SEGMENT_CALIBRATED);
+    if (p->preset != GLCV_SEGMENT_CALIBRATED && p->preset != GLCV_SEGMENT_PAPER)
+        return glcv_fail(lg, GLCV_ERROR_INVALID_ARGUMENT, "segment: unknown preset %d", (int)p->preset);
+    if (p->preset == GLCV_SEGMENT_PAPER) {
+        GLCV_DEFAULT(p->ts, PAPER_TS);
+        GLCV_DEFAULT(p->odc, PAPER_ODC);
+        GLCV_DEFAULT(p->b1, PAPER_B1);
+        GLCV_DEFAULT(p->b2, PAPER_B2);
+    } else {
+        GLCV_DEFAULT(p->ts, (float)(GLCV_SEGMENT_CALIB_TS * CALIBRATED_NOISE));
+        GLCV_DEFAULT(p->odc, GLCV_SEGMENT_CALIB_ODC);
+        GLCV_DEFAULT(p->b1, (float)(GLCV_SEGMENT_CALIB_B * CALIBRATED_NOISE));
+        GLCV_DEFAULT(p->b2, (float)(GLCV_SEGMENT_CALIB_B * CALIBRATED_NOISE));
+        GLCV_DEFAULT(p->adapt_rate, CALIBRATED_ADAPT_RATE);
+    }
     GLCV_DEFAULT(p->iterations, DEFAULT_ITERATIONS);
     GLCV_DEFAULT(p->seed, DEFAULT_SEED);
     GLCV_DEFAULT(p->engine, GLCV_ENGINE_AUTO);
@@ -119,7 +135,7 @@ static glcv_status resolve_params(const glcv_segment_params *in, glcv_segment_pa
     return GLCV_OK;
 }
 
-glcv_segment_values glcv_segment_rule(const glcv_segment *s)
+glcv_segment_values glcv_segment_rule_values(const glcv_segment *s)
 {
     glcv_segment_values v = {s->p.ts, s->p.odc, {s->p.b1, s->p.b2}};
     return v;
@@ -193,6 +209,8 @@ void glcv_segment_destroy(glcv_segment **seg)
     for (int i = 0; i < GLCV_SEGMENT_CALIB_KEEP; i++)
         free(s->calib_rgb[i]);
     free(s->calib_sums);
+    free(s->calib_d2);
+    free(s->noise);
     free(s->rgb);
     free(s->mapped_host);
     pthread_mutex_destroy(&s->lock);
@@ -300,6 +318,12 @@ static glcv_status set_background(glcv_segment *s, const glcv_image *img, unsign
         return st;
     if (s->learning)
         return glcv_fail(&s->p.logger, GLCV_ERROR_STATE, "background: learning is in progress");
+    return glcv_segment_use_background(s, img, texture);
+}
+
+glcv_status glcv_segment_use_background(glcv_segment *s, const glcv_image *img, unsigned int texture)
+{
+    glcv_status st;
     if (!s->engine) {
         if (img)
             host_rgb(s, img);
@@ -363,7 +387,7 @@ glcv_status glcv_segment_take_input(glcv_segment *s, const glcv_image *img, unsi
 
 static void cpu_segment(glcv_segment *s)
 {
-    glcv_segment_values v = glcv_segment_rule(s);
+    glcv_segment_values v = glcv_segment_rule_values(s);
     glcv_segment_cpu_thresholds(&s->cpu, s->rgb, &v);
     for (int it = 0; it <= s->p.iterations; it++) {
         int order[4];
@@ -666,6 +690,21 @@ glcv_status glcv_segment_read_qualifiers(glcv_segment *s, int32_t *fore, int32_t
 glcv_status glcv_segment_read_thresholds(glcv_segment *s, uint8_t *m_min_b1, uint8_t *m_min_b2)
 {
     GLCV_LOCKED_CALL(s, read_planes(s, 0, m_min_b1, m_min_b2, NULL));
+}
+
+static glcv_status read_noise(glcv_segment *s, float *k)
+{
+    size_t n = (size_t)s->width * (size_t)s->height;
+    for (size_t i = 0; i < n; i++)
+        k[i] = s->noise ? s->noise[i] : 1.0f;
+    return GLCV_OK;
+}
+
+glcv_status glcv_segment_read_noise(glcv_segment *s, float *k)
+{
+    if (!k)
+        return GLCV_ERROR_INVALID_ARGUMENT;
+    GLCV_LOCKED_CALL(s, read_noise(s, k));
 }
 
 glcv_status glcv_segment_timings(glcv_segment *s, glcv_timing *out, int capacity, int *count, int wait)

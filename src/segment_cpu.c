@@ -101,7 +101,11 @@ double glcv_segment_d2(int32_t fore, int32_t back, int32_t cross, double odc)
 
 int glcv_segment_m_min(int32_t fore, int32_t back, int32_t cross, double ts, double odc, double b)
 {
-    double d2 = glcv_segment_d2(fore, back, cross, odc);
+    return glcv_segment_rule(glcv_segment_d2(fore, back, cross, odc), ts, b);
+}
+
+int glcv_segment_rule(double d2, double ts, double b)
+{
     /* changed <=> D^2 > Ts + B (12 - 2M) <=> M > x */
     double x = (ts + 12.0 * b - d2) / (2.0 * b);
     if (x < 0.0)
@@ -139,8 +143,11 @@ void glcv_segment_cpu_thresholds(glcv_segment_cpu *cpu, const uint8_t *frame, co
             cpu->fore[i] = ff;
             cpu->back[i] = bb;
             cpu->cross[i] = fb;
-            cpu->m_min[0][i] = (uint8_t)glcv_segment_m_min(ff, bb, fb, v->ts, v->odc, v->b[0]);
-            cpu->m_min[1][i] = (uint8_t)glcv_segment_m_min(ff, bb, fb, v->ts, v->odc, v->b[1]);
+            double d2 = glcv_segment_d2(ff, bb, fb, v->odc); /* divided by the pixel's noise factor */
+            if (cpu->noise)
+                d2 /= (double)cpu->noise[i];
+            cpu->m_min[0][i] = (uint8_t)glcv_segment_rule(d2, v->ts, v->b[0]);
+            cpu->m_min[1][i] = (uint8_t)glcv_segment_rule(d2, v->ts, v->b[1]);
         }
     }
 }

@@ -104,6 +104,8 @@ void glcv_segment_gl_destroy(glcv_segment *s)
     glcv_engine_tex_destroy(e, &s->background_f[0]);
     glcv_engine_tex_destroy(e, &s->background_f[1]);
     glcv_engine_tex_destroy(e, &s->mask);
+    if (s->noise_texture)
+        glDeleteTextures(1, &s->noise_texture);
     for (int i = 0; i < GLCV_SEGMENT_CALIB_KEEP; i++)
         glcv_engine_tex_destroy(e, &s->calib_tex[i]);
     for (int i = 0; i < 4; i++) {
@@ -236,6 +238,7 @@ glcv_status glcv_segment_gl_run(glcv_segment *s, GLuint input)
                                      : glcv_pass_make(s->threshold, "threshold", s->sub_w, s->sub_h);
     glcv_pass_add_input(&t, "frame", input, GLCV_SAMPLE_NEAREST);
     glcv_pass_add_input(&t, "background", s->background.id, GLCV_SAMPLE_NEAREST);
+    glcv_pass_add_input(&t, "noise", s->noise_texture, GLCV_SAMPLE_NEAREST);
     for (int i = 0; i < 4; i++)
         glcv_pass_add_output(&t, s->tile_iterations ? &s->thr_words[i] : &s->thresholds[i]);
     glcv_pass_add_uniform_i(&t, "image_size", GLCV_U_2I, s->width, s->height);
@@ -327,6 +330,24 @@ glcv_status glcv_segment_gl_create(glcv_segment *s)
     if (st == GLCV_OK)
         st = gpu_textures(s);
     glcv_engine_end(s->engine);
+    if (st == GLCV_OK)
+        st = glcv_segment_gl_set_noise(s, NULL);
+    return st;
+}
+
+glcv_status glcv_segment_gl_set_noise(glcv_segment *s, const float *noise)
+{
+    size_t n = (size_t)s->width * (size_t)s->height;
+    float *ones = NULL;
+    if (!noise) {
+        if (!(ones = malloc(n * sizeof *ones)))
+            return GLCV_ERROR_OUT_OF_MEMORY;
+        for (size_t i = 0; i < n; i++)
+            ones[i] = 1.0f;
+    }
+    glcv_status st = glcv_gl_upload_texture(&s->noise_texture, s->width, s->height, GL_R32F, GL_RED, GL_FLOAT,
+                                            noise ? noise : ones, &s->p.logger);
+    free(ones);
     return st;
 }
 

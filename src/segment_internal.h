@@ -17,8 +17,12 @@
 #include <pthread.h>
 
 #define GLCV_SEGMENT_MAX_RULE_VALUE 1e9 /* Ts, Odc and B: see segment.c */
-#define GLCV_SEGMENT_CALIB_KEEP 16      /* learned frames kept for the calibration */
-#define GLCV_SEGMENT_CALIB_BINS 768     /* log2(1 + D^2) in 1/24 steps up to 2^32 */
+#define GLCV_SEGMENT_CALIB_KEEP 16      /* learned frames kept for the median and the calibration */
+#define GLCV_SEGMENT_CALIB_SAMPLES 32   /* D^2 samples per pixel a calibration keeps */
+/* The calibration's constants (segment_learn.c; measured in docs/QUALITY.md). */
+#define GLCV_SEGMENT_CALIB_ODC 100000.0f /* Odc: dark objects need it well above Ts */
+#define GLCV_SEGMENT_CALIB_TS 60.0       /* Ts = 60 g */
+#define GLCV_SEGMENT_CALIB_B 14.0        /* B1 = B2 = 14 g: Ts / B = 4.3 */
 
 /* Parameters given explicitly (in the params or through a setter): never calibrated. */
 enum { GLCV_SEGMENT_EXPLICIT_TS = 1, GLCV_SEGMENT_EXPLICIT_ODC = 2, GLCV_SEGMENT_EXPLICIT_B1 = 4,
@@ -45,6 +49,7 @@ typedef struct glcv_segment_cpu {
     int32_t *fore, *back, *cross; /* window sums of the last frame */
     uint8_t *m_min[2];     /* thresholds for B1 and B2 (0..13, 13 = never) */
     uint8_t *mask;         /* 0/1 per pixel: the current mask and the temporal prior */
+    const float *noise;    /* per-pixel noise factors k >= 1 (D^2 is divided by them); NULL: 1 */
 } glcv_segment_cpu;
 
 glcv_status glcv_segment_cpu_init(glcv_segment_cpu *cpu, int width, int height);
@@ -74,7 +79,10 @@ glcv_status glcv_segment_cpu_adapt(glcv_segment_cpu *cpu, const uint8_t *frame, 
 double glcv_segment_d2(int32_t fore, int32_t back, int32_t cross, double odc);
 
 /* The decision rule for one pixel: the smallest integer M (0..13, 13 = never) with
- * D^2 > ts + b * (12 - 2M), D^2 being the smallest eigenvalue with darkness compensation. */
+ * d2 > ts + b * (12 - 2M). */
+int glcv_segment_rule(double d2, double ts, double b);
+
+/* The rule with d2 the smallest eigenvalue with darkness compensation (noise factor 1). */
 int glcv_segment_m_min(int32_t fore, int32_t back, int32_t cross, double ts, double odc, double b);
 
 /* ---- the object ------------------------------------------------------------------------------------ */
@@ -114,11 +122,20 @@ struct glcv_segment {
     glcv_tex mask;            /* R8 full resolution, 0/255 */
     GLuint last_input;        /* texture the last frame was read from */
 
-    /* Calibration (segment_learn.c): a histogram of log2(1 + D^2) and, while learning, up to
-     * GLCV_SEGMENT_CALIB_KEEP learned frames, evenly spaced (every calib_stride-th). */
+    /* Per-pixel noise factors k >= 1 (segment_learn.c): host copy (NULL until a calibration
+     * measured them: 1 everywhere) and, for the GL engines, an R32F texture the threshold pass
+     * reads (all 1 until then). */
+    float *noise;
+    GLuint noise_texture;
+
+    /* Calibration (segment_learn.c): per pixel up to GLCV_SEGMENT_CALIB_SAMPLES values of D^2
+     * (quantised, see there) of evenly spaced frames (every calib_sample_stride-th offered) and,
+     * while learning, up to GLCV_SEGMENT_CALIB_KEEP learned frames, evenly spaced (every
+     * calib_stride-th). */
     int calibrating;
-    uint64_t calib_hist[GLCV_SEGMENT_CALIB_BINS];
-    int calib_frames;
+    uint16_t *calib_d2;  /* calib_samples values per pixel, pixel-major */
+    int calib_samples, calib_sample_stride;
+    int calib_frames;    /* frames offered */
     int calib_kept, calib_stride;
     glcv_tex calib_tex[GLCV_SEGMENT_CALIB_KEEP]; /* GL engines */
     uint8_t *calib_rgb[GLCV_SEGMENT_CALIB_KEEP]; /* CPU engine, packed RGB */
@@ -134,12 +151,14 @@ struct glcv_segment {
  * eq. 15, from the PCG32 stream both engines share); a frame brought to where the engine reads
  * it - packed RGB in s->rgb for the CPU engine, for GL the next frame texture for a host image or
  * else the caller's texture after validation (*gl_input; between engine begin and end). */
-glcv_segment_values glcv_segment_rule(const glcv_segment *s);
+glcv_segment_values glcv_segment_rule_values(const glcv_segment *s);
 void glcv_segment_draw_order(glcv_segment *s, int order[4]);
 glcv_status glcv_segment_take_input(glcv_segment *s, const glcv_image *image, unsigned int texture,
                                     GLuint *gl_input);
 /* Checks a host frame: a valid colour image of the segmenter's size. */
 glcv_status glcv_segment_check_image(glcv_segment *s, const glcv_image *image, const char *what);
+/* Makes a checked host image or (img NULL) a caller's texture the background; clears the mask. */
+glcv_status glcv_segment_use_background(glcv_segment *s, const glcv_image *img, unsigned int texture);
 /* INVALID_ARGUMENT for a missing input of `what`: a NULL image, or (texture nonzero) texture 0. */
 glcv_status glcv_segment_no_input(glcv_segment *s, const char *what, int texture);
 
@@ -158,6 +177,8 @@ const glcv_tex *glcv_segment_gl_next_frame(glcv_segment *s);
 glcv_status glcv_segment_gl_run(glcv_segment *s, GLuint input);
 /* Copies a texture into one of the segmenter's RGBA8 textures (exact for 8-bit inputs). */
 glcv_status glcv_segment_gl_copy(glcv_segment *s, GLuint source, const glcv_tex *target);
+/* Uploads the per-pixel noise factors (width * height floats; NULL: all 1). */
+glcv_status glcv_segment_gl_set_noise(glcv_segment *s, const float *noise);
 /* Learning the mean: begin clears the sum, add adds a frame, end writes the background. */
 glcv_status glcv_segment_gl_learn_begin(glcv_segment *s);
 glcv_status glcv_segment_gl_learn_add(glcv_segment *s, GLuint input);

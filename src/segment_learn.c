@@ -4,32 +4,74 @@
 
 #include "core_internal.h"
 
+#include <glcv/image.h>
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define CALIB_ODC 100000.0f
-#define CALIB_TS_PER_G 100.0
-#define CALIB_B_PER_G 23.0
+/* The calibration's constants besides those in segment_internal.h (see calib_apply). */
+#define CALIB_QUANTILE 0.25 /* g: this quantile of the per-pixel medians of D^2 */
+#define CALIB_CAP 20.0      /* a sample counts at most CALIB_CAP g in s(x) */
+#define CALIB_FLOOR 2.0     /* k(x) = s(x) / (CALIB_FLOOR g), at least 1 */
+/* g is at least the D^2 of 8-bit rounding and slight sensor noise (about one grey level per
+ * channel). Compressed video, whose static blocks repeat exactly, measures less where nothing
+ * moves, yet changes by a few grey levels around anything that moves. */
+#define CALIB_MIN_NOISE 16.0
 
 /* ---- calibration ---------------------------------------------------------------------------- */
 
-/* Starts a calibration: Odc first (D^2 depends on it), an empty histogram. */
-static void calib_start(glcv_segment *s)
+/* D^2 samples are kept as q = round(2048 log2(1 + D^2)), 16 bits (D^2 up to 2^32, steps of
+ * 0.03 %): 64 bytes per pixel for GLCV_SEGMENT_CALIB_SAMPLES samples. */
+static uint16_t quantise(double d2)
 {
-    if (!(s->explicit_values & GLCV_SEGMENT_EXPLICIT_ODC))
-        s->p.odc = CALIB_ODC;
-    memset(s->calib_hist, 0, sizeof s->calib_hist);
-    s->calib_frames = 0;
+    double q = floor(2048.0 * log2(1.0 + d2) + 0.5);
+    return (uint16_t)(q < 0 ? 0 : q > 65535 ? 65535 : q);
 }
 
-/* Adds the D^2 of every pixel of one frame (packed RGB for the CPU engine, else a texture). */
+static double dequantise(uint16_t q)
+{
+    return exp2((double)q / 2048.0) - 1.0;
+}
+
+/* Starts a calibration: Odc first (D^2 depends on it), no samples. */
+static glcv_status calib_start(glcv_segment *s)
+{
+    if (!(s->explicit_values & GLCV_SEGMENT_EXPLICIT_ODC))
+        s->p.odc = GLCV_SEGMENT_CALIB_ODC;
+    size_t n = (size_t)s->width * (size_t)s->height;
+    if (!s->calib_d2 && !(s->calib_d2 = malloc(n * GLCV_SEGMENT_CALIB_SAMPLES * sizeof *s->calib_d2)))
+        return glcv_fail(&s->p.logger, GLCV_ERROR_OUT_OF_MEMORY, "segment: no memory for the calibration");
+    s->calib_samples = 0;
+    s->calib_sample_stride = 1;
+    s->calib_frames = 0;
+    return GLCV_OK;
+}
+
+/* Keeps D^2 of every pixel of one frame (packed RGB for the CPU engine, else a texture) as the
+ * next sample, if the frame is one of every calib_sample_stride-th; when the samples are full,
+ * every other one is dropped and the stride doubles, so they stay evenly spaced. D^2 comes from
+ * the exact window sums, computed on the host for every engine: the calibration is the same. */
 static glcv_status calib_accumulate(glcv_segment *s, const uint8_t *rgb, GLuint texture)
 {
     size_t n = (size_t)s->width * (size_t)s->height;
+    int offered = s->calib_frames++;
+    if (offered % s->calib_sample_stride != 0)
+        return GLCV_OK;
+    if (s->calib_samples == GLCV_SEGMENT_CALIB_SAMPLES) {
+        for (size_t i = 0; i < n; i++) {
+            uint16_t *d = s->calib_d2 + i * GLCV_SEGMENT_CALIB_SAMPLES;
+            for (int j = 0; j < GLCV_SEGMENT_CALIB_SAMPLES / 2; j++)
+                d[j] = d[2 * j];
+        }
+        s->calib_samples = GLCV_SEGMENT_CALIB_SAMPLES / 2;
+        s->calib_sample_stride *= 2;
+        if (offered % s->calib_sample_stride != 0)
+            return GLCV_OK;
+    }
     const int32_t *fore, *back, *cross;
     if (!s->engine) {
-        glcv_segment_values v = glcv_segment_rule(s);
+        glcv_segment_values v = glcv_segment_rule_values(s);
         glcv_segment_cpu_thresholds(&s->cpu, rgb, &v);
         fore = s->cpu.fore, back = s->cpu.back, cross = s->cpu.cross;
     } else {
@@ -40,40 +82,89 @@ static glcv_status calib_accumulate(glcv_segment *s, const uint8_t *rgb, GLuint 
         if (st != GLCV_OK)
             return st;
     }
-    for (size_t i = 0; i < n; i++) {
-        double d2 = glcv_segment_d2(fore[i], back[i], cross[i], s->p.odc);
-        int bin = (int)(log2(1.0 + d2) * 24.0);
-        s->calib_hist[bin < 0 ? 0 : bin >= GLCV_SEGMENT_CALIB_BINS ? GLCV_SEGMENT_CALIB_BINS - 1 : bin]++;
-    }
-    s->calib_frames++;
+    int j = s->calib_samples++;
+    for (size_t i = 0; i < n; i++)
+        s->calib_d2[i * GLCV_SEGMENT_CALIB_SAMPLES + (size_t)j] = quantise(glcv_segment_d2(fore[i], back[i], cross[i], s->p.odc));
     return GLCV_OK;
 }
 
-/* g = the median of D^2 from the histogram; sets what was not given explicitly. */
-static void calib_apply(glcv_segment *s, float *g_out)
+/* The lower median of m <= GLCV_SEGMENT_CALIB_SAMPLES samples (sorted in a copy). */
+static uint16_t median_of(const uint16_t *d, int m)
 {
-    uint64_t total = 0, seen = 0;
-    for (int i = 0; i < GLCV_SEGMENT_CALIB_BINS; i++)
-        total += s->calib_hist[i];
-    int bin = 0;
-    while (bin < GLCV_SEGMENT_CALIB_BINS - 1 && (seen + s->calib_hist[bin]) * 2 < total)
-        seen += s->calib_hist[bin++];
-    double g = exp2((bin + 0.5) / 24.0) - 1.0;
-    if (g < 1.0)
-        g = 1.0;
-    double ts = fmin(CALIB_TS_PER_G * g, GLCV_SEGMENT_MAX_RULE_VALUE), b = fmin(CALIB_B_PER_G * g, GLCV_SEGMENT_MAX_RULE_VALUE);
+    uint16_t v[GLCV_SEGMENT_CALIB_SAMPLES];
+    for (int i = 0; i < m; i++) { /* insertion sort: m is small */
+        uint16_t x = d[i];
+        int j = i;
+        for (; j > 0 && v[j - 1] > x; j--)
+            v[j] = v[j - 1];
+        v[j] = x;
+    }
+    return v[(m - 1) / 2];
+}
+
+/* The calibration from the samples:
+ *   med(x)  the median of D^2 at pixel x over the frames (robust to objects that cover x in fewer
+ *           than half of them);
+ *   g       the scene's noise level: a low quantile of med over the pixels, i.e. the level of the
+ *           still parts of the scene, even when water or leaves cover most of it;
+ *   s(x)    the mean of D^2 at x over the frames, each value capped at C max(med(x), g) so that
+ *           objects passing through x during calibration weigh little;
+ *   k(x)    = max(1, s(x) / (F g)): 1 where the scene is as quiet as its still parts, larger where
+ *           it moves by itself (water, leaves, flicker, compression noise at edges).
+ * The rule then compares D^2 / k(x) with Ts + B (12 - 2M), Ts = T g and B1 = B2 = Bc g (those not
+ * given explicitly). */
+static glcv_status calib_apply(glcv_segment *s, float *g_out)
+{
+    size_t n = (size_t)s->width * (size_t)s->height;
+    int m = s->calib_samples;
+    uint32_t *hist = calloc(65536, sizeof *hist);
+    double *value = malloc(65536 * sizeof *value); /* dequantised samples */
+    float *noise = s->noise ? s->noise : malloc(n * sizeof *noise);
+    if (!hist || !value || !noise) {
+        free(hist);
+        free(value);
+        if (noise != s->noise)
+            free(noise);
+        return glcv_fail(&s->p.logger, GLCV_ERROR_OUT_OF_MEMORY, "segment: no memory for the calibration");
+    }
+    s->noise = noise;
+    for (int q = 0; q < 65536; q++)
+        value[q] = dequantise((uint16_t)q);
+    for (size_t i = 0; i < n; i++)
+        hist[median_of(s->calib_d2 + i * GLCV_SEGMENT_CALIB_SAMPLES, m)]++;
+    uint64_t rank = (uint64_t)(CALIB_QUANTILE * (double)(n - 1)), seen = 0;
+    int gq = 0;
+    while (gq < 65535 && seen + hist[gq] <= rank)
+        seen += hist[gq++];
+    double g = fmax(value[gq], CALIB_MIN_NOISE), cap = CALIB_CAP * g;
+    for (size_t i = 0; i < n; i++) {
+        const uint16_t *d = s->calib_d2 + i * GLCV_SEGMENT_CALIB_SAMPLES;
+        double sum = 0.0;
+        for (int j = 0; j < m; j++)
+            sum += fmin(value[d[j]], cap);
+        noise[i] = (float)fmax(sum / (double)m / (CALIB_FLOOR * g), 1.0);
+    }
+    free(hist);
+    free(value);
+    double ts = fmin(GLCV_SEGMENT_CALIB_TS * g, GLCV_SEGMENT_MAX_RULE_VALUE), b = fmin(GLCV_SEGMENT_CALIB_B * g, GLCV_SEGMENT_MAX_RULE_VALUE);
     if (!(s->explicit_values & GLCV_SEGMENT_EXPLICIT_TS))
         s->p.ts = (float)ts;
     if (!(s->explicit_values & GLCV_SEGMENT_EXPLICIT_B1))
         s->p.b1 = (float)b;
     if (!(s->explicit_values & GLCV_SEGMENT_EXPLICIT_B2))
         s->p.b2 = (float)b;
+    glcv_status st = GLCV_OK;
+    if (s->engine)
+        st = glcv_segment_gl_set_noise(s, noise);
+    else
+        s->cpu.noise = noise;
     glcv_logf(&s->p.logger, GLCV_LOG_INFO,
-              "segment: calibrated on %d frames: median D^2 %.1f -> Ts %g, Odc %g, B1 %g, B2 %g%s", s->calib_frames,
-              g, (double)s->p.ts, (double)s->p.odc, (double)s->p.b1, (double)s->p.b2,
+              "segment: calibrated on %d frames (%d samples): noise level g %.1f -> Ts %g, Odc %g, B1 %g, B2 %g%s",
+              s->calib_frames, m, g, (double)s->p.ts, (double)s->p.odc, (double)s->p.b1, (double)s->p.b2,
               s->explicit_values ? " (explicit values kept)" : "");
     if (g_out)
         *g_out = (float)g;
+    return st;
 }
 
 /* While learning: keeps every calib_stride-th frame (`texture` the GL input, else s->rgb), at most
@@ -115,28 +206,71 @@ static glcv_status calib_keep(glcv_segment *s, int index, GLuint texture)
     return GLCV_OK;
 }
 
+/* glcv_image_median's source over the kept frames: packed RGB (CPU engine) or the texture read
+ * back into the scratch buffer (w * h * 4 bytes). */
+typedef struct kept_source {
+    glcv_segment *s;
+    uint8_t *scratch;
+} kept_source;
+
+static glcv_status kept_frame(void *user, int index, glcv_image *frame)
+{
+    kept_source *k = user;
+    glcv_segment *s = k->s;
+    if (!s->engine) {
+        *frame = (glcv_image){s->calib_rgb[index], s->width, s->height, 0, GLCV_PIXEL_RGB8};
+        return GLCV_OK;
+    }
+    glcv_engine_begin(s->engine);
+    glcv_status st = glcv_engine_read(s->engine, s->calib_tex[index].id, s->width, s->height, GL_RGBA,
+                                      GL_UNSIGNED_BYTE, k->scratch, (size_t)s->width * 4);
+    glcv_engine_end(s->engine);
+    *frame = (glcv_image){k->scratch, s->width, s->height, 0, GLCV_PIXEL_RGBA8};
+    return st;
+}
+
+/* CALIBRATED preset: the background is the per-pixel median of the kept frames. */
+static glcv_status learn_median(glcv_segment *s)
+{
+    kept_source src = {s, NULL};
+    if (s->engine) {
+        glcv_engine_sync_writes(s->engine);
+        if (!(src.scratch = malloc((size_t)s->width * (size_t)s->height * 4)))
+            return glcv_fail(&s->p.logger, GLCV_ERROR_OUT_OF_MEMORY, "segment: no memory for the median");
+    }
+    glcv_image median = {s->rgb, s->width, s->height, 0, GLCV_PIXEL_RGB8};
+    glcv_status st = glcv_image_median(s->calib_kept, kept_frame, &src, &s->p.logger, &median);
+    free(src.scratch);
+    return st == GLCV_OK ? glcv_segment_use_background(s, &median, 0) : st;
+}
+
 /* After learning: calibrates on the kept frames. */
 static glcv_status calib_learned(glcv_segment *s)
 {
-    if (s->p.fixed_parameters || s->calib_kept == 0)
+    if (s->p.preset != GLCV_SEGMENT_CALIBRATED || s->p.fixed_parameters || s->calib_kept == 0)
         return GLCV_OK;
     if (s->engine)
         glcv_engine_sync_writes(s->engine);
-    calib_start(s);
-    for (int k = 0; k < s->calib_kept; k++) {
-        glcv_status st = calib_accumulate(s, s->calib_rgb[k], s->calib_tex[k].id);
-        if (st != GLCV_OK)
-            return st;
-    }
-    calib_apply(s, NULL);
-    return GLCV_OK;
+    glcv_status st = calib_start(s);
+    for (int k = 0; k < s->calib_kept && st == GLCV_OK; k++)
+        st = calib_accumulate(s, s->calib_rgb[k], s->calib_tex[k].id);
+    return st == GLCV_OK ? calib_apply(s, NULL) : st;
 }
 
 /* ---- learning -------------------------------------------------------------------------------------- */
 
+/* The mean of the frames (PAPER preset) accumulates as they come; the median (CALIBRATED) is taken
+ * at the end from the kept frames. */
+static int learns_mean(const glcv_segment *s)
+{
+    return s->p.preset == GLCV_SEGMENT_PAPER;
+}
+
 static glcv_status learn_begin(glcv_segment *s)
 {
-    glcv_status st = s->engine ? glcv_segment_gl_learn_begin(s) : glcv_segment_cpu_learn_begin(&s->cpu);
+    glcv_status st = GLCV_OK;
+    if (learns_mean(s))
+        st = s->engine ? glcv_segment_gl_learn_begin(s) : glcv_segment_cpu_learn_begin(&s->cpu);
     if (st == GLCV_OK) {
         s->learning = 1;
         s->learn_count = 0;
@@ -161,16 +295,15 @@ static glcv_status learn_add(glcv_segment *s, const glcv_image *img, unsigned in
     if (!s->engine) {
         if ((st = glcv_segment_take_input(s, img, texture, NULL)) != GLCV_OK)
             return st;
-        glcv_segment_cpu_learn_add(&s->cpu, s->rgb);
-        if (!s->p.fixed_parameters && (st = calib_keep(s, s->learn_count, 0)) != GLCV_OK)
+        if (learns_mean(s))
+            glcv_segment_cpu_learn_add(&s->cpu, s->rgb);
+        else if ((st = calib_keep(s, s->learn_count, 0)) != GLCV_OK)
             return st;
     } else {
         glcv_engine_begin(s->engine);
         st = glcv_segment_take_input(s, img, texture, &texture);
         if (st == GLCV_OK)
-            st = glcv_segment_gl_learn_add(s, texture);
-        if (st == GLCV_OK && !s->p.fixed_parameters)
-            st = calib_keep(s, s->learn_count, texture);
+            st = learns_mean(s) ? glcv_segment_gl_learn_add(s, texture) : calib_keep(s, s->learn_count, texture);
         glcv_engine_end(s->engine);
         if (st != GLCV_OK)
             return st;
@@ -197,6 +330,8 @@ static glcv_status learn_end(glcv_segment *s)
     if (!s->learning || s->learn_count == 0) {
         st = glcv_fail(&s->p.logger, GLCV_ERROR_STATE,
                        s->learning ? "learn_end: no frame was added" : "learn_end without learn_begin");
+    } else if (!learns_mean(s)) {
+        st = learn_median(s);
     } else if (!s->engine) {
         glcv_segment_cpu_learn_end(&s->cpu);
         s->cpu_mask_dirty = 1;
@@ -224,9 +359,9 @@ static glcv_status calibrate_begin(glcv_segment *s)
 {
     if (!s->have_background || s->learning)
         return glcv_fail(&s->p.logger, GLCV_ERROR_STATE, "calibrate_begin: set or learn a background first");
-    calib_start(s);
-    s->calibrating = 1;
-    return GLCV_OK;
+    glcv_status st = calib_start(s);
+    s->calibrating = st == GLCV_OK;
+    return st;
 }
 
 glcv_status glcv_segment_calibrate_begin(glcv_segment *s)
@@ -266,7 +401,7 @@ static glcv_status calibrate_end(glcv_segment *s, float *g_out)
         st = glcv_fail(&s->p.logger, GLCV_ERROR_STATE,
                        s->calibrating ? "calibrate_end: no frame was added" : "calibrate_end without calibrate_begin");
     else
-        calib_apply(s, g_out);
+        st = calib_apply(s, g_out);
     s->calibrating = 0;
     return st;
 }

@@ -99,9 +99,11 @@ demo)
     expect_rc missing 1 "a missing video file"
     expect_in missing "cannot open" "a missing video file is reported"
 
+    # The scene's clean background is the background, as in the paper: its values, no adaptation
+    # (the background panel must show that background exactly).
     for engine in fragment cpu; do
         echo "== synthetic scene, engine $engine"
-        run "syn_$engine" "$DEMO" --synthetic --size 320x240 --max-frames 30 --engine "$engine" \
+        run "syn_$engine" "$DEMO" --synthetic --size 320x240 --max-frames 30 --engine "$engine" --paper-defaults \
             --screenshot "$TMP/syn_$engine.png"
         expect_rc "syn_$engine" 0 "synthetic, $engine"
         expect_in "syn_$engine" "source: synthetic scene" "the demo says which source it opened"

@@ -467,6 +467,7 @@ int main(int argc, char **argv)
     p.height = h;
     p.logger = test_logger();
     p.engine = GLCV_ENGINE_CPU;
+    p.preset = GLCV_SEGMENT_PAPER;
     glcv_segment *ref = NULL, *gpu = NULL, *cpu_tex = NULL;
     CHECK_OK(glcv_segment_create(&p, &ref));
     CHECK_OK(glcv_segment_create(&p, &cpu_tex));

@@ -53,6 +53,7 @@ static glcv_segment_params cpu_params(int w, int h)
     p.width = w;
     p.height = h;
     p.engine = GLCV_ENGINE_CPU;
+    p.preset = GLCV_SEGMENT_PAPER; /* fixed values, no calibration, no adaptation */
     return p;
 }
 
@@ -198,15 +199,36 @@ static void test_defaults_and_setters(void)
     memset(&g, 0xCD, sizeof g);
     CHECK_OK(glcv_segment_get_params(seg, &g));
     CHECK(g.width == 13 && g.height == 7, "size %dx%d, expected 13x7", g.width, g.height);
-    CHECK(g.ts == 310.0f, "default ts %g, expected 310", g.ts);
-    CHECK(g.odc == 5800.0f, "default odc %g, expected 5800", g.odc);
-    CHECK(g.b1 == 2.0f, "default b1 %g, expected 2", g.b1);
-    CHECK(g.b2 == 200.0f, "default b2 %g, expected 200", g.b2);
+    /* The default preset: the calibration's values at a moderate noise level, and adaptation. */
+    CHECK(g.preset == GLCV_SEGMENT_CALIBRATED, "default preset %d, expected CALIBRATED", (int)g.preset);
+    CHECK(g.ts == 3000.0f, "default ts %g, expected 3000", g.ts);
+    CHECK(g.odc == 100000.0f, "default odc %g, expected 100000", g.odc);
+    CHECK(g.b1 == 700.0f, "default b1 %g, expected 700", g.b1);
+    CHECK(g.b2 == 700.0f, "default b2 %g, expected 700", g.b2);
     CHECK(g.iterations == 8, "default iterations %d, expected 8", g.iterations);
     CHECK(g.seed == 0x5EED, "default seed 0x%llx, expected 0x5EED", (unsigned long long)g.seed);
-    CHECK(g.adapt_rate == 0.0f, "default adapt_rate %g, expected 0", g.adapt_rate);
+    CHECK(g.adapt_rate == 0.01f, "default adapt_rate %g, expected 0.01", g.adapt_rate);
     CHECK(g.timing == 0, "default timing %d, expected 0", g.timing);
     CHECK(g.engine == GLCV_ENGINE_CPU, "engine without context %s, expected cpu", glcv_engine_mode_string(g.engine));
+    glcv_segment_destroy(&seg);
+
+    /* The paper's preset: its values, no adaptation. The rest of this test uses it. */
+    p.preset = GLCV_SEGMENT_PAPER;
+    CHECK_OK(glcv_segment_create(&p, &seg));
+    if (!seg)
+        return;
+    CHECK_OK(glcv_segment_get_params(seg, &g));
+    CHECK(g.preset == GLCV_SEGMENT_PAPER && g.ts == 310.0f && g.odc == 5800.0f && g.b1 == 2.0f && g.b2 == 200.0f &&
+              g.adapt_rate == 0.0f && g.iterations == 8,
+          "paper preset: ts %g odc %g b1 %g b2 %g rate %g iterations %d, expected 310 5800 2 200 0 8", g.ts, g.odc,
+          g.b1, g.b2, g.adapt_rate, g.iterations);
+    {
+        glcv_segment_params bad = p;
+        bad.preset = (glcv_segment_preset)3;
+        glcv_segment *none = (glcv_segment *)&sentinel_object;
+        CHECK_STATUS(glcv_segment_create(&bad, &none), GLCV_ERROR_INVALID_ARGUMENT);
+        CHECK(none == NULL, "a refused preset left *out set");
+    }
 
     CHECK_STATUS(glcv_segment_get_params(NULL, &g), GLCV_ERROR_INVALID_ARGUMENT);
     CHECK_STATUS(glcv_segment_get_params(seg, NULL), GLCV_ERROR_INVALID_ARGUMENT);

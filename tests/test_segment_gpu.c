@@ -91,6 +91,7 @@ static glcv_segment *make_seg(int w, int h, glcv_engine_mode mode, const seg_cfg
     p.height = h;
     p.engine = mode;
     p.logger = g_log;
+    p.preset = GLCV_SEGMENT_PAPER; /* the values given, nothing calibrated or adapted unless asked */
     p.ts = c->ts;
     p.odc = c->odc;
     p.b1 = c->b1;
@@ -478,6 +479,7 @@ static void case_extreme_params(void)
             glcv_segment_params p = {0};
             p.width = w;
             p.height = h;
+            p.preset = GLCV_SEGMENT_PAPER;
             p.odc = c.odc;
             p.ts = c.ts;
             p.b1 = c.b1;

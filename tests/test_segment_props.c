@@ -39,6 +39,7 @@ static glcv_segment *make_seg(int w, int h)
     p.height = h;
     p.engine = g_mode;
     p.logger = g_log;
+    p.preset = GLCV_SEGMENT_PAPER; /* the paper's properties, with its values */
     glcv_segment *seg = NULL;
     glcv_status st = glcv_segment_create(&p, &seg);
     CHECK(st == GLCV_OK, "create %dx%d (%s): %s", w, h, glcv_engine_mode_string(g_mode), glcv_status_string(st));

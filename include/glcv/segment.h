@@ -32,26 +32,46 @@ extern "C" {
 
 typedef struct glcv_segment glcv_segment;
 
+/* What the parameters left at zero are, and how a background is learned
+ * (glcv_segment_params.preset). 0 (DEFAULT) is CALIBRATED. */
+typedef enum glcv_segment_preset {
+    GLCV_SEGMENT_PRESET_DEFAULT = 0,
+    /* Measured on the scene. Learning (glcv_segment_learn_*) takes the per-pixel median of up to
+     * 16 evenly spaced learned frames, so people who pass while it learns leave no ghost, and
+     * learn_end calibrates Odc, Ts, B1, B2 and the per-pixel noise factors on those frames (see
+     * glcv_segment_calibrate_end); the background adapts (adapt_rate 0.01). Until a calibration
+     * ran (a background given with set_background), the values are those the calibration gives
+     * for moderate camera noise (g = 50): Ts 3000, Odc 100000, B1 = B2 = 700. */
+    GLCV_SEGMENT_CALIBRATED = 1,
+    /* The paper's fixed values: Ts 310, Odc 5800, B1 2, B2 200; learning takes the mean of the
+     * learned frames and does not calibrate; no adaptation. On real video they find far too
+     * much (docs/QUALITY.md); for comparisons with the paper. */
+    GLCV_SEGMENT_PAPER = 2
+} glcv_segment_preset;
+
 /* Zero fields mean defaults. Because zero means "default" here, the values Ts = 0, Odc = 0,
  * iterations = 0 and adapt_rate = 0 (all valid) are set with the setters after creation. */
 typedef struct glcv_segment_params {
     int width;  /* required, >= 1 */
     int height; /* required, >= 1 */
-    float ts;   /* static threshold Ts; default 310; 0..1e9 */
-    float odc;  /* darkness offset Odc; default 5800; 0..1e9 */
-    float b1;   /* compactness of the first iteration; default 2; > 0 and <= 1e9 */
-    float b2;   /* compactness of the later iterations; default 200; > 0 and <= 1e9 */
+    float ts;   /* static threshold Ts; default per preset (3000 / 310); 0..1e9 */
+    float odc;  /* darkness offset Odc; default per preset (100000 / 5800); 0..1e9 */
+    float b1;   /* compactness of the first iteration; default per preset (700 / 2); > 0, <= 1e9 */
+    float b2;   /* compactness of the later iterations; default per preset (700 / 200); > 0, <= 1e9 */
     int iterations; /* MRF iterations with B2 after the B1 iteration; default 8; 0..1000 */
     uint64_t seed;  /* PRNG seed of the subset orders; 0 = default 0x5EED */
     glcv_engine_mode engine; /* default AUTO */
     /* VSAM-style background adaptation where the mask says background:
-     * bg = (1 - rate) * bg + rate * frame after each frame; 0 = off (default); 0 < rate <= 1. */
+     * bg = (1 - rate) * bg + rate * frame after each frame; 0 < rate <= 1. Default per preset:
+     * 0.01 (CALIBRATED), off (PAPER); glcv_segment_set_adapt_rate(seg, 0) turns it off. */
     float adapt_rate;
     int timing; /* nonzero: GPU timer queries per pass (glcv_segment_timings); default off */
     /* Nonzero: glcv_segment_learn_end keeps the parameters as they are instead of calibrating
-     * the ones not given explicitly (see glcv_segment_calibrate_end). Default 0: calibrate. */
+     * the ones not given explicitly (see glcv_segment_calibrate_end). Default 0: calibrate
+     * (CALIBRATED preset; PAPER never calibrates by itself). */
     int fixed_parameters;
     glcv_logger logger;
+    glcv_segment_preset preset; /* default CALIBRATED */
 } glcv_segment_params;
 
 #define GLCV_SEGMENT_PARAMS(...) ((glcv_segment_params){__VA_ARGS__})
@@ -93,25 +113,38 @@ GLCV_API glcv_status glcv_segment_set_background(glcv_segment *seg, const glcv_i
  * NO_CONTEXT (CPU engine without a current context). */
 GLCV_API glcv_status glcv_segment_set_background_texture(glcv_segment *seg, unsigned int texture);
 
-/* Learns the background as the per-channel mean of N frames (rounded to the nearest integer):
- * begin, add N >= 1 frames (host or texture), end. Segmenting in between is STATE. learn_end then
- * calibrates the parameters not given explicitly (see glcv_segment_calibrate_end).
- * Errors as for set_background; STATE for add/end without begin, or end after no frame. */
+/* Learns the background from N frames: begin, add N >= 1 frames (host or texture), end.
+ * CALIBRATED preset: the per-pixel, per-channel median (glcv_image_median) of up to 16 of the
+ * frames, evenly spaced (all of them up to 16, else every k-th), then learn_end calibrates the
+ * parameters not given explicitly (see glcv_segment_calibrate_end) unless fixed_parameters is
+ * set. PAPER preset: the per-channel mean of all N frames, rounded to the nearest integer.
+ * Segmenting in between is STATE. Errors as for set_background; STATE for add/end without begin,
+ * or end after no frame. */
 GLCV_API glcv_status glcv_segment_learn_begin(glcv_segment *seg);
 GLCV_API glcv_status glcv_segment_learn_add(glcv_segment *seg, const glcv_image *frame);
 GLCV_API glcv_status glcv_segment_learn_add_texture(glcv_segment *seg, unsigned int texture);
 GLCV_API glcv_status glcv_segment_learn_end(glcv_segment *seg);
 
 /* Calibration from the data. Mester showed that under "no change" D^2 scales with the sensor
- * noise; measured on real video its spread is wider than his chi-square model, so glcv uses the
- * measured median g of D^2 over the pixels of frames of the scene (a few passing objects do not
- * move a median) against the current background, and sets the parameters that were not given
- * explicitly (non-zero in the params, or through a setter): Odc = 100000 (before measuring),
- * Ts = 100 g, B1 = B2 = 23 g (g at least 1). These constants come from the CDnet highway
- * evaluation (docs/QUALITY.md). glcv_segment_learn_end calibrates by itself on up to 16 of the
- * learned frames, evenly spaced, unless params.fixed_parameters is set.
+ * noise; measured on real video its spread is wider than his chi-square model and differs from
+ * pixel to pixel (water, leaves, flicker, compression), so glcv measures D^2 of every pixel in
+ * frames of the scene (up to 32, evenly spaced) against the current background, with
+ * Odc = 100000 (set first unless explicit), and derives:
+ *   g     the scene's noise level: the 25th percentile over the pixels of each pixel's median
+ *         D^2, i.e. the level of the still parts of the scene, even where water or leaves cover
+ *         most of it (objects passing a pixel in fewer than half of the frames do not move its
+ *         median);
+ *   k(x)  each pixel's noise factor: the mean of its D^2 samples, each capped at 20 g (objects
+ *         passing during the calibration weigh little), over 2 g, and at least 1;
+ *   Ts = 60 g, B1 = B2 = 14 g (g at least 1) for the parameters not given explicitly (non-zero
+ *         in the params, or through a setter).
+ * From then on the rule compares D^2 / k(x) with Ts + B (12 - 2M): thresholds rise only where the
+ * scene moves by itself. The constants were chosen on CDnet highway and two synthetic scenes
+ * (one with water, swaying foliage and flicker): docs/QUALITY.md. glcv_segment_learn_end
+ * calibrates by itself (CALIBRATED preset, unless params.fixed_parameters is set).
  * begin, add frames (host or texture), end. Errors: STATE (no background, or add/end without
- * begin, or end with no frame), and those of glcv_segment_frame. *g_out (may be NULL) receives g. */
+ * begin, or end with no frame), OUT_OF_MEMORY (64 bytes per pixel while calibrating), and those
+ * of glcv_segment_frame. *g_out (may be NULL) receives g. */
 GLCV_API glcv_status glcv_segment_calibrate_begin(glcv_segment *seg);
 GLCV_API glcv_status glcv_segment_calibrate_add(glcv_segment *seg, const glcv_image *frame);
 GLCV_API glcv_status glcv_segment_calibrate_add_texture(glcv_segment *seg, unsigned int texture);
@@ -165,6 +198,10 @@ GLCV_API glcv_status glcv_segment_read_thresholds(glcv_segment *seg, uint8_t *m_
 /* Reads the current background into `out` (RGB8 or RGBA8, the object's size). Errors as for
  * read_mask; STATE when no background is set. */
 GLCV_API glcv_status glcv_segment_read_background(glcv_segment *seg, glcv_image *out);
+
+/* The per-pixel noise factors k(x) >= 1 of the last calibration (width * height floats,
+ * row-major, into the caller's memory): all 1 before any calibration. Errors: INVALID_ARGUMENT. */
+GLCV_API glcv_status glcv_segment_read_noise(glcv_segment *seg, float *k);
 
 /* Forgets the temporal prior: the next frame starts from an all-background mask. */
 GLCV_API glcv_status glcv_segment_reset(glcv_segment *seg);

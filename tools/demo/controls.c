@@ -156,8 +156,8 @@ static void on_key(GLFWwindow *win, int key, int scancode, int action, int mods)
             demo_make_tracker(d);
             demo_set_message(d, "engine: %s, tracker %s", glcv_engine_mode_string(d->engine),
                         glcv_engine_mode_string(d->track_engine));
-            if (was_learning || !d->have_background)
-                demo_start_learning(d);
+            if (was_learning || !d->have_background || d->learned)
+                demo_start_learning(d); /* per-pixel noise factors are measured anew */
         }
         break;
     }

@@ -83,6 +83,7 @@ typedef struct demo {
     glcv_engine_mode engine;        /* in use */
     int have_background;
     int learning, learn_count, learn_frames;
+    int learned; /* the background was learned (and calibrated: an engine switch learns again) */
     glcv_timing timings[MAX_TIMINGS];
     int timing_count;
 

@@ -48,10 +48,14 @@ int demo_make_segmenter(demo *d, glcv_engine_mode engine)
         demo_set_message(d, "engine %s: %s", glcv_engine_mode_string(engine), glcv_status_string(st));
         return 0;
     }
-    /* Values that zero cannot express in the params struct. */
-    glcv_segment_set_ts(seg, d->seg_params.ts);
-    glcv_segment_set_odc(seg, d->seg_params.odc);
-    glcv_segment_set_iterations(seg, d->seg_params.iterations);
+    /* A new engine for a running demo: the values in use, zeros included (which the params
+     * cannot express). */
+    if (d->seg) {
+        glcv_segment_set_ts(seg, d->seg_params.ts);
+        glcv_segment_set_odc(seg, d->seg_params.odc);
+        glcv_segment_set_iterations(seg, d->seg_params.iterations);
+        glcv_segment_set_adapt_rate(seg, d->seg_params.adapt_rate);
+    }
     if (d->seg && d->have_background && !d->learning) {
         glcv_image bg = {0};
         if (glcv_image_alloc(d->width, d->height, GLCV_PIXEL_RGBA8, &bg) == GLCV_OK &&
@@ -94,6 +98,7 @@ void demo_grab_background(demo *d)
     glcv_status st = glcv_segment_set_background_texture(d->seg, d->input_tex);
     if (st == GLCV_OK) {
         d->have_background = 1;
+        d->learned = 0;
         refresh_background_copy(d);
         demo_set_message(d, "background grabbed from frame %lld", (long long)d->last_index);
     } else {
@@ -264,6 +269,10 @@ static void process_frame(demo *d)
             d->learning = 0;
             if (glcv_segment_learn_end(d->seg) == GLCV_OK) {
                 d->have_background = 1;
+                d->learned = 1;
+                glcv_engine_mode engine = d->seg_params.engine;
+                glcv_segment_get_params(d->seg, &d->seg_params); /* the calibrated values, shown */
+                d->seg_params.engine = engine;
                 refresh_background_copy(d);
                 demo_set_message(d, "background learned from %d frames", d->learn_count);
             }
