@@ -2,6 +2,7 @@
 
 #include "segment_internal.h"
 
+#include <epoxy/gl.h>
 #include <string.h>
 
 int test_failures = 0;
@@ -97,4 +98,28 @@ void test_image_release(glcv_image *im)
 {
     free(im->data);
     memset(im, 0, sizeof *im);
+}
+
+void test_texture_upload(unsigned int tex, unsigned int internal, unsigned int format, int w, int h, const void *px,
+                         int respecify)
+{
+    glBindTexture(GL_TEXTURE_2D, tex);
+    glPixelStorei(GL_UNPACK_ALIGNMENT, 1); /* rows of any width are packed */
+    if (respecify)
+        glTexImage2D(GL_TEXTURE_2D, 0, (GLint)internal, w, h, 0, format, GL_UNSIGNED_BYTE, px);
+    else
+        glTexSubImage2D(GL_TEXTURE_2D, 0, 0, 0, w, h, format, GL_UNSIGNED_BYTE, px);
+    glPixelStorei(GL_UNPACK_ALIGNMENT, 4);
+    glBindTexture(GL_TEXTURE_2D, 0);
+}
+
+unsigned int test_texture_make(unsigned int internal, unsigned int format, int w, int h, const void *px)
+{
+    GLuint tex = 0;
+    glGenTextures(1, &tex);
+    glBindTexture(GL_TEXTURE_2D, tex);
+    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_NEAREST);
+    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_NEAREST);
+    test_texture_upload(tex, internal, format, w, h, px, 1);
+    return tex;
 }

@@ -57,6 +57,17 @@ uint64_t test_rand(uint64_t *state);
 glcv_image test_image_make(int w, int h, glcv_pixel_format fmt, size_t stride);
 void test_image_release(glcv_image *im);
 
+/* A GL_TEXTURE_2D (nearest filtering) of `internal` format, w x h, filled from the packed rows
+ * `px` of `format` / GL_UNSIGNED_BYTE, or undefined when px is NULL; a GL context must be
+ * current. Returns its name; binds texture 0 and leaves GL_UNPACK_ALIGNMENT at 4. */
+unsigned int test_texture_make(unsigned int internal, unsigned int format, int w, int h, const void *px);
+
+/* Writes the packed rows `px` into texture `tex`: in place (glTexSubImage2D) or, when
+ * `respecify`, as a new w x h image of `internal` format (glTexImage2D). As test_texture_make,
+ * binds texture 0 and leaves GL_UNPACK_ALIGNMENT at 4. */
+void test_texture_upload(unsigned int tex, unsigned int internal, unsigned int format, int w, int h, const void *px,
+                         int respecify);
+
 /* Ends a test: prints a summary line and returns the exit code (0 or 1). */
 int test_finish(const char *name);
 
