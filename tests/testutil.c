@@ -3,6 +3,7 @@
 #include "segment_internal.h"
 
 #include <epoxy/gl.h>
+#include <math.h>
 #include <string.h>
 
 int test_failures = 0;
@@ -58,6 +59,33 @@ int test_segment_on_path(glcv_segment *seg, glcv_engine_mode engine, int multipa
     return ok;
 }
 
+void test_window_sums(const uint8_t *f, const uint8_t *b, int w, int h, int x, int y, int32_t out[3])
+{
+    out[0] = out[1] = out[2] = 0;
+    for (int dy = -1; dy <= 1; dy++)
+        for (int dx = -1; dx <= 1; dx++) {
+            int xx = x + dx, yy = y + dy;
+            if (xx < 0 || yy < 0 || xx >= w || yy >= h)
+                continue; /* outside the image counts as 0 */
+            for (int c = 0; c < 3; c++) {
+                int32_t fv = f[((size_t)yy * w + xx) * 3 + c], bv = b[((size_t)yy * w + xx) * 3 + c];
+                out[0] += fv * fv;
+                out[1] += bv * bv;
+                out[2] += fv * bv;
+            }
+        }
+}
+
+double test_decision_x(int32_t fore, int32_t back, int32_t cross, double ts, double odc, double b)
+{
+    double det = (double)((int64_t)fore * back - (int64_t)cross * cross) +
+                 odc * (double)((int64_t)fore + back - 2 * (int64_t)cross);
+    double c = cross + odc;
+    double lmax = 0.5 * ((fore + odc) + (back + odc) + sqrt((double)(fore - back) * (fore - back) + 4.0 * c * c));
+    double d2 = lmax > 0 ? det / lmax : 0.0;
+    return (ts + 12.0 * b - d2) / (2.0 * b);
+}
+
 uint64_t test_rand(uint64_t *state)
 {
     uint64_t x = *state ? *state : 0x9E3779B97F4A7C15ull;
@@ -66,6 +94,14 @@ uint64_t test_rand(uint64_t *state)
     x ^= x >> 27;
     *state = x;
     return x * 0x2545F4914F6CDD1Dull;
+}
+
+int test_count_nonzero(const uint8_t *m, size_t n)
+{
+    int k = 0;
+    for (size_t i = 0; i < n; i++)
+        k += m[i] != 0;
+    return k;
 }
 
 int test_finish(const char *name)
