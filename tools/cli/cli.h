@@ -128,6 +128,11 @@ int cli_given(const cli_args *args, const void *value);
  * argument '<the first too many>'" or "give <what>" ("give two files, MASK and TRUTH"). */
 int cli_expect_args(const cli_args *args, int min, int max, const char *what);
 
+/* cli_parse, then (when it returned CLI_OK) cli_expect_args: what the first of them that did
+ * not return CLI_OK returned, else CLI_OK. */
+int cli_parse_expecting(const cli_option *options, int argc, char **argv, cli_args *args, int min, int max,
+                        const char *what);
+
 /* ---- helpers ------------------------------------------------------------------------------------ */
 
 /* Logs to stderr: debug messages when verbose, else warnings and errors. */

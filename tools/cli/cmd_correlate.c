@@ -71,9 +71,7 @@ int cmd_correlate(int argc, char **argv)
         {NULL},
     };
     cli_args args;
-    int rc = cli_parse(options, argc, argv, &args);
-    if (rc == CLI_OK)
-        rc = cli_expect_args(&args, 2, INT_MAX, "a reference image and at least one image");
+    int rc = cli_parse_expecting(options, argc, argv, &args, 2, INT_MAX, "a reference image and at least one image");
     if (rc != CLI_OK)
         return rc;
     const char *reference = args.items[0];

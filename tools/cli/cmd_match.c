@@ -199,9 +199,7 @@ int cmd_match(int argc, char **argv)
         {NULL},
     };
     cli_args args;
-    int rc = cli_parse(options, argc, argv, &args);
-    if (rc == CLI_OK)
-        rc = cli_expect_args(&args, 2, 2, "an image and a template");
+    int rc = cli_parse_expecting(options, argc, argv, &args, 2, 2, "an image and a template");
     if (rc != CLI_OK)
         return rc;
     if (o.nms && o.top == 1)

@@ -82,9 +82,7 @@ int cmd_synth(int argc, char **argv)
         {NULL},
     };
     cli_args args;
-    int rc = cli_parse(options, argc, argv, &args);
-    if (rc == CLI_OK)
-        rc = cli_expect_args(&args, 0, 0, "no arguments");
+    int rc = cli_parse_expecting(options, argc, argv, &args, 0, 0, "no arguments");
     if (rc == CLI_OK && !o.outdir)
         rc = cli_usage("no output folder: give -o OUTDIR");
     if (rc != CLI_OK)
