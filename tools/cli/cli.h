@@ -100,6 +100,10 @@ typedef struct cli_option {
     int max_count;     /* repeatable: the array's size */
 } cli_option;
 
+/* The --quiet (-q) and --verbose (-v) flags of a command, as two entries of its option table. */
+#define CLI_QUIET_VERBOSE_OPTIONS(quiet, verbose)                                                   \
+    {"--quiet", "-q", (quiet), .kind = CLI_FLAG}, {"--verbose", "-v", (verbose), .kind = CLI_FLAG}
+
 /* The engines of the GL modules (the segmenter) and of the CUDA modules (tracker, matcher,
  * correlator), as CLI_ENGINE choices. */
 extern const char *const cli_gl_engines[];

@@ -63,8 +63,7 @@ int cmd_correlate(int argc, char **argv)
 {
     correlate_options o = {.engine = GLCV_ENGINE_AUTO};
     const cli_option options[] = {
-        {"--quiet", "-q", &o.quiet, .kind = CLI_FLAG},
-        {"--verbose", "-v", &o.verbose, .kind = CLI_FLAG},
+        CLI_QUIET_VERBOSE_OPTIONS(&o.quiet, &o.verbose),
         {"--engine", NULL, &o.engine, .kind = CLI_ENGINE, .choices = cli_cuda_engines},
         {"--csv", NULL, &o.csv, .kind = CLI_STRING, .what = "file name"},
         {"--rgb", NULL, &o.rgb, .kind = CLI_FLAG},

@@ -185,8 +185,7 @@ int cmd_match(int argc, char **argv)
 {
     match_options o = {.top = 1, .engine = GLCV_ENGINE_AUTO};
     const cli_option options[] = {
-        {"--quiet", "-q", &o.quiet, .kind = CLI_FLAG},
-        {"--verbose", "-v", &o.verbose, .kind = CLI_FLAG},
+        CLI_QUIET_VERBOSE_OPTIONS(&o.quiet, &o.verbose),
         {"--engine", NULL, &o.engine, .kind = CLI_ENGINE, .choices = cli_cuda_engines},
         {"--metric", NULL, &o.metric, .kind = CLI_CHOICE, .choices = metric_names, .what = "a metric"},
         {"--mask", NULL, &o.mask, .kind = CLI_STRING, .what = "file name"},

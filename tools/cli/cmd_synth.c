@@ -73,8 +73,7 @@ int cmd_synth(int argc, char **argv)
 {
     synth_options o = {.frames = 60, .size = {320, 240}};
     const cli_option options[] = {
-        {"--quiet", "-q", &o.quiet, .kind = CLI_FLAG},
-        {"--verbose", "-v", &o.verbose, .kind = CLI_FLAG},
+        CLI_QUIET_VERBOSE_OPTIONS(&o.quiet, &o.verbose),
         {"--output", "-o", &o.outdir, .kind = CLI_STRING, .what = "folder name"},
         {"--frames", NULL, &o.frames, .kind = CLI_INT, .min = 1, .max = 1000000},
         {"--size", NULL, &o.size, .kind = CLI_SIZE},
