@@ -47,6 +47,7 @@
 
 #include "benchutil.h"
 #include "cuda_bridge.h"
+#include "cuda_texture.h"
 
 #include <epoxy/gl.h>
 
@@ -117,23 +118,6 @@ static GLuint make_texture(GLenum internal)
     glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_NEAREST);
     glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_NEAREST);
     glBindTexture(GL_TEXTURE_2D, 0);
-    return tex;
-}
-
-static cudaTextureObject_t texture_object(cudaArray_t array)
-{
-    struct cudaResourceDesc res;
-    memset(&res, 0, sizeof res);
-    res.resType = cudaResourceTypeArray;
-    res.res.array.array = array;
-    struct cudaTextureDesc td;
-    memset(&td, 0, sizeof td);
-    td.addressMode[0] = td.addressMode[1] = cudaAddressModeClamp;
-    td.filterMode = cudaFilterModePoint;
-    td.readMode = cudaReadModeElementType;
-    cudaTextureObject_t tex = 0;
-    if (cudaCreateTextureObject(&tex, &res, &td, NULL) != cudaSuccess)
-        return 0;
     return tex;
 }
 
@@ -454,7 +438,7 @@ static const char *image_consume(bench *b, void *s_, int f)
         if (!s->cache || arrays[i] != s->arrays[i] || !s->tex[i]) {
             if (s->tex[i])
                 cudaDestroyTextureObject(s->tex[i]);
-            s->tex[i] = texture_object(arrays[i]);
+            s->tex[i] = cuda_texture_object(arrays[i]);
             if (s->cache && s->arrays[i])
                 s->changes++;
             s->arrays[i] = arrays[i];
@@ -497,7 +481,7 @@ static const char *register_consume(bench *b, void *s_, int f)
     if (glcv_cuda_images_map(both, 2, b->stream, NULL) != GLCV_OK) {
         err = "cudaGraphicsMapResources";
     } else {
-        cudaTextureObject_t tex[2] = {texture_object(rgba.array), texture_object(mask.array)};
+        cudaTextureObject_t tex[2] = {cuda_texture_object(rgba.array), cuda_texture_object(mask.array)};
         err = !tex[0] || !tex[1] ? "cudaCreateTextureObject" : sum_textures(b, f, tex[0], tex[1]) ? "kernel launch" : NULL;
         cudaStreamSynchronize(b->stream);
         for (int i = 0; i < 2; i++)
@@ -802,7 +786,7 @@ static const char *ext_setup(vk *v, ext_state *s, int mode)
             cudaArray_t level0;
             if (cudaGetMipmappedArrayLevel(&level0, s->mip[i], 0) != cudaSuccess)
                 return "cudaGetMipmappedArrayLevel failed";
-            s->cu_tex[i] = texture_object(level0);
+            s->cu_tex[i] = cuda_texture_object(level0);
             if (!s->cu_tex[i])
                 return "cudaCreateTextureObject failed";
         }

@@ -10,6 +10,7 @@
 #include <epoxy/gl.h>
 
 #include "cuda_bridge.h"
+#include "cuda_texture.h"
 
 #include <cuda_runtime_api.h>
 #include <stdlib.h>
@@ -108,23 +109,6 @@ static void test_pixel_buffer(cudaStream_t stream, unsigned long long *d_sum)
     free(back);
 }
 
-static cudaTextureObject_t texture_object(cudaArray_t array)
-{
-    struct cudaResourceDesc res;
-    memset(&res, 0, sizeof res);
-    res.resType = cudaResourceTypeArray;
-    res.res.array.array = array;
-    struct cudaTextureDesc td;
-    memset(&td, 0, sizeof td);
-    td.addressMode[0] = td.addressMode[1] = cudaAddressModeClamp;
-    td.filterMode = cudaFilterModePoint;
-    td.readMode = cudaReadModeElementType;
-    cudaTextureObject_t tex = 0;
-    if (cudaCreateTextureObject(&tex, &res, &td, NULL) != cudaSuccess)
-        return 0;
-    return tex;
-}
-
 static void test_images(cudaStream_t stream, unsigned long long *d_sum)
 {
     glcv_logger lg = test_logger();
@@ -149,7 +133,7 @@ static void test_images(cudaStream_t stream, unsigned long long *d_sum)
         CHECK_CU(cudaStreamSynchronize(stream));
         CHECK(memcmp(back, r8, (size_t)W * H) == 0, "R8 texture: the mapped array differs");
         /* texture objects over the arrays */
-        cudaTextureObject_t tex4 = texture_object(in_rgba.array), tex1 = texture_object(in_r8.array);
+        cudaTextureObject_t tex4 = cuda_texture_object(in_rgba.array), tex1 = cuda_texture_object(in_r8.array);
         CHECK(tex4 && tex1, "cudaCreateTextureObject");
         unsigned long long sum = device_sum(tex4, NULL, 0, 4, stream, d_sum);
         CHECK(sum == host_sum(rgba, (size_t)W * H * 4), "RGBA8 texture object sum %llu, expected %llu", sum,
