@@ -260,11 +260,11 @@ static void test_defaults_and_setters(void)
               "a refused setter value %g changed a parameter: ts %g odc %g b1 %g b2 %g rate %g", v, g.ts, g.odc, g.b1,
               g.b2, g.adapt_rate);
     }
-    static const struct {
+    static const struct { /* B of 0, and values beyond the limits */
         int setter;
         float value;
-    } refused[] = {{SET_B1, 0.0f},    {SET_B2, 0.0f},    {SET_TS, 1.001e9f},  {SET_ODC, 3e38f},
-                   {SET_B1, 1e10f},   {SET_B2, 1e10f},   {SET_RATE, 1.0001f}};
+    } refused[] = {{SET_B1, 0.0f},  {SET_B2, 0.0f},  {SET_TS, 1.001e9f},  {SET_ODC, 3e38f},
+                   {SET_B1, 1e10f}, {SET_B2, 1e10f}, {SET_RATE, 1.0001f}};
     for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++)
         check_set(seg, refused[i].setter, refused[i].value, GLCV_ERROR_INVALID_ARGUMENT);
     CHECK_STATUS(glcv_segment_set_iterations(seg, -1), GLCV_ERROR_INVALID_ARGUMENT);
