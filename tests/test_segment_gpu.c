@@ -951,10 +951,7 @@ static void case_texture_inputs(void)
         CHECK_STATUS(glcv_segment_set_background_texture(seg, 0x7ffff123u), GLCV_ERROR_INVALID_ARGUMENT);
         CHECK_STATUS(glcv_segment_set_background_texture(seg, t3d), GLCV_ERROR_INVALID_ARGUMENT);
         /* Not a colour format with values in 0..1: an integer and a depth texture. */
-        GLuint tint = 0, tdepth = 0;
-        glGenTextures(1, &tint);
-        glBindTexture(GL_TEXTURE_2D, tint);
-        glTexImage2D(GL_TEXTURE_2D, 0, GL_RGBA8UI, w, h, 0, GL_RGBA_INTEGER, GL_UNSIGNED_BYTE, NULL);
+        GLuint tint = test_texture_make(GL_RGBA8UI, GL_RGBA_INTEGER, w, h, NULL), tdepth = 0;
         glGenTextures(1, &tdepth);
         glBindTexture(GL_TEXTURE_2D, tdepth);
         glTexImage2D(GL_TEXTURE_2D, 0, GL_DEPTH_COMPONENT24, w, h, 0, GL_DEPTH_COMPONENT, GL_UNSIGNED_INT, NULL);
