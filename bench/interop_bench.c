@@ -45,7 +45,9 @@
 
 #include <glcv/glcv.h>
 
+#include "benchutil.h"
 #include "cuda_bridge.h"
+#include "cuda_texture.h"
 
 #include <epoxy/gl.h>
 
@@ -58,7 +60,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #ifdef GLCV_HAVE_VULKAN
@@ -67,19 +68,6 @@
 #endif
 
 enum { W = 1920, H = 1080, MAX_FRAMES = 4096 };
-
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return 1e3 * (double)ts.tv_sec + 1e-6 * (double)ts.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
 
 /* ---- the frame: GL writes, CUDA sums --------------------------------------------------------- */
 
@@ -130,23 +118,6 @@ static GLuint make_texture(GLenum internal)
     glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_NEAREST);
     glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_NEAREST);
     glBindTexture(GL_TEXTURE_2D, 0);
-    return tex;
-}
-
-static cudaTextureObject_t texture_object(cudaArray_t array)
-{
-    struct cudaResourceDesc res;
-    memset(&res, 0, sizeof res);
-    res.resType = cudaResourceTypeArray;
-    res.res.array.array = array;
-    struct cudaTextureDesc td;
-    memset(&td, 0, sizeof td);
-    td.addressMode[0] = td.addressMode[1] = cudaAddressModeClamp;
-    td.filterMode = cudaFilterModePoint;
-    td.readMode = cudaReadModeElementType;
-    cudaTextureObject_t tex = 0;
-    if (cudaCreateTextureObject(&tex, &res, &td, NULL) != cudaSuccess)
-        return 0;
     return tex;
 }
 
@@ -213,7 +184,7 @@ static void step(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    printf("[%8.3f s] ", (now_ms() - g_start_ms) / 1e3);
+    printf("[%8.3f s] ", (bench_now_ms() - g_start_ms) / 1e3);
     vprintf(fmt, ap);
     printf("\n");
     va_end(ap);
@@ -271,8 +242,7 @@ static double median(double *v, int n, int skip)
     if (n <= 0)
         return NAN;
     skip = n > 2 * skip + 1 ? skip : 0;
-    qsort(v + skip, (size_t)(n - skip), sizeof *v, cmp_double);
-    return v[skip + (n - skip) / 2];
+    return bench_median(v + skip, n - skip);
 }
 
 /* Appends "; add" (or add) to note, cut to cap. */
@@ -317,7 +287,7 @@ static void run_method(bench *b, const method *m, const char *note)
     /* latency: GL finished before the clock */
     phase(m->key, "latency", watchdog_s);
     step("%s: latency, up to %d frames ...", m->key, frames);
-    double start = now_ms();
+    double start = bench_now_ms();
     cudaMemsetAsync(b->d_sums, 0, (size_t)b->frames * 2 * sizeof *b->d_sums, b->stream);
     cudaStreamSynchronize(b->stream);
     int n = 0;
@@ -328,11 +298,11 @@ static void run_method(bench *b, const method *m, const char *note)
         else
             gl_write(b->src_rgba, b->src_mask, f);
         glFinish();
-        double t0 = now_ms();
+        double t0 = bench_now_ms();
         err = m->consume(b, m->state, f);
-        double t1 = now_ms();
+        double t1 = bench_now_ms();
         cudaStreamSynchronize(b->stream);
-        lat[f] = now_ms() - t0;
+        lat[f] = bench_now_ms() - t0;
         cpu[f] = t1 - t0;
         n = f + 1;
         if (f < 2 || lat[f] > g_frame_limit_ms)
@@ -342,7 +312,7 @@ static void run_method(bench *b, const method *m, const char *note)
                      g_frame_limit_ms);
             break;
         }
-        if (now_ms() - start > g_budget_ms / 2 && f + 1 < frames) {
+        if (bench_now_ms() - start > g_budget_ms / 2 && f + 1 < frames) {
             snprintf(stop, sizeof stop, "time budget: latency over %d of %d frames", n, frames);
             break;
         }
@@ -357,7 +327,7 @@ static void run_method(bench *b, const method *m, const char *note)
     r->latency = median(lat, n, 10);
     r->cpu = median(cpu, n, 10);
     step("%s: latency done: median %.4f ms (calls %.4f ms), %d frames, %d wrong sums, %.0f ms", m->key, r->latency,
-         r->cpu, n, r->errors, now_ms() - start);
+         r->cpu, n, r->errors, bench_now_ms() - start);
     if (stop[0] && n < frames && strncmp(stop, "frame", 5) == 0) {
         snprintf(r->note, sizeof r->note, "%s", stop);
         goto done;
@@ -369,12 +339,12 @@ static void run_method(bench *b, const method *m, const char *note)
     cudaMemsetAsync(b->d_sums, 0, (size_t)b->frames * 2 * sizeof *b->d_sums, b->stream);
     cudaStreamSynchronize(b->stream);
     glFinish();
-    start = now_ms();
+    start = bench_now_ms();
     int issued = 0;
     char pstop[160] = "";
     for (int f = 0; f < frames && !err; f++) {
         g_frame = f;
-        double t0 = now_ms();
+        double t0 = bench_now_ms();
         if (f >= PIPE_DEPTH)
             cudaEventSynchronize(ev[f % PIPE_DEPTH]);
         if (m->produce)
@@ -384,13 +354,13 @@ static void run_method(bench *b, const method *m, const char *note)
         err = m->consume(b, m->state, f);
         cudaEventRecord(ev[f % PIPE_DEPTH], b->stream);
         issued = f + 1;
-        double t = now_ms() - t0;
+        double t = bench_now_ms() - t0;
         if (t > g_frame_limit_ms) {
             snprintf(pstop, sizeof pstop, "pipelined frame %d took %.0f ms (> %.0f ms): stopped", f, t,
                      g_frame_limit_ms);
             break;
         }
-        if (now_ms() - start > g_budget_ms / 2 && f + 1 < frames) {
+        if (bench_now_ms() - start > g_budget_ms / 2 && f + 1 < frames) {
             snprintf(pstop, sizeof pstop, "time budget: pipelined over %d of %d frames", issued, frames);
             break;
         }
@@ -398,10 +368,10 @@ static void run_method(bench *b, const method *m, const char *note)
     phase(m->key, "pipelined: final wait", watchdog_s);
     cudaStreamSynchronize(b->stream);
     glFinish();
-    r->pipelined = (now_ms() - start) / (issued > 0 ? issued : 1);
+    r->pipelined = (bench_now_ms() - start) / (issued > 0 ? issued : 1);
     r->errors += check_sums(b, issued);
     step("%s: pipelined done: %.4f ms per frame, %d frames, %.0f ms", m->key, r->pipelined, issued,
-         now_ms() - start);
+         bench_now_ms() - start);
     if (err)
         snprintf(r->note, sizeof r->note, "failed while pipelined: %s", err);
     else {
@@ -468,7 +438,7 @@ static const char *image_consume(bench *b, void *s_, int f)
         if (!s->cache || arrays[i] != s->arrays[i] || !s->tex[i]) {
             if (s->tex[i])
                 cudaDestroyTextureObject(s->tex[i]);
-            s->tex[i] = texture_object(arrays[i]);
+            s->tex[i] = cuda_texture_object(arrays[i]);
             if (s->cache && s->arrays[i])
                 s->changes++;
             s->arrays[i] = arrays[i];
@@ -511,7 +481,7 @@ static const char *register_consume(bench *b, void *s_, int f)
     if (glcv_cuda_images_map(both, 2, b->stream, NULL) != GLCV_OK) {
         err = "cudaGraphicsMapResources";
     } else {
-        cudaTextureObject_t tex[2] = {texture_object(rgba.array), texture_object(mask.array)};
+        cudaTextureObject_t tex[2] = {cuda_texture_object(rgba.array), cuda_texture_object(mask.array)};
         err = !tex[0] || !tex[1] ? "cudaCreateTextureObject" : sum_textures(b, f, tex[0], tex[1]) ? "kernel launch" : NULL;
         cudaStreamSynchronize(b->stream);
         for (int i = 0; i < 2; i++)
@@ -653,10 +623,15 @@ static const char *vk_init(vk *v, const uint8_t uuid[16])
 
 #define VK_DEV_FN(v, name) ((PFN_##name)(uintptr_t)(v)->gdpa((v)->device, #name))
 
-/* Exportable memory of `size` bytes (dedicated to `image` or `buffer` when given); two fds. */
-static const char *vk_memory(vk *v, VkImage image, VkBuffer buffer, VkMemoryRequirements req, VkDeviceMemory *mem,
-                             int fds[2])
+/* Exportable memory for `image` or `buffer` (the other is VK_NULL_HANDLE), dedicated to it and
+ * bound to it: its size and two fds. */
+static const char *vk_memory(vk *v, VkImage image, VkBuffer buffer, VkDeviceSize *size, int fds[2])
 {
+    VkMemoryRequirements req;
+    if (image != VK_NULL_HANDLE)
+        VK_DEV_FN(v, vkGetImageMemoryRequirements)(v->device, image, &req);
+    else
+        VK_DEV_FN(v, vkGetBufferMemoryRequirements)(v->device, buffer, &req);
     uint32_t type = UINT32_MAX;
     for (uint32_t i = 0; i < v->mem_props.memoryTypeCount; i++)
         if ((req.memoryTypeBits & (1u << i)) &&
@@ -670,12 +645,20 @@ static const char *vk_memory(vk *v, VkImage image, VkBuffer buffer, VkMemoryRequ
     VkExportMemoryAllocateInfo exp = {VK_STRUCTURE_TYPE_EXPORT_MEMORY_ALLOCATE_INFO, &ded,
                                       VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT};
     VkMemoryAllocateInfo ai = {VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO, &exp, req.size, type};
-    if (VK_DEV_FN(v, vkAllocateMemory)(v->device, &ai, NULL, mem) != VK_SUCCESS)
+    VkDeviceMemory mem;
+    if (VK_DEV_FN(v, vkAllocateMemory)(v->device, &ai, NULL, &mem) != VK_SUCCESS)
         return "vkAllocateMemory (exportable) failed";
-    VkMemoryGetFdInfoKHR gi = {VK_STRUCTURE_TYPE_MEMORY_GET_FD_INFO_KHR, NULL, *mem,
+    VkMemoryGetFdInfoKHR gi = {VK_STRUCTURE_TYPE_MEMORY_GET_FD_INFO_KHR, NULL, mem,
                                VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT};
     if (v->get_memory_fd(v->device, &gi, &fds[0]) != VK_SUCCESS || v->get_memory_fd(v->device, &gi, &fds[1]) != VK_SUCCESS)
         return "vkGetMemoryFdKHR failed";
+    if (image != VK_NULL_HANDLE) {
+        if (VK_DEV_FN(v, vkBindImageMemory)(v->device, image, mem, 0) != VK_SUCCESS)
+            return "vkBindImageMemory failed";
+    } else if (VK_DEV_FN(v, vkBindBufferMemory)(v->device, buffer, mem, 0) != VK_SUCCESS) {
+        return "vkBindBufferMemory failed";
+    }
+    *size = req.size;
     return NULL;
 }
 
@@ -733,6 +716,28 @@ static const char *import_semaphores(vk *v, ext_state *s)
     return glGetError() == GL_NO_ERROR ? NULL : "glImportSemaphoreFdEXT: GL error";
 }
 
+/* GL's memory object over exported memory of `size` bytes (dedicated to one image or buffer), from
+ * one of its fds. */
+static void gl_import_memory(GLuint *mem, VkDeviceSize size, int fd)
+{
+    GLint dedicated = GL_TRUE;
+    glCreateMemoryObjectsEXT(1, mem);
+    glMemoryObjectParameterivEXT(*mem, GL_DEDICATED_MEMORY_OBJECT_EXT, &dedicated);
+    glImportMemoryFdEXT(*mem, size, GL_HANDLE_TYPE_OPAQUE_FD_EXT, fd);
+}
+
+/* CUDA's handle on the same memory, from its other fd. */
+static cudaError_t cuda_import_memory(cudaExternalMemory_t *mem, VkDeviceSize size, int fd)
+{
+    struct cudaExternalMemoryHandleDesc md;
+    memset(&md, 0, sizeof md);
+    md.type = cudaExternalMemoryHandleTypeOpaqueFd;
+    md.handle.fd = fd;
+    md.size = size;
+    md.flags = cudaExternalMemoryDedicated;
+    return cudaImportExternalMemory(mem, &md);
+}
+
 static const char *ext_setup(vk *v, ext_state *s, int mode)
 {
     memset(s, 0, sizeof *s);
@@ -753,32 +758,19 @@ static const char *ext_setup(vk *v, ext_state *s, int mode)
             VkImage image;
             if (VK_DEV_FN(v, vkCreateImage)(v->device, &ici, NULL, &image) != VK_SUCCESS)
                 return "vkCreateImage (external) failed";
-            VkMemoryRequirements req;
-            VK_DEV_FN(v, vkGetImageMemoryRequirements)(v->device, image, &req);
-            VkDeviceMemory mem;
+            VkDeviceSize bytes;
             int fds[2];
-            const char *err = vk_memory(v, image, VK_NULL_HANDLE, req, &mem, fds);
+            const char *err = vk_memory(v, image, VK_NULL_HANDLE, &bytes, fds);
             if (err)
                 return err;
-            if (VK_DEV_FN(v, vkBindImageMemory)(v->device, image, mem, 0) != VK_SUCCESS)
-                return "vkBindImageMemory failed";
-            GLint dedicated = GL_TRUE;
-            glCreateMemoryObjectsEXT(1, &s->gl_mem[i]);
-            glMemoryObjectParameterivEXT(s->gl_mem[i], GL_DEDICATED_MEMORY_OBJECT_EXT, &dedicated);
-            glImportMemoryFdEXT(s->gl_mem[i], req.size, GL_HANDLE_TYPE_OPAQUE_FD_EXT, fds[0]);
+            gl_import_memory(&s->gl_mem[i], bytes, fds[0]);
             glGenTextures(1, &s->tex[i]);
             glBindTexture(GL_TEXTURE_2D, s->tex[i]);
             glTexStorageMem2DEXT(GL_TEXTURE_2D, 1, gl_formats[i], W, H, s->gl_mem[i], 0);
             glBindTexture(GL_TEXTURE_2D, 0);
             if (glGetError() != GL_NO_ERROR)
                 return "glImportMemoryFdEXT / glTexStorageMem2DEXT: GL error";
-            struct cudaExternalMemoryHandleDesc md;
-            memset(&md, 0, sizeof md);
-            md.type = cudaExternalMemoryHandleTypeOpaqueFd;
-            md.handle.fd = fds[1];
-            md.size = req.size;
-            md.flags = cudaExternalMemoryDedicated;
-            if (cudaImportExternalMemory(&s->cu_mem[i], &md) != cudaSuccess)
+            if (cuda_import_memory(&s->cu_mem[i], bytes, fds[1]) != cudaSuccess)
                 return "cudaImportExternalMemory (image) failed";
             struct cudaExternalMemoryMipmappedArrayDesc ad;
             memset(&ad, 0, sizeof ad);
@@ -794,7 +786,7 @@ static const char *ext_setup(vk *v, ext_state *s, int mode)
             cudaArray_t level0;
             if (cudaGetMipmappedArrayLevel(&level0, s->mip[i], 0) != cudaSuccess)
                 return "cudaGetMipmappedArrayLevel failed";
-            s->cu_tex[i] = texture_object(level0);
+            s->cu_tex[i] = cuda_texture_object(level0);
             if (!s->cu_tex[i])
                 return "cudaCreateTextureObject failed";
         }
@@ -809,32 +801,19 @@ static const char *ext_setup(vk *v, ext_state *s, int mode)
         VkBuffer buffer;
         if (VK_DEV_FN(v, vkCreateBuffer)(v->device, &bci, NULL, &buffer) != VK_SUCCESS)
             return "vkCreateBuffer (external) failed";
-        VkMemoryRequirements req;
-        VK_DEV_FN(v, vkGetBufferMemoryRequirements)(v->device, buffer, &req);
-        VkDeviceMemory mem;
+        VkDeviceSize bytes;
         int fds[2];
-        const char *err = vk_memory(v, VK_NULL_HANDLE, buffer, req, &mem, fds);
+        const char *err = vk_memory(v, VK_NULL_HANDLE, buffer, &bytes, fds);
         if (err)
             return err;
-        if (VK_DEV_FN(v, vkBindBufferMemory)(v->device, buffer, mem, 0) != VK_SUCCESS)
-            return "vkBindBufferMemory failed";
-        GLint dedicated = GL_TRUE;
-        glCreateMemoryObjectsEXT(1, &s->gl_mem[0]);
-        glMemoryObjectParameterivEXT(s->gl_mem[0], GL_DEDICATED_MEMORY_OBJECT_EXT, &dedicated);
-        glImportMemoryFdEXT(s->gl_mem[0], req.size, GL_HANDLE_TYPE_OPAQUE_FD_EXT, fds[0]);
+        gl_import_memory(&s->gl_mem[0], bytes, fds[0]);
         glGenBuffers(1, &s->buf);
         glBindBuffer(GL_PIXEL_PACK_BUFFER, s->buf);
         glBufferStorageMemEXT(GL_PIXEL_PACK_BUFFER, (GLsizeiptr)size, s->gl_mem[0], 0);
         glBindBuffer(GL_PIXEL_PACK_BUFFER, 0);
         if (glGetError() != GL_NO_ERROR)
             return "glImportMemoryFdEXT / glBufferStorageMemEXT: GL error";
-        struct cudaExternalMemoryHandleDesc md;
-        memset(&md, 0, sizeof md);
-        md.type = cudaExternalMemoryHandleTypeOpaqueFd;
-        md.handle.fd = fds[1];
-        md.size = req.size;
-        md.flags = cudaExternalMemoryDedicated;
-        if (cudaImportExternalMemory(&s->cu_mem[0], &md) != cudaSuccess)
+        if (cuda_import_memory(&s->cu_mem[0], bytes, fds[1]) != cudaSuccess)
             return "cudaImportExternalMemory (buffer) failed";
         struct cudaExternalMemoryBufferDesc bd;
         memset(&bd, 0, sizeof bd);
@@ -944,10 +923,38 @@ static void unavailable(const char *name, const char *why)
     step("%s: unavailable: %s", name, why);
 }
 
+/* The naive and cached rows (`cache`): both textures registered once, then the frames. */
+static void run_images(bench *b, const char *key, const char *name, int cache, const char *note)
+{
+    image_state st;
+    memset(&st, 0, sizeof st);
+    st.cache = cache;
+    phase(key, "register", 60);
+    if (glcv_cuda_image_register(&st.rgba, b->src_rgba, 0, NULL) == GLCV_OK &&
+        glcv_cuda_image_register(&st.mask, b->src_mask, 0, NULL) == GLCV_OK) {
+        method m = {key, name, &st, NULL, image_consume, 0};
+        run_method(b, &m, note);
+        if (cache) {
+            result *r = &g_results[g_n_results - 1];
+            char changes[64];
+            snprintf(changes, sizeof changes, "mapped arrays changed %d times", st.changes);
+            append_note(r->note, sizeof r->note, changes);
+        }
+        cudaStreamSynchronize(b->stream);
+        for (int i = 0; i < 2; i++)
+            if (st.tex[i])
+                cudaDestroyTextureObject(st.tex[i]);
+    } else {
+        unavailable(name, "cudaGraphicsGLRegisterImage failed");
+    }
+    glcv_cuda_image_unregister(&st.rgba, NULL);
+    glcv_cuda_image_unregister(&st.mask, NULL);
+}
+
 int main(int argc, char **argv)
 {
     setvbuf(stdout, NULL, _IOLBF, 0); /* a pipe (tee) would otherwise hold everything until exit */
-    g_start_ms = now_ms();
+    g_start_ms = bench_now_ms();
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_watchdog;
@@ -1040,46 +1047,10 @@ int main(int argc, char **argv)
     }
 
     /* naive and cached */
-    image_state naive, cached;
-    memset(&naive, 0, sizeof naive);
-    memset(&cached, 0, sizeof cached);
-    cached.cache = 1;
-    if (wanted("naive")) {
-        phase("naive", "register", 60);
-        if (glcv_cuda_image_register(&naive.rgba, b.src_rgba, 0, NULL) == GLCV_OK &&
-            glcv_cuda_image_register(&naive.mask, b.src_mask, 0, NULL) == GLCV_OK) {
-            method m = {"naive", "naive (register once, map + array per frame)", &naive, NULL, image_consume, 0};
-            run_method(&b, &m, "texture objects made per frame");
-            cudaStreamSynchronize(b.stream);
-            for (int i = 0; i < 2; i++)
-                if (naive.tex[i])
-                    cudaDestroyTextureObject(naive.tex[i]);
-        } else {
-            unavailable("naive (register once, map + array per frame)", "cudaGraphicsGLRegisterImage failed");
-        }
-        glcv_cuda_image_unregister(&naive.rgba, NULL);
-        glcv_cuda_image_unregister(&naive.mask, NULL);
-    }
-    if (wanted("cached")) {
-        phase("cached", "register", 60);
-        if (glcv_cuda_image_register(&cached.rgba, b.src_rgba, 0, NULL) == GLCV_OK &&
-            glcv_cuda_image_register(&cached.mask, b.src_mask, 0, NULL) == GLCV_OK) {
-            method m = {"cached", "cached (map per frame, texture objects kept)", &cached, NULL, image_consume, 0};
-            run_method(&b, &m, NULL);
-            result *r = &g_results[g_n_results - 1];
-            char changes[64];
-            snprintf(changes, sizeof changes, "mapped arrays changed %d times", cached.changes);
-            append_note(r->note, sizeof r->note, changes);
-            cudaStreamSynchronize(b.stream);
-            for (int i = 0; i < 2; i++)
-                if (cached.tex[i])
-                    cudaDestroyTextureObject(cached.tex[i]);
-        } else {
-            unavailable("cached (map per frame, texture objects kept)", "cudaGraphicsGLRegisterImage failed");
-        }
-        glcv_cuda_image_unregister(&cached.rgba, NULL);
-        glcv_cuda_image_unregister(&cached.mask, NULL);
-    }
+    if (wanted("naive"))
+        run_images(&b, "naive", "naive (register once, map + array per frame)", 0, "texture objects made per frame");
+    if (wanted("cached"))
+        run_images(&b, "cached", "cached (map per frame, texture objects kept)", 1, NULL);
     if (wanted("register")) {
         method m = {"register", "register-per-frame (register + map + unregister)", NULL, NULL, register_consume,
                     30};

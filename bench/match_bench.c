@@ -18,6 +18,7 @@
  *                    [--write-data DIR] [--csv FILE] [--quick] */
 #define _POSIX_C_SOURCE 200809L
 
+#include "benchutil.h"
 #include "correlate_internal.h"
 
 #include <glcv/correlate.h>
@@ -28,7 +29,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 static const int masks[] = {4, 8, 12, 16, 24, 32};
 enum { N_MASKS = sizeof masks / sizeof masks[0], W = 640, H = 480 };
@@ -36,26 +36,13 @@ enum { N_MASKS = sizeof masks / sizeof masks[0], W = 640, H = 480 };
 static int g_repeat = 50;
 static FILE *g_csv;
 
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return 1e3 * (double)ts.tv_sec + 1e-6 * (double)ts.tv_nsec;
-}
-
-static int compare_doubles(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 typedef struct stat2 {
     double median, best;
 } stat2;
 
 static stat2 stats(double *v, int n)
 {
-    qsort(v, (size_t)n, sizeof *v, compare_doubles);
+    bench_sort(v, n);
     stat2 s = {n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]), v[0]};
     return s;
 }
@@ -123,9 +110,9 @@ static stat2 time_match(glcv_match *m, int runs)
     double *t = malloc((size_t)runs * sizeof *t);
     glcv_match_image(m, &g_image);
     for (int i = 0; i < runs; i++) {
-        double t0 = now_ms();
+        double t0 = bench_now_ms();
         glcv_match_image(m, &g_image);
-        t[i] = now_ms() - t0;
+        t[i] = bench_now_ms() - t0;
     }
     stat2 s = stats(t, runs);
     free(t);
@@ -135,6 +122,59 @@ static stat2 time_match(glcv_match *m, int runs)
 static void print_cell(stat2 s)
 {
     printf(" %8.3f (%7.3f) |", s.median, s.best);
+}
+
+/* The CUDA timings of the last match (upload, kernel, download, total). */
+static void cuda_times(glcv_match *m, double out[4])
+{
+    glcv_timing t[4];
+    int n = 0;
+    glcv_match_timings(m, t, 4, &n);
+    for (int i = 0; i < 4; i++)
+        out[i] = i < n ? t[i].ms : 0.0;
+}
+
+/* Median kernel time of glcv_match_image (CUDA events; after a warm-up call). */
+static stat2 time_kernel(glcv_match *m, int runs)
+{
+    double *kt = malloc((size_t)runs * sizeof *kt);
+    glcv_match_image(m, &g_image);
+    for (int i = 0; i < runs; i++) {
+        glcv_match_image(m, &g_image);
+        double t[4];
+        cuda_times(m, t);
+        kt[i] = t[1];
+    }
+    stat2 s = stats(kt, runs);
+    free(kt);
+    return s;
+}
+
+/* Every metric at 16x16 and 32x32 on `engine` (all cores and the best SIMD; CUDA: one piece on one
+ * device), timed by `time_of` (--repeat runs): median and best on the CPU, the median on CUDA;
+ * CSV rows of the table `table`. */
+static void metric_table(const char *title, glcv_engine_mode engine, stat2 (*time_of)(glcv_match *m, int runs),
+                         const char *table)
+{
+    int cuda = engine == GLCV_ENGINE_CUDA;
+    printf("%s", title);
+    printf("| mask | SAD | SSD | LINF | ZNCC |\n|---|---|---|---|---|\n");
+    for (int k = 3; k < N_MASKS; k += 2) {
+        printf("| %dx%d |", masks[k], masks[k]);
+        for (int metric = GLCV_MATCH_SAD; metric <= GLCV_MATCH_ZNCC; metric++) {
+            glcv_match *m = make_matcher(engine, GLCV_MATCH_SIMD_DEFAULT, 0, (glcv_match_metric)metric, cuda, cuda, k);
+            stat2 s = time_of(m, g_repeat);
+            if (cuda)
+                printf(" %.4f |", s.median);
+            else
+                print_cell(s);
+            char param[16];
+            snprintf(param, sizeof param, "%d", masks[k]);
+            csv_row(table, glcv_match_metric_string((glcv_match_metric)metric), param, s.median);
+            glcv_match_destroy(&m);
+        }
+        printf("\n");
+    }
 }
 
 static void bench_cpu(int quick)
@@ -164,32 +204,8 @@ static void bench_cpu(int quick)
         }
         printf("\n");
     }
-    printf("\n## CPU: every metric, 640x480 gray, all cores, best SIMD (ms per image: median (best))\n\n");
-    printf("| mask | SAD | SSD | LINF | ZNCC |\n|---|---|---|---|---|\n");
-    for (int k = 3; k < N_MASKS; k += 2) {
-        printf("| %dx%d |", masks[k], masks[k]);
-        for (int metric = GLCV_MATCH_SAD; metric <= GLCV_MATCH_ZNCC; metric++) {
-            glcv_match *m = make_matcher(GLCV_ENGINE_CPU, GLCV_MATCH_SIMD_DEFAULT, 0, (glcv_match_metric)metric,
-                                         0, 0, k);
-            stat2 s = time_match(m, g_repeat);
-            print_cell(s);
-            char param[16];
-            snprintf(param, sizeof param, "%d", masks[k]);
-            csv_row("cpu_metric", glcv_match_metric_string((glcv_match_metric)metric), param, s.median);
-            glcv_match_destroy(&m);
-        }
-        printf("\n");
-    }
-}
-
-/* The CUDA timings of the last match (upload, kernel, download, total). */
-static void cuda_times(glcv_match *m, double out[4])
-{
-    glcv_timing t[4];
-    int n = 0;
-    glcv_match_timings(m, t, 4, &n);
-    for (int i = 0; i < 4; i++)
-        out[i] = i < n ? t[i].ms : 0.0;
+    metric_table("\n## CPU: every metric, 640x480 gray, all cores, best SIMD (ms per image: median (best))\n\n",
+                 GLCV_ENGINE_CPU, time_match, "cpu_metric");
 }
 
 static void bench_gpu(int devices)
@@ -240,31 +256,8 @@ static void bench_gpu(int devices)
         glcv_match_destroy(&m);
         glcv_match_destroy(&m4);
     }
-    printf("\n## GPU: every metric, 640x480 gray (kernel ms, CUDA events, median)\n\n");
-    printf("| mask | SAD | SSD | LINF | ZNCC |\n|---|---|---|---|---|\n");
-    for (int k = 3; k < N_MASKS; k += 2) {
-        printf("| %dx%d |", masks[k], masks[k]);
-        for (int metric = GLCV_MATCH_SAD; metric <= GLCV_MATCH_ZNCC; metric++) {
-            glcv_match *m = make_matcher(GLCV_ENGINE_CUDA, GLCV_MATCH_SIMD_DEFAULT, 0, (glcv_match_metric)metric,
-                                         1, 1, k);
-            double *kt = malloc((size_t)g_repeat * sizeof *kt);
-            glcv_match_image(m, &g_image);
-            for (int i = 0; i < g_repeat; i++) {
-                glcv_match_image(m, &g_image);
-                double t[4];
-                cuda_times(m, t);
-                kt[i] = t[1];
-            }
-            stat2 s = stats(kt, g_repeat);
-            printf(" %.4f |", s.median);
-            char param[16];
-            snprintf(param, sizeof param, "%d", masks[k]);
-            csv_row("gpu_metric_kernel", glcv_match_metric_string((glcv_match_metric)metric), param, s.median);
-            free(kt);
-            glcv_match_destroy(&m);
-        }
-        printf("\n");
-    }
+    metric_table("\n## GPU: every metric, 640x480 gray (kernel ms, CUDA events, median)\n\n", GLCV_ENGINE_CUDA,
+                 time_kernel, "gpu_metric_kernel");
     if (devices > 1) {
         printf("\n## GPU: the image split across %d devices, SAD (wall ms per call, median)\n\n", devices);
         printf("| mask | 1 device | %d devices |\n|---|---|---|\n", devices);
@@ -307,9 +300,9 @@ static void bench_pmcc(int n_gpu, int n_cpu, int gpu, int cpu)
         glcv_correlate *c = NULL;
         if (glcv_correlate_create(&p, &c) == GLCV_OK) {
             glcv_correlate_set_reference(c, &ref);
-            double t0 = now_ms();
+            double t0 = bench_now_ms();
             glcv_correlate_bank_load(c, imgs, n);
-            double load = now_ms() - t0;
+            double load = bench_now_ms() - t0;
             double gb = (double)n * (double)bytes / 1e9;
             printf(
                 "Resident bank (%.3f GB, loaded in %.1f ms): kernel time (CUDA events, median of %d), bandwidth over "
@@ -322,9 +315,9 @@ static void bench_pmcc(int n_gpu, int n_cpu, int gpu, int cpu)
                 double *kt = malloc((size_t)g_repeat * sizeof *kt), *ct = malloc((size_t)g_repeat * sizeof *ct);
                 glcv_correlate_bank_run(c, r);
                 for (int i = 0; i < g_repeat; i++) {
-                    double c0 = now_ms();
+                    double c0 = bench_now_ms();
                     glcv_correlate_bank_run(c, r);
-                    ct[i] = now_ms() - c0;
+                    ct[i] = bench_now_ms() - c0;
                     glcv_timing t[4];
                     int nt = 0;
                     glcv_correlate_timings(c, t, 4, &nt);
@@ -344,9 +337,9 @@ static void bench_pmcc(int n_gpu, int n_cpu, int gpu, int cpu)
             glcv_correlate_images(c, imgs, n, r);
             double up = 0, kern = 0;
             for (int i = 0; i < runs; i++) {
-                double c0 = now_ms();
+                double c0 = bench_now_ms();
                 glcv_correlate_images(c, imgs, n, r);
-                st[i] = now_ms() - c0;
+                st[i] = bench_now_ms() - c0;
                 glcv_timing t[4];
                 int nt = 0;
                 glcv_correlate_timings(c, t, 4, &nt);
@@ -376,9 +369,9 @@ static void bench_pmcc(int n_gpu, int n_cpu, int gpu, int cpu)
         double *t = malloc((size_t)runs * sizeof *t);
         glcv_correlate_images(c, imgs, nc, r_cpu);
         for (int i = 0; i < runs; i++) {
-            double c0 = now_ms();
+            double c0 = bench_now_ms();
             glcv_correlate_images(c, imgs, nc, r_cpu);
-            t[i] = now_ms() - c0;
+            t[i] = bench_now_ms() - c0;
         }
         stat2 s = stats(t, runs);
         printf("\nCPU engine (AVX2, all cores), %d images from host memory: %.2f ms per call, %.1f us per image, "

@@ -18,6 +18,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include <glcv/glcv.h>
 
+#include "benchutil.h"
 #include "core_internal.h"
 #include "engine.h"
 #include "segment_internal.h"
@@ -49,18 +50,6 @@ typedef struct frames {
     glcv_image images[8];
     GLuint texture; /* frame 0 on the GPU */
 } frames;
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof v[0], cmp_double);
-    return n ? v[n / 2] : 0;
-}
 
 static int parse_list(const char *s, int *out, int cap)
 {
@@ -188,6 +177,30 @@ static glcv_segment *make_segmenter(const frames *f, glcv_engine_mode mode, int 
     return seg;
 }
 
+/* T1000+up: ms per frame of n frames of `src` (RGBA8 or RGB8, packed like the mapped frames)
+ * written into the staging ring (glcv_segment_map_frame) and queued without waiting. */
+static double time_mapped(glcv_segment *seg, const glcv_image *src, int n, int gpu)
+{
+    /* The staging ring has a few slots: fill each once, then they all hold valid frames. */
+    for (int i = 0; i < 4; i++) {
+        glcv_image m;
+        glcv_segment_map_frame(seg, src->format, &m);
+        memcpy(m.data, src->data, m.stride * (size_t)m.height);
+        glcv_segment_frame_mapped(seg, 1);
+    }
+    glFinish();
+    double t0 = glcv_now();
+    for (int i = 0; i < n; i++) {
+        glcv_image m;
+        glcv_segment_map_frame(seg, src->format, &m);
+        if (!gpu)
+            memcpy(m.data, src->data, m.stride * (size_t)m.height);
+        glcv_segment_frame_mapped(seg, 0);
+    }
+    glFinish();
+    return (glcv_now() - t0) * 1e3 / n;
+}
+
 static int measure(const frames *f, glcv_engine_mode mode, int iterations, int n_pipelined, row *r)
 {
     glcv_segment *seg = make_segmenter(f, mode, iterations, 0);
@@ -223,46 +236,13 @@ static int measure(const frames *f, glcv_engine_mode mode, int iterations, int n
     glFinish();
     r->t1000 = (glcv_now() - t0) * 1e3 / n;
 
-    /* The staging ring has a few slots: fill each once, then they all hold valid frames. */
-    for (int i = 0; i < 4; i++) {
-        glcv_image m;
-        glcv_segment_map_frame(seg, GLCV_PIXEL_RGBA8, &m);
-        memcpy(m.data, f->images[4].data, m.stride * (size_t)m.height);
-        glcv_segment_frame_mapped(seg, 1);
-    }
-    glFinish();
-    t0 = glcv_now();
-    for (int i = 0; i < n; i++) {
-        glcv_image m;
-        glcv_segment_map_frame(seg, GLCV_PIXEL_RGBA8, &m);
-        if (!gpu)
-            memcpy(m.data, f->images[4].data, m.stride * (size_t)m.height);
-        glcv_segment_frame_mapped(seg, 0);
-    }
-    glFinish();
-    r->t1000_up = (glcv_now() - t0) * 1e3 / n;
+    r->t1000_up = time_mapped(seg, &f->images[4], n, gpu);
 
     /* The same with three bytes per pixel: a quarter less to move, converted by the GL. */
     glcv_image rgb = {0};
     glcv_image_alloc(f->width, f->height, GLCV_PIXEL_RGB8, &rgb);
     glcv_image_convert(&f->images[4], &rgb);
-    for (int i = 0; i < 4; i++) {
-        glcv_image m;
-        glcv_segment_map_frame(seg, GLCV_PIXEL_RGB8, &m);
-        memcpy(m.data, rgb.data, m.stride * (size_t)m.height);
-        glcv_segment_frame_mapped(seg, 1);
-    }
-    glFinish();
-    t0 = glcv_now();
-    for (int i = 0; i < n; i++) {
-        glcv_image m;
-        glcv_segment_map_frame(seg, GLCV_PIXEL_RGB8, &m);
-        if (!gpu)
-            memcpy(m.data, rgb.data, m.stride * (size_t)m.height);
-        glcv_segment_frame_mapped(seg, 0);
-    }
-    glFinish();
-    r->t1000_up_rgb = (glcv_now() - t0) * 1e3 / n;
+    r->t1000_up_rgb = time_mapped(seg, &rgb, n, gpu);
     glcv_image_free(&rgb);
 
     for (int k = 0; k < reps; k++) {
@@ -274,7 +254,7 @@ static int measure(const frames *f, glcv_engine_mode mode, int iterations, int n
             glcv_segment_frame(seg, &f->images[4], 1);
         t[k] = (glcv_now() - t0) * 1e3;
     }
-    r->t1 = median(t, reps);
+    r->t1 = bench_median(t, reps);
     for (int pass = 0; pass < 2; pass++) {
         for (int k = 0; k < reps; k++) {
             glcv_image m;
@@ -289,9 +269,9 @@ static int measure(const frames *f, glcv_engine_mode mode, int iterations, int n
             t[k] = (glcv_now() - t0) * 1e3;
         }
         if (pass == 0)
-            r->t1_up = median(t, reps);
+            r->t1_up = bench_median(t, reps);
         else
-            r->t1_updn = median(t, reps);
+            r->t1_updn = bench_median(t, reps);
     }
     for (int k = 0; k < reps; k++) {
         glFinish();
@@ -299,7 +279,7 @@ static int measure(const frames *f, glcv_engine_mode mode, int iterations, int n
         glcv_segment_frame(seg, &f->images[k % f->count], 1);
         t[k] = (glcv_now() - t0) * 1e3;
     }
-    r->t1_copy = median(t, reps);
+    r->t1_copy = bench_median(t, reps);
     glcv_image_free(&mask);
     glcv_segment_destroy(&seg);
     return 0;

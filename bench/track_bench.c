@@ -16,6 +16,7 @@
 
 #include <glcv/glcv.h>
 
+#include "benchutil.h"
 #include "track_internal.h"
 
 #include <epoxy/gl.h>
@@ -23,22 +24,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 enum { W = 1920, H = 1080, MAX_OBJ = 64 };
-
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return 1e3 * (double)ts.tv_sec + 1e-6 * (double)ts.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
 
 /* An 8 x 8 grid of coloured discs on a grey, lightly textured background. */
 static void make_frame(glcv_image *img)
@@ -187,15 +174,14 @@ static void whole_calls(glcv_engine_mode engine, const char *what, const glcv_im
         for (int k = 0; k < n; k++)
             glcv_track_set_window(tr, k, window_of(k, n, ww, wh));
         int count = 0;
-        double t0 = now_ms();
+        double t0 = bench_now_ms();
         glcv_track_frame(tr, frame, NULL);
         glcv_track_results(tr, res, MAX_OBJ, &count);
         if (r >= 0)
-            t[r] = now_ms() - t0;
+            t[r] = bench_now_ms() - t0;
     }
     if (t) {
-        qsort(t, (size_t)runs, sizeof *t, cmp_double);
-        record(what, n, ww, wh, -1, 0, t[runs / 2]);
+        record(what, n, ww, wh, -1, 0, bench_median(t, runs));
     }
     free(t);
     glcv_track_destroy(&tr);
@@ -229,11 +215,11 @@ static void texture_calls(const glcv_image *frame, int with_mask, int runs)
         for (int r = -3; r < runs; r++) {
             glcv_track_set_window(tr, 0, window_of(0, 1, 1080, 720));
             int count = 0;
-            double t0 = now_ms();
+            double t0 = bench_now_ms();
             glcv_status st = glcv_track_frame_texture(tr, tex, mask);
             if (st == GLCV_OK)
                 st = glcv_track_results(tr, res, 1, &count);
-            double dt = now_ms() - t0;
+            double dt = bench_now_ms() - t0;
             if (st != GLCV_OK) {
                 printf("texture row: call failed: %s\n", glcv_status_string(st));
                 break;
@@ -250,11 +236,9 @@ static void texture_calls(const glcv_image *frame, int with_mask, int runs)
             }
         }
     }
-    if (done > 0) {
-        qsort(t, (size_t)done, sizeof *t, cmp_double);
+    if (done > 0)
         record(with_mask ? "cuda: frame + mask from GL textures" : "cuda: frame from GL texture + results", 1, 1080,
-               720, -1, 0, t[done / 2]);
-    }
+               720, -1, 0, bench_median(t, done));
     free(t);
     glcv_track_destroy(&tr);
     glDeleteTextures(1, &tex);

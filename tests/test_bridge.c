@@ -10,26 +10,13 @@
 #include <epoxy/gl.h>
 
 #include "cuda_bridge.h"
+#include "cuda_texture.h"
 
 #include <cuda_runtime_api.h>
 #include <stdlib.h>
 #include <string.h>
 
 enum { W = 333, H = 201 }; /* odd sizes: no row is a multiple of 4 bytes in R8 */
-
-static GLuint make_texture(GLenum internal, GLenum format, int w, int h, const void *px)
-{
-    GLuint tex = 0;
-    glGenTextures(1, &tex);
-    glBindTexture(GL_TEXTURE_2D, tex);
-    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_NEAREST);
-    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_NEAREST);
-    glPixelStorei(GL_UNPACK_ALIGNMENT, 1);
-    glTexImage2D(GL_TEXTURE_2D, 0, (GLint)internal, w, h, 0, format, GL_UNSIGNED_BYTE, px);
-    glPixelStorei(GL_UNPACK_ALIGNMENT, 4);
-    glBindTexture(GL_TEXTURE_2D, 0);
-    return tex;
-}
 
 static void pattern(uint8_t *px, int w, int h, int channels, int frame)
 {
@@ -50,6 +37,26 @@ static unsigned long long host_sum(const uint8_t *px, size_t n)
 
 #define CHECK_CU(call) CHECK((call) == cudaSuccess, "%s: %s", #call, cudaGetErrorString(cudaGetLastError()))
 
+/* The sum the sum kernels give: of every channel byte of the W x H texture `tex` (1 or 4 channels)
+ * when it is not 0, else of every byte of H rows of W * channels bytes from `ptr`, `pitch` apart,
+ * in device memory. */
+static unsigned long long device_sum(cudaTextureObject_t tex, const uint8_t *ptr, size_t pitch, int channels,
+                                     cudaStream_t stream, unsigned long long *d_sum)
+{
+    unsigned long long sum = 0;
+    CHECK_CU(cudaMemsetAsync(d_sum, 0, sizeof *d_sum, stream));
+    if (tex) {
+        glcv_cuda_sum_texture_params tp = {tex, W, H, channels, d_sum};
+        CHECK(glcv_cuda_sum_texture(tp, stream) == 0, "texture sum kernel");
+    } else {
+        glcv_cuda_sum_linear_params sp = {ptr, pitch, W * channels, H, d_sum};
+        CHECK(glcv_cuda_sum_linear(sp, stream) == 0, "sum kernel");
+    }
+    CHECK_CU(cudaMemcpyAsync(&sum, d_sum, sizeof sum, cudaMemcpyDeviceToHost, stream));
+    CHECK_CU(cudaStreamSynchronize(stream));
+    return sum;
+}
+
 static void test_pixel_buffer(cudaStream_t stream, unsigned long long *d_sum)
 {
     glcv_logger lg = test_logger();
@@ -58,30 +65,21 @@ static void test_pixel_buffer(cudaStream_t stream, unsigned long long *d_sum)
     if (!bridge)
         return;
     uint8_t *rgba = malloc((size_t)W * H * 4), *mask = malloc((size_t)W * H), *back = malloc((size_t)W * H * 4);
-    GLuint frame_tex = make_texture(GL_RGBA8, GL_RGBA, W, H, NULL);
-    GLuint mask_tex = make_texture(GL_R8, GL_RED, W, H, NULL);
+    GLuint frame_tex = test_texture_make(GL_RGBA8, GL_RGBA, W, H, NULL);
+    GLuint mask_tex = test_texture_make(GL_R8, GL_RED, W, H, NULL);
     int bad_frames = 0;
     for (int f = 0; f < 20; f++) {
         pattern(rgba, W, H, 4, f);
         pattern(mask, W, H, 1, 3 * f);
-        glBindTexture(GL_TEXTURE_2D, frame_tex);
-        glPixelStorei(GL_UNPACK_ALIGNMENT, 1);
-        glTexSubImage2D(GL_TEXTURE_2D, 0, 0, 0, W, H, GL_RGBA, GL_UNSIGNED_BYTE, rgba);
-        glBindTexture(GL_TEXTURE_2D, mask_tex);
-        glTexSubImage2D(GL_TEXTURE_2D, 0, 0, 0, W, H, GL_RED, GL_UNSIGNED_BYTE, mask);
-        glPixelStorei(GL_UNPACK_ALIGNMENT, 4);
-        glBindTexture(GL_TEXTURE_2D, 0);
+        test_texture_upload(frame_tex, GL_RGBA8, GL_RGBA, W, H, rgba, 0);
+        test_texture_upload(mask_tex, GL_R8, GL_RED, W, H, mask, 0);
         glcv_cuda_frame fr;
         glcv_status st = glcv_cuda_bridge_map_frame(bridge, frame_tex, f % 2 ? mask_tex : 0, stream, &fr);
         CHECK_OK(st);
         if (st != GLCV_OK)
             break;
         CHECK(fr.rgba_pitch == (size_t)W * 4 && (f % 2 ? fr.mask != NULL : fr.mask == NULL), "frame layout");
-        CHECK_CU(cudaMemsetAsync(d_sum, 0, sizeof *d_sum, stream));
-        glcv_cuda_sum_linear_params sp = {fr.rgba, fr.rgba_pitch, W * 4, H, d_sum};
-        CHECK(glcv_cuda_sum_linear(sp, stream) == 0, "sum kernel");
-        unsigned long long sum = 0;
-        CHECK_CU(cudaMemcpyAsync(&sum, d_sum, sizeof sum, cudaMemcpyDeviceToHost, stream));
+        unsigned long long sum = device_sum(0, fr.rgba, fr.rgba_pitch, 4, stream, d_sum);
         CHECK_CU(cudaMemcpy2DAsync(back, (size_t)W * 4, fr.rgba, fr.rgba_pitch, (size_t)W * 4, H,
                                    cudaMemcpyDeviceToHost, stream));
         CHECK_CU(cudaStreamSynchronize(stream));
@@ -98,7 +96,7 @@ static void test_pixel_buffer(cudaStream_t stream, unsigned long long *d_sum)
     printf("pixel buffer hand-over: 20 frames, %d wrong\n", bad_frames);
     /* a format that cannot be read through a framebuffer, and a wrong size */
     glcv_cuda_frame fr;
-    GLuint small = make_texture(GL_RGBA8, GL_RGBA, W - 1, H, NULL);
+    GLuint small = test_texture_make(GL_RGBA8, GL_RGBA, W - 1, H, NULL);
     CHECK_STATUS(glcv_cuda_bridge_map_frame(bridge, small, 0, stream, &fr), GLCV_ERROR_SIZE_MISMATCH);
     CHECK_STATUS(glcv_cuda_bridge_map_frame(bridge, 0, 0, stream, &fr), GLCV_ERROR_INVALID_ARGUMENT);
     glDeleteTextures(1, &small);
@@ -111,32 +109,15 @@ static void test_pixel_buffer(cudaStream_t stream, unsigned long long *d_sum)
     free(back);
 }
 
-static cudaTextureObject_t texture_object(cudaArray_t array)
-{
-    struct cudaResourceDesc res;
-    memset(&res, 0, sizeof res);
-    res.resType = cudaResourceTypeArray;
-    res.res.array.array = array;
-    struct cudaTextureDesc td;
-    memset(&td, 0, sizeof td);
-    td.addressMode[0] = td.addressMode[1] = cudaAddressModeClamp;
-    td.filterMode = cudaFilterModePoint;
-    td.readMode = cudaReadModeElementType;
-    cudaTextureObject_t tex = 0;
-    if (cudaCreateTextureObject(&tex, &res, &td, NULL) != cudaSuccess)
-        return 0;
-    return tex;
-}
-
 static void test_images(cudaStream_t stream, unsigned long long *d_sum)
 {
     glcv_logger lg = test_logger();
     uint8_t *rgba = malloc((size_t)W * H * 4), *r8 = malloc((size_t)W * H), *back = malloc((size_t)W * H * 4);
     pattern(rgba, W, H, 4, 1);
     pattern(r8, W, H, 1, 2);
-    GLuint t_rgba = make_texture(GL_RGBA8, GL_RGBA, W, H, rgba);
-    GLuint t_r8 = make_texture(GL_R8, GL_RED, W, H, r8);
-    GLuint t_out = make_texture(GL_RGBA8, GL_RGBA, W, H, NULL);
+    GLuint t_rgba = test_texture_make(GL_RGBA8, GL_RGBA, W, H, rgba);
+    GLuint t_r8 = test_texture_make(GL_R8, GL_RED, W, H, r8);
+    GLuint t_out = test_texture_make(GL_RGBA8, GL_RGBA, W, H, NULL);
     glcv_cuda_image in_rgba, in_r8, out;
     CHECK_OK(glcv_cuda_image_register(&in_rgba, t_rgba, 0, &lg));
     CHECK_OK(glcv_cuda_image_register(&in_r8, t_r8, 0, &lg));
@@ -152,21 +133,12 @@ static void test_images(cudaStream_t stream, unsigned long long *d_sum)
         CHECK_CU(cudaStreamSynchronize(stream));
         CHECK(memcmp(back, r8, (size_t)W * H) == 0, "R8 texture: the mapped array differs");
         /* texture objects over the arrays */
-        cudaTextureObject_t tex4 = texture_object(in_rgba.array), tex1 = texture_object(in_r8.array);
+        cudaTextureObject_t tex4 = cuda_texture_object(in_rgba.array), tex1 = cuda_texture_object(in_r8.array);
         CHECK(tex4 && tex1, "cudaCreateTextureObject");
-        unsigned long long sum = 0;
-        glcv_cuda_sum_texture_params tp = {tex4, W, H, 4, d_sum};
-        CHECK_CU(cudaMemsetAsync(d_sum, 0, sizeof *d_sum, stream));
-        CHECK(glcv_cuda_sum_texture(tp, stream) == 0, "texture sum kernel");
-        CHECK_CU(cudaMemcpyAsync(&sum, d_sum, sizeof sum, cudaMemcpyDeviceToHost, stream));
-        CHECK_CU(cudaStreamSynchronize(stream));
+        unsigned long long sum = device_sum(tex4, NULL, 0, 4, stream, d_sum);
         CHECK(sum == host_sum(rgba, (size_t)W * H * 4), "RGBA8 texture object sum %llu, expected %llu", sum,
               host_sum(rgba, (size_t)W * H * 4));
-        tp = (glcv_cuda_sum_texture_params){tex1, W, H, 1, d_sum};
-        CHECK_CU(cudaMemsetAsync(d_sum, 0, sizeof *d_sum, stream));
-        CHECK(glcv_cuda_sum_texture(tp, stream) == 0, "texture sum kernel");
-        CHECK_CU(cudaMemcpyAsync(&sum, d_sum, sizeof sum, cudaMemcpyDeviceToHost, stream));
-        CHECK_CU(cudaStreamSynchronize(stream));
+        sum = device_sum(tex1, NULL, 0, 1, stream, d_sum);
         CHECK(sum == host_sum(r8, (size_t)W * H), "R8 texture object sum %llu, expected %llu", sum,
               host_sum(r8, (size_t)W * H));
         cudaDestroyTextureObject(tex4);
@@ -210,18 +182,6 @@ static void test_images(cudaStream_t stream, unsigned long long *d_sum)
     free(back);
 }
 
-static unsigned long long texture_sum(cudaTextureObject_t tex, int channels, cudaStream_t stream,
-                                      unsigned long long *d_sum)
-{
-    unsigned long long sum = 0;
-    glcv_cuda_sum_texture_params tp = {tex, W, H, channels, d_sum};
-    CHECK_CU(cudaMemsetAsync(d_sum, 0, sizeof *d_sum, stream));
-    CHECK(glcv_cuda_sum_texture(tp, stream) == 0, "texture sum kernel");
-    CHECK_CU(cudaMemcpyAsync(&sum, d_sum, sizeof sum, cudaMemcpyDeviceToHost, stream));
-    CHECK_CU(cudaStreamSynchronize(stream));
-    return sum;
-}
-
 /* The registered-texture hand-over (map_textures): a caller's RGBA8 and R8 textures registered
  * once and read through texture objects, new content every frame, a re-specification with
  * another size (an error; the registration goes, and comes back at the bridge's size), the
@@ -234,42 +194,33 @@ static void test_map_textures(cudaStream_t stream, unsigned long long *d_sum)
     uint8_t *rgba = malloc((size_t)W * H * 4), *mask = malloc((size_t)W * H);
     if (!bridge || !rgba || !mask)
         return;
-    GLuint frame_tex = make_texture(GL_RGBA8, GL_RGBA, W, H, NULL);
-    GLuint mask_tex = make_texture(GL_R8, GL_RED, W, H, NULL);
+    GLuint frame_tex = test_texture_make(GL_RGBA8, GL_RGBA, W, H, NULL);
+    GLuint mask_tex = test_texture_make(GL_R8, GL_RED, W, H, NULL);
     glcv_cuda_bridge_stats bs;
     int bad = 0;
     for (int f = 0; f < 8; f++) {
         pattern(rgba, W, H, 4, f);
         pattern(mask, W, H, 1, 5 * f);
         int respec = f == 4; /* frame 4: forgotten, another size, then the bridge's size again */
-        glBindTexture(GL_TEXTURE_2D, frame_tex);
-        glPixelStorei(GL_UNPACK_ALIGNMENT, 1);
         if (respec) {
             /* GL refuses to re-specify a texture registered with CUDA (seen on NVIDIA 580) */
             while (glGetError() != GL_NO_ERROR) {
             }
-            glTexImage2D(GL_TEXTURE_2D, 0, GL_RGBA8, W + 3, H, 0, GL_RGBA, GL_UNSIGNED_BYTE, NULL);
+            test_texture_upload(frame_tex, GL_RGBA8, GL_RGBA, W + 3, H, NULL, 1);
             GLenum refused = glGetError();
             printf("re-specifying a registered texture: GL error 0x%04x\n", (unsigned)refused);
-            glPixelStorei(GL_UNPACK_ALIGNMENT, 1);
             CHECK_OK(glcv_cuda_bridge_forget(bridge, frame_tex));
-            glTexImage2D(GL_TEXTURE_2D, 0, GL_RGBA8, W + 3, H, 0, GL_RGBA, GL_UNSIGNED_BYTE, NULL);
+            test_texture_upload(frame_tex, GL_RGBA8, GL_RGBA, W + 3, H, NULL, 1);
             CHECK(glGetError() == GL_NO_ERROR, "re-specifying a forgotten texture: GL error");
-            glBindTexture(GL_TEXTURE_2D, 0);
             glcv_cuda_frame fr;
             CHECK_STATUS(glcv_cuda_bridge_map_textures(bridge, frame_tex, mask_tex, stream, &fr),
                          GLCV_ERROR_SIZE_MISMATCH);
             glcv_cuda_bridge_get_stats(bridge, &bs);
             CHECK(bs.registered == 1, "after a size change %d registered, expected 1", bs.registered);
-            glBindTexture(GL_TEXTURE_2D, frame_tex);
-            glTexImage2D(GL_TEXTURE_2D, 0, GL_RGBA8, W, H, 0, GL_RGBA, GL_UNSIGNED_BYTE, rgba);
-        } else {
-            glTexSubImage2D(GL_TEXTURE_2D, 0, 0, 0, W, H, GL_RGBA, GL_UNSIGNED_BYTE, rgba);
         }
-        glBindTexture(GL_TEXTURE_2D, mask_tex);
-        glTexSubImage2D(GL_TEXTURE_2D, 0, 0, 0, W, H, GL_RED, GL_UNSIGNED_BYTE, mask);
-        glPixelStorei(GL_UNPACK_ALIGNMENT, 4);
-        glBindTexture(GL_TEXTURE_2D, 0);
+        /* after a re-specification at another size, back at the bridge's */
+        test_texture_upload(frame_tex, GL_RGBA8, GL_RGBA, W, H, rgba, respec);
+        test_texture_upload(mask_tex, GL_R8, GL_RED, W, H, mask, 0);
         glcv_cuda_frame fr;
         glcv_status st = glcv_cuda_bridge_map_textures(bridge, frame_tex, mask_tex, stream, &fr);
         CHECK_OK(st);
@@ -278,8 +229,8 @@ static void test_map_textures(cudaStream_t stream, unsigned long long *d_sum)
         CHECK(fr.rgba_texture && fr.mask_texture && fr.mask_channels == 1 && !fr.rgba && !fr.mask,
               "frame %d: not handed over as texture objects", f);
         if (fr.rgba_texture && fr.mask_texture) {
-            unsigned long long s4 = texture_sum(fr.rgba_texture, 4, stream, d_sum);
-            unsigned long long s1 = texture_sum(fr.mask_texture, 1, stream, d_sum);
+            unsigned long long s4 = device_sum(fr.rgba_texture, NULL, 0, 4, stream, d_sum);
+            unsigned long long s1 = device_sum(fr.mask_texture, NULL, 0, 1, stream, d_sum);
             bad += s4 != host_sum(rgba, (size_t)W * H * 4) || s1 != host_sum(mask, (size_t)W * H);
         }
         CHECK_OK(glcv_cuda_bridge_unmap(bridge, stream));
@@ -292,7 +243,7 @@ static void test_map_textures(cudaStream_t stream, unsigned long long *d_sum)
     printf("registered-texture hand-over: 8 frames, %d wrong; %d registrations, %d texture objects\n", bad,
            bs.registrations, bs.texture_objects);
     /* another format: the pixel buffer */
-    GLuint rgb_tex = make_texture(GL_RGB8, GL_RGB, W, H, NULL);
+    GLuint rgb_tex = test_texture_make(GL_RGB8, GL_RGB, W, H, NULL);
     glcv_cuda_frame fr;
     CHECK_OK(glcv_cuda_bridge_map_textures(bridge, rgb_tex, mask_tex, stream, &fr));
     CHECK(fr.rgba && fr.mask && !fr.rgba_texture, "RGB8: not the pixel buffer");
@@ -311,19 +262,14 @@ static void test_map_textures(cudaStream_t stream, unsigned long long *d_sum)
         GLuint old_name = mask_tex;
         glDeleteTextures(1, &mask_tex);
         pattern(mask, W, H, 1, 77);
-        mask_tex = make_texture(GL_R8, GL_RED, W, H, mask);
-        GLuint frame2 = make_texture(GL_RGBA8, GL_RGBA, W, H, rgba);
+        mask_tex = test_texture_make(GL_R8, GL_RED, W, H, mask);
+        GLuint frame2 = test_texture_make(GL_RGBA8, GL_RGBA, W, H, rgba);
         glcv_status st = glcv_cuda_bridge_map_textures(bridge, frame2, mask_tex, stream, &fr);
         unsigned long long s1 = 0;
         if (st == GLCV_OK && fr.mask_texture)
-            s1 = texture_sum(fr.mask_texture, 1, stream, d_sum);
-        else if (st == GLCV_OK && fr.mask) {
-            CHECK_CU(cudaMemsetAsync(d_sum, 0, sizeof *d_sum, stream));
-            glcv_cuda_sum_linear_params sp = {fr.mask, fr.mask_pitch, W, H, d_sum};
-            CHECK(glcv_cuda_sum_linear(sp, stream) == 0, "sum kernel");
-            CHECK_CU(cudaMemcpyAsync(&s1, d_sum, sizeof s1, cudaMemcpyDeviceToHost, stream));
-            CHECK_CU(cudaStreamSynchronize(stream));
-        }
+            s1 = device_sum(fr.mask_texture, NULL, 0, 1, stream, d_sum);
+        else if (st == GLCV_OK && fr.mask)
+            s1 = device_sum(0, fr.mask, fr.mask_pitch, 1, stream, d_sum);
         if (st == GLCV_OK)
             glcv_cuda_bridge_unmap(bridge, stream);
         printf("deleted without forget, name %s (%u, %u): map %s, %s\n", old_name == mask_tex ? "reused" : "not reused",

@@ -12,78 +12,10 @@ if [ -z "$GLCV" ] || [ ! -x "$GLCV" ]; then
     exit 77
 fi
 
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/glcv_cli.XXXXXX")
-trap 'rm -rf "$TMP"' EXIT
-FAILURES=0
-CHECKS=0
-
-fail() {
-    FAILURES=$((FAILURES + 1))
-    echo "FAIL: $*"
-}
-
-# run NAME ARGS...: runs glcv, keeping stdout, stderr and the exit status in $TMP/NAME.*
-run() {
-    local name=$1
-    shift
-    "$GLCV" "$@" >"$TMP/$name.out" 2>"$TMP/$name.err"
-    echo $? >"$TMP/$name.rc"
-}
-
-rc_of() { cat "$TMP/$1.rc"; }
-
-show() {
-    echo "  command output ($1): exit $(rc_of "$1")"
-    sed 's/^/  | /' "$TMP/$1.out" "$TMP/$1.err"
-}
-
-# expect_rc NAME WANT DESCRIPTION
-expect_rc() {
-    CHECKS=$((CHECKS + 1))
-    local got
-    got=$(rc_of "$1")
-    if [ "$got" != "$2" ]; then
-        fail "$3: exit status $got, expected $2"
-        show "$1"
-    fi
-}
-
-# expect_failure NAME DESCRIPTION: a non-zero exit status other than a crash
-expect_failure() {
-    CHECKS=$((CHECKS + 1))
-    local got
-    got=$(rc_of "$1")
-    if [ "$got" != 1 ] && [ "$got" != 2 ]; then
-        fail "$2: exit status $got, expected 1 or 2"
-        show "$1"
-    fi
-}
-
-# expect_in NAME out|err TEXT DESCRIPTION
-expect_in() {
-    CHECKS=$((CHECKS + 1))
-    if ! grep -qF -- "$3" "$TMP/$1.$2"; then
-        fail "$4: '$3' not in std$2"
-        show "$1"
-    fi
-}
-
-# expect_count PATTERN WANT DESCRIPTION: number of files matching a glob
-expect_count() {
-    CHECKS=$((CHECKS + 1))
-    local n
-    n=$(compgen -G "$1" | wc -l)
-    if [ "$n" != "$2" ]; then
-        fail "$3: $n files match $1, expected $2"
-    fi
-}
-
-expect_absent() {
-    CHECKS=$((CHECKS + 1))
-    if [ -e "$1" ]; then
-        fail "$2: $1 exists"
-    fi
-}
+# shellcheck source=testlib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/testlib.sh"
+testlib_init glcv_cli
+RUN=("$GLCV")
 
 echo "== help and version"
 run help --help
@@ -324,5 +256,4 @@ expect_rc info 0 "glcv info"
 expect_in info out "engine:" "glcv info names the engine"
 sed 's/^/  /' "$TMP/info.out"
 
-echo "test_cli: $CHECKS checks, $FAILURES failed"
-[ "$FAILURES" -eq 0 ]
+testlib_finish test_cli

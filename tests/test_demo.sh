@@ -34,17 +34,12 @@ if [ -n "${ASAN_OPTIONS:-}" ]; then
     export ASAN_OPTIONS="$ASAN_OPTIONS:detect_leaks=0"
 fi
 
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/glcv_demo.XXXXXX")
-trap 'rm -rf "$TMP"' EXIT
-FAILURES=0
-CHECKS=0
+# shellcheck source=testlib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/testlib.sh"
+testlib_init glcv_demo
 
-fail() {
-    FAILURES=$((FAILURES + 1))
-    echo "FAIL: $*"
-}
-
-# run NAME PROGRAM ARGS...: runs a program under Xvfb, output in $TMP/NAME.log, status in $TMP/NAME.rc
+# run NAME PROGRAM ARGS...: runs a program under Xvfb, output in $TMP/NAME.log (shown), status in
+# $TMP/NAME.rc
 run() {
     local name=$1
     shift
@@ -53,16 +48,13 @@ run() {
     sed 's/^/  | /' "$TMP/$name.log"
 }
 
-expect_rc() {
-    CHECKS=$((CHECKS + 1))
-    local got
-    got=$(cat "$TMP/$1.rc")
-    [ "$got" = "$2" ] || fail "$3: exit status $got, expected $2"
-}
-
-expect_in() {
-    CHECKS=$((CHECKS + 1))
-    grep -qF -- "$2" "$TMP/$1.log" || fail "$3: '$2' not in the output"
+# run_bare NAME PROGRAM ARGS...: the same without a display (the program exits before it opens a
+# window), the output not shown
+run_bare() {
+    local name=$1
+    shift
+    "$@" >"$TMP/$name.log" 2>&1
+    echo $? >"$TMP/$name.rc"
 }
 
 # The source frame index the demo showed last ("last source frame K").
@@ -81,23 +73,19 @@ demo)
     fi
 
     echo "== usage errors"
-    "$DEMO" --no-such-option >"$TMP/usage.log" 2>&1
-    echo $? >"$TMP/usage.rc"
+    run_bare usage "$DEMO" --no-such-option
     expect_rc usage 2 "an unknown option is a usage error"
-    "$DEMO" --synthetic --lavfi testsrc >"$TMP/two.log" 2>&1
-    echo $? >"$TMP/two.rc"
+    run_bare two "$DEMO" --synthetic --lavfi testsrc
     expect_rc two 2 "two sources are a usage error"
-    "$DEMO" --help >"$TMP/help.log" 2>&1
-    echo $? >"$TMP/help.rc"
+    run_bare help "$DEMO" --help
     expect_rc help 0 "--help"
-    expect_in help "--screenshot FILE" "--help lists the options"
-    expect_in help "--track X,Y,W,H" "--help lists --track"
-    "$DEMO" --track 1,2,3 >"$TMP/badtrack.log" 2>&1
-    echo $? >"$TMP/badtrack.rc"
+    expect_in help log "--screenshot FILE" "--help lists the options"
+    expect_in help log "--track X,Y,W,H" "--help lists --track"
+    run_bare badtrack "$DEMO" --track 1,2,3
     expect_rc badtrack 2 "a malformed --track box is a usage error"
     run missing "$DEMO" --video "$TMP/missing.avi" --max-frames 5
     expect_rc missing 1 "a missing video file"
-    expect_in missing "cannot open" "a missing video file is reported"
+    expect_in missing log "cannot open" "a missing video file is reported"
 
     # The scene's clean background is the background, as in the paper: its values, no adaptation
     # (the background panel must show that background exactly).
@@ -106,8 +94,8 @@ demo)
         run "syn_$engine" "$DEMO" --synthetic --size 320x240 --max-frames 30 --engine "$engine" --paper-defaults \
             --screenshot "$TMP/syn_$engine.png"
         expect_rc "syn_$engine" 0 "synthetic, $engine"
-        expect_in "syn_$engine" "source: synthetic scene" "the demo says which source it opened"
-        expect_in "syn_$engine" "engine $engine" "engine $engine in use"
+        expect_in "syn_$engine" log "source: synthetic scene" "the demo says which source it opened"
+        expect_in "syn_$engine" log "engine $engine" "engine $engine in use"
         k=$(last_index "syn_$engine")
         CHECKS=$((CHECKS + 1))
         if [ "$k" != 29 ]; then
@@ -134,7 +122,7 @@ demo)
         run "$name" "$DEMO" --synthetic --size 320x240 --max-frames 30 --engine $run_args \
             --track 192,120,30,30 --screenshot "$TMP/$name.png"
         expect_rc "$name" 0 "tracking ($engine)"
-        expect_in "$name" "tracker engine " "the demo says which tracker it uses"
+        expect_in "$name" log "tracker engine " "the demo says which tracker it uses"
         k=$(last_index "$name")
         # "object 0: centre CX,CY size WxH angle A bbox ... lost L" -> "CX CY W H A L"
         num='\([-0-9.]*\)'
@@ -166,7 +154,7 @@ demo)
     GRAPH="color=c=0x405060:size=320x240:rate=25[bg];color=c=0xffff00:size=40x40:rate=25[fg];[bg][fg]overlay=x='if(lt(n,60),-100,100+mod(n,100))':y=100"
     run lavfi "$DEMO" --lavfi "$GRAPH" --learn 10 --max-frames 80 --screenshot "$TMP/lavfi.png"
     expect_rc lavfi 0 "lavfi"
-    expect_in lavfi "source: lavfi" "lavfi source opened"
+    expect_in lavfi log "source: lavfi" "lavfi source opened"
     k=$(last_index lavfi)
     CHECKS=$((CHECKS + 1))
     if [ -z "$k" ] || [ "$k" -lt 79 ]; then
@@ -182,7 +170,7 @@ demo)
         echo "== sample video $SAMPLE"
         run sample "$DEMO" --video "$SAMPLE" --learn 20 --max-frames 40 --scale 0.5 --screenshot "$TMP/sample.png"
         expect_rc sample 0 "sample video"
-        expect_in sample "40 frames processed" "40 frames of the sample video"
+        expect_in sample log "40 frames processed" "40 frames of the sample video"
         CHECKS=$((CHECKS + 1))
         [ -s "$TMP/sample.png" ] || fail "sample video: no screenshot"
     fi
@@ -209,7 +197,7 @@ host)
         [ "$engine" = auto ] && want="\(fragment\|compute\)"
         grep -q "^host_app: glcv engine $want in the host's context" "$TMP/host_$engine.log" ||
             fail "host_app ($engine): not on the $engine engine"
-        expect_in "host_$engine" "0 GL state differences, 0 failed checks" "host_app ($engine) summary"
+        expect_in "host_$engine" log "0 GL state differences, 0 failed checks" "host_app ($engine) summary"
     done
     if [ -n "$UNSUPPORTED" ] && [ "$FAILURES" -eq 0 ]; then
         echo "test_demo host: skipped, the host's GL context cannot run:$UNSUPPORTED"
@@ -222,5 +210,4 @@ host)
     ;;
 esac
 
-echo "test_demo $MODE: $CHECKS checks, $FAILURES failed"
-[ "$FAILURES" -eq 0 ]
+testlib_finish "test_demo $MODE"

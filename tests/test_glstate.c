@@ -159,27 +159,23 @@ static void take_snapshot(snapshot *s, int compute)
     /* Texture units: bindings and samplers, then the active unit restored. */
     GLint active = 0;
     glGetIntegerv(GL_ACTIVE_TEXTURE, &active);
+    static const struct {
+        GLenum pname;
+        const char *name;
+    } per_unit[] = {{GL_TEXTURE_BINDING_2D, "GL_TEXTURE_BINDING_2D"},
+                    {GL_TEXTURE_BINDING_2D_ARRAY, "GL_TEXTURE_BINDING_2D_ARRAY"},
+                    {GL_TEXTURE_BINDING_3D, "GL_TEXTURE_BINDING_3D"},
+                    {GL_SAMPLER_BINDING, "GL_SAMPLER_BINDING"}};
     for (int u = 0; u < 16; u++) {
         glActiveTexture((GLenum)(GL_TEXTURE0 + u));
-        GLint t2 = -1, t2a = -1, t3 = -1, smp = -1;
-        glGetIntegerv(GL_TEXTURE_BINDING_2D, &t2);
-        glGetIntegerv(GL_TEXTURE_BINDING_2D_ARRAY, &t2a);
-        glGetIntegerv(GL_TEXTURE_BINDING_3D, &t3);
-        glGetIntegerv(GL_SAMPLER_BINDING, &smp);
-        char nm[64];
-        double d;
-        snprintf(nm, sizeof nm, "GL_TEXTURE_BINDING_2D[unit %d]", u);
-        d = t2;
-        put(s, nm, &d, 1);
-        snprintf(nm, sizeof nm, "GL_TEXTURE_BINDING_2D_ARRAY[unit %d]", u);
-        d = t2a;
-        put(s, nm, &d, 1);
-        snprintf(nm, sizeof nm, "GL_TEXTURE_BINDING_3D[unit %d]", u);
-        d = t3;
-        put(s, nm, &d, 1);
-        snprintf(nm, sizeof nm, "GL_SAMPLER_BINDING[unit %d]", u);
-        d = smp;
-        put(s, nm, &d, 1);
+        for (size_t k = 0; k < sizeof per_unit / sizeof per_unit[0]; k++) {
+            GLint v = -1;
+            glGetIntegerv(per_unit[k].pname, &v);
+            char nm[64];
+            snprintf(nm, sizeof nm, "%s[unit %d]", per_unit[k].name, u);
+            double d = v;
+            put(s, nm, &d, 1);
+        }
     }
     glActiveTexture((GLenum)active);
     if (compute) {

@@ -170,6 +170,18 @@ static void free_image(glcv_image *img)
     memset(img, 0, sizeof *img);
 }
 
+/* A random image and template of format `f` (packed rows), pixel values 0..levels-1, drawn from
+ * the random numbers of `seed`. */
+static void random_inputs(glcv_image *img, glcv_image *tpl, int W, int H, int w, int h, glcv_pixel_format f,
+                          int levels, uint64_t seed)
+{
+    uint64_t rng = seed;
+    *img = make_image(W, H, f, 0);
+    *tpl = make_image(w, h, f, 0);
+    fill_random(img, &rng, levels);
+    fill_random(tpl, &rng, levels);
+}
+
 static glcv_image converted(const glcv_image *src, glcv_pixel_format f)
 {
     glcv_image out = make_image(src->width, src->height, f, 0);
@@ -208,6 +220,35 @@ static int simd_available(glcv_match_simd simd)
     glcv_status st = glcv_match_create(&p, &m);
     glcv_match_destroy(&m);
     return st == GLCV_OK;
+}
+
+/* A matcher made from `p` that has been given the template (and mask, ROI: NULL for none) and has
+ * matched `img`; NULL, the failure recorded, when it cannot be made. */
+static glcv_match *matched(const glcv_match_params *p, const glcv_image *tpl, const glcv_image *mask,
+                           const glcv_rect *roi, const glcv_image *img)
+{
+    glcv_match *m = NULL;
+    CHECK_OK(glcv_match_create(p, &m));
+    if (!m)
+        return NULL;
+    CHECK_OK(glcv_match_set_template(m, tpl, mask));
+    if (roi)
+        CHECK_OK(glcv_match_set_roi(m, roi));
+    CHECK_OK(glcv_match_image(m, img));
+    return m;
+}
+
+/* Matches `img` with a matcher made from `p` (template, mask, ROI as in `matched`) and compares its
+ * score map with `want` (`got`: room for the map). */
+static void check_scores(const char *what, const glcv_match_params *p, const glcv_image *tpl, const glcv_image *mask,
+                         const glcv_rect *roi, const glcv_image *img, const double *want, double *got)
+{
+    glcv_match *m = matched(p, tpl, mask, roi, img);
+    if (!m)
+        return;
+    CHECK_OK(glcv_match_read_scores(m, got, 0));
+    compare_maps(what, got, want, p->width, p->height, p->metric == GLCV_MATCH_ZNCC);
+    glcv_match_destroy(&m);
 }
 
 /* One case: a random image and template (and mask, ROI), every metric, every SIMD level. */
@@ -263,22 +304,12 @@ static void run_case(const match_case *mc, uint64_t *rng)
                                                     .metric = (glcv_match_metric)metric,
                                                     .engine = GLCV_ENGINE_CPU, .simd = all_simd[s],
                                                     .threads = mc->threads, .logger = test_logger());
-            glcv_match *m = NULL;
-            CHECK_OK(glcv_match_create(&p, &m));
-            if (!m)
-                continue;
-            CHECK_OK(glcv_match_set_template(m, &tpl, mc->masked ? &mask : NULL));
-            if (mc->roi)
-                CHECK_OK(glcv_match_set_roi(m, &roi));
-            CHECK_OK(glcv_match_image(m, &img));
-            CHECK_OK(glcv_match_read_scores(m, got, 0));
             char what[160];
             snprintf(what, sizeof what, "%dx%d in %dx%d, %s, in %d ch, working %d ch%s%s, %s, %d threads", w, h, W, H,
                      glcv_match_metric_string((glcv_match_metric)metric), channels_of(mc->input),
                      channels_of(mc->working), mc->masked ? ", mask" : "", mc->roi ? ", roi" : "",
                      glcv_match_simd_string(all_simd[s]), mc->threads);
-            compare_maps(what, got, want, W, H, metric == GLCV_MATCH_ZNCC);
-            glcv_match_destroy(&m);
+            check_scores(what, &p, &tpl, mc->masked ? &mask : NULL, mc->roi ? &roi : NULL, &img, want, got);
         }
     }
     free(want);
@@ -454,12 +485,9 @@ static void test_paper_sizes(void)
                                                         .metric = (glcv_match_metric)metric,
                                                         .engine = GLCV_ENGINE_CPU, .simd = all_simd[v],
                                                         .logger = test_logger());
-                glcv_match *m = NULL;
-                CHECK_OK(glcv_match_create(&p, &m));
+                glcv_match *m = matched(&p, &tpl, NULL, NULL, &img);
                 if (!m)
                     continue;
-                CHECK_OK(glcv_match_set_template(m, &tpl, NULL));
-                CHECK_OK(glcv_match_image(m, &img));
                 CHECK_OK(glcv_match_read_scores(m, v == 0 ? ref : got, 0));
                 if (v > 0) {
                     char what[96];
@@ -493,12 +521,9 @@ static void test_planted(void)
         glcv_match_params p = GLCV_MATCH_PARAMS(.width = 200, .height = 150, .format = GLCV_PIXEL_RGB8,
                                                 .metric = (glcv_match_metric)metric, .engine = GLCV_ENGINE_CPU,
                                                 .logger = test_logger());
-        glcv_match *m = NULL;
-        CHECK_OK(glcv_match_create(&p, &m));
+        glcv_match *m = matched(&p, &tpl, NULL, NULL, &img);
         if (!m)
             continue;
-        CHECK_OK(glcv_match_set_template(m, &tpl, NULL));
-        CHECK_OK(glcv_match_image(m, &img));
         glcv_match_hit hit;
         int count = 0;
         CHECK_OK(glcv_match_best(m, 1, &hit, &count));
@@ -517,10 +542,8 @@ static void test_planted(void)
 /* Best-k with suppression against the plain greedy reference, on maps with many ties. */
 static void test_best_k(void)
 {
-    uint64_t rng = 4242;
-    glcv_image img = make_image(90, 70, GLCV_PIXEL_GRAY8, 0), tpl = make_image(9, 6, GLCV_PIXEL_GRAY8, 0);
-    fill_random(&img, &rng, 4);
-    fill_random(&tpl, &rng, 4);
+    glcv_image img, tpl;
+    random_inputs(&img, &tpl, 90, 70, 9, 6, GLCV_PIXEL_GRAY8, 4, 4242);
     double *scores = malloc(90 * 70 * sizeof *scores);
     static const int ks[] = {1, 2, 5, 20, 200};
     static const int ds[] = {0, 1, 3, 7};
@@ -529,13 +552,9 @@ static void test_best_k(void)
             glcv_match_params p = GLCV_MATCH_PARAMS(.width = 90, .height = 70, .metric = (glcv_match_metric)metric,
                                                     .engine = GLCV_ENGINE_CPU, .nms_distance = ds[di],
                                                     .logger = test_logger());
-            glcv_match *m = NULL;
-            CHECK_OK(glcv_match_create(&p, &m));
+            glcv_match *m = matched(&p, &tpl, NULL, &(glcv_rect){3, 2, 80, 60}, &img);
             if (!m)
                 continue;
-            CHECK_OK(glcv_match_set_template(m, &tpl, NULL));
-            CHECK_OK(glcv_match_set_roi(m, &(glcv_rect){3, 2, 80, 60}));
-            CHECK_OK(glcv_match_image(m, &img));
             CHECK_OK(glcv_match_read_scores(m, scores, 0));
             int d = ds[di] ? ds[di] : 3; /* default: half of 6, rounded up */
             for (size_t ki = 0; ki < sizeof ks / sizeof ks[0]; ki++) {
@@ -562,27 +581,17 @@ static void test_best_k(void)
 /* Scores beyond 32 bits: SSD and ZNCC of a 260x260 template, SAD of a 2100x2050 RGBA one. */
 static void test_wide(void)
 {
-    uint64_t rng = 555;
     {
-        glcv_image img = make_image(270, 266, GLCV_PIXEL_GRAY8, 0), tpl = make_image(260, 260, GLCV_PIXEL_GRAY8, 0);
-        fill_random(&img, &rng, 256);
-        fill_random(&tpl, &rng, 256);
+        glcv_image img, tpl;
+        random_inputs(&img, &tpl, 270, 266, 260, 260, GLCV_PIXEL_GRAY8, 256, 555);
         double *want = malloc(270 * 266 * sizeof *want), *got = malloc(270 * 266 * sizeof *got);
         static const glcv_match_metric metrics[] = {GLCV_MATCH_SSD, GLCV_MATCH_ZNCC, GLCV_MATCH_SAD};
         for (size_t i = 0; i < 3; i++) {
             reference(&img, &tpl, NULL, 1, metrics[i], NULL, want);
             glcv_match_params p = GLCV_MATCH_PARAMS(.width = 270, .height = 266, .metric = metrics[i],
                                                     .engine = GLCV_ENGINE_CPU, .logger = test_logger());
-            glcv_match *m = NULL;
-            CHECK_OK(glcv_match_create(&p, &m));
-            if (!m)
-                continue;
-            CHECK_OK(glcv_match_set_template(m, &tpl, NULL));
-            CHECK_OK(glcv_match_image(m, &img));
-            CHECK_OK(glcv_match_read_scores(m, got, 0));
-            compare_maps(metrics[i] == GLCV_MATCH_SSD ? "260x260 SSD (64-bit)" : "260x260 ZNCC/SAD", got, want, 270,
-                         266, metrics[i] == GLCV_MATCH_ZNCC);
-            glcv_match_destroy(&m);
+            check_scores(metrics[i] == GLCV_MATCH_SSD ? "260x260 SSD (64-bit)" : "260x260 ZNCC/SAD", &p, &tpl, NULL,
+                         NULL, &img, want, got);
         }
         free(want);
         free(got);
@@ -596,11 +605,8 @@ static void test_wide(void)
         tpl.data[0] = 17;
         glcv_match_params p = GLCV_MATCH_PARAMS(.width = w, .height = h, .format = GLCV_PIXEL_RGBA8,
                                                 .engine = GLCV_ENGINE_CPU, .logger = test_logger());
-        glcv_match *m = NULL;
-        CHECK_OK(glcv_match_create(&p, &m));
+        glcv_match *m = matched(&p, &tpl, NULL, NULL, &img);
         if (m) {
-            CHECK_OK(glcv_match_set_template(m, &tpl, NULL));
-            CHECK_OK(glcv_match_image(m, &img));
             glcv_match_hit hit;
             int count = 0;
             CHECK_OK(glcv_match_best(m, 1, &hit, &count));
@@ -617,18 +623,13 @@ static void test_wide(void)
 /* The normalised map: 1 at the best score, 0 at the worst and outside. */
 static void test_normalized(void)
 {
-    uint64_t rng = 31;
-    glcv_image img = make_image(30, 20, GLCV_PIXEL_GRAY8, 0), tpl = make_image(5, 4, GLCV_PIXEL_GRAY8, 0);
-    fill_random(&img, &rng, 256);
-    fill_random(&tpl, &rng, 256);
+    glcv_image img, tpl;
+    random_inputs(&img, &tpl, 30, 20, 5, 4, GLCV_PIXEL_GRAY8, 256, 31);
     glcv_match_params p = GLCV_MATCH_PARAMS(.width = 30, .height = 20, .engine = GLCV_ENGINE_CPU,
                                             .logger = test_logger());
-    glcv_match *m = NULL;
-    CHECK_OK(glcv_match_create(&p, &m));
+    glcv_match *m = matched(&p, &tpl, NULL, NULL, &img);
     if (!m)
         return;
-    CHECK_OK(glcv_match_set_template(m, &tpl, NULL));
-    CHECK_OK(glcv_match_image(m, &img));
     double scores[600];
     float norm[600];
     CHECK_OK(glcv_match_read_scores(m, scores, 0));

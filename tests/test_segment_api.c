@@ -23,14 +23,6 @@ static void img_random(glcv_image *im, uint64_t *rng, int lo, int hi)
             im->data[(size_t)y * s + (size_t)x] = (uint8_t)(lo + (int)(test_rand(rng) % (uint64_t)(hi - lo + 1)));
 }
 
-static int count_nonzero(const uint8_t *m, size_t n)
-{
-    int k = 0;
-    for (size_t i = 0; i < n; i++)
-        k += m[i] != 0;
-    return k;
-}
-
 typedef struct log_count {
     int calls;
     int max_level_seen;
@@ -55,6 +47,33 @@ static glcv_segment_params cpu_params(int w, int h)
     p.engine = GLCV_ENGINE_CPU;
     p.preset = GLCV_SEGMENT_PAPER; /* fixed values, no calibration, no adaptation */
     return p;
+}
+
+/* The float parameters' setters, in the order of their index. */
+enum { SET_TS, SET_ODC, SET_B1, SET_B2, SET_RATE, N_SETTERS };
+static const struct {
+    glcv_status (*set)(glcv_segment *seg, float value);
+    const char *name;
+} setters[N_SETTERS] = {{glcv_segment_set_ts, "ts"},
+                        {glcv_segment_set_odc, "odc"},
+                        {glcv_segment_set_b1, "b1"},
+                        {glcv_segment_set_b2, "b2"},
+                        {glcv_segment_set_adapt_rate, "adapt_rate"}};
+
+/* Checks that setting the parameter of setters[k] to `value` returns `want`. */
+static void check_set(glcv_segment *seg, int k, float value, glcv_status want)
+{
+    glcv_status st = setters[k].set(seg, value);
+    CHECK(st == want, "glcv_segment_set_%s(%s, %g) returned '%s', expected '%s'", setters[k].name,
+          seg ? "seg" : "NULL", (double)value, glcv_status_string(st), glcv_status_string(want));
+}
+
+/* A segmenter made from `p`; NULL, the failure recorded, when it cannot be made. */
+static glcv_segment *created(const glcv_segment_params *p)
+{
+    glcv_segment *seg = NULL;
+    CHECK_OK(glcv_segment_create(p, &seg));
+    return seg;
 }
 
 /* Every create error must leave *out NULL: start from a non-NULL value to see it cleared. */
@@ -154,8 +173,7 @@ static void test_create_validation(void)
         p.logger.fn = count_log;
         p.logger.user = &lc;
         p.logger.max_level = GLCV_LOG_DEBUG;
-        glcv_segment *seg = NULL;
-        CHECK_OK(glcv_segment_create(&p, &seg));
+        glcv_segment *seg = created(&p);
         CHECK(seg != NULL, "AUTO create gave NULL");
         if (seg) {
             glcv_segment_params got;
@@ -174,8 +192,7 @@ static void test_create_validation(void)
     p.adapt_rate = 1.0f;
     p.timing = 1;
     p.seed = ~0ull;
-    glcv_segment *seg = NULL;
-    CHECK_OK(glcv_segment_create(&p, &seg));
+    glcv_segment *seg = created(&p);
     glcv_segment_destroy(&seg);
 
     glcv_segment_destroy(NULL);
@@ -191,8 +208,7 @@ static void test_defaults_and_setters(void)
     glcv_segment_params p = {0};
     p.width = 13;
     p.height = 7;
-    glcv_segment *seg = NULL;
-    CHECK_OK(glcv_segment_create(&p, &seg));
+    glcv_segment *seg = created(&p);
     if (!seg)
         return;
     glcv_segment_params g;
@@ -243,8 +259,7 @@ static void test_defaults_and_setters(void)
         q.iterations = 3;
         q.seed = 42;
         q.adapt_rate = 0.25f;
-        glcv_segment *s2 = NULL;
-        CHECK_OK(glcv_segment_create(&q, &s2));
+        glcv_segment *s2 = created(&q);
         if (s2) {
             glcv_segment_params r;
             CHECK_OK(glcv_segment_get_params(s2, &r));
@@ -260,23 +275,20 @@ static void test_defaults_and_setters(void)
     const float bad_nonneg[] = {NAN, -1.0f, -0.001f, INFINITY, -INFINITY};
     for (size_t i = 0; i < sizeof bad_nonneg / sizeof bad_nonneg[0]; i++) {
         float v = bad_nonneg[i];
-        CHECK_STATUS(glcv_segment_set_ts(seg, v), GLCV_ERROR_INVALID_ARGUMENT);
-        CHECK_STATUS(glcv_segment_set_odc(seg, v), GLCV_ERROR_INVALID_ARGUMENT);
-        CHECK_STATUS(glcv_segment_set_b1(seg, v), GLCV_ERROR_INVALID_ARGUMENT);
-        CHECK_STATUS(glcv_segment_set_b2(seg, v), GLCV_ERROR_INVALID_ARGUMENT);
-        CHECK_STATUS(glcv_segment_set_adapt_rate(seg, v), GLCV_ERROR_INVALID_ARGUMENT);
+        for (int k = 0; k < N_SETTERS; k++)
+            check_set(seg, k, v, GLCV_ERROR_INVALID_ARGUMENT);
         CHECK_OK(glcv_segment_get_params(seg, &g));
         CHECK(g.ts == 310.0f && g.odc == 5800.0f && g.b1 == 2.0f && g.b2 == 200.0f && g.adapt_rate == 0.0f,
               "a refused setter value %g changed a parameter: ts %g odc %g b1 %g b2 %g rate %g", v, g.ts, g.odc, g.b1,
               g.b2, g.adapt_rate);
     }
-    CHECK_STATUS(glcv_segment_set_b1(seg, 0.0f), GLCV_ERROR_INVALID_ARGUMENT);
-    CHECK_STATUS(glcv_segment_set_b2(seg, 0.0f), GLCV_ERROR_INVALID_ARGUMENT);
-    CHECK_STATUS(glcv_segment_set_ts(seg, 1.001e9f), GLCV_ERROR_INVALID_ARGUMENT);
-    CHECK_STATUS(glcv_segment_set_odc(seg, 3e38f), GLCV_ERROR_INVALID_ARGUMENT);
-    CHECK_STATUS(glcv_segment_set_b1(seg, 1e10f), GLCV_ERROR_INVALID_ARGUMENT);
-    CHECK_STATUS(glcv_segment_set_b2(seg, 1e10f), GLCV_ERROR_INVALID_ARGUMENT);
-    CHECK_STATUS(glcv_segment_set_adapt_rate(seg, 1.0001f), GLCV_ERROR_INVALID_ARGUMENT);
+    static const struct { /* B of 0, and values beyond the limits */
+        int setter;
+        float value;
+    } refused[] = {{SET_B1, 0.0f},  {SET_B2, 0.0f},  {SET_TS, 1.001e9f},  {SET_ODC, 3e38f},
+                   {SET_B1, 1e10f}, {SET_B2, 1e10f}, {SET_RATE, 1.0001f}};
+    for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++)
+        check_set(seg, refused[i].setter, refused[i].value, GLCV_ERROR_INVALID_ARGUMENT);
     CHECK_STATUS(glcv_segment_set_iterations(seg, -1), GLCV_ERROR_INVALID_ARGUMENT);
     CHECK_STATUS(glcv_segment_set_iterations(seg, 1001), GLCV_ERROR_INVALID_ARGUMENT);
     CHECK_STATUS(glcv_segment_set_iterations(seg, INT_MIN), GLCV_ERROR_INVALID_ARGUMENT);
@@ -286,38 +298,33 @@ static void test_defaults_and_setters(void)
           g.adapt_rate);
 
     /* NULL object. */
-    CHECK_STATUS(glcv_segment_set_ts(NULL, 1.0f), GLCV_ERROR_INVALID_ARGUMENT);
-    CHECK_STATUS(glcv_segment_set_odc(NULL, 1.0f), GLCV_ERROR_INVALID_ARGUMENT);
-    CHECK_STATUS(glcv_segment_set_b1(NULL, 1.0f), GLCV_ERROR_INVALID_ARGUMENT);
-    CHECK_STATUS(glcv_segment_set_b2(NULL, 1.0f), GLCV_ERROR_INVALID_ARGUMENT);
+    for (int k = 0; k < N_SETTERS; k++)
+        check_set(NULL, k, k == SET_RATE ? 0.5f : 1.0f, GLCV_ERROR_INVALID_ARGUMENT);
     CHECK_STATUS(glcv_segment_set_iterations(NULL, 1), GLCV_ERROR_INVALID_ARGUMENT);
-    CHECK_STATUS(glcv_segment_set_adapt_rate(NULL, 0.5f), GLCV_ERROR_INVALID_ARGUMENT);
     CHECK_STATUS(glcv_segment_set_seed(NULL, 1), GLCV_ERROR_INVALID_ARGUMENT);
     CHECK_STATUS(glcv_segment_reset(NULL), GLCV_ERROR_INVALID_ARGUMENT);
 
     /* Zero values that params cannot express are accepted by the setters and read back. */
-    CHECK_OK(glcv_segment_set_ts(seg, 0.0f));
-    CHECK_OK(glcv_segment_set_odc(seg, 0.0f));
+    check_set(seg, SET_TS, 0.0f, GLCV_OK);
+    check_set(seg, SET_ODC, 0.0f, GLCV_OK);
     CHECK_OK(glcv_segment_set_iterations(seg, 0));
-    CHECK_OK(glcv_segment_set_adapt_rate(seg, 0.0f));
+    check_set(seg, SET_RATE, 0.0f, GLCV_OK);
     CHECK_OK(glcv_segment_get_params(seg, &g));
     CHECK(g.ts == 0.0f && g.odc == 0.0f && g.iterations == 0 && g.adapt_rate == 0.0f,
           "zeros not read back: ts %g odc %g iterations %d rate %g", g.ts, g.odc, g.iterations, g.adapt_rate);
 
     /* Other valid values read back exactly. */
-    CHECK_OK(glcv_segment_set_ts(seg, 1e9f));
-    CHECK_OK(glcv_segment_set_odc(seg, 1e9f));
-    CHECK_OK(glcv_segment_set_b1(seg, 1e9f));
-    CHECK_OK(glcv_segment_set_b2(seg, 1e-30f));
+    const float limits[SET_RATE] = {[SET_TS] = 1e9f, [SET_ODC] = 1e9f, [SET_B1] = 1e9f, [SET_B2] = 1e-30f};
+    for (int k = 0; k < SET_RATE; k++) /* adapt_rate's limits are 0 and 1, read back above and below */
+        check_set(seg, k, limits[k], GLCV_OK);
     CHECK_OK(glcv_segment_get_params(seg, &g));
     CHECK(g.ts == 1e9f && g.odc == 1e9f && g.b1 == 1e9f && g.b2 == 1e-30f,
           "limit values not read back: ts %g odc %g b1 %g b2 %g", g.ts, g.odc, g.b1, g.b2);
-    CHECK_OK(glcv_segment_set_ts(seg, 1234.5f));
-    CHECK_OK(glcv_segment_set_odc(seg, 30000.0f));
-    CHECK_OK(glcv_segment_set_b1(seg, 0.125f));
-    CHECK_OK(glcv_segment_set_b2(seg, 700.0f));
+    const float values[N_SETTERS] = {[SET_TS] = 1234.5f, [SET_ODC] = 30000.0f, [SET_B1] = 0.125f,
+                                     [SET_B2] = 700.0f, [SET_RATE] = 1.0f};
+    for (int k = 0; k < N_SETTERS; k++)
+        check_set(seg, k, values[k], GLCV_OK);
     CHECK_OK(glcv_segment_set_iterations(seg, 1000));
-    CHECK_OK(glcv_segment_set_adapt_rate(seg, 1.0f));
     CHECK_OK(glcv_segment_set_seed(seg, 987654321ull));
     CHECK_OK(glcv_segment_get_params(seg, &g));
     CHECK(g.ts == 1234.5f && g.odc == 30000.0f && g.b1 == 0.125f && g.b2 == 700.0f && g.iterations == 1000 &&
@@ -334,8 +341,7 @@ static void test_call_order(void)
 {
     const int w = 9, h = 6;
     glcv_segment_params p = cpu_params(w, h);
-    glcv_segment *seg = NULL;
-    CHECK_OK(glcv_segment_create(&p, &seg));
+    glcv_segment *seg = created(&p);
     if (!seg)
         return;
     uint64_t rng = 11;
@@ -474,8 +480,7 @@ static void test_call_order(void)
     CHECK_OK(glcv_segment_frame(seg, &fg, 1));
 
     /* learn_end with no frame added is a state error. */
-    glcv_segment *s2 = NULL;
-    CHECK_OK(glcv_segment_create(&p, &s2));
+    glcv_segment *s2 = created(&p);
     if (s2) {
         CHECK_OK(glcv_segment_learn_begin(s2));
         CHECK_STATUS(glcv_segment_learn_end(s2), GLCV_ERROR_STATE);
@@ -535,8 +540,7 @@ static void test_logging(void)
     bad.engine = GLCV_ENGINE_FRAGMENT;
     EXPECT_LOGGED(glcv_segment_create(&bad, &none), GLCV_ERROR_NO_CONTEXT);
 
-    glcv_segment *seg = NULL;
-    CHECK_OK(glcv_segment_create(&p, &seg));
+    glcv_segment *seg = created(&p);
     if (seg) {
         EXPECT_LOGGED(glcv_segment_set_ts(seg, NAN), GLCV_ERROR_INVALID_ARGUMENT);
         EXPECT_LOGGED(glcv_segment_set_b2(seg, 0.0f), GLCV_ERROR_INVALID_ARGUMENT);
@@ -618,43 +622,17 @@ static void test_logging(void)
 
 /* ---- the CPU engine's arithmetic ---------------------------------------------------------- */
 
-/* The decision rule, written out independently: D^2 = det / largest eigenvalue, with the
- * determinant of [[fore+Odc, cross+Odc], [cross+Odc, back+Odc]] expanded as
- * (fore back - cross^2) + Odc (fore + back - 2 cross), exact in 64-bit integers plus one
- * product, so that it stays accurate for any Odc. Then the smallest M in 0..12 with
- * D^2 > ts + b (12 - 2M), 13 if none. Returns -1 when the boundary is within 1e-9 of an
- * integer (too close to call). */
+/* The decision rule (test_decision_x): the smallest M in 0..12 with D^2 > ts + b (12 - 2M), 13 if
+ * none. Returns -1 when the boundary is within 1e-9 of an integer (too close to call). */
 static int ref_m_min(int32_t fore, int32_t back, int32_t cross, double ts, double odc, double b)
 {
-    double det = (double)((int64_t)fore * back - (int64_t)cross * cross) +
-                 odc * (double)((int64_t)fore + back - 2 * (int64_t)cross);
-    double c = cross + odc;
-    double lmax = 0.5 * ((fore + odc) + (back + odc) + sqrt((double)(fore - back) * (fore - back) + 4.0 * c * c));
-    double d2 = lmax > 0 ? det / lmax : 0.0;
-    double x = (ts + 12.0 * b - d2) / (2.0 * b); /* changed <=> M > x */
+    double x = test_decision_x(fore, back, cross, ts, odc, b); /* changed <=> M > x */
     if (fabs(x - nearbyint(x)) < 1e-9)
         return -1;
     if (x < 0)
         return 0;
     double m = floor(x) + 1.0;
     return m > 13.0 ? 13 : (int)m;
-}
-
-static void window_sums(const uint8_t *f, const uint8_t *b, int w, int h, int x, int y, int32_t out[3])
-{
-    out[0] = out[1] = out[2] = 0;
-    for (int dy = -1; dy <= 1; dy++)
-        for (int dx = -1; dx <= 1; dx++) {
-            int xx = x + dx, yy = y + dy;
-            if (xx < 0 || yy < 0 || xx >= w || yy >= h)
-                continue; /* outside the image counts as 0 */
-            for (int c = 0; c < 3; c++) {
-                int32_t fv = f[(yy * w + xx) * 3 + c], bv = b[(yy * w + xx) * 3 + c];
-                out[0] += fv * fv;
-                out[1] += bv * bv;
-                out[2] += fv * bv;
-            }
-        }
 }
 
 static void test_decision_rule(void)
@@ -695,7 +673,7 @@ static void test_decision_rule(void)
             f[k] = (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v);
         }
         int32_t s[3];
-        window_sums(f, b, 3, 3, 1, 1, s);
+        test_window_sums(f, b, 3, 3, 1, 1, s);
         double ts = 50.0 + (double)(test_rand(&rng) % 2000);
         double odc = (double)(test_rand(&rng) % 30001);
         if (i % 10 == 9) /* far outside the usual range: Odc -> inf and huge Ts are valid too */
@@ -746,8 +724,7 @@ static void test_cpu_engine_sums(void)
         p.odc = 1000.0f;
         p.b1 = 3.0f;
         p.b2 = 150.0f;
-        glcv_segment *seg = NULL;
-        CHECK_OK(glcv_segment_create(&p, &seg));
+        glcv_segment *seg = created(&p);
         if (!seg)
             continue;
         CHECK_OK(glcv_segment_set_background(seg, &bi));
@@ -761,7 +738,7 @@ static void test_cpu_engine_sums(void)
         for (int y = 0; y < h; y++)
             for (int x = 0; x < w; x++) {
                 int32_t s[3];
-                window_sums(frgb, brgb, w, h, x, y, s);
+                test_window_sums(frgb, brgb, w, h, x, y, s);
                 size_t i = (size_t)y * w + x;
                 if ((fo[i] != s[0] || ba[i] != s[1] || cr[i] != s[2]) && bad++ < 5)
                     fprintf(stderr, "%dx%d %s at (%d, %d): fore/back/cross %d/%d/%d, expected %d/%d/%d\n", w, h,
@@ -816,17 +793,14 @@ static void test_cpu_engine_sums(void)
         glcv_image bg = test_image_make(w, h, GLCV_PIXEL_RGB8, 0);
         img_random(&bg, &rng, 0, 255);
         glcv_segment_params p = cpu_params(w, h);
-        glcv_segment *seg = NULL;
-        CHECK_OK(glcv_segment_create(&p, &seg));
+        glcv_segment *seg = created(&p);
         if (seg) {
             CHECK_OK(glcv_segment_set_background(seg, &bg));
             glcv_image mask = test_image_make(w, h, GLCV_PIXEL_GRAY8, 0);
             for (int f = 0; f < 2; f++) {
                 CHECK_OK(glcv_segment_frame(seg, &bg, f));
                 CHECK_OK(glcv_segment_read_mask(seg, &mask));
-                int on = 0;
-                for (int i = 0; i < w * h; i++)
-                    on += mask.data[i] != 0;
+                int on = test_count_nonzero(mask.data, (size_t)w * h);
                 CHECK(on == 0, "frame == background: %d foreground pixels (frame %d)", on, f);
             }
             test_image_release(&mask);
@@ -880,7 +854,7 @@ static void test_seed(void)
             if (ma[i] != mb[i] && bad++ < 5)
                 fprintf(stderr, "seed restart (%d, %d): %d vs %d\n", (int)(i % w), (int)(i / w), ma[i], mb[i]);
         CHECK(bad == 0, "after set_seed(7) and reset the mask differs from a fresh seed-7 object at %d pixels", bad);
-        int on = count_nonzero(ma, n);
+        int on = test_count_nonzero(ma, n);
         CHECK(on > 0 && on < (int)n, "the seed test needs a mixed mask (%d of %zu on)", on, n);
 
         /* Another seed changes the order and, on this input, the mask. */

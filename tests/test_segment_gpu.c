@@ -124,14 +124,6 @@ static glcv_segment *make_seg(int w, int h, glcv_engine_mode mode, const seg_cfg
     return seg;
 }
 
-static int count_on(const uint8_t *m, size_t n)
-{
-    int k = 0;
-    for (size_t i = 0; i < n; i++)
-        k += m[i] != 0;
-    return k;
-}
-
 /* Reads a mask as packed GRAY8 into `out` (w*h bytes). */
 static int read_mask_gray(glcv_segment *seg, int w, int h, uint8_t *out)
 {
@@ -139,38 +131,6 @@ static int read_mask_gray(glcv_segment *seg, int w, int h, uint8_t *out)
     glcv_status st = glcv_segment_read_mask(seg, &m);
     CHECK(st == GLCV_OK, "read_mask: %s", glcv_status_string(st));
     return st == GLCV_OK;
-}
-
-/* Exact window sums of a packed RGB frame and background (outside the image counts as 0). */
-static void window_sums(const uint8_t *f, const uint8_t *b, int w, int h, int x, int y, int32_t out[3])
-{
-    out[0] = out[1] = out[2] = 0;
-    for (int dy = -1; dy <= 1; dy++)
-        for (int dx = -1; dx <= 1; dx++) {
-            int xx = x + dx, yy = y + dy;
-            if (xx < 0 || yy < 0 || xx >= w || yy >= h)
-                continue;
-            for (int c = 0; c < 3; c++) {
-                int32_t fv = f[((size_t)yy * w + xx) * 3 + c], bv = b[((size_t)yy * w + xx) * 3 + c];
-                out[0] += fv * fv;
-                out[1] += bv * bv;
-                out[2] += fv * bv;
-            }
-        }
-}
-
-/* The threshold's decision value x = (Ts + 12B - D^2) / (2B): changed <=> M > x. D^2 is the
- * smallest eigenvalue, det / largest eigenvalue, with the determinant expanded as
- * (fore back - cross^2) + Odc (fore + back - 2 cross) (exact integers plus one product), so
- * it stays accurate for any Odc. */
-static double decision_x(int32_t fore, int32_t back, int32_t cross, double ts, double odc, double b)
-{
-    double det = (double)((int64_t)fore * back - (int64_t)cross * cross) +
-                 odc * (double)((int64_t)fore + back - 2 * (int64_t)cross);
-    double c = cross + odc;
-    double lmax = 0.5 * ((fore + odc) + (back + odc) + sqrt((double)(fore - back) * (fore - back) + 4.0 * c * c));
-    double d2 = lmax > 0 ? det / lmax : 0.0;
-    return (ts + 12.0 * b - d2) / (2.0 * b);
 }
 
 /* A GPU segmenter and its CPU twin, fed the same frames. */
@@ -260,7 +220,7 @@ static void pair_compare(pair *pr, int frame, const glcv_image *bg, const glcv_i
                 for (int x = 0; x < w; x++) {
                     int32_t s[3];
                     size_t i = (size_t)y * w + x;
-                    window_sums(fg->data, bg->data, w, h, x, y, s);
+                    test_window_sums(fg->data, bg->data, w, h, x, y, s);
                     if ((s[0] != q[1][0][i] || s[1] != q[1][1][i] || s[2] != q[1][2][i]) && badc++ < 5)
                         fprintf(stderr, "%s frame %d (%d, %d): cpu sums %d/%d/%d, direct %d/%d/%d\n", pr->label,
                                 frame, x, y, q[1][0][i], q[1][1][i], q[1][2][i], s[0], s[1], s[2]);
@@ -281,7 +241,7 @@ static void pair_compare(pair *pr, int frame, const glcv_image *bg, const glcv_i
                 int tg = t[0][s][i], tc = t[1][s][i];
                 if (tg == tc)
                     continue;
-                double x = decision_x(q[1][0][i], q[1][1][i], q[1][2][i], prm.ts, prm.odc, b);
+                double x = test_decision_x(q[1][0][i], q[1][1][i], q[1][2][i], prm.ts, prm.odc, b);
                 double k = nearbyint(x);
                 double frac = fabs(x - k);
                 double d2 = prm.ts + 12.0 * b - 2.0 * b * x;
@@ -615,14 +575,14 @@ static void case_synth(int w, int h, int frames)
         for (int f = 0; f < frames; f++) {
             CHECK_OK(glcv_synth_frame(syn, f, &fg, &truth));
             pair_frame(&pr, &bg, &fg, 0.9999);
-            int objects = count_on(truth.data, (size_t)w * h);
+            int objects = test_count_nonzero(truth.data, (size_t)w * h);
             for (int e = 0; e < 2 && objects > 0; e++) {
                 if (!read_mask_gray(e ? pr.cpu : pr.gpu, w, h, mask))
                     continue;
                 int hit = 0;
                 for (size_t i = 0; i < (size_t)w * h; i++)
                     hit += mask[i] && truth.data[i];
-                int on = count_on(mask, (size_t)w * h);
+                int on = test_count_nonzero(mask, (size_t)w * h);
                 CHECK(hit * 10 >= objects * 9, "%s frame %d (%s): objects cover %d pixels, the mask finds %d (< 90 %%)",
                       label, f, e ? "cpu" : "gpu", objects, hit);
                 CHECK(on * 2 <= objects * 3, "%s frame %d (%s): %d mask pixels for %d object pixels (> 150 %%)", label,
@@ -993,10 +953,7 @@ static void case_texture_inputs(void)
         CHECK_STATUS(glcv_segment_set_background_texture(seg, 0x7ffff123u), GLCV_ERROR_INVALID_ARGUMENT);
         CHECK_STATUS(glcv_segment_set_background_texture(seg, t3d), GLCV_ERROR_INVALID_ARGUMENT);
         /* Not a colour format with values in 0..1: an integer and a depth texture. */
-        GLuint tint = 0, tdepth = 0;
-        glGenTextures(1, &tint);
-        glBindTexture(GL_TEXTURE_2D, tint);
-        glTexImage2D(GL_TEXTURE_2D, 0, GL_RGBA8UI, w, h, 0, GL_RGBA_INTEGER, GL_UNSIGNED_BYTE, NULL);
+        GLuint tint = test_texture_make(GL_RGBA8UI, GL_RGBA_INTEGER, w, h, NULL), tdepth = 0;
         glGenTextures(1, &tdepth);
         glBindTexture(GL_TEXTURE_2D, tdepth);
         glTexImage2D(GL_TEXTURE_2D, 0, GL_DEPTH_COMPONENT24, w, h, 0, GL_DEPTH_COMPONENT, GL_UNSIGNED_INT, NULL);
@@ -1051,7 +1008,7 @@ static void case_outputs(void)
             glcv_segment_destroy(&seg);
             continue;
         }
-        int on = count_on(ref, n);
+        int on = test_count_nonzero(ref, n);
         CHECK(on > 0 && on < (int)n, "%s: the output test needs a mixed mask (%d of %zu on)", en, on, n);
         int odd = 0;
         for (size_t i = 0; i < n; i++)

@@ -48,14 +48,6 @@ static glcv_segment *make_seg(int w, int h)
     return seg;
 }
 
-static int count_on(const uint8_t *m, size_t n)
-{
-    int k = 0;
-    for (size_t i = 0; i < n; i++)
-        k += m[i] != 0;
-    return k;
-}
-
 /* Foreground pixels none of whose 8 neighbours is foreground. */
 static int count_isolated(const uint8_t *m, int w, int h)
 {
@@ -183,7 +175,7 @@ static void prop_identity(void)
         for (int f = 0; f < 2; f++) {
             if (!run(seg, &bg, mask, label))
                 break;
-            int on = count_on(mask, (size_t)w * h);
+            int on = test_count_nonzero(mask, (size_t)w * h);
             if (on)
                 print_first_on(mask, w, h, label);
             CHECK(on == 0, "%s frame %d: %d foreground pixels, expected none", label, f, on);
@@ -236,7 +228,7 @@ static void prop_illumination(void)
             CHECK_OK(glcv_segment_set_odc(seg, odcs[oi]));
             CHECK_OK(glcv_segment_set_background(seg, &bg));
             if (run(seg, &fg, mask, label))
-                on[oi] = count_on(mask, n);
+                on[oi] = test_count_nonzero(mask, n);
             printf("  %s: %d of %zu pixels changed (%.2f %%)\n", label, on[oi], n, 100.0 * on[oi] / (double)n);
             if (oi < 2) {
                 if (on[oi] * 200 >= (int)n)
@@ -392,7 +384,7 @@ static void prop_isolated(void)
                 }
             }
             printf("  %s: %d foreground, %d isolated; strong outliers found %d/%d, weak ring centres %d/%d\n",
-                   label, count_on(mask, n), iso[r], strong_found, nstrong, rings_found, nrings);
+                   label, test_count_nonzero(mask, n), iso[r], strong_found, nstrong, rings_found, nrings);
             CHECK(strong_found == nstrong, "%s: only %d of %d strong outliers are foreground", label, strong_found,
                   nstrong);
             if (r == 0)
@@ -435,7 +427,7 @@ static void prop_sizes(void)
         if (seg) {
             CHECK_OK(glcv_segment_set_background(seg, &bg));
             if (run(seg, &bg, mask, label)) {
-                int on = count_on(mask, n);
+                int on = test_count_nonzero(mask, n);
                 CHECK(on == 0, "%s: frame == background gave %d foreground pixels", label, on);
             }
             if (run(seg, &fg, mask, label)) {
@@ -450,7 +442,7 @@ static void prop_sizes(void)
                 /* Back to the background. With the default Ts the first (B1) iteration switches
                  * off every pixel with D^2 = 0 < Ts - 12 B1 whatever its neighbours, so the
                  * prior does not keep the object. */
-                int on = count_on(mask, n);
+                int on = test_count_nonzero(mask, n);
                 CHECK(on == 0, "%s: %d pixels stay foreground after the object left", label, on);
             }
         }
@@ -495,7 +487,7 @@ static void prop_temporal(void)
                   found, os * os);
         }
         if (run(seg, &bg, mask, label)) {
-            int on = count_on(mask, n), inside = 0;
+            int on = test_count_nonzero(mask, n), inside = 0;
             for (int y = oy; y < oy + os; y++)
                 for (int x = ox; x < ox + os; x++)
                     inside += mask[(size_t)y * w + x] != 0;
@@ -508,7 +500,7 @@ static void prop_temporal(void)
         else
             CHECK_OK(glcv_segment_set_background(seg, &bg));
         if (run(seg, &bg, mask, label)) {
-            int on = count_on(mask, n);
+            int on = test_count_nonzero(mask, n);
             if (on)
                 print_first_on(mask, w, h, label);
             CHECK(on == 0, "%s: after %s, frame B gives %d foreground pixels, expected none", label, how, on);

@@ -13,6 +13,15 @@ static glcv_synth *make(glcv_synth_params p)
     return s;
 }
 
+/* A generator with the default parameters, reported into *p (the parameters it resolved). */
+static glcv_synth *make_default(glcv_synth_params *p)
+{
+    glcv_synth *s = make(GLCV_SYNTH_PARAMS(0));
+    if (s)
+        glcv_synth_get_params(s, p);
+    return s;
+}
+
 /* A frame and its truth mask, allocated at the generator's size. */
 typedef struct rendered {
     glcv_image frame;
@@ -61,11 +70,10 @@ static uint64_t fnv1a(const uint8_t *data, size_t n)
 
 static void test_defaults(void)
 {
-    glcv_synth *s = make(GLCV_SYNTH_PARAMS(0));
+    glcv_synth_params p;
+    glcv_synth *s = make_default(&p);
     if (!s)
         return;
-    glcv_synth_params p;
-    glcv_synth_get_params(s, &p);
     CHECK(p.width == 320 && p.height == 240, "default size %dx%d", p.width, p.height);
     CHECK(p.frames == 60, "default frames %d", p.frames);
     CHECK(p.objects == 4, "default objects %d", p.objects);
@@ -224,11 +232,10 @@ static void test_truth_and_noise(void)
 /* Illumination ramps to the gain; the dark object moves over bright background. */
 static void test_illumination_and_dark_object(void)
 {
-    glcv_synth *s = make(GLCV_SYNTH_PARAMS(0));
+    glcv_synth_params p;
+    glcv_synth *s = make_default(&p);
     if (!s)
         return;
-    glcv_synth_params p;
-    glcv_synth_get_params(s, &p);
     const int n = p.width * p.height;
     glcv_image bg;
     CHECK_OK(glcv_image_alloc(p.width, p.height, GLCV_PIXEL_RGB8, &bg));

@@ -36,33 +36,11 @@ if [ "$MODE" = cuda ] && [ "$cuda_rc" = 77 ]; then
 fi
 echo "$probe" | head -n 1
 
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/glcv_track_cli.XXXXXX")
-trap 'rm -rf "$TMP"' EXIT
-FAILURES=0
-CHECKS=0
+# shellcheck source=testlib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/testlib.sh"
+testlib_init glcv_track_cli
+RUN=("$GLCV")
 N=24
-
-fail() {
-    FAILURES=$((FAILURES + 1))
-    echo "FAIL: $*"
-}
-
-run() {
-    local name=$1
-    shift
-    "$GLCV" "$@" >"$TMP/$name.out" 2>"$TMP/$name.err"
-    echo $? >"$TMP/$name.rc"
-}
-
-expect_rc() {
-    CHECKS=$((CHECKS + 1))
-    local got
-    got=$(cat "$TMP/$1.rc")
-    if [ "$got" != "$2" ]; then
-        fail "$3: exit $got, expected $2"
-        sed 's/^/  | /' "$TMP/$1.out" "$TMP/$1.err"
-    fi
-}
 
 mkdir -p "$TMP/seq"
 "$FRAMES_TOOL" "$TMP/seq" "$N" || { echo "test_track_cli: cannot write frames"; exit 1; }
@@ -87,8 +65,7 @@ if [ "$MODE" = cuda ]; then
     expect_rc cpu 0 "track on the CPU"
     same_tracks cuda "track --engine cuda" cuda --engine cuda
     same_tracks auto "track on the default engine (a CUDA device is there)" cuda
-    echo "test_track_cli (cuda): $CHECKS checks, $FAILURES failures"
-    [ "$FAILURES" -eq 0 ] || exit 1
+    testlib_finish "test_track_cli (cuda)" || exit 1
     exit 0
 fi
 
@@ -172,6 +149,5 @@ run paper track "$TMP/seq" "${ROIS[@]}" --engine cpu --window paper --sat-bins 4
 expect_rc paper 0 "track --window paper --sat-bins 4"
 [ "$(($(wc -l <"$TMP/paper.csv") - 1))" -eq $((2 * N)) ] || fail "paper: wrong number of rows"
 
-echo "test_track_cli (cpu): $CHECKS checks, $FAILURES failures"
-[ "$FAILURES" -eq 0 ] || exit 1
+testlib_finish "test_track_cli (cpu)" || exit 1
 exit 0

@@ -45,6 +45,15 @@ static glcv_track_params cpu_params(int w, int h)
     return p;
 }
 
+/* A tracker on the CPU engine; NULL, the failure recorded, when it cannot be made. */
+static glcv_track *cpu_tracker(int w, int h)
+{
+    glcv_track_params p = cpu_params(w, h);
+    glcv_track *tr = NULL;
+    CHECK_OK(glcv_track_create(&p, &tr));
+    return tr;
+}
+
 static void test_hsv(void)
 {
     glcv_tm_tables t;
@@ -103,9 +112,7 @@ static void test_exact_moments(void)
     /* a 20 x 40 red rectangle: columns 40..59, rows 30..69 */
     scene_blob blob = {50, 50, 10, 20, 0, 1, 255, 0, 0};
     scene_draw(&frame, &blob, 1, 1);
-    glcv_track_params p = cpu_params(w, h);
-    glcv_track *tr = NULL;
-    CHECK_OK(glcv_track_create(&p, &tr));
+    glcv_track *tr = cpu_tracker(w, h);
     glcv_track_hist *hist = calloc(1, sizeof *hist);
     CHECK_OK(glcv_track_hist_compute(tr, &frame, NULL, (glcv_rect){40, 30, 20, 40}, hist));
     /* only the red bin is set: the grey background has no saturation */
@@ -153,9 +160,7 @@ static void test_rotated_box(void)
         double angle = 30.0 + 50.0 * k; /* of the rx (major) axis from the x axis */
         scene_blob blob = {100, 100, 40, 15, angle, 0, 0, 0, 255};
         scene_draw(&frame, &blob, 1, 2);
-        glcv_track_params p = cpu_params(w, h);
-        glcv_track *tr = NULL;
-        CHECK_OK(glcv_track_create(&p, &tr));
+        glcv_track *tr = cpu_tracker(w, h);
         add_from_frame(tr, &frame, (glcv_rect){60, 60, 80, 80});
         for (int f = 0; f < 3; f++)
             CHECK_OK(glcv_track_frame(tr, &frame, NULL));

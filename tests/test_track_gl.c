@@ -25,20 +25,6 @@ static glcv_engine_mode expected_engine(glcv_engine_mode engine)
     return glcv_cuda_available(0) ? GLCV_ENGINE_CUDA : GLCV_ENGINE_CPU;
 }
 
-static GLuint make_texture(GLenum internal, GLenum format, int w, int h, const void *px)
-{
-    GLuint tex = 0;
-    glGenTextures(1, &tex);
-    glBindTexture(GL_TEXTURE_2D, tex);
-    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_NEAREST);
-    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_NEAREST);
-    glPixelStorei(GL_UNPACK_ALIGNMENT, 1);
-    glTexImage2D(GL_TEXTURE_2D, 0, (GLint)internal, w, h, 0, format, GL_UNSIGNED_BYTE, px);
-    glPixelStorei(GL_UNPACK_ALIGNMENT, 4);
-    glBindTexture(GL_TEXTURE_2D, 0);
-    return tex;
-}
-
 /* The texture mask holds 0, 100 and 200 (red 0, 0.39, 0.78: only 200 is foreground); the host
  * mask the same decisions as 0 and 255. */
 static void scene(int f, glcv_image *rgb, glcv_image *mask, uint8_t *tex_mask)
@@ -59,27 +45,55 @@ static void scene(int f, glcv_image *rgb, glcv_image *mask, uint8_t *tex_mask)
         }
 }
 
+/* A run's frame images and its two trackers: `ref` on the CPU engine, for host inputs (the
+ * reference), and `tex` on the engine under test, for texture inputs. */
+typedef struct pair {
+    glcv_image rgb, rgba, mask;
+    glcv_track *ref, *tex;
+    glcv_engine_mode engine; /* what `tex` runs on */
+} pair;
+
+/* Makes the images and the trackers and checks the engine `tex` resolved to; 0 when a tracker
+ * could not be made. */
+static int pair_open(pair *pr, glcv_engine_mode engine)
+{
+    memset(pr, 0, sizeof *pr);
+    CHECK_OK(glcv_image_alloc(W, H, GLCV_PIXEL_RGB8, &pr->rgb));
+    CHECK_OK(glcv_image_alloc(W, H, GLCV_PIXEL_RGBA8, &pr->rgba));
+    CHECK_OK(glcv_image_alloc(W, H, GLCV_PIXEL_GRAY8, &pr->mask));
+    glcv_track_params p = GLCV_TRACK_PARAMS(.width = W, .height = H, .engine = GLCV_ENGINE_CPU,
+                                            .logger = test_logger());
+    CHECK_OK(glcv_track_create(&p, &pr->ref));
+    p.engine = engine;
+    CHECK_OK(glcv_track_create(&p, &pr->tex));
+    if (!pr->ref || !pr->tex)
+        return 0;
+    glcv_track_params got;
+    CHECK_OK(glcv_track_get_params(pr->tex, &got));
+    pr->engine = got.engine;
+    CHECK(got.engine == expected_engine(engine), "engine %s resolved to %s, expected %s", glcv_engine_mode_string(engine),
+          glcv_engine_mode_string(got.engine), glcv_engine_mode_string(expected_engine(engine)));
+    return 1;
+}
+
+static void pair_close(pair *pr)
+{
+    glcv_track_destroy(&pr->tex);
+    glcv_track_destroy(&pr->ref);
+    glcv_image_free(&pr->rgb);
+    glcv_image_free(&pr->rgba);
+    glcv_image_free(&pr->mask);
+}
+
 /* Runs the same sequence through host inputs (reference: CPU engine) and texture inputs on
  * `engine`, comparing every result. */
 static void compare(glcv_engine_mode engine, int use_mask)
 {
-    glcv_image rgb, rgba, mask;
-    CHECK_OK(glcv_image_alloc(W, H, GLCV_PIXEL_RGB8, &rgb));
-    CHECK_OK(glcv_image_alloc(W, H, GLCV_PIXEL_RGBA8, &rgba));
-    CHECK_OK(glcv_image_alloc(W, H, GLCV_PIXEL_GRAY8, &mask));
-    glcv_track_params p = GLCV_TRACK_PARAMS(.width = W, .height = H, .engine = GLCV_ENGINE_CPU,
-                                            .logger = test_logger());
-    glcv_track *ref = NULL, *tex = NULL;
-    CHECK_OK(glcv_track_create(&p, &ref));
-    p.engine = engine;
-    CHECK_OK(glcv_track_create(&p, &tex));
-    if (!ref || !tex)
+    pair pr;
+    if (!pair_open(&pr, engine))
         return;
-    glcv_track_params got;
-    CHECK_OK(glcv_track_get_params(tex, &got));
-    printf("texture inputs on the %s engine%s\n", glcv_engine_mode_string(got.engine), use_mask ? ", masked" : "");
-    CHECK(got.engine == expected_engine(engine), "engine %s resolved to %s, expected %s", glcv_engine_mode_string(engine),
-          glcv_engine_mode_string(got.engine), glcv_engine_mode_string(expected_engine(engine)));
+    glcv_track *ref = pr.ref, *tex = pr.tex;
+    printf("texture inputs on the %s engine%s\n", glcv_engine_mode_string(pr.engine), use_mask ? ", masked" : "");
 
     /* the host's bindings, which the texture path must leave as they were */
     GLuint host_fbo = 0, host_pbo = 0;
@@ -93,15 +107,15 @@ static void compare(glcv_engine_mode engine, int use_mask)
     uint8_t *tex_mask = malloc((size_t)W * H);
     int mismatches = 0;
     for (int f = 0; f < FRAMES; f++) {
-        scene(f, &rgb, &mask, tex_mask);
-        CHECK_OK(glcv_image_convert(&rgb, &rgba));
-        GLuint frame_tex = make_texture(GL_RGBA8, GL_RGBA, W, H, rgba.data);
-        GLuint mask_tex = make_texture(GL_R8, GL_RED, W, H, tex_mask);
+        scene(f, &pr.rgb, &pr.mask, tex_mask);
+        CHECK_OK(glcv_image_convert(&pr.rgb, &pr.rgba));
+        GLuint frame_tex = test_texture_make(GL_RGBA8, GL_RGBA, W, H, pr.rgba.data);
+        GLuint mask_tex = test_texture_make(GL_R8, GL_RED, W, H, tex_mask);
         if (f == 0) {
             const glcv_rect roi[OBJECTS] = {{44, 48, 32, 24}, {238, 52, 24, 36}, {140, 166, 40, 28}};
             for (int k = 0; k < OBJECTS; k++) {
                 int id_ref = -1, id_tex = -1;
-                CHECK_OK(glcv_track_hist_compute(ref, &rgb, use_mask ? &mask : NULL, roi[k], &h[0]));
+                CHECK_OK(glcv_track_hist_compute(ref, &pr.rgb, use_mask ? &pr.mask : NULL, roi[k], &h[0]));
                 CHECK_OK(glcv_track_hist_compute_texture(tex, frame_tex, use_mask ? mask_tex : 0, roi[k], &h[1]));
                 CHECK(memcmp(h[0].value, h[1].value, sizeof h[0].value) == 0,
                       "object %d: the histogram from textures differs from the host one", k);
@@ -109,7 +123,7 @@ static void compare(glcv_engine_mode engine, int use_mask)
                 CHECK_OK(glcv_track_add(tex, &h[1], roi[k], &id_tex));
             }
         }
-        CHECK_OK(glcv_track_frame(ref, &rgb, use_mask ? &mask : NULL));
+        CHECK_OK(glcv_track_frame(ref, &pr.rgb, use_mask ? &pr.mask : NULL));
         CHECK_OK(glcv_track_frame_texture(tex, frame_tex, use_mask ? mask_tex : 0));
         /* the textures may go once forgotten */
         if (engine == GLCV_ENGINE_CUDA && f == 0) {
@@ -155,28 +169,12 @@ static void compare(glcv_engine_mode engine, int use_mask)
 
     /* errors */
     CHECK_STATUS(glcv_track_frame_texture(tex, 0, 0), GLCV_ERROR_INVALID_ARGUMENT);
-    GLuint small = make_texture(GL_RGBA8, GL_RGBA, W / 2, H, NULL);
+    GLuint small = test_texture_make(GL_RGBA8, GL_RGBA, W / 2, H, NULL);
     CHECK_STATUS(glcv_track_frame_texture(tex, small, 0), GLCV_ERROR_SIZE_MISMATCH);
     glDeleteTextures(1, &small);
     free(h);
     free(tex_mask);
-    glcv_track_destroy(&ref);
-    glcv_track_destroy(&tex);
-    glcv_image_free(&rgb);
-    glcv_image_free(&rgba);
-    glcv_image_free(&mask);
-}
-
-static void upload(GLuint tex, GLenum internal, GLenum format, int w, int h, const void *px, int respecify)
-{
-    glBindTexture(GL_TEXTURE_2D, tex);
-    glPixelStorei(GL_UNPACK_ALIGNMENT, 1);
-    if (respecify)
-        glTexImage2D(GL_TEXTURE_2D, 0, (GLint)internal, w, h, 0, format, GL_UNSIGNED_BYTE, px);
-    else
-        glTexSubImage2D(GL_TEXTURE_2D, 0, 0, 0, w, h, format, GL_UNSIGNED_BYTE, px);
-    glPixelStorei(GL_UNPACK_ALIGNMENT, 4);
-    glBindTexture(GL_TEXTURE_2D, 0);
+    pair_close(&pr);
 }
 
 /* One frame through both trackers; 1 when every result agrees. */
@@ -209,43 +207,33 @@ static glcv_track_texture_stats stats_of(glcv_track *t)
  * (A texture registered with CUDA cannot be re-specified in GL: it is forgotten first.) */
 static void respecify(glcv_engine_mode engine)
 {
-    glcv_image rgb, rgba, mask;
-    CHECK_OK(glcv_image_alloc(W, H, GLCV_PIXEL_RGB8, &rgb));
-    CHECK_OK(glcv_image_alloc(W, H, GLCV_PIXEL_RGBA8, &rgba));
-    CHECK_OK(glcv_image_alloc(W, H, GLCV_PIXEL_GRAY8, &mask));
-    glcv_track_params p = GLCV_TRACK_PARAMS(.width = W, .height = H, .engine = GLCV_ENGINE_CPU,
-                                            .logger = test_logger());
-    glcv_track *ref = NULL, *tex = NULL;
-    CHECK_OK(glcv_track_create(&p, &ref));
-    p.engine = engine;
-    CHECK_OK(glcv_track_create(&p, &tex));
+    pair pr;
+    if (!pair_open(&pr, engine))
+        return;
+    glcv_track *ref = pr.ref, *tex = pr.tex;
     uint8_t *tex_mask = malloc((size_t)W * H), *mask4 = malloc((size_t)W * H * 4);
     glcv_track_hist *h = calloc(2, sizeof *h);
-    if (!ref || !tex || !tex_mask || !mask4 || !h)
+    if (!tex_mask || !mask4 || !h)
         return;
-    glcv_track_params got;
-    CHECK_OK(glcv_track_get_params(tex, &got));
-    const int cuda = got.engine == GLCV_ENGINE_CUDA;
-    CHECK(got.engine == expected_engine(engine), "engine %s resolved to %s, expected %s", glcv_engine_mode_string(engine),
-          glcv_engine_mode_string(got.engine), glcv_engine_mode_string(expected_engine(engine)));
-    printf("long-lived textures on the %s engine\n", glcv_engine_mode_string(got.engine));
+    const int cuda = pr.engine == GLCV_ENGINE_CUDA;
+    printf("long-lived textures on the %s engine\n", glcv_engine_mode_string(pr.engine));
 
-    scene(0, &rgb, &mask, tex_mask);
-    CHECK_OK(glcv_image_convert(&rgb, &rgba));
-    GLuint frame_tex = make_texture(GL_RGBA8, GL_RGBA, W, H, rgba.data);
-    GLuint mask_tex = make_texture(GL_R8, GL_RED, W, H, tex_mask);
+    scene(0, &pr.rgb, &pr.mask, tex_mask);
+    CHECK_OK(glcv_image_convert(&pr.rgb, &pr.rgba));
+    GLuint frame_tex = test_texture_make(GL_RGBA8, GL_RGBA, W, H, pr.rgba.data);
+    GLuint mask_tex = test_texture_make(GL_R8, GL_RED, W, H, tex_mask);
     const glcv_rect roi[OBJECTS] = {{44, 48, 32, 24}, {238, 52, 24, 36}, {140, 166, 40, 28}};
     for (int k = 0; k < OBJECTS; k++) {
         int id = -1;
-        CHECK_OK(glcv_track_hist_compute(ref, &rgb, &mask, roi[k], &h[0]));
+        CHECK_OK(glcv_track_hist_compute(ref, &pr.rgb, &pr.mask, roi[k], &h[0]));
         CHECK_OK(glcv_track_add(ref, &h[0], roi[k], &id));
         CHECK_OK(glcv_track_add(tex, &h[0], roi[k], &id));
     }
     int good = 0, steps = 0;
     glcv_track_texture_stats ts;
     for (int f = 0; f < 10; f++) {
-        scene(f, &rgb, &mask, tex_mask);
-        CHECK_OK(glcv_image_convert(&rgb, &rgba));
+        scene(f, &pr.rgb, &pr.mask, tex_mask);
+        CHECK_OK(glcv_image_convert(&pr.rgb, &pr.rgba));
         for (size_t i = 0; i < (size_t)W * H; i++) {
             mask4[4 * i] = tex_mask[i];
             mask4[4 * i + 1] = mask4[4 * i + 2] = mask4[4 * i + 3] = (uint8_t)(i * 37);
@@ -256,53 +244,47 @@ static void respecify(glcv_engine_mode engine)
             expect_registrations = 2;
             break;
         case 1: /* new content in place: the registrations stay */
-            upload(frame_tex, GL_RGBA8, GL_RGBA, W, H, rgba.data, 0);
-            upload(mask_tex, GL_R8, GL_RED, W, H, tex_mask, 0);
+            test_texture_upload(frame_tex, GL_RGBA8, GL_RGBA, W, H, pr.rgba.data, 0);
+            test_texture_upload(mask_tex, GL_R8, GL_RED, W, H, tex_mask, 0);
             expect_registrations = 2;
             break;
         case 2: /* another size: an error; back at the tracker's size: registered again */
             CHECK_OK(glcv_track_forget_texture(tex, frame_tex));
-            upload(frame_tex, GL_RGBA8, GL_RGBA, W / 2, H, NULL, 1);
+            test_texture_upload(frame_tex, GL_RGBA8, GL_RGBA, W / 2, H, NULL, 1);
             CHECK_STATUS(glcv_track_frame_texture(tex, frame_tex, mask_tex), GLCV_ERROR_SIZE_MISMATCH);
             if (cuda) {
                 ts = stats_of(tex);
                 CHECK(ts.registered == 1, "after a size change: %d textures registered, expected 1", ts.registered);
             }
             CHECK_OK(glcv_track_forget_texture(tex, frame_tex)); /* a no-op: it is not registered */
-            upload(frame_tex, GL_RGBA8, GL_RGBA, W, H, rgba.data, 1);
-            upload(mask_tex, GL_R8, GL_RED, W, H, tex_mask, 0);
+            test_texture_upload(frame_tex, GL_RGBA8, GL_RGBA, W, H, pr.rgba.data, 1);
+            test_texture_upload(mask_tex, GL_R8, GL_RED, W, H, tex_mask, 0);
             expect_registrations = 3;
             break;
         case 3: /* the mask becomes RGBA8 (red is the mask): registered again */
-            upload(frame_tex, GL_RGBA8, GL_RGBA, W, H, rgba.data, 0);
+            test_texture_upload(frame_tex, GL_RGBA8, GL_RGBA, W, H, pr.rgba.data, 0);
             CHECK_OK(glcv_track_forget_texture(tex, mask_tex));
-            upload(mask_tex, GL_RGBA8, GL_RGBA, W, H, mask4, 1);
+            test_texture_upload(mask_tex, GL_RGBA8, GL_RGBA, W, H, mask4, 1);
             expect_registrations = 4;
             break;
         case 4: /* an RGB8 frame: the pixel-buffer fallback */
             CHECK_OK(glcv_track_forget_texture(tex, frame_tex));
-            upload(frame_tex, GL_RGB8, GL_RGB, W, H, rgb.data, 1);
-            upload(mask_tex, GL_RGBA8, GL_RGBA, W, H, mask4, 0);
+            test_texture_upload(frame_tex, GL_RGB8, GL_RGB, W, H, pr.rgb.data, 1);
+            test_texture_upload(mask_tex, GL_RGBA8, GL_RGBA, W, H, mask4, 0);
             expect_direct = 0;
             break;
         case 5: /* RGBA8 and R8 again: both registered again */
+        case 7: /* forgotten and re-specified at the same size and format: both registered again */
             CHECK_OK(glcv_track_forget_texture(tex, frame_tex));
             CHECK_OK(glcv_track_forget_texture(tex, mask_tex));
-            upload(frame_tex, GL_RGBA8, GL_RGBA, W, H, rgba.data, 1);
-            upload(mask_tex, GL_R8, GL_RED, W, H, tex_mask, 1);
-            expect_registrations = 6;
+            test_texture_upload(frame_tex, GL_RGBA8, GL_RGBA, W, H, pr.rgba.data, 1);
+            test_texture_upload(mask_tex, GL_R8, GL_RED, W, H, tex_mask, 1);
+            expect_registrations = f == 5 ? 6 : 8;
             break;
         case 6: /* updated in place */
-            upload(frame_tex, GL_RGBA8, GL_RGBA, W, H, rgba.data, 0);
-            upload(mask_tex, GL_R8, GL_RED, W, H, tex_mask, 0);
+            test_texture_upload(frame_tex, GL_RGBA8, GL_RGBA, W, H, pr.rgba.data, 0);
+            test_texture_upload(mask_tex, GL_R8, GL_RED, W, H, tex_mask, 0);
             expect_registrations = 6;
-            break;
-        case 7: /* forgotten and re-specified at the same size and format */
-            CHECK_OK(glcv_track_forget_texture(tex, frame_tex));
-            CHECK_OK(glcv_track_forget_texture(tex, mask_tex));
-            upload(frame_tex, GL_RGBA8, GL_RGBA, W, H, rgba.data, 1);
-            upload(mask_tex, GL_R8, GL_RED, W, H, tex_mask, 1);
-            expect_registrations = 8;
             break;
         case 8: /* forgotten, deleted, made anew (GL may give the same names) */
             CHECK_OK(glcv_track_forget_texture(tex, frame_tex));
@@ -313,16 +295,16 @@ static void respecify(glcv_engine_mode engine)
             }
             glDeleteTextures(1, &frame_tex);
             glDeleteTextures(1, &mask_tex);
-            frame_tex = make_texture(GL_RGBA8, GL_RGBA, W, H, rgba.data);
-            mask_tex = make_texture(GL_R8, GL_RED, W, H, tex_mask);
+            frame_tex = test_texture_make(GL_RGBA8, GL_RGBA, W, H, pr.rgba.data);
+            mask_tex = test_texture_make(GL_R8, GL_RED, W, H, tex_mask);
             break;
         default: /* no mask */
-            upload(frame_tex, GL_RGBA8, GL_RGBA, W, H, rgba.data, 0);
+            test_texture_upload(frame_tex, GL_RGBA8, GL_RGBA, W, H, pr.rgba.data, 0);
             break;
         }
         CHECK(glGetError() == GL_NO_ERROR, "step %d: GL error updating the textures", f);
         int use_mask = f < 9;
-        good += step(ref, tex, f, &rgb, use_mask ? &mask : NULL, frame_tex, use_mask ? mask_tex : 0);
+        good += step(ref, tex, f, &pr.rgb, use_mask ? &pr.mask : NULL, frame_tex, use_mask ? mask_tex : 0);
         steps++;
         if (cuda) {
             ts = stats_of(tex);
@@ -337,17 +319,13 @@ static void respecify(glcv_engine_mode engine)
     CHECK_OK(glcv_track_forget_texture(tex, 12345)); /* unknown: a no-op */
     CHECK_STATUS(glcv_track_forget_texture(NULL, frame_tex), GLCV_ERROR_INVALID_ARGUMENT);
     /* destroy drops the registrations left; the textures go after it */
-    glcv_track_destroy(&tex);
-    glcv_track_destroy(&ref);
+    pair_close(&pr);
     glDeleteTextures(1, &frame_tex);
     glDeleteTextures(1, &mask_tex);
     CHECK(glGetError() == GL_NO_ERROR, "GL error");
     free(tex_mask);
     free(mask4);
     free(h);
-    glcv_image_free(&rgb);
-    glcv_image_free(&rgba);
-    glcv_image_free(&mask);
 }
 
 int main(int argc, char **argv)

@@ -2,6 +2,8 @@
 
 #include "segment_internal.h"
 
+#include <epoxy/gl.h>
+#include <math.h>
 #include <string.h>
 
 int test_failures = 0;
@@ -57,6 +59,33 @@ int test_segment_on_path(glcv_segment *seg, glcv_engine_mode engine, int multipa
     return ok;
 }
 
+void test_window_sums(const uint8_t *f, const uint8_t *b, int w, int h, int x, int y, int32_t out[3])
+{
+    out[0] = out[1] = out[2] = 0;
+    for (int dy = -1; dy <= 1; dy++)
+        for (int dx = -1; dx <= 1; dx++) {
+            int xx = x + dx, yy = y + dy;
+            if (xx < 0 || yy < 0 || xx >= w || yy >= h)
+                continue; /* outside the image counts as 0 */
+            for (int c = 0; c < 3; c++) {
+                int32_t fv = f[((size_t)yy * w + xx) * 3 + c], bv = b[((size_t)yy * w + xx) * 3 + c];
+                out[0] += fv * fv;
+                out[1] += bv * bv;
+                out[2] += fv * bv;
+            }
+        }
+}
+
+double test_decision_x(int32_t fore, int32_t back, int32_t cross, double ts, double odc, double b)
+{
+    double det = (double)((int64_t)fore * back - (int64_t)cross * cross) +
+                 odc * (double)((int64_t)fore + back - 2 * (int64_t)cross);
+    double c = cross + odc;
+    double lmax = 0.5 * ((fore + odc) + (back + odc) + sqrt((double)(fore - back) * (fore - back) + 4.0 * c * c));
+    double d2 = lmax > 0 ? det / lmax : 0.0;
+    return (ts + 12.0 * b - d2) / (2.0 * b);
+}
+
 uint64_t test_rand(uint64_t *state)
 {
     uint64_t x = *state ? *state : 0x9E3779B97F4A7C15ull;
@@ -65,6 +94,14 @@ uint64_t test_rand(uint64_t *state)
     x ^= x >> 27;
     *state = x;
     return x * 0x2545F4914F6CDD1Dull;
+}
+
+int test_count_nonzero(const uint8_t *m, size_t n)
+{
+    int k = 0;
+    for (size_t i = 0; i < n; i++)
+        k += m[i] != 0;
+    return k;
 }
 
 int test_finish(const char *name)
@@ -97,4 +134,28 @@ void test_image_release(glcv_image *im)
 {
     free(im->data);
     memset(im, 0, sizeof *im);
+}
+
+void test_texture_upload(unsigned int tex, unsigned int internal, unsigned int format, int w, int h, const void *px,
+                         int respecify)
+{
+    glBindTexture(GL_TEXTURE_2D, tex);
+    glPixelStorei(GL_UNPACK_ALIGNMENT, 1); /* rows of any width are packed */
+    if (respecify)
+        glTexImage2D(GL_TEXTURE_2D, 0, (GLint)internal, w, h, 0, format, GL_UNSIGNED_BYTE, px);
+    else
+        glTexSubImage2D(GL_TEXTURE_2D, 0, 0, 0, w, h, format, GL_UNSIGNED_BYTE, px);
+    glPixelStorei(GL_UNPACK_ALIGNMENT, 4);
+    glBindTexture(GL_TEXTURE_2D, 0);
+}
+
+unsigned int test_texture_make(unsigned int internal, unsigned int format, int w, int h, const void *px)
+{
+    GLuint tex = 0;
+    glGenTextures(1, &tex);
+    glBindTexture(GL_TEXTURE_2D, tex);
+    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_NEAREST);
+    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_NEAREST);
+    test_texture_upload(tex, internal, format, w, h, px, 1);
+    return tex;
 }

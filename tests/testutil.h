@@ -46,16 +46,43 @@ void test_cuda_or_skip(glcv_cuda_info *info);
  * Records a failure otherwise; returns nonzero when the path is the expected one. */
 int test_segment_on_path(glcv_segment *seg, glcv_engine_mode engine, int multipass);
 
+/* The segmenter's exact window sums at (x, y) of a packed RGB frame f and background b of w x h
+ * pixels: out[0] = f.f, out[1] = b.b, out[2] = f.b over the 3x3 window (outside the image
+ * counts as 0). */
+void test_window_sums(const uint8_t *f, const uint8_t *b, int w, int h, int x, int y, int32_t out[3]);
+
+/* The segmenter's decision rule, written out independently of the library: for a pixel's window
+ * sums fore (f.f), back (b.b) and cross (f.b), the value x = (Ts + 12B - D^2) / (2B), where the
+ * pixel is changed when M (the number of its window's changed neighbours) > x. D^2 is the
+ * smallest eigenvalue of [[fore+Odc, cross+Odc], [cross+Odc, back+Odc]], det / largest
+ * eigenvalue, with the determinant expanded as (fore back - cross^2) + Odc (fore + back -
+ * 2 cross) (exact in 64-bit integers plus one product), so that it stays accurate for any Odc. */
+double test_decision_x(int32_t fore, int32_t back, int32_t cross, double ts, double odc, double b);
+
 /* A logger that prints to stderr at WARN level and above (INFO with GLCV_TEST_VERBOSE=1). */
 glcv_logger test_logger(void);
 
 /* Deterministic random numbers for test inputs (xorshift64*). */
 uint64_t test_rand(uint64_t *state);
 
+/* How many of the n bytes at m are not 0 (foreground pixels of a mask). */
+int test_count_nonzero(const uint8_t *m, size_t n);
+
 /* A zero-filled host image of the given size, format and stride (0 = packed), with one spare
  * byte; exits on out of memory. Free with test_image_release. */
 glcv_image test_image_make(int w, int h, glcv_pixel_format fmt, size_t stride);
 void test_image_release(glcv_image *im);
+
+/* A GL_TEXTURE_2D (nearest filtering) of `internal` format, w x h, filled from the packed rows
+ * `px` of `format` / GL_UNSIGNED_BYTE, or undefined when px is NULL; a GL context must be
+ * current. Returns its name; binds texture 0 and leaves GL_UNPACK_ALIGNMENT at 4. */
+unsigned int test_texture_make(unsigned int internal, unsigned int format, int w, int h, const void *px);
+
+/* Writes the packed rows `px` into texture `tex`: in place (glTexSubImage2D) or, when
+ * `respecify`, as a new w x h image of `internal` format (glTexImage2D). As test_texture_make,
+ * binds texture 0 and leaves GL_UNPACK_ALIGNMENT at 4. */
+void test_texture_upload(unsigned int tex, unsigned int internal, unsigned int format, int w, int h, const void *px,
+                         int respecify);
 
 /* Ends a test: prints a summary line and returns the exit code (0 or 1). */
 int test_finish(const char *name);

@@ -366,6 +366,13 @@ int cli_expect_args(const cli_args *args, int min, int max, const char *what)
     return CLI_OK;
 }
 
+int cli_parse_expecting(const cli_option *options, int argc, char **argv, cli_args *args, int min, int max,
+                        const char *what)
+{
+    int rc = cli_parse(options, argc, argv, args);
+    return rc == CLI_OK ? cli_expect_args(args, min, max, what) : rc;
+}
+
 /* ---- helpers ------------------------------------------------------------------------------------ */
 
 glcv_logger cli_logger(int verbose)

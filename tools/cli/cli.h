@@ -100,6 +100,10 @@ typedef struct cli_option {
     int max_count;     /* repeatable: the array's size */
 } cli_option;
 
+/* The --quiet (-q) and --verbose (-v) flags of a command, as two entries of its option table. */
+#define CLI_QUIET_VERBOSE_OPTIONS(quiet, verbose)                                                   \
+    {"--quiet", "-q", (quiet), .kind = CLI_FLAG}, {"--verbose", "-v", (verbose), .kind = CLI_FLAG}
+
 /* The engines of the GL modules (the segmenter) and of the CUDA modules (tracker, matcher,
  * correlator), as CLI_ENGINE choices. */
 extern const char *const cli_gl_engines[];
@@ -127,6 +131,11 @@ int cli_given(const cli_args *args, const void *value);
 /* A usage error unless the command got between min and max positional arguments: "unexpected
  * argument '<the first too many>'" or "give <what>" ("give two files, MASK and TRUTH"). */
 int cli_expect_args(const cli_args *args, int min, int max, const char *what);
+
+/* cli_parse, then (when it returned CLI_OK) cli_expect_args: what the first of them that did
+ * not return CLI_OK returned, else CLI_OK. */
+int cli_parse_expecting(const cli_option *options, int argc, char **argv, cli_args *args, int min, int max,
+                        const char *what);
 
 /* ---- helpers ------------------------------------------------------------------------------------ */
 

@@ -40,9 +40,7 @@ int cmd_compare(int argc, char **argv)
         {NULL},
     };
     cli_args args;
-    int rc = cli_parse(options, argc, argv, &args);
-    if (rc == CLI_OK)
-        rc = cli_expect_args(&args, 2, 2, "two files, MASK and TRUTH");
+    int rc = cli_parse_expecting(options, argc, argv, &args, 2, 2, "two files, MASK and TRUTH");
     if (rc != CLI_OK)
         return rc;
     const char *mask_path = args.items[0], *truth_path = args.items[1];

@@ -63,17 +63,14 @@ int cmd_correlate(int argc, char **argv)
 {
     correlate_options o = {.engine = GLCV_ENGINE_AUTO};
     const cli_option options[] = {
-        {"--quiet", "-q", &o.quiet, .kind = CLI_FLAG},
-        {"--verbose", "-v", &o.verbose, .kind = CLI_FLAG},
+        CLI_QUIET_VERBOSE_OPTIONS(&o.quiet, &o.verbose),
         {"--engine", NULL, &o.engine, .kind = CLI_ENGINE, .choices = cli_cuda_engines},
         {"--csv", NULL, &o.csv, .kind = CLI_STRING, .what = "file name"},
         {"--rgb", NULL, &o.rgb, .kind = CLI_FLAG},
         {NULL},
     };
     cli_args args;
-    int rc = cli_parse(options, argc, argv, &args);
-    if (rc == CLI_OK)
-        rc = cli_expect_args(&args, 2, INT_MAX, "a reference image and at least one image");
+    int rc = cli_parse_expecting(options, argc, argv, &args, 2, INT_MAX, "a reference image and at least one image");
     if (rc != CLI_OK)
         return rc;
     const char *reference = args.items[0];

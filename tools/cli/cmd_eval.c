@@ -493,8 +493,7 @@ int cmd_eval(int argc, char **argv)
 {
     eval_options o = {.lead_in = DEFAULT_LEAD_IN};
     const cli_option options[] = {
-        {"--quiet", "-q", &o.quiet, .kind = CLI_FLAG},
-        {"--verbose", "-v", &o.verbose, .kind = CLI_FLAG},
+        CLI_QUIET_VERBOSE_OPTIONS(&o.quiet, &o.verbose),
         CLI_SEGMENTER_OPTIONS(&o.seg),
         {"--background", NULL, &o.background, .kind = CLI_CHOICE, .choices = background_names, .what = "a background model"},
         {"--lead-in", NULL, &o.lead_in, .kind = CLI_INT, .max = 1000000},

@@ -38,9 +38,7 @@ int cmd_info(int argc, char **argv)
         {NULL},
     };
     cli_args args;
-    int rc = cli_parse(options, argc, argv, &args);
-    if (rc == CLI_OK)
-        rc = cli_expect_args(&args, 0, 0, "no arguments");
+    int rc = cli_parse_expecting(options, argc, argv, &args, 0, 0, "no arguments");
     if (rc != CLI_OK)
         return rc;
     glcv_logger logger = cli_logger(verbose);

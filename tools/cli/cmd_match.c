@@ -185,8 +185,7 @@ int cmd_match(int argc, char **argv)
 {
     match_options o = {.top = 1, .engine = GLCV_ENGINE_AUTO};
     const cli_option options[] = {
-        {"--quiet", "-q", &o.quiet, .kind = CLI_FLAG},
-        {"--verbose", "-v", &o.verbose, .kind = CLI_FLAG},
+        CLI_QUIET_VERBOSE_OPTIONS(&o.quiet, &o.verbose),
         {"--engine", NULL, &o.engine, .kind = CLI_ENGINE, .choices = cli_cuda_engines},
         {"--metric", NULL, &o.metric, .kind = CLI_CHOICE, .choices = metric_names, .what = "a metric"},
         {"--mask", NULL, &o.mask, .kind = CLI_STRING, .what = "file name"},
@@ -199,9 +198,7 @@ int cmd_match(int argc, char **argv)
         {NULL},
     };
     cli_args args;
-    int rc = cli_parse(options, argc, argv, &args);
-    if (rc == CLI_OK)
-        rc = cli_expect_args(&args, 2, 2, "an image and a template");
+    int rc = cli_parse_expecting(options, argc, argv, &args, 2, 2, "an image and a template");
     if (rc != CLI_OK)
         return rc;
     if (o.nms && o.top == 1)

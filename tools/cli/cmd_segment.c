@@ -403,8 +403,7 @@ int cmd_segment(int argc, char **argv)
 {
     segment_options o = {.panels = -1, .masks = 1, .size = {320, 240}};
     const cli_option options[] = {
-        {"--quiet", "-q", &o.quiet, .kind = CLI_FLAG},
-        {"--verbose", "-v", &o.verbose, .kind = CLI_FLAG},
+        CLI_QUIET_VERBOSE_OPTIONS(&o.quiet, &o.verbose),
         {"--output", "-o", &o.outdir, .kind = CLI_STRING, .what = "folder name"},
         {"--bg", NULL, &o.background, .kind = CLI_STRING, .what = "file name"},
         {"--learn", NULL, &o.learn, .kind = CLI_INT, .min = 1, .max = INT_MAX},

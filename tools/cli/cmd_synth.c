@@ -124,8 +124,7 @@ int cmd_synth(int argc, char **argv)
 {
     synth_options o = {.frames = 60, .size = {320, 240}};
     const cli_option options[] = {
-        {"--quiet", "-q", &o.quiet, .kind = CLI_FLAG},
-        {"--verbose", "-v", &o.verbose, .kind = CLI_FLAG},
+        CLI_QUIET_VERBOSE_OPTIONS(&o.quiet, &o.verbose),
         {"--output", "-o", &o.outdir, .kind = CLI_STRING, .what = "folder name"},
         {"--frames", NULL, &o.frames, .kind = CLI_INT, .min = 1, .max = 1000000},
         {"--size", NULL, &o.size, .kind = CLI_SIZE},
@@ -135,9 +134,7 @@ int cmd_synth(int argc, char **argv)
         {NULL},
     };
     cli_args args;
-    int rc = cli_parse(options, argc, argv, &args);
-    if (rc == CLI_OK)
-        rc = cli_expect_args(&args, 0, 0, "no arguments");
+    int rc = cli_parse_expecting(options, argc, argv, &args, 0, 0, "no arguments");
     if (rc == CLI_OK && !o.outdir)
         rc = cli_usage("no output folder: give -o OUTDIR");
     if (rc == CLI_OK && o.cdnet > o.frames)

@@ -398,8 +398,7 @@ int cmd_track(int argc, char **argv)
     track_options o = {.ts = 310, .bins = 60, .sat_bins = 1, .s_min = 30, .v_min = 10, .v_max = 255,
                        .engine = GLCV_ENGINE_AUTO};
     const cli_option options[] = {
-        {"--quiet", "-q", &o.quiet, .kind = CLI_FLAG},
-        {"--verbose", "-v", &o.verbose, .kind = CLI_FLAG},
+        CLI_QUIET_VERBOSE_OPTIONS(&o.quiet, &o.verbose),
         {"--roi", NULL, o.rois, .kind = CLI_RECT, .count = &o.n_rois, .max_count = MAX_ROIS},
         {"--csv", NULL, &o.csv, .kind = CLI_STRING, .what = "file name"},
         {"--overlay", NULL, &o.overlay, .kind = CLI_STRING, .what = "folder name"},

@@ -162,9 +162,7 @@ static int parse_options(int argc, char **argv, options *o)
         {NULL},
     };
     cli_args args;
-    int rc = cli_parse(table, argc - 1, argv + 1, &args);
-    if (rc == CLI_OK)
-        rc = cli_expect_args(&args, 0, 0, "");
+    int rc = cli_parse_expecting(table, argc - 1, argv + 1, &args, 0, 0, "");
     if (rc != CLI_OK)
         return rc;
     int first = -1;

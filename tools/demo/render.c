@@ -19,21 +19,36 @@ const char *const demo_view_names[VIEW_COUNT + 1] = {"grid", "input", "backgroun
 
 /* ---- GL helpers ----------------------------------------------------------------------------- */
 
+/* Whether shader or program `obj` compiled (shader) or linked; if not, prints its log after
+ * `what` and deletes it. */
+static int gl_built(GLuint obj, int shader, const char *what)
+{
+    GLint ok = 0;
+    if (shader)
+        glGetShaderiv(obj, GL_COMPILE_STATUS, &ok);
+    else
+        glGetProgramiv(obj, GL_LINK_STATUS, &ok);
+    if (ok)
+        return 1;
+    char log[2048];
+    if (shader)
+        glGetShaderInfoLog(obj, sizeof log, NULL, log);
+    else
+        glGetProgramInfoLog(obj, sizeof log, NULL, log);
+    fprintf(stderr, "glcv-demo: %s: %s\n", what, log);
+    if (shader)
+        glDeleteShader(obj);
+    else
+        glDeleteProgram(obj);
+    return 0;
+}
+
 static GLuint compile_shader(GLenum type, const char *src)
 {
     GLuint sh = glCreateShader(type);
     glShaderSource(sh, 1, &src, NULL);
     glCompileShader(sh);
-    GLint ok = 0;
-    glGetShaderiv(sh, GL_COMPILE_STATUS, &ok);
-    if (!ok) {
-        char log[2048];
-        glGetShaderInfoLog(sh, sizeof log, NULL, log);
-        fprintf(stderr, "glcv-demo: shader does not compile: %s\n", log);
-        glDeleteShader(sh);
-        return 0;
-    }
-    return sh;
+    return gl_built(sh, 1, "shader does not compile") ? sh : 0;
 }
 
 static GLuint link_program(const char *vs_src, const char *fs_src)
@@ -48,15 +63,8 @@ static GLuint link_program(const char *vs_src, const char *fs_src)
         glBindAttribLocation(prog, 0, "a_pos");
         glBindAttribLocation(prog, 1, "a_color");
         glLinkProgram(prog);
-        GLint ok = 0;
-        glGetProgramiv(prog, GL_LINK_STATUS, &ok);
-        if (!ok) {
-            char log[2048];
-            glGetProgramInfoLog(prog, sizeof log, NULL, log);
-            fprintf(stderr, "glcv-demo: program does not link: %s\n", log);
-            glDeleteProgram(prog);
+        if (!gl_built(prog, 0, "program does not link"))
             prog = 0;
-        }
     }
     glDeleteShader(vs);
     glDeleteShader(fs);

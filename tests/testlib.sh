@@ -1,0 +1,94 @@
+# Helpers of the shell tests, sourced by them: a temporary folder removed at exit, counted checks,
+# and runs whose output and exit status are kept in files named after the run ($TMP/NAME.out,
+# NAME.err and NAME.rc; a script whose runs keep one log, NAME.log, defines its own run).
+
+# testlib_init NAME: $TMP, a new folder removed at exit; no checks and no failures yet
+testlib_init() {
+    TMP=$(mktemp -d "${TMPDIR:-/tmp}/$1.XXXXXX")
+    trap 'rm -rf "$TMP"' EXIT
+    FAILURES=0
+    CHECKS=0
+}
+
+fail() {
+    FAILURES=$((FAILURES + 1))
+    echo "FAIL: $*"
+}
+
+# run NAME ARGS...: runs the command in the array RUN (set by the script) with ARGS
+run() {
+    local name=$1
+    shift
+    "${RUN[@]}" "$@" >"$TMP/$name.out" 2>"$TMP/$name.err"
+    echo $? >"$TMP/$name.rc"
+}
+
+rc_of() { cat "$TMP/$1.rc"; }
+
+# show NAME: the exit status and what the run wrote (stdout and stderr, or its log)
+show() {
+    echo "  command output ($1): exit $(rc_of "$1")"
+    local f
+    for f in "$TMP/$1.out" "$TMP/$1.err" "$TMP/$1.log"; do
+        [ ! -f "$f" ] || sed 's/^/  | /' "$f"
+    done
+}
+
+# expect_rc NAME WANT DESCRIPTION
+expect_rc() {
+    CHECKS=$((CHECKS + 1))
+    local got
+    got=$(rc_of "$1")
+    if [ "$got" != "$2" ]; then
+        fail "$3: exit status $got, expected $2"
+        show "$1"
+    fi
+}
+
+# expect_failure NAME DESCRIPTION: a non-zero exit status other than a crash
+expect_failure() {
+    CHECKS=$((CHECKS + 1))
+    local got
+    got=$(rc_of "$1")
+    if [ "$got" != 1 ] && [ "$got" != 2 ]; then
+        fail "$2: exit status $got, expected 1 or 2"
+        show "$1"
+    fi
+}
+
+# expect_in NAME out|err|log TEXT DESCRIPTION: TEXT in the run's stdout, stderr or log
+expect_in() {
+    CHECKS=$((CHECKS + 1))
+    if ! grep -qF -- "$3" "$TMP/$1.$2"; then
+        if [ "$2" = log ]; then
+            fail "$4: '$3' not in the output"
+        else
+            fail "$4: '$3' not in std$2"
+        fi
+        show "$1"
+    fi
+}
+
+# expect_count PATTERN WANT DESCRIPTION: number of files matching a glob
+expect_count() {
+    CHECKS=$((CHECKS + 1))
+    local n
+    n=$(compgen -G "$1" | wc -l)
+    if [ "$n" != "$2" ]; then
+        fail "$3: $n files match $1, expected $2"
+    fi
+}
+
+# expect_absent PATH DESCRIPTION
+expect_absent() {
+    CHECKS=$((CHECKS + 1))
+    if [ -e "$1" ]; then
+        fail "$2: $1 exists"
+    fi
+}
+
+# testlib_finish TITLE: the summary line; the status of the script (0 when nothing failed)
+testlib_finish() {
+    echo "$1: $CHECKS checks, $FAILURES failed"
+    [ "$FAILURES" -eq 0 ]
+}
