@@ -95,13 +95,18 @@ do_test() {
     configure build/sanitize -DGLCV_SANITIZE=ON -DGLCV_WERROR=ON
     build build/sanitize
     section "Tests with sanitizers (build/sanitize)"
-    # LeakSanitizer's stop-the-world tracer occasionally crashes at exit in processes with many
-    # driver threads (llvmpipe): "Tracer caught signal 11". A test that fails that way is run
-    # again (up to 3 times); a real failure fails every time.
-    ASAN_OPTIONS=detect_leaks=1 \
+    # intercept_tls_get_addr=0: GCC 12's sanitizer runtime (as GCC up to 13 and LLVM up to 16)
+    # guesses the layout of each dynamic TLS block from its address (a glibc 2.19 header when the
+    # block starts 16 bytes into a page) and records the range it reads there; when a block lands
+    # at that offset by chance the range is garbage, and LeakSanitizer's tracer crashes at exit
+    # scanning it ("Tracer caught signal 11"). That crash was seen here once, in a process with
+    # Mesa's driver threads, and not again in 480 runs; this is its known cause in this runtime.
+    # Without the interceptor LeakSanitizer does not scan dynamic TLS, where only the GL driver's
+    # libraries keep state (their allocations are suppressed anyway). A test that fails, fails.
+    ASAN_OPTIONS=detect_leaks=1:intercept_tls_get_addr=0 \
     LSAN_OPTIONS=suppressions=$ROOT/tests/lsan.supp \
     UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-        ctest --test-dir "$ROOT/build/sanitize" --output-on-failure -j2 --repeat until-pass:3
+        ctest --test-dir "$ROOT/build/sanitize" --output-on-failure -j2
     section "All tests passed"
 }
 
