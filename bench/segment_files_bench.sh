@@ -10,6 +10,7 @@
 #   --threads worker threads of both (default: all online CPUs)
 #   --learn   frames learned from before segmenting (default 30)
 #   GLCV_OPTIONS are passed to 'glcv segment' (e.g. --engine cpu)
+# PYTHON names the Python with OpenCV (default python3).
 # Prints a Markdown table: frames, wall seconds, frames/s of each. The files are read once before
 # the timed runs so that both read them from the page cache.
 set -euo pipefail
@@ -59,7 +60,7 @@ if [ "$written" != "$segmented" ]; then
     exit 1
 fi
 glcv_s=$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')
-python3 "$here/segment_files_peer.py" "$tmp/frames" "$tmp/knn" --threads "$threads" --learn "$learn" >"$tmp/knn.txt"
+"${PYTHON:-python3}" "$here/segment_files_peer.py" "$tmp/frames" "$tmp/knn" --threads "$threads" --learn "$learn" >"$tmp/knn.txt"
 knn_s=$(sed -n 's/^opencv-KNN files: [0-9]* frames in \([0-9.]*\) s.*/\1/p' "$tmp/knn.txt")
 
 echo "$(nproc) cores, $threads threads, $n frames ($copies x $dir), $learn learned, $segmented segmented"
