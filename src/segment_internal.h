@@ -22,7 +22,15 @@
 /* The calibration's constants (segment_learn.c; measured in docs/QUALITY.md). */
 #define GLCV_SEGMENT_CALIB_ODC 100000.0f /* Odc: dark objects need it well above Ts */
 #define GLCV_SEGMENT_CALIB_TS 60.0       /* Ts = 60 g */
-#define GLCV_SEGMENT_CALIB_B 14.0        /* B1 = B2 = 14 g: Ts / B = 4.3 */
+#define GLCV_SEGMENT_CALIB_CAP 20.0      /* a D^2 sample counts at most 20 g in a noise factor */
+/* B1 = B2 = (Ts - cap) / 4 = 10 g (Ts / B = 6). A pixel on a straight edge of the foreground has
+ * M = 8 and the threshold Ts - 4 B: this B makes it the cap, so the foreground keeps an edge pixel
+ * only where D^2 / k exceeds what the calibration still counts as noise. With a stronger B
+ * (Ts - 4 B close to 0) only pixels that match the background almost exactly are released, and
+ * what a moving object leaves behind stays in the mask wherever the scene is a little noisier
+ * than at calibration (compression around moving objects, soft shadows): the mask trails behind
+ * walking people. */
+#define GLCV_SEGMENT_CALIB_B ((GLCV_SEGMENT_CALIB_TS - GLCV_SEGMENT_CALIB_CAP) / 4.0)
 
 /* Parameters given explicitly (in the params or through a setter): never calibrated. */
 enum { GLCV_SEGMENT_EXPLICIT_TS = 1, GLCV_SEGMENT_EXPLICIT_ODC = 2, GLCV_SEGMENT_EXPLICIT_B1 = 4,

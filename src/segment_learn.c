@@ -12,7 +12,6 @@
 
 /* The calibration's constants besides those in segment_internal.h (see calib_apply). */
 #define CALIB_QUANTILE 0.25 /* g: this quantile of the per-pixel medians of D^2 */
-#define CALIB_CAP 20.0      /* a sample counts at most CALIB_CAP g in s(x) */
 #define CALIB_FLOOR 2.0     /* k(x) = s(x) / (CALIB_FLOOR g), at least 1 */
 /* g is at least the D^2 of 8-bit rounding and slight sensor noise (about one grey level per
  * channel). Compressed video, whose static blocks repeat exactly, measures less where nothing
@@ -136,7 +135,7 @@ static glcv_status calib_apply(glcv_segment *s, float *g_out)
     int gq = 0;
     while (gq < 65535 && seen + hist[gq] <= rank)
         seen += hist[gq++];
-    double g = fmax(value[gq], CALIB_MIN_NOISE), cap = CALIB_CAP * g;
+    double g = fmax(value[gq], CALIB_MIN_NOISE), cap = GLCV_SEGMENT_CALIB_CAP * g;
     for (size_t i = 0; i < n; i++) {
         const uint16_t *d = s->calib_d2 + i * GLCV_SEGMENT_CALIB_SAMPLES;
         double sum = 0.0;

@@ -127,6 +127,21 @@ check_quality() {
     done
 }
 
+# check_calibrated NAME DESCRIPTION: the run's "background learned" line has calibrated values:
+# Ts / B1 = Ts / B2 = 6, Odc 100000, adaptation 0.01, and not the paper's Ts 310
+check_calibrated() {
+    CHECKS=$((CHECKS + 1))
+    local values
+    values=$(sed -n 's/^glcv: background learned from [0-9]* frames\{0,1\}: Ts \([0-9.e+]*\) Odc \([0-9.e+]*\) B1 \([0-9.e+]*\) B2 \([0-9.e+]*\), 8 iterations, adapt \([0-9.a-z]*\) (preset calibrated)$/\1 \2 \3 \4 \5/p' \
+        "$TMP/$1.err")
+    # shellcheck disable=SC2086
+    if [ -z "$values" ] || ! awk -v v="$values" 'BEGIN { split(v, a, " ");
+            exit !(a[1] != 310 && a[2] == 100000 && a[5] == 0.01 && a[3] == a[4] && a[1] / a[3] > 5.99 && a[1] / a[3] < 6.01) }'; then
+        fail "$2: expected calibrated parameters (Ts = 6 B1 = 6 B2, Odc 100000, adapt 0.01), got '$values'"
+        show "$1"
+    fi
+}
+
 for engine in cpu default; do
     if [ "$engine" = cpu ]; then ENGINE=(--engine cpu); else ENGINE=(); fi
     echo "== segment, engine $engine"
@@ -167,6 +182,27 @@ for engine in cpu default; do
     expect_rc "learn_$engine" 0 "$engine: --learn 3"
     expect_count "$out/frame_*_mask.png" 9 "$engine: --learn 3 segments the frames after the first 3"
     expect_absent "$out/frame_0002_mask.png" "$engine: --learn 3 does not segment learned frames"
+    # Learning calibrates by default: Ts = 60 g and B1 = B2 = 10 g for the scene's noise level g,
+    # adaptation 0.01; the paper's fixed values only with --paper-defaults.
+    expect_in "learn_$engine" err "glcv: background learned from 3 frames: Ts " "$engine: --learn reports the parameters"
+    expect_in "learn_$engine" err "(preset calibrated)" "$engine: --learn calibrates by default"
+    check_calibrated "learn_$engine" "$engine: --learn"
+    run "learn_paper_$engine" segment --learn 3 "$TMP/frames" "${ENGINE[@]}" --paper-defaults --no-masks
+    expect_rc "learn_paper_$engine" 0 "$engine: --learn 3 --paper-defaults"
+    expect_in "learn_paper_$engine" err \
+        "learned from 3 frames: Ts 310 Odc 5800 B1 2 B2 200, 8 iterations, adapt off (preset paper)" \
+        "$engine: --paper-defaults learns with the paper's values"
+    run "learn_given_$engine" segment --learn 3 "$TMP/frames" "${ENGINE[@]}" --B2 123 --no-masks
+    expect_rc "learn_given_$engine" 0 "$engine: --learn 3 --B2 123"
+    expect_in "learn_given_$engine" err "B2 123, 8 iterations, adapt 0.01 (preset calibrated)" \
+        "$engine: --learn keeps a value given"
+    expect_in "learn_given_$engine" err "Odc 100000 B1 " "$engine: --learn calibrates the values not given"
+    run "learn_quiet_$engine" segment --learn 3 "$TMP/frames" "${ENGINE[@]}" --no-masks --quiet
+    CHECKS=$((CHECKS + 1))
+    if [ -s "$TMP/learn_quiet_$engine.err" ]; then
+        fail "$engine: --learn --quiet wrote to stderr"
+        show "learn_quiet_$engine"
+    fi
 
     out=$TMP/learn_all_$engine
     run "learn_all_$engine" segment --learn 12 "$TMP/frames" "${ENGINE[@]}" --Ts 0 --iterations 0 --adapt 0 -o "$out"
@@ -177,21 +213,77 @@ for engine in cpu default; do
     expect_rc "nomask_$engine" 0 "$engine: nothing to write, no -o needed"
 done
 
-echo "== eval cdnet (a CDnet-format folder made from the synthetic sequence)"
+echo "== eval cdnet (CDnet-format folders made by glcv synth --cdnet)"
 # 40 frames of 160x120: frames 1..20 are the warm-up, 21..40 are scored. .png frames and ROI.png
-# stand in for the benchmark's .jpg frames and ROI.bmp. The ROI is a white 160x120 grey PNG.
+# stand in for the benchmark's .jpg frames and ROI.bmp. The plain scene, and the dynamic one
+# (water, swaying foliage and flicker in the background, which the ground truth calls background).
 CD=$TMP/cdnet/video
-run cd_synth synth -o "$TMP/cdnet/seq" --frames 40 --size 160x120 --quiet
-expect_rc cd_synth 0 "synth for the CDnet folder"
-mkdir -p "$CD/input" "$CD/groundtruth"
-for k in $(seq 0 39); do
-    cp "$TMP/cdnet/seq/frame_$(printf '%04d' "$k").png" "$CD/input/in$(printf '%06d' $((k + 1))).png"
-    cp "$TMP/cdnet/seq/truth_$(printf '%04d' "$k").png" "$CD/groundtruth/gt$(printf '%06d' $((k + 1))).png"
+run cd_synth synth -o "$CD" --frames 40 --size 160x120 --cdnet 21 --quiet
+expect_rc cd_synth 0 "synth --cdnet"
+run cd_synth_dyn synth -o "$TMP/cdnet/dynamic" --frames 40 --size 160x120 --cdnet 21 --dynamic --quiet
+expect_rc cd_synth_dyn 0 "synth --cdnet --dynamic"
+
+# f_of NAME: the F-measure of an eval run's summary line
+f_of() {
+    sed -n 's/^[a-z]*: F \([0-9.]*\) .*/\1/p' "$TMP/$1.out"
+}
+
+# expect_f_above NAME BOUND DESCRIPTION
+expect_f_above() {
+    CHECKS=$((CHECKS + 1))
+    local f
+    f=$(f_of "$1")
+    if ! awk -v f="${f:-0}" -v b="$2" 'BEGIN { exit !(f > b) }'; then
+        fail "$3: F '$f', expected > $2"
+        show "$1"
+    fi
+}
+
+# expect_objects_found DIR MASKS DESCRIPTION: on every scored frame whose ground truth has
+# foreground, the mask (MASKS/binNNNNNN.png) is not empty and finds some of it
+expect_objects_found() {
+    local k gt line tp fp fn bad=0
+    CHECKS=$((CHECKS + 1))
+    for k in $(seq 21 40); do
+        gt=$(printf '%s/groundtruth/gt%06d.png' "$1" "$k")
+        run cmp_frame compare "$(printf '%s/bin%06d.png' "$2" "$k")" "$gt"
+        line=$(cat "$TMP/cmp_frame.out")
+        tp=$(echo "$line" | sed -n 's/.* tp \([0-9]*\) fp \([0-9]*\) fn \([0-9]*\) .*/\1/p')
+        fn=$(echo "$line" | sed -n 's/.* tp \([0-9]*\) fp \([0-9]*\) fn \([0-9]*\) .*/\3/p')
+        fp=$(echo "$line" | sed -n 's/.* tp \([0-9]*\) fp \([0-9]*\) fn \([0-9]*\) .*/\2/p')
+        if [ -z "$tp" ]; then
+            fail "$3: frame $k could not be compared"
+            show cmp_frame
+            bad=1
+        elif [ $((tp + fn)) -gt 0 ] && [ $((tp + fp)) -eq 0 ]; then
+            fail "$3: frame $k: empty mask, $fn foreground pixels in the ground truth"
+            bad=1
+        elif [ $((tp + fn)) -gt 0 ] && [ "$tp" -eq 0 ]; then
+            fail "$3: frame $k: none of the $fn foreground pixels found ($fp false positives)"
+            bad=1
+        fi
+    done
+    [ "$bad" = 0 ] && echo "  $3: objects found on every frame"
+}
+
+# Defaults: the library's learning on the warm-up frames, calibrated. Measured (CPU, fragment and
+# compute engines alike): F 0.8932 on the plain scene, 0.6987 on the dynamic one, where objects
+# crossing the water are mostly missed (its noise factors are high). The paper's values give 0.34
+# and 0.17 (ghosts of the objects in the mean background; the water reported as foreground).
+for engine in cpu default; do
+    if [ "$engine" = cpu ]; then ENGINE=(--engine cpu); else ENGINE=(); fi
+    run "cd_plain_$engine" eval cdnet "$CD" "${ENGINE[@]}" --quiet --save-masks "$TMP/cdnet/bin_plain_$engine"
+    expect_rc "cd_plain_$engine" 0 "eval cdnet, plain scene, engine $engine"
+    expect_in "cd_plain_$engine" out "background learn, preset calibrated" "eval cdnet learns and calibrates by default"
+    expect_f_above "cd_plain_$engine" 0.85 "eval cdnet, plain scene, engine $engine"
+    expect_objects_found "$CD" "$TMP/cdnet/bin_plain_$engine" "eval cdnet, plain scene, engine $engine"
+    run "cd_dyn_$engine" eval cdnet "$TMP/cdnet/dynamic" "${ENGINE[@]}" --quiet \
+        --save-masks "$TMP/cdnet/bin_dyn_$engine"
+    expect_rc "cd_dyn_$engine" 0 "eval cdnet, dynamic scene, engine $engine"
+    expect_f_above "cd_dyn_$engine" 0.6 "eval cdnet, dynamic scene, engine $engine"
+    expect_objects_found "$TMP/cdnet/dynamic" "$TMP/cdnet/bin_dyn_$engine" "eval cdnet, dynamic scene, engine $engine"
+    sed 's/^/  /' "$TMP/cd_plain_$engine.out" "$TMP/cd_dyn_$engine.out" | grep ': F '
 done
-printf '%s' 'iVBORw0KGgoAAAANSUhEUgAAAKAAAAB4CAAAAABQyaazAAAAZ0lEQVR42u3OMQEAAAgDoGn/zhrCxwMS' \
-    'UJPfOoKCgoKCgoKCgoKCgoKCgoKCgoKCgoKCgoKCgoKCgoKCgoKCgoKCgoKCgoKCgoKCgoKCgoKCgoKC' \
-    'goKCgoKCgoKCgoKCgoKCgoKCZwvdswHvTPbGAAAAAABJRU5ErkJggg==' | base64 -d >"$CD/ROI.png"
-echo "21 40" >"$CD/temporalROI.txt"
 
 run cd_eval eval cdnet "$CD" --engine cpu --save-masks "$TMP/cdnet/bin" --csv "$TMP/cdnet/scores.csv"
 expect_rc cd_eval 0 "eval cdnet"
@@ -199,33 +291,31 @@ expect_in cd_eval out "video: F " "eval cdnet summary line"
 for metric in recall precision F-measure specificity FPR FNR PWC "TP "; do
     expect_in cd_eval out "$metric" "eval cdnet prints $metric"
 done
-CHECKS=$((CHECKS + 1))
-f=$(sed -n 's/^video: F \([0-9.]*\) .*/\1/p' "$TMP/cd_eval.out")
-if ! awk -v f="${f:-0}" 'BEGIN { exit !(f > 0.8) }'; then
-    fail "eval cdnet on the synthetic folder: F '$f', expected > 0.8"
-    show cd_eval
-fi
-sed 's/^/  /' "$TMP/cd_eval.out"
 expect_count "$TMP/cdnet/bin/bin*.png" 20 "eval cdnet --save-masks writes the scored frames' masks"
 expect_count "$TMP/cdnet/bin/bin000021.png" 1 "eval cdnet masks have CDnet names"
 CHECKS=$((CHECKS + 1))
 if [ "$(wc -l <"$TMP/cdnet/scores.csv")" != 2 ] || ! head -1 "$TMP/cdnet/scores.csv" | grep -q "^video,"; then
     fail "eval cdnet --csv: expected a header and one row"
 fi
+
+run cd_median eval cdnet "$CD" --engine cpu --background median --quiet
+expect_rc cd_median 0 "eval cdnet --background median"
+expect_in cd_median out "background median, preset calibrated" "eval cdnet --background median"
+expect_in cd_median out "calibrated   on 20 warm-up frames: noise level g " "the median background is calibrated"
+expect_f_above cd_median 0.85 "eval cdnet --background median"
+run cd_paper eval cdnet "$CD" --engine cpu --paper-defaults --quiet
+expect_rc cd_paper 0 "eval cdnet --paper-defaults"
+expect_in cd_paper out "Ts 310 Odc 5800 B1 2 B2 200, 8 iterations, adapt off, background learn, preset paper" \
+    "eval cdnet --paper-defaults uses the paper's values"
+expect_in cd_paper out "calibrated   no" "eval cdnet --paper-defaults does not calibrate"
 run cd_mean eval cdnet "$CD" --engine cpu --background mean --quiet
-expect_rc cd_mean 0 "eval cdnet --background mean"
-run cd_cal eval cdnet "$CD" --engine cpu --calibrate --adapt 0.01 --quiet
-expect_rc cd_cal 0 "eval cdnet --calibrate"
-expect_in cd_cal out "calibrated   median D^2" "eval cdnet --calibrate reports the noise level"
-expect_in cd_cal out "Odc 100000" "eval cdnet --calibrate raises Odc when none is given"
-CHECKS=$((CHECKS + 1))
-f=$(sed -n 's/^video: F \([0-9.]*\) .*/\1/p' "$TMP/cd_cal.out")
-if ! awk -v f="${f:-0}" 'BEGIN { exit !(f > 0.8) }'; then
-    fail "eval cdnet --calibrate on the synthetic folder: F '$f', expected > 0.8"
-    show cd_cal
-fi
-run cd_cal_ts eval cdnet "$CD" --calibrate --Ts 500
-expect_rc cd_cal_ts 2 "eval cdnet --calibrate with --Ts"
+expect_rc cd_mean 0 "eval cdnet --background mean (the old name of learn)"
+expect_in cd_mean err "--background mean is now called --background learn" "eval --background mean warns"
+expect_in cd_mean out "background learn" "eval --background mean learns"
+run cd_cal eval cdnet "$CD" --engine cpu --calibrate --Ts 5000 --quiet
+expect_rc cd_cal 0 "eval cdnet --calibrate (ignored)"
+expect_in cd_cal err "--calibrate is ignored" "eval cdnet --calibrate warns that it is ignored"
+expect_in cd_cal out "Ts 5000 Odc 100000" "eval cdnet keeps a value given and calibrates the others"
 run cd_usage eval cdnet
 expect_rc cd_usage 2 "eval cdnet without a folder"
 run cd_format eval kitti "$CD"

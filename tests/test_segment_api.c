@@ -219,8 +219,8 @@ static void test_defaults_and_setters(void)
     CHECK(g.preset == GLCV_SEGMENT_CALIBRATED, "default preset %d, expected CALIBRATED", (int)g.preset);
     CHECK(g.ts == 3000.0f, "default ts %g, expected 3000", g.ts);
     CHECK(g.odc == 100000.0f, "default odc %g, expected 100000", g.odc);
-    CHECK(g.b1 == 700.0f, "default b1 %g, expected 700", g.b1);
-    CHECK(g.b2 == 700.0f, "default b2 %g, expected 700", g.b2);
+    CHECK(g.b1 == 500.0f, "default b1 %g, expected 500", g.b1);
+    CHECK(g.b2 == 500.0f, "default b2 %g, expected 500", g.b2);
     CHECK(g.iterations == 8, "default iterations %d, expected 8", g.iterations);
     CHECK(g.seed == 0x5EED, "default seed 0x%llx, expected 0x5EED", (unsigned long long)g.seed);
     CHECK(g.adapt_rate == 0.01f, "default adapt_rate %g, expected 0.01", g.adapt_rate);

@@ -133,8 +133,8 @@ static void test_calibrated(glcv_engine_mode mode, const char *name)
     /* D^2 is kept quantised to 1/2048 of an octave (0.034 %) */
     CHECK(p.odc == 100000.0f, "%s: calibrated Odc %g, expected 100000", name, (double)p.odc);
     CHECK(fabs(p.ts - 60.0 * g) <= 1e-3 * 60.0 * g, "%s: Ts %g, expected 60 g = %g", name, (double)p.ts, 60.0 * g);
-    CHECK(p.b1 == p.b2 && fabs(p.b1 - 14.0 * g) <= 1e-3 * 14.0 * g, "%s: B1 %g B2 %g, expected 14 g = %g", name,
-          (double)p.b1, (double)p.b2, 14.0 * g);
+    CHECK(p.b1 == p.b2 && fabs(p.b1 - 10.0 * g) <= 1e-3 * 10.0 * g, "%s: B1 %g B2 %g, expected 10 g = %g", name,
+          (double)p.b1, (double)p.b2, 10.0 * g);
     CHECK(p.adapt_rate == 0.01f, "%s: adapt_rate %g, expected 0.01", name, (double)p.adapt_rate);
     CHECK_OK(glcv_segment_read_noise(s, got_k));
     int bad = 0, raised = 0;
@@ -213,7 +213,7 @@ static void test_explicit_and_presets(glcv_engine_mode mode, const char *name)
     glcv_segment *s = learned(mode, (glcv_segment_params){.ts = 500, .odc = 7000}, N_FRAMES, &p);
     CHECK(p.ts == 500.0f && p.odc == 7000.0f, "%s: explicit Ts %g / Odc %g were not kept", name, (double)p.ts,
           (double)p.odc);
-    CHECK(p.b1 == p.b2 && p.b1 != 700.0f, "%s: B1/B2 not calibrated: %g %g", name, (double)p.b1, (double)p.b2);
+    CHECK(p.b1 == p.b2 && p.b1 != 500.0f, "%s: B1/B2 not calibrated: %g %g", name, (double)p.b1, (double)p.b2);
     CHECK_OK(glcv_segment_set_b2(s, 321));
     CHECK_OK(glcv_segment_calibrate_begin(s));
     CHECK_OK(glcv_segment_calibrate_add(s, &frames[3]));
@@ -226,7 +226,7 @@ static void test_explicit_and_presets(glcv_engine_mode mode, const char *name)
     /* fixed_parameters: the median is learned, nothing calibrated. */
     static float k[W * H];
     s = learned(mode, (glcv_segment_params){.fixed_parameters = 1}, 5, &p);
-    CHECK(p.ts == 3000.0f && p.odc == 100000.0f && p.b1 == 700.0f && p.b2 == 700.0f,
+    CHECK(p.ts == 3000.0f && p.odc == 100000.0f && p.b1 == 500.0f && p.b2 == 500.0f,
           "%s: fixed parameters changed: Ts %g Odc %g B1 %g B2 %g", name, (double)p.ts, (double)p.odc, (double)p.b1,
           (double)p.b2);
     CHECK_OK(glcv_segment_read_noise(s, k));

@@ -41,7 +41,7 @@ typedef enum glcv_segment_preset {
      * learn_end calibrates Odc, Ts, B1, B2 and the per-pixel noise factors on those frames (see
      * glcv_segment_calibrate_end); the background adapts (adapt_rate 0.01). Until a calibration
      * ran (a background given with set_background), the values are those the calibration gives
-     * for moderate camera noise (g = 50): Ts 3000, Odc 100000, B1 = B2 = 700. */
+     * for moderate camera noise (g = 50): Ts 3000, Odc 100000, B1 = B2 = 500. */
     GLCV_SEGMENT_CALIBRATED = 1,
     /* The paper's fixed values: Ts 310, Odc 5800, B1 2, B2 200; learning takes the mean of the
      * learned frames and does not calibrate; no adaptation. On real video they find far too
@@ -56,8 +56,8 @@ typedef struct glcv_segment_params {
     int height; /* required, >= 1 */
     float ts;   /* static threshold Ts; default per preset (3000 / 310); 0..1e9 */
     float odc;  /* darkness offset Odc; default per preset (100000 / 5800); 0..1e9 */
-    float b1;   /* compactness of the first iteration; default per preset (700 / 2); > 0, <= 1e9 */
-    float b2;   /* compactness of the later iterations; default per preset (700 / 200); > 0, <= 1e9 */
+    float b1;   /* compactness of the first iteration; default per preset (500 / 2); > 0, <= 1e9 */
+    float b2;   /* compactness of the later iterations; default per preset (500 / 200); > 0, <= 1e9 */
     int iterations; /* MRF iterations with B2 after the B1 iteration; default 8; 0..1000 */
     uint64_t seed;  /* PRNG seed of the subset orders; 0 = default 0x5EED */
     glcv_engine_mode engine; /* default AUTO */
@@ -136,8 +136,11 @@ GLCV_API glcv_status glcv_segment_learn_end(glcv_segment *seg);
  *         median);
  *   k(x)  each pixel's noise factor: the mean of its D^2 samples, each capped at 20 g (objects
  *         passing during the calibration weigh little), over 2 g, and at least 1;
- *   Ts = 60 g, B1 = B2 = 14 g (g at least 1) for the parameters not given explicitly (non-zero
- *         in the params, or through a setter).
+ *   Ts = 60 g, B1 = B2 = 10 g (g at least 1) for the parameters not given explicitly (non-zero
+ *         in the params, or through a setter). With this B a pixel on a straight edge of the
+ *         foreground (M = 8, threshold Ts - 4 B = 20 g) stays changed only while D^2 / k(x) is
+ *         above what the noise factors count as noise (the 20 g cap), so the mask does not trail
+ *         behind moving objects where the scene is noisier than at calibration.
  * From then on the rule compares D^2 / k(x) with Ts + B (12 - 2M): thresholds rise only where the
  * scene moves by itself. The constants were chosen on CDnet highway and two synthetic scenes
  * (one with water, swaying foliage and flicker): docs/QUALITY.md. glcv_segment_learn_end

@@ -31,47 +31,54 @@ const char cmd_eval_help[] =
     "                              the region of interest) and 170 (unknown) not scored\n"
     "  ROI.bmp (or ROI.png)        spatial region of interest: only its nonzero pixels are scored\n"
     "  temporalROI.txt             'FIRST LAST': only frames FIRST..LAST are scored\n"
-    "Frames 1..FIRST-1 are the warm-up: the background is learned from all of them (the exact\n"
-    "per-pixel median by default). Then frames FIRST-N..LAST are segmented in order (N = --lead-in)\n"
-    "so that the temporal prior is settled when scoring starts, and frames FIRST..LAST are scored.\n"
-    "Everything is checked (files present, sizes equal) before anything is computed or written.\n"
+    "Frames 1..FIRST-1 are the warm-up: the background is learned from them (see --background).\n"
+    "Then frames FIRST-N..LAST are segmented in order (N = --lead-in) so that the temporal prior\n"
+    "is settled when scoring starts, and frames FIRST..LAST are scored. Everything is checked\n"
+    "(files present, sizes equal) before anything is computed or written.\n"
     "\n"
     "options:\n"
-    "  --background B     median (default): the per-pixel, per-channel median of the warm-up\n"
-    "                     frames, computed exactly (lower median) in two passes over them; robust\n"
-    "                     to objects passing during the warm-up. mean: the library's learning\n"
-    "                     (glcv_segment_learn_*), the per-pixel mean\n"
+    "  --background B     learn (default): the library's learning on all warm-up frames, as\n"
+    "                     'glcv segment --learn' and glcv-demo do: the per-pixel median of up to\n"
+    "                     16 of them, evenly spaced, and the parameters calibrated on those (the\n"
+    "                     mean of all of them and no calibration with --paper-defaults).\n"
+    "                     median: the exact per-pixel, per-channel (lower) median of all warm-up\n"
+    "                     frames, in two passes over them, then the parameters calibrated on 32\n"
+    "                     of them, evenly spaced (glcv_segment_calibrate_*; none with\n"
+    "                     --paper-defaults)\n"
     "  --lead-in N        frames segmented before FIRST and not scored [30]\n"
     "  --save-masks DIR   write the masks of the scored frames as DIR/binNNNNNN.png (CDnet names:\n"
     "                     255 foreground, 0 background), created if missing\n"
     "  --csv FILE         append one line with the parameters and the metrics to FILE (a header\n"
     "                     line first when FILE is new or empty)\n"
-    "  --calibrate        set Ts, B1 and B2 from the scene's noise instead of by hand: g = the\n"
-    "                     median of D^2 over every other pixel of about 50 warm-up frames\n"
-    "                     against the learned background, then Ts = 100 g and B1 = B2 = 23 g.\n"
-    "                     Odc is 100000 unless --Odc is given (dark objects need Odc well above\n"
-    "                     Ts). Recommended with --adapt 0.01\n"
-    "  --Ts --Odc --B1 --B2 --iterations --seed --adapt --engine\n"
-    "                     the segmenter's parameters, as for 'glcv segment' (library defaults)\n"
     "  -q, --quiet        no engine line and no progress bar on stderr\n"
     "  -v, --verbose      print the library's debug messages\n"
     "  -h, --help         show this help\n"
     "\n"
+    CLI_SEGMENTER_HELP
+    CLI_SEGMENTER_ENGINE_HELP
+    "\n"
     "stdout gets one summary line (F-measure first), then the metrics table.\n"
-    "Examples: glcv eval cdnet dataset/baseline/highway --engine cpu --Ts 2000 --csv scores.csv\n"
-    "          glcv eval cdnet dataset/baseline/highway --calibrate --adapt 0.01\n";
+    "Examples: glcv eval cdnet dataset/baseline/highway\n"
+    "          glcv eval cdnet dataset/baseline/highway --paper-defaults --csv scores.csv\n"
+    "          glcv eval cdnet dataset/baseline/highway --engine cpu --Ts 2000 --adapt 0\n";
 
-enum { BACKGROUND_MEDIAN = 0, BACKGROUND_MEAN = 1 };
-static const char *const background_names[] = {"median", "mean", NULL};
+/* --background; "mean" is the name "learn" had until the library learned the median, kept so that
+ * scripts still run (with a warning). */
+enum { BACKGROUND_LEARN = 0, BACKGROUND_MEDIAN = 1, BACKGROUND_MEAN = 2 };
+static const char *const background_names[] = {"learn", "median", "mean", NULL};
+
+/* The library's calibration keeps up to 32 D^2 samples per pixel (glcv_segment_calibrate_end):
+ * --background median offers it that many warm-up frames, evenly spaced. */
+enum { CALIBRATION_FRAMES = 32 };
 
 typedef struct eval_options {
     int quiet, verbose;
     cli_segmenter seg;
-    int background; /* BACKGROUND_MEDIAN or BACKGROUND_MEAN */
+    int background; /* BACKGROUND_LEARN or BACKGROUND_MEDIAN */
     int lead_in;    /* frames segmented before the temporal ROI */
     const char *save_masks;
     const char *csv;
-    int calibrate; /* Ts, B1, B2 from the noise measured on the warm-up frames */
+    int calibrate; /* the old --calibrate: ignored (calibrating is the default) */
 } eval_options;
 
 typedef struct eval_run {
@@ -92,9 +99,10 @@ typedef struct eval_run {
     glcv_segment *seg;
     glcv_segment_params resolved;
     glcv_image frame, truth, mask, background;
-    int warmup_used; /* warm-up frames the background was learned from */
-    double noise;    /* --calibrate: median D^2 of the calibration frames */
-    int noise_frames;
+    int warmup_used;  /* warm-up frames the background was learned from */
+    int calibrated;   /* the parameters were calibrated on warm-up frames */
+    double noise;     /* --background median: the noise level g of the calibration */
+    int noise_frames; /* ... measured on that many warm-up frames */
     glcv_segment_score score;
     double segment_ms; /* total wall time of the segmentation calls */
     int segmented, written;
@@ -256,9 +264,6 @@ static int plan_eval(eval_run *run, const cli_args *args)
         return cli_usage("'%s' is not a dataset format: use 'cdnet DIR'", args->items[0]);
     if (args->count != 2)
         return cli_usage("eval cdnet takes one folder (got %d arguments)", args->count - 1);
-    if (opt->calibrate &&
-        (cli_given(args, &opt->seg.ts) || cli_given(args, &opt->seg.b1) || cli_given(args, &opt->seg.b2)))
-        return cli_usage("--calibrate sets Ts, B1 and B2: give none of them with it");
     run->dir = args->items[1];
     struct stat sb;
     if (stat(run->dir, &sb) != 0) {
@@ -288,48 +293,42 @@ static int plan_eval(eval_run *run, const cli_args *args)
 
 /* ---- background, calibration, frames ------------------------------------------------------------- */
 
-/* The background: the exact per-pixel, per-channel lower median of the warm-up frames (at most
- * GLCV_IMAGE_MEDIAN_MAX_FRAMES of them, evenly spaced), or the library's learned mean. */
+/* The background (see --background) and, with the CALIBRATED preset, the calibration. */
 static int learn_background(eval_run *run)
 {
     int warmup = run->first - 1;
-    if (run->opt->background == BACKGROUND_MEAN) {
+    int calibrates = run->resolved.preset == GLCV_SEGMENT_CALIBRATED;
+    if (run->opt->background == BACKGROUND_LEARN) {
         run->warmup_used = warmup;
-        return cli_segmenter_learn(run->seg, run->inputs.items, warmup, &run->logger, &run->bar, &run->resolved);
+        run->calibrated = calibrates;
+        return cli_segmenter_learn(run->seg, run->inputs.items, warmup, &run->logger, &run->bar, 0, &run->resolved);
     }
     int rc = cli_median_of_files(run->inputs.items, warmup, GLCV_IMAGE_MEDIAN_MAX_FRAMES, &run->logger, &run->bar,
                                  &run->background, &run->warmup_used);
     glcv_status st = GLCV_OK;
     if (rc == CLI_OK && (st = glcv_segment_set_background(run->seg, &run->background)) != GLCV_OK)
         rc = cli_lib_error("cannot set the background", st);
-    return rc;
-}
-
-/* --calibrate: the library's calibration (glcv_segment_calibrate_*) on about CALIBRATION_FRAMES
- * warm-up frames, evenly spaced, against the learned background: g = the median of D^2, then
- * Ts = 100 g, B1 = B2 = 23 g and Odc 100000 unless --Odc was given. */
-enum { CALIBRATION_FRAMES = 50 };
-
-static int calibrate_thresholds(eval_run *run)
-{
-    int warmup = run->first - 1;
-    int step = warmup > CALIBRATION_FRAMES ? warmup / CALIBRATION_FRAMES : 1;
+    if (rc != CLI_OK || !calibrates)
+        return rc;
+    /* the calibration that learning would have made, on the exact median */
     float g = 0;
-    glcv_status st = glcv_segment_calibrate_begin(run->seg);
-    int frames = 0;
-    for (int k = 1; k <= warmup && st == GLCV_OK; k += step, frames++) {
+    int step = warmup > CALIBRATION_FRAMES ? warmup / CALIBRATION_FRAMES : 1;
+    st = glcv_segment_calibrate_begin(run->seg);
+    for (int k = 1; k <= warmup && run->noise_frames < CALIBRATION_FRAMES && st == GLCV_OK; k += step) {
+        cli_progress_step(&run->bar);
         if (cli_load_rgb(run->inputs.items[k - 1], &run->logger, &run->frame) != CLI_OK)
             return CLI_FAIL;
         st = glcv_segment_calibrate_add(run->seg, &run->frame);
+        run->noise_frames++;
     }
     if (st == GLCV_OK)
         st = glcv_segment_calibrate_end(run->seg, &g);
     if (st == GLCV_OK)
         st = glcv_segment_get_params(run->seg, &run->resolved);
     if (st != GLCV_OK)
-        return cli_lib_error("cannot calibrate the thresholds", st);
+        return cli_lib_error("cannot calibrate the parameters", st);
     run->noise = g;
-    run->noise_frames = frames;
+    run->calibrated = 1;
     return CLI_OK;
 }
 
@@ -393,14 +392,13 @@ static void print_eval(const eval_run *run, const glcv_segment_metrics *m)
     const glcv_segment_params *p = &run->resolved;
     const glcv_segment_score *s = &run->score;
     int scored = run->last - run->first + 1;
-    char adapt[32] = "";
-    if (p->adapt_rate > 0.0f)
-        snprintf(adapt, sizeof adapt, " adapt %g", (double)p->adapt_rate);
-    printf("%s: F %.4f (recall %.4f, precision %.4f, PWC %.3f) on frames %d..%d, engine %s, Ts %g Odc %g B1 %g "
-           "B2 %g iterations %d%s, %s background\n",
+    char parameters[160];
+    cli_segmenter_describe(p, parameters, sizeof parameters);
+    printf("%s: F %.4f (recall %.4f, precision %.4f, PWC %.3f) on frames %d..%d, engine %s, %s, background %s, "
+           "preset %s\n",
            run->name, m->f, m->recall, m->precision, m->pwc, run->first, run->last,
-           glcv_engine_mode_string(p->engine), (double)p->ts, (double)p->odc, (double)p->b1, (double)p->b2,
-           p->iterations, adapt, background_names[run->opt->background]);
+           glcv_engine_mode_string(p->engine), parameters, background_names[run->opt->background],
+           p->preset == GLCV_SEGMENT_PAPER ? "paper" : "calibrated");
     printf("  %-12s %.4f\n", "recall", m->recall);
     printf("  %-12s %.4f\n", "precision", m->precision);
     printf("  %-12s %.4f\n", "F-measure", m->f);
@@ -410,15 +408,21 @@ static void print_eval(const eval_run *run, const glcv_segment_metrics *m)
     printf("  %-12s %.4f\n", "PWC", m->pwc);
     printf("  %-12s TP %llu FP %llu FN %llu TN %llu\n", "pixels", (unsigned long long)s->tp,
            (unsigned long long)s->fp, (unsigned long long)s->fn, (unsigned long long)s->tn);
-    printf("  %-12s %d scored, %d segmented (from frame %d), background from %d warm-up frames; %.3f ms per "
-           "frame (segmentation call)\n",
-           "frames", scored, run->segmented, run->start, run->warmup_used,
-           run->segmented ? run->segment_ms / (double)run->segmented : 0.0);
+    printf("  %-12s %d scored, %d segmented (from frame %d); %.3f ms per frame (segmentation call)\n", "frames",
+           scored, run->segmented, run->start, run->segmented ? run->segment_ms / (double)run->segmented : 0.0);
+    if (run->opt->background == BACKGROUND_MEDIAN)
+        printf("  %-12s the exact median of %d warm-up frames\n", "background", run->warmup_used);
+    else
+        printf("  %-12s learned from %d warm-up frames (the %s)\n", "background", run->warmup_used,
+               p->preset == GLCV_SEGMENT_PAPER ? "mean of all of them" : "median of up to 16 of them");
+    if (run->calibrated && run->noise_frames > 0)
+        printf("  %-12s on %d warm-up frames: noise level g %.1f\n", "calibrated", run->noise_frames, run->noise);
+    else if (run->calibrated)
+        printf("  %-12s on the learned frames\n", "calibrated");
+    else
+        printf("  %-12s no (the paper's values and those given)\n", "calibrated");
     printf("  %-12s %llu of %dx%d pixels (%s)\n", "ROI", (unsigned long long)run->roi_pixels, run->width, run->height,
            run->roi_path);
-    if (run->opt->calibrate)
-        printf("  %-12s median D^2 %.1f over %d warm-up frames (Odc %g): Ts %g, B1 %g, B2 %g\n", "calibrated",
-               run->noise, run->noise_frames, (double)p->odc, (double)p->ts, (double)p->b1, (double)p->b2);
     if (run->opt->save_masks)
         printf("  %-12s %d masks in %s\n", "written", run->written, run->opt->save_masks);
     if (s->unknown)
@@ -433,15 +437,20 @@ static int write_csv_row(eval_run *run, const glcv_segment_metrics *m)
     FILE *f = run->csv;
     int empty = fseek(f, 0, SEEK_END) == 0 && ftell(f) == 0;
     if (empty)
-        fprintf(f, "video,first,last,background,engine,Ts,Odc,B1,B2,iterations,seed,adapt,lead_in,"
+        fprintf(f, "video,first,last,background,preset,engine,Ts,Odc,B1,B2,iterations,seed,adapt,lead_in,"
                    "TP,FP,FN,TN,recall,precision,F,specificity,FPR,FNR,PWC,noise\n");
-    fprintf(f, "%s,%d,%d,%s,%s,%g,%g,%g,%g,%d,%llu,%g,%d,%llu,%llu,%llu,%llu,%.6f,%.6f,%.6f,%.6f,%.8f,%.8f,%.6f,%g\n",
+    char noise[32] = ""; /* g, where the calibration says it (--background median) */
+    if (run->noise_frames > 0)
+        snprintf(noise, sizeof noise, "%g", run->noise);
+    fprintf(f,
+            "%s,%d,%d,%s,%s,%s,%g,%g,%g,%g,%d,%llu,%g,%d,%llu,%llu,%llu,%llu,%.6f,%.6f,%.6f,%.6f,%.8f,%.8f,%.6f,%s\n",
             run->name, run->first, run->last, background_names[run->opt->background],
+            p->preset == GLCV_SEGMENT_PAPER ? "paper" : "calibrated",
             glcv_engine_mode_string(p->engine), (double)p->ts, (double)p->odc, (double)p->b1, (double)p->b2,
             p->iterations, (unsigned long long)p->seed, (double)p->adapt_rate, run->first - run->start,
             (unsigned long long)s->tp, (unsigned long long)s->fp, (unsigned long long)s->fn,
             (unsigned long long)s->tn, m->recall, m->precision, m->f, m->specificity, m->fpr, m->fnr, m->pwc,
-            run->opt->calibrate ? run->noise : 0.0);
+            noise);
     if (fflush(f) != 0 || ferror(f)) {
         cli_error("%s: cannot write: %s", run->opt->csv, strerror(errno));
         return CLI_FAIL;
@@ -506,19 +515,27 @@ int cmd_eval(int argc, char **argv)
     int rc = cli_parse(options, argc, argv, &args);
     if (rc != CLI_OK)
         return rc;
+    if (o.calibrate)
+        cli_warning("--calibrate is ignored: the parameters are calibrated on the warm-up frames by default "
+                    "(--paper-defaults: not)");
+    if (o.background == BACKGROUND_MEAN) {
+        cli_warning("--background mean is now called --background learn (the library's learning)");
+        o.background = BACKGROUND_LEARN;
+    }
     eval_run run = {.opt = &o, .logger = cli_logger(o.verbose)};
     rc = plan_eval(&run, &args);
     if (rc == CLI_OK)
         rc = prepare(&run, &args);
     if (rc == CLI_OK) {
+        /* median: the frames of the median read twice, then the calibration frames */
         int warmup = run.first - 1, step = (warmup + GLCV_IMAGE_MEDIAN_MAX_FRAMES - 1) / GLCV_IMAGE_MEDIAN_MAX_FRAMES;
-        size_t background_steps =
-            o.background == BACKGROUND_MEDIAN ? 2u * (size_t)((warmup + step - 1) / step) : (size_t)warmup;
+        size_t background_steps = (size_t)warmup;
+        if (o.background == BACKGROUND_MEDIAN)
+            background_steps = 2u * (size_t)((warmup + step - 1) / step) +
+                               (size_t)(warmup < CALIBRATION_FRAMES ? warmup : CALIBRATION_FRAMES);
         run.bar = cli_progress_start(o.quiet, background_steps + (size_t)(run.last - run.start + 1));
         rc = learn_background(&run);
     }
-    if (rc == CLI_OK && o.calibrate)
-        rc = calibrate_thresholds(&run);
     if (rc == CLI_OK)
         rc = eval_frames(&run);
     cli_progress_end(&run.bar);

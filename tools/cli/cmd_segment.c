@@ -31,26 +31,19 @@ const char cmd_segment_help[] =
     "\n"
     "background (one of):\n"
     "  --bg FILE          the background image\n"
-    "  --learn N          the background is the per-pixel mean of the first N frames. Those N\n"
-    "                     frames are only learned from: the frames after them are segmented.\n"
-    "                     When N equals the number of frames, the background is learned from\n"
-    "                     all of them and all of them are segmented.\n"
+    "  --learn N          learn the background from the first N frames (the per-pixel median\n"
+    "                     of up to 16 of them, and the parameters calibrated on them; see below)\n"
+    "                     and report the parameters. Those N frames are only learned from: the\n"
+    "                     frames after them are segmented. When N equals the number of frames,\n"
+    "                     the background is learned from all of them and all of them are\n"
+    "                     segmented.\n"
     "  --synthetic [N]    the built-in synthetic sequence (see 'glcv synth'): N frames (default\n"
     "                     60) segmented against its clean background; writes panels by default\n"
     "                     and reports precision/recall against its ground truth\n"
     "  --size WxH         frame size of --synthetic (default 320x240)\n"
     "\n"
-    "parameters (the paper's symbols; library defaults in brackets):\n"
-    "  --Ts F             static threshold on the colinearity measure D^2, >= 0 [310]\n"
-    "  --Odc F            darkness-compensation offset, >= 0 [5800]\n"
-    "  --B1 F             MRF compactness of a frame's first iteration, > 0 [2]\n"
-    "  --B2 F             MRF compactness of the later iterations, > 0 [200]\n"
-    "  --iterations N     MRF iterations with B2 after the B1 iteration, 0..1000 [8]\n"
-    "  --seed N           seed of the random order of the pixel subsets (0 = default) [0x5EED]\n"
-    "  --adapt RATE       background adaptation where the mask says background, 0..1 [0: off]\n"
-    "  --engine E         auto, fragment, compute or cpu [auto]. The GPU engines run in a\n"
-    "                     headless OpenGL context; when none can be created, auto falls back to\n"
-    "                     the CPU engine (and says so), fragment and compute fail\n"
+    CLI_SEGMENTER_HELP
+    CLI_SEGMENTER_ENGINE_HELP
     "\n"
     "output:\n"
     "  -o, --output DIR   output folder, created if missing (needed only when files are written)\n"
@@ -63,7 +56,8 @@ const char cmd_segment_help[] =
     "  -h, --help         show this help\n"
     "\n"
     "Options may also be written --name=value. stderr gets the line 'glcv: engine <engine> on\n"
-    "<OpenGL renderer | version | platform>' first, then a progress bar when it is a terminal.\n"
+    "<OpenGL renderer | version | platform>' first, with --learn a line with the parameters\n"
+    "learned, then a progress bar when it is a terminal.\n"
     "stdout gets a summary: the number of frames; the wall time per frame of the segmentation\n"
     "call with wait (upload + GPU passes + waiting for the GPU; not file reading or writing):\n"
     "mean, median, min and max; the foreground fraction; with --synthetic, precision, recall and\n"
@@ -186,7 +180,8 @@ static int set_background(segment_run *run)
     const segment_options *opt = run->opt;
     glcv_status st = GLCV_OK;
     if (opt->learn > 0)
-        return cli_segmenter_learn(run->seg, run->inputs.items, opt->learn, &run->logger, NULL, &run->resolved);
+        return cli_segmenter_learn(run->seg, run->inputs.items, opt->learn, &run->logger, NULL, !opt->quiet,
+                                   &run->resolved);
     if (run->synth) {
         st = glcv_synth_background(run->synth, &run->background);
         if (st == GLCV_OK)

@@ -1,39 +1,76 @@
-/* The segmenter's options and set-up shared by 'glcv segment' and 'glcv eval'; see segmenter.h. */
+/* The segmenter's options and set-up shared by 'glcv segment', 'glcv eval' and glcv-demo; see
+ * segmenter.h. */
 #include "segmenter.h"
 
 #include <stdio.h>
+
+/* cli_segmenter_zeros' bits */
+enum { ZERO_TS = 1, ZERO_ODC = 2, ZERO_ITERATIONS = 4, ZERO_ADAPT = 8 };
+
+glcv_segment_params cli_segmenter_params(const cli_segmenter *s)
+{
+    return GLCV_SEGMENT_PARAMS(.ts = (float)s->ts, .odc = (float)s->odc, .b1 = (float)s->b1, .b2 = (float)s->b2,
+                               .iterations = s->iterations, .seed = s->seed, .engine = s->engine,
+                               .adapt_rate = (float)s->adapt,
+                               .preset = s->paper ? GLCV_SEGMENT_PAPER : GLCV_SEGMENT_CALIBRATED);
+}
+
+unsigned cli_segmenter_zeros(const cli_segmenter *s, const cli_args *args)
+{
+    return (cli_given(args, &s->ts) && s->ts == 0.0 ? ZERO_TS : 0u) |
+           (cli_given(args, &s->odc) && s->odc == 0.0 ? ZERO_ODC : 0u) |
+           (cli_given(args, &s->iterations) && s->iterations == 0 ? ZERO_ITERATIONS : 0u) |
+           (cli_given(args, &s->adapt) && s->adapt == 0.0 ? ZERO_ADAPT : 0u);
+}
+
+glcv_status cli_segmenter_set_zeros(glcv_segment *seg, unsigned zeros)
+{
+    glcv_status st = GLCV_OK;
+    if (st == GLCV_OK && (zeros & ZERO_TS))
+        st = glcv_segment_set_ts(seg, 0.0f);
+    if (st == GLCV_OK && (zeros & ZERO_ODC))
+        st = glcv_segment_set_odc(seg, 0.0f);
+    if (st == GLCV_OK && (zeros & ZERO_ITERATIONS))
+        st = glcv_segment_set_iterations(seg, 0);
+    if (st == GLCV_OK && (zeros & ZERO_ADAPT))
+        st = glcv_segment_set_adapt_rate(seg, 0.0f);
+    return st;
+}
+
+void cli_segmenter_describe(const glcv_segment_params *p, char *out, size_t size)
+{
+    char adapt[32] = "off";
+    if (p->adapt_rate > 0.0f)
+        snprintf(adapt, sizeof adapt, "%g", (double)p->adapt_rate);
+    snprintf(out, size, "Ts %g Odc %g B1 %g B2 %g, %d iterations, adapt %s", (double)p->ts, (double)p->odc,
+             (double)p->b1, (double)p->b2, p->iterations, adapt);
+}
 
 int cli_segmenter_create(const cli_segmenter *s, const cli_args *args, int width, int height, int timing, int quiet,
                          const glcv_logger *logger, glcv_context **ctx, glcv_segment **seg,
                          glcv_segment_params *resolved)
 {
-    glcv_engine_mode mode = s->engine == GLCV_ENGINE_DEFAULT ? GLCV_ENGINE_AUTO : s->engine;
-    if (mode != GLCV_ENGINE_CPU) {
+    glcv_segment_params p = cli_segmenter_params(s);
+    if (p.engine == GLCV_ENGINE_DEFAULT)
+        p.engine = GLCV_ENGINE_AUTO;
+    if (p.engine != GLCV_ENGINE_CPU) {
         glcv_context_params cp = GLCV_CONTEXT_PARAMS(.logger = *logger);
         glcv_status st = glcv_context_create(&cp, ctx);
-        if (st != GLCV_OK && mode != GLCV_ENGINE_AUTO)
+        if (st != GLCV_OK && p.engine != GLCV_ENGINE_AUTO)
             return cli_lib_error("cannot create an OpenGL context", st);
         if (st != GLCV_OK) {
             cli_warning("cannot create an OpenGL context (%s): using the CPU engine", glcv_status_string(st));
-            mode = GLCV_ENGINE_CPU;
+            p.engine = GLCV_ENGINE_CPU;
         }
     }
-    glcv_segment_params p = GLCV_SEGMENT_PARAMS(.width = width, .height = height, .ts = (float)s->ts,
-                                                .odc = (float)s->odc, .b1 = (float)s->b1, .b2 = (float)s->b2,
-                                                .iterations = s->iterations, .seed = s->seed, .engine = mode,
-                                                .adapt_rate = (float)s->adapt, .timing = timing, .logger = *logger);
+    p.width = width;
+    p.height = height;
+    p.timing = timing;
+    p.logger = *logger;
     glcv_status st = glcv_segment_create(&p, seg);
     if (st != GLCV_OK)
         return cli_lib_error("cannot create the segmenter", st);
-    /* Zero means "default" in the params struct: explicit zeros go through the setters. */
-    if (st == GLCV_OK && cli_given(args, &s->ts) && s->ts == 0.0)
-        st = glcv_segment_set_ts(*seg, 0.0f);
-    if (st == GLCV_OK && cli_given(args, &s->odc) && s->odc == 0.0)
-        st = glcv_segment_set_odc(*seg, 0.0f);
-    if (st == GLCV_OK && cli_given(args, &s->iterations) && s->iterations == 0)
-        st = glcv_segment_set_iterations(*seg, 0);
-    if (st == GLCV_OK && cli_given(args, &s->adapt) && s->adapt == 0.0)
-        st = glcv_segment_set_adapt_rate(*seg, 0.0f);
+    st = cli_segmenter_set_zeros(*seg, cli_segmenter_zeros(s, args));
     if (st == GLCV_OK)
         st = glcv_segment_get_params(*seg, resolved);
     if (st != GLCV_OK)
@@ -47,7 +84,7 @@ int cli_segmenter_create(const cli_segmenter *s, const cli_args *args, int width
 }
 
 int cli_segmenter_learn(glcv_segment *seg, char *const *paths, int count, const glcv_logger *logger, cli_progress *bar,
-                        glcv_segment_params *resolved)
+                        int report, glcv_segment_params *resolved)
 {
     glcv_image frame = {0};
     glcv_status st = glcv_segment_learn_begin(seg);
@@ -66,5 +103,13 @@ int cli_segmenter_learn(glcv_segment *seg, char *const *paths, int count, const 
     st = glcv_segment_learn_end(seg);
     if (st == GLCV_OK) /* learning calibrates the parameters not given */
         st = glcv_segment_get_params(seg, resolved);
-    return st == GLCV_OK ? CLI_OK : cli_lib_error("cannot learn the background", st);
+    if (st != GLCV_OK)
+        return cli_lib_error("cannot learn the background", st);
+    if (report) {
+        char text[160];
+        cli_segmenter_describe(resolved, text, sizeof text);
+        fprintf(stderr, "glcv: background learned from %d frame%s: %s (preset %s)\n", count, count == 1 ? "" : "s",
+                text, resolved->preset == GLCV_SEGMENT_PAPER ? "paper" : "calibrated");
+    }
+    return CLI_OK;
 }

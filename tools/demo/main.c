@@ -17,6 +17,7 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include "demo.h"
+#include "segmenter.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -49,15 +50,13 @@ static const char usage_text[] =
     "  --no-loop           stop at the end of a video, folder or the synthetic scene (default:\n"
     "                      start again; with --max-frames: stop)\n"
     "\n"
-    "segmenter options (by default the background is the median of the learned frames, the\n"
-    "parameters are calibrated on them, per pixel, and the background adapts):\n"
-    "  --engine E          auto, fragment, compute or cpu [auto]\n"
+    "segmenter options:\n"
+    "  --engine E          auto, fragment, compute or cpu [auto: the faster in the window's\n"
+    "                      OpenGL context]\n"
     "  --learn N           learn the background over the first N frames [30; the synthetic scene\n"
     "                      uses its clean background unless --learn is given]\n"
-    "  --Ts F --Odc F --B1 F --B2 F --iterations N   segmenter parameters [calibrated; 8 iterations]\n"
-    "  --adapt RATE        background adaptation where the mask says background, 0..1 [0.01]\n"
-    "  --paper-defaults    the paper's fixed values (Ts 310, Odc 5800, B1 2, B2 200), the mean of\n"
-    "                      the learned frames, no calibration, no adaptation\n"
+    "\n"
+    CLI_SEGMENTER_HELP
     "\n"
     "tracking options (CAMSHIFT; the CUDA tracker when the segmenter runs on the GPU and glcv has\n"
     "CUDA on the window's device, else the CPU tracker):\n"
@@ -92,10 +91,9 @@ typedef struct options {
     int quiet;
     int show_help;
     int no_loop;
-    glcv_segment_params seg;
-    double ts, odc, b1, b2, adapt;
-    int paper;
-    int zero_ts, zero_odc, zero_adapt; /* --Ts 0, --Odc 0, --adapt 0 */
+    cli_segmenter segmenter; /* the segmenter's options, */
+    glcv_segment_params seg; /* as the library's parameters */
+    unsigned zeros;          /* those given as 0 (cli_segmenter_set_zeros) */
     glcv_rect track[MAX_BOXES];
     int track_count;
     int track_mask;
@@ -141,15 +139,8 @@ static int parse_options(int argc, char **argv, options *o)
          .what = "a camera format"},
         {"--mode", NULL, &o->mode, .kind = CLI_CHOICE, .choices = modes, .what = "a mode"},
         {"--no-loop", NULL, &o->no_loop, .kind = CLI_FLAG},
-        {"--engine", NULL, &o->seg.engine, .kind = CLI_ENGINE, .choices = cli_gl_engines},
         {"--learn", NULL, &o->learn, .kind = CLI_INT, .min = 1, .max = 100000},
-        {"--Ts", NULL, &o->ts, .kind = CLI_REAL, .min = 0, .max = 1e9},
-        {"--Odc", NULL, &o->odc, .kind = CLI_REAL, .min = 0, .max = 1e9},
-        {"--B1", NULL, &o->b1, .kind = CLI_REAL, .min = 1e-6, .max = 1e9},
-        {"--B2", NULL, &o->b2, .kind = CLI_REAL, .min = 1e-6, .max = 1e9},
-        {"--iterations", NULL, &o->seg.iterations, .kind = CLI_INT, .min = 0, .max = 1000},
-        {"--adapt", NULL, &o->adapt, .kind = CLI_REAL, .min = 0, .max = 1},
-        {"--paper-defaults", NULL, &o->paper, .kind = CLI_FLAG},
+        CLI_SEGMENTER_OPTIONS(&o->segmenter),
         {"--track", NULL, o->track, .kind = CLI_RECT, .min = 0, .max = CLI_MAX_SIDE, .count = &o->track_count,
          .max_count = MAX_BOXES},
         {"--mask-from-segmenter", NULL, &o->track_mask, .kind = CLI_FLAG},
@@ -183,16 +174,9 @@ static int parse_options(int argc, char **argv, options *o)
         o->media.mode = mode_values[o->mode];
     o->learn_given = cli_given(&args, &o->learn);
     /* Given values are explicit (never calibrated); zeros, which the params cannot express, go
-     * through the setters once the segmenter exists (demo_apply_zeros). */
-    o->seg.ts = (float)o->ts;
-    o->seg.odc = (float)o->odc;
-    o->seg.b1 = (float)o->b1;
-    o->seg.b2 = (float)o->b2;
-    o->seg.adapt_rate = (float)o->adapt;
-    o->seg.preset = o->paper ? GLCV_SEGMENT_PAPER : GLCV_SEGMENT_CALIBRATED;
-    o->zero_ts = cli_given(&args, &o->ts) && o->ts == 0;
-    o->zero_odc = cli_given(&args, &o->odc) && o->odc == 0;
-    o->zero_adapt = cli_given(&args, &o->adapt) && o->adapt == 0;
+     * through the setters once the segmenter exists. */
+    o->seg = cli_segmenter_params(&o->segmenter);
+    o->zeros = cli_segmenter_zeros(&o->segmenter, &args);
     return CLI_OK;
 }
 
@@ -209,7 +193,6 @@ int main(int argc, char **argv)
     o.camera_format = -1;
     o.mode = -1;
     o.learn = 30;
-    o.seg.iterations = 8;
     int rc = parse_options(argc, argv, &o);
     if (rc != CLI_OK)
         return cli_exit_status(rc);
@@ -302,12 +285,7 @@ int main(int argc, char **argv)
         status = CLI_FAIL;
         goto done;
     }
-    if (o.zero_ts)
-        glcv_segment_set_ts(d.seg, 0);
-    if (o.zero_odc)
-        glcv_segment_set_odc(d.seg, 0);
-    if (o.zero_adapt)
-        glcv_segment_set_adapt_rate(d.seg, 0);
+    cli_segmenter_set_zeros(d.seg, o.zeros);
     glcv_segment_get_params(d.seg, &d.seg_params);
     printf("glcv-demo: engine %s on %s\n", glcv_engine_mode_string(d.engine), d.renderer);
     glcv_cuda_query(&d.cuda);
