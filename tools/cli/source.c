@@ -83,28 +83,27 @@ int cli_source_open(const glcv_media_params *params, glcv_media **out)
     return st == GLCV_OK ? CLI_OK : cli_lib_error("cannot open the input", st);
 }
 
-int cli_source_read(glcv_media *media, glcv_image *out, int64_t *index, int *end)
+glcv_status cli_source_read(glcv_media *media, glcv_image *out, const atomic_int *stop, int64_t *index, int *end)
 {
     *end = 0;
     for (;;) {
-        if (cli_interrupted()) {
+        if (cli_interrupted() || (stop && atomic_load(stop))) {
             *end = 1;
-            return CLI_OK;
+            return GLCV_OK;
         }
         glcv_image frame;
-        glcv_media_frame_info info;
+        glcv_media_frame_info info = {0};
         glcv_status st = glcv_media_read(media, &frame, &info, READ_POLL_MS);
         if (st != GLCV_OK)
-            return cli_lib_error("the input stopped", st);
+            return st;
         if (info.end_of_stream) {
             *end = 1;
-            return CLI_OK;
+            return GLCV_OK;
         }
         if (info.timed_out)
             continue;
         *index = info.index;
-        st = glcv_image_convert(&frame, out);
-        return st == GLCV_OK ? CLI_OK : cli_lib_error("cannot copy a frame of the input", st);
+        return glcv_image_convert(&frame, out);
     }
 }
 
@@ -119,13 +118,14 @@ int cli_source_open(const glcv_media_params *params, glcv_media **out)
     return CLI_FAIL;
 }
 
-int cli_source_read(glcv_media *media, glcv_image *out, int64_t *index, int *end)
+glcv_status cli_source_read(glcv_media *media, glcv_image *out, const atomic_int *stop, int64_t *index, int *end)
 {
     (void)media;
     (void)out;
+    (void)stop;
     (void)index;
     *end = 1;
-    return CLI_FAIL;
+    return GLCV_ERROR_UNSUPPORTED;
 }
 
 #endif

@@ -12,6 +12,8 @@
 
 #include <glcv/media.h>
 
+#include <stdatomic.h>
+
 /* The source options in the order of cli_source.location; SYNTHETIC is the demo's --synthetic. */
 enum {
     CLI_SOURCE_CAMERA,
@@ -82,10 +84,11 @@ int cli_is_video_path(const char *path);
 int cli_source_open(const glcv_media_params *params, glcv_media **out);
 
 /* Reads the next frame of `media` into `out` (allocated by the caller, the media's size, any
- * format glcv_image_convert writes): waits for it, but gives up waiting when cli_interrupted()
- * turns true. *index gets the frame's index in the source; *end is set (nothing read) at the end
- * of the stream or on an interrupt. Prints the error: "the input stopped: <status>". */
-int cli_source_read(glcv_media *media, glcv_image *out, int64_t *index, int *end);
+ * format glcv_image_convert writes): waits for it, but gives up waiting when cli_interrupted() or
+ * `*stop` (may be NULL) turns true. *index gets the frame's index in the source; *end is set
+ * (nothing read) at the end of the stream or when it gave up. Returns GLCV_OK, or the error of
+ * glcv_media_read (the input stopped) or of the copy; the caller reports it. */
+glcv_status cli_source_read(glcv_media *media, glcv_image *out, const atomic_int *stop, int64_t *index, int *end);
 
 /* ---- Ctrl-C ------------------------------------------------------------------------------------ */
 
