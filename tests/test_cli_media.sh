@@ -95,6 +95,24 @@ expect_absent "$TMP/clip_missing" "a missing video: nothing written"
 run clip_two segment --learn 2 "$TMP/clip.mkv" "$TMP/clip.mkv" -o "$TMP/clip_two"
 expect_rc clip_two 2 "two video files"
 
+echo "== glcv track on the video and on its PNG frames"
+# The synthetic scene's red disc is near (103,67) in the first 160x120 frame: the same frames give
+# the same tracks, whether read from the video or from the files.
+for input in clip.mkv clip; do
+    run "track_$input" track "$TMP/$input" --roi 96,60,14,14 --engine cpu --csv "$TMP/track_$input.csv"
+    expect_rc "track_$input" 0 "glcv track $input"
+done
+CHECKS=$((CHECKS + 1))
+cmp -s "$TMP/track_clip.mkv.csv" "$TMP/track_clip.csv" || fail "glcv track: the video's tracks differ from the files'"
+expect_in track_clip.mkv out "frames 16 objects 1" "glcv track: every frame of the video"
+run track_lavfi track --lavfi "$GRAPH" --max-frames 12 --roi 10,10,30,30 --mask-from-segmenter --csv "$TMP/track_lavfi.csv" \
+    --overlay "$TMP/track_lavfi"
+expect_rc track_lavfi 0 "glcv track --lavfi --max-frames 12 --mask-from-segmenter"
+expect_in track_lavfi err "background learned from the first 12 frames" "glcv track learns a media source's background"
+CHECKS=$((CHECKS + 1))
+[ "$(wc -l <"$TMP/track_lavfi.csv")" = 13 ] || fail "glcv track --lavfi --max-frames 12: not a header and 12 rows"
+expect_count "$TMP/track_lavfi/frame_0000??_track.png" 12 "glcv track --lavfi: overlays named by the frames' indices"
+
 echo "== Ctrl-C on an endless source"
 # Once the 7th mask exists the pipeline runs; SIGINT then stops the reading, the frames read are
 # finished and written, the summary printed, and the exit status is 130.

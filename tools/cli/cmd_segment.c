@@ -226,19 +226,9 @@ static int make_stems(segment_run *run)
  * source option given (CLI_SOURCE_*), CLI_SOURCE_VIDEO for a video file given as a FRAME, or -1. */
 static int check_segment_options(const segment_options *opt, const cli_args *args, int *kind)
 {
-    int rc = cli_source_kind(&opt->src, kind);
+    int rc = cli_source_of_args(&opt->src, args, kind);
     if (rc != CLI_OK)
         return rc;
-    if (*kind >= 0 && args->count > 0)
-        return cli_usage("give the frames either as files or with one source option, not both (got '%s')",
-                         args->items[0]);
-    for (int i = 0; i < args->count; i++) {
-        if (!cli_is_video_path(args->items[i]))
-            continue;
-        if (args->count > 1)
-            return cli_usage("%s: a video file must be the only input", args->items[i]);
-        *kind = CLI_SOURCE_VIDEO;
-    }
     int media = *kind >= 0;
     int backgrounds = (opt->background != NULL) + (opt->learn > 0) + (opt->synthetic > 0);
     if (backgrounds == 0)
@@ -254,12 +244,6 @@ static int check_segment_options(const segment_options *opt, const cli_args *arg
     if (media && opt->src.max_frames > 0 && opt->learn >= opt->src.max_frames)
         return cli_usage("--learn %d needs more than --max-frames %d: a media source is read once", opt->learn,
                          opt->src.max_frames);
-    const void *media_only[] = {&opt->src.rate, &opt->src.camera_format, &opt->src.mode, &opt->src.loop};
-    const char *names[] = {"--rate", "--camera-format", "--mode", "--loop and --no-loop"};
-    for (int i = 0; i < 4 && !media; i++)
-        if (cli_given(args, media_only[i]))
-            return cli_usage("%s applies only to media sources (--video, --camera, --frames, --sequence, --lavfi)",
-                             names[i]);
     return CLI_OK;
 }
 
@@ -291,20 +275,10 @@ static int plan_files(segment_run *run, const cli_args *args)
 static int plan_media(segment_run *run, const cli_args *args, int kind)
 {
     const segment_options *opt = run->opt;
-    glcv_media_params p = cli_source_media_params(&opt->src, kind, GLCV_PIXEL_RGB8, 0, &run->logger);
-    if (!opt->src.given[CLI_SOURCE_VIDEO] && kind == CLI_SOURCE_VIDEO)
-        p.location = args->items[0];
-    if (opt->src.mode < 0 && kind != CLI_SOURCE_CAMERA)
-        p.mode = GLCV_MEDIA_EVERY_FRAME;
-    int rc = cli_source_open(&p, &run->media);
+    int rc = cli_source_open_args(&opt->src, args, kind, opt->quiet, &run->logger, &run->media, &run->width,
+                                  &run->height);
     if (rc != CLI_OK)
         return rc;
-    glcv_media_params got;
-    glcv_media_get_params(run->media, &got);
-    run->width = got.width;
-    run->height = got.height;
-    if (!opt->quiet)
-        fprintf(stderr, "glcv: input %s\n", glcv_media_describe(run->media));
     if (opt->background) {
         const glcv_logger *probe_logger = opt->verbose ? &run->logger : NULL;
         int w = 0, h = 0, channels = 0;
@@ -756,7 +730,7 @@ static void segment_run_free(segment_run *run)
     glcv_segment_destroy(&run->seg);
     glcv_context_destroy(&run->ctx);
     glcv_synth_destroy(&run->synth);
-    glcv_media_destroy(&run->media);
+    cli_source_close(&run->media);
     for (int s = 0; run->slots && s < run->slot_count; s++) {
         frame_slot *f = &run->slots[s];
         glcv_image_free(&f->frame);

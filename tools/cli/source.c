@@ -4,6 +4,7 @@
 #include "source.h"
 
 #include <signal.h>
+#include <stdio.h>
 #include <stdatomic.h>
 #include <string.h>
 #include <strings.h>
@@ -75,12 +76,67 @@ int cli_is_video_path(const char *path)
     return 0;
 }
 
+static int opened(glcv_media *media, int quiet, int *width, int *height);
+
+int cli_source_of_args(const cli_source *s, const cli_args *args, int *kind)
+{
+    int rc = cli_source_kind(s, kind);
+    if (rc != CLI_OK)
+        return rc;
+    if (*kind >= 0 && args->count > 0)
+        return cli_usage("give the frames either as files or with one source option, not both (got '%s')",
+                         args->items[0]);
+    for (int i = 0; i < args->count; i++) {
+        if (!cli_is_video_path(args->items[i]))
+            continue;
+        if (args->count > 1)
+            return cli_usage("%s: a video file must be the only input", args->items[i]);
+        *kind = CLI_SOURCE_VIDEO;
+    }
+    const void *media_only[] = {&s->rate, &s->camera_format, &s->mode, &s->loop};
+    const char *names[] = {"--rate", "--camera-format", "--mode", "--loop and --no-loop"};
+    for (int i = 0; i < 4 && *kind < 0; i++)
+        if (cli_given(args, media_only[i]))
+            return cli_usage("%s applies only to media sources (--video, --camera, --frames, --sequence, --lavfi)",
+                             names[i]);
+    return CLI_OK;
+}
+
+int cli_source_open_args(const cli_source *s, const cli_args *args, int kind, int quiet, const glcv_logger *logger,
+                         glcv_media **out, int *width, int *height)
+{
+    glcv_media_params p = cli_source_media_params(s, kind, GLCV_PIXEL_RGB8, 0, logger);
+    if (!s->given[CLI_SOURCE_VIDEO] && kind == CLI_SOURCE_VIDEO)
+        p.location = args->items[0];
+    if (s->mode < 0 && kind != CLI_SOURCE_CAMERA)
+        p.mode = GLCV_MEDIA_EVERY_FRAME;
+    int rc = cli_source_open(&p, out);
+    return rc == CLI_OK ? opened(*out, quiet, width, height) : rc;
+}
+
 #if GLCV_HAVE_FFMPEG
+
+/* The size of an opened source's frames, and the input line. */
+static int opened(glcv_media *media, int quiet, int *width, int *height)
+{
+    glcv_media_params got;
+    glcv_media_get_params(media, &got);
+    *width = got.width;
+    *height = got.height;
+    if (!quiet)
+        fprintf(stderr, "glcv: input %s\n", glcv_media_describe(media));
+    return CLI_OK;
+}
 
 int cli_source_open(const glcv_media_params *params, glcv_media **out)
 {
     glcv_status st = glcv_media_create(params, out);
     return st == GLCV_OK ? CLI_OK : cli_lib_error("cannot open the input", st);
+}
+
+void cli_source_close(glcv_media **media)
+{
+    glcv_media_destroy(media);
 }
 
 glcv_status cli_source_read(glcv_media *media, glcv_image *out, const atomic_int *stop, int64_t *index, int *end)
@@ -109,6 +165,14 @@ glcv_status cli_source_read(glcv_media *media, glcv_image *out, const atomic_int
 
 #else
 
+static int opened(glcv_media *media, int quiet, int *width, int *height)
+{
+    (void)media;
+    (void)quiet;
+    *width = *height = 0;
+    return CLI_FAIL; /* never reached: nothing opens */
+}
+
 int cli_source_open(const glcv_media_params *params, glcv_media **out)
 {
     (void)params;
@@ -116,6 +180,11 @@ int cli_source_open(const glcv_media_params *params, glcv_media **out)
     cli_error("this glcv was built without media input (FFmpeg): cameras, video files and the "
               "other media sources are not available");
     return CLI_FAIL;
+}
+
+void cli_source_close(glcv_media **media)
+{
+    *media = NULL;
 }
 
 glcv_status cli_source_read(glcv_media *media, glcv_image *out, const atomic_int *stop, int64_t *index, int *end)

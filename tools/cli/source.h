@@ -75,6 +75,21 @@ int cli_source_kind(const cli_source *s, int *kind);
 glcv_media_params cli_source_media_params(const cli_source *s, int kind, glcv_pixel_format format, int default_loop,
                                           const glcv_logger *logger);
 
+/* The media source of a command that takes its frames either as FRAME arguments (image files and
+ * folders, or one video file) or from a source option: the source option given (CLI_SOURCE_*),
+ * CLI_SOURCE_VIDEO when the only FRAME is a video file (cli_is_video_path), or -1 when the FRAMEs
+ * are images (or none were given). Usage errors: two sources; a source option and FRAMEs; a video
+ * file among other FRAMEs; --rate, --camera-format, --mode, --loop or --no-loop without a media
+ * source. */
+int cli_source_of_args(const cli_source *s, const cli_args *args, int *kind);
+
+/* Opens the media source `kind` of cli_source_of_args for a command that processes every frame:
+ * RGB8 frames, every frame in order (EVERY_FRAME) unless --mode says otherwise or it is a camera,
+ * no loop unless --loop, the location of a video file FRAME. Unless quiet, prints "glcv: input
+ * <what was opened>" on stderr. *width and *height get the frames' size. Prints the error. */
+int cli_source_open_args(const cli_source *s, const cli_args *args, int kind, int quiet, const glcv_logger *logger,
+                         glcv_media **out, int *width, int *height);
+
 /* Whether a path names a video file by its extension (.avi .mp4 .mkv .mov .webm .mpg .mpeg .m4v
  * .ts .flv, any case). */
 int cli_is_video_path(const char *path);
@@ -82,6 +97,9 @@ int cli_is_video_path(const char *path);
 /* Opens the source (glcv_media_create). Prints the error: "cannot open the input: <status>"
  * after the library's reason, or that this glcv has no media input. */
 int cli_source_open(const glcv_media_params *params, glcv_media **out);
+
+/* Closes a source opened by cli_source_open (glcv_media_destroy); accepts &NULL. */
+void cli_source_close(glcv_media **media);
 
 /* Reads the next frame of `media` into `out` (allocated by the caller, the media's size, any
  * format glcv_image_convert writes): waits for it, but gives up waiting when cli_interrupted() or
