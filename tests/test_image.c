@@ -413,7 +413,8 @@ static void test_png_levels(void)
     png_job jobs[THREADS];
     char alone[THREADS][512];
     for (int t = 0; t < THREADS; t++) {
-        jobs[t] = (png_job){t % 2 ? &photo : &mask, t / 2 ? GLCV_PNG_LEVEL_FAST : GLCV_PNG_LEVEL_DEFAULT, "", ROUNDS, 0};
+        glcv_png_level level = t / 2 ? GLCV_PNG_LEVEL_FAST : GLCV_PNG_LEVEL_DEFAULT;
+        jobs[t] = (png_job){t % 2 ? &photo : &mask, level, "", ROUNDS, 0};
         char name[64];
         snprintf(name, sizeof name, "level_%d.png", t);
         path_in_tmp(jobs[t].path, sizeof jobs[t].path, name);

@@ -47,7 +47,8 @@ int cmd_info(int argc, char **argv)
     glcv_segment *seg = NULL;
     glcv_segment_params resolved = {0};
     printf("%-10s %s\n", "glcv:", GLCV_VERSION_STRING);
-    printf("%-10s %s\n", "media:", GLCV_HAVE_FFMPEG ? "FFmpeg (video files, cameras, lavfi)" : "none (built without FFmpeg)");
+    printf("%-10s %s\n", "media:",
+           GLCV_HAVE_FFMPEG ? "FFmpeg (video files, cameras, lavfi)" : "none (built without FFmpeg)");
     glcv_context_params cp = GLCV_CONTEXT_PARAMS(.logger = logger);
     glcv_status st = glcv_context_create(&cp, &ctx);
     if (st == GLCV_OK) {

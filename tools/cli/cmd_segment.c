@@ -136,12 +136,12 @@ enum { STAGE_READ, STAGE_UPLOAD, STAGE_GPU, STAGE_DOWNLOAD, STAGE_ENCODE, STAGE_
 /* The buffers and results of one frame in flight; reused by frame k + slots. */
 typedef struct frame_slot {
     glcv_image frame, truth, mask, background, panel;
-    int64_t index;    /* the frame's index in a media source */
-    int segmented;    /* the frame is segmented (not only learned from) */
+    int64_t index;     /* the frame's index in a media source */
+    int segmented;     /* the frame is segmented (not only learned from) */
     double foreground; /* percentage of foreground pixels */
     double call_ms;    /* wall time of the segmentation call (with wait) */
     int wrote_mask, wrote_panel;
-    double ms[STAGE_COUNT];
+    double ms[STAGE_COUNT]; /* the time of each stage */
 } frame_slot;
 
 typedef struct segment_run {
@@ -673,7 +673,8 @@ static void print_stages(segment_run *run)
     double worker_ms = encode + (files ? read : 0.0);
     /* frames per second each part could keep up alone: one segmenter thread, the workers, the reader */
     const char *names[3] = {"the segmenter's thread", "the workers", "the reader thread"};
-    double fps[3] = {segmenter > 0 ? 1e3 / segmenter : INFINITY, worker_ms > 0 ? 1e3 * run->workers / worker_ms : INFINITY,
+    double fps[3] = {segmenter > 0 ? 1e3 / segmenter : INFINITY,
+                     worker_ms > 0 ? 1e3 * run->workers / worker_ms : INFINITY,
                      !files && read > 0 ? 1e3 / read : INFINITY};
     int slowest = 0;
     for (int i = 1; i < 3; i++)
