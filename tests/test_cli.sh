@@ -131,6 +131,19 @@ for threads in 1 8; do
     expect_count "$out/*.tmp-*" 0 "$threads threads: no temporary file is left"
 done
 
+echo "== a mask that cannot be written"
+# A folder stands where frame_0006's mask goes: its write fails (the temporary file is removed), the
+# masks before it are written, and the error names the file.
+for threads in 1 8; do
+    out=$TMP/out_unwritable_$threads
+    mkdir -p "$out/frame_0006_mask.png"
+    run "unwritable_$threads" segment --learn 3 "$TMP/frames" --threads "$threads" --engine cpu -o "$out"
+    expect_rc "unwritable_$threads" 1 "a mask that cannot be written, $threads threads"
+    expect_in "unwritable_$threads" err "frame_0006_mask.png: input/output error" "the unwritable mask is named"
+    expect_count "$out/frame_000[345]_mask.png" 3 "$threads threads: the masks before the unwritable one"
+    expect_count "$out/*.tmp-*" 0 "$threads threads: no temporary file is left after a failed write"
+done
+
 echo "== compare"
 run cmp_self compare "$TMP/seq/truth_0005.png" "$TMP/seq/truth_0005.png" --min-f 1
 expect_rc cmp_self 0 "compare a mask with itself"

@@ -167,12 +167,14 @@ static void *reader_main(void *arg)
 
 /* ---- workers: encoding first, then reading --------------------------------------------------------- */
 
-/* Under the lock: the slot of the earliest frame waiting to be encoded, or -1. */
+/* Under the lock: the slot of the earliest frame waiting to be encoded (before the failed one), or
+ * -1. */
 static int next_to_encode(const pipeline_run *r)
 {
     int best = -1;
     for (int s = 0; s < r->p->slots; s++)
-        if (r->state[s] == SLOT_TO_ENCODE && (best < 0 || r->jobs[s].item < r->jobs[best].item))
+        if (r->state[s] == SLOT_TO_ENCODE && r->jobs[s].item < r->fail_item &&
+            (best < 0 || r->jobs[s].item < r->jobs[best].item))
             best = s;
     return best;
 }

@@ -11,8 +11,8 @@
  *   finish   the calling thread, k = 0, 1, 2, ...            e.g. progress and statistics
  *
  * Errors: a stage that fails stops the pipeline at that frame. The frames before it are still
- * processed, encoded and finished, none after it is processed from then on (when encode fails,
- * later frames may have been processed and encoded already; they are not finished), and the one
+ * processed, encoded and finished, none after it is processed or encoded from then on (when
+ * encode fails, later frames may be being encoded already; they are not finished), and the one
  * error is printed once they are: the error of the earliest frame that failed, so a frame that
  * fails to read gives the same outcome whatever the threads' timing. Ctrl-C
  * (cli_interrupt_catch) stops the reading; what was read is finished. */
