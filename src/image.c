@@ -261,10 +261,114 @@ static void png_write(void *context, void *data, int size)
         sink->failed = errno ? errno : EIO;
 }
 
+/* stb_image_write's deflate compressor. It is a public function of stb_image_write, which its
+ * header declares only inside the implementation part (compiled into libstb): `quality` is the
+ * effort (5, the least, and up), an argument rather than the global the PNG writer reads. The
+ * result is freed with free(); NULL when out of memory. */
+unsigned char *stbi_zlib_compress(unsigned char *data, int data_len, int *out_len, int quality);
+
+enum { PNG_FAST_QUALITY = 5, PNG_FILTER_NONE = 0, PNG_FILTER_UP = 2 };
+
+/* CRC-32 of PNG chunks (ISO 3309, reflected polynomial 0xEDB88320), four bits at a time. */
+static uint32_t png_crc(uint32_t crc, const uint8_t *p, size_t n)
+{
+    static const uint32_t nibble[16] = {0x00000000u, 0x1db71064u, 0x3b6e20c8u, 0x26d930acu, 0x76dc4190u, 0x6b6b51f4u,
+                                        0x4db26158u, 0x5005713cu, 0xedb88320u, 0xf00f9344u, 0xd6d6a3e8u, 0xcb61b38cu,
+                                        0x9b64c2b0u, 0x86d3d2d4u, 0xa00ae278u, 0xbdbdf21cu};
+    for (size_t i = 0; i < n; i++) {
+        crc ^= p[i];
+        crc = (crc >> 4) ^ nibble[crc & 15u];
+        crc = (crc >> 4) ^ nibble[crc & 15u];
+    }
+    return crc;
+}
+
+static void put_be32(uint8_t *p, uint32_t v)
+{
+    p[0] = (uint8_t)(v >> 24);
+    p[1] = (uint8_t)(v >> 16);
+    p[2] = (uint8_t)(v >> 8);
+    p[3] = (uint8_t)v;
+}
+
+/* One chunk: length, type, data, CRC of type and data. */
+static void png_chunk(png_sink *sink, const char type[4], const uint8_t *data, uint32_t size)
+{
+    uint8_t head[8], tail[4];
+    put_be32(head, size);
+    memcpy(head + 4, type, 4);
+    uint32_t crc = png_crc(0xffffffffu, head + 4, 4);
+    crc = png_crc(crc, data, size);
+    put_be32(tail, ~crc);
+    png_write(sink, head, 8);
+    if (size > 0)
+        png_write(sink, (void *)data, (int)size);
+    png_write(sink, tail, 4);
+}
+
+/* GLCV_PNG_LEVEL_FAST: row 0 unfiltered, every other row filtered "up", deflated with the least
+ * effort. `comp` is 1, 2, 3 or 4 channels of 8 bits. Returns 0 when out of memory. */
+static int encode_png_fast(png_sink *sink, const uint8_t *pixels, size_t stride, int w, int h, int comp)
+{
+    static const uint8_t signature[8] = {137, 80, 78, 71, 13, 10, 26, 10};
+    static const uint8_t colour_type[5] = {0, 0, 4, 2, 6}; /* by channels: grey, grey+alpha, RGB, RGBA */
+    size_t row = (size_t)w * (size_t)comp, filtered_size = (row + 1) * (size_t)h;
+    uint8_t *filtered = malloc(filtered_size);
+    if (!filtered)
+        return 0;
+    for (int y = 0; y < h; y++) {
+        uint8_t *d = filtered + (row + 1) * (size_t)y;
+        const uint8_t *z = pixels + stride * (size_t)y;
+        if (y == 0) {
+            d[0] = PNG_FILTER_NONE;
+            memcpy(d + 1, z, row);
+            continue;
+        }
+        d[0] = PNG_FILTER_UP;
+        for (size_t i = 0; i < row; i++)
+            d[1 + i] = (uint8_t)(z[i] - z[i - stride]);
+    }
+    int zlib_size = 0;
+    uint8_t *zlib = stbi_zlib_compress(filtered, (int)filtered_size, &zlib_size, PNG_FAST_QUALITY);
+    free(filtered);
+    if (!zlib)
+        return 0;
+    uint8_t header[13];
+    put_be32(header, (uint32_t)w);
+    put_be32(header + 4, (uint32_t)h);
+    header[8] = 8; /* bits per channel */
+    header[9] = colour_type[comp];
+    header[10] = header[11] = header[12] = 0; /* deflate, adaptive filtering, no interlace */
+    png_write(sink, (void *)signature, sizeof signature);
+    png_chunk(sink, "IHDR", header, sizeof header);
+    png_chunk(sink, "IDAT", zlib, (uint32_t)zlib_size);
+    png_chunk(sink, "IEND", NULL, 0);
+    free(zlib);
+    return 1;
+}
+
+/* Encodes the image into the sink at `level`; returns 0 when out of memory. The DEFAULT level is
+ * stb_image_write's PNG writer with its global settings, which glcv never changes. */
+static int encode_png(png_sink *sink, const uint8_t *pixels, size_t stride, int w, int h, int comp,
+                      glcv_png_level level)
+{
+    if (level == GLCV_PNG_LEVEL_FAST)
+        return encode_png_fast(sink, pixels, stride, w, h, comp);
+    return stbi_write_png_to_func(png_write, sink, w, h, comp, pixels, (int)stride);
+}
+
 static atomic_uint temp_counter;
 
 glcv_status glcv_image_save_png(const char *path, const glcv_image *image, const glcv_logger *logger)
 {
+    return glcv_image_save_png_level(path, image, GLCV_PNG_LEVEL_DEFAULT, logger);
+}
+
+glcv_status glcv_image_save_png_level(const char *path, const glcv_image *image, glcv_png_level level,
+                                      const glcv_logger *logger)
+{
+    if (level != GLCV_PNG_LEVEL_DEFAULT && level != GLCV_PNG_LEVEL_FAST)
+        return glcv_fail(logger, GLCV_ERROR_INVALID_ARGUMENT, "image save: unknown PNG level %d", (int)level);
     if (!path || !*path)
         return glcv_fail(logger, GLCV_ERROR_INVALID_ARGUMENT, "image save: NULL or empty path");
     if (glcv_image_check(image) != GLCV_OK)
@@ -312,7 +416,7 @@ glcv_status glcv_image_save_png(const char *path, const glcv_image *image, const
     }
     sink.f = f;
     errno = 0;
-    int encoded = stbi_write_png_to_func(png_write, &sink, w, h, comp, pixels, (int)stride);
+    int encoded = encode_png(&sink, pixels, stride, w, h, comp, level);
     int close_failed = fclose(f) != 0;
     int close_errno = errno;
     if (!encoded) {

@@ -76,6 +76,11 @@ check_usage no_bg "$F0"
 check_usage two_bgs --bg "$BG" --learn 1 "$F0"
 check_usage learn_many --learn 5 "$F0" "$TMP/seq/frame_0001.png"
 check_usage no_frames --bg "$BG"
+check_usage rate_files --rate 10 --bg "$BG" "$F0"
+check_usage video_among_files --learn 1 "$F0" "$TMP/clip.mp4"
+check_usage threads_zero --threads 0 --bg "$BG" "$F0"
+check_usage source_and_files --lavfi testsrc --learn 1 "$F0"
+check_usage size_files --size 64x48 --bg "$BG" "$F0"
 run no_out segment --bg "$BG" "$F0"
 expect_rc no_out 2 "segment without -o"
 run cmp_args compare "$F0"
@@ -108,6 +113,36 @@ mkdir -p "$TMP/empty"
 run empty_dir segment --bg "$BG" "$TMP/empty" -o "$TMP/out_empty"
 expect_failure empty_dir "folder without images"
 expect_absent "$TMP/out_empty" "folder without images: nothing written"
+
+echo "== a frame that does not decode, in the middle of a folder"
+# frame_0006.png keeps its header (the sizes are checked before anything is written) but loses half
+# of its data: the frames before it are segmented and written, none after it, whatever the number
+# of threads, and no temporary file is left.
+mkdir -p "$TMP/broken"
+cp "$TMP"/seq/frame_*.png "$TMP/broken/"
+head -c "$(($(wc -c <"$TMP/seq/frame_0006.png") / 2))" "$TMP/seq/frame_0006.png" >"$TMP/broken/frame_0006.png"
+for threads in 1 8; do
+    out=$TMP/out_broken_$threads
+    run "broken_$threads" segment --learn 3 "$TMP/broken" --threads "$threads" --engine cpu -o "$out"
+    expect_rc "broken_$threads" 1 "a truncated frame, $threads threads"
+    expect_in "broken_$threads" err "glcv: error: $TMP/broken/frame_0006.png: corrupt" "the truncated frame is named"
+    expect_count "$out/frame_000[345]_mask.png" 3 "$threads threads: the masks before the truncated frame"
+    expect_count "$out/*" 3 "$threads threads: nothing else is written"
+    expect_count "$out/*.tmp-*" 0 "$threads threads: no temporary file is left"
+done
+
+echo "== a mask that cannot be written"
+# A folder stands where frame_0006's mask goes: its write fails (the temporary file is removed), the
+# masks before it are written, and the error names the file.
+for threads in 1 8; do
+    out=$TMP/out_unwritable_$threads
+    mkdir -p "$out/frame_0006_mask.png"
+    run "unwritable_$threads" segment --learn 3 "$TMP/frames" --threads "$threads" --engine cpu -o "$out"
+    expect_rc "unwritable_$threads" 1 "a mask that cannot be written, $threads threads"
+    expect_in "unwritable_$threads" err "frame_0006_mask.png: input/output error" "the unwritable mask is named"
+    expect_count "$out/frame_000[345]_mask.png" 3 "$threads threads: the masks before the unwritable one"
+    expect_count "$out/*.tmp-*" 0 "$threads threads: no temporary file is left after a failed write"
+done
 
 echo "== compare"
 run cmp_self compare "$TMP/seq/truth_0005.png" "$TMP/seq/truth_0005.png" --min-f 1
@@ -212,6 +247,62 @@ for engine in cpu default; do
     run "nomask_$engine" segment --synthetic 3 --no-masks --no-panels "${ENGINE[@]}"
     expect_rc "nomask_$engine" 0 "$engine: nothing to write, no -o needed"
 done
+
+echo "== the pipeline: the same outputs with 1 and with 8 threads"
+# 30 frames of the synthetic sequence: objects move, so the frames and their masks differ from each
+# other, and the MRF prior and the background adaptation carry over from frame to frame, so frames
+# segmented out of order or outputs written under another frame's name would change the files.
+run order_synth synth -o "$TMP/order_seq" --frames 30 --size 160x120 --quiet
+expect_rc order_synth 0 "synth for the ordering test"
+mkdir -p "$TMP/order"
+cp "$TMP"/order_seq/frame_*.png "$TMP/order/"
+# same_outputs A B DESCRIPTION: both folders hold the same file names with the same bytes
+same_outputs() {
+    CHECKS=$((CHECKS + 1))
+    local a=$1 b=$2 f
+    if [ "$(cd "$a" && ls)" != "$(cd "$b" && ls)" ]; then
+        fail "$3: the folders hold different files"
+        return
+    fi
+    for f in "$a"/*; do
+        if ! cmp -s "$f" "$b/${f##*/}"; then
+            fail "$3: ${f##*/} differs"
+            return
+        fi
+    done
+}
+for engine in cpu default; do
+    if [ "$engine" = cpu ]; then ENGINE=(--engine cpu); else ENGINE=(); fi
+    for threads in 1 8; do
+        run "order_${engine}_$threads" segment --learn 5 "$TMP/order" "${ENGINE[@]}" --adapt 0.05 --panels \
+            --threads "$threads" --quiet -o "$TMP/order_${engine}_$threads"
+        expect_rc "order_${engine}_$threads" 0 "$engine, $threads threads"
+        expect_count "$TMP/order_${engine}_$threads/frame_*_mask.png" 25 "$engine, $threads threads: masks"
+        expect_count "$TMP/order_${engine}_$threads/frame_*_panel.png" 25 "$engine, $threads threads: panels"
+    done
+    same_outputs "$TMP/order_${engine}_1" "$TMP/order_${engine}_8" "$engine: 1 and 8 threads"
+    CHECKS=$((CHECKS + 1))
+    differing=0
+    for k in $(seq 5 28); do
+        a=$(printf '%s/frame_%04d_mask.png' "$TMP/order_${engine}_1" "$k")
+        b=$(printf '%s/frame_%04d_mask.png' "$TMP/order_${engine}_1" $((k + 1)))
+        cmp -s "$a" "$b" || differing=$((differing + 1))
+    done
+    [ "$differing" -ge 20 ] || fail "$engine: only $differing of 24 consecutive masks differ: the test would miss a mix-up"
+done
+expect_in order_cpu_8 out "wall time:" "the summary has the wall time"
+expect_in order_cpu_8 out "frames/s end to end, 8 worker threads" "the summary has the frame rate and the threads"
+for threads in 1 8; do
+    run "order_syn_$threads" segment --synthetic 20 --size 160x120 --engine cpu --threads "$threads" --quiet \
+        -o "$TMP/order_syn_$threads"
+    expect_rc "order_syn_$threads" 0 "--synthetic, $threads threads"
+done
+same_outputs "$TMP/order_syn_1" "$TMP/order_syn_8" "--synthetic: 1 and 8 threads"
+run max_files segment --learn 3 "$TMP/order" --max-frames 6 --engine cpu --timing -o "$TMP/max_files"
+expect_rc max_files 0 "--max-frames on image files"
+expect_count "$TMP/max_files/*_mask.png" 3 "--max-frames 6 --learn 3: three masks"
+expect_in max_files out "limit:      " "--timing says which stage limits the frame rate"
+expect_in max_files out "encode + write PNG files" "--timing has the encoding stage"
 
 echo "== eval cdnet (CDnet-format folders made by glcv synth --cdnet)"
 # 40 frames of 160x120: frames 1..20 are the warm-up, 21..40 are scored. .png frames and ROI.png

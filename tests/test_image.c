@@ -6,6 +6,7 @@
 #include "testutil.h"
 
 #include <dirent.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -216,6 +217,64 @@ static void fill_random(glcv_image *img, size_t bytes, uint64_t *rng)
         img->data[i] = (uint8_t)(test_rand(rng) >> 56);
 }
 
+static uint32_t be32(const uint8_t *p)
+{
+    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | (uint32_t)p[3];
+}
+
+/* CRC-32 as the PNG specification writes it out, bit by bit (the library uses a table). */
+static uint32_t reference_crc(const uint8_t *p, size_t n)
+{
+    uint32_t crc = 0xffffffffu;
+    for (size_t i = 0; i < n; i++) {
+        crc ^= p[i];
+        for (int k = 0; k < 8; k++)
+            crc = crc & 1u ? (crc >> 1) ^ 0xedb88320u : crc >> 1;
+    }
+    return ~crc;
+}
+
+/* Checks a PNG file's signature, that every chunk's CRC is right (stb_image does not check
+ * them), its IHDR (size, 8 bits, the colour type of `channels`, no interlace) and that it ends
+ * with IEND. */
+static void check_png_structure(const char *path, int w, int h, int channels)
+{
+    static const uint8_t signature[8] = {137, 80, 78, 71, 13, 10, 26, 10};
+    static const int colour_type[5] = {-1, 0, 4, 2, 6};
+    size_t n = 0;
+    uint8_t *b = read_all(path, &n);
+    CHECK(b && n > 8 && memcmp(b, signature, 8) == 0, "%s: no PNG signature", path);
+    if (!b || n <= 8) {
+        free(b);
+        return;
+    }
+    size_t at = 8;
+    int chunks = 0, ended = 0;
+    while (at + 12 <= n && !ended) {
+        uint32_t len = be32(b + at);
+        if (len > n - at - 12) {
+            CHECK(0, "%s: chunk %d claims %u bytes, beyond the end of the file", path, chunks, len);
+            break;
+        }
+        const uint8_t *type = b + at + 4;
+        CHECK(reference_crc(type, 4 + (size_t)len) == be32(type + 4 + len), "%s: chunk %.4s has a wrong CRC", path,
+              (const char *)type);
+        if (chunks == 0) {
+            CHECK(memcmp(type, "IHDR", 4) == 0 && len == 13, "%s: the first chunk is not a 13-byte IHDR", path);
+            if (len == 13)
+                CHECK(be32(type + 4) == (uint32_t)w && be32(type + 8) == (uint32_t)h && type[12] == 8 &&
+                          type[13] == colour_type[channels] && type[16] == 0,
+                      "%s: IHDR %ux%u depth %d colour type %d interlace %d; expected %dx%d depth 8 type %d", path,
+                      be32(type + 4), be32(type + 8), type[12], type[13], type[16], w, h, colour_type[channels]);
+        }
+        ended = memcmp(type, "IEND", 4) == 0;
+        at += 12 + (size_t)len;
+        chunks++;
+    }
+    CHECK(ended && at == n, "%s: does not end with IEND (%d chunks, %zu of %zu bytes)", path, chunks, at, n);
+    free(b);
+}
+
 static void test_png_round_trip(void)
 {
     static const struct {
@@ -244,6 +303,7 @@ static void test_png_round_trip(void)
         snprintf(name, sizeof name, "round_%s.png", cases[c].name);
         path_in_tmp(path, sizeof path, name);
         CHECK_OK(glcv_image_save_png(path, &src, &lg));
+        check_png_structure(path, w, h, (int)glcv_pixel_format_size(cases[c].loaded));
 
         /* What the file should hold: the source in RGB(A) order, tightly packed. */
         glcv_image expect;
@@ -254,6 +314,17 @@ static void test_png_round_trip(void)
         CHECK_OK(glcv_image_load(path, GLCV_PIXEL_DEFAULT, &lg, &got));
         char what[96];
         snprintf(what, sizeof what, "%s saved and loaded", cases[c].name);
+        check_same_pixels(&got, &expect, what);
+        glcv_image_free(&got);
+
+        /* The fast level holds the same pixels in a well-formed file. */
+        char fast[512];
+        snprintf(name, sizeof name, "round_%s_fast.png", cases[c].name);
+        path_in_tmp(fast, sizeof fast, name);
+        CHECK_OK(glcv_image_save_png_level(fast, &src, GLCV_PNG_LEVEL_FAST, &lg));
+        check_png_structure(fast, w, h, (int)glcv_pixel_format_size(cases[c].loaded));
+        CHECK_OK(glcv_image_load(fast, GLCV_PIXEL_DEFAULT, &lg, &got));
+        snprintf(what, sizeof what, "%s saved at the fast level and loaded", cases[c].name);
         check_same_pixels(&got, &expect, what);
         glcv_image_free(&got);
 
@@ -288,6 +359,95 @@ static void test_png_round_trip(void)
         free(src.data);
     }
     CHECK(count_entries(".tmp-") == 0, "temporary files left behind after saving");
+}
+
+/* One thread of test_png_levels: saves its image `rounds` times at its level. */
+typedef struct png_job {
+    const glcv_image *image;
+    glcv_png_level level;
+    char path[512];
+    int rounds, failures;
+} png_job;
+
+static void *png_job_run(void *arg)
+{
+    png_job *job = arg;
+    for (int r = 0; r < job->rounds; r++)
+        job->failures += glcv_image_save_png_level(job->path, job->image, job->level, NULL) != GLCV_OK;
+    return NULL;
+}
+
+static int same_file_bytes(const char *a, const char *b)
+{
+    size_t na = 0, nb = 0;
+    uint8_t *x = read_all(a, &na), *y = read_all(b, &nb);
+    int same = x && y && na == nb && memcmp(x, y, na) == 0;
+    free(x);
+    free(y);
+    return same;
+}
+
+/* The level is an argument: files written at both levels at once, from several threads, are
+ * byte for byte those written alone; the fast level compresses a mask; an unknown level is
+ * refused before anything is written. */
+static void test_png_levels(void)
+{
+    enum { THREADS = 4, ROUNDS = 20 };
+    const int w = 160, h = 120;
+    glcv_image mask, photo;
+    CHECK_OK(glcv_image_alloc(w, h, GLCV_PIXEL_GRAY8, &mask));
+    CHECK_OK(glcv_image_alloc(w, h, GLCV_PIXEL_RGB8, &photo));
+    if (!mask.data || !photo.data)
+        return;
+    uint64_t rng = 4242;
+    for (int y = 0; y < h; y++)
+        for (int x = 0; x < w; x++) {
+            int dx = x - 80, dy = y - 60;
+            mask.data[(size_t)y * mask.stride + (size_t)x] = dx * dx + dy * dy < 900 ? 255 : 0;
+            uint8_t *p = photo.data + (size_t)y * photo.stride + 3 * (size_t)x;
+            p[0] = (uint8_t)(x + (test_rand(&rng) >> 62));
+            p[1] = (uint8_t)y;
+            p[2] = (uint8_t)(x ^ y);
+        }
+
+    png_job jobs[THREADS];
+    char alone[THREADS][512];
+    for (int t = 0; t < THREADS; t++) {
+        glcv_png_level level = t / 2 ? GLCV_PNG_LEVEL_FAST : GLCV_PNG_LEVEL_DEFAULT;
+        jobs[t] = (png_job){t % 2 ? &photo : &mask, level, "", ROUNDS, 0};
+        char name[64];
+        snprintf(name, sizeof name, "level_%d.png", t);
+        path_in_tmp(jobs[t].path, sizeof jobs[t].path, name);
+        snprintf(name, sizeof name, "level_%d_alone.png", t);
+        path_in_tmp(alone[t], sizeof alone[t], name);
+        CHECK_OK(glcv_image_save_png_level(alone[t], jobs[t].image, jobs[t].level, NULL));
+    }
+    pthread_t threads[THREADS];
+    int started[THREADS];
+    for (int t = 0; t < THREADS; t++)
+        started[t] = pthread_create(&threads[t], NULL, png_job_run, &jobs[t]) == 0;
+    for (int t = 0; t < THREADS; t++) {
+        CHECK(started[t], "cannot start thread %d", t);
+        if (started[t])
+            pthread_join(threads[t], NULL);
+        CHECK(jobs[t].failures == 0, "thread %d: %d of %d saves failed", t, jobs[t].failures, ROUNDS);
+        CHECK(same_file_bytes(jobs[t].path, alone[t]),
+              "%s (level %d, saved while other threads saved at other levels) differs from %s saved alone",
+              jobs[t].path, (int)jobs[t].level, alone[t]);
+    }
+    size_t n = 0;
+    free(read_all(alone[2], &n));
+    CHECK(n > 0 && n < (size_t)w * h / 10, "a %dx%d disc mask at the fast level takes %zu bytes", w, h, n);
+
+    char path[512];
+    capture cap;
+    glcv_logger lg = capture_logger(&cap);
+    path_in_tmp(path, sizeof path, "bad_level.png");
+    CHECK_STATUS(glcv_image_save_png_level(path, &mask, (glcv_png_level)7, &lg), GLCV_ERROR_INVALID_ARGUMENT);
+    CHECK(cap.count > 0 && strstr(cap.last, "level"), "an unknown level: log says '%s'", cap.last);
+    CHECK(count_entries("bad_level") == 0, "a file was written at an unknown level");
+    glcv_image_free(&mask);
+    glcv_image_free(&photo);
 }
 
 static void test_load_errors(void)
@@ -720,6 +880,7 @@ int main(void)
     test_alloc_free();
     test_invalid();
     test_png_round_trip();
+    test_png_levels();
     test_load_errors();
     test_save_errors();
     test_convert();

@@ -20,10 +20,10 @@ int main(void)
 
 #include <glcv/media.h>
 
-#include <libavcodec/avcodec.h>
+#include "video_file.h"
+
 #include <libavformat/avformat.h>
 #include <libavutil/imgutils.h>
-#include <libswscale/swscale.h>
 
 #include <errno.h>
 #include <math.h>
@@ -82,8 +82,9 @@ static void pattern_pixel(int i, int x, int y, int w, int h, uint8_t rgb[3])
     rgb[2] = (uint8_t)((i * 37) % 200);
 }
 
-static void fill_pattern(int i, glcv_image *img)
+static void fill_pattern(void *user, int i, glcv_image *img)
 {
+    (void)user;
     int bpp = glcv_pixel_format_size(img->format);
     size_t stride = glcv_image_stride(img);
     for (int y = 0; y < img->height; y++)
@@ -115,113 +116,6 @@ static void compare_pattern(const glcv_image *f, int i, int *max_diff, double *m
         }
     *max_diff = mx;
     *mean_diff = (double)sum / (3.0 * f->width * f->height);
-}
-
-/* ---- encoding a test video with FFmpeg's libraries ---------------------------------------- */
-
-static int drain_encoder(AVCodecContext *enc, AVFormatContext *oc, AVStream *st, AVPacket *pkt)
-{
-    for (;;) {
-        int r = avcodec_receive_packet(enc, pkt);
-        if (r == AVERROR(EAGAIN) || r == AVERROR_EOF)
-            return 0;
-        if (r < 0)
-            return r;
-        av_packet_rescale_ts(pkt, enc->time_base, st->time_base);
-        pkt->stream_index = st->index;
-        r = av_interleaved_write_frame(oc, pkt);
-        if (r < 0)
-            return r;
-    }
-}
-
-/* Writes `frames` frames of the test pattern; returns 0, or -1 (reason printed). */
-static int encode_video(const char *path, const char *container, enum AVCodecID codec_id, enum AVPixelFormat pix,
-                        int w, int h, int frames, int rate)
-{
-    int ret = -1, r = 0;
-    AVFormatContext *oc = NULL;
-    AVCodecContext *enc = NULL;
-    AVFrame *frame = NULL;
-    AVPacket *pkt = NULL;
-    struct SwsContext *sws = NULL;
-    glcv_image rgb = {0};
-    const AVCodec *codec = avcodec_find_encoder(codec_id);
-    if (!codec) {
-        printf("no encoder for %s\n", avcodec_get_name(codec_id));
-        return -1;
-    }
-    if ((r = avformat_alloc_output_context2(&oc, NULL, container, path)) < 0)
-        goto done;
-    AVStream *st = avformat_new_stream(oc, NULL);
-    enc = avcodec_alloc_context3(codec);
-    frame = av_frame_alloc();
-    pkt = av_packet_alloc();
-    if (!st || !enc || !frame || !pkt)
-        goto done;
-    enc->width = w;
-    enc->height = h;
-    enc->pix_fmt = pix;
-    enc->time_base = (AVRational){1, rate};
-    enc->framerate = (AVRational){rate, 1};
-    enc->gop_size = 8;
-    if (codec_id == AV_CODEC_ID_MPEG4) {
-        enc->flags |= AV_CODEC_FLAG_QSCALE;
-        enc->global_quality = FF_QP2LAMBDA * 2;
-    }
-    if (oc->oformat->flags & AVFMT_GLOBALHEADER)
-        enc->flags |= AV_CODEC_FLAG_GLOBAL_HEADER;
-    if ((r = avcodec_open2(enc, codec, NULL)) < 0)
-        goto done;
-    if ((r = avcodec_parameters_from_context(st->codecpar, enc)) < 0)
-        goto done;
-    st->time_base = enc->time_base;
-    if ((r = avio_open(&oc->pb, path, AVIO_FLAG_WRITE)) < 0)
-        goto done;
-    if ((r = avformat_write_header(oc, NULL)) < 0)
-        goto done;
-    frame->format = pix;
-    frame->width = w;
-    frame->height = h;
-    if ((r = av_frame_get_buffer(frame, 0)) < 0)
-        goto done;
-    if (glcv_image_alloc(w, h, GLCV_PIXEL_RGB8, &rgb) != GLCV_OK)
-        goto done;
-    sws = sws_getContext(w, h, AV_PIX_FMT_RGB24, w, h, pix, SWS_BILINEAR | SWS_ACCURATE_RND, NULL, NULL, NULL);
-    if (!sws)
-        goto done;
-    for (int i = 0; i < frames; i++) {
-        if ((r = av_frame_make_writable(frame)) < 0)
-            goto done;
-        fill_pattern(i, &rgb);
-        const uint8_t *src[1] = {rgb.data};
-        int src_stride[1] = {(int)rgb.stride};
-        sws_scale(sws, src, src_stride, 0, h, frame->data, frame->linesize);
-        frame->pts = i;
-        if ((r = avcodec_send_frame(enc, frame)) < 0 || (r = drain_encoder(enc, oc, st, pkt)) < 0)
-            goto done;
-    }
-    if ((r = avcodec_send_frame(enc, NULL)) < 0 || (r = drain_encoder(enc, oc, st, pkt)) < 0)
-        goto done;
-    if ((r = av_write_trailer(oc)) < 0)
-        goto done;
-    ret = 0;
-done:
-    if (ret != 0) {
-        char err[128] = "";
-        if (r < 0)
-            av_strerror(r, err, sizeof err);
-        printf("encoding %s failed: %s\n", path, err);
-    }
-    sws_freeContext(sws);
-    glcv_image_free(&rgb);
-    av_packet_free(&pkt);
-    av_frame_free(&frame);
-    avcodec_free_context(&enc);
-    if (oc && oc->pb)
-        avio_closep(&oc->pb);
-    avformat_free_context(oc);
-    return ret;
 }
 
 /* ---- helpers ----------------------------------------------------------------------------- */
@@ -550,8 +444,10 @@ static void test_video(void)
     snprintf(ffv1, sizeof ffv1, "%s/pattern_ffv1.mkv", g_tmp);
     snprintf(mpeg4, sizeof mpeg4, "%s/pattern_mpeg4.avi", g_tmp);
     const int n = 20;
-    int have_ffv1 = encode_video(ffv1, "matroska", AV_CODEC_ID_FFV1, AV_PIX_FMT_BGR0, 97, 61, n, 25) == 0;
-    int have_mpeg4 = encode_video(mpeg4, "avi", AV_CODEC_ID_MPEG4, AV_PIX_FMT_YUV420P, 160, 96, n, 10) == 0;
+    int have_ffv1 =
+        test_video_encode(ffv1, "matroska", AV_CODEC_ID_FFV1, AV_PIX_FMT_BGR0, 97, 61, n, 25, fill_pattern, NULL) == 0;
+    int have_mpeg4 =
+        test_video_encode(mpeg4, "avi", AV_CODEC_ID_MPEG4, AV_PIX_FMT_YUV420P, 160, 96, n, 10, fill_pattern, NULL) == 0;
     CHECK(have_ffv1, "could not encode the FFV1 test video");
     CHECK(have_mpeg4, "could not encode the MPEG-4 test video");
 
@@ -661,7 +557,7 @@ static void test_images(void)
     glcv_image img = {0};
     CHECK_OK(glcv_image_alloc(45, 31, GLCV_PIXEL_RGB8, &img));
     for (int i = 0; i < n; i++) {
-        fill_pattern(i, &img);
+        fill_pattern(NULL, i, &img);
         snprintf(path, sizeof path, "%s/f%03d.png", dir, i);
         CHECK_OK(glcv_image_save_png(path, &img, NULL));
         snprintf(path, sizeof path, "%s/seq_%04d.png", g_tmp, i + 1); /* a sequence starting at 1 */

@@ -35,8 +35,26 @@ GLCV_API glcv_status glcv_image_info(const char *path, int *width, int *height, 
 
 /* Writes an image as PNG (any format; BGR(A) is written as RGB(A)). The file is written to a
  * temporary name beside `path` and renamed, so a failed write never leaves a partial file.
+ * The same as glcv_image_save_png_level with GLCV_PNG_LEVEL_DEFAULT.
  * Errors: INVALID_ARGUMENT, IO, OUT_OF_MEMORY. */
 GLCV_API glcv_status glcv_image_save_png(const char *path, const glcv_image *image, const glcv_logger *logger);
+
+/* How hard glcv_image_save_png_level compresses. 0 (DEFAULT) is what glcv_image_save_png does. */
+typedef enum glcv_png_level {
+    /* Each row with the PNG filter that suits it best, and stb_image_write's default effort. */
+    GLCV_PNG_LEVEL_DEFAULT = 0,
+    /* One filter for every row ("up": the difference to the row above) and stb_image_write's
+     * least effort. Measured on CDnet highway: a 320x240 mask in 0.6 ms instead of 1.6 ms, files
+     * 10-20 % larger; a 960x240 panel of video frames in 20 ms instead of 29 ms, the same size. */
+    GLCV_PNG_LEVEL_FAST = 1
+} glcv_png_level;
+
+/* glcv_image_save_png at a compression level. The level is an argument, not state: calls on
+ * different threads with different levels do not affect each other (stb_image_write's global
+ * settings are neither read by the FAST level nor changed). Any level gives the same pixels.
+ * Errors: INVALID_ARGUMENT (also an unknown level), IO, OUT_OF_MEMORY. */
+GLCV_API glcv_status glcv_image_save_png_level(const char *path, const glcv_image *image, glcv_png_level level,
+                                               const glcv_logger *logger);
 
 /* Converts between any two pixel formats (gray → colour replicates; colour → gray uses
  * (77 R + 150 G + 29 B + 128) >> 8; alpha is 255 where the source has none).

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 enum { PROGRESS_WIDTH = 30, PROGRESS_MIN_STEPS = 10, RECT_LIMIT = 1000000 };
+#define PROGRESS_INTERVAL 0.1 /* seconds between two drawings of a bar */
 
 static const char *g_program = "glcv";
 static const cli_command *g_command;
@@ -628,7 +629,16 @@ int cli_load_rgb(const char *path, const glcv_logger *logger, glcv_image *out)
 
 cli_progress cli_progress_start(int quiet, size_t total)
 {
-    cli_progress bar = {!quiet && total >= PROGRESS_MIN_STEPS && isatty(fileno(stderr)), total, 0};
+    cli_progress bar = {!quiet && total >= PROGRESS_MIN_STEPS && isatty(fileno(stderr)), total, 0, NULL, 0, 0, 0};
+    bar.start = cli_now();
+    return bar;
+}
+
+cli_progress cli_progress_start_rate(int quiet, size_t total, const char *unit)
+{
+    cli_progress bar = cli_progress_start(quiet, total);
+    bar.enabled = !quiet && (total == 0 || total >= PROGRESS_MIN_STEPS) && isatty(fileno(stderr));
+    bar.rate_unit = unit;
     return bar;
 }
 
@@ -636,13 +646,29 @@ void cli_progress_show(cli_progress *bar, size_t done)
 {
     if (!bar || !bar->enabled)
         return;
-    char cells[PROGRESS_WIDTH + 1];
-    size_t filled = bar->total ? done * PROGRESS_WIDTH / bar->total : PROGRESS_WIDTH;
-    for (size_t i = 0; i < PROGRESS_WIDTH; i++)
-        cells[i] = i < filled ? '#' : '.';
-    cells[PROGRESS_WIDTH] = '\0';
-    fprintf(stderr, "\r[%s] %zu/%zu", cells, done, bar->total);
+    double now = cli_now();
+    if (done != bar->total && now - bar->last_draw < PROGRESS_INTERVAL)
+        return;
+    bar->last_draw = now;
+    char line[160];
+    int n = 0;
+    if (bar->total) {
+        char cells[PROGRESS_WIDTH + 1];
+        size_t filled = done * PROGRESS_WIDTH / bar->total;
+        for (size_t i = 0; i < PROGRESS_WIDTH; i++)
+            cells[i] = i < filled ? '#' : '.';
+        cells[PROGRESS_WIDTH] = '\0';
+        n = snprintf(line, sizeof line, "[%s] %zu/%zu", cells, done, bar->total);
+    } else {
+        n = snprintf(line, sizeof line, "%zu %s", done, bar->rate_unit ? bar->rate_unit : "steps");
+    }
+    if (bar->rate_unit && now > bar->start && n > 0 && (size_t)n < sizeof line)
+        n += snprintf(line + n, sizeof line - (size_t)n, ", %.1f %s/s", (double)done / (now - bar->start),
+                      bar->rate_unit);
+    int pad = bar->width > n ? bar->width - n : 0;
+    fprintf(stderr, "\r%s%*s", line, pad, "");
     fflush(stderr);
+    bar->width = n;
 }
 
 void cli_progress_step(cli_progress *bar)
@@ -651,13 +677,21 @@ void cli_progress_step(cli_progress *bar)
         cli_progress_show(bar, bar->done++);
 }
 
-void cli_progress_end(cli_progress *bar)
+void cli_progress_clear(cli_progress *bar)
 {
     if (!bar || !bar->enabled)
         return;
-    fprintf(stderr, "\r%*s\r", PROGRESS_WIDTH + 2 * 12 + 4, "");
+    fprintf(stderr, "\r%*s\r", bar->width, "");
     fflush(stderr);
-    bar->enabled = 0;
+    bar->width = 0;
+    bar->last_draw = 0;
+}
+
+void cli_progress_end(cli_progress *bar)
+{
+    cli_progress_clear(bar);
+    if (bar)
+        bar->enabled = 0;
 }
 
 /* ---- the median of image files ------------------------------------------------------------------- */

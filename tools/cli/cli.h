@@ -20,8 +20,9 @@
 #endif
 
 /* Exit status of a command. CLI_HELP is no exit status: cli_parse printed the help, and the
- * command returns it so that the program exits 0 (cli_exit_status). */
-enum { CLI_OK = 0, CLI_FAIL = 1, CLI_USAGE = 2, CLI_HELP = 3 };
+ * command returns it so that the program exits 0 (cli_exit_status). CLI_INTERRUPTED: Ctrl-C
+ * stopped a command that then finished what it had started (128 + SIGINT, as shells report it). */
+enum { CLI_OK = 0, CLI_FAIL = 1, CLI_USAGE = 2, CLI_HELP = 3, CLI_INTERRUPTED = 130 };
 
 /* ---- the program and its commands ------------------------------------------------------------- */
 
@@ -206,17 +207,28 @@ int cli_load_rgb(const char *path, const glcv_logger *logger, glcv_image *out);
 
 typedef struct cli_progress {
     int enabled;
-    size_t total, done;
+    size_t total, done;    /* total 0: not known (a count instead of a bar) */
+    const char *rate_unit; /* "frames": also "<steps per second> frames/s"; NULL: no rate */
+    double start, last_draw;
+    int width; /* characters drawn last */
 } cli_progress;
 
 /* A bar for `total` steps: shown when not quiet, stderr is a terminal and there are enough steps. */
 cli_progress cli_progress_start(int quiet, size_t total);
 
-/* Draws the bar at `done` steps. */
+/* A bar that also shows the steps per second since it started, as "<rate> <unit>/s"; for an
+ * unknown `total` (0) it shows the count of steps done instead of a bar. */
+cli_progress cli_progress_start_rate(int quiet, size_t total, const char *unit);
+
+/* Draws the bar at `done` steps (at most ten times a second, and always at the last step). */
 void cli_progress_show(cli_progress *bar, size_t done);
 
 /* One more step done (drawn before it is worked on, as "done of total"). */
 void cli_progress_step(cli_progress *bar);
+
+/* Clears the bar's line so that a message can be printed on stderr; the next step draws it
+ * again. */
+void cli_progress_clear(cli_progress *bar);
 
 /* Clears the bar's line; safe to call more than once. */
 void cli_progress_end(cli_progress *bar);

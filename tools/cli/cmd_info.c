@@ -10,8 +10,9 @@ const char cmd_info_help[] =
     "usage: glcv info\n"
     "\n"
     "Creates a headless OpenGL context (as 'glcv segment' does) and prints the library version,\n"
-    "the context (renderer, OpenGL version, EGL platform), its CUDA device, and the engine that\n"
-    "'auto' resolves to on it (fragment, compute, or cpu when no context can be created).\n"
+    "whether it has media input (FFmpeg: video files, cameras, lavfi), the context (renderer,\n"
+    "OpenGL version, EGL platform), its CUDA device, and the engine that 'auto' resolves to on it\n"
+    "(fragment, compute, or cpu when no context can be created).\n"
     "\n"
     "options:\n"
     "  -v, --verbose      print the library's debug messages\n"
@@ -46,6 +47,8 @@ int cmd_info(int argc, char **argv)
     glcv_segment *seg = NULL;
     glcv_segment_params resolved = {0};
     printf("%-10s %s\n", "glcv:", GLCV_VERSION_STRING);
+    printf("%-10s %s\n", "media:",
+           GLCV_HAVE_FFMPEG ? "FFmpeg (video files, cameras, lavfi)" : "none (built without FFmpeg)");
     glcv_context_params cp = GLCV_CONTEXT_PARAMS(.logger = logger);
     glcv_status st = glcv_context_create(&cp, &ctx);
     if (st == GLCV_OK) {

@@ -1,46 +1,83 @@
-/* glcv segment: segments image files, folders or the built-in synthetic sequence against a
- * background (a file, the mean of the first frames, or the sequence's own), writes masks and
- * panels, and prints a summary (frame times, foreground, quality against the synthetic truth). */
+/* glcv segment: segments image files, folders, a media source (video file, camera, lavfi graph,
+ * image folder or sequence through glcv's media input) or the built-in synthetic sequence against a
+ * background (a file, one learned from the first frames, or the sequence's own), writes masks and
+ * panels, and prints a summary (frames, wall time and frames per second, foreground, quality
+ * against the synthetic truth, with --timing the time of each stage).
+ *
+ * The frames flow through a pipeline (pipeline.h): image files are decoded by the worker threads,
+ * a media source or the synthetic sequence is read by one reader thread, the segmenter runs on
+ * this thread (whose OpenGL context it was created in) strictly in frame order, since its MRF
+ * prior and background adaptation carry over from frame to frame, and the workers encode and
+ * write the PNG files. */
 #define _POSIX_C_SOURCE 200809L
 
 #include "cli.h"
 #include "commands.h"
+#include "pipeline.h"
 #include "segmenter.h"
+#include "source.h"
 
+#include <inttypes.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-enum { MAX_TIMINGS = 64, DEFAULT_SYNTHETIC_FRAMES = 60 };
+enum { MAX_TIMINGS = 64, DEFAULT_SYNTHETIC_FRAMES = 60, MAX_THREADS = 256 };
 
 const char cmd_segment_help[] =
     "usage: glcv segment --bg BACKGROUND FRAME... -o OUTDIR [options]\n"
     "       glcv segment --learn N FRAME... -o OUTDIR [options]\n"
+    "       glcv segment (--bg BACKGROUND | --learn N) SOURCE -o OUTDIR [options]\n"
     "       glcv segment --synthetic [N] -o OUTDIR [options]\n"
     "\n"
     "Segments every frame into foreground (255) and background (0) against a background image\n"
-    "and writes OUTDIR/<frame file name without extension>_mask.png (8-bit grey). The MRF prior\n"
-    "carries over from frame to frame, so give the frames in their order.\n"
+    "and writes OUTDIR/<frame file name without extension>_mask.png (8-bit grey); frames of a\n"
+    "video or another media SOURCE write OUTDIR/frame_NNNNNN_mask.png, NNNNNN the frame's index in\n"
+    "the source from 0. The MRF prior carries over from frame to frame, so give the frames in\n"
+    "their order.\n"
     "\n"
     "A FRAME that is a folder stands for its image files (.png .jpg .jpeg .bmp .tga .ppm .pgm,\n"
-    "any case; hidden files skipped), sorted by name. The frames and the background must all\n"
-    "have the same size. Everything is checked before anything is written, and every file is\n"
-    "written under a temporary name and renamed, so no output is ever half-written.\n"
+    "any case; hidden files skipped), sorted by name; a FRAME that is a video file (.avi .mp4 .mkv\n"
+    ".mov .webm .mpg .mpeg .m4v .ts .flv) is read as with --video and must be the only one. The\n"
+    "frames and the background must all have the same size. Everything is checked before\n"
+    "anything is written (the image files' headers; a media source is opened), and every file is\n"
+    "written under a temporary name and renamed, so no output is ever half-written. When a frame\n"
+    "fails (a file that does not decode, say), the frames before it are finished and written,\n"
+    "none after it is segmented, and the error names the frame (exit status 1); when writing a\n"
+    "file fails, frames after it that were segmented already may be written too, each whole.\n"
     "\n"
     "background (one of):\n"
     "  --bg FILE          the background image\n"
     "  --learn N          learn the background from the first N frames (the per-pixel median\n"
     "                     of up to 16 of them, and the parameters calibrated on them; see below)\n"
     "                     and report the parameters. Those N frames are only learned from: the\n"
-    "                     frames after them are segmented. When N equals the number of frames,\n"
-    "                     the background is learned from all of them and all of them are\n"
-    "                     segmented.\n"
+    "                     frames after them are segmented. When N equals the number of image\n"
+    "                     files, the background is learned from all of them and all of them are\n"
+    "                     segmented; a media source is read once, so it needs more than N frames.\n"
     "  --synthetic [N]    the built-in synthetic sequence (see 'glcv synth'): N frames (default\n"
     "                     60) segmented against its clean background; writes panels by default\n"
     "                     and reports precision/recall against its ground truth\n"
-    "  --size WxH         frame size of --synthetic (default 320x240)\n"
+    "  --size WxH         frame size of --synthetic (default 320x240); of a media source: its\n"
+    "                     frames are scaled to it (cameras are asked for it)\n"
+    "\n"
+    "media sources (SOURCE; glcv's media input, built with FFmpeg: without it these options and\n"
+    "video files fail with exit status 1):\n"
+    "  --video FILE       a video file\n"
+    "  --camera DEV       a V4L2 camera, e.g. /dev/video0\n"
+    "  --frames DIR       a folder of images, in name order\n"
+    "  --sequence PATTERN numbered images, e.g. 'img_%04d.png'\n"
+    "  --lavfi GRAPH      an FFmpeg lavfi graph, e.g. 'testsrc=size=320x240:rate=25'\n"
+    "  --rate FPS         camera rate; rate of folders and sequences\n"
+    "  --camera-format F  yuyv or mjpeg\n"
+    "  --mode M           every-frame: every frame in order, as fast as it is segmented (the\n"
+    "                     default, except for cameras); live: at the source's own rate, frames\n"
+    "                     dropped when segmenting is slower (the default for cameras; the output\n"
+    "                     names keep the source's frame indices)\n"
+    "  --loop, --no-loop  start a video, folder or sequence again at its end [--no-loop]\n"
+    "  --max-frames N     read at most N frames (learned ones included), of any input. Cameras,\n"
+    "                     lavfi graphs and --loop run until N frames or Ctrl-C\n"
     "\n"
     CLI_SEGMENTER_HELP
     CLI_SEGMENTER_ENGINE_HELP
@@ -50,18 +87,29 @@ const char cmd_segment_help[] =
     "  --panels           also write DIR/<name>_panel.png: frame | background | mask, side by side\n"
     "  --no-panels        no panels (the default, except with --synthetic)\n"
     "  --no-masks         do not write the masks\n"
-    "  --timing           also print the GPU time of each kind of pass in the last frame\n"
+    "  --threads N        worker threads that decode image files and encode and write the PNG\n"
+    "                     files, 1..256 [the number of online processors]; the segmenter runs on\n"
+    "                     one more thread, in frame order. The outputs do not depend on N\n"
+    "  --timing           also print each stage's time per frame (read, upload, GPU passes,\n"
+    "                     download, encode: mean and median), which stage limits the frame rate,\n"
+    "                     and the GPU time of each kind of pass in the last frame\n"
     "  -q, --quiet        no engine line and no progress bar on stderr\n"
     "  -v, --verbose      print the library's debug messages\n"
     "  -h, --help         show this help\n"
     "\n"
     "Options may also be written --name=value. stderr gets the line 'glcv: engine <engine> on\n"
     "<OpenGL renderer | version | platform>' first, with --learn a line with the parameters\n"
-    "learned, then a progress bar when it is a terminal.\n"
-    "stdout gets a summary: the number of frames; the wall time per frame of the segmentation\n"
-    "call with wait (upload + GPU passes + waiting for the GPU; not file reading or writing):\n"
-    "mean, median, min and max; the foreground fraction; with --synthetic, precision, recall and\n"
-    "F against the ground truth.\n";
+    "learned, then a progress bar with the frames per second when it is a terminal. stdout gets\n"
+    "a summary: the number of frames segmented; the wall time per frame of the segmentation call\n"
+    "with wait (upload + GPU passes + waiting for the GPU; not file reading or writing): mean,\n"
+    "median, min and max; the wall time of the whole pipeline and its frames per second, end to\n"
+    "end; the foreground fraction; with --synthetic, precision, recall and F against the ground\n"
+    "truth. Ctrl-C stops reading: the frames read are finished, the summary printed, and the exit\n"
+    "status is 130.\n"
+    "Example: glcv segment --learn 30 --video vtest.avi -o masks --timing\n";
+
+/* Where the frames come from. */
+typedef enum input_kind { INPUT_FILES, INPUT_MEDIA, INPUT_SYNTHETIC } input_kind;
 
 typedef struct segment_options {
     int quiet, verbose;
@@ -69,126 +117,239 @@ typedef struct segment_options {
     const char *background; /* --bg */
     int learn;              /* --learn N; 0 = not given */
     int synthetic;          /* --synthetic [N]: number of frames; 0 = not given */
-    cli_size size;          /* --size, for --synthetic */
+    cli_source src;         /* the media source options, --size and --max-frames */
     cli_segmenter seg;
     int timing;
     int panels; /* -1: default (on for --synthetic only) */
     int masks;
+    int threads; /* 0: the online processors */
 } segment_options;
+
+/* A growing list of per-frame values, in frame order. */
+typedef struct series {
+    double *v;
+    size_t count, capacity;
+} series;
+
+/* The stages of the --timing table. */
+enum { STAGE_READ, STAGE_UPLOAD, STAGE_GPU, STAGE_DOWNLOAD, STAGE_ENCODE, STAGE_PROCESS, STAGE_COUNT };
+
+/* The buffers and results of one frame in flight; reused by frame k + slots. */
+typedef struct frame_slot {
+    glcv_image frame, truth, mask, background, panel;
+    int64_t index;     /* the frame's index in a media source */
+    int segmented;     /* the frame is segmented (not only learned from) */
+    double foreground; /* percentage of foreground pixels */
+    double call_ms;    /* wall time of the segmentation call (with wait) */
+    int wrote_mask, wrote_panel;
+    double ms[STAGE_COUNT]; /* the time of each stage */
+} frame_slot;
 
 typedef struct segment_run {
     const segment_options *opt;
     glcv_logger logger;
-    cli_paths inputs; /* every input file, folders expanded */
-    cli_paths stems;  /* output name stem of every segmented frame */
-    int first;        /* index in inputs of the first segmented frame */
-    int frames;       /* number of segmented frames */
+    input_kind input;
+    cli_paths inputs;       /* INPUT_FILES: every input file, folders expanded */
+    cli_paths stems;        /* INPUT_FILES: output name stem of every segmented frame */
+    int learn_items;        /* frames that are only learned from, at the start */
+    int64_t items;          /* frames through the pipeline (< 0: until the source ends) */
     int width, height;
     int write_masks, write_panels;
     glcv_context *ctx;
     glcv_synth *synth;
+    glcv_media *media;
     glcv_segment *seg;
     glcv_segment_params resolved;
-    glcv_image frame, truth, mask, background, panel;
-    double *frame_ms;         /* wall time of each frame's segmentation call */
-    double *foreground;       /* foreground percentage of each frame */
+    frame_slot *slots;
+    int slot_count, workers;
+    series frame_ms;   /* wall time of each frame's segmentation call */
+    series foreground; /* foreground percentage of each frame */
+    series stage[STAGE_COUNT];
     glcv_segment_score score; /* against the synthetic ground truth */
+    int64_t read, segmented;
     int written_masks, written_panels;
+    double wall_s;
+    cli_progress bar;
     glcv_timing timings[MAX_TIMINGS];
     int timing_count;
 } segment_run;
 
+static int series_add(series *s, double value)
+{
+    if (s->count == s->capacity) {
+        size_t capacity = s->capacity ? 2 * s->capacity : 1024;
+        double *v = realloc(s->v, capacity * sizeof *v);
+        if (!v)
+            return cli_out_of_memory();
+        s->v = v;
+        s->capacity = capacity;
+    }
+    s->v[s->count++] = value;
+    return CLI_OK;
+}
+
+static double series_mean(const series *s)
+{
+    double sum = 0.0;
+    for (size_t k = 0; k < s->count; k++)
+        sum += s->v[k];
+    return s->count ? sum / (double)s->count : 0.0;
+}
+
+/* The median (sorts the values). */
+static double series_median(series *s)
+{
+    return cli_median(s->v, s->count);
+}
+
 /* ---- planning and validation --------------------------------------------------------------------- */
+
+/* INPUT_FILES: the file read as frame `item` (with --learn N for all N files, each is read twice). */
+static int file_of(const segment_run *run, int64_t item)
+{
+    return (int)(item >= run->inputs.count ? item - run->inputs.count : item);
+}
 
 static int make_stems(segment_run *run)
 {
-    int digits = cli_digits_for(run->frames);
-    for (int k = 0; k < run->frames; k++) {
-        char synthetic_name[32];
-        char *stem = NULL;
-        if (run->synth)
-            snprintf(synthetic_name, sizeof synthetic_name, "frame_%0*d", digits, k);
-        else if (!(stem = cli_path_stem(run->inputs.items[run->first + k])))
-            return cli_out_of_memory();
-        int rc = cli_paths_add(&run->stems, stem ? stem : synthetic_name);
+    int frames = (int)run->items - run->learn_items;
+    for (int k = 0; k < frames; k++) {
+        char *stem = cli_path_stem(run->inputs.items[file_of(run, run->learn_items + k)]);
+        int rc = stem ? cli_paths_add(&run->stems, stem) : cli_out_of_memory();
         free(stem);
         if (rc != CLI_OK)
             return rc;
     }
-    return run->synth ? CLI_OK
-                      : cli_check_distinct_stems(run->inputs.items + run->first, run->frames, "_mask.png");
+    return cli_check_distinct_stems(run->stems.items, run->stems.count, "_mask.png");
 }
 
-/* The combination of options and arguments (usage errors). */
-static int check_segment_options(const segment_options *opt, const cli_args *args)
+/* The combination of options and arguments (usage errors); *kind gets the media source: the
+ * source option given (CLI_SOURCE_*), CLI_SOURCE_VIDEO for a video file given as a FRAME, or -1. */
+static int check_segment_options(const segment_options *opt, const cli_args *args, int *kind)
 {
-    int sources = (opt->background != NULL) + (opt->learn > 0) + (opt->synthetic > 0);
-    if (sources == 0)
+    int rc = cli_source_of_args(&opt->src, args, kind);
+    if (rc != CLI_OK)
+        return rc;
+    int media = *kind >= 0;
+    int backgrounds = (opt->background != NULL) + (opt->learn > 0) + (opt->synthetic > 0);
+    if (backgrounds == 0)
         return cli_usage("no background: give --bg FILE, --learn N or --synthetic");
-    if (sources > 1)
+    if (backgrounds > 1)
         return cli_usage("--bg, --learn and --synthetic exclude each other");
-    if (opt->synthetic && args->count > 0)
-        return cli_usage("--synthetic takes no input files (got '%s')", args->items[0]);
-    if (!opt->synthetic && args->count == 0)
+    if (opt->synthetic && (args->count > 0 || media))
+        return cli_usage("--synthetic takes no input (got '%s')", args->count ? args->items[0] : "a media source");
+    if (!opt->synthetic && !media && args->count == 0)
         return cli_usage("no input frames");
-    if (!opt->synthetic && cli_given(args, &opt->size))
-        return cli_usage("--size applies only to --synthetic");
+    if (!opt->synthetic && !media && cli_given(args, &opt->src.size))
+        return cli_usage("--size applies only to --synthetic and media sources");
+    if (media && opt->src.max_frames > 0 && opt->learn >= opt->src.max_frames)
+        return cli_usage("--learn %d needs more than --max-frames %d: a media source is read once", opt->learn,
+                         opt->src.max_frames);
+    return CLI_OK;
+}
+
+static int plan_files(segment_run *run, const cli_args *args)
+{
+    const segment_options *opt = run->opt;
+    int rc = cli_collect_images(args->items, args->count, &run->inputs);
+    if (rc != CLI_OK)
+        return rc;
+    if (opt->src.max_frames > 0 && opt->src.max_frames < run->inputs.count) {
+        for (int i = opt->src.max_frames; i < run->inputs.count; i++)
+            free(run->inputs.items[i]);
+        run->inputs.count = opt->src.max_frames;
+    }
+    if (opt->learn > run->inputs.count)
+        return cli_usage("--learn %d: only %d input frame%s", opt->learn, run->inputs.count,
+                         run->inputs.count == 1 ? "" : "s");
+    const glcv_logger *probe_logger = opt->verbose ? &run->logger : NULL;
+    rc = cli_common_size(run->inputs.items, run->inputs.count, probe_logger, &run->width, &run->height);
+    if (rc == CLI_OK && opt->background)
+        rc = cli_check_size(opt->background, run->inputs.items[0], run->width, run->height, probe_logger);
+    if (rc != CLI_OK)
+        return rc;
+    run->learn_items = opt->learn;
+    run->items = run->inputs.count + (opt->learn == run->inputs.count ? opt->learn : 0);
+    return make_stems(run);
+}
+
+static int plan_media(segment_run *run, const cli_args *args, int kind)
+{
+    const segment_options *opt = run->opt;
+    int rc = cli_source_open_args(&opt->src, args, kind, opt->quiet, &run->logger, &run->media, &run->width,
+                                  &run->height);
+    if (rc != CLI_OK)
+        return rc;
+    if (opt->background) {
+        const glcv_logger *probe_logger = opt->verbose ? &run->logger : NULL;
+        int w = 0, h = 0, channels = 0;
+        if (cli_probe_image(opt->background, probe_logger, &w, &h, &channels) != CLI_OK)
+            return CLI_FAIL;
+        if (w != run->width || h != run->height) {
+            cli_error("%s is %dx%d but the input's frames are %dx%d: give --size %dx%d or a background of their size",
+                      opt->background, w, h, run->width, run->height, w, h);
+            return CLI_FAIL;
+        }
+    }
+    run->learn_items = opt->learn;
+    run->items = opt->src.max_frames > 0 ? opt->src.max_frames : -1;
     return CLI_OK;
 }
 
 static int plan_segment(segment_run *run, const cli_args *args)
 {
     const segment_options *opt = run->opt;
-    int rc = check_segment_options(opt, args);
+    int kind = -1;
+    int rc = check_segment_options(opt, args, &kind);
     if (rc != CLI_OK)
         return rc;
     run->write_masks = opt->masks;
     run->write_panels = opt->panels == 1 || (opt->panels == -1 && opt->synthetic > 0);
     if ((run->write_masks || run->write_panels) && !opt->outdir)
         return cli_usage("no output folder: give -o OUTDIR (or --no-masks%s)", run->write_panels ? " --no-panels" : "");
+    run->workers = opt->threads > 0 ? opt->threads : cli_online_cpus();
+    run->slot_count = 2 * run->workers + 2;
     if (opt->synthetic) {
-        glcv_synth_params sp = GLCV_SYNTH_PARAMS(.width = opt->size.width, .height = opt->size.height,
+        run->input = INPUT_SYNTHETIC;
+        run->width = opt->src.size.width ? opt->src.size.width : 320;
+        run->height = opt->src.size.height ? opt->src.size.height : 240;
+        glcv_synth_params sp = GLCV_SYNTH_PARAMS(.width = run->width, .height = run->height,
                                                  .frames = opt->synthetic);
         glcv_status st = glcv_synth_create(&sp, &run->synth);
         if (st != GLCV_OK)
             return cli_lib_error("cannot create the synthetic sequence", st);
-        run->width = opt->size.width;
-        run->height = opt->size.height;
-        run->frames = opt->synthetic;
-        return make_stems(run);
+        run->items = opt->src.max_frames > 0 && opt->src.max_frames < opt->synthetic ? opt->src.max_frames
+                                                                                      : opt->synthetic;
+        return CLI_OK;
     }
-    rc = cli_collect_images(args->items, args->count, &run->inputs);
-    if (rc == CLI_OK && opt->learn > run->inputs.count)
-        return cli_usage("--learn %d: only %d input frame%s", opt->learn, run->inputs.count,
-                         run->inputs.count == 1 ? "" : "s");
-    const glcv_logger *probe_logger = opt->verbose ? &run->logger : NULL;
-    if (rc == CLI_OK)
-        rc = cli_common_size(run->inputs.items, run->inputs.count, probe_logger, &run->width, &run->height);
-    if (rc == CLI_OK && opt->background)
-        rc = cli_check_size(opt->background, run->inputs.items[0], run->width, run->height, probe_logger);
-    if (rc != CLI_OK)
-        return rc;
-    run->first = opt->learn > 0 && opt->learn < run->inputs.count ? opt->learn : 0;
-    run->frames = run->inputs.count - run->first;
-    return make_stems(run);
+    if (kind >= 0) {
+        run->input = INPUT_MEDIA;
+        return plan_media(run, args, kind);
+    }
+    run->input = INPUT_FILES;
+    return plan_files(run, args);
 }
 
-/* ---- background and frames ----------------------------------------------------------------------- */
+/* ---- set-up ---------------------------------------------------------------------------------------- */
 
 static int set_background(segment_run *run)
 {
     const segment_options *opt = run->opt;
     glcv_status st = GLCV_OK;
-    if (opt->learn > 0)
-        return cli_segmenter_learn(run->seg, run->inputs.items, opt->learn, &run->logger, NULL, !opt->quiet,
-                                   &run->resolved);
-    if (run->synth) {
-        st = glcv_synth_background(run->synth, &run->background);
-        if (st == GLCV_OK)
-            st = glcv_segment_set_background(run->seg, &run->background);
-        return st == GLCV_OK ? CLI_OK : cli_lib_error("synthetic background", st);
+    if (opt->learn > 0) {
+        st = glcv_segment_learn_begin(run->seg);
+        return st == GLCV_OK ? CLI_OK : cli_lib_error("cannot start learning the background", st);
     }
     glcv_image bg = {0};
+    if (run->synth) {
+        st = glcv_image_alloc(run->width, run->height, GLCV_PIXEL_RGB8, &bg);
+        if (st == GLCV_OK)
+            st = glcv_synth_background(run->synth, &bg);
+        if (st == GLCV_OK)
+            st = glcv_segment_set_background(run->seg, &bg);
+        glcv_image_free(&bg);
+        return st == GLCV_OK ? CLI_OK : cli_lib_error("synthetic background", st);
+    }
     if (cli_load_rgb(opt->background, &run->logger, &bg) != CLI_OK)
         return CLI_FAIL;
     st = glcv_segment_set_background(run->seg, &bg);
@@ -196,24 +357,121 @@ static int set_background(segment_run *run)
     return st == GLCV_OK ? CLI_OK : cli_lib_error(opt->background, st);
 }
 
-static int allocate_buffers(segment_run *run)
+static int allocate_slots(segment_run *run)
 {
     int w = run->width, h = run->height;
-    glcv_status st = glcv_image_alloc(w, h, GLCV_PIXEL_GRAY8, &run->mask);
-    if (st == GLCV_OK)
-        st = glcv_image_alloc(w, h, GLCV_PIXEL_RGB8, &run->background);
-    if (st == GLCV_OK && run->synth)
-        st = glcv_image_alloc(w, h, GLCV_PIXEL_RGB8, &run->frame);
-    if (st == GLCV_OK && run->synth)
-        st = glcv_image_alloc(w, h, GLCV_PIXEL_GRAY8, &run->truth);
-    if (st == GLCV_OK && run->write_panels)
-        st = glcv_image_alloc(3 * w, h, GLCV_PIXEL_RGB8, &run->panel);
-    if (st != GLCV_OK)
-        return cli_lib_error("cannot allocate the image buffers", st);
-    run->frame_ms = calloc((size_t)run->frames, sizeof *run->frame_ms);
-    run->foreground = calloc((size_t)run->frames, sizeof *run->foreground);
-    if (!run->frame_ms || !run->foreground)
+    run->slots = calloc((size_t)run->slot_count, sizeof *run->slots);
+    if (!run->slots)
         return cli_out_of_memory();
+    glcv_status st = GLCV_OK;
+    for (int s = 0; s < run->slot_count && st == GLCV_OK; s++) {
+        frame_slot *f = &run->slots[s];
+        st = glcv_image_alloc(w, h, GLCV_PIXEL_RGB8, &f->frame);
+        if (st == GLCV_OK)
+            st = glcv_image_alloc(w, h, GLCV_PIXEL_GRAY8, &f->mask);
+        if (st == GLCV_OK && run->synth)
+            st = glcv_image_alloc(w, h, GLCV_PIXEL_GRAY8, &f->truth);
+        if (st == GLCV_OK && run->write_panels)
+            st = glcv_image_alloc(w, h, GLCV_PIXEL_RGB8, &f->background);
+        if (st == GLCV_OK && run->write_panels)
+            st = glcv_image_alloc(3 * w, h, GLCV_PIXEL_RGB8, &f->panel);
+    }
+    return st == GLCV_OK ? CLI_OK : cli_lib_error("cannot allocate the image buffers", st);
+}
+
+/* ---- the stages ------------------------------------------------------------------------------------ */
+
+/* Read (workers for image files; the reader thread for a media source or the synthetic sequence). */
+static int read_frame(void *user, cli_job *job, int *end)
+{
+    segment_run *run = user;
+    frame_slot *f = &run->slots[job->slot];
+    double t0 = cli_now();
+    glcv_status st = GLCV_OK;
+    if (run->input == INPUT_FILES) {
+        const char *path = run->inputs.items[file_of(run, job->item)];
+        glcv_image loaded = {0};
+        st = glcv_image_load(path, GLCV_PIXEL_RGB8, &job->logger, &loaded);
+        if (st != GLCV_OK)
+            return cli_job_lib_error(job, path, st);
+        if (loaded.width != run->width || loaded.height != run->height) {
+            cli_job_fail(job, "%s is %dx%d but %s is %dx%d: all images must have the same size", path, loaded.width,
+                         loaded.height, run->inputs.items[0], run->width, run->height);
+            glcv_image_free(&loaded);
+            return CLI_FAIL;
+        }
+        glcv_image_free(&f->frame); /* the decoded buffer takes the slot's place: no copy */
+        f->frame = loaded;
+    } else if (run->input == INPUT_MEDIA) {
+        st = cli_source_read(run->media, &f->frame, job->stop, &f->index, end);
+        if (st != GLCV_OK)
+            return cli_job_lib_error(job, "the input stopped", st);
+    } else {
+        st = glcv_synth_frame(run->synth, (int)job->item, &f->frame, &f->truth);
+        if (st != GLCV_OK)
+            return cli_job_lib_error(job, "synthetic frame", st);
+    }
+    f->ms[STAGE_READ] = 1e3 * (cli_now() - t0);
+    return CLI_OK;
+}
+
+/* The sum of the GPU times of the last frame's passes (0 without timer results). */
+static double gpu_pass_ms(segment_run *run)
+{
+    glcv_timing t[MAX_TIMINGS];
+    int n = 0;
+    if (glcv_segment_timings(run->seg, t, MAX_TIMINGS, &n, 1) != GLCV_OK)
+        return 0.0;
+    double sum = 0.0;
+    for (int i = 0; i < n && i < MAX_TIMINGS; i++)
+        sum += t[i].ms;
+    return sum;
+}
+
+static int learn_frame(segment_run *run, const cli_job *job, const frame_slot *f)
+{
+    glcv_status st = glcv_segment_learn_add(run->seg, &f->frame);
+    if (st != GLCV_OK)
+        return cli_lib_error("cannot learn the background", st);
+    if (job->item < run->learn_items - 1)
+        return CLI_OK;
+    cli_progress_clear(&run->bar);
+    return cli_segmenter_learn_end(run->seg, run->learn_items, !run->opt->quiet, &run->resolved);
+}
+
+/* Process (this thread, in frame order): learn from the frame, or segment it and read the mask
+ * (and the background, for panels). */
+static int process_frame(void *user, cli_job *job, int *encode)
+{
+    segment_run *run = user;
+    frame_slot *f = &run->slots[job->slot];
+    double t0 = cli_now();
+    f->segmented = job->item >= run->learn_items;
+    if (!f->segmented) {
+        *encode = 0;
+        int rc = learn_frame(run, job, f);
+        f->ms[STAGE_PROCESS] = 1e3 * (cli_now() - t0);
+        return rc;
+    }
+    glcv_status st = glcv_segment_frame(run->seg, &f->frame, 1);
+    double t1 = cli_now();
+    if (st != GLCV_OK) {
+        char name[64];
+        snprintf(name, sizeof name, "frame %" PRId64, job->item);
+        return cli_lib_error(run->input == INPUT_FILES ? run->inputs.items[file_of(run, job->item)] : name, st);
+    }
+    st = glcv_segment_read_mask(run->seg, &f->mask);
+    double t2 = cli_now();
+    if (st == GLCV_OK && run->write_panels)
+        st = glcv_segment_read_background(run->seg, &f->background);
+    if (st != GLCV_OK)
+        return cli_lib_error("cannot read the mask or the background", st);
+    f->call_ms = 1e3 * (t1 - t0);
+    f->ms[STAGE_GPU] = run->opt->timing && run->resolved.engine != GLCV_ENGINE_CPU ? gpu_pass_ms(run) : 0.0;
+    f->ms[STAGE_UPLOAD] = fmax(0.0, 1e3 * (t1 - t0) - f->ms[STAGE_GPU]);
+    f->ms[STAGE_DOWNLOAD] = 1e3 * (t2 - t1);
+    f->ms[STAGE_PROCESS] = 1e3 * (cli_now() - t0);
+    *encode = 1;
     return CLI_OK;
 }
 
@@ -234,90 +492,128 @@ static void blit_rgb(glcv_image *panel, int x0, const glcv_image *src)
     }
 }
 
-static int save_png(segment_run *run, const char *stem, const char *suffix, const glcv_image *image)
+/* The output name stem of a segmented frame. */
+static void output_stem(const segment_run *run, const cli_job *job, const frame_slot *f, char *buf, size_t size)
 {
-    char *path = cli_path_join(run->opt->outdir, stem, suffix);
+    int64_t k = job->item - run->learn_items;
+    if (run->input == INPUT_FILES)
+        snprintf(buf, size, "%s", run->stems.items[k]);
+    else if (run->input == INPUT_MEDIA)
+        snprintf(buf, size, "frame_%06" PRId64, f->index);
+    else
+        snprintf(buf, size, "frame_%0*" PRId64, cli_digits_for((int)run->items), k);
+}
+
+static int save_png(cli_job *job, const char *dir, const char *stem, const char *suffix, const glcv_image *image)
+{
+    char *path = cli_path_join(dir, stem, suffix);
     if (!path)
-        return cli_out_of_memory();
-    glcv_status st = glcv_image_save_png(path, image, &run->logger);
-    int rc = st == GLCV_OK ? CLI_OK : cli_lib_error(path, st);
+        return cli_job_fail(job, "out of memory");
+    glcv_status st = glcv_image_save_png_level(path, image, GLCV_PNG_LEVEL_FAST, &job->logger);
+    int rc = st == GLCV_OK ? CLI_OK : cli_job_lib_error(job, path, st);
     free(path);
     return rc;
 }
 
-/* The mask's foreground percentage; with the synthetic truth, the mask is also scored. */
-static double measure_mask(segment_run *run)
+/* The mask's foreground percentage. */
+static double foreground_percent(const glcv_image *mask)
 {
-    size_t stride = glcv_image_stride(&run->mask);
+    size_t stride = glcv_image_stride(mask);
     uint64_t on = 0;
-    for (int y = 0; y < run->height; y++)
-        for (int x = 0; x < run->width; x++)
-            on += run->mask.data[(size_t)y * stride + (size_t)x] >= 128;
-    if (run->synth)
-        glcv_segment_score_add(&run->score, &run->mask, &run->truth, NULL, GLCV_TRUTH_BINARY);
-    return 100.0 * (double)on / ((double)run->width * (double)run->height);
+    for (int y = 0; y < mask->height; y++)
+        for (int x = 0; x < mask->width; x++)
+            on += mask->data[(size_t)y * stride + (size_t)x] >= 128;
+    return 100.0 * (double)on / ((double)mask->width * (double)mask->height);
 }
 
-static int write_outputs(segment_run *run, int k)
+/* Encode (workers, any order): measures the mask and writes the mask and the panel. */
+static int encode_frame(void *user, cli_job *job)
 {
-    const char *stem = run->stems.items[k];
+    segment_run *run = user;
+    frame_slot *f = &run->slots[job->slot];
+    double t0 = cli_now();
+    f->foreground = foreground_percent(&f->mask);
+    f->wrote_mask = f->wrote_panel = 0;
+    char stem[256];
+    output_stem(run, job, f, stem, sizeof stem);
     if (run->write_masks) {
-        if (save_png(run, stem, "_mask.png", &run->mask) != CLI_OK)
+        if (save_png(job, run->opt->outdir, stem, "_mask.png", &f->mask) != CLI_OK)
             return CLI_FAIL;
-        run->written_masks++;
+        f->wrote_mask = 1;
     }
     if (run->write_panels) {
-        glcv_status st = glcv_segment_read_background(run->seg, &run->background);
-        if (st != GLCV_OK)
-            return cli_lib_error("cannot read the background", st);
-        blit_rgb(&run->panel, 0, &run->frame);
-        blit_rgb(&run->panel, run->width, &run->background);
-        blit_rgb(&run->panel, 2 * run->width, &run->mask);
-        if (save_png(run, stem, "_panel.png", &run->panel) != CLI_OK)
+        blit_rgb(&f->panel, 0, &f->frame);
+        blit_rgb(&f->panel, run->width, &f->background);
+        blit_rgb(&f->panel, 2 * run->width, &f->mask);
+        if (save_png(job, run->opt->outdir, stem, "_panel.png", &f->panel) != CLI_OK)
             return CLI_FAIL;
-        run->written_panels++;
+        f->wrote_panel = 1;
     }
+    f->ms[STAGE_ENCODE] = 1e3 * (cli_now() - t0);
     return CLI_OK;
 }
 
-static int segment_one(segment_run *run, int k)
+/* Finish (this thread, in frame order): the progress bar, the statistics, the score. */
+static int finish_frame(void *user, cli_job *job)
 {
-    glcv_status st = GLCV_OK;
-    const char *name = run->synth ? run->stems.items[k] : run->inputs.items[run->first + k];
-    if (run->synth) {
-        st = glcv_synth_frame(run->synth, k, &run->frame, &run->truth);
-        if (st != GLCV_OK)
-            return cli_lib_error("synthetic frame", st);
-    } else if (cli_load_rgb(name, &run->logger, &run->frame) != CLI_OK) {
-        return CLI_FAIL;
-    }
-    double t0 = cli_now();
-    st = glcv_segment_frame(run->seg, &run->frame, 1);
-    run->frame_ms[k] = 1e3 * (cli_now() - t0);
-    if (st != GLCV_OK)
-        return cli_lib_error(name, st);
-    st = glcv_segment_read_mask(run->seg, &run->mask);
-    if (st != GLCV_OK)
-        return cli_lib_error("cannot read the mask", st);
-    run->foreground[k] = measure_mask(run);
-    return write_outputs(run, k);
+    segment_run *run = user;
+    frame_slot *f = &run->slots[job->slot];
+    cli_progress_step(&run->bar);
+    run->read++;
+    int rc = series_add(&run->stage[STAGE_READ], f->ms[STAGE_READ]);
+    if (!f->segmented || rc != CLI_OK)
+        return rc;
+    run->segmented++;
+    run->written_masks += f->wrote_mask;
+    run->written_panels += f->wrote_panel;
+    for (int s = STAGE_UPLOAD; s < STAGE_COUNT && rc == CLI_OK; s++)
+        rc = series_add(&run->stage[s], f->ms[s]);
+    if (rc == CLI_OK)
+        rc = series_add(&run->frame_ms, f->call_ms);
+    if (rc == CLI_OK)
+        rc = series_add(&run->foreground, f->foreground);
+    if (rc == CLI_OK && run->synth)
+        glcv_segment_score_add(&run->score, &f->mask, &f->truth, NULL, GLCV_TRUTH_BINARY);
+    return rc;
 }
 
 static int segment_frames(segment_run *run)
 {
-    cli_progress bar = cli_progress_start(run->opt->quiet, (size_t)run->frames);
-    int rc = CLI_OK;
-    for (int k = 0; k < run->frames && rc == CLI_OK; k++) {
-        cli_progress_step(&bar);
-        rc = segment_one(run, k);
-    }
+    const cli_pipeline p = {
+        .user = run,
+        .slots = run->slot_count,
+        .workers = run->workers,
+        .parallel_read = run->input == INPUT_FILES,
+        .count = run->items,
+        .verbose = run->opt->verbose,
+        .read = read_frame,
+        .process = process_frame,
+        .encode = encode_frame,
+        .finish = finish_frame,
+    };
+    run->bar = cli_progress_start_rate(run->opt->quiet, run->items > 0 ? (size_t)run->items : 0, "frames");
+    cli_interrupt_catch();
+    cli_pipeline_result result;
+    double t0 = cli_now();
+    int rc = cli_pipeline_run(&p, &result);
+    run->wall_s = cli_now() - t0;
+    cli_interrupt_release();
     if (rc == CLI_OK)
-        cli_progress_show(&bar, (size_t)run->frames);
-    cli_progress_end(&bar);
-    if (rc == CLI_OK && run->opt->timing) {
+        cli_progress_show(&run->bar, run->bar.done);
+    cli_progress_end(&run->bar);
+    if (rc == CLI_OK && run->read <= run->learn_items && run->learn_items > 0 && !result.interrupted) {
+        cli_error("--learn %d: the input ended after %" PRId64 " frame%s, with none left to segment", run->learn_items,
+                  run->read, run->read == 1 ? "" : "s");
+        rc = CLI_FAIL;
+    }
+    if (rc == CLI_OK && run->opt->timing && run->segmented > 0) {
         glcv_status st = glcv_segment_timings(run->seg, run->timings, MAX_TIMINGS, &run->timing_count, 1);
         if (st != GLCV_OK)
             return cli_lib_error("cannot read the GPU timings", st);
+    }
+    if (rc == CLI_OK && result.interrupted) {
+        cli_warning("interrupted: stopped reading after %" PRId64 " frames", run->read);
+        rc = CLI_INTERRUPTED;
     }
     return rc;
 }
@@ -343,29 +639,80 @@ static void print_timing_table(const segment_run *run)
     printf("  %-20s %10.4f\n", "total", total);
 }
 
-static void print_summary(const segment_run *run)
+/* One row of the stage table: mean and median of the stage's time per frame. */
+static void print_stage(segment_run *run, int stage, const char *name, const char *where)
 {
-    size_t n = (size_t)run->frames;
-    double *sorted = malloc(n * sizeof *sorted);
-    double sum = 0.0, fg_sum = 0.0, fg_min = 100.0, fg_max = 0.0;
-    for (size_t k = 0; k < n; k++) {
-        sum += run->frame_ms[k];
-        fg_sum += run->foreground[k];
-        fg_min = fmin(fg_min, run->foreground[k]);
-        fg_max = fmax(fg_max, run->foreground[k]);
+    series *s = &run->stage[stage];
+    double mean = series_mean(s);
+    printf("  %-26s %9.3f %9.3f   %s\n", name, mean, series_median(s), where);
+}
+
+/* The stages' times and which one limits the frame rate: the segmenter's thread can run
+ * 1 / (its time per frame) frames a second, the workers N / (their time per frame). */
+static void print_stages(segment_run *run)
+{
+    int cpu = run->resolved.engine == GLCV_ENGINE_CPU;
+    int files = run->input == INPUT_FILES;
+    char workers[64];
+    snprintf(workers, sizeof workers, "%d worker thread%s", run->workers, run->workers == 1 ? "" : "s");
+    printf("stages, time per frame in ms:    mean    median   thread\n");
+    print_stage(run, STAGE_READ, files ? "read (decode a file)" : "read (source, copy)",
+                files ? workers : "the reader thread");
+    if (cpu) {
+        print_stage(run, STAGE_UPLOAD, "segment (CPU engine)", "the segmenter's thread");
+    } else {
+        print_stage(run, STAGE_UPLOAD, "upload + submit + wait", "the segmenter's thread");
+        print_stage(run, STAGE_GPU, "GPU passes (timer queries)", "the GPU");
     }
+    print_stage(run, STAGE_DOWNLOAD, run->write_panels ? "download (mask, background)" : "download (mask)",
+                "the segmenter's thread");
+    print_stage(run, STAGE_ENCODE, "encode + write PNG files", workers);
+    print_stage(run, STAGE_PROCESS, "segmenter's thread in all", "the segmenter's thread");
+
+    double read = series_mean(&run->stage[STAGE_READ]), encode = series_mean(&run->stage[STAGE_ENCODE]);
+    double segmenter = series_mean(&run->stage[STAGE_PROCESS]);
+    double worker_ms = encode + (files ? read : 0.0);
+    /* frames per second each part could keep up alone: one segmenter thread, the workers, the reader */
+    const char *names[3] = {"the segmenter's thread", "the workers", "the reader thread"};
+    double fps[3] = {segmenter > 0 ? 1e3 / segmenter : INFINITY,
+                     worker_ms > 0 ? 1e3 * run->workers / worker_ms : INFINITY,
+                     !files && read > 0 ? 1e3 / read : INFINITY};
+    int slowest = 0;
+    for (int i = 1; i < 3; i++)
+        if (fps[i] < fps[slowest])
+            slowest = i;
+    printf("limit:      %s, at most %.1f frames/s (", names[slowest], fps[slowest]);
+    const char *sep = "";
+    for (int i = 0; i < 3; i++)
+        if (i != slowest && isfinite(fps[i])) {
+            printf("%s%s %.1f", sep, names[i], fps[i]);
+            sep = ", ";
+        }
+    printf("); measured %.1f frames/s end to end, the stages sharing the processors\n",
+           run->wall_s > 0 ? (double)run->read / run->wall_s : 0.0);
+}
+
+static void print_summary(segment_run *run)
+{
+    series *ms = &run->frame_ms;
+    size_t n = ms->count;
     printf("frames:     %zu of %dx%d, engine %s\n", n, run->width, run->height,
            glcv_engine_mode_string(run->resolved.engine));
-    if (sorted) {
-        memcpy(sorted, run->frame_ms, n * sizeof *sorted);
-        double median = cli_median(sorted, n);
-        printf("frame time: mean %.3f ms, median %.3f ms, min %.3f ms, max %.3f ms "
-               "(upload + GPU passes + wait)\n",
-               sum / (double)n, median, sorted[0], sorted[n - 1]);
-        free(sorted);
-    }
-    printf("foreground: mean %.2f %% of the pixels per frame (min %.2f %%, max %.2f %%)\n", fg_sum / (double)n, fg_min,
-           fg_max);
+    printf("wall time:  %.3f s for %" PRId64 " frames read (%d learned from): %.1f frames/s end to end, "
+           "%d worker thread%s\n",
+           run->wall_s, run->read, run->read < run->learn_items ? (int)run->read : run->learn_items,
+           run->wall_s > 0 ? (double)run->read / run->wall_s : 0.0, run->workers, run->workers == 1 ? "" : "s");
+    if (n == 0)
+        return;
+    double mean = series_mean(ms), median = series_median(ms); /* sorted from here */
+    printf("frame time: mean %.3f ms, median %.3f ms, min %.3f ms, max %.3f ms "
+           "(upload + GPU passes + wait)\n",
+           mean, median, ms->v[0], ms->v[n - 1]);
+    series *fg = &run->foreground;
+    double fg_mean = series_mean(fg);
+    series_median(fg);
+    printf("foreground: mean %.2f %% of the pixels per frame (min %.2f %%, max %.2f %%)\n", fg_mean, fg->v[0],
+           fg->v[n - 1]);
     if (run->synth) {
         glcv_segment_metrics m;
         glcv_segment_score_metrics(&run->score, &m);
@@ -374,8 +721,10 @@ static void print_summary(const segment_run *run)
     }
     if (run->write_masks || run->write_panels)
         printf("written:    %d masks, %d panels in %s\n", run->written_masks, run->written_panels, run->opt->outdir);
-    if (run->opt->timing)
+    if (run->opt->timing) {
+        print_stages(run);
         print_timing_table(run);
+    }
 }
 
 static void segment_run_free(segment_run *run)
@@ -383,32 +732,40 @@ static void segment_run_free(segment_run *run)
     glcv_segment_destroy(&run->seg);
     glcv_context_destroy(&run->ctx);
     glcv_synth_destroy(&run->synth);
-    glcv_image_free(&run->frame);
-    glcv_image_free(&run->truth);
-    glcv_image_free(&run->mask);
-    glcv_image_free(&run->background);
-    glcv_image_free(&run->panel);
-    free(run->frame_ms);
-    free(run->foreground);
+    cli_source_close(&run->media);
+    for (int s = 0; run->slots && s < run->slot_count; s++) {
+        frame_slot *f = &run->slots[s];
+        glcv_image_free(&f->frame);
+        glcv_image_free(&f->truth);
+        glcv_image_free(&f->mask);
+        glcv_image_free(&f->background);
+        glcv_image_free(&f->panel);
+    }
+    free(run->slots);
+    free(run->frame_ms.v);
+    free(run->foreground.v);
+    for (int s = 0; s < STAGE_COUNT; s++)
+        free(run->stage[s].v);
     cli_paths_free(&run->inputs);
     cli_paths_free(&run->stems);
 }
 
 int cmd_segment(int argc, char **argv)
 {
-    segment_options o = {.panels = -1, .masks = 1, .size = {320, 240}};
+    segment_options o = {.panels = -1, .masks = 1, .src = CLI_SOURCE_INIT};
     const cli_option options[] = {
         CLI_QUIET_VERBOSE_OPTIONS(&o.quiet, &o.verbose),
         {"--output", "-o", &o.outdir, .kind = CLI_STRING, .what = "folder name"},
         {"--bg", NULL, &o.background, .kind = CLI_STRING, .what = "file name"},
         {"--learn", NULL, &o.learn, .kind = CLI_INT, .min = 1, .max = INT_MAX},
         {"--synthetic", NULL, &o.synthetic, .kind = CLI_INT, .min = 1, .max = 1000000, .bare = DEFAULT_SYNTHETIC_FRAMES},
-        {"--size", NULL, &o.size, .kind = CLI_SIZE},
+        CLI_SOURCE_OPTIONS(&o.src),
         CLI_SEGMENTER_OPTIONS(&o.seg),
         {"--timing", NULL, &o.timing, .kind = CLI_FLAG},
         {"--panels", NULL, &o.panels, .kind = CLI_FLAG},
         {"--no-panels", NULL, &o.panels, .kind = CLI_FLAG, .clear = 1},
         {"--no-masks", NULL, &o.masks, .kind = CLI_FLAG, .clear = 1},
+        {"--threads", NULL, &o.threads, .kind = CLI_INT, .min = 1, .max = MAX_THREADS},
         {NULL},
     };
     cli_args args;
@@ -423,12 +780,12 @@ int cmd_segment(int argc, char **argv)
         rc = cli_segmenter_create(&o.seg, &args, run.width, run.height, o.timing, o.quiet, &run.logger, &run.ctx,
                                   &run.seg, &run.resolved);
     if (rc == CLI_OK)
-        rc = allocate_buffers(&run);
+        rc = allocate_slots(&run);
     if (rc == CLI_OK)
         rc = set_background(&run);
     if (rc == CLI_OK)
         rc = segment_frames(&run);
-    if (rc == CLI_OK)
+    if (rc == CLI_OK || rc == CLI_INTERRUPTED)
         print_summary(&run);
     segment_run_free(&run);
     return rc;

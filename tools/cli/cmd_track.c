@@ -1,12 +1,14 @@
-/* glcv track: CAMSHIFT tracking of objects through image files or folders of frames, with the
- * segmenter's mask on request; writes one CSV row per frame and object, and frames with the
- * boxes drawn. */
+/* glcv track: CAMSHIFT tracking of objects through image files, folders of frames or a media
+ * source (a video file, a camera, a lavfi graph), with the segmenter's mask on request; writes
+ * one CSV row per frame and object, and frames with the boxes drawn. */
 #define _POSIX_C_SOURCE 200809L
 
 #include "cli.h"
 #include "commands.h"
+#include "source.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +19,7 @@ enum { MAX_ROIS = GLCV_TRACK_MAX_OBJECTS, MEDIAN_FRAMES = 200 };
 
 const char cmd_track_help[] =
     "usage: glcv track INPUT... --roi x,y,w,h [--roi ...] --csv OUT.csv [options]\n"
+    "       glcv track SOURCE --roi x,y,w,h [--roi ...] --csv OUT.csv [options]\n"
     "\n"
     "Tracks objects through a sequence of frames with CAMSHIFT (Bradski 1998; Perry 2016): each\n"
     "object's hue histogram is taken from its --roi in the first frame (or read from --hist), and\n"
@@ -24,7 +27,18 @@ const char cmd_track_help[] =
     "with CUDA when a device is there, else on the CPU (same results).\n"
     "\n"
     "INPUT is image files (.png .jpg .jpeg .bmp .tga .ppm .pgm) or folders of them (sorted by name),\n"
-    "in frame order; all frames must have the same size.\n"
+    "in frame order; all frames must have the same size. An INPUT that is a video file (.avi .mp4\n"
+    ".mkv .mov .webm .mpg .mpeg .m4v .ts .flv) is read as with --video and must be the only one.\n"
+    "\n"
+    "media sources (SOURCE; glcv's media input, built with FFmpeg: without it these options and\n"
+    "video files fail with exit status 1; see 'glcv segment --help' for the details):\n"
+    "  --video FILE  --camera DEV  --frames DIR  --sequence PATTERN  --lavfi GRAPH\n"
+    "  --size WxH  --rate FPS  --camera-format F  --mode live|every-frame  --loop  --no-loop\n"
+    "  --max-frames N        track at most N frames (of any input); cameras, lavfi graphs and\n"
+    "                        --loop run until N frames or Ctrl-C (exit status 130, the CSV file\n"
+    "                        holds the frames tracked)\n"
+    "With a media source the frame column of the CSV file and the overlay names\n"
+    "(frame_NNNNNN_track.png) are the frames' indices in the source.\n"
     "\n"
     "options:\n"
     "  --roi x,y,w,h         an object's box in the first frame, in pixels (x, y of its top-left\n"
@@ -40,7 +54,9 @@ const char cmd_track_help[] =
     "                        box drawn (lost objects in grey)\n"
     "  --mask-from-segmenter count only the segmenter's foreground: the frames are segmented (glcv\n"
     "                        segment) against their per-pixel median and the mask excludes the\n"
-    "                        background from the histograms and the back-projection\n"
+    "                        background from the histograms and the back-projection. A media\n"
+    "                        source is opened twice: the background is learned from its first\n"
+    "                        200 frames (at most --max-frames) before tracking starts\n"
     "  --Ts F                the segmenter's threshold with --mask-from-segmenter [310]\n"
     "  --hist FILE           the objects' histograms: read from FILE when it exists (one per\n"
     "                        --roi, in order), else taken from the first frame and written to FILE\n"
@@ -57,8 +73,9 @@ const char cmd_track_help[] =
     "  -h, --help            show this help\n"
     "\n"
     "Options may also be written --name=value.\n"
-    "Everything is checked (files, sizes, values) before anything is written. stdout gets a\n"
-    "summary: frames, objects, the time per frame of the tracking calls, frames lost per object.\n"
+    "Everything is checked (files, sizes, values) before anything is written. stderr gets a\n"
+    "progress bar with the frames per second when it is a terminal; stdout a summary: frames,\n"
+    "objects, the time per frame of the tracking calls, frames lost per object.\n"
     "Example: glcv track seq/img --roi 205,151,17,50 --mask-from-segmenter --csv tracks.csv\n";
 
 /* --window's names, in the order of glcv_track_window from GLCV_TRACK_WINDOW_OPENCV on. */
@@ -74,11 +91,15 @@ typedef struct track_options {
     int window; /* index in window_names */
     glcv_engine_mode engine;
     int quiet, verbose;
+    cli_source src;
 } track_options;
 
 typedef struct track_run {
     const track_options *opt;
     cli_paths files;
+    glcv_media *media;
+    int64_t index; /* the frame's number: its position among the files, or its index in the source */
+    int frames;    /* frames read */
     int width, height;
     glcv_logger logger;
     glcv_context *ctx;
@@ -91,10 +112,16 @@ typedef struct track_run {
 
 /* ---- checks ----------------------------------------------------------------------------------- */
 
-static int check_options(const track_options *o, const cli_args *args)
+/* The options; *kind gets the media source (cli_source_of_args). */
+static int check_options(const track_options *o, const cli_args *args, int *kind)
 {
-    if (args->count == 0)
+    int rc = cli_source_of_args(&o->src, args, kind);
+    if (rc != CLI_OK)
+        return rc;
+    if (args->count == 0 && *kind < 0)
         return cli_usage("no input frames");
+    if (*kind < 0 && cli_given(args, &o->src.size))
+        return cli_usage("--size applies only to media sources");
     if (o->n_rois == 0)
         return cli_usage("no object: give --roi x,y,w,h");
     if (!o->csv)
@@ -117,16 +144,72 @@ static int check_rois(const track_run *t)
 
 /* ---- the segmenter's mask ------------------------------------------------------------------------- */
 
+/* ---- the frames: files, or a media source ------------------------------------------------------------ */
+
+/* Reads the next frame into t->frame (t->index its number); *end at the end of the input, at
+ * --max-frames, or on Ctrl-C. */
+static int read_frame(track_run *t, int *end)
+{
+    *end = t->opt->src.max_frames > 0 && t->frames >= t->opt->src.max_frames;
+    if (*end)
+        return CLI_OK;
+    if (!t->media) {
+        *end = t->frames >= t->files.count || cli_interrupted();
+        t->index = t->frames;
+        if (!*end && cli_load_rgb(t->files.items[t->frames], &t->logger, &t->frame) != CLI_OK)
+            return CLI_FAIL;
+    } else {
+        glcv_status st = cli_source_read(t->media, &t->frame, NULL, &t->index, end);
+        if (st != GLCV_OK)
+            return cli_lib_error("the input stopped", st);
+    }
+    t->frames += !*end;
+    return CLI_OK;
+}
+
+/* A media source's background: the segmenter learns it (a median, the parameters kept) from the
+ * source's first MEDIAN_FRAMES frames, read before tracking; the source is then opened again. */
+static int learn_from_media(track_run *t, const cli_args *args, int kind)
+{
+    glcv_status st = glcv_segment_learn_begin(t->seg);
+    int rc = st == GLCV_OK ? CLI_OK : cli_lib_error("cannot start learning the background", st);
+    cli_progress bar = cli_progress_start_rate(t->opt->quiet, MEDIAN_FRAMES, "frames");
+    int end = 0;
+    while (rc == CLI_OK && t->frames < MEDIAN_FRAMES && (rc = read_frame(t, &end)) == CLI_OK && !end) {
+        cli_progress_step(&bar);
+        if ((st = glcv_segment_learn_add(t->seg, &t->frame)) != GLCV_OK)
+            rc = cli_lib_error("cannot learn the background", st);
+    }
+    cli_progress_end(&bar);
+    if (rc == CLI_OK && t->frames == 0) {
+        cli_error("the input has no frames");
+        rc = CLI_FAIL;
+    }
+    if (rc == CLI_OK && (st = glcv_segment_learn_end(t->seg)) != GLCV_OK)
+        rc = cli_lib_error("cannot learn the background", st);
+    if (rc == CLI_OK && !t->opt->quiet)
+        fprintf(stderr, "glcv: background learned from the first %d frames of the input\n", t->frames);
+    cli_source_close(&t->media);
+    t->frames = 0;
+    if (rc == CLI_OK && !cli_interrupted())
+        rc = cli_source_open_args(&t->opt->src, args, kind, 1, &t->logger, &t->media, &t->width, &t->height);
+    return rc;
+}
+
 /* A segmenter whose background is the per-pixel median of up to MEDIAN_FRAMES evenly spaced
- * frames, and its mask buffer. */
-static int start_segmenter(track_run *t)
+ * frames (of a media source: learned from its first frames), and its mask buffer. */
+static int start_segmenter(track_run *t, const cli_args *args, int kind)
 {
     glcv_engine_mode engine = t->opt->engine == GLCV_ENGINE_CPU || !t->ctx ? GLCV_ENGINE_CPU : GLCV_ENGINE_AUTO;
     glcv_segment_params sp = GLCV_SEGMENT_PARAMS(.width = t->width, .height = t->height, .ts = (float)t->opt->ts,
-                                                 .engine = engine, .logger = t->logger);
+                                                 .engine = engine, .fixed_parameters = 1, .logger = t->logger);
     glcv_status st = glcv_segment_create(&sp, &t->seg);
     if (st != GLCV_OK)
         return cli_lib_error("cannot create the segmenter", st);
+    if ((st = glcv_image_alloc(t->width, t->height, GLCV_PIXEL_GRAY8, &t->mask)) != GLCV_OK)
+        return cli_lib_error("mask", st);
+    if (t->media)
+        return learn_from_media(t, args, kind);
     glcv_image bg = {0};
     if ((st = glcv_image_alloc(t->width, t->height, GLCV_PIXEL_RGB8, &bg)) != GLCV_OK)
         return cli_lib_error("background", st);
@@ -134,8 +217,6 @@ static int start_segmenter(track_run *t)
     if (rc == CLI_OK && (st = glcv_segment_set_background(t->seg, &bg)) != GLCV_OK)
         rc = cli_lib_error("cannot set the background", st);
     glcv_image_free(&bg);
-    if (rc == CLI_OK && (st = glcv_image_alloc(t->width, t->height, GLCV_PIXEL_GRAY8, &t->mask)) != GLCV_OK)
-        rc = cli_lib_error("mask", st);
     return rc;
 }
 
@@ -186,14 +267,19 @@ static void draw_result(glcv_image *img, const glcv_track_result *r, int k)
     put(img, (int)r->cx, (int)r->cy, c);
 }
 
-static int write_overlay(track_run *t, const char *frame_path, const glcv_track_result *res, int count)
+/* Writes the frame with the boxes: OVERLAY/<file name>_track.png, or frame_NNNNNN_track.png for a
+ * media source's frame. */
+static int write_overlay(track_run *t, const glcv_track_result *res, int count)
 {
     glcv_status st = glcv_image_convert(&t->frame, &t->overlay);
     if (st != GLCV_OK)
         return cli_lib_error("overlay", st);
     for (int k = 0; k < count; k++)
         draw_result(&t->overlay, &res[k], k);
-    char *path = cli_output_path(t->opt->overlay, frame_path, "_track.png");
+    char name[64];
+    snprintf(name, sizeof name, "frame_%06" PRId64, t->index);
+    char *path = t->media ? cli_path_join(t->opt->overlay, name, "_track.png")
+                          : cli_output_path(t->opt->overlay, t->files.items[t->index], "_track.png");
     if (!path)
         return cli_out_of_memory();
     st = glcv_image_save_png(path, &t->overlay, &t->logger);
@@ -294,16 +380,23 @@ static int add_objects(track_run *t)
     return rc;
 }
 
+/* Tracks frame 0 (read already) and every frame after it, a CSV row per frame and object. */
 static int run_frames(track_run *t)
 {
-    const int n_rois = t->opt->n_rois, frames = t->files.count;
+    const int n_rois = t->opt->n_rois;
     glcv_track_result *res = calloc((size_t)n_rois, sizeof *res);
     int *lost = calloc((size_t)n_rois, sizeof *lost);
-    double *ms = calloc((size_t)frames, sizeof *ms);
-    int rc = res && lost && ms ? CLI_OK : cli_out_of_memory();
-    for (int f = 0; f < frames && rc == CLI_OK; f++) {
-        if (f > 0 && (rc = cli_load_rgb(t->files.items[f], &t->logger, &t->frame)) != CLI_OK)
+    int rc = res && lost ? CLI_OK : cli_out_of_memory();
+    size_t total = t->media ? (size_t)t->opt->src.max_frames : (size_t)t->files.count;
+    if (!t->media && t->opt->src.max_frames > 0 && t->opt->src.max_frames < t->files.count)
+        total = (size_t)t->opt->src.max_frames;
+    cli_progress bar = cli_progress_start_rate(t->opt->quiet, total, "frames");
+    double sum_ms = 0.0;
+    int end = 0;
+    for (int f = 0; rc == CLI_OK; f++) {
+        if (f > 0 && ((rc = read_frame(t, &end)) != CLI_OK || end))
             break;
+        cli_progress_step(&bar);
         if (t->seg && f > 0 && (rc = segment_frame(t)) != CLI_OK)
             break;
         if (f == 0 && (rc = add_objects(t)) != CLI_OK)
@@ -313,7 +406,7 @@ static int run_frames(track_run *t)
         int count = 0;
         if (st == GLCV_OK)
             st = glcv_track_results(t->tr, res, n_rois, &count);
-        ms[f] = 1e3 * (cli_now() - t0);
+        sum_ms += 1e3 * (cli_now() - t0);
         if (st != GLCV_OK) {
             rc = cli_lib_error("tracking", st);
             break;
@@ -322,25 +415,24 @@ static int run_frames(track_run *t)
         for (int k = 0; k < count; k++) {
             const glcv_track_result *r = &res[k];
             lost[k] += r->lost != 0;
-            fprintf(t->out, "%d,%d,%.3f,%.3f,%.3f,%.3f,%.3f,%d,%d,%d,%d,%d,%u\n", f, r->id, (double)r->cx,
-                    (double)r->cy, (double)r->width, (double)r->height, (double)r->angle, r->bbox.x, r->bbox.y,
-                    r->bbox.width, r->bbox.height, r->iterations, r->lost);
+            fprintf(t->out, "%" PRId64 ",%d,%.3f,%.3f,%.3f,%.3f,%.3f,%d,%d,%d,%d,%d,%u\n", t->index, r->id,
+                    (double)r->cx, (double)r->cy, (double)r->width, (double)r->height, (double)r->angle, r->bbox.x,
+                    r->bbox.y, r->bbox.width, r->bbox.height, r->iterations, r->lost);
         }
         if (t->opt->overlay)
-            rc = write_overlay(t, t->files.items[f], res, count);
+            rc = write_overlay(t, res, count);
     }
+    if (rc == CLI_OK)
+        cli_progress_show(&bar, bar.done);
+    cli_progress_end(&bar);
     if (rc == CLI_OK) {
-        double sum = 0;
-        for (int f = 0; f < frames; f++)
-            sum += ms[f];
-        printf("frames %d objects %d\n", frames, n_rois);
-        printf("tracking %.3f ms per frame (mean of the frame and results calls)\n", sum / frames);
+        printf("frames %d objects %d\n", t->frames, n_rois);
+        printf("tracking %.3f ms per frame (mean of the frame and results calls)\n", sum_ms / t->frames);
         for (int k = 0; k < n_rois; k++)
-            printf("object %d: lost in %d of %d frames\n", k, lost[k], frames);
+            printf("object %d: lost in %d of %d frames\n", k, lost[k], t->frames);
     }
     free(res);
     free(lost);
-    free(ms);
     return rc;
 }
 
@@ -390,13 +482,14 @@ static void track_run_free(track_run *t)
     glcv_image_free(&t->frame);
     glcv_image_free(&t->mask);
     glcv_image_free(&t->overlay);
+    cli_source_close(&t->media);
     cli_paths_free(&t->files);
 }
 
 int cmd_track(int argc, char **argv)
 {
     track_options o = {.ts = 310, .bins = 60, .sat_bins = 1, .s_min = 30, .v_min = 10, .v_max = 255,
-                       .engine = GLCV_ENGINE_AUTO};
+                       .engine = GLCV_ENGINE_AUTO, .src = CLI_SOURCE_INIT};
     const cli_option options[] = {
         CLI_QUIET_VERBOSE_OPTIONS(&o.quiet, &o.verbose),
         {"--roi", NULL, o.rois, .kind = CLI_RECT, .count = &o.n_rois, .max_count = MAX_ROIS},
@@ -412,32 +505,45 @@ int cmd_track(int argc, char **argv)
         {"--vmax", NULL, &o.v_max, .kind = CLI_INT, .max = 255},
         {"--window", NULL, &o.window, .kind = CLI_CHOICE, .choices = window_names, .what = "a window"},
         {"--engine", NULL, &o.engine, .kind = CLI_ENGINE, .choices = cli_cuda_engines},
+        CLI_SOURCE_OPTIONS(&o.src),
         {NULL},
     };
     cli_args args;
+    int kind = -1;
     int rc = cli_parse(options, argc, argv, &args);
     if (rc == CLI_OK)
-        rc = check_options(&o, &args);
+        rc = check_options(&o, &args, &kind);
     if (rc != CLI_OK)
         return rc;
     track_run t = {.opt = &o, .logger = cli_logger(o.verbose)};
-    rc = cli_collect_images(args.items, args.count, &t.files);
-    if (rc == CLI_OK)
-        rc = cli_common_size(t.files.items, t.files.count, o.verbose ? &t.logger : NULL, &t.width, &t.height);
+    if (kind >= 0) {
+        rc = cli_source_open_args(&o.src, &args, kind, o.quiet, &t.logger, &t.media, &t.width, &t.height);
+        glcv_status st = rc == CLI_OK ? glcv_image_alloc(t.width, t.height, GLCV_PIXEL_RGB8, &t.frame) : GLCV_OK;
+        if (st != GLCV_OK)
+            rc = cli_lib_error("frame", st);
+    } else {
+        rc = cli_collect_images(args.items, args.count, &t.files);
+        if (rc == CLI_OK)
+            rc = cli_common_size(t.files.items, t.files.count, o.verbose ? &t.logger : NULL, &t.width, &t.height);
+        if (rc == CLI_OK && o.overlay)
+            rc = cli_check_distinct_stems(t.files.items, t.files.count, "_track.png");
+    }
     if (rc == CLI_OK)
         rc = check_rois(&t);
-    if (rc == CLI_OK && o.overlay)
-        rc = cli_check_distinct_stems(t.files.items, t.files.count, "_track.png");
     if (rc == CLI_OK && o.overlay)
         rc = cli_make_dir(o.overlay);
     if (rc == CLI_OK)
         rc = create_tracker(&t);
+    cli_interrupt_catch();
     if (rc == CLI_OK && o.mask_from_segmenter)
-        rc = start_segmenter(&t);
+        rc = start_segmenter(&t, &args, kind);
     if (rc == CLI_OK && !o.quiet)
         print_engines(&t);
-    if (rc == CLI_OK)
-        rc = cli_load_rgb(t.files.items[0], &t.logger, &t.frame);
+    int end = 0;
+    if (rc == CLI_OK && (rc = read_frame(&t, &end)) == CLI_OK && end) {
+        cli_error(cli_interrupted() ? "interrupted before the first frame" : "the input has no frames");
+        rc = CLI_FAIL;
+    }
     if (rc == CLI_OK && t.seg)
         rc = segment_frame(&t);
     if (rc == CLI_OK && o.overlay) {
@@ -449,9 +555,14 @@ int cmd_track(int argc, char **argv)
         rc = open_csv(&t);
     if (rc == CLI_OK)
         rc = run_frames(&t);
+    cli_interrupt_release();
     if (t.out) {
         int closed = close_csv(&t, rc == CLI_OK);
         rc = rc == CLI_OK ? closed : rc;
+    }
+    if (rc == CLI_OK && cli_interrupted()) {
+        cli_warning("interrupted: stopped reading after %d frames", t.frames);
+        rc = CLI_INTERRUPTED;
     }
     track_run_free(&t);
     return rc;

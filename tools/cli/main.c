@@ -9,13 +9,15 @@
 #include <string.h>
 
 static const cli_command commands[] = {
-    {"segment", "segment image files, folders or the built-in synthetic sequence", cmd_segment_help, cmd_segment},
+    {"segment", "segment image files, folders, videos, cameras or the built-in synthetic sequence", cmd_segment_help,
+     cmd_segment},
     {"synth", "write the built-in synthetic sequence (frames, ground truth, background)", cmd_synth_help, cmd_synth},
     {"compare", "score a mask against a ground-truth mask (precision, recall, F)", cmd_compare_help, cmd_compare},
     {"eval", "score the segmenter on a CDnet-2014 video folder (recall, precision, F, PWC...)", cmd_eval_help,
      cmd_eval},
     {"info", "describe the headless OpenGL context and the engine 'auto' picks", cmd_info_help, cmd_info},
-    {"track", "track objects through frames with CAMSHIFT (CSV of boxes, overlays)", cmd_track_help, cmd_track},
+    {"track", "track objects through frames or a video with CAMSHIFT (CSV of boxes, overlays)", cmd_track_help,
+     cmd_track},
     {"match", "find a template in an image (SAD, SSD, L-infinity or ZNCC; best positions, map)", cmd_match_help,
      cmd_match},
     {"correlate", "Pearson correlation of a reference image with many images", cmd_correlate_help, cmd_correlate},

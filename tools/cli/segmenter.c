@@ -98,9 +98,12 @@ int cli_segmenter_learn(glcv_segment *seg, char *const *paths, int count, const 
             rc = cli_lib_error(paths[i], st);
     }
     glcv_image_free(&frame);
-    if (rc != CLI_OK)
-        return rc;
-    st = glcv_segment_learn_end(seg);
+    return rc == CLI_OK ? cli_segmenter_learn_end(seg, count, report, resolved) : rc;
+}
+
+int cli_segmenter_learn_end(glcv_segment *seg, int count, int report, glcv_segment_params *resolved)
+{
+    glcv_status st = glcv_segment_learn_end(seg);
     if (st == GLCV_OK) /* learning calibrates the parameters not given */
         st = glcv_segment_get_params(seg, resolved);
     if (st != GLCV_OK)

@@ -92,4 +92,9 @@ int cli_segmenter_create(const cli_segmenter *s, const cli_args *args, int width
 int cli_segmenter_learn(glcv_segment *seg, char *const *paths, int count, const glcv_logger *logger, cli_progress *bar,
                         int report, glcv_segment_params *resolved);
 
+/* The end of learning for a caller that added the `count` frames itself: glcv_segment_learn_end,
+ * the parameters into *resolved and, with `report`, the line of cli_segmenter_learn. Prints the
+ * error. */
+int cli_segmenter_learn_end(glcv_segment *seg, int count, int report, glcv_segment_params *resolved);
+
 #endif

@@ -13,6 +13,7 @@
 #define GLCV_TOOLS_DEMO_H
 
 #include "cli.h"
+#include "source.h"
 
 #include <glcv/glcv.h>
 #include <glcv/media.h>

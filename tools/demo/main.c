@@ -23,8 +23,6 @@
 #include <stdio.h>
 #include <time.h>
 
-enum { SOURCE_COUNT = 6 };
-
 static const char usage_text[] =
     "usage: glcv-demo [source] [options]\n"
     "\n"
@@ -49,6 +47,7 @@ static const char usage_text[] =
     "                      --max-frames, except for cameras and lavfi)\n"
     "  --no-loop           stop at the end of a video, folder or the synthetic scene (default:\n"
     "                      start again; with --max-frames: stop)\n"
+    "  --loop              start again at the end, also with --max-frames\n"
     "\n"
     "segmenter options:\n"
     "  --engine E          auto, fragment, compute or cpu [auto: the faster in the window's\n"
@@ -75,22 +74,14 @@ static const char usage_text[] =
     "  -h, --help          this help; press h in the window for the keys\n";
 
 typedef struct options {
-    glcv_media_params media;
-    const char *location[SOURCE_COUNT]; /* per source option: its value (--synthetic: none) */
-    int synthetic;
-    int source_given[SOURCE_COUNT];     /* per source option: how often it was given (at most once) */
-    cli_size size;
-    int camera_format; /* index in camera_formats; -1: not given */
-    int mode;          /* index in modes; -1: not given */
+    cli_source src;
     const char *screenshot;
-    int max_frames;
     int learn;
     int learn_given;
     double scale;
     int view;
     int quiet;
     int show_help;
-    int no_loop;
     cli_segmenter segmenter; /* the segmenter's options, */
     glcv_segment_params seg; /* as the library's parameters */
     unsigned zeros;          /* those given as 0 (cli_segmenter_set_zeros) */
@@ -99,46 +90,15 @@ typedef struct options {
     int track_mask;
 } options;
 
-/* The source options, in the order of options.location. */
-static const struct {
-    const char *name;
-    glcv_media_source source;
-} sources[SOURCE_COUNT] = {
-    {"--camera", GLCV_MEDIA_CAMERA},
-    {"--video", GLCV_MEDIA_VIDEO},
-    {"--frames", GLCV_MEDIA_FRAMES_DIR},
-    {"--sequence", GLCV_MEDIA_IMAGE_SEQUENCE},
-    {"--lavfi", GLCV_MEDIA_LAVFI},
-    {"--synthetic", GLCV_MEDIA_SYNTHETIC},
-};
-
-/* Parses the command line into `o` (which holds the defaults). Returns CLI_OK, or CLI_USAGE or
- * CLI_HELP after printing. */
-static int parse_options(int argc, char **argv, options *o)
+/* Parses the command line into `o` (which holds the defaults); *source_kind gets the source option
+ * given (CLI_SOURCE_*), -1 for none. Returns CLI_OK, or CLI_USAGE or CLI_HELP after printing. */
+static int parse_options(int argc, char **argv, options *o, int *source_kind)
 {
-    static const char *const camera_formats[] = {"yuyv", "mjpeg", NULL};
-    static const glcv_media_camera_format camera_format_values[] = {GLCV_MEDIA_CAMERA_YUYV,
-                                                                    GLCV_MEDIA_CAMERA_MJPEG};
-    static const char *const modes[] = {"live", "every-frame", NULL};
-    static const glcv_media_mode mode_values[] = {GLCV_MEDIA_LIVE, GLCV_MEDIA_EVERY_FRAME};
+    cli_source *src = &o->src;
     const cli_option table[] = {
-        {"--camera", NULL, &o->location[0], .kind = CLI_STRING, .what = "device", .count = &o->source_given[0],
+        CLI_SOURCE_OPTIONS(src),
+        {"--synthetic", NULL, &src->synthetic, .kind = CLI_FLAG, .count = &src->given[CLI_SOURCE_SYNTHETIC],
          .max_count = 1},
-        {"--video", NULL, &o->location[1], .kind = CLI_STRING, .what = "file name", .count = &o->source_given[1],
-         .max_count = 1},
-        {"--frames", NULL, &o->location[2], .kind = CLI_STRING, .what = "folder", .count = &o->source_given[2],
-         .max_count = 1},
-        {"--sequence", NULL, &o->location[3], .kind = CLI_STRING, .what = "pattern", .count = &o->source_given[3],
-         .max_count = 1},
-        {"--lavfi", NULL, &o->location[4], .kind = CLI_STRING, .what = "graph", .count = &o->source_given[4],
-         .max_count = 1},
-        {"--synthetic", NULL, &o->synthetic, .kind = CLI_FLAG, .count = &o->source_given[5], .max_count = 1},
-        {"--size", NULL, &o->size, .kind = CLI_SIZE},
-        {"--rate", NULL, &o->media.frame_rate, .kind = CLI_REAL, .min = 0.1, .max = 1000},
-        {"--camera-format", NULL, &o->camera_format, .kind = CLI_CHOICE, .choices = camera_formats, .any_case = 1,
-         .what = "a camera format"},
-        {"--mode", NULL, &o->mode, .kind = CLI_CHOICE, .choices = modes, .what = "a mode"},
-        {"--no-loop", NULL, &o->no_loop, .kind = CLI_FLAG},
         {"--learn", NULL, &o->learn, .kind = CLI_INT, .min = 1, .max = 100000},
         CLI_SEGMENTER_OPTIONS(&o->segmenter),
         {"--track", NULL, o->track, .kind = CLI_RECT, .min = 0, .max = CLI_MAX_SIDE, .count = &o->track_count,
@@ -146,7 +106,6 @@ static int parse_options(int argc, char **argv, options *o)
         {"--mask-from-segmenter", NULL, &o->track_mask, .kind = CLI_FLAG},
         {"--view", NULL, &o->view, .kind = CLI_CHOICE, .choices = demo_view_names, .what = "a view"},
         {"--scale", NULL, &o->scale, .kind = CLI_REAL, .min = 0.1, .max = 4},
-        {"--max-frames", NULL, &o->max_frames, .kind = CLI_INT, .min = 1, .max = 1000000000},
         {"--screenshot", NULL, &o->screenshot, .kind = CLI_STRING, .what = "file name"},
         {"--show-help", NULL, &o->show_help, .kind = CLI_FLAG},
         {"--quiet", "-q", &o->quiet, .kind = CLI_FLAG},
@@ -154,24 +113,10 @@ static int parse_options(int argc, char **argv, options *o)
     };
     cli_args args;
     int rc = cli_parse_expecting(table, argc - 1, argv + 1, &args, 0, 0, "");
+    if (rc == CLI_OK)
+        rc = cli_source_kind(src, source_kind);
     if (rc != CLI_OK)
         return rc;
-    int first = -1;
-    for (int k = 0; k < SOURCE_COUNT; k++) {
-        if (!o->source_given[k])
-            continue;
-        if (first >= 0)
-            return cli_usage("%s, %s: only one source may be given", sources[first].name, sources[k].name);
-        first = k;
-        o->media.source = sources[k].source;
-        o->media.location = o->location[k];
-    }
-    o->media.width = o->size.width;
-    o->media.height = o->size.height;
-    if (o->camera_format >= 0)
-        o->media.camera_format = camera_format_values[o->camera_format];
-    if (o->mode >= 0)
-        o->media.mode = mode_values[o->mode];
     o->learn_given = cli_given(&args, &o->learn);
     /* Given values are explicit (never calibrated); zeros, which the params cannot express, go
      * through the setters once the segmenter exists. */
@@ -189,11 +134,9 @@ int main(int argc, char **argv)
 {
     static const cli_command command = {NULL, NULL, usage_text, NULL};
     cli_start("glcv-demo", &command);
-    options o = {0};
-    o.camera_format = -1;
-    o.mode = -1;
-    o.learn = 30;
-    int rc = parse_options(argc, argv, &o);
+    options o = {.src = CLI_SOURCE_INIT, .learn = 30};
+    int source_kind = -1;
+    int rc = parse_options(argc, argv, &o, &source_kind);
     if (rc != CLI_OK)
         return cli_exit_status(rc);
     setvbuf(stdout, NULL, _IOLBF, 0);
@@ -209,18 +152,12 @@ int main(int argc, char **argv)
 
     /* The input first: its size decides the window's. Interactive runs play every source at its
      * own rate and loop; batch runs (--max-frames) take every frame of files once. */
-    o.media.format = GLCV_PIXEL_RGBA8;
-    if (!o.max_frames) {
-        if (o.media.mode == GLCV_MEDIA_MODE_DEFAULT)
-            o.media.mode = GLCV_MEDIA_LIVE;
-        o.media.loop = !o.no_loop;
-    }
-    o.media.logger = d.logger;
-    glcv_status st = glcv_media_create(&o.media, &d.media);
-    if (st != GLCV_OK) {
-        fprintf(stderr, "glcv-demo: cannot open the input: %s\n", glcv_status_string(st));
+    const int max_frames = o.src.max_frames;
+    glcv_media_params media = cli_source_media_params(&o.src, source_kind, GLCV_PIXEL_RGBA8, !max_frames, &d.logger);
+    if (!max_frames && media.mode == GLCV_MEDIA_MODE_DEFAULT)
+        media.mode = GLCV_MEDIA_LIVE;
+    if (cli_source_open(&media, &d.media) != CLI_OK)
         return CLI_FAIL;
-    }
     glcv_media_get_params(d.media, &d.media_params);
     d.width = d.media_params.width;
     d.height = d.media_params.height;
@@ -235,7 +172,7 @@ int main(int argc, char **argv)
     }
     d.track_mask = o.track_mask;
     d.synthetic = d.media_params.source == GLCV_MEDIA_SYNTHETIC;
-    if (o.media.source == GLCV_MEDIA_SOURCE_DEFAULT && d.synthetic)
+    if (media.source == GLCV_MEDIA_SOURCE_DEFAULT && d.synthetic)
         printf("glcv-demo: no webcam found: showing the synthetic scene\n");
     printf("glcv-demo: source: %s\n", glcv_media_describe(d.media));
 
@@ -301,7 +238,7 @@ int main(int argc, char **argv)
 
     /* With --max-frames the loop waits for every frame (a batch run); otherwise it keeps the
      * window responsive and shows frames as they come. */
-    int wait_ms = o.max_frames > 0 ? 2000 : 5;
+    int wait_ms = max_frames > 0 ? 2000 : 5;
     while (!glfwWindowShouldClose(d.win)) {
         glfwPollEvents();
         if (!d.paused && !d.ended)
@@ -317,9 +254,9 @@ int main(int argc, char **argv)
             d.fps_display = d.fps_display > 0 ? 0.9 * d.fps_display + 0.1 * inst : inst;
         }
         d.last_draw = t;
-        if (o.max_frames > 0 && (d.frames_processed >= o.max_frames || d.ended))
+        if (max_frames > 0 && (d.frames_processed >= max_frames || d.ended))
             break;
-        if (d.ended && !o.max_frames) {
+        if (d.ended && !max_frames) {
             struct timespec ts = {0, 15000000L}; /* nothing more to read: do not spin */
             nanosleep(&ts, NULL);
         }

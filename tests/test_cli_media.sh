@@ -1,0 +1,153 @@
+#!/usr/bin/env bash
+# Tests of 'glcv segment' on media sources: a lavfi graph with --max-frames; a lossless video file
+# that test_video_fixture encodes from the synthetic scene, given as a FRAME and with --video,
+# whose masks must be byte for byte those of the same frames as PNG files; a background of another
+# size; a missing video; Ctrl-C on an endless source. Without media input in glcv (no FFmpeg), a
+# media source must fail with exit status 1, and the rest is skipped.
+#
+# usage: test_cli_media.sh PATH/TO/glcv PATH/TO/test_video_fixture   (exit 0 pass, 1 fail, 77 skip)
+set -uo pipefail
+
+GLCV=${1:-}
+FIXTURE=${2:-}
+if [ -z "$GLCV" ] || [ ! -x "$GLCV" ] || [ -z "$FIXTURE" ] || [ ! -x "$FIXTURE" ]; then
+    echo "test_cli_media: glcv or test_video_fixture missing ('$GLCV', '$FIXTURE'): skipped"
+    exit 77
+fi
+
+# shellcheck source=testlib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/testlib.sh"
+testlib_init glcv_cli_media
+RUN=("$GLCV")
+
+# expect_frames DIR FIRST LAST DESCRIPTION: DIR/frame_NNNNNN_mask.png exists for NNNNNN = FIRST..LAST
+expect_frames() {
+    CHECKS=$((CHECKS + 1))
+    local k missing=""
+    for k in $(seq "$2" "$3"); do
+        [ -f "$(printf '%s/frame_%06d_mask.png' "$1" "$k")" ] || missing="$missing $k"
+    done
+    [ -z "$missing" ] || fail "$4: no mask for the frames$missing"
+}
+
+run info info
+if ! grep -q "^media: *FFmpeg" "$TMP/info.out"; then
+    echo "== without media input"
+    run nomedia segment --lavfi testsrc --max-frames 3 --learn 1 -o "$TMP/nomedia"
+    expect_rc nomedia 1 "a media source without media input"
+    expect_in nomedia err "built without media input" "the error says that media input is missing"
+    expect_absent "$TMP/nomedia" "without media input: nothing written"
+    if testlib_finish test_cli_media; then
+        echo "test_cli_media: glcv was built without media input (FFmpeg): the media tests are skipped"
+        exit 77
+    fi
+    exit 1
+fi
+
+echo "== lavfi graph, --max-frames"
+GRAPH="testsrc=size=160x120:rate=25"
+run lavfi segment --lavfi "$GRAPH" --max-frames 20 --learn 5 --engine cpu -o "$TMP/lavfi"
+expect_rc lavfi 0 "--lavfi --max-frames 20 --learn 5"
+expect_count "$TMP/lavfi/*" 15 "--lavfi: the 15 frames after the 5 learned ones"
+expect_frames "$TMP/lavfi" 5 19 "--lavfi: masks named by the frames' indices in the source"
+expect_in lavfi err "glcv: input lavfi" "the input line names the source"
+expect_in lavfi out "frames:     15 of 160x120" "--lavfi: the summary counts the segmented frames"
+expect_in lavfi out "20 frames read (5 learned from)" "--lavfi: the summary counts the frames read"
+
+echo "== a video file and the same frames as PNG files"
+"$FIXTURE" "$TMP/clip.mkv" "$TMP/clip" 16 160x120 >"$TMP/fixture_run.out" 2>"$TMP/fixture_run.err"
+echo $? >"$TMP/fixture_run.rc"
+expect_rc fixture_run 0 "test_video_fixture writes the video"
+expect_count "$TMP/clip/frame_*.png" 16 "test_video_fixture writes the frames as PNG files"
+run clip_png segment --learn 4 "$TMP/clip" --engine cpu --panels -o "$TMP/clip_png"
+expect_rc clip_png 0 "the PNG frames"
+run clip_file segment --learn 4 "$TMP/clip.mkv" --engine cpu --panels -o "$TMP/clip_file"
+expect_rc clip_file 0 "the video as a FRAME"
+run clip_opt segment --learn 4 --video "$TMP/clip.mkv" --engine cpu --panels --threads 1 -o "$TMP/clip_opt"
+expect_rc clip_opt 0 "the video with --video"
+expect_count "$TMP/clip_file/*_mask.png" 12 "the video: 12 masks after 4 learned frames"
+CHECKS=$((CHECKS + 1))
+for k in $(seq 4 15); do
+    png=$(printf '%s/frame_%04d' "$TMP/clip_png" "$k")
+    for dir in clip_file clip_opt; do
+        vid=$(printf '%s/frame_%06d' "$TMP/$dir" "$k")
+        if ! cmp -s "${png}_mask.png" "${vid}_mask.png" || ! cmp -s "${png}_panel.png" "${vid}_panel.png"; then
+            fail "$dir: frame $k of the video differs from the same frame as a PNG file"
+            break 2
+        fi
+    done
+done
+run clip_max segment --learn 4 "$TMP/clip.mkv" --max-frames 10 -o "$TMP/clip_max"
+expect_rc clip_max 0 "the video with --max-frames, the default engine"
+expect_frames "$TMP/clip_max" 4 9 "--max-frames 10 --learn 4: the masks of frames 4 to 9"
+expect_count "$TMP/clip_max/*" 6 "--max-frames 10: nothing else"
+run clip_short segment --learn 16 "$TMP/clip.mkv" -o "$TMP/clip_short"
+expect_rc clip_short 1 "--learn with all of a video's frames"
+expect_in clip_short err "the input ended after 16 frames" "a video read once needs frames after --learn"
+run clip_bg segment --bg "$TMP/clip/frame_0000.png" "$TMP/clip.mkv" --size 80x60 -o "$TMP/clip_bg"
+expect_rc clip_bg 1 "a background of another size than the scaled video"
+expect_in clip_bg err "is 160x120 but the input's frames are 80x60" "the sizes are named"
+expect_absent "$TMP/clip_bg" "a background of another size: nothing written"
+run clip_missing segment --learn 2 "$TMP/no_such_clip.mkv" -o "$TMP/clip_missing"
+expect_rc clip_missing 1 "a missing video"
+expect_in clip_missing err "cannot open the input" "a missing video is reported"
+expect_absent "$TMP/clip_missing" "a missing video: nothing written"
+run clip_two segment --learn 2 "$TMP/clip.mkv" "$TMP/clip.mkv" -o "$TMP/clip_two"
+expect_rc clip_two 2 "two video files"
+
+echo "== glcv track on the video and on its PNG frames"
+# The synthetic scene's red disc is near (103,67) in the first 160x120 frame: the same frames give
+# the same tracks, whether read from the video or from the files.
+for input in clip.mkv clip; do
+    run "track_$input" track "$TMP/$input" --roi 96,60,14,14 --engine cpu --csv "$TMP/track_$input.csv"
+    expect_rc "track_$input" 0 "glcv track $input"
+done
+CHECKS=$((CHECKS + 1))
+cmp -s "$TMP/track_clip.mkv.csv" "$TMP/track_clip.csv" || fail "glcv track: the video's tracks differ from the files'"
+expect_in track_clip.mkv out "frames 16 objects 1" "glcv track: every frame of the video"
+run track_lavfi track --lavfi "$GRAPH" --max-frames 12 --roi 10,10,30,30 --mask-from-segmenter --csv "$TMP/track_lavfi.csv" \
+    --overlay "$TMP/track_lavfi"
+expect_rc track_lavfi 0 "glcv track --lavfi --max-frames 12 --mask-from-segmenter"
+expect_in track_lavfi err "background learned from the first 12 frames" "glcv track learns a media source's background"
+CHECKS=$((CHECKS + 1))
+[ "$(wc -l <"$TMP/track_lavfi.csv")" = 13 ] || fail "glcv track --lavfi --max-frames 12: not a header and 12 rows"
+expect_count "$TMP/track_lavfi/frame_0000??_track.png" 12 "glcv track --lavfi: overlays named by the frames' indices"
+
+echo "== Ctrl-C on an endless source"
+# Once the 7th mask exists the pipeline runs; SIGINT then stops the reading, the frames read are
+# finished and written, the summary printed, and the exit status is 130.
+"$GLCV" segment --lavfi "$GRAPH" --learn 5 --engine cpu -o "$TMP/endless" >"$TMP/endless.out" 2>"$TMP/endless.err" &
+pid=$!
+for _ in $(seq 3000); do
+    [ -e "$TMP/endless/frame_000011_mask.png" ] || ! kill -0 "$pid" 2>/dev/null && break
+    sleep 0.1
+done
+kill -INT "$pid" 2>/dev/null
+for _ in $(seq 3000); do
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.1
+done
+if kill -0 "$pid" 2>/dev/null; then
+    kill -KILL "$pid"
+    fail "Ctrl-C did not stop 'glcv segment --lavfi'"
+fi
+wait "$pid"
+echo $? >"$TMP/endless.rc"
+expect_rc endless 130 "Ctrl-C: exit status 130"
+expect_in endless err "interrupted: stopped reading after" "Ctrl-C is reported"
+expect_in endless out "written:    " "Ctrl-C: the summary is printed"
+expect_count "$TMP/endless/*.tmp-*" 0 "Ctrl-C: no temporary file is left"
+CHECKS=$((CHECKS + 1))
+written=$(sed -n 's/^written: *\([0-9]*\) masks.*/\1/p' "$TMP/endless.out")
+if [ -z "$written" ] || [ "$written" -lt 7 ] || [ "$(compgen -G "$TMP/endless/*_mask.png" | wc -l)" != "$written" ]; then
+    fail "Ctrl-C: the summary says '$written' masks, $(compgen -G "$TMP/endless/*_mask.png" | wc -l) were written"
+fi
+for f in "$TMP"/endless/*_mask.png; do
+    run endless_check compare "$f" "$f"
+    if [ "$(rc_of endless_check)" != 0 ]; then
+        expect_rc endless_check 0 "Ctrl-C: $f is a whole PNG file"
+        break
+    fi
+done
+
+testlib_finish test_cli_media
