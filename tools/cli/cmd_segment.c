@@ -88,8 +88,9 @@ const char cmd_segment_help[] =
     "  --no-panels        no panels (the default, except with --synthetic)\n"
     "  --no-masks         do not write the masks\n"
     "  --threads N        worker threads that decode image files and encode and write the PNG\n"
-    "                     files, 1..256 [the number of online processors]; the segmenter runs on\n"
-    "                     one more thread, in frame order. The outputs do not depend on N\n"
+    "                     files, 1..256 [one fewer than the online processors, at least 1]; the\n"
+    "                     segmenter runs on one more thread, in frame order, and keeps a\n"
+    "                     processor of its own. The outputs do not depend on N\n"
     "  --timing           also print each stage's time per frame (read, upload, GPU passes,\n"
     "                     download, encode: mean and median), which stage limits the frame rate,\n"
     "                     and the GPU time of each kind of pass in the last frame\n"
@@ -122,7 +123,7 @@ typedef struct segment_options {
     int timing;
     int panels; /* -1: default (on for --synthetic only) */
     int masks;
-    int threads; /* 0: the online processors */
+    int threads; /* 0: one fewer than the online processors, at least 1 */
 } segment_options;
 
 /* A growing list of per-frame values, in frame order. */
@@ -307,7 +308,8 @@ static int plan_segment(segment_run *run, const cli_args *args)
     run->write_panels = opt->panels == 1 || (opt->panels == -1 && opt->synthetic > 0);
     if ((run->write_masks || run->write_panels) && !opt->outdir)
         return cli_usage("no output folder: give -o OUTDIR (or --no-masks%s)", run->write_panels ? " --no-panels" : "");
-    run->workers = opt->threads > 0 ? opt->threads : cli_online_cpus();
+    /* The segmenter's thread limits the frame rate: by default it keeps a processor to itself. */
+    run->workers = opt->threads > 0 ? opt->threads : (cli_online_cpus() > 1 ? cli_online_cpus() - 1 : 1);
     run->slot_count = 2 * run->workers + 2;
     if (opt->synthetic) {
         run->input = INPUT_SYNTHETIC;

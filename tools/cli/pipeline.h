@@ -78,7 +78,7 @@ typedef struct cli_pipeline_result {
  * and joins its threads. Returns CLI_OK or CLI_FAIL (the error printed). */
 int cli_pipeline_run(const cli_pipeline *pipeline, cli_pipeline_result *result);
 
-/* The number of online processors (at least 1): the default number of workers. */
+/* The number of online processors (at least 1). */
 int cli_online_cpus(void);
 
 #endif
