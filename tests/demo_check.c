@@ -11,9 +11,6 @@
  *       background, the mask covers that box (recall >= 0.9, precision >= 0.85: every frame was
  *       shown, so the MRF's temporal prior trails the box, moving a pixel a frame, by a pixel at
  *       most), and the overlay is as above.
- *   demo_check SHOT.png input-box W H X Y BW BH R G B
- *       the input shows that box, and the overlay is as above; the mask is not checked (a live
- *       source that dropped frames leaves the temporal prior where the box was frames ago).
  *   demo_check SHOT.png track W H INDEX CX CY BW BH ANGLE R G B
  *       a tracked object at the last frame, INDEX of the synthetic scene: the demo reported its
  *       rotated box (centre CX,CY, size BW x BH, ANGLE degrees, as cv::RotatedRect). The object's
@@ -158,7 +155,7 @@ static int check_synthetic(const glcv_image *shot, int w, int h, int index)
     return 0;
 }
 
-static void check_box(const glcv_image *shot, int w, int h, const int box[4], const int rgb[3], int mask)
+static void check_box(const glcv_image *shot, int w, int h, const int box[4], const int rgb[3])
 {
     glcv_image truth = {0};
     CHECK_OK(glcv_image_alloc(w, h, GLCV_PIXEL_GRAY8, &truth));
@@ -173,8 +170,7 @@ static void check_box(const glcv_image *shot, int w, int h, const int box[4], co
     printf("input panel: box centre (%d,%d) is %d %d %d\n", (x0 + x1) / 2, (y0 + y1) / 2, c[0], c[1], c[2]);
     CHECK(dc <= 24, "input panel: box centre is %d %d %d, expected about %d %d %d", c[0], c[1], c[2], rgb[0], rgb[1],
           rgb[2]);
-    if (mask)
-        check_mask(shot, w, h, &truth, 0.85, 0.90, 3.0);
+    check_mask(shot, w, h, &truth, 0.85, 0.90, 3.0);
     check_overlay(shot, w, h);
     glcv_image_free(&truth);
 }
@@ -296,10 +292,10 @@ int main(int argc, char **argv)
     }
     if (!strcmp(argv[2], "synthetic")) {
         check_synthetic(&shot, w, h, atoi(argv[5]));
-    } else if ((!strcmp(argv[2], "box") || !strcmp(argv[2], "input-box")) && argc >= 12) {
+    } else if (!strcmp(argv[2], "box") && argc >= 12) {
         int box[4] = {atoi(argv[5]), atoi(argv[6]), atoi(argv[7]), atoi(argv[8])};
         int rgb[3] = {atoi(argv[9]), atoi(argv[10]), atoi(argv[11])};
-        check_box(&shot, w, h, box, rgb, !strcmp(argv[2], "box"));
+        check_box(&shot, w, h, box, rgb);
     } else if (!strcmp(argv[2], "track") && argc >= 14) {
         double rbox[5] = {atof(argv[6]), atof(argv[7]), atof(argv[8]), atof(argv[9]), atof(argv[10])};
         int rgb[3] = {atoi(argv[11]), atoi(argv[12]), atoi(argv[13])};

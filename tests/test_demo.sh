@@ -165,22 +165,20 @@ demo)
     fi
 
     # Live (the default for lavfi): the source runs at 25 fps whatever the demo does, so the last
-    # frame shown is 79 or later (later when frames were dropped). Which frame that is depends on
+    # frame shown is 79 or later (later when frames were dropped). What that frame shows depends on
     # the machine's speed, and after dropped frames the temporal prior still holds the box where it
-    # was, so only the pacing and the input panel are checked: the box is whole and yellow there.
+    # was: the every-frame run above checks the pictures; this one checks the pacing.
     echo "== lavfi source, live (paced, may drop frames)"
     run live "$DEMO" --lavfi "$GRAPH" --learn 10 --max-frames 80 --screenshot "$TMP/live.png"
     expect_rc live 0 "lavfi live"
+    expect_in live log "80 frames processed" "80 frames of the live source"
     k=$(last_index live)
     CHECKS=$((CHECKS + 1))
     if [ -z "$k" ] || [ "$k" -lt 79 ]; then
         fail "lavfi live: last source frame '$k', expected 79 or later"
-    elif [ -f "$TMP/live.png" ]; then
-        "$CHECK" "$TMP/live.png" input-box 320 240 $((100 + k % 100)) 100 40 40 255 255 0 | sed 's/^/  /'
-        [ "${PIPESTATUS[0]}" = 0 ] || fail "lavfi live: screenshot check"
-    else
-        fail "lavfi live: no screenshot"
     fi
+    CHECKS=$((CHECKS + 1))
+    [ -s "$TMP/live.png" ] || fail "lavfi live: no screenshot"
 
     if [ -n "$SAMPLE" ] && [ -f "$SAMPLE" ]; then
         echo "== sample video $SAMPLE"
