@@ -324,7 +324,7 @@ static void measure_floors(floors *fl)
             glcv_engine_tex_create(e, &b, big, bigh, rgba8) == GLCV_OK) {
             glcv_pass p = {.program = prog, .label = "copy", .width = big, .height = bigh, .n_inputs = 1,
                            .n_outputs = 1};
-            p.inputs[0] = (glcv_pass_input){"source", a.id, GLCV_SAMPLE_NEAREST};
+            p.inputs[0] = (glcv_pass_input){"source", a.id, GLCV_SAMPLE_NEAREST, GL_TEXTURE_2D};
             p.outputs[0] = &b;
             double s = time_runs(e, &p, 50);
             if (m == 0) {

@@ -36,6 +36,7 @@ struct glcv_program {
     int n_outputs;
     glcv_format outputs[GLCV_MAX_OUTPUTS];
     GLint region_loc;
+    int layered; /* GLCV_LAYERED in its defines */
     uniform_loc locs[24];
     int n_locs;
 };
@@ -77,6 +78,7 @@ struct glcv_engine {
     glcv_logger logger;
     int gl_version;
     GLuint vertex_shader; /* fragment mode: the full-screen triangle */
+    GLuint layered_shaders[2]; /* layered fragment passes: vertex and geometry shader, made on first use */
     GLuint vao;
     GLuint samplers[GLCV_SAMPLE_COUNT];
     glcv_program programs[MAX_PROGRAMS];
@@ -88,6 +90,12 @@ struct glcv_engine {
     GLuint down_buffer;   /* read-back buffer */
     uint8_t *down_map;    /* its persistent mapping (GL 4.4), or NULL */
     size_t down_size;
+    /* overlapped downloads (glcv_engine_download) */
+    GLuint dl_buffers[GLCV_ENGINE_DOWNLOAD_SLOTS];
+    uint8_t *dl_maps[GLCV_ENGINE_DOWNLOAD_SLOTS]; /* persistent mapping, or the on-demand one */
+    GLsync dl_fences[GLCV_ENGINE_DOWNLOAD_SLOTS];
+    size_t dl_size;
+    int dl_next;
     glcv_glstate *state;
     int depth; /* begin/end nesting */
     /* timing */
@@ -116,7 +124,17 @@ static const format_info formats[GLCV_FORMAT_COUNT] = {
     [GLCV_FORMAT_RGBA32F] = {GL_RGBA32F, GL_RGBA, GL_FLOAT, "rgba32f", "image2D", "vec4"},
     [GLCV_FORMAT_RGBA32I] = {GL_RGBA32I, GL_RGBA_INTEGER, GL_INT, "rgba32i", "iimage2D", "ivec4"},
     [GLCV_FORMAT_R32UI] = {GL_R32UI, GL_RED_INTEGER, GL_UNSIGNED_INT, "r32ui", "uimage2D", "uvec4"},
+    [GLCV_FORMAT_R16UI] = {GL_R16UI, GL_RED_INTEGER, GL_UNSIGNED_SHORT, "r16ui", "uimage2D", "uvec4"},
+    [GLCV_FORMAT_RGBA16UI] = {GL_RGBA16UI, GL_RGBA_INTEGER, GL_UNSIGNED_SHORT, "rgba16ui", "uimage2D", "uvec4"},
+    [GLCV_FORMAT_R8UI] = {GL_R8UI, GL_RED_INTEGER, GL_UNSIGNED_BYTE, "r8ui", "uimage2D", "uvec4"},
+    [GLCV_FORMAT_RGBA8UI] = {GL_RGBA8UI, GL_RGBA_INTEGER, GL_UNSIGNED_BYTE, "rgba8ui", "uimage2D", "uvec4"},
 };
+
+static int format_is_unsigned(glcv_format f)
+{
+    return f == GLCV_FORMAT_RG8UI || f == GLCV_FORMAT_R32UI || f == GLCV_FORMAT_R16UI || f == GLCV_FORMAT_RGBA16UI ||
+           f == GLCV_FORMAT_R8UI || f == GLCV_FORMAT_RGBA8UI;
+}
 
 /* ---- shader sources ----------------------------------------------------------------------- */
 
@@ -226,17 +244,18 @@ static glcv_status compile_shader(GLenum type, const char *src, const char *what
     return GLCV_OK;
 }
 
-static glcv_status link_program(GLuint a, GLuint b, const char *what, const glcv_logger *lg, GLuint *out)
+/* Links the shaders sh[0..n-1] (names 0 are skipped). */
+static glcv_status link_program(const GLuint *sh, int n, const char *what, const glcv_logger *lg, GLuint *out)
 {
     GLuint p = glCreateProgram();
-    glAttachShader(p, a);
-    if (b)
-        glAttachShader(p, b);
+    for (int i = 0; i < n; i++)
+        if (sh[i])
+            glAttachShader(p, sh[i]);
     glLinkProgram(p);
     int ok = gl_object_ok(p, GL_LINK_STATUS, what, lg);
-    glDetachShader(p, a);
-    if (b)
-        glDetachShader(p, b);
+    for (int i = 0; i < n; i++)
+        if (sh[i])
+            glDetachShader(p, sh[i]);
     if (!ok) {
         glDeleteProgram(p);
         return GLCV_ERROR_GL;
@@ -251,6 +270,30 @@ static const char vertex_source[] = "#version 330 core\n"
                                     "    gl_Position = vec4(p * 2.0 - 1.0, 0.0, 1.0);\n"
                                     "}\n";
 
+/* Layered fragment passes: one instance per layer; the geometry shader sends the triangle to the
+ * instance's layer and hands the layer to the fragment shader. */
+static const char vertex_layered_source[] = "#version 330 core\n"
+                                            "flat out int glcv_vlayer;\n"
+                                            "void main() {\n"
+                                            "    vec2 p = vec2(float((gl_VertexID << 1) & 2), float(gl_VertexID & 2));\n"
+                                            "    gl_Position = vec4(p * 2.0 - 1.0, 0.0, 1.0);\n"
+                                            "    glcv_vlayer = gl_InstanceID;\n"
+                                            "}\n";
+static const char geometry_layered_source[] = "#version 330 core\n"
+                                              "layout(triangles) in;\n"
+                                              "layout(triangle_strip, max_vertices = 3) out;\n"
+                                              "flat in int glcv_vlayer[];\n"
+                                              "flat out int glcv_flayer;\n"
+                                              "void main() {\n"
+                                              "    for (int i = 0; i < 3; i++) {\n"
+                                              "        gl_Position = gl_in[i].gl_Position;\n"
+                                              "        gl_Layer = glcv_vlayer[0];\n"
+                                              "        glcv_flayer = glcv_vlayer[0];\n"
+                                              "        EmitVertex();\n"
+                                              "    }\n"
+                                              "    EndPrimitive();\n"
+                                              "}\n";
+
 /* Builds the full source of a pass for the given mode. */
 static char *pass_source(glcv_engine_mode mode, const char *const *files, int n_files, const char *defines,
                          const glcv_format *outputs, int n_outputs, const glcv_logger *lg)
@@ -261,7 +304,10 @@ static char *pass_source(glcv_engine_mode mode, const char *const *files, int n_
     if (defines)
         text_add(&t, defines);
     text_add(&t, compute ? "\n#define GLCV_COMPUTE 1\n" : "\n#define GLCV_FRAGMENT 1\n");
-    text_add(&t, "uniform ivec4 glcv_region;\nivec2 glcv_pos;\n");
+    int layered = defines && strstr(defines, "#define GLCV_LAYERED") != NULL;
+    text_add(&t, "uniform ivec4 glcv_region;\nivec2 glcv_pos;\nint glcv_layer;\n");
+    if (layered && !compute)
+        text_add(&t, "flat in int glcv_flayer;\n");
     if (compute)
         text_addf(&t,
                   "#ifndef GLCV_LOCAL_X\n#define GLCV_LOCAL_X %d\n#define GLCV_LOCAL_Y %d\n#endif\n"
@@ -269,7 +315,12 @@ static char *pass_source(glcv_engine_mode mode, const char *const *files, int n_
                   LOCAL_X, LOCAL_Y);
     for (int i = 0; i < n_outputs; i++) {
         const format_info *f = &formats[outputs[i]];
-        if (compute)
+        if (compute && layered)
+            text_addf(&t,
+                      "layout(%s) uniform writeonly %sArray glcv_image%d;\n"
+                      "void glcv_store%d(%s v) { imageStore(glcv_image%d, ivec3(glcv_pos, glcv_layer), v); }\n",
+                      f->image_layout, f->image_type, i, i, f->value_type, i);
+        else if (compute)
             text_addf(&t,
                       "layout(%s) uniform writeonly %s glcv_image%d;\n"
                       "void glcv_store%d(%s v) { imageStore(glcv_image%d, glcv_pos, v); }\n",
@@ -293,9 +344,10 @@ static char *pass_source(glcv_engine_mode mode, const char *const *files, int n_
     }
     if (compute)
         text_add(&t, "#ifdef GLCV_TILED\n"
-                     "void main() { glcv_pass(ivec2(gl_WorkGroupID.xy)); }\n"
+                     "void main() { glcv_layer = int(gl_WorkGroupID.z); glcv_pass(ivec2(gl_WorkGroupID.xy)); }\n"
                      "#else\n"
                      "void main() {\n"
+                     "    glcv_layer = int(gl_GlobalInvocationID.z);\n"
                      "    ivec2 p = ivec2(gl_GlobalInvocationID.xy);\n"
                      "    if (p.x >= glcv_region.z || p.y >= glcv_region.w) return;\n"
                      "    glcv_pos = p + glcv_region.xy;\n"
@@ -305,6 +357,11 @@ static char *pass_source(glcv_engine_mode mode, const char *const *files, int n_
     else
         text_add(&t, "void main() {\n"
                      "    glcv_pos = ivec2(gl_FragCoord.xy);\n"
+                     "#ifdef GLCV_LAYERED\n"
+                     "    glcv_layer = glcv_flayer;\n"
+                     "#else\n"
+                     "    glcv_layer = 0;\n"
+                     "#endif\n"
                      "    glcv_pass(glcv_pos);\n"
                      "}\n");
     if (t.failed) {
@@ -331,7 +388,27 @@ static glcv_status build_program(glcv_engine *e, glcv_engine_mode mode, const ch
     free(src);
     if (st != GLCV_OK)
         return st;
-    st = link_program(sh, mode == GLCV_ENGINE_COMPUTE ? 0 : e->vertex_shader, key, &e->logger, &prog->id);
+    prog->layered = defines && strstr(defines, "#define GLCV_LAYERED") != NULL;
+    GLuint shaders[3] = {sh, 0, 0};
+    if (mode != GLCV_ENGINE_COMPUTE && prog->layered) {
+        if (!e->layered_shaders[0] &&
+            (st = compile_shader(GL_VERTEX_SHADER, vertex_layered_source, "layered vertex", &e->logger,
+                                 &e->layered_shaders[0])) != GLCV_OK) {
+            glDeleteShader(sh);
+            return st;
+        }
+        if (!e->layered_shaders[1] &&
+            (st = compile_shader(GL_GEOMETRY_SHADER, geometry_layered_source, "layered geometry", &e->logger,
+                                 &e->layered_shaders[1])) != GLCV_OK) {
+            glDeleteShader(sh);
+            return st;
+        }
+        shaders[1] = e->layered_shaders[0];
+        shaders[2] = e->layered_shaders[1];
+    } else if (mode != GLCV_ENGINE_COMPUTE) {
+        shaders[1] = e->vertex_shader;
+    }
+    st = link_program(shaders, 3, key, &e->logger, &prog->id);
     glDeleteShader(sh);
     if (st != GLCV_OK)
         return st;
@@ -393,7 +470,7 @@ static void clear_bound(glcv_format format)
     static const GLfloat zf[4] = {0, 0, 0, 0};
     static const GLuint zu[4] = {0, 0, 0, 0};
     static const GLint zi[4] = {0, 0, 0, 0};
-    if (format == GLCV_FORMAT_RG8UI || format == GLCV_FORMAT_R32UI)
+    if (format_is_unsigned(format))
         glClearBufferuiv(GL_COLOR, 0, zu);
     else if (format == GLCV_FORMAT_RGBA32I)
         glClearBufferiv(GL_COLOR, 0, zi);
@@ -416,33 +493,48 @@ glcv_status glcv_engine_clear(glcv_engine *e, const glcv_tex *tex)
 
 glcv_status glcv_engine_tex_create(glcv_engine *e, glcv_tex *tex, int width, int height, glcv_format format)
 {
+    return glcv_engine_tex_create_layers(e, tex, width, height, 0, format);
+}
+
+glcv_status glcv_engine_tex_create_layers(glcv_engine *e, glcv_tex *tex, int width, int height, int layers,
+                                          glcv_format format)
+{
     memset(tex, 0, sizeof *tex);
-    GLint max_size = 0;
+    GLint max_size = 0, max_layers = 0;
     glGetIntegerv(GL_MAX_TEXTURE_SIZE, &max_size);
+    glGetIntegerv(GL_MAX_ARRAY_TEXTURE_LAYERS, &max_layers);
     if (width < 1 || height < 1 || width > max_size || height > max_size)
         return glcv_fail(&e->logger, GLCV_ERROR_UNSUPPORTED, "texture %dx%d outside 1..GL_MAX_TEXTURE_SIZE (%d)",
                          width, height, max_size);
+    if (layers < 0 || layers > max_layers)
+        return glcv_fail(&e->logger, GLCV_ERROR_UNSUPPORTED, "%d layers outside 1..GL_MAX_ARRAY_TEXTURE_LAYERS (%d)",
+                         layers, max_layers);
     glcv_gl_clear_errors();
     const format_info *f = &formats[format];
+    GLenum target = layers ? GL_TEXTURE_2D_ARRAY : GL_TEXTURE_2D;
     GLuint id = 0;
     glGenTextures(1, &id);
-    glBindTexture(GL_TEXTURE_2D, id);
-    glTexImage2D(GL_TEXTURE_2D, 0, (GLint)f->internal, width, height, 0, f->format, f->type, NULL);
-    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAX_LEVEL, 0);
-    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_NEAREST);
-    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_NEAREST);
-    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_S, GL_CLAMP_TO_EDGE);
-    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_T, GL_CLAMP_TO_EDGE);
+    glBindTexture(target, id);
+    if (layers)
+        glTexImage3D(target, 0, (GLint)f->internal, width, height, layers, 0, f->format, f->type, NULL);
+    else
+        glTexImage2D(target, 0, (GLint)f->internal, width, height, 0, f->format, f->type, NULL);
+    glTexParameteri(target, GL_TEXTURE_MAX_LEVEL, 0);
+    glTexParameteri(target, GL_TEXTURE_MIN_FILTER, GL_NEAREST);
+    glTexParameteri(target, GL_TEXTURE_MAG_FILTER, GL_NEAREST);
+    glTexParameteri(target, GL_TEXTURE_WRAP_S, GL_CLAMP_TO_EDGE);
+    glTexParameteri(target, GL_TEXTURE_WRAP_T, GL_CLAMP_TO_EDGE);
     glcv_status st = glcv_gl_check(&e->logger, "texture creation");
     if (st != GLCV_OK) {
         glDeleteTextures(1, &id);
         return st;
     }
-    /* Renderable (fragment mode) and clearable: check framebuffer completeness once. */
+    /* Renderable (fragment mode) and clearable: check framebuffer completeness once (every layer
+     * of an array: the attachment is layered). */
     GLuint fbo = 0;
     glGenFramebuffers(1, &fbo);
     glBindFramebuffer(GL_DRAW_FRAMEBUFFER, fbo);
-    glFramebufferTexture2D(GL_DRAW_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_TEXTURE_2D, id, 0);
+    glFramebufferTexture(GL_DRAW_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, id, 0);
     GLenum complete = glCheckFramebufferStatus(GL_DRAW_FRAMEBUFFER);
     if (complete == GL_FRAMEBUFFER_COMPLETE)
         clear_bound(format); /* defined initial content: zero */
@@ -461,6 +553,7 @@ glcv_status glcv_engine_tex_create(glcv_engine *e, glcv_tex *tex, int width, int
     tex->id = id;
     tex->width = width;
     tex->height = height;
+    tex->layers = layers;
     tex->format = format;
     return GLCV_OK;
 }
@@ -511,7 +604,7 @@ static glcv_status get_fbo(glcv_engine *e, const glcv_tex *const *outs, int n, G
     GLenum bufs[GLCV_MAX_OUTPUTS];
     for (int k = 0; k < GLCV_MAX_OUTPUTS; k++) {
         GLuint id = k < n ? outs[k]->id : 0;
-        glFramebufferTexture2D(GL_DRAW_FRAMEBUFFER, GL_COLOR_ATTACHMENT0 + k, GL_TEXTURE_2D, id, 0);
+        glFramebufferTexture(GL_DRAW_FRAMEBUFFER, GL_COLOR_ATTACHMENT0 + k, id, 0);
         bufs[k] = GL_COLOR_ATTACHMENT0 + k;
         victim->attachments[k] = id;
     }
@@ -573,7 +666,14 @@ glcv_pass glcv_pass_make(glcv_program *program, const char *label, int width, in
 void glcv_pass_add_input(glcv_pass *p, const char *name, GLuint texture, glcv_sampling sampling)
 {
     if (p->n_inputs < GLCV_MAX_INPUTS)
-        p->inputs[p->n_inputs++] = (glcv_pass_input){name, texture, sampling};
+        p->inputs[p->n_inputs++] = (glcv_pass_input){name, texture, sampling, GL_TEXTURE_2D};
+}
+
+void glcv_pass_add_input_tex(glcv_pass *p, const char *name, const glcv_tex *texture, glcv_sampling sampling)
+{
+    if (p->n_inputs < GLCV_MAX_INPUTS)
+        p->inputs[p->n_inputs++] =
+            (glcv_pass_input){name, texture->id, sampling, texture->layers ? GL_TEXTURE_2D_ARRAY : GL_TEXTURE_2D};
 }
 
 void glcv_pass_add_output(glcv_pass *p, const glcv_tex *texture)
@@ -644,7 +744,7 @@ glcv_status glcv_engine_run(glcv_engine *e, const glcv_pass *pass)
     for (int i = 0; i < pass->n_inputs; i++) {
         const glcv_pass_input *in = &pass->inputs[i];
         glActiveTexture(GL_TEXTURE0 + i);
-        glBindTexture(GL_TEXTURE_2D, in->texture);
+        glBindTexture(in->target, in->texture);
         glBindSampler((GLuint)i, e->samplers[in->sampling]);
         GLint loc = uniform_location(p, in->name);
         if (loc >= 0)
@@ -655,18 +755,23 @@ glcv_status glcv_engine_run(glcv_engine *e, const glcv_pass *pass)
     if (p->region_loc >= 0)
         glUniform4i(p->region_loc, pass->x, pass->y, pass->width, pass->height);
 
+    /* Layered programs: every layer of the outputs (they are arrays of one layer count). */
+    int layers = p->layered ? pass->outputs[0]->layers : 1;
+    if (p->layered && layers < 1)
+        return glcv_fail(&e->logger, GLCV_ERROR_INVALID_ARGUMENT, "pass %s: a layered pass needs array outputs",
+                         p->key);
     GLuint q = timing_query(e, pass->label);
     if (q)
         glBeginQuery(GL_TIME_ELAPSED, q);
     if (e->mode == GLCV_ENGINE_COMPUTE) {
         for (int i = 0; i < pass->n_outputs; i++)
-            glBindImageTexture((GLuint)i, pass->outputs[i]->id, 0, GL_FALSE, 0, GL_WRITE_ONLY,
-                               formats[pass->outputs[i]->format].internal);
+            glBindImageTexture((GLuint)i, pass->outputs[i]->id, 0, p->layered ? GL_TRUE : GL_FALSE, 0,
+                               GL_WRITE_ONLY, formats[pass->outputs[i]->format].internal);
         if (pass->groups_x > 0)
-            glDispatchCompute((GLuint)pass->groups_x, (GLuint)pass->groups_y, 1);
+            glDispatchCompute((GLuint)pass->groups_x, (GLuint)pass->groups_y, (GLuint)layers);
         else
             glDispatchCompute((GLuint)(pass->width + LOCAL_X - 1) / LOCAL_X,
-                              (GLuint)(pass->height + LOCAL_Y - 1) / LOCAL_Y, 1);
+                              (GLuint)(pass->height + LOCAL_Y - 1) / LOCAL_Y, (GLuint)layers);
         glMemoryBarrier(GL_TEXTURE_FETCH_BARRIER_BIT | GL_SHADER_IMAGE_ACCESS_BARRIER_BIT);
     } else {
         GLuint fbo = 0;
@@ -678,7 +783,10 @@ glcv_status glcv_engine_run(glcv_engine *e, const glcv_pass *pass)
         }
         glViewport(pass->x, pass->y, pass->width, pass->height);
         glBindVertexArray(e->vao);
-        glDrawArrays(GL_TRIANGLES, 0, 3);
+        if (p->layered)
+            glDrawArraysInstanced(GL_TRIANGLES, 0, 3, layers);
+        else
+            glDrawArrays(GL_TRIANGLES, 0, 3);
     }
     if (q)
         glEndQuery(GL_TIME_ELAPSED);
@@ -815,6 +923,39 @@ glcv_status glcv_engine_upload_staged(glcv_engine *e, const glcv_tex *tex, int s
     return glcv_gl_check(&e->logger, "upload");
 }
 
+glcv_status glcv_engine_upload_staged_raw(glcv_engine *e, const glcv_tex *tex, int slot, GLenum gl_format,
+                                          GLenum gl_type)
+{
+    stage_ring *r = &e->up;
+    if (slot < 0 || slot >= STAGE_SLOTS || !r->buffers[slot])
+        return glcv_fail(&e->logger, GLCV_ERROR_INVALID_ARGUMENT, "upload: bad staging slot");
+    glBindBuffer(GL_PIXEL_UNPACK_BUFFER, r->buffers[slot]);
+    if (!r->persistent)
+        glUnmapBuffer(GL_PIXEL_UNPACK_BUFFER);
+    glPixelStorei(GL_UNPACK_ALIGNMENT, 1);
+    glPixelStorei(GL_UNPACK_ROW_LENGTH, 0);
+    glPixelStorei(GL_UNPACK_SKIP_PIXELS, 0);
+    glPixelStorei(GL_UNPACK_SKIP_ROWS, 0);
+    glPixelStorei(GL_UNPACK_SWAP_BYTES, GL_FALSE);
+    glPixelStorei(GL_UNPACK_LSB_FIRST, GL_FALSE);
+    glPixelStorei(GL_UNPACK_IMAGE_HEIGHT, 0);
+    glPixelStorei(GL_UNPACK_SKIP_IMAGES, 0);
+    glActiveTexture(GL_TEXTURE0);
+    if (tex->layers) {
+        glBindTexture(GL_TEXTURE_2D_ARRAY, tex->id);
+        glTexSubImage3D(GL_TEXTURE_2D_ARRAY, 0, 0, 0, 0, tex->width, tex->height, tex->layers, gl_format, gl_type,
+                        (const void *)0);
+    } else {
+        glBindTexture(GL_TEXTURE_2D, tex->id);
+        glTexSubImage2D(GL_TEXTURE_2D, 0, 0, 0, tex->width, tex->height, gl_format, gl_type, (const void *)0);
+    }
+    glBindBuffer(GL_PIXEL_UNPACK_BUFFER, 0);
+    if (r->fences[slot])
+        glDeleteSync(r->fences[slot]);
+    r->fences[slot] = glFenceSync(GL_SYNC_GPU_COMMANDS_COMPLETE, 0);
+    return glcv_gl_check(&e->logger, "upload");
+}
+
 glcv_status glcv_engine_upload(glcv_engine *e, const glcv_tex *tex, const glcv_image *img)
 {
     if (!pixel_gl_format(img->format))
@@ -911,6 +1052,100 @@ glcv_status glcv_engine_read(glcv_engine *e, GLuint texture, int width, int heig
     }
     glBindBuffer(GL_PIXEL_PACK_BUFFER, 0);
     return st;
+}
+
+static void download_release(glcv_engine *e)
+{
+    for (int i = 0; i < GLCV_ENGINE_DOWNLOAD_SLOTS; i++) {
+        if (e->dl_fences[i])
+            glDeleteSync(e->dl_fences[i]);
+        e->dl_fences[i] = NULL;
+        if (e->dl_buffers[i] && e->dl_maps[i]) {
+            glBindBuffer(GL_PIXEL_PACK_BUFFER, e->dl_buffers[i]);
+            glUnmapBuffer(GL_PIXEL_PACK_BUFFER);
+        }
+        e->dl_maps[i] = NULL;
+    }
+    glBindBuffer(GL_PIXEL_PACK_BUFFER, 0);
+    glDeleteBuffers(GLCV_ENGINE_DOWNLOAD_SLOTS, e->dl_buffers);
+    memset(e->dl_buffers, 0, sizeof e->dl_buffers);
+    e->dl_size = 0;
+}
+
+glcv_status glcv_engine_download(glcv_engine *e, const glcv_tex *tex, GLenum gl_format, GLenum gl_type, size_t bytes,
+                                 int *slot)
+{
+    int persistent = e->gl_version >= 44;
+    glcv_engine_sync_writes(e);
+    if (bytes > e->dl_size) {
+        download_release(e);
+        glGenBuffers(GLCV_ENGINE_DOWNLOAD_SLOTS, e->dl_buffers);
+        for (int i = 0; i < GLCV_ENGINE_DOWNLOAD_SLOTS; i++) {
+            glBindBuffer(GL_PIXEL_PACK_BUFFER, e->dl_buffers[i]);
+            if (persistent) {
+                const GLbitfield flags = GL_MAP_READ_BIT | GL_MAP_PERSISTENT_BIT | GL_MAP_COHERENT_BIT;
+                glBufferStorage(GL_PIXEL_PACK_BUFFER, (GLsizeiptr)bytes, NULL, flags | GL_CLIENT_STORAGE_BIT);
+                e->dl_maps[i] = glMapBufferRange(GL_PIXEL_PACK_BUFFER, 0, (GLsizeiptr)bytes, flags);
+                if (!e->dl_maps[i])
+                    break;
+            } else {
+                glBufferData(GL_PIXEL_PACK_BUFFER, (GLsizeiptr)bytes, NULL, GL_STREAM_READ);
+            }
+        }
+        glBindBuffer(GL_PIXEL_PACK_BUFFER, 0);
+        glcv_status st = glcv_gl_check(&e->logger, "download buffers");
+        if (st != GLCV_OK || (persistent && !e->dl_maps[GLCV_ENGINE_DOWNLOAD_SLOTS - 1])) {
+            download_release(e);
+            return st != GLCV_OK ? st : glcv_fail(&e->logger, GLCV_ERROR_GL, "download buffer mapping failed");
+        }
+        e->dl_size = bytes;
+        e->dl_next = 0;
+    }
+    int i = e->dl_next;
+    e->dl_next = (i + 1) % GLCV_ENGINE_DOWNLOAD_SLOTS;
+    if (e->dl_fences[i]) {
+        glDeleteSync(e->dl_fences[i]);
+        e->dl_fences[i] = NULL;
+    }
+    glBindBuffer(GL_PIXEL_PACK_BUFFER, e->dl_buffers[i]);
+    if (!persistent && e->dl_maps[i]) {
+        glUnmapBuffer(GL_PIXEL_PACK_BUFFER);
+        e->dl_maps[i] = NULL;
+    }
+    glPixelStorei(GL_PACK_ALIGNMENT, 1);
+    glPixelStorei(GL_PACK_ROW_LENGTH, 0);
+    glPixelStorei(GL_PACK_SKIP_PIXELS, 0);
+    glPixelStorei(GL_PACK_SKIP_ROWS, 0);
+    glPixelStorei(GL_PACK_SWAP_BYTES, GL_FALSE);
+    glPixelStorei(GL_PACK_LSB_FIRST, GL_FALSE);
+    glPixelStorei(GL_PACK_IMAGE_HEIGHT, 0);
+    glPixelStorei(GL_PACK_SKIP_IMAGES, 0);
+    GLenum target = tex->layers ? GL_TEXTURE_2D_ARRAY : GL_TEXTURE_2D;
+    glActiveTexture(GL_TEXTURE0);
+    glBindTexture(target, tex->id);
+    glGetTexImage(target, 0, gl_format, gl_type, (void *)0);
+    glBindBuffer(GL_PIXEL_PACK_BUFFER, 0);
+    e->dl_fences[i] = glFenceSync(GL_SYNC_GPU_COMMANDS_COMPLETE, 0);
+    glFlush();
+    *slot = i;
+    return glcv_gl_check(&e->logger, "download");
+}
+
+glcv_status glcv_engine_download_wait(glcv_engine *e, int slot, const void **ptr)
+{
+    *ptr = NULL;
+    if (slot < 0 || slot >= GLCV_ENGINE_DOWNLOAD_SLOTS || !e->dl_buffers[slot])
+        return glcv_fail(&e->logger, GLCV_ERROR_INVALID_ARGUMENT, "download: bad slot");
+    wait_fence(&e->dl_fences[slot]);
+    if (!e->dl_maps[slot]) {
+        glBindBuffer(GL_PIXEL_PACK_BUFFER, e->dl_buffers[slot]);
+        e->dl_maps[slot] = glMapBufferRange(GL_PIXEL_PACK_BUFFER, 0, (GLsizeiptr)e->dl_size, GL_MAP_READ_BIT);
+        glBindBuffer(GL_PIXEL_PACK_BUFFER, 0);
+        if (!e->dl_maps[slot])
+            return glcv_fail(&e->logger, GLCV_ERROR_GL, "download buffer mapping failed");
+    }
+    *ptr = e->dl_maps[slot];
+    return GLCV_OK;
 }
 
 glcv_status glcv_engine_check_input(glcv_engine *e, GLuint texture, int width, int height)
@@ -1067,7 +1302,7 @@ static glcv_engine_mode probe_mode(glcv_engine *e)
         if (build_program(e, modes[m], "engine_probe", files, 1, NULL, &fmt, 1, &prog) == GLCV_OK) {
             glcv_pass pass = {.program = &prog, .label = "probe", .width = 512, .height = 512, .n_inputs = 1,
                               .n_outputs = 1};
-            pass.inputs[0] = (glcv_pass_input){"source", in.id, GLCV_SAMPLE_NEAREST};
+            pass.inputs[0] = (glcv_pass_input){"source", in.id, GLCV_SAMPLE_NEAREST, GL_TEXTURE_2D};
             pass.outputs[0] = &out;
             ms[m] = time_pass(e, &pass, 5);
             glDeleteProgram(prog.id);
@@ -1195,6 +1430,7 @@ void glcv_engine_destroy(glcv_engine **engine)
         if (e->read_fbo)
             glDeleteFramebuffers(1, &e->read_fbo);
         stage_release(&e->up);
+        download_release(e);
         if (e->down_buffer) {
             glBindBuffer(GL_PIXEL_PACK_BUFFER, e->down_buffer);
             if (e->down_map)
@@ -1204,6 +1440,9 @@ void glcv_engine_destroy(glcv_engine **engine)
         }
         if (e->vertex_shader)
             glDeleteShader(e->vertex_shader);
+        for (int i = 0; i < 2; i++)
+            if (e->layered_shaders[i])
+                glDeleteShader(e->layered_shaders[i]);
         if (e->vao)
             glDeleteVertexArrays(1, &e->vao);
         if (e->samplers[0])

@@ -9,6 +9,11 @@
  * Compute programs may define GLCV_LOCAL_X/GLCV_LOCAL_Y (work group size, default 16 x 8) and
  * GLCV_TILED (work-group-level code: see glcv_pass.groups_x) in their defines.
  *
+ * Layered programs (their defines contain "#define GLCV_LAYERED") run once per layer of their
+ * outputs, which are texture arrays, all layers in one draw (instanced, the layer chosen by a
+ * geometry shader) or one dispatch (the layer is the z of the grid); `int glcv_layer` is the
+ * layer being computed and glcv_store<i> writes to it. Their inputs are sampler2DArray.
+ *
  * Every call needs the engine's GL context current. Not thread-safe by itself: the module that
  * owns an engine serialises calls. */
 #ifndef GLCV_ENGINE_H
@@ -35,12 +40,19 @@ typedef enum glcv_format {
     GLCV_FORMAT_RGBA32F,  /* float, rgba32f */
     GLCV_FORMAT_RGBA32I,  /* signed integer, rgba32i */
     GLCV_FORMAT_R32UI,    /* unsigned integer, r32ui */
+    GLCV_FORMAT_R16UI,    /* unsigned integer, r16ui */
+    GLCV_FORMAT_RGBA16UI, /* unsigned integer, rgba16ui */
+    GLCV_FORMAT_R8UI,     /* unsigned integer, r8ui */
+    GLCV_FORMAT_RGBA8UI,  /* unsigned integer, rgba8ui */
     GLCV_FORMAT_COUNT
 } glcv_format;
 
+/* A texture the engine made: GL_TEXTURE_2D when `layers` is 0, else GL_TEXTURE_2D_ARRAY with
+ * that many layers (one per stream of a batch). */
 typedef struct glcv_tex {
     GLuint id;
     int width, height;
+    int layers;
     glcv_format format;
 } glcv_tex;
 
@@ -55,6 +67,7 @@ typedef struct glcv_pass_input {
     const char *name; /* sampler uniform name */
     GLuint texture;
     glcv_sampling sampling;
+    GLenum target; /* GL_TEXTURE_2D, or GL_TEXTURE_2D_ARRAY for a layered input */
 } glcv_pass_input;
 
 typedef enum glcv_uniform_type {
@@ -91,6 +104,8 @@ typedef struct glcv_pass {
  * pointers it is given (names, output textures, uniform arrays): they must outlive the run. */
 glcv_pass glcv_pass_make(glcv_program *program, const char *label, int width, int height);
 void glcv_pass_add_input(glcv_pass *pass, const char *name, GLuint texture, glcv_sampling sampling);
+/* An engine texture as input: a texture array is bound as one (sampler2DArray). */
+void glcv_pass_add_input_tex(glcv_pass *pass, const char *name, const glcv_tex *texture, glcv_sampling sampling);
 void glcv_pass_add_output(glcv_pass *pass, const glcv_tex *texture);
 /* GLCV_U_1I, 2I or 4I: up to four ints (the unused ones 0). */
 void glcv_pass_add_uniform_i(glcv_pass *pass, const char *name, glcv_uniform_type type, int a, int b);
@@ -115,6 +130,9 @@ glcv_status glcv_engine_program(glcv_engine *engine, const char *key, const char
 
 /* Texture creation, validated (GL errors; renderable and storable in the engine's mode). */
 glcv_status glcv_engine_tex_create(glcv_engine *engine, glcv_tex *tex, int width, int height, glcv_format format);
+/* A texture array of `layers` >= 1 layers (UNSUPPORTED above GL_MAX_ARRAY_TEXTURE_LAYERS). */
+glcv_status glcv_engine_tex_create_layers(glcv_engine *engine, glcv_tex *tex, int width, int height, int layers,
+                                          glcv_format format);
 void glcv_engine_tex_destroy(glcv_engine *engine, glcv_tex *tex);
 /* Sets every texel of an engine texture to zero. Between begin and end. */
 glcv_status glcv_engine_clear(glcv_engine *engine, const glcv_tex *tex);
@@ -141,6 +159,12 @@ glcv_status glcv_engine_stage(glcv_engine *engine, size_t bytes, void **ptr, int
 glcv_status glcv_engine_upload_staged(glcv_engine *engine, const glcv_tex *tex, int slot, glcv_pixel_format format,
                                       int width, int height);
 
+/* Copies a staged block into every layer of an engine texture (or the whole of a 2D one) in one
+ * transfer: `gl_format`/`gl_type` as for glTexSubImage3D, layers one after the other, rows
+ * tightly packed. Between begin and end. */
+glcv_status glcv_engine_upload_staged_raw(glcv_engine *engine, const glcv_tex *tex, int slot, GLenum gl_format,
+                                          GLenum gl_type);
+
 /* Uploads host pixels (any glcv_pixel_format but GRAY8, any stride) into an RGBA8 texture of
  * the same size through the staging ring. Between begin and end. */
 glcv_status glcv_engine_upload(glcv_engine *engine, const glcv_tex *tex, const glcv_image *image);
@@ -149,6 +173,16 @@ glcv_status glcv_engine_upload(glcv_engine *engine, const glcv_tex *tex, const g
  * rows tightly packed with `row_bytes` per row. Between begin and end. */
 glcv_status glcv_engine_read(glcv_engine *engine, GLuint texture, int width, int height, GLenum gl_format,
                              GLenum gl_type, void *dst, size_t row_bytes);
+
+/* Downloads, overlapped with later work: queues a copy of every layer of an engine texture
+ * (`gl_format`/`gl_type` as for glGetTexImage, rows tightly packed, layers one after the other)
+ * into slot *slot of a small ring of pixel-pack buffers and returns at once. download_wait
+ * waits for the copy of that slot and returns its memory, valid until the slot comes round
+ * again (GLCV_ENGINE_DOWNLOAD_SLOTS downloads later). Between begin and end. */
+#define GLCV_ENGINE_DOWNLOAD_SLOTS 3
+glcv_status glcv_engine_download(glcv_engine *engine, const glcv_tex *tex, GLenum gl_format, GLenum gl_type,
+                                 size_t bytes, int *slot);
+glcv_status glcv_engine_download_wait(glcv_engine *engine, int slot, const void **ptr);
 
 /* Validates a caller's texture as a pass input: a GL_TEXTURE_2D of the given size with a colour
  * format. */

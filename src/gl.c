@@ -69,7 +69,7 @@ static const GLenum pack_names[] = {GL_PACK_ALIGNMENT,  GL_PACK_ROW_LENGTH,  GL_
 struct glcv_glstate {
     int images;
     GLint program, vao, draw_fbo, read_fbo, viewport[4], active_texture;
-    GLint texture[STATE_UNITS], sampler[STATE_UNITS];
+    GLint texture[STATE_UNITS], texture_array[STATE_UNITS], sampler[STATE_UNITS];
     GLint unpack_buffer, pack_buffer;
     GLint unpack[N_STORE], pack[N_STORE];
     GLboolean cap[N_CAPS];
@@ -103,6 +103,7 @@ void glcv_glstate_save(glcv_glstate *s, int images)
     for (int u = 0; u < STATE_UNITS; u++) {
         glActiveTexture(GL_TEXTURE0 + u);
         glGetIntegerv(GL_TEXTURE_BINDING_2D, &s->texture[u]);
+        glGetIntegerv(GL_TEXTURE_BINDING_2D_ARRAY, &s->texture_array[u]);
         glGetIntegerv(GL_SAMPLER_BINDING, &s->sampler[u]);
     }
     glGetIntegerv(GL_PIXEL_UNPACK_BUFFER_BINDING, &s->unpack_buffer);
@@ -161,6 +162,7 @@ void glcv_glstate_restore(const glcv_glstate *s)
     for (int u = 0; u < STATE_UNITS; u++) {
         glActiveTexture(GL_TEXTURE0 + u);
         glBindTexture(GL_TEXTURE_2D, (GLuint)s->texture[u]);
+        glBindTexture(GL_TEXTURE_2D_ARRAY, (GLuint)s->texture_array[u]);
         glBindSampler((GLuint)u, (GLuint)s->sampler[u]);
     }
     glActiveTexture((GLenum)s->active_texture);
