@@ -8,6 +8,7 @@
 #include "context.h"
 #include "cuda.h"
 #include "segment.h"
+#include "bgsub.h"
 #include "match.h"
 #include "correlate.h"
 #include "track.h"

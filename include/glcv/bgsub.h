@@ -1,0 +1,164 @@
+/* glcv background subtraction: VSAM adaptive background subtraction (Collins et al., CMU VSAM
+ * 2000, as Temizel et al. build it on the GPU in GPU Gems 3 chapter 34) and frame differencing,
+ * for one camera or many cameras of one size at once.
+ *
+ * Per pixel and channel (values 0..255; B and T kept in 8.8 fixed point, so every engine gives
+ * the same bits), with I_n the current frame and I_n-1, I_n-2 the two before it:
+ *   DIFF2   foreground where |I_n - I_n-1| > T
+ *   DIFF3   foreground where |I_n - I_n-1| > T and |I_n - I_n-2| > T
+ *   VSAM    moving where |I_n - I_n-1| > T and |I_n - I_n-2| > T; foreground where |I_n - B| > T;
+ *           where the pixel is neither moving nor foreground, B and T adapt:
+ *             B <- alpha B + (1 - alpha) I_n
+ *             T <- max(min_threshold, alpha T + (1 - alpha) c |I_n - B|)
+ * In colour a pixel moves, or is foreground, where any of its channels does. T is per pixel and
+ * channel: min_threshold until learned (glcv_bgsub_learn_*), which measures it on the scene.
+ * The exact integer arithmetic is written in src/bgsub_cpu.c; docs/QUALITY.md has the measured
+ * quality.
+ *
+ * Many cameras: `streams` cameras of one size are one object. Their frames are handed over as a
+ * set (one image per stream), uploaded in one transfer and processed by one draw or dispatch per
+ * pass for all streams (GL texture arrays, one layer per stream).
+ *
+ * Engines: FRAGMENT and COMPUTE (GL passes in the current context; GL 3.3 core, compute 4.3) and
+ * CPU (the same integer arithmetic in C: the fallback and the tests' oracle). AUTO (the default)
+ * picks as the segmenter does (glcv/segment.h), CPU when no GL context is current. CUDA is
+ * INVALID_ARGUMENT. Every engine gives the same masks, backgrounds and thresholds, bit for bit.
+ *
+ * Thread safety: every function locks the object's mutex. Every function that uses GL follows
+ * the GL rules of glcv/core.h.
+ */
+#ifndef GLCV_BGSUB_H
+#define GLCV_BGSUB_H
+
+#include "core.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct glcv_bgsub glcv_bgsub;
+
+/* 0 (DEFAULT) is VSAM. */
+typedef enum glcv_bgsub_method {
+    GLCV_BGSUB_DEFAULT = 0,
+    GLCV_BGSUB_VSAM = 1,
+    GLCV_BGSUB_DIFF2 = 2,
+    GLCV_BGSUB_DIFF3 = 3
+} glcv_bgsub_method;
+
+/* "vsam", "diff2", "diff3" ("vsam" for DEFAULT); "?" for unknown values. */
+GLCV_API const char *glcv_bgsub_method_string(glcv_bgsub_method method);
+/* Parses the names above; INVALID_ARGUMENT for anything else. */
+GLCV_API glcv_status glcv_bgsub_method_parse(const char *name, glcv_bgsub_method *out);
+
+/* How the GL engines lay out the work (the CPU engine ignores it). 0 (DEFAULT) is SINGLE. */
+typedef enum glcv_bgsub_passes {
+    GLCV_BGSUB_PASSES_DEFAULT = 0,
+    /* One pass writes the mask, B and T together (multiple render targets, or three image
+     * stores). */
+    GLCV_BGSUB_SINGLE_PASS = 1,
+    /* The chapter's chain of kernels: moving pixels, background, threshold, foreground, each a
+     * pass of its own. Slower (docs/PERFORMANCE.md); kept for comparison. */
+    GLCV_BGSUB_MULTI_PASS = 2
+} glcv_bgsub_passes;
+
+/* Zero fields mean defaults. */
+typedef struct glcv_bgsub_params {
+    int width;   /* required, 1..16384 */
+    int height;  /* required, 1..16384 */
+    int streams; /* cameras processed together, default 1; 1..2048 (and at most the GL's
+                  * GL_MAX_ARRAY_TEXTURE_LAYERS) */
+    glcv_bgsub_method method; /* default VSAM */
+    /* The layout of the frames the object takes (GRAY8, RGB8, RGBA8, BGR8, BGRA8; default RGB8).
+     * Frames in this layout are uploaded as they are; frames in another one are converted on the
+     * host first. */
+    glcv_pixel_format format;
+    /* Nonzero: work on luma, Y = (77 R + 150 G + 29 B + 128) >> 8, as the chapter does (always so
+     * when `format` is GRAY8). Default 0: the three colour channels. */
+    int gray;
+    float alpha;         /* 0 < alpha < 1; default 0.92 (the chapter's) */
+    float c;             /* T's multiple of |I - B|, 0 < c <= 16; default 3 (the chapter's) */
+    float min_threshold; /* T never falls below it, 0..255; default 20 (the chapter's) */
+    glcv_engine_mode engine;  /* default AUTO */
+    glcv_bgsub_passes passes; /* default SINGLE */
+    /* Gray only: 1 packs 4 horizontally adjacent pixels into one RGBA8 texel (the chapter's
+     * 32-bit access), -1 keeps one pixel per texel, 0 (default) packs when width % 4 == 0.
+     * Masks and images read back are the same either way. */
+    int packed;
+    /* Nonzero: every frame set's masks are downloaded into host memory as soon as they are made
+     * (one transfer per set, overlapped with the next set's work), so that glcv_bgsub_read_masks
+     * with age 1 does not wait. Default 0: masks are read when asked for. */
+    int download;
+    int timing; /* nonzero: GPU timer queries per pass (glcv_bgsub_timings) */
+    glcv_logger logger;
+} glcv_bgsub_params;
+
+#define GLCV_BGSUB_PARAMS(...) ((glcv_bgsub_params){__VA_ARGS__})
+
+/* Creates the object. Errors: INVALID_ARGUMENT (NULL, sizes, NaN or out-of-range parameters,
+ * packed = 1 for a width that is not a multiple of 4 or for colour), NO_CONTEXT (FRAGMENT or
+ * COMPUTE without a current context), UNSUPPORTED (GL too old, size or streams above the GL's
+ * limits), GL, OUT_OF_MEMORY. */
+GLCV_API glcv_status glcv_bgsub_create(const glcv_bgsub_params *params, glcv_bgsub **out);
+
+/* Destroys the object and its GL objects (with its context current; otherwise they are left to
+ * die with the context). Accepts NULL and &NULL. */
+GLCV_API void glcv_bgsub_destroy(glcv_bgsub **bgsub);
+
+/* The resolved parameters (engine: the one in use; packed: 1 or -1). */
+GLCV_API glcv_status glcv_bgsub_get_params(glcv_bgsub *bgsub, glcv_bgsub_params *out);
+
+/* Processes one frame set: frames[i] is stream i's frame (count == streams; the object's size;
+ * any format but see params.format; any stride). The first set only fills the history (B is
+ * its frame unless learned; the masks are empty); DIFF3 and VSAM need two sets before the first
+ * frame difference. With `wait` nonzero the call returns when the GPU is done; otherwise the
+ * passes are queued. Errors: INVALID_ARGUMENT, SIZE_MISMATCH, STATE (learning), GL. */
+GLCV_API glcv_status glcv_bgsub_frames(glcv_bgsub *bgsub, const glcv_image *frames, int count, int wait);
+
+/* Zero-copy input: fills out[0..count-1] (count == streams) with images in params.format whose
+ * pixels lie in persistently mapped upload memory (plain host memory with the CPU engine), one
+ * block for the whole set. Fill them, then call glcv_bgsub_frames_mapped: the set goes to the GPU
+ * in one transfer and the memory is not copied on the host. Valid until frames_mapped returns.
+ * Errors: INVALID_ARGUMENT, GL, OUT_OF_MEMORY. */
+GLCV_API glcv_status glcv_bgsub_map_frames(glcv_bgsub *bgsub, glcv_image *out, int count);
+GLCV_API glcv_status glcv_bgsub_frames_mapped(glcv_bgsub *bgsub, int wait);
+
+/* Learning: begin, add N >= 1 frame sets, end. B becomes the per-pixel median of up to 16 of the
+ * sets (evenly spaced) and T the spread of the learned frames around it, c times the mean
+ * |I - B| and at least min_threshold, per pixel and channel; the frame history restarts.
+ * Processing in between is STATE. Learning keeps up to 16 frames per stream in host memory.
+ * Errors: as frames; STATE for add/end without begin, or end with no set; OUT_OF_MEMORY. */
+GLCV_API glcv_status glcv_bgsub_learn_begin(glcv_bgsub *bgsub);
+GLCV_API glcv_status glcv_bgsub_learn_add(glcv_bgsub *bgsub, const glcv_image *frames, int count);
+GLCV_API glcv_status glcv_bgsub_learn_end(glcv_bgsub *bgsub);
+
+/* Reads masks (255 foreground, 0 background) into out[0..count-1], GRAY8 images of the object's
+ * size in the caller's memory (any stride), count == streams. `age` 0: the newest set (waits for
+ * the GPU); 1 or 2: the set 1 or 2 before it (with params.download, usually without waiting).
+ * Errors: INVALID_ARGUMENT, SIZE_MISMATCH, STATE (no such set yet; an age above 0 without
+ * params.download), GL. */
+GLCV_API glcv_status glcv_bgsub_read_masks(glcv_bgsub *bgsub, int age, glcv_image *out, int count);
+
+/* The state of one stream in 8.8 fixed point (value * 256), width * height * channels uint16
+ * each (channels 1 gray, 3 colour; row-major, channels interleaved); either pointer may be NULL.
+ * Waits for the GPU. Errors: INVALID_ARGUMENT (stream out of range), STATE (no frame yet), GL. */
+GLCV_API glcv_status glcv_bgsub_read_state(glcv_bgsub *bgsub, int stream, uint16_t *background,
+                                           uint16_t *threshold);
+
+/* The masks as one GL_TEXTURE_2D_ARRAY, one layer per stream: GL_R8, width x height, 1.0 (255)
+ * foreground; packed gray: GL_RGBA8, width/4 x height, texel x holding the pixels 4x..4x+3 in
+ * r, g, b, a. Owned by the object (as glcv_segment_mask_texture). GPU engines only: 0 with the
+ * CPU engine or before the first set. */
+GLCV_API unsigned int glcv_bgsub_mask_texture(glcv_bgsub *bgsub);
+
+/* Forgets the frame history (the next set starts it again); B and T stay. */
+GLCV_API glcv_status glcv_bgsub_reset(glcv_bgsub *bgsub);
+
+/* Per-pass GPU times of the most recent set whose timer queries are complete (params.timing):
+ * as glcv_segment_timings. */
+GLCV_API glcv_status glcv_bgsub_timings(glcv_bgsub *bgsub, glcv_timing *out, int capacity, int *count, int wait);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,334 @@
+/* Background subtraction's GL passes (shaders/bgsub.glsl) on the engine, FRAGMENT or COMPUTE: every
+ * stream a layer of texture arrays; the frame ring is three arrays rotated by index; B and T are
+ * two pairs of arrays written in turn. See bgsub_internal.h. */
+#include "bgsub_internal.h"
+
+#include "core_internal.h"
+
+#include <glcv/context.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static glcv_status programs(glcv_bgsub *b)
+{
+    static const char *const files[] = {"bgsub.glsl"};
+    char defines[256];
+    int n = snprintf(defines, sizeof defines,
+                     "#define GLCV_LAYERED 1\n#define BGSUB_METHOD %d\n#define BGSUB_BPP %d\n#define BGSUB_LANES %d\n%s%s",
+                     (int)b->rule.method, b->packed ? 1 : b->bpp, b->lanes,
+                     b->p.format == GLCV_PIXEL_BGR8 || b->p.format == GLCV_PIXEL_BGRA8 ? "#define BGSUB_BGR 1\n" : "",
+                     b->packed ? "#define BGSUB_PACKED 1\n" : "");
+    const glcv_format mask_f = b->packed ? GLCV_FORMAT_RGBA8 : GLCV_FORMAT_R8;
+    const glcv_format state_f = b->lanes == 1 && !b->packed ? GLCV_FORMAT_R16UI : GLCV_FORMAT_RGBA16UI;
+    const glcv_format moving_f = b->packed ? GLCV_FORMAT_RGBA8UI : GLCV_FORMAT_R8UI;
+    const glcv_format single_out[3] = {mask_f, state_f, state_f};
+    const glcv_format stage_out[4] = {moving_f, mask_f, state_f, state_f};
+    static const char *const stage_names[4] = {"moving", "foreground", "background", "threshold"};
+    glcv_status st;
+    char key[96], all[320];
+    int vsam = b->rule.method == GLCV_BGSUB_VSAM;
+    snprintf(all, sizeof all, "%s#define BGSUB_STAGE 0\n", defines);
+    snprintf(key, sizeof key, "bgsub %d %d %d %d %d single", (int)b->rule.method, b->bpp, b->lanes, b->packed,
+             (int)b->p.format);
+    (void)n;
+    if ((st = glcv_engine_program(b->engine, key, files, 1, all, single_out, vsam ? 3 : 1, &b->single)) != GLCV_OK)
+        return st;
+    if (!vsam || b->p.passes != GLCV_BGSUB_MULTI_PASS)
+        return GLCV_OK;
+    for (int i = 0; i < 4; i++) {
+        snprintf(all, sizeof all, "%s#define BGSUB_STAGE %d\n", defines, i + 1);
+        snprintf(key, sizeof key, "bgsub %d %d %d %d %d %s", (int)b->rule.method, b->bpp, b->lanes, b->packed,
+                 (int)b->p.format, stage_names[i]);
+        if ((st = glcv_engine_program(b->engine, key, files, 1, all, &stage_out[i], 1, &b->stage[i])) != GLCV_OK)
+            return st;
+    }
+    return GLCV_OK;
+}
+
+/* The width of the arrays in texels: packed gray holds 4 pixels per texel. */
+static int texel_width(const glcv_bgsub *b)
+{
+    return b->packed ? b->p.width / 4 : b->p.width;
+}
+
+static glcv_status textures(glcv_bgsub *b)
+{
+    glcv_engine *e = b->engine;
+    int w = texel_width(b), h = b->p.height, n = b->p.streams;
+    glcv_format ring_f = b->packed ? GLCV_FORMAT_RGBA8UI : GLCV_FORMAT_R8UI;
+    int ring_w = b->packed ? w : w * b->bpp;
+    glcv_format state_f = b->lanes == 1 && !b->packed ? GLCV_FORMAT_R16UI : GLCV_FORMAT_RGBA16UI;
+    glcv_status st;
+    for (int i = 0; i < 3; i++)
+        if ((st = glcv_engine_tex_create_layers(e, &b->ring[i], ring_w, h, n, ring_f)) != GLCV_OK)
+            return st;
+    for (int i = 0; i < 2; i++)
+        if ((st = glcv_engine_tex_create_layers(e, &b->bg[i], w, h, n, state_f)) != GLCV_OK ||
+            (st = glcv_engine_tex_create_layers(e, &b->th[i], w, h, n, state_f)) != GLCV_OK)
+            return st;
+    if ((st = glcv_engine_tex_create_layers(e, &b->mask, w, h, n, b->packed ? GLCV_FORMAT_RGBA8 : GLCV_FORMAT_R8)))
+        return st;
+    if (b->stage[0] &&
+        (st = glcv_engine_tex_create_layers(e, &b->moving, w, h, n,
+                                            b->packed ? GLCV_FORMAT_RGBA8UI : GLCV_FORMAT_R8UI)) != GLCV_OK)
+        return st;
+    return GLCV_OK;
+}
+
+glcv_status glcv_bgsub_gl_create(glcv_bgsub *b)
+{
+    glcv_status st = glcv_engine_create(b->p.engine, b->p.timing, &b->p.logger, &b->engine);
+    if (st != GLCV_OK)
+        return st;
+    b->p.engine = glcv_engine_mode_of(b->engine);
+    glcv_engine_begin(b->engine);
+    st = programs(b);
+    if (st == GLCV_OK)
+        st = textures(b);
+    glcv_engine_end(b->engine);
+    return st;
+}
+
+void glcv_bgsub_gl_destroy(glcv_bgsub *b)
+{
+    if (!b->engine)
+        return;
+    if (glcv_gl_context_current()) {
+        glcv_engine_begin(b->engine);
+        for (int i = 0; i < 3; i++)
+            glcv_engine_tex_destroy(b->engine, &b->ring[i]);
+        for (int i = 0; i < 2; i++) {
+            glcv_engine_tex_destroy(b->engine, &b->bg[i]);
+            glcv_engine_tex_destroy(b->engine, &b->th[i]);
+        }
+        glcv_engine_tex_destroy(b->engine, &b->mask);
+        glcv_engine_tex_destroy(b->engine, &b->moving);
+        glcv_engine_end(b->engine);
+    }
+    glcv_engine_destroy(&b->engine);
+}
+
+static size_t set_bytes(const glcv_bgsub *b)
+{
+    return (size_t)b->p.width * (size_t)b->p.height * (size_t)b->bpp * (size_t)b->p.streams;
+}
+
+glcv_status glcv_bgsub_gl_stage(glcv_bgsub *b, void **ptr, int *slot)
+{
+    glcv_engine_begin(b->engine);
+    glcv_status st = glcv_engine_stage(b->engine, set_bytes(b), ptr, slot);
+    glcv_engine_end(b->engine);
+    return st;
+}
+
+static void add_rule_uniforms(const glcv_bgsub *b, glcv_pass *p, int history, int init)
+{
+    glcv_pass_add_uniform_i(p, "u_history", GLCV_U_1I, history, 0);
+    glcv_pass_add_uniform_i(p, "u_init", GLCV_U_1I, init, 0);
+    glcv_pass_add_uniform_i(p, "u_learned", GLCV_U_1I, b->initialised, 0);
+    glcv_pass_add_uniform_i(p, "u_a", GLCV_U_1I, (int)b->rule.a, 0);
+    glcv_pass_add_uniform_i(p, "u_c", GLCV_U_1I, (int)b->rule.c, 0);
+    glcv_pass_add_uniform_i(p, "u_f", GLCV_U_1I, (int)b->rule.f, 0);
+}
+
+/* A pass of `program` over every stream with the frames and the current state as inputs. */
+static glcv_pass make_pass(glcv_bgsub *b, glcv_program *program, const char *label, int cur, int history, int init)
+{
+    glcv_pass p = glcv_pass_make(program, label, texel_width(b), b->p.height);
+    glcv_pass_add_input_tex(&p, "u_cur", &b->ring[cur], GLCV_SAMPLE_NEAREST);
+    glcv_pass_add_input_tex(&p, "u_p1", &b->ring[(cur + 2) % 3], GLCV_SAMPLE_NEAREST);
+    glcv_pass_add_input_tex(&p, "u_p2", &b->ring[(cur + 1) % 3], GLCV_SAMPLE_NEAREST);
+    glcv_pass_add_input_tex(&p, "u_bg", &b->bg[b->state_cur], GLCV_SAMPLE_NEAREST);
+    glcv_pass_add_input_tex(&p, "u_th", &b->th[b->state_cur], GLCV_SAMPLE_NEAREST);
+    if (b->stage[0])
+        glcv_pass_add_input_tex(&p, "u_moving", &b->moving, GLCV_SAMPLE_NEAREST);
+    add_rule_uniforms(b, &p, history, init);
+    return p;
+}
+
+static glcv_status run_passes(glcv_bgsub *b, int cur, int history, int init)
+{
+    glcv_engine *e = b->engine;
+    int next = 1 - b->state_cur;
+    glcv_status st;
+    if (b->rule.method != GLCV_BGSUB_VSAM || !b->stage[0]) {
+        glcv_pass p = make_pass(b, b->single, "bgsub", cur, history, init);
+        glcv_pass_add_output(&p, &b->mask);
+        if (b->rule.method == GLCV_BGSUB_VSAM) {
+            glcv_pass_add_output(&p, &b->bg[next]);
+            glcv_pass_add_output(&p, &b->th[next]);
+        }
+        st = glcv_engine_run(e, &p);
+    } else {
+        static const char *const labels[4] = {"moving", "foreground", "background", "threshold"};
+        const glcv_tex *outs[4] = {&b->moving, &b->mask, &b->bg[next], &b->th[next]};
+        st = GLCV_OK;
+        for (int i = 0; i < 4 && st == GLCV_OK; i++) {
+            glcv_pass p = make_pass(b, b->stage[i], labels[i], cur, history, init);
+            glcv_pass_add_output(&p, outs[i]);
+            st = glcv_engine_run(e, &p);
+        }
+    }
+    if (st == GLCV_OK && b->rule.method == GLCV_BGSUB_VSAM)
+        b->state_cur = next;
+    return st;
+}
+
+glcv_status glcv_bgsub_gl_run(glcv_bgsub *b, int slot, int wait)
+{
+    glcv_engine *e = b->engine;
+    int cur = (b->ring_cur + 1) % 3;
+    int history = b->sets >= 2 ? 2 : (int)b->sets;
+    int init = b->rule.method == GLCV_BGSUB_VSAM && !b->initialised;
+    glcv_engine_begin(e);
+    glcv_engine_frame_begin(e);
+    glcv_status st = glcv_engine_upload_staged_raw(e, &b->ring[cur], slot,
+                                                   b->packed ? GL_RGBA_INTEGER : GL_RED_INTEGER, GL_UNSIGNED_BYTE);
+    if (st == GLCV_OK)
+        st = run_passes(b, cur, history, init);
+    if (st == GLCV_OK && b->p.download) {
+        int dl = 0;
+        size_t bytes = (size_t)b->p.width * (size_t)b->p.height * (size_t)b->p.streams;
+        st = glcv_engine_download(e, &b->mask, b->packed ? GL_RGBA : GL_RED, GL_UNSIGNED_BYTE, bytes, &dl);
+        if (st == GLCV_OK) {
+            int i = b->dl_next;
+            b->dl_next = (i + 1) % GLCV_ENGINE_DOWNLOAD_SLOTS;
+            b->dl_slot[i] = dl;
+            b->dl_set[i] = b->total;
+        }
+    }
+    glcv_engine_frame_end(e);
+    if (st == GLCV_OK) {
+        glcv_engine_sync_writes(e);
+        if (wait)
+            glFinish();
+        else
+            glFlush();
+        b->ring_cur = cur;
+        if (init)
+            b->initialised = 1;
+    }
+    glcv_engine_end(e);
+    return st;
+}
+
+glcv_status glcv_bgsub_gl_set_state(glcv_bgsub *b, const uint16_t *bg, const uint16_t *th)
+{
+    /* Host values are `lanes` per pixel; the arrays hold 1 (R16UI), or 4 per texel (RGBA16UI:
+     * colour with a fourth value, or four packed gray pixels, which are the same values in the
+     * same order). */
+    int padded = b->lanes == 3;
+    size_t px = (size_t)b->p.width * (size_t)b->p.height * (size_t)b->p.streams;
+    uint16_t *tmp = NULL;
+    if (padded) {
+        tmp = malloc(px * 4 * sizeof *tmp);
+        if (!tmp)
+            return GLCV_ERROR_OUT_OF_MEMORY;
+    }
+    glcv_engine_begin(b->engine);
+    GLenum fmt = b->lanes == 1 && !b->packed ? GL_RED_INTEGER : GL_RGBA_INTEGER;
+    glcv_status st = GLCV_OK;
+    for (int k = 0; k < 2 && st == GLCV_OK; k++) {
+        const uint16_t *src = k ? th : bg;
+        const glcv_tex *t = k ? &b->th[b->state_cur] : &b->bg[b->state_cur];
+        if (padded) {
+            for (size_t i = 0; i < px; i++) {
+                memcpy(tmp + 4 * i, src + 3 * i, 3 * sizeof *tmp);
+                tmp[4 * i + 3] = 0;
+            }
+            src = tmp;
+        }
+        glPixelStorei(GL_UNPACK_ALIGNMENT, 1);
+        glActiveTexture(GL_TEXTURE0);
+        glBindTexture(GL_TEXTURE_2D_ARRAY, t->id);
+        glTexSubImage3D(GL_TEXTURE_2D_ARRAY, 0, 0, 0, 0, t->width, t->height, t->layers, fmt, GL_UNSIGNED_SHORT, src);
+        st = glcv_gl_check(&b->p.logger, "bgsub: setting the background");
+    }
+    glcv_engine_end(b->engine);
+    free(tmp);
+    return st;
+}
+
+glcv_status glcv_bgsub_gl_read_state(glcv_bgsub *b, int stream, uint16_t *bg, uint16_t *th)
+{
+    size_t px = (size_t)b->p.width * (size_t)b->p.height;
+    size_t per_texel = b->lanes == 1 && !b->packed ? 1 : 4;
+    size_t layer_values = (size_t)texel_width(b) * (size_t)b->p.height * per_texel;
+    uint16_t *all = malloc(layer_values * (size_t)b->p.streams * sizeof *all);
+    if (!all)
+        return GLCV_ERROR_OUT_OF_MEMORY;
+    glcv_engine_begin(b->engine);
+    glcv_engine_sync_writes(b->engine);
+    GLenum fmt = per_texel == 1 ? GL_RED_INTEGER : GL_RGBA_INTEGER;
+    glcv_status st = GLCV_OK;
+    for (int k = 0; k < 2 && st == GLCV_OK; k++) {
+        uint16_t *dst = k ? th : bg;
+        if (!dst)
+            continue;
+        const glcv_tex *t = k ? &b->th[b->state_cur] : &b->bg[b->state_cur];
+        glPixelStorei(GL_PACK_ALIGNMENT, 1);
+        glActiveTexture(GL_TEXTURE0);
+        glBindTexture(GL_TEXTURE_2D_ARRAY, t->id);
+        glGetTexImage(GL_TEXTURE_2D_ARRAY, 0, fmt, GL_UNSIGNED_SHORT, all);
+        st = glcv_gl_check(&b->p.logger, "bgsub: reading the state");
+        const uint16_t *src = all + layer_values * (size_t)stream;
+        if (b->lanes == 3) {
+            for (size_t i = 0; i < px; i++)
+                memcpy(dst + 3 * i, src + 4 * i, 3 * sizeof *dst);
+        } else {
+            memcpy(dst, src, px * sizeof *dst);
+        }
+    }
+    glcv_engine_end(b->engine);
+    free(all);
+    return st;
+}
+
+/* Copies `streams` masks of width * height bytes (one block) into the caller's images. */
+static void copy_masks(const glcv_bgsub *b, const uint8_t *src, const glcv_image *out, int count)
+{
+    size_t w = (size_t)b->p.width, h = (size_t)b->p.height;
+    for (int s = 0; s < count; s++) {
+        size_t stride = out[s].stride ? out[s].stride : w;
+        for (size_t y = 0; y < h; y++)
+            memcpy(out[s].data + stride * y, src + (size_t)s * w * h + y * w, w);
+    }
+}
+
+glcv_status glcv_bgsub_gl_read_masks(glcv_bgsub *b, long set, const glcv_image *out, int count)
+{
+    glcv_status st = GLCV_OK;
+    glcv_engine_begin(b->engine);
+    int found = -1;
+    for (int i = 0; i < GLCV_ENGINE_DOWNLOAD_SLOTS && b->p.download; i++)
+        if (b->dl_set[i] == set)
+            found = i;
+    if (found >= 0) {
+        const void *ptr = NULL;
+        st = glcv_engine_download_wait(b->engine, b->dl_slot[found], &ptr);
+        if (st == GLCV_OK)
+            copy_masks(b, ptr, out, count);
+    } else if (set == b->total - 1) {
+        size_t bytes = (size_t)b->p.width * (size_t)b->p.height * (size_t)b->p.streams;
+        uint8_t *all = malloc(bytes);
+        if (!all) {
+            st = GLCV_ERROR_OUT_OF_MEMORY;
+        } else {
+            glcv_engine_sync_writes(b->engine);
+            glPixelStorei(GL_PACK_ALIGNMENT, 1);
+            glActiveTexture(GL_TEXTURE0);
+            glBindTexture(GL_TEXTURE_2D_ARRAY, b->mask.id);
+            glGetTexImage(GL_TEXTURE_2D_ARRAY, 0, b->packed ? GL_RGBA : GL_RED, GL_UNSIGNED_BYTE, all);
+            st = glcv_gl_check(&b->p.logger, "bgsub: reading masks");
+            if (st == GLCV_OK)
+                copy_masks(b, all, out, count);
+            free(all);
+        }
+    } else {
+        st = glcv_fail(&b->p.logger, GLCV_ERROR_STATE, "bgsub: the masks of that set are no longer kept");
+    }
+    glcv_engine_end(b->engine);
+    return st;
+}

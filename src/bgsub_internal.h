@@ -1,0 +1,139 @@
+/* Background subtraction (private): the object shared by its files, and the rule of one pixel
+ * that both engines compute.
+ *   bgsub.c      the object: parameters, validation, frame sets, learning, dispatch
+ *   bgsub_gl.c   the GL passes (shaders/bgsub.glsl) on the engine, FRAGMENT or COMPUTE
+ *   bgsub_cpu.c  the CPU implementation: the CPU engine and the tests' oracle
+ * Every function here is called with the object's mutex held. */
+#ifndef GLCV_BGSUB_INTERNAL_H
+#define GLCV_BGSUB_INTERNAL_H
+
+#include <glcv/bgsub.h>
+
+#include "engine.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+
+#define GLCV_BGSUB_MAX_SIZE 16384
+#define GLCV_BGSUB_MAX_STREAMS 2048
+#define GLCV_BGSUB_LEARN_KEEP 16 /* learned sets kept for the median */
+
+/* The rule's numbers in fixed point: A = alpha * 65536, C = c * 256, F = min_threshold * 256
+ * (each rounded to the nearest integer). */
+typedef struct glcv_bgsub_rule {
+    glcv_bgsub_method method;
+    uint32_t a, c, f;
+} glcv_bgsub_rule;
+
+/* One pixel: lanes 1 (gray) or 3 (colour channels). `history` is the number of frames before
+ * the current one (0, 1, 2 or more); `init` nonzero makes B the frame and T the floor first
+ * (VSAM's first frame without learning). Returns the mask (0 or 1); updates bg and th (VSAM). */
+static inline int glcv_bgsub_pixel(const glcv_bgsub_rule *r, int lanes, const uint8_t *cur, const uint8_t *p1,
+                                   const uint8_t *p2, uint16_t *bg, uint16_t *th, int history, int init)
+{
+    int moving = 0, diff = 0, fg = 0;
+    for (int k = 0; k < lanes; k++) {
+        uint32_t t = th[k];
+        uint32_t d1 = history >= 1 ? (uint32_t)abs((int)cur[k] - (int)p1[k]) << 8 : 0;
+        uint32_t d2 = history >= 2 ? (uint32_t)abs((int)cur[k] - (int)p2[k]) << 8 : 0;
+        moving |= history >= 2 && d1 > t && d2 > t;
+        diff |= history >= 1 && d1 > t;
+    }
+    if (r->method == GLCV_BGSUB_DIFF2)
+        return diff;
+    if (r->method == GLCV_BGSUB_DIFF3)
+        return moving;
+    if (init) {
+        for (int k = 0; k < lanes; k++) {
+            bg[k] = (uint16_t)(cur[k] << 8);
+            th[k] = (uint16_t)r->f;
+        }
+    }
+    for (int k = 0; k < lanes; k++) {
+        uint32_t i16 = (uint32_t)cur[k] << 8;
+        uint32_t d = i16 > bg[k] ? i16 - bg[k] : bg[k] - i16;
+        fg |= d > th[k];
+    }
+    if (!moving && !fg) {
+        for (int k = 0; k < lanes; k++) {
+            uint32_t i16 = (uint32_t)cur[k] << 8, b = bg[k], t = th[k];
+            uint32_t d = i16 > b ? i16 - b : b - i16;
+            uint32_t cd = (r->c * d + 128u) >> 8;
+            if (cd > 65280u)
+                cd = 65280u;
+            uint32_t nb = (r->a * b + (65536u - r->a) * i16 + 32768u) >> 16;
+            uint32_t nt = (r->a * t + (65536u - r->a) * cd + 32768u) >> 16;
+            bg[k] = (uint16_t)nb;
+            th[k] = (uint16_t)(nt > r->f ? nt : r->f);
+        }
+    }
+    return fg;
+}
+
+/* ---- the CPU implementation (bgsub_cpu.c) ------------------------------------------------------
+ * Frames are held as lanes (1 or 3 bytes per pixel: luma, or R, G, B). */
+typedef struct glcv_bgsub_cpu {
+    int width, height, streams, lanes;
+    uint8_t *ring[3];  /* per slot: streams * width * height * lanes */
+    uint16_t *bg, *th; /* streams * width * height * lanes */
+    uint8_t *masks[3]; /* the masks of the last three sets: streams * width * height, 0/255 */
+} glcv_bgsub_cpu;
+
+glcv_status glcv_bgsub_cpu_init(glcv_bgsub_cpu *cpu, int width, int height, int streams, int lanes);
+void glcv_bgsub_cpu_free(glcv_bgsub_cpu *cpu);
+/* Processes the set in ring slot `cur` with p1, p2 the slots before it, into mask slot `mask`. */
+void glcv_bgsub_cpu_run(glcv_bgsub_cpu *cpu, const glcv_bgsub_rule *rule, int cur, int p1, int p2, int mask,
+                        int history, int init);
+
+/* Converts a frame of `format` (any stride) to lanes: 1 = luma (77 R + 150 G + 29 B + 128) >> 8
+ * (GRAY8 as it is), 3 = R, G, B. */
+void glcv_bgsub_to_lanes(const glcv_image *frame, int lanes, uint8_t *out);
+
+/* ---- the object --------------------------------------------------------------------------------- */
+
+struct glcv_bgsub {
+    pthread_mutex_t lock;
+    glcv_bgsub_params p;
+    glcv_bgsub_rule rule;
+    int lanes;   /* 1 gray, 3 colour */
+    int bpp;     /* bytes per pixel of p.format */
+    int packed;  /* GL layout: 4 gray pixels per texel */
+    long sets;   /* sets processed since the history started */
+    long total;  /* sets processed since creation (names the downloads) */
+    int initialised; /* B and T hold values (learned, or from a first frame) */
+    int ring_cur;    /* ring slot of the newest frame */
+    /* learning */
+    int learning;
+    int learn_kept, learn_step, learn_seen;
+    uint8_t *learn[GLCV_BGSUB_LEARN_KEEP]; /* kept sets as lanes: streams * width * height * lanes */
+    uint8_t *mapped_host;                   /* CPU engine: memory of map_frames */
+    int mapped_slot;                        /* GL: staging slot of map_frames, -1 none */
+    int mapped;                             /* map_frames called, frames_mapped not yet */
+    /* engines */
+    glcv_engine *engine; /* NULL: CPU */
+    glcv_bgsub_cpu cpu;
+    /* GL */
+    glcv_tex ring[3];
+    glcv_tex bg[2], th[2];
+    int state_cur;
+    glcv_tex mask, moving;
+    glcv_program *single, *stage[4];
+    int dl_slot[GLCV_ENGINE_DOWNLOAD_SLOTS];
+    long dl_set[GLCV_ENGINE_DOWNLOAD_SLOTS];
+    int dl_next;
+};
+
+glcv_status glcv_bgsub_gl_create(glcv_bgsub *b);
+void glcv_bgsub_gl_destroy(glcv_bgsub *b);
+/* Staging memory for one set of raw frames (streams * width * height * bpp bytes). */
+glcv_status glcv_bgsub_gl_stage(glcv_bgsub *b, void **ptr, int *slot);
+/* Uploads staging slot `slot` as the newest frame set and runs the passes. */
+glcv_status glcv_bgsub_gl_run(glcv_bgsub *b, int slot, int wait);
+/* Sets B and T of every stream (streams * width * height * lanes each, 8.8). */
+glcv_status glcv_bgsub_gl_set_state(glcv_bgsub *b, const uint16_t *bg, const uint16_t *th);
+glcv_status glcv_bgsub_gl_read_state(glcv_bgsub *b, int stream, uint16_t *bg, uint16_t *th);
+/* Masks of set `set` (total numbering) into streams * width * height bytes: from a download
+ * when one was made, else (the newest set only) read now. */
+glcv_status glcv_bgsub_gl_read_masks(glcv_bgsub *b, long set, const glcv_image *out, int count);
+
+#endif
