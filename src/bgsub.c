@@ -441,14 +441,48 @@ glcv_status glcv_bgsub_learn_end(glcv_bgsub *b)
 
 /* ---- outputs -------------------------------------------------------------------------------- */
 
+/* The masks of the set `age` sets before the newest: streams * width * height bytes. */
+static glcv_status masks_of(glcv_bgsub *b, int age, const uint8_t **masks)
+{
+    const glcv_logger *lg = &b->p.logger;
+    if (age < 0 || age > 2)
+        return glcv_fail(lg, GLCV_ERROR_INVALID_ARGUMENT, "bgsub: masks: age must be 0, 1 or 2 (got %d)", age);
+    long set = b->total - 1 - age;
+    if (set < 0)
+        return glcv_fail(lg, GLCV_ERROR_STATE, "bgsub: masks: no frame set %d before the newest yet", age);
+    if (b->engine)
+        return glcv_bgsub_gl_masks(b, set, masks);
+    *masks = b->cpu.masks[set % 3];
+    return GLCV_OK;
+}
+
+static glcv_status map_masks_locked(glcv_bgsub *b, int age, glcv_image *out, int count)
+{
+    if (!out || count != b->p.streams)
+        return glcv_fail(&b->p.logger, GLCV_ERROR_INVALID_ARGUMENT, "bgsub: map_masks: %d image(s) for %d stream(s)",
+                         out ? count : 0, b->p.streams);
+    const uint8_t *m = NULL;
+    glcv_status st = masks_of(b, age, &m);
+    if (st != GLCV_OK)
+        return st;
+    size_t px = (size_t)b->p.width * (size_t)b->p.height;
+    for (int i = 0; i < count; i++)
+        out[i] = (glcv_image){(uint8_t *)m + px * (size_t)i, b->p.width, b->p.height, (size_t)b->p.width,
+                              GLCV_PIXEL_GRAY8};
+    return GLCV_OK;
+}
+
+glcv_status glcv_bgsub_map_masks(glcv_bgsub *b, int age, glcv_image *out, int count)
+{
+    GLCV_LOCKED_CALL(b, map_masks_locked(b, age, out, count));
+}
+
 static glcv_status read_masks_locked(glcv_bgsub *b, int age, glcv_image *out, int count)
 {
     const glcv_logger *lg = &b->p.logger;
     if (!out || count != b->p.streams)
         return glcv_fail(lg, GLCV_ERROR_INVALID_ARGUMENT, "bgsub: read_masks: %d image(s) for %d stream(s)",
                          out ? count : 0, b->p.streams);
-    if (age < 0 || age > 2)
-        return glcv_fail(lg, GLCV_ERROR_INVALID_ARGUMENT, "bgsub: read_masks: age must be 0, 1 or 2 (got %d)", age);
     for (int i = 0; i < count; i++) {
         if (glcv_image_check(&out[i]) != GLCV_OK || out[i].format != GLCV_PIXEL_GRAY8)
             return glcv_fail(lg, GLCV_ERROR_INVALID_ARGUMENT, "bgsub: read_masks: image %d is not a GRAY8 image", i);
@@ -456,13 +490,11 @@ static glcv_status read_masks_locked(glcv_bgsub *b, int age, glcv_image *out, in
             return glcv_fail(lg, GLCV_ERROR_SIZE_MISMATCH, "bgsub: read_masks: image %d is %dx%d, the object is %dx%d",
                              i, out[i].width, out[i].height, b->p.width, b->p.height);
     }
-    long set = b->total - 1 - age;
-    if (set < 0)
-        return glcv_fail(lg, GLCV_ERROR_STATE, "bgsub: read_masks: no frame set %d before the newest yet", age);
-    if (b->engine)
-        return glcv_bgsub_gl_read_masks(b, set, out, count);
+    const uint8_t *src = NULL;
+    glcv_status st = masks_of(b, age, &src);
+    if (st != GLCV_OK)
+        return st;
     size_t px = (size_t)b->p.width * (size_t)b->p.height;
-    const uint8_t *src = b->cpu.masks[set % 3];
     for (int s = 0; s < count; s++) {
         size_t stride = glcv_image_stride(&out[s]);
         for (int y = 0; y < b->p.height; y++)

@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+static void note_download(glcv_bgsub *b, int slot, long set);
+
 static glcv_status programs(glcv_bgsub *b)
 {
     static const char *const files[] = {"bgsub.glsl"};
@@ -192,12 +194,8 @@ glcv_status glcv_bgsub_gl_run(glcv_bgsub *b, int slot, int wait)
         int dl = 0;
         size_t bytes = (size_t)b->p.width * (size_t)b->p.height * (size_t)b->p.streams;
         st = glcv_engine_download(e, &b->mask, b->packed ? GL_RGBA : GL_RED, GL_UNSIGNED_BYTE, bytes, &dl);
-        if (st == GLCV_OK) {
-            int i = b->dl_next;
-            b->dl_next = (i + 1) % GLCV_ENGINE_DOWNLOAD_SLOTS;
-            b->dl_slot[i] = dl;
-            b->dl_set[i] = b->total;
-        }
+        if (st == GLCV_OK)
+            note_download(b, dl, b->total);
     }
     glcv_engine_frame_end(e);
     if (st == GLCV_OK) {
@@ -286,48 +284,38 @@ glcv_status glcv_bgsub_gl_read_state(glcv_bgsub *b, int stream, uint16_t *bg, ui
     return st;
 }
 
-/* Copies `streams` masks of width * height bytes (one block) into the caller's images. */
-static void copy_masks(const glcv_bgsub *b, const uint8_t *src, const glcv_image *out, int count)
+static void note_download(glcv_bgsub *b, int slot, long set)
 {
-    size_t w = (size_t)b->p.width, h = (size_t)b->p.height;
-    for (int s = 0; s < count; s++) {
-        size_t stride = out[s].stride ? out[s].stride : w;
-        for (size_t y = 0; y < h; y++)
-            memcpy(out[s].data + stride * y, src + (size_t)s * w * h + y * w, w);
-    }
+    int i = b->dl_next;
+    b->dl_next = (i + 1) % GLCV_ENGINE_DOWNLOAD_SLOTS;
+    b->dl_slot[i] = slot;
+    b->dl_set[i] = set;
 }
 
-glcv_status glcv_bgsub_gl_read_masks(glcv_bgsub *b, long set, const glcv_image *out, int count)
+glcv_status glcv_bgsub_gl_masks(glcv_bgsub *b, long set, const uint8_t **masks)
 {
-    glcv_status st = GLCV_OK;
     glcv_engine_begin(b->engine);
+    glcv_status st = GLCV_OK;
     int found = -1;
-    for (int i = 0; i < GLCV_ENGINE_DOWNLOAD_SLOTS && b->p.download; i++)
+    for (int i = 0; i < GLCV_ENGINE_DOWNLOAD_SLOTS; i++)
         if (b->dl_set[i] == set)
             found = i;
-    if (found >= 0) {
+    if (found < 0 && set == b->total - 1) {
+        /* Not downloaded yet: now (also the way without params.download). */
+        int slot = 0;
+        st = glcv_engine_download(b->engine, &b->mask, b->packed ? GL_RGBA : GL_RED, GL_UNSIGNED_BYTE,
+                                  (size_t)b->p.width * (size_t)b->p.height * (size_t)b->p.streams, &slot);
+        if (st == GLCV_OK) {
+            note_download(b, slot, set);
+            found = (b->dl_next + GLCV_ENGINE_DOWNLOAD_SLOTS - 1) % GLCV_ENGINE_DOWNLOAD_SLOTS;
+        }
+    } else if (found < 0) {
+        st = glcv_fail(&b->p.logger, GLCV_ERROR_STATE, "bgsub: the masks of that set are no longer kept");
+    }
+    if (st == GLCV_OK) {
         const void *ptr = NULL;
         st = glcv_engine_download_wait(b->engine, b->dl_slot[found], &ptr);
-        if (st == GLCV_OK)
-            copy_masks(b, ptr, out, count);
-    } else if (set == b->total - 1) {
-        size_t bytes = (size_t)b->p.width * (size_t)b->p.height * (size_t)b->p.streams;
-        uint8_t *all = malloc(bytes);
-        if (!all) {
-            st = GLCV_ERROR_OUT_OF_MEMORY;
-        } else {
-            glcv_engine_sync_writes(b->engine);
-            glPixelStorei(GL_PACK_ALIGNMENT, 1);
-            glActiveTexture(GL_TEXTURE0);
-            glBindTexture(GL_TEXTURE_2D_ARRAY, b->mask.id);
-            glGetTexImage(GL_TEXTURE_2D_ARRAY, 0, b->packed ? GL_RGBA : GL_RED, GL_UNSIGNED_BYTE, all);
-            st = glcv_gl_check(&b->p.logger, "bgsub: reading masks");
-            if (st == GLCV_OK)
-                copy_masks(b, all, out, count);
-            free(all);
-        }
-    } else {
-        st = glcv_fail(&b->p.logger, GLCV_ERROR_STATE, "bgsub: the masks of that set are no longer kept");
+        *masks = ptr;
     }
     glcv_engine_end(b->engine);
     return st;

@@ -132,8 +132,8 @@ glcv_status glcv_bgsub_gl_run(glcv_bgsub *b, int slot, int wait);
 /* Sets B and T of every stream (streams * width * height * lanes each, 8.8). */
 glcv_status glcv_bgsub_gl_set_state(glcv_bgsub *b, const uint16_t *bg, const uint16_t *th);
 glcv_status glcv_bgsub_gl_read_state(glcv_bgsub *b, int stream, uint16_t *bg, uint16_t *th);
-/* Masks of set `set` (total numbering) into streams * width * height bytes: from a download
- * when one was made, else (the newest set only) read now. */
-glcv_status glcv_bgsub_gl_read_masks(glcv_bgsub *b, long set, const glcv_image *out, int count);
+/* The masks of set `set` (streams * width * height bytes) in the download buffer: waits for its
+ * download, or (the newest set only) downloads them now. */
+glcv_status glcv_bgsub_gl_masks(glcv_bgsub *b, long set, const uint8_t **masks);
 
 #endif

@@ -283,6 +283,12 @@ static void run_variant(glcv_engine_mode engine, const variant *v, int random_mo
                 ok &= compare_masks(what, t - 1, s, &mg[s], &mc[s]);
         }
     }
+    /* Masks without a copy: the same as those read. */
+    glcv_image mapped[MAXS];
+    CHECK_OK(glcv_bgsub_map_masks(gpu, 0, mapped, v->streams));
+    CHECK_OK(glcv_bgsub_read_masks(gpu, 0, mg, v->streams));
+    for (int s = 0; s < v->streams; s++)
+        ok &= compare_masks("map_masks", SETS - 1, s, &mapped[s], &mg[s]);
     /* The structured scene has foreground: a test that compares empty masks proves nothing. */
     if (!random_mode) {
         int fg = test_count_nonzero(mc[0].data, (size_t)v->width * H);

@@ -139,6 +139,11 @@ GLCV_API glcv_status glcv_bgsub_learn_end(glcv_bgsub *bgsub);
  * params.download), GL. */
 GLCV_API glcv_status glcv_bgsub_read_masks(glcv_bgsub *bgsub, int age, glcv_image *out, int count);
 
+/* As read_masks, without a copy: out[i] becomes stream i's mask (GRAY8, tightly packed) in the
+ * object's own memory - the download buffer with the GL engines - read-only and valid until the
+ * next call that processes a set. Errors as read_masks. */
+GLCV_API glcv_status glcv_bgsub_map_masks(glcv_bgsub *bgsub, int age, glcv_image *out, int count);
+
 /* The state of one stream in 8.8 fixed point (value * 256), width * height * channels uint16
  * each (channels 1 gray, 3 colour; row-major, channels interleaved); either pointer may be NULL.
  * Waits for the GPU. Errors: INVALID_ARGUMENT (stream out of range), STATE (no frame yet), GL. */
