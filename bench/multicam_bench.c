@@ -1,0 +1,418 @@
+/* multicam_bench: how many cameras one GPU (or every GPU of the host) serves in real time with
+ * background subtraction - the metric of Temizel et al. (GPU Gems 3, chapter 34): the number of
+ * frames processed in 40 ms, i.e. cameras at 25 frames per second.
+ *
+ *   multicam_bench [--sizes 160x120,320x240,640x480,720x576] [--engines fragment,compute]
+ *                  [--variants vsam,vsam-multi,vsam-gray,vsam-gray-unpacked,diff2,diff3]
+ *                  [--streams N] [--seconds S] [--gpus G] [--csv FILE]
+ *
+ * Per size, engine and variant, one glcv_bgsub object holds N cameras (default: about 64
+ * megapixels per set, at most 2048) as the layers of its texture arrays:
+ *   gpu ms      GPU time of the passes of one set (timer queries, median over the sets)
+ *   cams no-I/O 40 ms / (gpu ms / N): the chapter's "I/O not included"
+ *   cams I/O    sets per second * N / 25 with every set uploaded from pinned memory
+ *               (glcv_bgsub_map_frames: the producer - a decoder - writes the frames there; the
+ *               benchmark writes them once) and its masks downloaded (params.download, read with
+ *               glcv_bgsub_map_masks one set behind): the chapter's "I/O included", pipelined
+ *   Gpix/s      pixels per second with I/O
+ *   floor       cameras at 25 fps that the upload alone allows: the same arrays uploaded from
+ *               the same pinned memory with nothing else running (measured here), and the
+ *               fraction of it that "cams I/O" reaches
+ * Variants: vsam (RGB frames, single pass), vsam-multi (the chain of four passes), vsam-gray
+ * (gray frames, 4 pixels per texel), vsam-gray-unpacked (one gray pixel per texel), diff2, diff3
+ * (RGB). --gpus G > 1 runs G copies at once, one thread, context and object per GPU (EGL device
+ * of CUDA device g), and reports the sum of the "cams I/O" of all of them (0: every GPU CUDA
+ * sees). */
+#define _POSIX_C_SOURCE 200809L
+#include <glcv/glcv.h>
+
+#include "benchutil.h"
+#include "engine.h"
+
+#include <epoxy/gl.h>
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_LIST 16
+#define MAX_GPUS 16
+
+typedef struct variant {
+    const char *name;
+    glcv_bgsub_method method;
+    glcv_pixel_format format;
+    int packed;
+    glcv_bgsub_passes passes;
+} variant;
+
+static const variant all_variants[] = {
+    {"vsam", GLCV_BGSUB_VSAM, GLCV_PIXEL_RGB8, -1, GLCV_BGSUB_SINGLE_PASS},
+    {"vsam-multi", GLCV_BGSUB_VSAM, GLCV_PIXEL_RGB8, -1, GLCV_BGSUB_MULTI_PASS},
+    {"vsam-gray", GLCV_BGSUB_VSAM, GLCV_PIXEL_GRAY8, 1, GLCV_BGSUB_SINGLE_PASS},
+    {"vsam-gray-unpacked", GLCV_BGSUB_VSAM, GLCV_PIXEL_GRAY8, -1, GLCV_BGSUB_SINGLE_PASS},
+    {"vsam-gray-multi", GLCV_BGSUB_VSAM, GLCV_PIXEL_GRAY8, 1, GLCV_BGSUB_MULTI_PASS},
+    {"diff2", GLCV_BGSUB_DIFF2, GLCV_PIXEL_RGB8, -1, GLCV_BGSUB_SINGLE_PASS},
+    {"diff3", GLCV_BGSUB_DIFF3, GLCV_PIXEL_RGB8, -1, GLCV_BGSUB_SINGLE_PASS},
+};
+#define N_VARIANTS (int)(sizeof all_variants / sizeof all_variants[0])
+
+typedef struct options {
+    int sizes[MAX_LIST][2];
+    int n_sizes;
+    glcv_engine_mode engines[4];
+    int n_engines;
+    int variants[N_VARIANTS];
+    int n_variants;
+    int streams;
+    double seconds;
+    int gpus;
+    const char *csv;
+} options;
+
+typedef struct result {
+    double gpu_ms;   /* per set */
+    double cams_io;  /* at 25 fps, with upload and download */
+    double gpix_io;  /* gigapixels per second with I/O */
+    double floor_cams;
+    int ok;
+} result;
+
+/* ---- one run: an object of N streams on the current context ------------------------------------ */
+
+/* A frame set with structure: a gradient background and a square that moves with the set index
+ * (so that masks are not empty), written into the mapped memory once per staging slot. */
+static void fill(glcv_image *im, int n, int t)
+{
+    for (int s = 0; s < n; s++) {
+        int bpp = glcv_pixel_format_size(im[s].format);
+        for (int y = 0; y < im[s].height; y++) {
+            uint8_t *row = im[s].data + im[s].stride * (size_t)y;
+            for (int x = 0; x < im[s].width; x++) {
+                int in = x >= 10 + 7 * t && x < 40 + 7 * t && y >= 10 && y < 40;
+                for (int k = 0; k < bpp; k++)
+                    row[x * bpp + k] = (uint8_t)(in ? 220 : 40 + (x + y + 13 * s) % 64);
+            }
+        }
+    }
+}
+
+static glcv_status measure(glcv_engine_mode engine, const variant *v, int w, int h, int n, double seconds,
+                           int timing_run, result *r)
+{
+    glcv_bgsub_params p = GLCV_BGSUB_PARAMS(.width = w, .height = h, .streams = n, .method = v->method,
+                                            .format = v->format, .packed = v->packed, .passes = v->passes,
+                                            .engine = engine, .download = !timing_run, .timing = timing_run);
+    glcv_bgsub *b = NULL;
+    glcv_status st = glcv_bgsub_create(&p, &b);
+    if (st != GLCV_OK)
+        return st;
+    glcv_image *frames = calloc((size_t)n, sizeof *frames), *masks = calloc((size_t)n, sizeof *masks);
+    if (!frames || !masks) {
+        st = GLCV_ERROR_OUT_OF_MEMORY;
+        goto done;
+    }
+    /* Fill the staging slots (three) once, as a decoder would write into them. */
+    for (int k = 0; k < 3 && st == GLCV_OK; k++) {
+        if ((st = glcv_bgsub_map_frames(b, frames, n)) == GLCV_OK) {
+            fill(frames, n, k);
+            st = glcv_bgsub_frames_mapped(b, 1);
+        }
+    }
+    if (st != GLCV_OK)
+        goto done;
+    if (timing_run) {
+        double ms[64];
+        int got = 0;
+        for (int i = 0; i < 64 && st == GLCV_OK; i++) {
+            if ((st = glcv_bgsub_map_frames(b, frames, n)) == GLCV_OK)
+                st = glcv_bgsub_frames_mapped(b, 1);
+            glcv_timing t[8];
+            int count = 0;
+            if (st == GLCV_OK && glcv_bgsub_timings(b, t, 8, &count, 1) == GLCV_OK && count > 0) {
+                double sum = 0;
+                for (int k = 0; k < count; k++)
+                    sum += t[k].ms;
+                ms[got++] = sum;
+            }
+        }
+        r->gpu_ms = bench_median(ms, got);
+    } else {
+        long sets = 0;
+        double t0 = bench_now_ms(), t1 = t0;
+        while (st == GLCV_OK && t1 - t0 < seconds * 1000.0) {
+            if ((st = glcv_bgsub_map_frames(b, frames, n)) == GLCV_OK)
+                st = glcv_bgsub_frames_mapped(b, 0);
+            if (st == GLCV_OK)
+                st = glcv_bgsub_map_masks(b, 1, masks, n);
+            sets++;
+            t1 = bench_now_ms();
+        }
+        if (st == GLCV_OK)
+            st = glcv_bgsub_map_masks(b, 0, masks, n);
+        t1 = bench_now_ms();
+        double per_s = sets / ((t1 - t0) / 1000.0);
+        r->cams_io = per_s * n / 25.0;
+        r->gpix_io = per_s * n * (double)w * h / 1e9;
+    }
+done:
+    free(frames);
+    free(masks);
+    glcv_bgsub_destroy(&b);
+    return st;
+}
+
+/* The upload alone: the same arrays from the same pinned staging memory, nothing else running. */
+static double upload_floor(int w, int h, int n, int bpp, double seconds)
+{
+    glcv_engine *e = NULL;
+    if (glcv_engine_create(GLCV_ENGINE_FRAGMENT, 0, NULL, &e) != GLCV_OK)
+        return 0;
+    glcv_engine_begin(e);
+    glcv_tex tex[3];
+    memset(tex, 0, sizeof tex);
+    double cams = 0;
+    int ok = 1;
+    for (int i = 0; i < 3 && ok; i++)
+        ok = glcv_engine_tex_create_layers(e, &tex[i], w * bpp, h, n, GLCV_FORMAT_R8UI) == GLCV_OK;
+    size_t bytes = (size_t)w * (size_t)h * (size_t)bpp * (size_t)n;
+    if (ok) {
+        long sets = 0;
+        double t0 = bench_now_ms(), t1 = t0;
+        while (ok && t1 - t0 < seconds * 1000.0) {
+            void *ptr = NULL;
+            int slot = 0;
+            ok = glcv_engine_stage(e, bytes, &ptr, &slot) == GLCV_OK &&
+                 glcv_engine_upload_staged_raw(e, &tex[sets % 3], slot, GL_RED_INTEGER, GL_UNSIGNED_BYTE) == GLCV_OK;
+            glFlush();
+            sets++;
+            t1 = bench_now_ms();
+        }
+        glFinish();
+        t1 = bench_now_ms();
+        cams = sets * (double)n / ((t1 - t0) / 1000.0) / 25.0;
+    }
+    for (int i = 0; i < 3; i++)
+        glcv_engine_tex_destroy(e, &tex[i]);
+    glcv_engine_end(e);
+    glcv_engine_destroy(&e);
+    return ok ? cams : 0;
+}
+
+/* ---- several GPUs ------------------------------------------------------------------------------- */
+
+typedef struct gpu_job {
+    int gpu;
+    glcv_engine_mode engine;
+    const variant *v;
+    int w, h, n;
+    double seconds;
+    pthread_barrier_t *start;
+    result r;
+    glcv_status st;
+    char describe[256];
+} gpu_job;
+
+static void *gpu_thread(void *arg)
+{
+    gpu_job *j = arg;
+    glcv_context *ctx = NULL;
+    glcv_context_params cp = GLCV_CONTEXT_PARAMS(.match_cuda_device = 1, .cuda_device = j->gpu,
+                                                 .min_gl_version = j->engine == GLCV_ENGINE_COMPUTE ? 43 : 33);
+    j->st = glcv_context_create(&cp, &ctx);
+    if (j->st == GLCV_OK) {
+        snprintf(j->describe, sizeof j->describe, "%s (CUDA device %d)", glcv_context_describe(ctx),
+                 glcv_context_cuda_device(ctx));
+        if (glcv_context_cuda_device(ctx) != j->gpu)
+            j->st = GLCV_ERROR_UNSUPPORTED;
+    }
+    pthread_barrier_wait(j->start);
+    if (j->st == GLCV_OK)
+        j->st = measure(j->engine, j->v, j->w, j->h, j->n, j->seconds, 0, &j->r);
+    glcv_context_destroy(&ctx);
+    return NULL;
+}
+
+static double run_gpus(int gpus, glcv_engine_mode engine, const variant *v, int w, int h, int n, double seconds)
+{
+    gpu_job jobs[MAX_GPUS];
+    pthread_t th[MAX_GPUS];
+    pthread_barrier_t start;
+    pthread_barrier_init(&start, NULL, (unsigned)gpus);
+    for (int g = 0; g < gpus; g++) {
+        jobs[g] = (gpu_job){.gpu = g, .engine = engine, .v = v, .w = w, .h = h, .n = n, .seconds = seconds,
+                            .start = &start};
+        pthread_create(&th[g], NULL, gpu_thread, &jobs[g]);
+    }
+    double total = 0;
+    for (int g = 0; g < gpus; g++) {
+        pthread_join(th[g], NULL);
+        if (jobs[g].st != GLCV_OK) {
+            fprintf(stderr, "multicam_bench: GPU %d: %s %s\n", g, glcv_status_string(jobs[g].st), jobs[g].describe);
+            total = -1;
+        } else if (total >= 0) {
+            printf("#   GPU %d: %.0f cameras with I/O on %s\n", g, jobs[g].r.cams_io, jobs[g].describe);
+            total += jobs[g].r.cams_io;
+        }
+    }
+    pthread_barrier_destroy(&start);
+    return total;
+}
+
+/* ---- options --------------------------------------------------------------------------------- */
+
+static int parse_sizes(const char *s, options *o)
+{
+    o->n_sizes = 0;
+    while (*s && o->n_sizes < MAX_LIST) {
+        int w, h, used = 0;
+        if (sscanf(s, "%dx%d%n", &w, &h, &used) != 2 || w < 1 || h < 1)
+            return 0;
+        o->sizes[o->n_sizes][0] = w;
+        o->sizes[o->n_sizes][1] = h;
+        o->n_sizes++;
+        s += used;
+        if (*s == ',')
+            s++;
+        else if (*s)
+            return 0;
+    }
+    return o->n_sizes > 0;
+}
+
+static int parse_names(const char *s, options *o, int engines)
+{
+    char buf[512];
+    snprintf(buf, sizeof buf, "%s", s);
+    int n = 0;
+    for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        if (engines) {
+            if (n == 4 || glcv_engine_mode_parse(t, &o->engines[n]) != GLCV_OK)
+                return 0;
+            n++;
+        } else {
+            int found = -1;
+            for (int i = 0; i < N_VARIANTS; i++)
+                if (strcmp(all_variants[i].name, t) == 0)
+                    found = i;
+            if (found < 0 || n == N_VARIANTS)
+                return 0;
+            o->variants[n++] = found;
+        }
+    }
+    if (engines)
+        o->n_engines = n;
+    else
+        o->n_variants = n;
+    return n > 0;
+}
+
+static void usage(void)
+{
+    fprintf(stderr, "usage: multicam_bench [--sizes WxH,...] [--engines fragment,compute] [--variants V,...]\n"
+                    "                      [--streams N] [--seconds S] [--gpus G] [--csv FILE]\n"
+                    "variants:");
+    for (int i = 0; i < N_VARIANTS; i++)
+        fprintf(stderr, " %s", all_variants[i].name);
+    fprintf(stderr, "\n");
+}
+
+int main(int argc, char **argv)
+{
+    options o = {.seconds = 2.0, .gpus = 1};
+    parse_sizes("160x120,320x240,640x480,720x576", &o);
+    parse_names("fragment,compute", &o, 1);
+    parse_names("vsam,vsam-multi,vsam-gray,vsam-gray-unpacked,vsam-gray-multi,diff2,diff3", &o, 0);
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        int ok = v != NULL;
+        if (strcmp(a, "--sizes") == 0 && v)
+            ok = parse_sizes(v, &o);
+        else if (strcmp(a, "--engines") == 0 && v)
+            ok = parse_names(v, &o, 1);
+        else if (strcmp(a, "--variants") == 0 && v)
+            ok = parse_names(v, &o, 0);
+        else if (strcmp(a, "--streams") == 0 && v)
+            ok = (o.streams = atoi(v)) >= 1 && o.streams <= 2048;
+        else if (strcmp(a, "--seconds") == 0 && v)
+            ok = (o.seconds = atof(v)) > 0;
+        else if (strcmp(a, "--gpus") == 0 && v)
+            ok = (o.gpus = atoi(v)) >= 0 && o.gpus <= MAX_GPUS;
+        else if (strcmp(a, "--csv") == 0 && v)
+            o.csv = v;
+        else
+            ok = 0;
+        if (!ok) {
+            usage();
+            return 2;
+        }
+        i++;
+    }
+    if (o.gpus == 0) {
+        glcv_cuda_info info;
+        o.gpus = glcv_cuda_query(&info) == GLCV_OK && info.devices > 0 ? info.devices : 1;
+        if (o.gpus > MAX_GPUS)
+            o.gpus = MAX_GPUS;
+    }
+    glcv_context *ctx = NULL;
+    glcv_context_params cp = GLCV_CONTEXT_PARAMS(.min_gl_version = 33);
+    if (glcv_context_create(&cp, &ctx) != GLCV_OK) {
+        fprintf(stderr, "multicam_bench: no OpenGL context\n");
+        return 1;
+    }
+    printf("# multicam_bench on %s, %.1f s per measurement\n", glcv_context_describe(ctx), o.seconds);
+    FILE *csv = o.csv ? fopen(o.csv, "w") : NULL;
+    if (csv)
+        fprintf(csv, "size,engine,variant,streams,gpu_ms_per_set,cams_no_io,cams_io,gpix_io,floor_cams,floor_fraction"
+                     ",gpus,cams_io_all_gpus\n");
+    printf("| size | engine | variant | N | gpu ms/set | cams no-I/O | cams I/O | Gpix/s I/O | upload floor | "
+           "of floor |%s\n",
+           o.gpus > 1 ? " cams I/O, all GPUs |" : "");
+    printf("|---|---|---|---:|---:|---:|---:|---:|---:|---:|%s\n", o.gpus > 1 ? "---:|" : "");
+    int failures = 0;
+    for (int si = 0; si < o.n_sizes; si++) {
+        int w = o.sizes[si][0], h = o.sizes[si][1];
+        int n = o.streams;
+        if (!n) {
+            n = (int)(64e6 / ((double)w * h));
+            n = n < 1 ? 1 : n > 2048 ? 2048 : n;
+        }
+        double floor_rgb = upload_floor(w, h, n, 3, o.seconds), floor_gray = upload_floor(w, h, n, 1, o.seconds);
+        for (int ei = 0; ei < o.n_engines; ei++) {
+            glcv_engine_mode engine = o.engines[ei];
+            for (int vi = 0; vi < o.n_variants; vi++) {
+                const variant *v = &all_variants[o.variants[vi]];
+                result r = {0};
+                glcv_status st = measure(engine, v, w, h, n, o.seconds, 1, &r);
+                if (st == GLCV_OK)
+                    st = measure(engine, v, w, h, n, o.seconds, 0, &r);
+                if (st != GLCV_OK) {
+                    printf("| %dx%d | %s | %s | %d | failed: %s |\n", w, h, glcv_engine_mode_string(engine), v->name, n,
+                           glcv_status_string(st));
+                    failures++;
+                    continue;
+                }
+                double floor = v->format == GLCV_PIXEL_GRAY8 ? floor_gray : floor_rgb;
+                /* (timer queries that measure nothing - some software renderers - give 0: no column) */
+                double no_io = r.gpu_ms > 0 ? 40.0 / (r.gpu_ms / n) : 0;
+                double all = o.gpus > 1 ? run_gpus(o.gpus, engine, v, w, h, n, o.seconds) : r.cams_io;
+                char extra[64] = "";
+                if (o.gpus > 1)
+                    snprintf(extra, sizeof extra, " %.0f |", all);
+                printf("| %dx%d | %s | %s | %d | %.3f | %.0f | %.0f | %.2f | %.0f | %.2f |%s\n", w, h,
+                       glcv_engine_mode_string(engine), v->name, n, r.gpu_ms, no_io, r.cams_io, r.gpix_io, floor,
+                       floor > 0 ? r.cams_io / floor : 0, extra);
+                fflush(stdout);
+                if (csv)
+                    fprintf(csv, "%dx%d,%s,%s,%d,%.4f,%.1f,%.1f,%.3f,%.1f,%.3f,%d,%.1f\n", w, h,
+                            glcv_engine_mode_string(engine), v->name, n, r.gpu_ms, no_io, r.cams_io, r.gpix_io, floor,
+                            floor > 0 ? r.cams_io / floor : 0, o.gpus, all);
+            }
+        }
+    }
+    if (csv)
+        fclose(csv);
+    glcv_context_destroy(&ctx);
+    return failures ? 1 : 0;
+}
