@@ -200,6 +200,162 @@ static double upload_floor(int w, int h, int n, int bpp, double seconds)
     return ok ? cams : 0;
 }
 
+/* Raw GL, for comparison: `bytes` copied from persistently mapped client memory into a
+ * device buffer (glCopyBufferSubData) or an R8UI texture array of w * bpp x h x n (as
+ * upload_floor), three staging buffers in turn. GB/s. */
+static double copy_rate(size_t bytes, int to_texture, int w, int h, int n, int bpp, double seconds)
+{
+    GLuint src[3], dst = 0, tex = 0;
+    glGenBuffers(3, src);
+    const GLbitfield flags = GL_MAP_WRITE_BIT | GL_MAP_PERSISTENT_BIT | GL_MAP_COHERENT_BIT;
+    for (int i = 0; i < 3; i++) {
+        glBindBuffer(GL_COPY_READ_BUFFER, src[i]);
+        glBufferStorage(GL_COPY_READ_BUFFER, (GLsizeiptr)bytes, NULL, flags);
+        void *m = glMapBufferRange(GL_COPY_READ_BUFFER, 0, (GLsizeiptr)bytes, flags);
+        if (m)
+            memset(m, i, bytes);
+    }
+    if (to_texture) {
+        glGenTextures(1, &tex);
+        glBindTexture(GL_TEXTURE_2D_ARRAY, tex);
+        glTexStorage3D(GL_TEXTURE_2D_ARRAY, 1, GL_R8UI, w * bpp, h, n);
+        glPixelStorei(GL_UNPACK_ALIGNMENT, 1);
+    } else {
+        glGenBuffers(1, &dst);
+        glBindBuffer(GL_COPY_WRITE_BUFFER, dst);
+        glBufferStorage(GL_COPY_WRITE_BUFFER, (GLsizeiptr)bytes, NULL, 0);
+    }
+    glFinish();
+    long sets = 0;
+    double t0 = bench_now_ms(), t1 = t0;
+    while (t1 - t0 < seconds * 1000.0 && glGetError() == GL_NO_ERROR) {
+        GLuint s = src[sets % 3];
+        if (to_texture) {
+            glBindBuffer(GL_PIXEL_UNPACK_BUFFER, s);
+            glTexSubImage3D(GL_TEXTURE_2D_ARRAY, 0, 0, 0, 0, w * bpp, h, n, GL_RED_INTEGER, GL_UNSIGNED_BYTE, NULL);
+            glBindBuffer(GL_PIXEL_UNPACK_BUFFER, 0);
+        } else {
+            glBindBuffer(GL_COPY_READ_BUFFER, s);
+            glCopyBufferSubData(GL_COPY_READ_BUFFER, GL_COPY_WRITE_BUFFER, 0, 0, (GLsizeiptr)bytes);
+        }
+        glFlush();
+        sets++;
+        if (sets % 3 == 0)
+            glFinish();
+        t1 = bench_now_ms();
+    }
+    glFinish();
+    t1 = bench_now_ms();
+    glDeleteBuffers(3, src);
+    if (dst)
+        glDeleteBuffers(1, &dst);
+    if (tex)
+        glDeleteTextures(1, &tex);
+    return sets * (double)bytes / ((t1 - t0) / 1000.0) / 1e9;
+}
+
+/* Raw GL experiments on how to move frames: (1) a compute shader reading `bytes` from
+ * persistently mapped client memory (as a storage buffer) and writing them to a device buffer
+ * (the GPU reading host memory itself); (2) a device-buffer copy alongside a compute shader that
+ * works on other buffers, to see whether GL runs them at once. Prints GB/s and ms. */
+static GLuint compile_compute(const char *src)
+{
+    GLuint sh = glCreateShader(GL_COMPUTE_SHADER);
+    glShaderSource(sh, 1, &src, NULL);
+    glCompileShader(sh);
+    GLuint p = glCreateProgram();
+    glAttachShader(p, sh);
+    glLinkProgram(p);
+    glDeleteShader(sh);
+    GLint ok = 0;
+    glGetProgramiv(p, GL_LINK_STATUS, &ok);
+    return ok ? p : 0;
+}
+
+static void io_experiments(size_t bytes, double seconds)
+{
+    static const char copy_src[] = "#version 430\n"
+                                   "layout(local_size_x = 256) in;\n"
+                                   "layout(std430, binding = 0) readonly buffer A { uvec4 a[]; };\n"
+                                   "layout(std430, binding = 1) writeonly buffer B { uvec4 b[]; };\n"
+                                   "uniform uint n;\n"
+                                   "void main() { uint i = gl_GlobalInvocationID.x; if (i < n) b[i] = a[i]; }\n";
+    static const char work_src[] = "#version 430\n"
+                                   "layout(local_size_x = 256) in;\n"
+                                   "layout(std430, binding = 0) buffer A { uvec4 a[]; };\n"
+                                   "uniform uint n;\n"
+                                   "void main() { uint i = gl_GlobalInvocationID.x; if (i < n) {\n"
+                                   "  uvec4 v = a[i]; for (int k = 0; k < 64; k++) v = v * 1664525u + 1013904223u;\n"
+                                   "  a[i] = v; } }\n";
+    GLuint copy = compile_compute(copy_src), work = compile_compute(work_src);
+    if (!copy || !work) {
+        printf("# io experiments: shaders failed\n");
+        return;
+    }
+    GLuint host = 0, dev[3];
+    glGenBuffers(1, &host);
+    glGenBuffers(3, dev);
+    const GLbitfield flags = GL_MAP_WRITE_BIT | GL_MAP_PERSISTENT_BIT | GL_MAP_COHERENT_BIT;
+    glBindBuffer(GL_SHADER_STORAGE_BUFFER, host);
+    glBufferStorage(GL_SHADER_STORAGE_BUFFER, (GLsizeiptr)bytes, NULL, flags | GL_CLIENT_STORAGE_BIT);
+    void *m = glMapBufferRange(GL_SHADER_STORAGE_BUFFER, 0, (GLsizeiptr)bytes, flags);
+    if (m)
+        memset(m, 7, bytes);
+    for (int i = 0; i < 3; i++) {
+        glBindBuffer(GL_SHADER_STORAGE_BUFFER, dev[i]);
+        glBufferStorage(GL_SHADER_STORAGE_BUFFER, (GLsizeiptr)bytes, NULL, 0);
+    }
+    GLuint n16 = (GLuint)(bytes / 16);
+    /* (1) shader reads host memory */
+    glUseProgram(copy);
+    glUniform1ui(glGetUniformLocation(copy, "n"), n16);
+    glBindBufferBase(GL_SHADER_STORAGE_BUFFER, 0, host);
+    glBindBufferBase(GL_SHADER_STORAGE_BUFFER, 1, dev[0]);
+    glFinish();
+    int reps = 0;
+    double t0 = bench_now_ms(), t1 = t0;
+    while (t1 - t0 < seconds * 500.0) {
+        glDispatchCompute((n16 + 255) / 256, 1, 1);
+        glFinish();
+        reps++;
+        t1 = bench_now_ms();
+    }
+    double read_gbs = reps * (double)bytes / ((t1 - t0) / 1000.0) / 1e9;
+    /* (2) work alone, copy alone, both interleaved */
+    glUseProgram(work);
+    glUniform1ui(glGetUniformLocation(work, "n"), n16);
+    glBindBufferBase(GL_SHADER_STORAGE_BUFFER, 0, dev[1]);
+    glFinish();
+    t0 = bench_now_ms();
+    for (int i = 0; i < 10; i++)
+        glDispatchCompute((n16 + 255) / 256, 1, 1);
+    glFinish();
+    double work_ms = (bench_now_ms() - t0) / 10;
+    glBindBuffer(GL_COPY_READ_BUFFER, host);
+    glBindBuffer(GL_COPY_WRITE_BUFFER, dev[2]);
+    t0 = bench_now_ms();
+    for (int i = 0; i < 10; i++)
+        glCopyBufferSubData(GL_COPY_READ_BUFFER, GL_COPY_WRITE_BUFFER, 0, 0, (GLsizeiptr)bytes);
+    glFinish();
+    double copy_ms = (bench_now_ms() - t0) / 10;
+    t0 = bench_now_ms();
+    for (int i = 0; i < 10; i++) {
+        glCopyBufferSubData(GL_COPY_READ_BUFFER, GL_COPY_WRITE_BUFFER, 0, 0, (GLsizeiptr)bytes);
+        glDispatchCompute((n16 + 255) / 256, 1, 1);
+    }
+    glFinish();
+    double both_ms = (bench_now_ms() - t0) / 10;
+    printf("# io: %.0f MB: shader reading host memory %.1f GB/s; work %.2f ms, copy %.2f ms (%.1f GB/s), both "
+           "interleaved %.2f ms (%s)\n",
+           bytes / 1e6, read_gbs, work_ms, copy_ms, bytes / copy_ms / 1e6, both_ms,
+           both_ms < 0.8 * (work_ms + copy_ms) ? "overlapped" : "serial");
+    glUseProgram(0);
+    glDeleteBuffers(1, &host);
+    glDeleteBuffers(3, dev);
+    glDeleteProgram(copy);
+    glDeleteProgram(work);
+}
+
 /* ---- several GPUs ------------------------------------------------------------------------------- */
 
 typedef struct gpu_job {
@@ -379,6 +535,12 @@ int main(int argc, char **argv)
             n = n < 1 ? 1 : n > 2048 ? 2048 : n;
         }
         double floor_rgb = upload_floor(w, h, n, 3, o.seconds), floor_gray = upload_floor(w, h, n, 1, o.seconds);
+        size_t set_rgb = (size_t)w * (size_t)h * 3 * (size_t)n;
+        printf("# %dx%d x %d: GL copies of a set from pinned memory: to a buffer %.1f GB/s, to a texture array "
+               "%.1f GB/s\n",
+               w, h, n, copy_rate(set_rgb, 0, w, h, n, 3, o.seconds), copy_rate(set_rgb, 1, w, h, n, 3, o.seconds));
+        if (epoxy_gl_version() >= 43)
+            io_experiments(set_rgb, o.seconds);
         for (int ei = 0; ei < o.n_engines; ei++) {
             glcv_engine_mode engine = o.engines[ei];
             for (int vi = 0; vi < o.n_variants; vi++) {

@@ -1,26 +1,41 @@
 // Background subtraction (VSAM after Collins et al.; frame differencing), one layer per stream.
-// The rule of src/bgsub_internal.h (glcv_bgsub_pixel), in the same integer arithmetic, over
-// "lanes": the colour channels of one pixel (BGSUB_LANES 3), one gray pixel (BGSUB_LANES 1), or
-// four gray pixels of one texel (BGSUB_PACKED). Defines:
+// The rule of src/bgsub_internal.h (glcv_bgsub_pixel) and the vote of src/bgsub_cpu.c, in the
+// same integer arithmetic, over "lanes": the colour channels of one pixel (BGSUB_LANES 3), one
+// gray pixel (BGSUB_LANES 1), or four gray pixels of one texel (BGSUB_PACKED). Defines:
 //   BGSUB_METHOD  1 VSAM, 2 two-frame difference, 3 three-frame difference
-//   BGSUB_STAGE   0 everything in one pass (mask; VSAM also B and T, as three outputs);
-//                 the chain: 1 moving pixels, 2 foreground mask, 3 background, 4 threshold
+//   BGSUB_STAGE   0 the decisions, B, T and the counter in one pass (outputs: decisions; VSAM
+//                 also B, T, counter); the chain: 1 moving, 2 raw foreground, 3 counter,
+//                 4 background, 5 threshold; 6 the vote into the mask
 //   BGSUB_BPP     bytes per pixel of the raw frames (1, 3 or 4), BGSUB_BGR when blue comes first
 //   BGSUB_LANES   1 (gray: luma of colour frames) or 3 (colour)
-//   BGSUB_PACKED  gray frames, 4 pixels per RGBA8UI texel (the outputs likewise)
+//   BGSUB_PACKED  gray frames, 4 pixels per 32-bit word (the textures likewise)
+//   BGSUB_WRITE_RING  u_cur is the pinned upload memory: the pass copies the words of its
+//                 pixels into u_ring_out, the device's frame ring (compute)
+//   BGSUB_WRITE_MASK  the vote also writes the mask bytes into u_mask_out, host memory (compute)
+// Frames are words (R32UI buffer textures): layer after layer, rows of width * BGSUB_BPP bytes.
 
-uniform usampler2DArray u_cur; // frames: raw bytes, R8UI width * BGSUB_BPP (RGBA8UI when packed)
-uniform usampler2DArray u_p1;
-uniform usampler2DArray u_p2;
+uniform usamplerBuffer u_cur; // the current frame set
+uniform usamplerBuffer u_p1;  // the one before
+uniform usamplerBuffer u_p2;  // and the one before that
 uniform usampler2DArray u_bg;     // B, 8.8 fixed point
 uniform usampler2DArray u_th;     // T, 8.8 fixed point
-uniform usampler2DArray u_moving; // the chain's moving pixels (0/1 per lane)
+uniform usampler2DArray u_count;  // VSAM's counter per pixel
+uniform usampler2DArray u_moving; // the chain: moving pixels (0/1 per lane)
+uniform usampler2DArray u_raw;    // decisions: bit 0 raw foreground, bit 1 moving (per lane)
 uniform int u_history; // frames before the current one (0, 1, 2 = two or more)
-uniform int u_init;    // VSAM: B and T start from this frame (B = I, T = floor)
+uniform int u_init;    // VSAM: B, T and the counter start from this frame (B = I, T = floor)
 uniform int u_learned; // frame differences: T from u_th (else the floor)
 uniform int u_a;       // alpha * 65536
 uniform int u_c;       // c * 256
 uniform int u_f;       // min_threshold * 256
+uniform int u_k;       // absorb count
+uniform int u_vote;    // votes for foreground among the 3 x 3; 0: no vote
+#ifdef BGSUB_WRITE_RING
+layout(r32ui) uniform writeonly uimageBuffer u_ring_out;
+#endif
+#ifdef BGSUB_WRITE_MASK
+layout(r8ui) uniform writeonly uimageBuffer u_mask_out;
+#endif
 
 #if defined(BGSUB_PACKED)
 const uvec4 LANE = uvec4(1u, 1u, 1u, 1u);
@@ -29,20 +44,25 @@ const uvec4 LANE = uvec4(1u, 1u, 1u, 0u);
 #else
 const uvec4 LANE = uvec4(1u, 0u, 0u, 0u);
 #endif
+const uvec4 LANE16 = LANE * 0xFFFFu;
 
 ivec3 texel() { return ivec3(glcv_pos, glcv_layer); }
 
-uvec4 frame(usampler2DArray s)
+// The index of this texel among all texels of all layers (texel = pixel, or 4 packed pixels).
+int texel_index() { return (glcv_layer * glcv_region.w + glcv_pos.y) * glcv_region.z + glcv_pos.x; }
+
+uint byte_at(usamplerBuffer s, int o) { return (texelFetch(s, o >> 2).r >> uint((o & 3) * 8)) & 255u; }
+
+uvec4 frame(usamplerBuffer s)
 {
 #if defined(BGSUB_PACKED)
-    return texelFetch(s, texel(), 0);
+    uint w = texelFetch(s, texel_index()).r;
+    return uvec4(w & 255u, (w >> 8) & 255u, (w >> 16) & 255u, w >> 24);
 #elif BGSUB_BPP == 1
-    return uvec4(texelFetch(s, texel(), 0).r, 0u, 0u, 0u);
+    return uvec4(byte_at(s, texel_index()), 0u, 0u, 0u);
 #else
-    int x = glcv_pos.x * BGSUB_BPP;
-    uint r = texelFetch(s, ivec3(x, glcv_pos.y, glcv_layer), 0).r;
-    uint g = texelFetch(s, ivec3(x + 1, glcv_pos.y, glcv_layer), 0).r;
-    uint b = texelFetch(s, ivec3(x + 2, glcv_pos.y, glcv_layer), 0).r;
+    int o = texel_index() * BGSUB_BPP;
+    uint r = byte_at(s, o), g = byte_at(s, o + 1), b = byte_at(s, o + 2);
 #ifdef BGSUB_BGR
     uint t = r;
     r = b;
@@ -56,9 +76,24 @@ uvec4 frame(usampler2DArray s)
 #endif
 }
 
+#ifdef BGSUB_WRITE_RING
+// Copies the words whose first byte belongs to this texel's pixel(s) into the frame ring.
+void write_ring()
+{
+#if defined(BGSUB_PACKED)
+    int i = texel_index();
+    imageStore(u_ring_out, i, texelFetch(u_cur, i));
+#else
+    int first = texel_index() * BGSUB_BPP;
+    for (int j = (first + 3) >> 2; j < (first + BGSUB_BPP + 3) >> 2; j++)
+        imageStore(u_ring_out, j, texelFetch(u_cur, j));
+#endif
+}
+#endif
+
 uvec4 absdiff(uvec4 a, uvec4 b) { return max(a, b) - min(a, b); }
 
-// Per-lane decisions (0/1) of one pixel: in colour, a pixel decides where any channel does.
+// Per-lane decisions (0/1): in colour, a pixel decides where any channel does.
 uvec4 combine(uvec4 v)
 {
     v &= LANE;
@@ -70,16 +105,27 @@ uvec4 combine(uvec4 v)
 #endif
 }
 
-// The current B and T (VSAM's first frame: the frame and the floor).
-void state(uvec4 cur, out uvec4 bg, out uvec4 th)
+// One value per pixel (R8UI, or RGBA8UI packed) as lanes, and back.
+uvec4 spread(uvec4 v)
 {
-    uvec4 f = uvec4(uint(u_f)) * LANE;
+#if defined(BGSUB_PACKED)
+    return v;
+#else
+    return uvec4(v.x) * LANE;
+#endif
+}
+
+// The current B, T and counter (VSAM's first frame: the frame, the floor and 0).
+void state(uvec4 cur, out uvec4 bg, out uvec4 th, out uvec4 cnt)
+{
     if (u_init != 0) {
-        bg = (cur << 8u) & LANE * 0xFFFFu;
-        th = f;
+        bg = (cur << 8u) & LANE16;
+        th = uvec4(uint(u_f)) * LANE;
+        cnt = uvec4(0u);
     } else {
-        bg = texelFetch(u_bg, texel(), 0) & LANE * 0xFFFFu;
-        th = texelFetch(u_th, texel(), 0) & LANE * 0xFFFFu;
+        bg = texelFetch(u_bg, texel(), 0) & LANE16;
+        th = texelFetch(u_th, texel(), 0) & LANE16;
+        cnt = spread(texelFetch(u_count, texel(), 0));
     }
 }
 
@@ -97,7 +143,19 @@ uvec4 foreground_lanes(uvec4 cur, uvec4 bg, uvec4 th)
     return combine(uvec4(greaterThan(absdiff(cur << 8u, bg), th)));
 }
 
-// B and T after the frame where `keep` is 0 (neither moving nor foreground).
+uvec4 next_count(uvec4 cnt, uvec4 moving, uvec4 raw)
+{
+    uvec4 up = min(uvec4(uint(u_k)), cnt + 1u);
+    uvec4 down = cnt - min(cnt, uvec4(1u));
+    return (moving * cnt + (1u - moving) * (raw * up + (1u - raw) * down)) & LANE * 255u;
+}
+
+// Lanes that keep B and T: moving, or foreground that the counter has not absorbed yet.
+uvec4 holds(uvec4 moving, uvec4 raw, uvec4 cnt2)
+{
+    return (moving | (raw & uvec4(lessThan(cnt2, uvec4(uint(u_k)))))) & LANE;
+}
+
 uvec4 next_background(uvec4 cur, uvec4 bg, uvec4 keep)
 {
     uint a = uint(u_a);
@@ -109,9 +167,47 @@ uvec4 next_threshold(uvec4 cur, uvec4 bg, uvec4 th, uvec4 keep)
 {
     uint a = uint(u_a);
     uvec4 cd = min(uvec4(65280u), (uint(u_c) * absdiff(cur << 8u, bg) + 128u) >> 8u);
-    uvec4 nt = max(uvec4(uint(u_f)), (a * th + (65536u - a) * cd + 32768u) >> 16u) & LANE * 0xFFFFu;
+    uvec4 nt = max(uvec4(uint(u_f)), (a * th + (65536u - a) * cd + 32768u) >> 16u) & LANE16;
     return keep * th + (1u - keep) * nt;
 }
+
+uvec4 threshold_for_differences()
+{
+    uvec4 th = uvec4(uint(u_f)) * LANE;
+    if (u_learned != 0)
+        th = texelFetch(u_th, texel(), 0) & LANE16;
+    return th;
+}
+
+#if BGSUB_STAGE == 6
+// Raw foreground (bit 0) of the pixels of texel (x, y), clamped to the layer.
+uvec4 raw_at(int x, int y)
+{
+    ivec2 c = clamp(ivec2(x, y), ivec2(0), glcv_region.zw - 1);
+    return texelFetch(u_raw, ivec3(c, glcv_layer), 0) & 1u;
+}
+
+// The vote: foreground where at least u_vote of the 3 x 3 pixels are raw foreground.
+uvec4 vote()
+{
+    ivec2 p = glcv_pos;
+    if (u_vote == 0)
+        return raw_at(p.x, p.y);
+    uvec4 n = uvec4(0u);
+    for (int dy = -1; dy <= 1; dy++) {
+#if defined(BGSUB_PACKED)
+        // the row's six pixels around the texel's four: left neighbour, the four, right one
+        uvec4 c = raw_at(p.x, p.y + dy);
+        uint l = p.x > 0 ? raw_at(p.x - 1, p.y + dy).w : c.x;
+        uint r = p.x < glcv_region.z - 1 ? raw_at(p.x + 1, p.y + dy).x : c.w;
+        n += uvec4(l + c.x + c.y, c.x + c.y + c.z, c.y + c.z + c.w, c.z + c.w + r);
+#else
+        n += raw_at(p.x - 1, p.y + dy) + raw_at(p.x, p.y + dy) + raw_at(p.x + 1, p.y + dy);
+#endif
+    }
+    return uvec4(greaterThanEqual(n, uvec4(uint(u_vote))));
+}
+#endif
 
 // The mask as stored: one R8 value per pixel, or four (RGBA8) when packed.
 vec4 mask_value(uvec4 m)
@@ -123,49 +219,62 @@ vec4 mask_value(uvec4 m)
 #endif
 }
 
-// The chain's moving pixels as stored (R8UI, or RGBA8UI packed) and read back for all lanes.
-uvec4 stored_moving()
-{
-    uvec4 m = texelFetch(u_moving, texel(), 0);
-#if defined(BGSUB_PACKED)
-    return m;
-#else
-    return uvec4(m.x) & LANE;
-#endif
-}
-
 void glcv_pass(ivec2 pos)
 {
+#if BGSUB_STAGE == 6
+    uvec4 m = vote();
+    glcv_store0(mask_value(m));
+#ifdef BGSUB_WRITE_MASK
+#if defined(BGSUB_PACKED)
+    for (int i = 0; i < 4; i++)
+        imageStore(u_mask_out, texel_index() * 4 + i, uvec4(m[i] * 255u));
+#else
+    imageStore(u_mask_out, texel_index(), uvec4(m.x * 255u));
+#endif
+#endif
+#else
+#ifdef BGSUB_WRITE_RING
+    write_ring();
+#endif
     uvec4 cur = frame(u_cur);
 #if BGSUB_METHOD != 1
-    uvec4 th = uvec4(uint(u_f)) * LANE;
-    if (u_learned != 0)
-        th = texelFetch(u_th, texel(), 0) & LANE * 0xFFFFu;
-    uvec4 d1 = absdiff(cur, frame(u_p1)) << 8u;
+    uvec4 th = threshold_for_differences();
 #if BGSUB_METHOD == 2
-    uvec4 m = u_history >= 1 ? combine(uvec4(greaterThan(d1, th))) : uvec4(0u);
+    uvec4 raw = u_history >= 1 ? combine(uvec4(greaterThan(absdiff(cur, frame(u_p1)) << 8u, th))) : uvec4(0u);
+    glcv_store0(raw);
 #else
-    uvec4 m = moving_lanes(cur, th);
+    uvec4 mv = moving_lanes(cur, th);
+    glcv_store0(mv | (mv << 1u));
 #endif
-    glcv_store0(mask_value(m));
 #else
-    uvec4 bg, th;
-    state(cur, bg, th);
+    uvec4 bg, th, cnt;
+    state(cur, bg, th, cnt);
 #if BGSUB_STAGE == 0
-    uvec4 moving = moving_lanes(cur, th);
-    uvec4 fg = foreground_lanes(cur, bg, th);
-    uvec4 keep = (moving | fg) & LANE;
-    glcv_store0(mask_value(fg));
+    uvec4 mv = moving_lanes(cur, th);
+    uvec4 raw = foreground_lanes(cur, bg, th);
+    uvec4 cnt2 = next_count(cnt, mv, raw);
+    uvec4 keep = holds(mv, raw, cnt2);
+    glcv_store0(raw | (mv << 1u));
     glcv_store1(next_background(cur, bg, keep));
     glcv_store2(next_threshold(cur, bg, th, keep));
+    glcv_store3(cnt2);
 #elif BGSUB_STAGE == 1
     glcv_store0(moving_lanes(cur, th));
 #elif BGSUB_STAGE == 2
-    glcv_store0(mask_value(foreground_lanes(cur, bg, th)));
-#elif BGSUB_STAGE == 3
-    glcv_store0(next_background(cur, bg, (stored_moving() | foreground_lanes(cur, bg, th)) & LANE));
+    uvec4 mv = spread(texelFetch(u_moving, texel(), 0));
+    glcv_store0(foreground_lanes(cur, bg, th) | (mv << 1u));
 #else
-    glcv_store0(next_threshold(cur, bg, th, (stored_moving() | foreground_lanes(cur, bg, th)) & LANE));
+    uvec4 d = spread(texelFetch(u_raw, texel(), 0));
+    uvec4 raw = d & 1u, mv = d >> 1u;
+    uvec4 cnt2 = next_count(cnt, mv, raw);
+#if BGSUB_STAGE == 3
+    glcv_store0(cnt2);
+#elif BGSUB_STAGE == 4
+    glcv_store0(next_background(cur, bg, holds(mv, raw, cnt2)));
+#else
+    glcv_store0(next_threshold(cur, bg, th, holds(mv, raw, cnt2)));
+#endif
+#endif
 #endif
 #endif
 }

@@ -17,6 +17,9 @@
 #define DEFAULT_ALPHA 0.92f
 #define DEFAULT_C 3.0f
 #define DEFAULT_MIN_THRESHOLD 20.0f
+/* The additions (bgsub.h; measured in docs/QUALITY.md). */
+#define DEFAULT_ABSORB 100
+#define DEFAULT_VOTE 5
 
 static const char *const method_names[] = {"vsam", "vsam", "diff2", "diff3"};
 GLCV_ENUM_NAMES(glcv_bgsub_method, glcv_bgsub_method, method_names)
@@ -38,10 +41,17 @@ static glcv_status resolve_params(const glcv_bgsub_params *in, glcv_bgsub_params
     GLCV_DEFAULT(p->min_threshold, DEFAULT_MIN_THRESHOLD);
     GLCV_DEFAULT(p->engine, GLCV_ENGINE_AUTO);
     GLCV_DEFAULT(p->passes, GLCV_BGSUB_SINGLE_PASS);
+    GLCV_DEFAULT(p->absorb, DEFAULT_ABSORB);
+    GLCV_DEFAULT(p->vote, DEFAULT_VOTE);
     if ((st = glcv_check_range(lg, "bgsub", "streams", p->streams, 1, GLCV_BGSUB_MAX_STREAMS)) ||
         (st = glcv_check_range(lg, "bgsub", "min_threshold", p->min_threshold, 0, 255)) ||
-        (st = glcv_check_range(lg, "bgsub", "c", p->c, 0, 16)))
+        (st = glcv_check_range(lg, "bgsub", "c", p->c, 0, 16)) ||
+        (st = glcv_check_range(lg, "bgsub", "absorb", p->absorb, 1, 255)))
         return st;
+    if (p->vote != -1 && (p->vote < 1 || p->vote > 9))
+        return glcv_fail(lg, GLCV_ERROR_INVALID_ARGUMENT, "bgsub: vote must be 1..9 or -1 (got %d)", p->vote);
+    if (p->upload < GLCV_BGSUB_UPLOAD_DEFAULT || p->upload > GLCV_BGSUB_UPLOAD_STREAM)
+        return glcv_fail(lg, GLCV_ERROR_INVALID_ARGUMENT, "bgsub: unknown upload %d", (int)p->upload);
     if (!glcv_finite(p->alpha) || p->alpha <= 0 || p->alpha >= 1)
         return glcv_fail(lg, GLCV_ERROR_INVALID_ARGUMENT, "bgsub: alpha must be > 0 and < 1 (got %g)", p->alpha);
     if (p->c <= 0)
@@ -102,6 +112,8 @@ glcv_status glcv_bgsub_create(const glcv_bgsub_params *params, glcv_bgsub **out)
         b->rule.a = 65535;
     b->rule.c = fixed(p.c, 256.0);
     b->rule.f = fixed(p.min_threshold, 256.0);
+    b->rule.k = p.absorb;
+    b->rule.vote = p.vote > 0 ? p.vote : 0;
     for (int i = 0; i < GLCV_ENGINE_DOWNLOAD_SLOTS; i++)
         b->dl_set[i] = -1;
     const glcv_logger *lg = &params->logger;
@@ -116,6 +128,7 @@ glcv_status glcv_bgsub_create(const glcv_bgsub_params *params, glcv_bgsub **out)
             for (size_t i = 0; i < n; i++)
                 b->cpu.th[i] = (uint16_t)b->rule.f;
         }
+        b->p.upload = GLCV_BGSUB_UPLOAD_DEFAULT;
     } else {
         st = glcv_bgsub_gl_create(b);
     }
@@ -374,7 +387,7 @@ static glcv_status learned_frame(void *user, int index, glcv_image *frame)
     return GLCV_OK;
 }
 
-/* B: the median of the kept sets; T: c times the mean |I - B| over them, at least the floor. */
+/* B: the median of the kept sets; T: c times the median |I - B| over them, at least the floor. */
 static glcv_status learn_state(glcv_bgsub *b, uint16_t *bg, uint16_t *th)
 {
     size_t n = lane_bytes(b);
@@ -390,13 +403,18 @@ static glcv_status learn_state(glcv_bgsub *b, uint16_t *bg, uint16_t *th)
             break;
         uint16_t *sb = bg + n * (size_t)s, *stt = th + n * (size_t)s;
         for (size_t i = 0; i < n; i++) {
-            uint32_t sum = 0;
-            for (int k = 0; k < b->learn_kept; k++) {
-                int d = (int)b->learn[k][n * (size_t)s + i] - (int)median[i];
-                sum += (uint32_t)(d < 0 ? -d : d) << 8;
+            /* the lower median of |I - B| over the kept sets (insertion sort of at most 16) */
+            uint32_t d[GLCV_BGSUB_LEARN_KEEP];
+            int kept = b->learn_kept;
+            for (int k = 0; k < kept; k++) {
+                int v = (int)b->learn[k][n * (size_t)s + i] - (int)median[i];
+                uint32_t x = (uint32_t)(v < 0 ? -v : v) << 8;
+                int j = k;
+                for (; j > 0 && d[j - 1] > x; j--)
+                    d[j] = d[j - 1];
+                d[j] = x;
             }
-            uint32_t mean = (sum + (uint32_t)b->learn_kept / 2) / (uint32_t)b->learn_kept;
-            uint32_t t = (b->rule.c * mean + 128u) >> 8;
+            uint32_t t = (b->rule.c * d[(kept - 1) / 2] + 128u) >> 8;
             if (t > 65280u)
                 t = 65280u;
             sb[i] = (uint16_t)(median[i] << 8);
@@ -417,6 +435,7 @@ static glcv_status learn_end_locked(glcv_bgsub *b)
     glcv_status st;
     if (!b->engine) {
         st = learn_state(b, b->cpu.bg, b->cpu.th);
+        memset(b->cpu.count, 0, (size_t)b->p.width * (size_t)b->p.height * (size_t)b->p.streams);
     } else {
         uint16_t *bg = malloc(n * sizeof *bg), *th = malloc(n * sizeof *th);
         st = bg && th ? learn_state(b, bg, th) : GLCV_ERROR_OUT_OF_MEMORY;

@@ -20,8 +20,10 @@ glcv_status glcv_bgsub_cpu_init(glcv_bgsub_cpu *cpu, int width, int height, int 
     }
     cpu->bg = calloc(values, sizeof *cpu->bg);
     cpu->th = calloc(values, sizeof *cpu->th);
+    cpu->count = calloc(px, 1);
+    cpu->raw = calloc(px, 1);
     if (!cpu->ring[0] || !cpu->ring[1] || !cpu->ring[2] || !cpu->masks[0] || !cpu->masks[1] || !cpu->masks[2] ||
-        !cpu->bg || !cpu->th) {
+        !cpu->bg || !cpu->th || !cpu->count || !cpu->raw) {
         glcv_bgsub_cpu_free(cpu);
         return GLCV_ERROR_OUT_OF_MEMORY;
     }
@@ -36,6 +38,8 @@ void glcv_bgsub_cpu_free(glcv_bgsub_cpu *cpu)
     }
     free(cpu->bg);
     free(cpu->th);
+    free(cpu->count);
+    free(cpu->raw);
     memset(cpu, 0, sizeof *cpu);
 }
 
@@ -45,10 +49,34 @@ void glcv_bgsub_cpu_run(glcv_bgsub_cpu *cpu, const glcv_bgsub_rule *rule, int cu
     size_t n = (size_t)cpu->width * (size_t)cpu->height * (size_t)cpu->streams;
     int lanes = cpu->lanes;
     const uint8_t *c = cpu->ring[cur], *a = cpu->ring[p1], *b = cpu->ring[p2];
-    uint8_t *m = cpu->masks[mask];
     for (size_t i = 0; i < n; i++) {
         size_t o = i * (size_t)lanes;
-        m[i] = glcv_bgsub_pixel(rule, lanes, c + o, a + o, b + o, cpu->bg + o, cpu->th + o, history, init) ? 255 : 0;
+        cpu->raw[i] = (uint8_t)glcv_bgsub_pixel(rule, lanes, c + o, a + o, b + o, cpu->bg + o, cpu->th + o,
+                                                cpu->count + i, history, init);
+    }
+    /* The vote: raw foreground among the 3 x 3 pixels (clamped to the edge), per stream. */
+    uint8_t *m = cpu->masks[mask];
+    int w = cpu->width, h = cpu->height;
+    for (int s = 0; s < cpu->streams; s++) {
+        const uint8_t *r = cpu->raw + (size_t)s * (size_t)w * (size_t)h;
+        uint8_t *out = m + (size_t)s * (size_t)w * (size_t)h;
+        for (int y = 0; y < h; y++)
+            for (int x = 0; x < w; x++) {
+                int fg;
+                if (rule->vote) {
+                    int votes = 0;
+                    for (int dy = -1; dy <= 1; dy++)
+                        for (int dx = -1; dx <= 1; dx++) {
+                            int yy = y + dy < 0 ? 0 : y + dy >= h ? h - 1 : y + dy;
+                            int xx = x + dx < 0 ? 0 : x + dx >= w ? w - 1 : x + dx;
+                            votes += r[(size_t)yy * (size_t)w + (size_t)xx] & GLCV_BGSUB_RAW;
+                        }
+                    fg = votes >= rule->vote;
+                } else {
+                    fg = r[(size_t)y * (size_t)w + (size_t)x] & GLCV_BGSUB_RAW;
+                }
+                out[(size_t)y * (size_t)w + (size_t)x] = fg ? 255 : 0;
+            }
     }
 }
 

@@ -13,40 +13,52 @@
 
 static void note_download(glcv_bgsub *b, int slot, long set);
 
-static glcv_status programs(glcv_bgsub *b)
+/* The formats: one value per pixel (or four packed gray ones per texel). */
+static glcv_format one_per_pixel(const glcv_bgsub *b)
+{
+    return b->packed ? GLCV_FORMAT_RGBA8UI : GLCV_FORMAT_R8UI;
+}
+
+static glcv_format state_format(const glcv_bgsub *b)
+{
+    return b->lanes == 1 && !b->packed ? GLCV_FORMAT_R16UI : GLCV_FORMAT_RGBA16UI;
+}
+
+static glcv_status program(glcv_bgsub *b, const char *defines, int stage, const char *extra, const glcv_format *outs,
+                           int n_outs, glcv_program **out)
 {
     static const char *const files[] = {"bgsub.glsl"};
+    char all[512], key[96];
+    snprintf(all, sizeof all, "%s#define BGSUB_STAGE %d\n%s", defines, stage, extra);
+    snprintf(key, sizeof key, "bgsub %d %d %d %d %d %d %s", (int)b->rule.method, b->bpp, b->lanes, b->packed,
+             (int)b->p.format, stage, extra[0] ? "w" : "");
+    return glcv_engine_program(b->engine, key, files, 1, all, outs, n_outs, out);
+}
+
+static glcv_status programs(glcv_bgsub *b)
+{
     char defines[256];
-    int n = snprintf(defines, sizeof defines,
-                     "#define GLCV_LAYERED 1\n#define BGSUB_METHOD %d\n#define BGSUB_BPP %d\n#define BGSUB_LANES %d\n%s%s",
-                     (int)b->rule.method, b->packed ? 1 : b->bpp, b->lanes,
-                     b->p.format == GLCV_PIXEL_BGR8 || b->p.format == GLCV_PIXEL_BGRA8 ? "#define BGSUB_BGR 1\n" : "",
-                     b->packed ? "#define BGSUB_PACKED 1\n" : "");
+    snprintf(defines, sizeof defines,
+             "#define GLCV_LAYERED 1\n#define BGSUB_METHOD %d\n#define BGSUB_BPP %d\n#define BGSUB_LANES %d\n%s%s",
+             (int)b->rule.method, b->packed ? 1 : b->bpp, b->lanes,
+             b->p.format == GLCV_PIXEL_BGR8 || b->p.format == GLCV_PIXEL_BGRA8 ? "#define BGSUB_BGR 1\n" : "",
+             b->packed ? "#define BGSUB_PACKED 1\n" : "");
+    const glcv_format one = one_per_pixel(b), st_f = state_format(b);
     const glcv_format mask_f = b->packed ? GLCV_FORMAT_RGBA8 : GLCV_FORMAT_R8;
-    const glcv_format state_f = b->lanes == 1 && !b->packed ? GLCV_FORMAT_R16UI : GLCV_FORMAT_RGBA16UI;
-    const glcv_format moving_f = b->packed ? GLCV_FORMAT_RGBA8UI : GLCV_FORMAT_R8UI;
-    const glcv_format single_out[3] = {mask_f, state_f, state_f};
-    const glcv_format stage_out[4] = {moving_f, mask_f, state_f, state_f};
-    static const char *const stage_names[4] = {"moving", "foreground", "background", "threshold"};
-    glcv_status st;
-    char key[96], all[320];
+    const glcv_format update_out[4] = {one, st_f, st_f, one};
+    const char *ring = b->stream ? "#define BGSUB_WRITE_RING 1\n" : "";
     int vsam = b->rule.method == GLCV_BGSUB_VSAM;
-    snprintf(all, sizeof all, "%s#define BGSUB_STAGE 0\n", defines);
-    snprintf(key, sizeof key, "bgsub %d %d %d %d %d single", (int)b->rule.method, b->bpp, b->lanes, b->packed,
-             (int)b->p.format);
-    (void)n;
-    if ((st = glcv_engine_program(b->engine, key, files, 1, all, single_out, vsam ? 3 : 1, &b->single)) != GLCV_OK)
+    glcv_status st;
+    if (vsam && b->p.passes == GLCV_BGSUB_MULTI_PASS) {
+        const glcv_format chain_out[5] = {one, one, one, st_f, st_f};
+        for (int i = 0; i < 5; i++)
+            if ((st = program(b, defines, i + 1, i == 0 ? ring : "", &chain_out[i], 1, &b->chain[i])) != GLCV_OK)
+                return st;
+    } else if ((st = program(b, defines, 0, ring, update_out, vsam ? 4 : 1, &b->update)) != GLCV_OK) {
         return st;
-    if (!vsam || b->p.passes != GLCV_BGSUB_MULTI_PASS)
-        return GLCV_OK;
-    for (int i = 0; i < 4; i++) {
-        snprintf(all, sizeof all, "%s#define BGSUB_STAGE %d\n", defines, i + 1);
-        snprintf(key, sizeof key, "bgsub %d %d %d %d %d %s", (int)b->rule.method, b->bpp, b->lanes, b->packed,
-                 (int)b->p.format, stage_names[i]);
-        if ((st = glcv_engine_program(b->engine, key, files, 1, all, &stage_out[i], 1, &b->stage[i])) != GLCV_OK)
-            return st;
     }
-    return GLCV_OK;
+    return program(b, defines, 6, b->stream && b->p.download ? "#define BGSUB_WRITE_MASK 1\n" : "", &mask_f, 1,
+                   &b->vote);
 }
 
 /* The width of the arrays in texels: packed gray holds 4 pixels per texel. */
@@ -55,26 +67,28 @@ static int texel_width(const glcv_bgsub *b)
     return b->packed ? b->p.width / 4 : b->p.width;
 }
 
+static size_t set_bytes(const glcv_bgsub *b)
+{
+    return (size_t)b->p.width * (size_t)b->p.height * (size_t)b->bpp * (size_t)b->p.streams;
+}
+
 static glcv_status textures(glcv_bgsub *b)
 {
     glcv_engine *e = b->engine;
     int w = texel_width(b), h = b->p.height, n = b->p.streams;
-    glcv_format ring_f = b->packed ? GLCV_FORMAT_RGBA8UI : GLCV_FORMAT_R8UI;
-    int ring_w = b->packed ? w : w * b->bpp;
-    glcv_format state_f = b->lanes == 1 && !b->packed ? GLCV_FORMAT_R16UI : GLCV_FORMAT_RGBA16UI;
     glcv_status st;
     for (int i = 0; i < 3; i++)
-        if ((st = glcv_engine_tex_create_layers(e, &b->ring[i], ring_w, h, n, ring_f)) != GLCV_OK)
+        if ((st = glcv_engine_buffer_create(e, &b->ring[i], set_bytes(b))) != GLCV_OK)
             return st;
     for (int i = 0; i < 2; i++)
-        if ((st = glcv_engine_tex_create_layers(e, &b->bg[i], w, h, n, state_f)) != GLCV_OK ||
-            (st = glcv_engine_tex_create_layers(e, &b->th[i], w, h, n, state_f)) != GLCV_OK)
+        if ((st = glcv_engine_tex_create_layers(e, &b->bg[i], w, h, n, state_format(b))) != GLCV_OK ||
+            (st = glcv_engine_tex_create_layers(e, &b->th[i], w, h, n, state_format(b))) != GLCV_OK ||
+            (st = glcv_engine_tex_create_layers(e, &b->count[i], w, h, n, one_per_pixel(b))) != GLCV_OK)
             return st;
-    if ((st = glcv_engine_tex_create_layers(e, &b->mask, w, h, n, b->packed ? GLCV_FORMAT_RGBA8 : GLCV_FORMAT_R8)))
+    if ((st = glcv_engine_tex_create_layers(e, &b->raw, w, h, n, one_per_pixel(b))) ||
+        (st = glcv_engine_tex_create_layers(e, &b->mask, w, h, n, b->packed ? GLCV_FORMAT_RGBA8 : GLCV_FORMAT_R8)))
         return st;
-    if (b->stage[0] &&
-        (st = glcv_engine_tex_create_layers(e, &b->moving, w, h, n,
-                                            b->packed ? GLCV_FORMAT_RGBA8UI : GLCV_FORMAT_R8UI)) != GLCV_OK)
+    if (b->chain[0] && (st = glcv_engine_tex_create_layers(e, &b->moving, w, h, n, one_per_pixel(b))) != GLCV_OK)
         return st;
     return GLCV_OK;
 }
@@ -85,6 +99,14 @@ glcv_status glcv_bgsub_gl_create(glcv_bgsub *b)
     if (st != GLCV_OK)
         return st;
     b->p.engine = glcv_engine_mode_of(b->engine);
+    /* Streaming needs image stores (compute) and persistently mapped staging memory (GL 4.4). */
+    int can_stream = b->p.engine == GLCV_ENGINE_COMPUTE && epoxy_gl_version() >= 44;
+    if (b->p.upload == GLCV_BGSUB_UPLOAD_STREAM && !can_stream)
+        return glcv_fail(&b->p.logger, GLCV_ERROR_UNSUPPORTED,
+                         "bgsub: streamed uploads need the compute engine and OpenGL 4.4");
+    if (b->p.upload == GLCV_BGSUB_UPLOAD_DEFAULT)
+        b->p.upload = can_stream ? GLCV_BGSUB_UPLOAD_STREAM : GLCV_BGSUB_UPLOAD_COPY;
+    b->stream = b->p.upload == GLCV_BGSUB_UPLOAD_STREAM;
     glcv_engine_begin(b->engine);
     st = programs(b);
     if (st == GLCV_OK)
@@ -99,28 +121,20 @@ void glcv_bgsub_gl_destroy(glcv_bgsub *b)
         return;
     if (glcv_gl_context_current()) {
         glcv_engine_begin(b->engine);
-        for (int i = 0; i < 3; i++)
-            glcv_engine_tex_destroy(b->engine, &b->ring[i]);
-        for (int i = 0; i < 2; i++) {
-            glcv_engine_tex_destroy(b->engine, &b->bg[i]);
-            glcv_engine_tex_destroy(b->engine, &b->th[i]);
-        }
-        glcv_engine_tex_destroy(b->engine, &b->mask);
-        glcv_engine_tex_destroy(b->engine, &b->moving);
+        glcv_tex *all[] = {&b->ring[0], &b->ring[1], &b->ring[2], &b->bg[0], &b->bg[1], &b->th[0], &b->th[1],
+                           &b->count[0], &b->count[1], &b->raw, &b->moving, &b->mask};
+        for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+            glcv_engine_tex_destroy(b->engine, all[i]);
         glcv_engine_end(b->engine);
     }
     glcv_engine_destroy(&b->engine);
 }
 
-static size_t set_bytes(const glcv_bgsub *b)
-{
-    return (size_t)b->p.width * (size_t)b->p.height * (size_t)b->bpp * (size_t)b->p.streams;
-}
-
 glcv_status glcv_bgsub_gl_stage(glcv_bgsub *b, void **ptr, int *slot)
 {
     glcv_engine_begin(b->engine);
-    glcv_status st = glcv_engine_stage(b->engine, set_bytes(b), ptr, slot);
+    /* whole words: passes that stream read the memory as 32-bit words */
+    glcv_status st = glcv_engine_stage(b->engine, (set_bytes(b) + 3) & ~(size_t)3, ptr, slot);
     glcv_engine_end(b->engine);
     return st;
 }
@@ -133,47 +147,71 @@ static void add_rule_uniforms(const glcv_bgsub *b, glcv_pass *p, int history, in
     glcv_pass_add_uniform_i(p, "u_a", GLCV_U_1I, (int)b->rule.a, 0);
     glcv_pass_add_uniform_i(p, "u_c", GLCV_U_1I, (int)b->rule.c, 0);
     glcv_pass_add_uniform_i(p, "u_f", GLCV_U_1I, (int)b->rule.f, 0);
+    glcv_pass_add_uniform_i(p, "u_k", GLCV_U_1I, b->rule.k, 0);
+    glcv_pass_add_uniform_i(p, "u_vote", GLCV_U_1I, b->rule.vote, 0);
 }
 
-/* A pass of `program` over every stream with the frames and the current state as inputs. */
-static glcv_pass make_pass(glcv_bgsub *b, glcv_program *program, const char *label, int cur, int history, int init)
+/* A pass of `program` over every stream with the frames and the current state as inputs. The
+ * first pass of a streamed set reads the frames from staging texture `stage_tex` and writes
+ * them into the ring. */
+static glcv_pass make_pass(glcv_bgsub *b, glcv_program *program, const char *label, int cur, int history, int init,
+                           GLuint stage_tex)
 {
     glcv_pass p = glcv_pass_make(program, label, texel_width(b), b->p.height);
-    glcv_pass_add_input_tex(&p, "u_cur", &b->ring[cur], GLCV_SAMPLE_NEAREST);
+    if (stage_tex) {
+        glcv_pass_add_input(&p, "u_cur", stage_tex, GLCV_SAMPLE_NEAREST);
+        p.inputs[p.n_inputs - 1].target = GL_TEXTURE_BUFFER;
+        glcv_pass_add_image(&p, "u_ring_out", b->ring[cur].id, GL_R32UI);
+    } else {
+        glcv_pass_add_input_tex(&p, "u_cur", &b->ring[cur], GLCV_SAMPLE_NEAREST);
+    }
     glcv_pass_add_input_tex(&p, "u_p1", &b->ring[(cur + 2) % 3], GLCV_SAMPLE_NEAREST);
     glcv_pass_add_input_tex(&p, "u_p2", &b->ring[(cur + 1) % 3], GLCV_SAMPLE_NEAREST);
     glcv_pass_add_input_tex(&p, "u_bg", &b->bg[b->state_cur], GLCV_SAMPLE_NEAREST);
     glcv_pass_add_input_tex(&p, "u_th", &b->th[b->state_cur], GLCV_SAMPLE_NEAREST);
-    if (b->stage[0])
+    glcv_pass_add_input_tex(&p, "u_count", &b->count[b->state_cur], GLCV_SAMPLE_NEAREST);
+    if (b->chain[0]) {
         glcv_pass_add_input_tex(&p, "u_moving", &b->moving, GLCV_SAMPLE_NEAREST);
+        glcv_pass_add_input_tex(&p, "u_raw", &b->raw, GLCV_SAMPLE_NEAREST);
+    }
     add_rule_uniforms(b, &p, history, init);
     return p;
 }
 
-static glcv_status run_passes(glcv_bgsub *b, int cur, int history, int init)
+static glcv_status run_passes(glcv_bgsub *b, int cur, int history, int init, GLuint stage_tex, GLuint mask_out)
 {
     glcv_engine *e = b->engine;
     int next = 1 - b->state_cur;
-    glcv_status st;
-    if (b->rule.method != GLCV_BGSUB_VSAM || !b->stage[0]) {
-        glcv_pass p = make_pass(b, b->single, "bgsub", cur, history, init);
-        glcv_pass_add_output(&p, &b->mask);
-        if (b->rule.method == GLCV_BGSUB_VSAM) {
+    int vsam = b->rule.method == GLCV_BGSUB_VSAM;
+    glcv_status st = GLCV_OK;
+    if (!b->chain[0]) {
+        glcv_pass p = make_pass(b, b->update, "decide", cur, history, init, stage_tex);
+        glcv_pass_add_output(&p, &b->raw);
+        if (vsam) {
             glcv_pass_add_output(&p, &b->bg[next]);
             glcv_pass_add_output(&p, &b->th[next]);
+            glcv_pass_add_output(&p, &b->count[next]);
         }
         st = glcv_engine_run(e, &p);
     } else {
-        static const char *const labels[4] = {"moving", "foreground", "background", "threshold"};
-        const glcv_tex *outs[4] = {&b->moving, &b->mask, &b->bg[next], &b->th[next]};
-        st = GLCV_OK;
-        for (int i = 0; i < 4 && st == GLCV_OK; i++) {
-            glcv_pass p = make_pass(b, b->stage[i], labels[i], cur, history, init);
+        static const char *const labels[5] = {"moving", "foreground", "count", "background", "threshold"};
+        const glcv_tex *outs[5] = {&b->moving, &b->raw, &b->count[next], &b->bg[next], &b->th[next]};
+        for (int i = 0; i < 5 && st == GLCV_OK; i++) {
+            glcv_pass p = make_pass(b, b->chain[i], labels[i], cur, history, init, i == 0 ? stage_tex : 0);
             glcv_pass_add_output(&p, outs[i]);
             st = glcv_engine_run(e, &p);
         }
     }
-    if (st == GLCV_OK && b->rule.method == GLCV_BGSUB_VSAM)
+    if (st == GLCV_OK) {
+        glcv_pass v = glcv_pass_make(b->vote, "vote", texel_width(b), b->p.height);
+        glcv_pass_add_input_tex(&v, "u_raw", &b->raw, GLCV_SAMPLE_NEAREST);
+        if (mask_out)
+            glcv_pass_add_image(&v, "u_mask_out", mask_out, GL_R8UI);
+        add_rule_uniforms(b, &v, history, init);
+        glcv_pass_add_output(&v, &b->mask);
+        st = glcv_engine_run(e, &v);
+    }
+    if (st == GLCV_OK && vsam)
         b->state_cur = next;
     return st;
 }
@@ -184,16 +222,32 @@ glcv_status glcv_bgsub_gl_run(glcv_bgsub *b, int slot, int wait)
     int cur = (b->ring_cur + 1) % 3;
     int history = b->sets >= 2 ? 2 : (int)b->sets;
     int init = b->rule.method == GLCV_BGSUB_VSAM && !b->initialised;
+    size_t mask_bytes = (size_t)b->p.width * (size_t)b->p.height * (size_t)b->p.streams;
     glcv_engine_begin(e);
     glcv_engine_frame_begin(e);
-    glcv_status st = glcv_engine_upload_staged_raw(e, &b->ring[cur], slot,
-                                                   b->packed ? GL_RGBA_INTEGER : GL_RED_INTEGER, GL_UNSIGNED_BYTE);
+    glcv_status st = GLCV_OK;
+    GLuint stage_tex = 0, mask_out = 0;
+    int dl = -1;
+    if (b->stream) {
+        stage_tex = glcv_engine_stage_texture(e, slot);
+        if (!stage_tex)
+            st = glcv_fail(&b->p.logger, GLCV_ERROR_GL, "bgsub: no texture over the staging memory");
+        if (st == GLCV_OK && b->p.download &&
+            (st = glcv_engine_download_reserve(e, mask_bytes, &dl, &mask_out)) == GLCV_OK && !mask_out)
+            st = glcv_fail(&b->p.logger, GLCV_ERROR_GL, "bgsub: no texture over the download memory");
+    } else {
+        st = glcv_engine_copy_staged(e, slot, &b->ring[cur], set_bytes(b));
+    }
     if (st == GLCV_OK)
-        st = run_passes(b, cur, history, init);
+        st = run_passes(b, cur, history, init, stage_tex, mask_out);
+    if (b->stream)
+        glcv_engine_stage_fence(e, slot);
     if (st == GLCV_OK && b->p.download) {
-        int dl = 0;
-        size_t bytes = (size_t)b->p.width * (size_t)b->p.height * (size_t)b->p.streams;
-        st = glcv_engine_download(e, &b->mask, b->packed ? GL_RGBA : GL_RED, GL_UNSIGNED_BYTE, bytes, &dl);
+        if (b->stream) {
+            glcv_engine_download_fence(e, dl);
+        } else {
+            st = glcv_engine_download(e, &b->mask, b->packed ? GL_RGBA : GL_RED, GL_UNSIGNED_BYTE, mask_bytes, &dl);
+        }
         if (st == GLCV_OK)
             note_download(b, dl, b->total);
     }
@@ -216,7 +270,7 @@ glcv_status glcv_bgsub_gl_set_state(glcv_bgsub *b, const uint16_t *bg, const uin
 {
     /* Host values are `lanes` per pixel; the arrays hold 1 (R16UI), or 4 per texel (RGBA16UI:
      * colour with a fourth value, or four packed gray pixels, which are the same values in the
-     * same order). */
+     * same order). The counters start at 0. */
     int padded = b->lanes == 3;
     size_t px = (size_t)b->p.width * (size_t)b->p.height * (size_t)b->p.streams;
     uint16_t *tmp = NULL;
@@ -227,7 +281,7 @@ glcv_status glcv_bgsub_gl_set_state(glcv_bgsub *b, const uint16_t *bg, const uin
     }
     glcv_engine_begin(b->engine);
     GLenum fmt = b->lanes == 1 && !b->packed ? GL_RED_INTEGER : GL_RGBA_INTEGER;
-    glcv_status st = GLCV_OK;
+    glcv_status st = glcv_engine_clear(b->engine, &b->count[b->state_cur]);
     for (int k = 0; k < 2 && st == GLCV_OK; k++) {
         const uint16_t *src = k ? th : bg;
         const glcv_tex *t = k ? &b->th[b->state_cur] : &b->bg[b->state_cur];

@@ -19,19 +19,36 @@
 #define GLCV_BGSUB_LEARN_KEEP 16 /* learned sets kept for the median */
 
 /* The rule's numbers in fixed point: A = alpha * 65536, C = c * 256, F = min_threshold * 256
- * (each rounded to the nearest integer). */
+ * (each rounded to the nearest integer); K the absorb count, vote the votes a foreground pixel
+ * needs among its 3 x 3 (0: no vote). */
 typedef struct glcv_bgsub_rule {
     glcv_bgsub_method method;
     uint32_t a, c, f;
+    int k, vote;
 } glcv_bgsub_rule;
 
-/* One pixel: lanes 1 (gray) or 3 (colour channels). `history` is the number of frames before
- * the current one (0, 1, 2 or more); `init` nonzero makes B the frame and T the floor first
- * (VSAM's first frame without learning). Returns the mask (0 or 1); updates bg and th (VSAM). */
+/* Per-pixel decisions of a set, before the vote: bit 0 raw foreground, bit 1 moving. */
+enum { GLCV_BGSUB_RAW = 1, GLCV_BGSUB_MOVING = 2 };
+
+/* Step 1 of one pixel: lanes 1 (gray) or 3 (colour channels). `history` is the number of frames
+ * before the current one (0, 1, 2 or more); `init` nonzero makes B the frame, T the floor and the
+ * count 0 first (VSAM's first frame without learning). Returns the decisions (raw foreground:
+ * VSAM |I - B| > T, DIFF2 |I - I1| > T, DIFF3 both differences > T; in colour where any channel
+ * says so) and, for VSAM, updates B, T and the count:
+ *   count <- moving ? count : raw ? min(K, count + 1) : max(0, count - 1)
+ *   where not moving and (not raw or count = K): B and T adapt (bgsub.h). */
 static inline int glcv_bgsub_pixel(const glcv_bgsub_rule *r, int lanes, const uint8_t *cur, const uint8_t *p1,
-                                   const uint8_t *p2, uint16_t *bg, uint16_t *th, int history, int init)
+                                   const uint8_t *p2, uint16_t *bg, uint16_t *th, uint8_t *count, int history,
+                                   int init)
 {
     int moving = 0, diff = 0, fg = 0;
+    if (init && r->method == GLCV_BGSUB_VSAM) {
+        for (int k = 0; k < lanes; k++) {
+            bg[k] = (uint16_t)(cur[k] << 8);
+            th[k] = (uint16_t)r->f;
+        }
+        *count = 0;
+    }
     for (int k = 0; k < lanes; k++) {
         uint32_t t = th[k];
         uint32_t d1 = history >= 1 ? (uint32_t)abs((int)cur[k] - (int)p1[k]) << 8 : 0;
@@ -40,21 +57,19 @@ static inline int glcv_bgsub_pixel(const glcv_bgsub_rule *r, int lanes, const ui
         diff |= history >= 1 && d1 > t;
     }
     if (r->method == GLCV_BGSUB_DIFF2)
-        return diff;
+        return diff ? GLCV_BGSUB_RAW : 0;
     if (r->method == GLCV_BGSUB_DIFF3)
-        return moving;
-    if (init) {
-        for (int k = 0; k < lanes; k++) {
-            bg[k] = (uint16_t)(cur[k] << 8);
-            th[k] = (uint16_t)r->f;
-        }
-    }
+        return moving ? GLCV_BGSUB_RAW | GLCV_BGSUB_MOVING : 0;
     for (int k = 0; k < lanes; k++) {
         uint32_t i16 = (uint32_t)cur[k] << 8;
         uint32_t d = i16 > bg[k] ? i16 - bg[k] : bg[k] - i16;
         fg |= d > th[k];
     }
-    if (!moving && !fg) {
+    int c = *count;
+    if (!moving)
+        c = fg ? (c < r->k ? c + 1 : r->k) : (c > 0 ? c - 1 : 0);
+    *count = (uint8_t)c;
+    if (!moving && (!fg || c >= r->k)) {
         for (int k = 0; k < lanes; k++) {
             uint32_t i16 = (uint32_t)cur[k] << 8, b = bg[k], t = th[k];
             uint32_t d = i16 > b ? i16 - b : b - i16;
@@ -67,7 +82,7 @@ static inline int glcv_bgsub_pixel(const glcv_bgsub_rule *r, int lanes, const ui
             th[k] = (uint16_t)(nt > r->f ? nt : r->f);
         }
     }
-    return fg;
+    return (fg ? GLCV_BGSUB_RAW : 0) | (moving ? GLCV_BGSUB_MOVING : 0);
 }
 
 /* ---- the CPU implementation (bgsub_cpu.c) ------------------------------------------------------
@@ -76,6 +91,8 @@ typedef struct glcv_bgsub_cpu {
     int width, height, streams, lanes;
     uint8_t *ring[3];  /* per slot: streams * width * height * lanes */
     uint16_t *bg, *th; /* streams * width * height * lanes */
+    uint8_t *count;    /* streams * width * height */
+    uint8_t *raw;      /* the decisions of the last set: streams * width * height */
     uint8_t *masks[3]; /* the masks of the last three sets: streams * width * height, 0/255 */
 } glcv_bgsub_cpu;
 
@@ -113,11 +130,14 @@ struct glcv_bgsub {
     glcv_engine *engine; /* NULL: CPU */
     glcv_bgsub_cpu cpu;
     /* GL */
-    glcv_tex ring[3];
-    glcv_tex bg[2], th[2];
+    glcv_tex ring[3];           /* frame sets as words (buffer textures), rotated by index */
+    glcv_tex bg[2], th[2], count[2]; /* state, written in turn */
     int state_cur;
-    glcv_tex mask, moving;
-    glcv_program *single, *stage[4];
+    glcv_tex raw, moving, mask; /* decisions, the chain's moving pixels, the mask */
+    glcv_program *update;       /* stage 0: decisions, B, T, counter */
+    glcv_program *chain[5];     /* the chain's stages 1..5 */
+    glcv_program *vote;         /* stage 6 */
+    int stream;                 /* frames read from the staging memory by the first pass */
     int dl_slot[GLCV_ENGINE_DOWNLOAD_SLOTS];
     long dl_set[GLCV_ENGINE_DOWNLOAD_SLOTS];
     int dl_next;

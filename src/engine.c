@@ -66,6 +66,7 @@ typedef struct timing_frame {
  * when the GPU has finished copying out of it. */
 typedef struct stage_ring {
     GLuint buffers[STAGE_SLOTS];
+    GLuint textures[STAGE_SLOTS]; /* R32UI buffer textures over them (glcv_engine_stage_texture) */
     uint8_t *maps[STAGE_SLOTS];
     GLsync fences[STAGE_SLOTS];
     size_t size;
@@ -92,6 +93,7 @@ struct glcv_engine {
     size_t down_size;
     /* overlapped downloads (glcv_engine_download) */
     GLuint dl_buffers[GLCV_ENGINE_DOWNLOAD_SLOTS];
+    GLuint dl_textures[GLCV_ENGINE_DOWNLOAD_SLOTS]; /* R8UI buffer textures over them */
     uint8_t *dl_maps[GLCV_ENGINE_DOWNLOAD_SLOTS]; /* persistent mapping, or the on-demand one */
     GLsync dl_fences[GLCV_ENGINE_DOWNLOAD_SLOTS];
     size_t dl_size;
@@ -558,10 +560,50 @@ glcv_status glcv_engine_tex_create_layers(glcv_engine *e, glcv_tex *tex, int wid
     return GLCV_OK;
 }
 
+glcv_status glcv_engine_buffer_create(glcv_engine *e, glcv_tex *tex, size_t bytes)
+{
+    memset(tex, 0, sizeof *tex);
+    size_t words = (bytes + 3) / 4;
+    GLint max_words = 0;
+    glGetIntegerv(GL_MAX_TEXTURE_BUFFER_SIZE, &max_words);
+    if (words < 1 || words > (size_t)max_words)
+        return glcv_fail(&e->logger, GLCV_ERROR_UNSUPPORTED,
+                         "a buffer of %zu bytes is above this GL's GL_MAX_TEXTURE_BUFFER_SIZE (%d words)", bytes,
+                         max_words);
+    glcv_gl_clear_errors();
+    GLuint buf = 0, id = 0;
+    glGenBuffers(1, &buf);
+    glBindBuffer(GL_TEXTURE_BUFFER, buf);
+    glBufferData(GL_TEXTURE_BUFFER, (GLsizeiptr)(words * 4), NULL, GL_STATIC_COPY);
+    glBindBuffer(GL_TEXTURE_BUFFER, 0);
+    glGenTextures(1, &id);
+    glBindTexture(GL_TEXTURE_BUFFER, id);
+    glTexBuffer(GL_TEXTURE_BUFFER, GL_R32UI, buf);
+    glBindTexture(GL_TEXTURE_BUFFER, 0);
+    glcv_status st = glcv_gl_check(&e->logger, "buffer creation");
+    if (st != GLCV_OK) {
+        glDeleteTextures(1, &id);
+        glDeleteBuffers(1, &buf);
+        return st;
+    }
+    tex->id = id;
+    tex->buffer = buf;
+    tex->bytes = words * 4;
+    tex->width = (int)words;
+    tex->format = GLCV_FORMAT_R32UI;
+    return GLCV_OK;
+}
+
 void glcv_engine_tex_destroy(glcv_engine *e, glcv_tex *tex)
 {
     if (!tex->id)
         return;
+    if (tex->buffer) {
+        glDeleteTextures(1, &tex->id);
+        glDeleteBuffers(1, &tex->buffer);
+        memset(tex, 0, sizeof *tex);
+        return;
+    }
     for (int i = 0; i < MAX_FBOS; i++) {
         fbo_entry *f = &e->fbos[i];
         for (int k = 0; k < f->n; k++) {
@@ -672,8 +714,16 @@ void glcv_pass_add_input(glcv_pass *p, const char *name, GLuint texture, glcv_sa
 void glcv_pass_add_input_tex(glcv_pass *p, const char *name, const glcv_tex *texture, glcv_sampling sampling)
 {
     if (p->n_inputs < GLCV_MAX_INPUTS)
-        p->inputs[p->n_inputs++] =
-            (glcv_pass_input){name, texture->id, sampling, texture->layers ? GL_TEXTURE_2D_ARRAY : GL_TEXTURE_2D};
+        p->inputs[p->n_inputs++] = (glcv_pass_input){name, texture->id, sampling,
+                                                     texture->buffer   ? GL_TEXTURE_BUFFER
+                                                     : texture->layers ? GL_TEXTURE_2D_ARRAY
+                                                                       : GL_TEXTURE_2D};
+}
+
+void glcv_pass_add_image(glcv_pass *p, const char *name, GLuint texture, GLenum format)
+{
+    if (p->n_images < GLCV_MAX_IMAGES)
+        p->images[p->n_images++] = (glcv_pass_image){name, texture, format};
 }
 
 void glcv_pass_add_output(glcv_pass *p, const glcv_tex *texture)
@@ -752,6 +802,13 @@ glcv_status glcv_engine_run(glcv_engine *e, const glcv_pass *pass)
     }
     for (int i = 0; i < pass->n_uniforms; i++)
         set_uniform(p, &pass->uniforms[i]);
+    for (int i = 0; i < pass->n_images; i++) {
+        GLuint unit = (GLuint)(pass->n_outputs + i);
+        glBindImageTexture(unit, pass->images[i].texture, 0, GL_FALSE, 0, GL_WRITE_ONLY, pass->images[i].format);
+        GLint loc = uniform_location(p, pass->images[i].name);
+        if (loc >= 0)
+            glUniform1i(loc, (GLint)unit);
+    }
     if (p->region_loc >= 0)
         glUniform4i(p->region_loc, pass->x, pass->y, pass->width, pass->height);
 
@@ -787,6 +844,8 @@ glcv_status glcv_engine_run(glcv_engine *e, const glcv_pass *pass)
             glDrawArraysInstanced(GL_TRIANGLES, 0, 3, layers);
         else
             glDrawArrays(GL_TRIANGLES, 0, 3);
+        if (pass->n_images)
+            glMemoryBarrier(GL_ALL_BARRIER_BITS);
     }
     if (q)
         glEndQuery(GL_TIME_ELAPSED);
@@ -840,6 +899,8 @@ static void stage_release(stage_ring *r)
         }
         r->maps[i] = NULL;
     }
+    glDeleteTextures(STAGE_SLOTS, r->textures);
+    memset(r->textures, 0, sizeof r->textures);
     glDeleteBuffers(STAGE_SLOTS, r->buffers);
     memset(r->buffers, 0, sizeof r->buffers);
     r->size = 0;
@@ -921,6 +982,47 @@ glcv_status glcv_engine_upload_staged(glcv_engine *e, const glcv_tex *tex, int s
         glDeleteSync(r->fences[slot]);
     r->fences[slot] = glFenceSync(GL_SYNC_GPU_COMMANDS_COMPLETE, 0);
     return glcv_gl_check(&e->logger, "upload");
+}
+
+glcv_status glcv_engine_copy_staged(glcv_engine *e, int slot, const glcv_tex *dst, size_t bytes)
+{
+    stage_ring *r = &e->up;
+    if (slot < 0 || slot >= STAGE_SLOTS || !r->buffers[slot] || !dst->buffer || bytes > r->size ||
+        bytes > dst->bytes)
+        return glcv_fail(&e->logger, GLCV_ERROR_INVALID_ARGUMENT, "copy: bad staging slot or size");
+    glBindBuffer(GL_COPY_READ_BUFFER, r->buffers[slot]);
+    if (!r->persistent)
+        glUnmapBuffer(GL_COPY_READ_BUFFER);
+    glBindBuffer(GL_COPY_WRITE_BUFFER, dst->buffer);
+    glCopyBufferSubData(GL_COPY_READ_BUFFER, GL_COPY_WRITE_BUFFER, 0, 0, (GLsizeiptr)bytes);
+    glBindBuffer(GL_COPY_READ_BUFFER, 0);
+    glBindBuffer(GL_COPY_WRITE_BUFFER, 0);
+    glcv_engine_stage_fence(e, slot);
+    return glcv_gl_check(&e->logger, "copy");
+}
+
+GLuint glcv_engine_stage_texture(glcv_engine *e, int slot)
+{
+    stage_ring *r = &e->up;
+    if (slot < 0 || slot >= STAGE_SLOTS || !r->buffers[slot] || !r->persistent)
+        return 0;
+    if (!r->textures[slot]) {
+        glGenTextures(1, &r->textures[slot]);
+        glBindTexture(GL_TEXTURE_BUFFER, r->textures[slot]);
+        glTexBuffer(GL_TEXTURE_BUFFER, GL_R32UI, r->buffers[slot]);
+        glBindTexture(GL_TEXTURE_BUFFER, 0);
+    }
+    return r->textures[slot];
+}
+
+void glcv_engine_stage_fence(glcv_engine *e, int slot)
+{
+    stage_ring *r = &e->up;
+    if (slot < 0 || slot >= STAGE_SLOTS)
+        return;
+    if (r->fences[slot])
+        glDeleteSync(r->fences[slot]);
+    r->fences[slot] = glFenceSync(GL_SYNC_GPU_COMMANDS_COMPLETE, 0);
 }
 
 glcv_status glcv_engine_upload_staged_raw(glcv_engine *e, const glcv_tex *tex, int slot, GLenum gl_format,
@@ -1067,16 +1169,17 @@ static void download_release(glcv_engine *e)
         e->dl_maps[i] = NULL;
     }
     glBindBuffer(GL_PIXEL_PACK_BUFFER, 0);
+    glDeleteTextures(GLCV_ENGINE_DOWNLOAD_SLOTS, e->dl_textures);
+    memset(e->dl_textures, 0, sizeof e->dl_textures);
     glDeleteBuffers(GLCV_ENGINE_DOWNLOAD_SLOTS, e->dl_buffers);
     memset(e->dl_buffers, 0, sizeof e->dl_buffers);
     e->dl_size = 0;
 }
 
-glcv_status glcv_engine_download(glcv_engine *e, const glcv_tex *tex, GLenum gl_format, GLenum gl_type, size_t bytes,
-                                 int *slot)
+/* The download ring with slots of at least `bytes`. */
+static glcv_status download_ring(glcv_engine *e, size_t bytes)
 {
     int persistent = e->gl_version >= 44;
-    glcv_engine_sync_writes(e);
     if (bytes > e->dl_size) {
         download_release(e);
         glGenBuffers(GLCV_ENGINE_DOWNLOAD_SLOTS, e->dl_buffers);
@@ -1101,6 +1204,17 @@ glcv_status glcv_engine_download(glcv_engine *e, const glcv_tex *tex, GLenum gl_
         e->dl_size = bytes;
         e->dl_next = 0;
     }
+    return GLCV_OK;
+}
+
+glcv_status glcv_engine_download(glcv_engine *e, const glcv_tex *tex, GLenum gl_format, GLenum gl_type, size_t bytes,
+                                 int *slot)
+{
+    int persistent = e->gl_version >= 44;
+    glcv_engine_sync_writes(e);
+    glcv_status st = download_ring(e, bytes);
+    if (st != GLCV_OK)
+        return st;
     int i = e->dl_next;
     e->dl_next = (i + 1) % GLCV_ENGINE_DOWNLOAD_SLOTS;
     if (e->dl_fences[i]) {
@@ -1129,6 +1243,42 @@ glcv_status glcv_engine_download(glcv_engine *e, const glcv_tex *tex, GLenum gl_
     glFlush();
     *slot = i;
     return glcv_gl_check(&e->logger, "download");
+}
+
+glcv_status glcv_engine_download_reserve(glcv_engine *e, size_t bytes, int *slot, GLuint *texture)
+{
+    *texture = 0;
+    glcv_status st = download_ring(e, bytes);
+    if (st != GLCV_OK)
+        return st;
+    int i = e->dl_next;
+    e->dl_next = (i + 1) % GLCV_ENGINE_DOWNLOAD_SLOTS;
+    if (e->dl_fences[i]) {
+        /* the slot's last download must be done before the passes write it again */
+        wait_fence(&e->dl_fences[i]);
+    }
+    *slot = i;
+    if (e->gl_version < 44)
+        return GLCV_OK;
+    if (!e->dl_textures[i]) {
+        glGenTextures(1, &e->dl_textures[i]);
+        glBindTexture(GL_TEXTURE_BUFFER, e->dl_textures[i]);
+        glTexBuffer(GL_TEXTURE_BUFFER, GL_R8UI, e->dl_buffers[i]);
+        glBindTexture(GL_TEXTURE_BUFFER, 0);
+    }
+    *texture = e->dl_textures[i];
+    return glcv_gl_check(&e->logger, "download texture");
+}
+
+void glcv_engine_download_fence(glcv_engine *e, int slot)
+{
+    if (slot < 0 || slot >= GLCV_ENGINE_DOWNLOAD_SLOTS)
+        return;
+    if (e->dl_fences[slot])
+        glDeleteSync(e->dl_fences[slot]);
+    glMemoryBarrier(GL_CLIENT_MAPPED_BUFFER_BARRIER_BIT);
+    e->dl_fences[slot] = glFenceSync(GL_SYNC_GPU_COMMANDS_COMPLETE, 0);
+    glFlush();
 }
 
 glcv_status glcv_engine_download_wait(glcv_engine *e, int slot, const void **ptr)

@@ -48,12 +48,15 @@ typedef enum glcv_format {
 } glcv_format;
 
 /* A texture the engine made: GL_TEXTURE_2D when `layers` is 0, else GL_TEXTURE_2D_ARRAY with
- * that many layers (one per stream of a batch). */
+ * that many layers (one per stream of a batch); or, when `buffer` is set, a GL_TEXTURE_BUFFER of
+ * R32UI words over that device buffer of `bytes` (glcv_engine_buffer_create). */
 typedef struct glcv_tex {
     GLuint id;
     int width, height;
     int layers;
     glcv_format format;
+    GLuint buffer;
+    size_t bytes;
 } glcv_tex;
 
 /* How a pass samples an input (a sampler object: the texture's own state is never changed). */
@@ -84,6 +87,15 @@ typedef struct glcv_uniform {
     int count;
 } glcv_uniform;
 
+/* An image a pass writes besides its outputs (a buffer texture, say), declared by the shader
+ * itself as `layout(<format>) uniform writeonly <type> <name>`. GL 4.2. */
+typedef struct glcv_pass_image {
+    const char *name;
+    GLuint texture;
+    GLenum format; /* internal format, e.g. GL_R32UI */
+} glcv_pass_image;
+#define GLCV_MAX_IMAGES 2
+
 typedef struct glcv_pass {
     glcv_program *program;
     const char *label;         /* timing name (static string) */
@@ -94,6 +106,8 @@ typedef struct glcv_pass {
     int n_outputs;
     glcv_uniform uniforms[GLCV_MAX_UNIFORMS];
     int n_uniforms;
+    glcv_pass_image images[GLCV_MAX_IMAGES];
+    int n_images;
     /* Compute programs built with GLCV_TILED: the number of work groups; glcv_pass() is called
      * once per invocation with the work group's coordinates. */
     int groups_x, groups_y;
@@ -104,8 +118,11 @@ typedef struct glcv_pass {
  * pointers it is given (names, output textures, uniform arrays): they must outlive the run. */
 glcv_pass glcv_pass_make(glcv_program *program, const char *label, int width, int height);
 void glcv_pass_add_input(glcv_pass *pass, const char *name, GLuint texture, glcv_sampling sampling);
-/* An engine texture as input: a texture array is bound as one (sampler2DArray). */
+/* An engine texture as input: a texture array is bound as one (sampler2DArray), a buffer texture
+ * as one (usamplerBuffer). */
 void glcv_pass_add_input_tex(glcv_pass *pass, const char *name, const glcv_tex *texture, glcv_sampling sampling);
+/* An image the pass writes (bound on the image unit after its outputs). */
+void glcv_pass_add_image(glcv_pass *pass, const char *name, GLuint texture, GLenum format);
 void glcv_pass_add_output(glcv_pass *pass, const glcv_tex *texture);
 /* GLCV_U_1I, 2I or 4I: up to four ints (the unused ones 0). */
 void glcv_pass_add_uniform_i(glcv_pass *pass, const char *name, glcv_uniform_type type, int a, int b);
@@ -137,6 +154,10 @@ void glcv_engine_tex_destroy(glcv_engine *engine, glcv_tex *tex);
 /* Sets every texel of an engine texture to zero. Between begin and end. */
 glcv_status glcv_engine_clear(glcv_engine *engine, const glcv_tex *tex);
 
+/* A device buffer of `bytes` (rounded up to whole words) and its R32UI buffer texture, zeroed.
+ * UNSUPPORTED above GL_MAX_TEXTURE_BUFFER_SIZE words. Destroyed with glcv_engine_tex_destroy. */
+glcv_status glcv_engine_buffer_create(glcv_engine *engine, glcv_tex *tex, size_t bytes);
+
 /* Begin/end of a module call: saves the host's GL state, sets what passes need; end restores
  * it. Calls nest (only the outermost saves/restores). */
 void glcv_engine_begin(glcv_engine *engine);
@@ -158,6 +179,17 @@ glcv_status glcv_engine_stage(glcv_engine *engine, size_t bytes, void **ptr, int
  * GPU side (DMA from pinned memory). Between begin and end. */
 glcv_status glcv_engine_upload_staged(glcv_engine *engine, const glcv_tex *tex, int slot, glcv_pixel_format format,
                                       int width, int height);
+
+/* Copies staging slot `slot` (its first `bytes`) into the device buffer of `dst` (a buffer copy:
+ * the copy engine, overlapped with passes that do not use `dst`). Between begin and end. */
+glcv_status glcv_engine_copy_staged(glcv_engine *engine, int slot, const glcv_tex *dst, size_t bytes);
+
+/* Passes that read the staging memory itself: an R32UI buffer texture over staging slot `slot`
+ * (valid while the ring keeps its size), and the fence that says the GPU is done with the slot,
+ * to set after the last pass that reads it. Persistent mapping (GL 4.4) only: 0 otherwise.
+ * Between begin and end. */
+GLuint glcv_engine_stage_texture(glcv_engine *engine, int slot);
+void glcv_engine_stage_fence(glcv_engine *engine, int slot);
 
 /* Copies a staged block into every layer of an engine texture (or the whole of a 2D one) in one
  * transfer: `gl_format`/`gl_type` as for glTexSubImage3D, layers one after the other, rows
@@ -183,6 +215,11 @@ glcv_status glcv_engine_read(glcv_engine *engine, GLuint texture, int width, int
 glcv_status glcv_engine_download(glcv_engine *engine, const glcv_tex *tex, GLenum gl_format, GLenum gl_type,
                                  size_t bytes, int *slot);
 glcv_status glcv_engine_download_wait(glcv_engine *engine, int slot, const void **ptr);
+/* Downloads that passes write themselves: reserves the next slot (of at least `bytes`) and
+ * returns it and an R8UI buffer texture over it (persistent mapping, GL 4.4, only: texture 0
+ * otherwise); after the passes that write it, download_fence, then download_wait as above. */
+glcv_status glcv_engine_download_reserve(glcv_engine *engine, size_t bytes, int *slot, GLuint *texture);
+void glcv_engine_download_fence(glcv_engine *engine, int slot);
 
 /* Validates a caller's texture as a pass input: a GL_TEXTURE_2D of the given size with a colour
  * format. */

@@ -69,8 +69,8 @@ static const GLenum pack_names[] = {GL_PACK_ALIGNMENT,  GL_PACK_ROW_LENGTH,  GL_
 struct glcv_glstate {
     int images;
     GLint program, vao, draw_fbo, read_fbo, viewport[4], active_texture;
-    GLint texture[STATE_UNITS], texture_array[STATE_UNITS], sampler[STATE_UNITS];
-    GLint unpack_buffer, pack_buffer;
+    GLint texture[STATE_UNITS], texture_array[STATE_UNITS], texture_buffer[STATE_UNITS], sampler[STATE_UNITS];
+    GLint unpack_buffer, pack_buffer, copy_read_buffer, copy_write_buffer, texture_buffer_binding;
     GLint unpack[N_STORE], pack[N_STORE];
     GLboolean cap[N_CAPS];
     GLboolean blend[STATE_DRAW_BUFFERS], scissor;
@@ -104,10 +104,14 @@ void glcv_glstate_save(glcv_glstate *s, int images)
         glActiveTexture(GL_TEXTURE0 + u);
         glGetIntegerv(GL_TEXTURE_BINDING_2D, &s->texture[u]);
         glGetIntegerv(GL_TEXTURE_BINDING_2D_ARRAY, &s->texture_array[u]);
+        glGetIntegerv(GL_TEXTURE_BINDING_BUFFER, &s->texture_buffer[u]);
         glGetIntegerv(GL_SAMPLER_BINDING, &s->sampler[u]);
     }
     glGetIntegerv(GL_PIXEL_UNPACK_BUFFER_BINDING, &s->unpack_buffer);
     glGetIntegerv(GL_PIXEL_PACK_BUFFER_BINDING, &s->pack_buffer);
+    glGetIntegerv(GL_COPY_READ_BUFFER_BINDING, &s->copy_read_buffer);
+    glGetIntegerv(GL_COPY_WRITE_BUFFER_BINDING, &s->copy_write_buffer);
+    glGetIntegerv(GL_TEXTURE_BUFFER_BINDING, &s->texture_buffer_binding);
     for (size_t i = 0; i < N_STORE; i++) {
         glGetIntegerv(unpack_names[i], &s->unpack[i]);
         glGetIntegerv(pack_names[i], &s->pack[i]);
@@ -163,11 +167,15 @@ void glcv_glstate_restore(const glcv_glstate *s)
         glActiveTexture(GL_TEXTURE0 + u);
         glBindTexture(GL_TEXTURE_2D, (GLuint)s->texture[u]);
         glBindTexture(GL_TEXTURE_2D_ARRAY, (GLuint)s->texture_array[u]);
+        glBindTexture(GL_TEXTURE_BUFFER, (GLuint)s->texture_buffer[u]);
         glBindSampler((GLuint)u, (GLuint)s->sampler[u]);
     }
     glActiveTexture((GLenum)s->active_texture);
     glBindBuffer(GL_PIXEL_UNPACK_BUFFER, (GLuint)s->unpack_buffer);
     glBindBuffer(GL_PIXEL_PACK_BUFFER, (GLuint)s->pack_buffer);
+    glBindBuffer(GL_COPY_READ_BUFFER, (GLuint)s->copy_read_buffer);
+    glBindBuffer(GL_COPY_WRITE_BUFFER, (GLuint)s->copy_write_buffer);
+    glBindBuffer(GL_TEXTURE_BUFFER, (GLuint)s->texture_buffer_binding);
     for (size_t i = 0; i < N_STORE; i++) {
         glPixelStorei(unpack_names[i], s->unpack[i]);
         glPixelStorei(pack_names[i], s->pack[i]);

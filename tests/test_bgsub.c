@@ -77,6 +77,29 @@ static void check_rule_by_hand(void)
     /* Frame 3 (160) is foreground and B did not move towards it. */
     glcv_bgsub_destroy(&b);
 
+    /* A change of the scene (100, then 200 for good) is foreground until the counter reaches
+     * absorb (3): then B and T adapt again. */
+    p.absorb = 3;
+    CHECK_OK(glcv_bgsub_create(&p, &b));
+    uint16_t last_bg = 0;
+    for (int t = 0; t < 8 && b; t++) {
+        uint8_t v = t == 0 ? 100 : 200, m = 0;
+        glcv_image f = {&v, 1, 1, 0, GLCV_PIXEL_GRAY8}, mask = {&m, 1, 1, 0, GLCV_PIXEL_GRAY8};
+        CHECK_OK(glcv_bgsub_frames(b, &f, 1, 1));
+        CHECK_OK(glcv_bgsub_read_masks(b, 0, &mask, 1));
+        uint16_t bg = 0;
+        CHECK_OK(glcv_bgsub_read_state(b, 0, &bg, NULL));
+        if (t >= 1 && t <= 2)
+            CHECK(m == 255 && bg == 100 * 256, "frame %d: mask %d B %u: held while counting", t, m, bg);
+        if (t == 3)
+            CHECK(m == 255 && bg > 100 * 256, "frame %d: mask %d B %u: the count reached absorb, B adapts", t, m, bg);
+        if (t > 3)
+            CHECK(bg > last_bg, "frame %d: B %u did not go on towards 200 (was %u)", t, bg, last_bg);
+        last_bg = bg;
+    }
+    glcv_bgsub_destroy(&b);
+    p.absorb = 0;
+
     /* Frame differences: 100, 130, 131 -> DIFF2 masks 0, 1, 0; DIFF3 0, 0, 0; 100, 130, 170 ->
      * DIFF3 1 on the third. */
     const uint8_t d[2][3] = {{100, 130, 131}, {100, 130, 170}};
@@ -124,6 +147,15 @@ static void check_arguments(void)
     CHECK_STATUS(glcv_bgsub_create(&bad, &b), GLCV_ERROR_INVALID_ARGUMENT);
     bad = p;
     bad.packed = 1; /* colour frames cannot be packed */
+    CHECK_STATUS(glcv_bgsub_create(&bad, &b), GLCV_ERROR_INVALID_ARGUMENT);
+    bad = p;
+    bad.absorb = 256;
+    CHECK_STATUS(glcv_bgsub_create(&bad, &b), GLCV_ERROR_INVALID_ARGUMENT);
+    bad = p;
+    bad.vote = 10;
+    CHECK_STATUS(glcv_bgsub_create(&bad, &b), GLCV_ERROR_INVALID_ARGUMENT);
+    bad = p;
+    bad.upload = (glcv_bgsub_upload)7;
     CHECK_STATUS(glcv_bgsub_create(&bad, &b), GLCV_ERROR_INVALID_ARGUMENT);
     bad = p;
     bad.method = (glcv_bgsub_method)9;
@@ -190,6 +222,7 @@ typedef struct variant {
     int gray, packed, streams, learn, download, mapped;
     glcv_bgsub_passes passes;
     int width;
+    int absorb, vote;
 } variant;
 
 static int compare_masks(const char *what, int set, int stream, const glcv_image *a, const glcv_image *b)
@@ -209,14 +242,16 @@ static int compare_masks(const char *what, int set, int stream, const glcv_image
 static void run_variant(glcv_engine_mode engine, const variant *v, int random_mode)
 {
     char what[200];
-    snprintf(what, sizeof what, "%s %s %s%s streams %d%s%s%s%s %s w %d", glcv_engine_mode_string(engine),
+    snprintf(what, sizeof what, "%s %s %s%s streams %d%s%s%s%s %s w %d absorb %d vote %d",
+             glcv_engine_mode_string(engine),
              glcv_bgsub_method_string(v->method), v->gray ? "gray" : "colour", v->packed == 1 ? " packed" : "",
              v->streams, v->learn ? " learned" : "", v->download ? " download" : "", v->mapped ? " mapped" : "",
-             v->passes == GLCV_BGSUB_MULTI_PASS ? " multi-pass" : "", random_mode ? "random" : "structured", v->width);
+             v->passes == GLCV_BGSUB_MULTI_PASS ? " multi-pass" : "", random_mode ? "random" : "structured", v->width,
+             v->absorb, v->vote);
     glcv_bgsub_params p = GLCV_BGSUB_PARAMS(.width = v->width, .height = H, .streams = v->streams,
                                             .method = v->method, .format = v->format, .gray = v->gray,
                                             .packed = v->packed, .passes = v->passes, .download = v->download,
-                                            .logger = lg);
+                                            .absorb = v->absorb, .vote = v->vote, .logger = lg);
     glcv_bgsub *gpu = NULL, *cpu = NULL;
     p.engine = engine;
     CHECK_OK(glcv_bgsub_create(&p, &gpu));
@@ -328,8 +363,8 @@ static void run_variant(glcv_engine_mode engine, const variant *v, int random_mo
 
 static void check_gl(glcv_engine_mode engine)
 {
-    const variant base = {GLCV_BGSUB_VSAM, GLCV_PIXEL_RGB8, 0, 0, 1, 0, 0, 0, GLCV_BGSUB_SINGLE_PASS, W};
-    variant list[32];
+    const variant base = {GLCV_BGSUB_VSAM, GLCV_PIXEL_RGB8, 0, 0, 1, 0, 0, 0, GLCV_BGSUB_SINGLE_PASS, W, 0, 0};
+    variant list[40];
     int n = 0;
     for (int m = GLCV_BGSUB_VSAM; m <= GLCV_BGSUB_DIFF3; m++) {
         variant v = base;
@@ -367,6 +402,24 @@ static void check_gl(glcv_engine_mode engine)
     v.streams = 3;
     list[n++] = v;
     v.format = GLCV_PIXEL_GRAY8;
+    list[n++] = v;
+    /* A short absorb count, so that the counters decide within the test's sets; and the vote
+     * off and at its extremes. */
+    v = base;
+    v.absorb = 2;
+    list[n++] = v;
+    v.passes = GLCV_BGSUB_MULTI_PASS;
+    list[n++] = v;
+    v.format = GLCV_PIXEL_GRAY8;
+    list[n++] = v;
+    v.passes = GLCV_BGSUB_SINGLE_PASS;
+    v.vote = 1;
+    list[n++] = v;
+    v.vote = 9;
+    v.format = GLCV_PIXEL_BGRA8;
+    list[n++] = v;
+    v.vote = -1;
+    v.method = GLCV_BGSUB_DIFF3;
     list[n++] = v;
     v = base;
     v.width = 33; /* odd width: gray cannot pack */

@@ -7,13 +7,20 @@
  *   DIFF2   foreground where |I_n - I_n-1| > T
  *   DIFF3   foreground where |I_n - I_n-1| > T and |I_n - I_n-2| > T
  *   VSAM    moving where |I_n - I_n-1| > T and |I_n - I_n-2| > T; foreground where |I_n - B| > T;
- *           where the pixel is neither moving nor foreground, B and T adapt:
+ *           B and T adapt where the pixel is neither moving nor foreground:
  *             B <- alpha B + (1 - alpha) I_n
  *             T <- max(min_threshold, alpha T + (1 - alpha) c |I_n - B|)
  * In colour a pixel moves, or is foreground, where any of its channels does. T is per pixel and
  * channel: min_threshold until learned (glcv_bgsub_learn_*), which measures it on the scene.
- * The exact integer arithmetic is written in src/bgsub_cpu.c; docs/QUALITY.md has the measured
- * quality.
+ * Two additions to the chapter's VSAM, measured in docs/QUALITY.md:
+ *   - Updating B and T only where the pixel is not foreground (Collins et al. update where it is
+ *     not moving) keeps the inside of uniform objects, which frame differences miss, out of the
+ *     background. So that a real change of the scene (a parked car, a light switched on) is not
+ *     foreground for ever, a counter per pixel goes up on every frame the pixel is foreground
+ *     without moving and down on every background frame; at `absorb` the pixel adapts again.
+ *   - The mask is a 3 x 3 majority: a pixel is foreground where at least `vote` of the nine
+ *     pixels around it (itself included, clamped at the edges) are (all methods).
+ * The exact integer arithmetic is written in src/bgsub_internal.h.
  *
  * Many cameras: `streams` cameras of one size are one object. Their frames are handed over as a
  * set (one image per stream), uploaded in one transfer and processed by one draw or dispatch per
@@ -54,13 +61,27 @@ GLCV_API glcv_status glcv_bgsub_method_parse(const char *name, glcv_bgsub_method
 /* How the GL engines lay out the work (the CPU engine ignores it). 0 (DEFAULT) is SINGLE. */
 typedef enum glcv_bgsub_passes {
     GLCV_BGSUB_PASSES_DEFAULT = 0,
-    /* One pass writes the mask, B and T together (multiple render targets, or three image
-     * stores). */
+    /* One pass decides every pixel and writes B, T and the counter together (multiple render
+     * targets, or image stores); a second one takes the vote into the mask. */
     GLCV_BGSUB_SINGLE_PASS = 1,
-    /* The chapter's chain of kernels: moving pixels, background, threshold, foreground, each a
-     * pass of its own. Slower (docs/PERFORMANCE.md); kept for comparison. */
+    /* The chapter's chain of kernels: moving pixels, foreground, counter, background,
+     * threshold, each a pass of its own, then the vote. Slower (docs/PERFORMANCE.md); kept for
+     * comparison. */
     GLCV_BGSUB_MULTI_PASS = 2
 } glcv_bgsub_passes;
+
+/* How the GL engines bring a frame set to the GPU. 0 (DEFAULT): STREAM with the COMPUTE engine,
+ * COPY with FRAGMENT. Both move the set once from the pinned staging memory and overlap the
+ * transfer with the passes (docs/PERFORMANCE.md compares them). */
+typedef enum glcv_bgsub_upload {
+    GLCV_BGSUB_UPLOAD_DEFAULT = 0,
+    /* A buffer copy (glCopyBufferSubData, the copy engine) into the device's frame ring. */
+    GLCV_BGSUB_UPLOAD_COPY = 1,
+    /* The first pass reads the frames from the pinned memory itself and writes them into the
+     * frame ring as it goes; with params.download it also writes the masks straight into the
+     * host's download memory (COMPUTE only). */
+    GLCV_BGSUB_UPLOAD_STREAM = 2
+} glcv_bgsub_upload;
 
 /* Zero fields mean defaults. */
 typedef struct glcv_bgsub_params {
@@ -79,8 +100,15 @@ typedef struct glcv_bgsub_params {
     float alpha;         /* 0 < alpha < 1; default 0.92 (the chapter's) */
     float c;             /* T's multiple of |I - B|, 0 < c <= 16; default 3 (the chapter's) */
     float min_threshold; /* T never falls below it, 0..255; default 20 (the chapter's) */
+    /* VSAM: frames a pixel stays foreground without moving before it adapts again (a change
+     * of the scene becomes background), 1..255; default 100 (4 s at 25 fps, 8 / (1 - alpha)). */
+    int absorb;
+    /* Pixels of the 3 x 3 that must be foreground for the mask to say foreground, 1..9;
+     * default 5 (majority); -1: no vote, each pixel's own decision. */
+    int vote;
     glcv_engine_mode engine;  /* default AUTO */
     glcv_bgsub_passes passes; /* default SINGLE */
+    glcv_bgsub_upload upload; /* default: see glcv_bgsub_upload */
     /* Gray only: 1 packs 4 horizontally adjacent pixels into one RGBA8 texel (the chapter's
      * 32-bit access), -1 keeps one pixel per texel, 0 (default) packs when width % 4 == 0.
      * Masks and images read back are the same either way. */
@@ -124,8 +152,9 @@ GLCV_API glcv_status glcv_bgsub_map_frames(glcv_bgsub *bgsub, glcv_image *out, i
 GLCV_API glcv_status glcv_bgsub_frames_mapped(glcv_bgsub *bgsub, int wait);
 
 /* Learning: begin, add N >= 1 frame sets, end. B becomes the per-pixel median of up to 16 of the
- * sets (evenly spaced) and T the spread of the learned frames around it, c times the mean
- * |I - B| and at least min_threshold, per pixel and channel; the frame history restarts.
+ * sets (evenly spaced) and T the spread of the learned frames around it, c times the median of
+ * |I - B| and at least min_threshold, per pixel and channel; the counters restart at 0, and so
+ * does the frame history.
  * Processing in between is STATE. Learning keeps up to 16 frames per stream in host memory.
  * Errors: as frames; STATE for add/end without begin, or end with no set; OUT_OF_MEMORY. */
 GLCV_API glcv_status glcv_bgsub_learn_begin(glcv_bgsub *bgsub);

@@ -14,9 +14,10 @@
  *  1. It works in the GL context current on the calling thread. An object that uses GL is
  *     used only while the context it was created in is current (or a context sharing its
  *     objects). Without a current context such a function returns GLCV_ERROR_NO_CONTEXT.
- *  2. It leaves the host's GL state as it found it: the texture and sampler bindings of the
- *     units it uses (0..7) and the active unit, the draw and read framebuffers, the pixel pack
- *     and unpack buffers, the program, the vertex array, the image units 0..7, the viewport, the
+ *  2. It leaves the host's GL state as it found it: the texture (2D, 2D array and buffer) and
+ *     sampler bindings of the units it uses (0..7) and the active unit, the draw and read
+ *     framebuffers, the pixel pack and unpack, copy read and write and texture buffer bindings,
+ *     the program, the vertex array, the image units 0..7, the viewport, the
  *     pixel-store parameters, and the enables it turns off for its passes (blending, depth,
  *     stencil, scissor, culling and the other per-fragment tests, colour masks, polygon mode).
  *     What changes is the content of textures and buffers glcv owns. GL errors the host left
