@@ -75,6 +75,20 @@ glcv_status cli_segmenter_set_zeros(glcv_segment *seg, unsigned zeros);
 /* "Ts T Odc O B1 B B2 B, N iterations, adapt R|off" for the resolved parameters `p`. */
 void cli_segmenter_describe(const glcv_segment_params *p, char *out, size_t size);
 
+/* The headless OpenGL context for `engine` (DEFAULT is taken as AUTO): none for the cpu engine;
+ * when none can be created, auto falls back to the CPU engine (*engine becomes CPU) and says so,
+ * fragment and compute fail. Prints the error. */
+int cli_context_for_engine(glcv_engine_mode *engine, const glcv_logger *logger, glcv_context **ctx);
+
+/* The engine line on stderr: "glcv: engine E on <context | CPU>". */
+void cli_print_engine(glcv_engine_mode engine, glcv_context *ctx);
+
+/* A width x height segmenter with the parameters of `s` and `engine`, in the current context (if
+ * any): cli_segmenter_create without the context and the engine line. */
+int cli_segmenter_make(const cli_segmenter *s, const cli_args *args, int width, int height, int timing,
+                       glcv_engine_mode engine, const glcv_logger *logger, glcv_segment **seg,
+                       glcv_segment_params *resolved);
+
 /* Creates the headless OpenGL context (not for the cpu engine; auto without one falls back to
  * the CPU engine and says so) and a width x height segmenter with the parameters of `s` (those
  * given as 0 on the command line, per `args`, through the setters), reads its resolved
