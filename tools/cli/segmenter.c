@@ -103,24 +103,6 @@ int cli_segmenter_create(const cli_segmenter *s, const cli_args *args, int width
     return rc;
 }
 
-int cli_segmenter_learn(glcv_segment *seg, char *const *paths, int count, const glcv_logger *logger, cli_progress *bar,
-                        int report, glcv_segment_params *resolved)
-{
-    glcv_image frame = {0};
-    glcv_status st = glcv_segment_learn_begin(seg);
-    if (st != GLCV_OK)
-        return cli_lib_error("cannot start learning the background", st);
-    int rc = CLI_OK;
-    for (int i = 0; i < count && rc == CLI_OK; i++) {
-        cli_progress_step(bar);
-        rc = cli_load_rgb(paths[i], logger, &frame);
-        if (rc == CLI_OK && (st = glcv_segment_learn_add(seg, &frame)) != GLCV_OK)
-            rc = cli_lib_error(paths[i], st);
-    }
-    glcv_image_free(&frame);
-    return rc == CLI_OK ? cli_segmenter_learn_end(seg, count, report, resolved) : rc;
-}
-
 int cli_segmenter_learn_end(glcv_segment *seg, int count, int report, glcv_segment_params *resolved)
 {
     glcv_status st = glcv_segment_learn_end(seg);

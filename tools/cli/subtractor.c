@@ -159,6 +159,24 @@ int cli_subtractor_learn_end(cli_subtractor *sub, int count, int report)
     return CLI_OK;
 }
 
+int cli_subtractor_learn_files(cli_subtractor *sub, char *const *paths, int count, const glcv_logger *logger,
+                               cli_progress *bar, int report)
+{
+    glcv_image frame = {0};
+    glcv_status st = cli_subtractor_learn_begin(sub);
+    if (st != GLCV_OK)
+        return cli_lib_error("cannot start learning the background", st);
+    int rc = CLI_OK;
+    for (int i = 0; i < count && rc == CLI_OK; i++) {
+        cli_progress_step(bar);
+        rc = cli_load_rgb(paths[i], logger, &frame);
+        if (rc == CLI_OK && (st = cli_subtractor_learn_add(sub, &frame)) != GLCV_OK)
+            rc = cli_lib_error(paths[i], st);
+    }
+    glcv_image_free(&frame);
+    return rc == CLI_OK ? cli_subtractor_learn_end(sub, count, report) : rc;
+}
+
 int cli_subtractor_set_background(cli_subtractor *sub, const glcv_image *background, const char *what)
 {
     glcv_status st = GLCV_OK;

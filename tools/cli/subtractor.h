@@ -104,6 +104,12 @@ glcv_status cli_subtractor_learn_begin(cli_subtractor *sub);
 glcv_status cli_subtractor_learn_add(cli_subtractor *sub, const glcv_image *frames);
 int cli_subtractor_learn_end(cli_subtractor *sub, int count, int report);
 
+/* Learns from image files, one a frame set of a one-stream subtractor: begin, each file loaded as
+ * RGB8 and added (a step of `bar`, which may be NULL), end (with `report`, its line). Prints the
+ * error. */
+int cli_subtractor_learn_files(cli_subtractor *sub, char *const *paths, int count, const glcv_logger *logger,
+                               cli_progress *bar, int report);
+
 /* Sets every stream's background to `background`: eth sets it; the others learn from this one
  * image (B becomes it, T min_threshold). Prints the error, naming `what`. */
 int cli_subtractor_set_background(cli_subtractor *sub, const glcv_image *background, const char *what);
