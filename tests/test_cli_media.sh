@@ -77,6 +77,31 @@ for k in $(seq 4 15); do
         fi
     done
 done
+echo "== --batch of video files: frame k of each as one set, up to the shortest"
+"$FIXTURE" "$TMP/clip12.mkv" "$TMP/clip12" 12 160x120 >/dev/null 2>&1
+"$FIXTURE" "$TMP/clip_small.mkv" "$TMP/clip_small" 12 96x64 >/dev/null 2>&1
+run batch_vid segment --batch --method vsam --learn 4 "$TMP/clip.mkv" "$TMP/clip12.mkv" --engine cpu \
+    -o "$TMP/batch_vid"
+expect_rc batch_vid 0 "--batch of two videos"
+expect_count "$TMP/batch_vid/0/frame_*_mask.png" 8 "--batch of videos: input 0 ends with the shortest"
+expect_count "$TMP/batch_vid/1/frame_*_mask.png" 8 "--batch of videos: input 1's masks"
+run batch_vid_0 segment --method vsam --learn 4 "$TMP/clip.mkv" --max-frames 12 --engine cpu -o "$TMP/batch_vid_0"
+expect_rc batch_vid_0 0 "the first video alone"
+CHECKS=$((CHECKS + 1))
+for k in $(seq 4 11); do
+    name=$(printf 'frame_%06d_mask.png' "$k")
+    if ! cmp -s "$TMP/batch_vid/0/$name" "$TMP/batch_vid_0/$name"; then
+        fail "--batch of videos: $name of input 0 differs from the video run alone"
+        break
+    fi
+done
+run batch_vid_size segment --batch --method vsam --learn 4 "$TMP/clip.mkv" "$TMP/clip_small.mkv" -o "$TMP/batch_vid_size"
+expect_rc batch_vid_size 1 "--batch of videos of different sizes"
+expect_in batch_vid_size err "96x64" "--batch names the other size"
+expect_absent "$TMP/batch_vid_size" "--batch of videos of different sizes: nothing written"
+run batch_mixed segment --batch --method vsam --learn 4 "$TMP/clip.mkv" "$TMP/clip" -o "$TMP/batch_mixed"
+expect_rc batch_mixed 2 "--batch of a video and a folder: a usage error"
+
 run clip_max segment --learn 4 "$TMP/clip.mkv" --max-frames 10 -o "$TMP/clip_max"
 expect_rc clip_max 0 "the video with --max-frames, the default engine"
 expect_frames "$TMP/clip_max" 4 9 "--max-frames 10 --learn 4: the masks of frames 4 to 9"

@@ -7,7 +7,8 @@
 #       panels with what the source put there (the synthetic scene's ground truth for the last
 #       frame; the lavfi box's position). Then the synthetic scene with a tracked object (--track):
 #       the tracked box at the last frame must cover the object's true position (the scene's
-#       ground truth). With SAMPLE_VIDEO (when it exists): a short run on it.
+#       ground truth). The lavfi run again with --method vsam. With SAMPLE_VIDEO (when it exists): a
+#       short run on it.
 #   test_demo.sh host HOST_APP ENGINE...
 #       the texture-ID integration example with each engine named (auto, fragment, compute, cpu):
 #       the engine it says it runs (auto: a GPU engine), its GL state checks and mask checks.
@@ -81,6 +82,9 @@ demo)
     expect_rc help 0 "--help"
     expect_in help log "--screenshot FILE" "--help lists the options"
     expect_in help log "--track X,Y,W,H" "--help lists --track"
+    run_bare badmethod "$DEMO" --method knn
+    expect_rc badmethod 2 "an unknown --method is a usage error"
+    expect_in help log "--method M" "--help lists --method"
     run_bare badtrack "$DEMO" --track 1,2,3
     expect_rc badtrack 2 "a malformed --track box is a usage error"
     run missing "$DEMO" --video "$TMP/missing.avi" --max-frames 5
@@ -162,6 +166,25 @@ demo)
         [ "${PIPESTATUS[0]}" = 0 ] || fail "lavfi: screenshot check"
     else
         fail "lavfi: no screenshot"
+    fi
+
+    # The same run with VSAM: the background learned from the first 10 frames, the box (which
+    # differs from it everywhere) is foreground; the mask panel shows vsam's mask, read back and
+    # uploaded by the demo.
+    echo "== lavfi source, every frame, --method vsam"
+    run lavfi_vsam "$DEMO" --lavfi "$GRAPH" --mode every-frame --learn 10 --max-frames 80 --method vsam \
+        --screenshot "$TMP/lavfi_vsam.png"
+    expect_rc lavfi_vsam 0 "lavfi, vsam"
+    expect_in lavfi_vsam log "method vsam" "the demo runs vsam"
+    k=$(last_index lavfi_vsam)
+    CHECKS=$((CHECKS + 1))
+    if [ "$k" != 79 ]; then
+        fail "lavfi vsam: last source frame '$k', expected 79"
+    elif [ -f "$TMP/lavfi_vsam.png" ]; then
+        "$CHECK" "$TMP/lavfi_vsam.png" box 320 240 179 100 40 40 255 255 0 | sed 's/^/  /'
+        [ "${PIPESTATUS[0]}" = 0 ] || fail "lavfi vsam: screenshot check"
+    else
+        fail "lavfi vsam: no screenshot"
     fi
 
     # Live (the default for lavfi): the source runs at 25 fps whatever the demo does, so the last

@@ -118,7 +118,8 @@ static int parse_uint(const char *name, const char *text, uint64_t hi, uint64_t 
 }
 
 /* Reals end up in the library's float parameters: beyond FLT_MAX is not finite there. */
-static int parse_real(const char *name, const char *text, double lo, int lo_open, double hi, double *out)
+static int parse_real(const char *name, const char *text, double lo, int lo_open, double hi, int hi_open,
+                      double *out)
 {
     char *end = NULL;
     errno = 0;
@@ -129,8 +130,8 @@ static int parse_real(const char *name, const char *text, double lo, int lo_open
         return cli_usage("%s: '%s' is not a finite number", name, text);
     if (v < lo || (lo_open && v == lo))
         return cli_usage("%s: '%s' must be %s %g", name, text, lo_open ? ">" : ">=", lo);
-    if (v > hi)
-        return cli_usage("%s: '%s' must be <= %g", name, text, hi);
+    if (v > hi || (hi_open && v == hi))
+        return cli_usage("%s: '%s' must be %s %g", name, text, hi_open ? "<" : "<=", hi);
     *out = v;
     return CLI_OK;
 }
@@ -239,7 +240,7 @@ static int store_value(const cli_option *o, const char *name, const char *text)
             *(int *)slot = o->bare;
         break;
     case CLI_UINT: rc = parse_uint(name, text, o->umax, slot); break;
-    case CLI_REAL: rc = parse_real(name, text, o->min, o->open_min, o->max, slot); break;
+    case CLI_REAL: rc = parse_real(name, text, o->min, o->open_min, o->max, o->open_max, slot); break;
     case CLI_STRING:
         if (!*text)
             return cli_usage("%s: empty %s", name, o->what ? o->what : "value");

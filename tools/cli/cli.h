@@ -90,6 +90,7 @@ typedef struct cli_option {
     cli_kind kind;
     double min, max;   /* CLI_INT, CLI_REAL: the range; CLI_RECT: of x and y (0, 0: +-1000000) */
     int open_min;      /* CLI_REAL: min itself is out of range */
+    int open_max;      /* CLI_REAL: max itself is out of range */
     uint64_t umax;     /* CLI_UINT: the largest value */
     int clear;         /* CLI_FLAG: store 0 instead of 1 */
     const char *const *choices; /* CLI_CHOICE, CLI_ENGINE: the names, NULL-terminated */

@@ -1,4 +1,4 @@
-/* glcv eval cdnet: scores the segmenter on one video folder of the CDnet 2014 change-detection
+/* glcv eval cdnet: scores a method (the segmenter, VSAM, frame differencing) on one video folder of the CDnet 2014 change-detection
  * benchmark with the benchmark's protocol (warm-up frames, temporal and spatial regions of
  * interest, its ground-truth labels and metrics). */
 #define _POSIX_C_SOURCE 200809L
@@ -6,6 +6,7 @@
 #include "cli.h"
 #include "commands.h"
 #include "segmenter.h"
+#include "subtractor.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -20,7 +21,7 @@ enum { CDNET_MAX_FRAME = 999999, DEFAULT_LEAD_IN = 30 };
 const char cmd_eval_help[] =
     "usage: glcv eval cdnet DIR [options]\n"
     "\n"
-    "Scores the segmenter on one video of the CDnet 2014 change-detection benchmark with the\n"
+    "Scores the method (--method: the segmenter by default) on one video of the CDnet 2014 change-detection benchmark with the\n"
     "CDnet protocol and prints its metrics: recall, precision, F-measure, specificity, FPR, FNR,\n"
     "PWC (percentage of wrong classifications) and the TP FP FN TN pixel counts, summed over all\n"
     "scored frames.\n"
@@ -31,7 +32,8 @@ const char cmd_eval_help[] =
     "                              the region of interest) and 170 (unknown) not scored\n"
     "  ROI.bmp (or ROI.png)        spatial region of interest: only its nonzero pixels are scored\n"
     "  temporalROI.txt             'FIRST LAST': only frames FIRST..LAST are scored\n"
-    "Frames 1..FIRST-1 are the warm-up: the background is learned from them (see --background).\n"
+    "Frames 1..FIRST-1 are the warm-up: the background is learned from them (see --background;\n"
+    "vsam: B and T, diff2 and diff3: T only).\n"
     "Then frames FIRST-N..LAST are segmented in order (N = --lead-in) so that the temporal prior\n"
     "is settled when scoring starts, and frames FIRST..LAST are scored. Everything is checked\n"
     "(files present, sizes equal) before anything is computed or written.\n"
@@ -44,7 +46,8 @@ const char cmd_eval_help[] =
     "                     median: the exact per-pixel, per-channel (lower) median of all warm-up\n"
     "                     frames, in two passes over them, then the parameters calibrated on 32\n"
     "                     of them, evenly spaced (glcv_segment_calibrate_*; none with\n"
-    "                     --paper-defaults)\n"
+    "                     --paper-defaults). vsam, diff2, diff3: learned from that one image\n"
+    "                     (T the minimum threshold)\n"
     "  --lead-in N        frames segmented before FIRST and not scored [30]\n"
     "  --save-masks DIR   write the masks of the scored frames as DIR/binNNNNNN.png (CDnet names:\n"
     "                     255 foreground, 0 background), created if missing\n"
@@ -54,13 +57,16 @@ const char cmd_eval_help[] =
     "  -v, --verbose      print the library's debug messages\n"
     "  -h, --help         show this help\n"
     "\n"
+    CLI_METHOD_HELP
+    "\n"
     CLI_SEGMENTER_HELP
     CLI_SEGMENTER_ENGINE_HELP
     "\n"
     "stdout gets one summary line (F-measure first), then the metrics table.\n"
     "Examples: glcv eval cdnet dataset/baseline/highway\n"
     "          glcv eval cdnet dataset/baseline/highway --paper-defaults --csv scores.csv\n"
-    "          glcv eval cdnet dataset/baseline/highway --engine cpu --Ts 2000 --adapt 0\n";
+    "          glcv eval cdnet dataset/baseline/highway --engine cpu --Ts 2000 --adapt 0\n"
+    "          glcv eval cdnet dataset/baseline/highway --method vsam --gray\n";
 
 /* --background; "mean" is the name "learn" had until the library learned the median, kept so that
  * scripts still run (with a warning). */
@@ -73,7 +79,7 @@ enum { CALIBRATION_FRAMES = 32 };
 
 typedef struct eval_options {
     int quiet, verbose;
-    cli_segmenter seg;
+    cli_method method; /* --method, its parameters and --engine */
     int background; /* BACKGROUND_LEARN or BACKGROUND_MEDIAN */
     int lead_in;    /* frames segmented before the temporal ROI */
     const char *save_masks;
@@ -96,8 +102,8 @@ typedef struct eval_run {
     uint64_t roi_pixels;
     FILE *csv;
     glcv_context *ctx;
-    glcv_segment *seg;
-    glcv_segment_params resolved;
+    cli_subtractor *sub;
+    glcv_segment_params resolved; /* eth */
     glcv_image frame, truth, mask, background;
     int warmup_used;  /* warm-up frames the background was learned from */
     int calibrated;   /* the parameters were calibrated on warm-up frames */
@@ -297,34 +303,38 @@ static int plan_eval(eval_run *run, const cli_args *args)
 static int learn_background(eval_run *run)
 {
     int warmup = run->first - 1;
-    int calibrates = run->resolved.preset == GLCV_SEGMENT_CALIBRATED;
+    int eth = run->sub->method == CLI_METHOD_ETH;
+    int calibrates = eth && run->resolved.preset == GLCV_SEGMENT_CALIBRATED;
     if (run->opt->background == BACKGROUND_LEARN) {
         run->warmup_used = warmup;
         run->calibrated = calibrates;
-        return cli_segmenter_learn(run->seg, run->inputs.items, warmup, &run->logger, &run->bar, 0, &run->resolved);
+        int rc = cli_subtractor_learn_files(run->sub, run->inputs.items, warmup, &run->logger, &run->bar, 0);
+        run->resolved = run->sub->seg_resolved;
+        return rc;
     }
     int rc = cli_median_of_files(run->inputs.items, warmup, GLCV_IMAGE_MEDIAN_MAX_FRAMES, &run->logger, &run->bar,
                                  &run->background, &run->warmup_used);
-    glcv_status st = GLCV_OK;
-    if (rc == CLI_OK && (st = glcv_segment_set_background(run->seg, &run->background)) != GLCV_OK)
-        rc = cli_lib_error("cannot set the background", st);
+    if (rc == CLI_OK)
+        rc = cli_subtractor_set_background(run->sub, &run->background, "cannot set the background");
     if (rc != CLI_OK || !calibrates)
         return rc;
+    glcv_segment *seg = run->sub->segs[0];
+    glcv_status st = GLCV_OK;
     /* the calibration that learning would have made, on the exact median */
     float g = 0;
     int step = warmup > CALIBRATION_FRAMES ? warmup / CALIBRATION_FRAMES : 1;
-    st = glcv_segment_calibrate_begin(run->seg);
+    st = glcv_segment_calibrate_begin(seg);
     for (int k = 1; k <= warmup && run->noise_frames < CALIBRATION_FRAMES && st == GLCV_OK; k += step) {
         cli_progress_step(&run->bar);
         if (cli_load_rgb(run->inputs.items[k - 1], &run->logger, &run->frame) != CLI_OK)
             return CLI_FAIL;
-        st = glcv_segment_calibrate_add(run->seg, &run->frame);
+        st = glcv_segment_calibrate_add(seg, &run->frame);
         run->noise_frames++;
     }
     if (st == GLCV_OK)
-        st = glcv_segment_calibrate_end(run->seg, &g);
+        st = glcv_segment_calibrate_end(seg, &g);
     if (st == GLCV_OK)
-        st = glcv_segment_get_params(run->seg, &run->resolved);
+        st = glcv_segment_get_params(seg, &run->resolved);
     if (st != GLCV_OK)
         return cli_lib_error("cannot calibrate the parameters", st);
     run->noise = g;
@@ -366,14 +376,14 @@ static int eval_frames(eval_run *run)
         if (cli_load_rgb(path, &run->logger, &run->frame) != CLI_OK)
             return CLI_FAIL;
         double t0 = cli_now();
-        glcv_status st = glcv_segment_frame(run->seg, &run->frame, 1);
+        glcv_status st = cli_subtractor_frames(run->sub, &run->frame, 1);
         run->segment_ms += 1e3 * (cli_now() - t0);
         if (st != GLCV_OK)
             return cli_lib_error(path, st);
         run->segmented++;
         if (k < run->first)
             continue;
-        st = glcv_segment_read_mask(run->seg, &run->mask);
+        st = cli_subtractor_read_masks(run->sub, &run->mask);
         if (st != GLCV_OK)
             return cli_lib_error("cannot read the mask", st);
         if (score_mask(run, k) != CLI_OK)
@@ -392,13 +402,14 @@ static void print_eval(const eval_run *run, const glcv_segment_metrics *m)
     const glcv_segment_params *p = &run->resolved;
     const glcv_segment_score *s = &run->score;
     int scored = run->last - run->first + 1;
-    char parameters[160];
-    cli_segmenter_describe(p, parameters, sizeof parameters);
-    printf("%s: F %.4f (recall %.4f, precision %.4f, PWC %.3f) on frames %d..%d, engine %s, %s, background %s, "
-           "preset %s\n",
+    int eth = run->sub->method == CLI_METHOD_ETH;
+    char parameters[160], preset[32] = "";
+    cli_subtractor_describe(run->sub, parameters, sizeof parameters);
+    if (eth)
+        snprintf(preset, sizeof preset, ", preset %s", p->preset == GLCV_SEGMENT_PAPER ? "paper" : "calibrated");
+    printf("%s: F %.4f (recall %.4f, precision %.4f, PWC %.3f) on frames %d..%d, engine %s, %s, background %s%s\n",
            run->name, m->f, m->recall, m->precision, m->pwc, run->first, run->last,
-           glcv_engine_mode_string(p->engine), parameters, background_names[run->opt->background],
-           p->preset == GLCV_SEGMENT_PAPER ? "paper" : "calibrated");
+           glcv_engine_mode_string(run->sub->engine), parameters, background_names[run->opt->background], preset);
     printf("  %-12s %.4f\n", "recall", m->recall);
     printf("  %-12s %.4f\n", "precision", m->precision);
     printf("  %-12s %.4f\n", "F-measure", m->f);
@@ -412,14 +423,16 @@ static void print_eval(const eval_run *run, const glcv_segment_metrics *m)
            scored, run->segmented, run->start, run->segmented ? run->segment_ms / (double)run->segmented : 0.0);
     if (run->opt->background == BACKGROUND_MEDIAN)
         printf("  %-12s the exact median of %d warm-up frames\n", "background", run->warmup_used);
-    else
+    else if (eth || run->sub->method == CLI_METHOD_VSAM)
         printf("  %-12s learned from %d warm-up frames (the %s)\n", "background", run->warmup_used,
-               p->preset == GLCV_SEGMENT_PAPER ? "mean of all of them" : "median of up to 16 of them");
-    if (run->calibrated && run->noise_frames > 0)
-        printf("  %-12s on %d warm-up frames: noise level g %.1f\n", "calibrated", run->noise_frames, run->noise);
-    else if (run->calibrated)
-        printf("  %-12s on the learned frames\n", "calibrated");
+               eth && p->preset == GLCV_SEGMENT_PAPER ? "mean of all of them" : "median of up to 16 of them");
     else
+        printf("  %-12s none; thresholds learned from %d warm-up frames\n", "background", run->warmup_used);
+    if (eth && run->calibrated && run->noise_frames > 0) /* the segmenter's calibration */
+        printf("  %-12s on %d warm-up frames: noise level g %.1f\n", "calibrated", run->noise_frames, run->noise);
+    else if (eth && run->calibrated)
+        printf("  %-12s on the learned frames\n", "calibrated");
+    else if (eth)
         printf("  %-12s no (the paper's values and those given)\n", "calibrated");
     printf("  %-12s %llu of %dx%d pixels (%s)\n", "ROI", (unsigned long long)run->roi_pixels, run->width, run->height,
            run->roi_path);
@@ -433,24 +446,38 @@ static void print_eval(const eval_run *run, const glcv_segment_metrics *m)
 static int write_csv_row(eval_run *run, const glcv_segment_metrics *m)
 {
     const glcv_segment_params *p = &run->resolved;
+    const glcv_bgsub_params *b = &run->sub->bgsub_resolved;
     const glcv_segment_score *s = &run->score;
+    int eth = run->sub->method == CLI_METHOD_ETH;
     FILE *f = run->csv;
     int empty = fseek(f, 0, SEEK_END) == 0 && ftell(f) == 0;
     if (empty)
         fprintf(f, "video,first,last,background,preset,engine,Ts,Odc,B1,B2,iterations,seed,adapt,lead_in,"
-                   "TP,FP,FN,TN,recall,precision,F,specificity,FPR,FNR,PWC,noise\n");
+                   "TP,FP,FN,TN,recall,precision,F,specificity,FPR,FNR,PWC,noise,method,alpha,c,min_threshold,gray\n");
     char noise[32] = ""; /* g, where the calibration says it (--background median) */
     if (run->noise_frames > 0)
         snprintf(noise, sizeof noise, "%g", run->noise);
-    fprintf(f,
-            "%s,%d,%d,%s,%s,%s,%g,%g,%g,%g,%d,%llu,%g,%d,%llu,%llu,%llu,%llu,%.6f,%.6f,%.6f,%.6f,%.8f,%.8f,%.6f,%s\n",
-            run->name, run->first, run->last, background_names[run->opt->background],
-            p->preset == GLCV_SEGMENT_PAPER ? "paper" : "calibrated",
-            glcv_engine_mode_string(p->engine), (double)p->ts, (double)p->odc, (double)p->b1, (double)p->b2,
-            p->iterations, (unsigned long long)p->seed, (double)p->adapt_rate, run->first - run->start,
+    /* the columns of the other method stay empty */
+    char segmenter[192] = ",,,,,,,", bgsub[96] = ",,,";
+    if (eth)
+        snprintf(segmenter, sizeof segmenter, "%s,%s,%g,%g,%g,%g,%d,%llu,%g",
+                 p->preset == GLCV_SEGMENT_PAPER ? "paper" : "calibrated", glcv_engine_mode_string(run->sub->engine),
+                 (double)p->ts, (double)p->odc, (double)p->b1, (double)p->b2, p->iterations,
+                 (unsigned long long)p->seed, (double)p->adapt_rate);
+    else
+        snprintf(segmenter, sizeof segmenter, ",%s,,,,,,,", glcv_engine_mode_string(run->sub->engine));
+    if (!eth)
+    {
+        char alpha[32] = ""; /* vsam only */
+        if (b->method == GLCV_BGSUB_VSAM)
+            snprintf(alpha, sizeof alpha, "%g", (double)b->alpha);
+        snprintf(bgsub, sizeof bgsub, "%s,%g,%g,%d", alpha, (double)b->c, (double)b->min_threshold, b->gray);
+    }
+    fprintf(f, "%s,%d,%d,%s,%s,%d,%llu,%llu,%llu,%llu,%.6f,%.6f,%.6f,%.6f,%.8f,%.8f,%.6f,%s,%s,%s\n", run->name,
+            run->first, run->last, background_names[run->opt->background], segmenter, run->first - run->start,
             (unsigned long long)s->tp, (unsigned long long)s->fp, (unsigned long long)s->fn,
             (unsigned long long)s->tn, m->recall, m->precision, m->f, m->specificity, m->fpr, m->fnr, m->pwc,
-            noise);
+            noise, cli_method_names[run->sub->method], bgsub);
     if (fflush(f) != 0 || ferror(f)) {
         cli_error("%s: cannot write: %s", run->opt->csv, strerror(errno));
         return CLI_FAIL;
@@ -461,7 +488,7 @@ static int write_csv_row(eval_run *run, const glcv_segment_metrics *m)
 static void eval_run_free(eval_run *run)
 {
     cli_progress_end(&run->bar);
-    glcv_segment_destroy(&run->seg);
+    cli_subtractor_destroy(&run->sub);
     glcv_context_destroy(&run->ctx);
     glcv_image_free(&run->frame);
     glcv_image_free(&run->truth);
@@ -486,8 +513,10 @@ static int prepare(eval_run *run, const cli_args *args)
         rc = CLI_FAIL;
     }
     if (rc == CLI_OK)
-        rc = cli_segmenter_create(&o->seg, args, run->width, run->height, 0, o->quiet, &run->logger, &run->ctx,
-                                  &run->seg, &run->resolved);
+        rc = cli_subtractor_create(&o->method, args, run->width, run->height, 1, 0, o->quiet, &run->logger, &run->ctx,
+                                   &run->sub);
+    if (rc == CLI_OK)
+        run->resolved = run->sub->seg_resolved;
     if (rc == CLI_OK) {
         glcv_status st = glcv_image_alloc(run->width, run->height, GLCV_PIXEL_GRAY8, &run->mask);
         if (st == GLCV_OK)
@@ -503,7 +532,7 @@ int cmd_eval(int argc, char **argv)
     eval_options o = {.lead_in = DEFAULT_LEAD_IN};
     const cli_option options[] = {
         CLI_QUIET_VERBOSE_OPTIONS(&o.quiet, &o.verbose),
-        CLI_SEGMENTER_OPTIONS(&o.seg),
+        CLI_METHOD_OPTIONS(&o.method),
         {"--background", NULL, &o.background, .kind = CLI_CHOICE, .choices = background_names, .what = "a background model"},
         {"--lead-in", NULL, &o.lead_in, .kind = CLI_INT, .max = 1000000},
         {"--save-masks", NULL, &o.save_masks, .kind = CLI_STRING, .what = "folder name"},
@@ -513,6 +542,8 @@ int cmd_eval(int argc, char **argv)
     };
     cli_args args;
     int rc = cli_parse(options, argc, argv, &args);
+    if (rc == CLI_OK)
+        rc = cli_method_check(&o.method, &args);
     if (rc != CLI_OK)
         return rc;
     if (o.calibrate)

@@ -16,6 +16,7 @@
 #include "pipeline.h"
 #include "segmenter.h"
 #include "source.h"
+#include "subtractor.h"
 
 #include <inttypes.h>
 #include <limits.h>
@@ -31,12 +32,14 @@ const char cmd_segment_help[] =
     "       glcv segment --learn N FRAME... -o OUTDIR [options]\n"
     "       glcv segment (--bg BACKGROUND | --learn N) SOURCE -o OUTDIR [options]\n"
     "       glcv segment --synthetic [N] -o OUTDIR [options]\n"
+    "       glcv segment --method diff2|diff3 FRAME... -o OUTDIR [options]\n"
+    "       glcv segment --batch [--bg BACKGROUND | --learn N] INPUT... -o OUTDIR [options]\n"
     "\n"
     "Segments every frame into foreground (255) and background (0) against a background image\n"
     "and writes OUTDIR/<frame file name without extension>_mask.png (8-bit grey); frames of a\n"
     "video or another media SOURCE write OUTDIR/frame_NNNNNN_mask.png, NNNNNN the frame's index in\n"
-    "the source from 0. The MRF prior carries over from frame to frame, so give the frames in\n"
-    "their order.\n"
+    "the source from 0. The MRF prior (eth) and the background and frame history (vsam, diff2,\n"
+    "diff3) carry over from frame to frame, so give the frames in their order.\n"
     "\n"
     "A FRAME that is a folder stands for its image files (.png .jpg .jpeg .bmp .tga .ppm .pgm,\n"
     "any case; hidden files skipped), sorted by name; a FRAME that is a video file (.avi .mp4 .mkv\n"
@@ -48,14 +51,17 @@ const char cmd_segment_help[] =
     "none after it is segmented, and the error names the frame (exit status 1); when writing a\n"
     "file fails, frames after it that were segmented already may be written too, each whole.\n"
     "\n"
-    "background (one of):\n"
-    "  --bg FILE          the background image\n"
+    "background (one of; diff2 and diff3 need none and take no --bg):\n"
+    "  --bg FILE          the background image (vsam: learned from this one image: B is it, T\n"
+    "                     the minimum threshold)\n"
     "  --learn N          learn the background from the first N frames (the per-pixel median\n"
     "                     of up to 16 of them, and the parameters calibrated on them; see below)\n"
     "                     and report the parameters. Those N frames are only learned from: the\n"
     "                     frames after them are segmented. When N equals the number of image\n"
     "                     files, the background is learned from all of them and all of them are\n"
     "                     segmented; a media source is read once, so it needs more than N frames.\n"
+    "                     vsam: B is the per-pixel median and T the frames' spread around it;\n"
+    "                     diff2, diff3: T only\n"
     "  --synthetic [N]    the built-in synthetic sequence (see 'glcv synth'): N frames (default\n"
     "                     60) segmented against its clean background; writes panels by default\n"
     "                     and reports precision/recall against its ground truth\n"
@@ -78,6 +84,20 @@ const char cmd_segment_help[] =
     "  --loop, --no-loop  start a video, folder or sequence again at its end [--no-loop]\n"
     "  --max-frames N     read at most N frames (learned ones included), of any input. Cameras,\n"
     "                     lavfi graphs and --loop run until N frames or Ctrl-C\n"
+    "\n"
+    "several inputs at once:\n"
+    "  --batch            every INPUT argument is an input of its own: a folder of images (in name\n"
+    "                     order), or a video file; all folders or all video files, of one frame\n"
+    "                     size. Frame k of every input is processed as one set: with vsam, diff2\n"
+    "                     and diff3 by one object for all inputs (one upload and one GPU pass per\n"
+    "                     set), with eth by a segmenter per input. The masks of input k (k = 0, 1,\n"
+    "                     ... in the order given) go to OUTDIR/k/, named as for a single input;\n"
+    "                     every input's masks are those it would get alone. Folders must hold the\n"
+    "                     same number of images (an error otherwise); a batch of videos ends with\n"
+    "                     its shortest video. --bg is every input's background, --learn N learns\n"
+    "                     each input's from its first N frames\n"
+    "\n"
+    CLI_METHOD_HELP
     "\n"
     CLI_SEGMENTER_HELP
     CLI_SEGMENTER_ENGINE_HELP
@@ -107,7 +127,8 @@ const char cmd_segment_help[] =
     "end; the foreground fraction; with --synthetic, precision, recall and F against the ground\n"
     "truth. Ctrl-C stops reading: the frames read are finished, the summary printed, and the exit\n"
     "status is 130.\n"
-    "Example: glcv segment --learn 30 --video vtest.avi -o masks --timing\n";
+    "Examples: glcv segment --learn 30 --video vtest.avi -o masks --timing\n"
+    "          glcv segment --method vsam --learn 30 --batch cam0/ cam1/ cam2/ -o masks\n";
 
 /* Where the frames come from. */
 typedef enum input_kind { INPUT_FILES, INPUT_MEDIA, INPUT_SYNTHETIC } input_kind;
@@ -118,8 +139,9 @@ typedef struct segment_options {
     const char *background; /* --bg */
     int learn;              /* --learn N; 0 = not given */
     int synthetic;          /* --synthetic [N]: number of frames; 0 = not given */
+    int batch;              /* --batch: every argument is an input of its own */
     cli_source src;         /* the media source options, --size and --max-frames */
-    cli_segmenter seg;
+    cli_method method;      /* --method and its parameters, --engine */
     int timing;
     int panels; /* -1: default (on for --synthetic only) */
     int masks;
@@ -135,14 +157,16 @@ typedef struct series {
 /* The stages of the --timing table. */
 enum { STAGE_READ, STAGE_UPLOAD, STAGE_GPU, STAGE_DOWNLOAD, STAGE_ENCODE, STAGE_PROCESS, STAGE_COUNT };
 
-/* The buffers and results of one frame in flight; reused by frame k + slots. */
+/* The buffers and results of one frame set in flight (a frame of every input); reused by set
+ * k + slots. The arrays have one entry per input (stream). */
 typedef struct frame_slot {
-    glcv_image frame, truth, mask, background, panel;
-    int64_t index;     /* the frame's index in a media source */
-    int segmented;     /* the frame is segmented (not only learned from) */
-    double foreground; /* percentage of foreground pixels */
-    double call_ms;    /* wall time of the segmentation call (with wait) */
-    int wrote_mask, wrote_panel;
+    glcv_image *frame, *mask, *background, *panel;
+    glcv_image truth;
+    int64_t *index;     /* the frame's index in a media source */
+    double *foreground; /* percentage of foreground pixels */
+    int segmented;      /* the set is segmented (not only learned from) */
+    double call_ms;     /* wall time of the segmentation call (with wait) */
+    int wrote_masks, wrote_panels;
     double ms[STAGE_COUNT]; /* the time of each stage */
 } frame_slot;
 
@@ -150,21 +174,22 @@ typedef struct segment_run {
     const segment_options *opt;
     glcv_logger logger;
     input_kind input;
-    cli_paths inputs;       /* INPUT_FILES: every input file, folders expanded */
-    cli_paths stems;        /* INPUT_FILES: output name stem of every segmented frame */
+    int streams;            /* inputs processed together: 1, or the --batch inputs */
+    cli_paths *inputs;      /* INPUT_FILES, per input: every input file, folders expanded */
+    cli_paths *stems;       /* INPUT_FILES, per input: output name stem of every segmented frame */
+    char **outdirs;         /* per input: its output folder (OUTDIR, or OUTDIR/<k> in a batch) */
     int learn_items;        /* frames that are only learned from, at the start */
     int64_t items;          /* frames through the pipeline (< 0: until the source ends) */
     int width, height;
     int write_masks, write_panels;
     glcv_context *ctx;
     glcv_synth *synth;
-    glcv_media *media;
-    glcv_segment *seg;
-    glcv_segment_params resolved;
+    glcv_media **media;     /* INPUT_MEDIA, per input */
+    cli_subtractor *sub;
     frame_slot *slots;
     int slot_count, workers;
     series frame_ms;   /* wall time of each frame's segmentation call */
-    series foreground; /* foreground percentage of each frame */
+    series foreground; /* foreground percentage of each frame (of every input) */
     series stage[STAGE_COUNT];
     glcv_segment_score score; /* against the synthetic ground truth */
     int64_t read, segmented;
@@ -208,32 +233,77 @@ static double series_median(series *s)
 /* INPUT_FILES: the file read as frame `item` (with --learn N for all N files, each is read twice). */
 static int file_of(const segment_run *run, int64_t item)
 {
-    return (int)(item >= run->inputs.count ? item - run->inputs.count : item);
+    return (int)(item >= run->inputs[0].count ? item - run->inputs[0].count : item);
 }
 
-static int make_stems(segment_run *run)
+static int make_stems(segment_run *run, int stream)
 {
     int frames = (int)run->items - run->learn_items;
+    const cli_paths *in = &run->inputs[stream];
+    cli_paths *stems = &run->stems[stream];
     for (int k = 0; k < frames; k++) {
-        char *stem = cli_path_stem(run->inputs.items[file_of(run, run->learn_items + k)]);
-        int rc = stem ? cli_paths_add(&run->stems, stem) : cli_out_of_memory();
+        char *stem = cli_path_stem(in->items[file_of(run, run->learn_items + k)]);
+        int rc = stem ? cli_paths_add(stems, stem) : cli_out_of_memory();
         free(stem);
         if (rc != CLI_OK)
             return rc;
     }
-    return cli_check_distinct_stems(run->stems.items, run->stems.count, "_mask.png");
+    return cli_check_distinct_stems(stems->items, stems->count, "_mask.png");
+}
+
+/* --batch: every argument a folder, or every argument a video file. *kind: CLI_SOURCE_VIDEO for
+ * videos, -1 for folders. */
+static int check_batch(const segment_options *opt, const cli_args *args, int *kind)
+{
+    int source = -1;
+    int rc = cli_source_kind(&opt->src, &source);
+    if (rc != CLI_OK)
+        return rc;
+    if (source >= 0)
+        return cli_usage("--batch takes its inputs as arguments (folders or video files), not from a source option");
+    if (opt->synthetic)
+        return cli_usage("--batch and --synthetic exclude each other");
+    if (args->count == 0)
+        return cli_usage("no input: --batch takes one or more folders or video files");
+    int videos = 0;
+    for (int i = 0; i < args->count; i++) {
+        if (cli_is_video_path(args->items[i]))
+            videos++;
+        else if (cli_is_file(args->items[i]))
+            return cli_usage("%s: an input of --batch is a folder of images or a video file", args->items[i]);
+    }
+    if (videos > 0 && videos < args->count)
+        return cli_usage("--batch takes folders or video files, not both");
+    *kind = videos ? CLI_SOURCE_VIDEO : -1;
+    const void *media_only[] = {&opt->src.rate, &opt->src.camera_format, &opt->src.mode, &opt->src.loop,
+                                &opt->src.size};
+    const char *names[] = {"--rate", "--camera-format", "--mode", "--loop and --no-loop", "--size"};
+    for (int i = 0; i < 5 && !videos; i++)
+        if (cli_given(args, media_only[i]))
+            return cli_usage("%s applies only to media sources, not to a batch of folders", names[i]);
+    if (cli_given(args, &opt->src.camera_format))
+        return cli_usage("--camera-format applies only to cameras");
+    return CLI_OK;
 }
 
 /* The combination of options and arguments (usage errors); *kind gets the media source: the
- * source option given (CLI_SOURCE_*), CLI_SOURCE_VIDEO for a video file given as a FRAME, or -1. */
+ * source option given (CLI_SOURCE_*), CLI_SOURCE_VIDEO for a video file given as a FRAME (or
+ * video files in a batch), or -1. */
 static int check_segment_options(const segment_options *opt, const cli_args *args, int *kind)
 {
-    int rc = cli_source_of_args(&opt->src, args, kind);
+    int rc = cli_method_check(&opt->method, args);
+    if (rc == CLI_OK)
+        rc = opt->batch ? check_batch(opt, args, kind) : cli_source_of_args(&opt->src, args, kind);
     if (rc != CLI_OK)
         return rc;
     int media = *kind >= 0;
+    int diff = opt->method.method == CLI_METHOD_DIFF2 || opt->method.method == CLI_METHOD_DIFF3;
     int backgrounds = (opt->background != NULL) + (opt->learn > 0) + (opt->synthetic > 0);
-    if (backgrounds == 0)
+    if (diff && opt->background)
+        return cli_usage("--bg: --method %s compares frames with the frames before them and takes no background "
+                         "(--learn N learns its thresholds)",
+                         cli_method_names[opt->method.method]);
+    if (backgrounds == 0 && !diff)
         return cli_usage("no background: give --bg FILE, --learn N or --synthetic");
     if (backgrounds > 1)
         return cli_usage("--bg, --learn and --synthetic exclude each other");
@@ -249,38 +319,87 @@ static int check_segment_options(const segment_options *opt, const cli_args *arg
     return CLI_OK;
 }
 
+/* The image files of one input: all FRAME arguments, or (a batch) the folder args->items[stream]. */
+static int collect_input(segment_run *run, const cli_args *args, int stream)
+{
+    const segment_options *opt = run->opt;
+    cli_paths *in = &run->inputs[stream];
+    int rc = opt->batch ? cli_collect_images(&args->items[stream], 1, in)
+                        : cli_collect_images(args->items, args->count, in);
+    if (rc != CLI_OK)
+        return rc;
+    if (opt->src.max_frames > 0 && opt->src.max_frames < in->count) {
+        for (int i = opt->src.max_frames; i < in->count; i++)
+            free(in->items[i]);
+        in->count = opt->src.max_frames;
+    }
+    if (stream > 0 && in->count != run->inputs[0].count) {
+        cli_error("%s has %d image%s but %s has %d: the inputs of a batch must have the same number of frames",
+                  args->items[stream], in->count, in->count == 1 ? "" : "s", args->items[0], run->inputs[0].count);
+        return CLI_FAIL;
+    }
+    return CLI_OK;
+}
+
 static int plan_files(segment_run *run, const cli_args *args)
 {
     const segment_options *opt = run->opt;
-    int rc = cli_collect_images(args->items, args->count, &run->inputs);
+    int rc = CLI_OK;
+    for (int i = 0; i < run->streams && rc == CLI_OK; i++)
+        rc = collect_input(run, args, i);
     if (rc != CLI_OK)
         return rc;
-    if (opt->src.max_frames > 0 && opt->src.max_frames < run->inputs.count) {
-        for (int i = opt->src.max_frames; i < run->inputs.count; i++)
-            free(run->inputs.items[i]);
-        run->inputs.count = opt->src.max_frames;
-    }
-    if (opt->learn > run->inputs.count)
-        return cli_usage("--learn %d: only %d input frame%s", opt->learn, run->inputs.count,
-                         run->inputs.count == 1 ? "" : "s");
+    int count = run->inputs[0].count;
+    if (opt->learn > count)
+        return cli_usage("--learn %d: only %d input frame%s", opt->learn, count, count == 1 ? "" : "s");
     const glcv_logger *probe_logger = opt->verbose ? &run->logger : NULL;
-    rc = cli_common_size(run->inputs.items, run->inputs.count, probe_logger, &run->width, &run->height);
+    const char *reference = run->inputs[0].items[0];
+    rc = cli_common_size(run->inputs[0].items, count, probe_logger, &run->width, &run->height);
+    for (int i = 1; i < run->streams && rc == CLI_OK; i++)
+        for (int k = 0; k < count && rc == CLI_OK; k++)
+            rc = cli_check_size(run->inputs[i].items[k], reference, run->width, run->height, probe_logger);
     if (rc == CLI_OK && opt->background)
-        rc = cli_check_size(opt->background, run->inputs.items[0], run->width, run->height, probe_logger);
+        rc = cli_check_size(opt->background, reference, run->width, run->height, probe_logger);
     if (rc != CLI_OK)
         return rc;
     run->learn_items = opt->learn;
-    run->items = run->inputs.count + (opt->learn == run->inputs.count ? opt->learn : 0);
-    return make_stems(run);
+    run->items = count + (opt->learn == count ? opt->learn : 0);
+    for (int i = 0; i < run->streams && rc == CLI_OK; i++)
+        rc = make_stems(run, i);
+    return rc;
+}
+
+/* Opens input `stream`: the source of the options, or (a batch) the video file args->items[stream]. */
+static int open_media(segment_run *run, const cli_args *args, int kind, int stream, int *width, int *height)
+{
+    const segment_options *opt = run->opt;
+    if (!opt->batch)
+        return cli_source_open_args(&opt->src, args, kind, opt->quiet, &run->logger, &run->media[stream], width,
+                                    height);
+    cli_args one = *args;
+    one.items = &args->items[stream];
+    one.count = 1;
+    return cli_source_open_args(&opt->src, &one, kind, opt->quiet, &run->logger, &run->media[stream], width, height);
 }
 
 static int plan_media(segment_run *run, const cli_args *args, int kind)
 {
     const segment_options *opt = run->opt;
-    int rc = cli_source_open_args(&opt->src, args, kind, opt->quiet, &run->logger, &run->media, &run->width,
-                                  &run->height);
-    if (rc != CLI_OK)
-        return rc;
+    for (int i = 0; i < run->streams; i++) {
+        int w = 0, h = 0;
+        int rc = open_media(run, args, kind, i, &w, &h);
+        if (rc != CLI_OK)
+            return rc;
+        if (i == 0) {
+            run->width = w;
+            run->height = h;
+        } else if (w != run->width || h != run->height) {
+            cli_error("%s's frames are %dx%d but %s's are %dx%d: the inputs of a batch must have one size (or give "
+                      "--size)",
+                      args->items[i], w, h, args->items[0], run->width, run->height);
+            return CLI_FAIL;
+        }
+    }
     if (opt->background) {
         const glcv_logger *probe_logger = opt->verbose ? &run->logger : NULL;
         int w = 0, h = 0, channels = 0;
@@ -294,6 +413,21 @@ static int plan_media(segment_run *run, const cli_args *args, int kind)
     }
     run->learn_items = opt->learn;
     run->items = opt->src.max_frames > 0 ? opt->src.max_frames : -1;
+    return CLI_OK;
+}
+
+/* The output folders: OUTDIR, or OUTDIR/<k> for input k of a batch. */
+static int plan_outdirs(segment_run *run)
+{
+    if (!(run->outdirs = calloc((size_t)run->streams, sizeof *run->outdirs)))
+        return cli_out_of_memory();
+    for (int i = 0; i < run->streams; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "%d", i);
+        run->outdirs[i] = run->opt->batch ? cli_path_join(run->opt->outdir, name, "") : strdup(run->opt->outdir);
+        if (!run->outdirs[i])
+            return cli_out_of_memory();
+    }
     return CLI_OK;
 }
 
@@ -311,6 +445,9 @@ static int plan_segment(segment_run *run, const cli_args *args)
     /* The segmenter's thread limits the frame rate: by default it keeps a processor to itself. */
     run->workers = opt->threads > 0 ? opt->threads : (cli_online_cpus() > 1 ? cli_online_cpus() - 1 : 1);
     run->slot_count = 2 * run->workers + 2;
+    run->streams = opt->batch ? args->count : 1;
+    if ((run->write_masks || run->write_panels) && plan_outdirs(run) != CLI_OK)
+        return CLI_FAIL;
     if (opt->synthetic) {
         run->input = INPUT_SYNTHETIC;
         run->width = opt->src.size.width ? opt->src.size.width : 320;
@@ -326,9 +463,15 @@ static int plan_segment(segment_run *run, const cli_args *args)
     }
     if (kind >= 0) {
         run->input = INPUT_MEDIA;
+        if (!(run->media = calloc((size_t)run->streams, sizeof *run->media)))
+            return cli_out_of_memory();
         return plan_media(run, args, kind);
     }
     run->input = INPUT_FILES;
+    run->inputs = calloc((size_t)run->streams, sizeof *run->inputs);
+    run->stems = calloc((size_t)run->streams, sizeof *run->stems);
+    if (!run->inputs || !run->stems)
+        return cli_out_of_memory();
     return plan_files(run, args);
 }
 
@@ -339,90 +482,109 @@ static int set_background(segment_run *run)
     const segment_options *opt = run->opt;
     glcv_status st = GLCV_OK;
     if (opt->learn > 0) {
-        st = glcv_segment_learn_begin(run->seg);
+        st = cli_subtractor_learn_begin(run->sub);
         return st == GLCV_OK ? CLI_OK : cli_lib_error("cannot start learning the background", st);
     }
+    if (!run->synth && !opt->background) /* frame differencing without learning */
+        return CLI_OK;
     glcv_image bg = {0};
+    int rc = CLI_OK;
     if (run->synth) {
         st = glcv_image_alloc(run->width, run->height, GLCV_PIXEL_RGB8, &bg);
         if (st == GLCV_OK)
             st = glcv_synth_background(run->synth, &bg);
-        if (st == GLCV_OK)
-            st = glcv_segment_set_background(run->seg, &bg);
-        glcv_image_free(&bg);
-        return st == GLCV_OK ? CLI_OK : cli_lib_error("synthetic background", st);
+        rc = st == GLCV_OK ? CLI_OK : cli_lib_error("synthetic background", st);
+        if (rc == CLI_OK && opt->method.method != CLI_METHOD_DIFF2 && opt->method.method != CLI_METHOD_DIFF3)
+            rc = cli_subtractor_set_background(run->sub, &bg, "synthetic background");
+    } else {
+        rc = cli_load_rgb(opt->background, &run->logger, &bg);
+        if (rc == CLI_OK)
+            rc = cli_subtractor_set_background(run->sub, &bg, opt->background);
     }
-    if (cli_load_rgb(opt->background, &run->logger, &bg) != CLI_OK)
-        return CLI_FAIL;
-    st = glcv_segment_set_background(run->seg, &bg);
     glcv_image_free(&bg);
-    return st == GLCV_OK ? CLI_OK : cli_lib_error(opt->background, st);
+    return rc;
 }
 
 static int allocate_slots(segment_run *run)
 {
-    int w = run->width, h = run->height;
+    int w = run->width, h = run->height, n = run->streams;
     run->slots = calloc((size_t)run->slot_count, sizeof *run->slots);
     if (!run->slots)
         return cli_out_of_memory();
+    for (int s = 0; s < run->slot_count; s++) {
+        frame_slot *f = &run->slots[s];
+        f->frame = calloc((size_t)n, sizeof *f->frame);
+        f->mask = calloc((size_t)n, sizeof *f->mask);
+        f->background = calloc((size_t)n, sizeof *f->background);
+        f->panel = calloc((size_t)n, sizeof *f->panel);
+        f->index = calloc((size_t)n, sizeof *f->index);
+        f->foreground = calloc((size_t)n, sizeof *f->foreground);
+        if (!f->frame || !f->mask || !f->background || !f->panel || !f->index || !f->foreground)
+            return cli_out_of_memory();
+    }
     glcv_status st = GLCV_OK;
     for (int s = 0; s < run->slot_count && st == GLCV_OK; s++) {
         frame_slot *f = &run->slots[s];
-        st = glcv_image_alloc(w, h, GLCV_PIXEL_RGB8, &f->frame);
-        if (st == GLCV_OK)
-            st = glcv_image_alloc(w, h, GLCV_PIXEL_GRAY8, &f->mask);
-        if (st == GLCV_OK && run->synth)
+        if (run->synth)
             st = glcv_image_alloc(w, h, GLCV_PIXEL_GRAY8, &f->truth);
-        if (st == GLCV_OK && run->write_panels)
-            st = glcv_image_alloc(w, h, GLCV_PIXEL_RGB8, &f->background);
-        if (st == GLCV_OK && run->write_panels)
-            st = glcv_image_alloc(3 * w, h, GLCV_PIXEL_RGB8, &f->panel);
+        for (int i = 0; i < n && st == GLCV_OK; i++) {
+            st = glcv_image_alloc(w, h, GLCV_PIXEL_RGB8, &f->frame[i]);
+            if (st == GLCV_OK)
+                st = glcv_image_alloc(w, h, GLCV_PIXEL_GRAY8, &f->mask[i]);
+            if (st == GLCV_OK && run->write_panels)
+                st = glcv_image_alloc(w, h, GLCV_PIXEL_RGB8, &f->background[i]);
+            if (st == GLCV_OK && run->write_panels)
+                st = glcv_image_alloc(3 * w, h, GLCV_PIXEL_RGB8, &f->panel[i]);
+        }
     }
     return st == GLCV_OK ? CLI_OK : cli_lib_error("cannot allocate the image buffers", st);
 }
 
 /* ---- the stages ------------------------------------------------------------------------------------ */
 
-/* Read (workers for image files; the reader thread for a media source or the synthetic sequence). */
+/* Read (workers for image files; the reader thread for media sources or the synthetic sequence):
+ * frame job->item of every input. A batch of media sources ends with the first of them that ends. */
 static int read_frame(void *user, cli_job *job, int *end)
 {
     segment_run *run = user;
     frame_slot *f = &run->slots[job->slot];
     double t0 = cli_now();
     glcv_status st = GLCV_OK;
-    if (run->input == INPUT_FILES) {
-        const char *path = run->inputs.items[file_of(run, job->item)];
-        glcv_image loaded = {0};
-        st = glcv_image_load(path, GLCV_PIXEL_RGB8, &job->logger, &loaded);
-        if (st != GLCV_OK)
-            return cli_job_lib_error(job, path, st);
-        if (loaded.width != run->width || loaded.height != run->height) {
-            cli_job_fail(job, "%s is %dx%d but %s is %dx%d: all images must have the same size", path, loaded.width,
-                         loaded.height, run->inputs.items[0], run->width, run->height);
-            glcv_image_free(&loaded);
-            return CLI_FAIL;
+    for (int i = 0; i < run->streams && !*end; i++) {
+        if (run->input == INPUT_FILES) {
+            const char *path = run->inputs[i].items[file_of(run, job->item)];
+            glcv_image loaded = {0};
+            st = glcv_image_load(path, GLCV_PIXEL_RGB8, &job->logger, &loaded);
+            if (st != GLCV_OK)
+                return cli_job_lib_error(job, path, st);
+            if (loaded.width != run->width || loaded.height != run->height) {
+                cli_job_fail(job, "%s is %dx%d but %s is %dx%d: all images must have the same size", path,
+                             loaded.width, loaded.height, run->inputs[0].items[0], run->width, run->height);
+                glcv_image_free(&loaded);
+                return CLI_FAIL;
+            }
+            glcv_image_free(&f->frame[i]); /* the decoded buffer takes the slot's place: no copy */
+            f->frame[i] = loaded;
+        } else if (run->input == INPUT_MEDIA) {
+            st = cli_source_read(run->media[i], &f->frame[i], job->stop, &f->index[i], end);
+            if (st != GLCV_OK)
+                return cli_job_lib_error(job, "the input stopped", st);
+        } else {
+            st = glcv_synth_frame(run->synth, (int)job->item, &f->frame[i], &f->truth);
+            if (st != GLCV_OK)
+                return cli_job_lib_error(job, "synthetic frame", st);
         }
-        glcv_image_free(&f->frame); /* the decoded buffer takes the slot's place: no copy */
-        f->frame = loaded;
-    } else if (run->input == INPUT_MEDIA) {
-        st = cli_source_read(run->media, &f->frame, job->stop, &f->index, end);
-        if (st != GLCV_OK)
-            return cli_job_lib_error(job, "the input stopped", st);
-    } else {
-        st = glcv_synth_frame(run->synth, (int)job->item, &f->frame, &f->truth);
-        if (st != GLCV_OK)
-            return cli_job_lib_error(job, "synthetic frame", st);
     }
     f->ms[STAGE_READ] = 1e3 * (cli_now() - t0);
     return CLI_OK;
 }
 
-/* The sum of the GPU times of the last frame's passes (0 without timer results). */
+/* The sum of the GPU times of the last frame set's passes (0 without timer results). */
 static double gpu_pass_ms(segment_run *run)
 {
     glcv_timing t[MAX_TIMINGS];
     int n = 0;
-    if (glcv_segment_timings(run->seg, t, MAX_TIMINGS, &n, 1) != GLCV_OK)
+    if (cli_subtractor_timings(run->sub, t, MAX_TIMINGS, &n, 1) != GLCV_OK)
         return 0.0;
     double sum = 0.0;
     for (int i = 0; i < n && i < MAX_TIMINGS; i++)
@@ -432,17 +594,17 @@ static double gpu_pass_ms(segment_run *run)
 
 static int learn_frame(segment_run *run, const cli_job *job, const frame_slot *f)
 {
-    glcv_status st = glcv_segment_learn_add(run->seg, &f->frame);
+    glcv_status st = cli_subtractor_learn_add(run->sub, f->frame);
     if (st != GLCV_OK)
         return cli_lib_error("cannot learn the background", st);
     if (job->item < run->learn_items - 1)
         return CLI_OK;
     cli_progress_clear(&run->bar);
-    return cli_segmenter_learn_end(run->seg, run->learn_items, !run->opt->quiet, &run->resolved);
+    return cli_subtractor_learn_end(run->sub, run->learn_items, !run->opt->quiet);
 }
 
-/* Process (this thread, in frame order): learn from the frame, or segment it and read the mask
- * (and the background, for panels). */
+/* Process (this thread, in frame order): learn from the frame set, or segment it and read the
+ * masks (and the backgrounds, for panels). */
 static int process_frame(void *user, cli_job *job, int *encode)
 {
     segment_run *run = user;
@@ -455,21 +617,21 @@ static int process_frame(void *user, cli_job *job, int *encode)
         f->ms[STAGE_PROCESS] = 1e3 * (cli_now() - t0);
         return rc;
     }
-    glcv_status st = glcv_segment_frame(run->seg, &f->frame, 1);
+    glcv_status st = cli_subtractor_frames(run->sub, f->frame, 1);
     double t1 = cli_now();
     if (st != GLCV_OK) {
         char name[64];
         snprintf(name, sizeof name, "frame %" PRId64, job->item);
-        return cli_lib_error(run->input == INPUT_FILES ? run->inputs.items[file_of(run, job->item)] : name, st);
+        return cli_lib_error(run->input == INPUT_FILES ? run->inputs[0].items[file_of(run, job->item)] : name, st);
     }
-    st = glcv_segment_read_mask(run->seg, &f->mask);
+    st = cli_subtractor_read_masks(run->sub, f->mask);
     double t2 = cli_now();
-    if (st == GLCV_OK && run->write_panels)
-        st = glcv_segment_read_background(run->seg, &f->background);
+    for (int i = 0; st == GLCV_OK && run->write_panels && i < run->streams; i++)
+        st = cli_subtractor_read_background(run->sub, i, &f->background[i]);
     if (st != GLCV_OK)
         return cli_lib_error("cannot read the mask or the background", st);
     f->call_ms = 1e3 * (t1 - t0);
-    f->ms[STAGE_GPU] = run->opt->timing && run->resolved.engine != GLCV_ENGINE_CPU ? gpu_pass_ms(run) : 0.0;
+    f->ms[STAGE_GPU] = run->opt->timing && run->sub->engine != GLCV_ENGINE_CPU ? gpu_pass_ms(run) : 0.0;
     f->ms[STAGE_UPLOAD] = fmax(0.0, 1e3 * (t1 - t0) - f->ms[STAGE_GPU]);
     f->ms[STAGE_DOWNLOAD] = 1e3 * (t2 - t1);
     f->ms[STAGE_PROCESS] = 1e3 * (cli_now() - t0);
@@ -494,14 +656,15 @@ static void blit_rgb(glcv_image *panel, int x0, const glcv_image *src)
     }
 }
 
-/* The output name stem of a segmented frame. */
-static void output_stem(const segment_run *run, const cli_job *job, const frame_slot *f, char *buf, size_t size)
+/* The output name stem of input `stream`'s segmented frame. */
+static void output_stem(const segment_run *run, const cli_job *job, const frame_slot *f, int stream, char *buf,
+                        size_t size)
 {
     int64_t k = job->item - run->learn_items;
     if (run->input == INPUT_FILES)
-        snprintf(buf, size, "%s", run->stems.items[k]);
+        snprintf(buf, size, "%s", run->stems[stream].items[k]);
     else if (run->input == INPUT_MEDIA)
-        snprintf(buf, size, "frame_%06" PRId64, f->index);
+        snprintf(buf, size, "frame_%06" PRId64, f->index[stream]);
     else
         snprintf(buf, size, "frame_%0*" PRId64, cli_digits_for((int)run->items), k);
 }
@@ -528,28 +691,30 @@ static double foreground_percent(const glcv_image *mask)
     return 100.0 * (double)on / ((double)mask->width * (double)mask->height);
 }
 
-/* Encode (workers, any order): measures the mask and writes the mask and the panel. */
+/* Encode (workers, any order): measures the masks and writes the masks and the panels. */
 static int encode_frame(void *user, cli_job *job)
 {
     segment_run *run = user;
     frame_slot *f = &run->slots[job->slot];
     double t0 = cli_now();
-    f->foreground = foreground_percent(&f->mask);
-    f->wrote_mask = f->wrote_panel = 0;
-    char stem[256];
-    output_stem(run, job, f, stem, sizeof stem);
-    if (run->write_masks) {
-        if (save_png(job, run->opt->outdir, stem, "_mask.png", &f->mask) != CLI_OK)
-            return CLI_FAIL;
-        f->wrote_mask = 1;
-    }
-    if (run->write_panels) {
-        blit_rgb(&f->panel, 0, &f->frame);
-        blit_rgb(&f->panel, run->width, &f->background);
-        blit_rgb(&f->panel, 2 * run->width, &f->mask);
-        if (save_png(job, run->opt->outdir, stem, "_panel.png", &f->panel) != CLI_OK)
-            return CLI_FAIL;
-        f->wrote_panel = 1;
+    f->wrote_masks = f->wrote_panels = 0;
+    for (int i = 0; i < run->streams; i++) {
+        f->foreground[i] = foreground_percent(&f->mask[i]);
+        char stem[256];
+        output_stem(run, job, f, i, stem, sizeof stem);
+        if (run->write_masks) {
+            if (save_png(job, run->outdirs[i], stem, "_mask.png", &f->mask[i]) != CLI_OK)
+                return CLI_FAIL;
+            f->wrote_masks++;
+        }
+        if (run->write_panels) {
+            blit_rgb(&f->panel[i], 0, &f->frame[i]);
+            blit_rgb(&f->panel[i], run->width, &f->background[i]);
+            blit_rgb(&f->panel[i], 2 * run->width, &f->mask[i]);
+            if (save_png(job, run->outdirs[i], stem, "_panel.png", &f->panel[i]) != CLI_OK)
+                return CLI_FAIL;
+            f->wrote_panels++;
+        }
     }
     f->ms[STAGE_ENCODE] = 1e3 * (cli_now() - t0);
     return CLI_OK;
@@ -566,16 +731,16 @@ static int finish_frame(void *user, cli_job *job)
     if (!f->segmented || rc != CLI_OK)
         return rc;
     run->segmented++;
-    run->written_masks += f->wrote_mask;
-    run->written_panels += f->wrote_panel;
+    run->written_masks += f->wrote_masks;
+    run->written_panels += f->wrote_panels;
     for (int s = STAGE_UPLOAD; s < STAGE_COUNT && rc == CLI_OK; s++)
         rc = series_add(&run->stage[s], f->ms[s]);
     if (rc == CLI_OK)
         rc = series_add(&run->frame_ms, f->call_ms);
-    if (rc == CLI_OK)
-        rc = series_add(&run->foreground, f->foreground);
+    for (int i = 0; i < run->streams && rc == CLI_OK; i++)
+        rc = series_add(&run->foreground, f->foreground[i]);
     if (rc == CLI_OK && run->synth)
-        glcv_segment_score_add(&run->score, &f->mask, &f->truth, NULL, GLCV_TRUTH_BINARY);
+        glcv_segment_score_add(&run->score, &f->mask[0], &f->truth, NULL, GLCV_TRUTH_BINARY);
     return rc;
 }
 
@@ -609,7 +774,7 @@ static int segment_frames(segment_run *run)
         rc = CLI_FAIL;
     }
     if (rc == CLI_OK && run->opt->timing && run->segmented > 0) {
-        glcv_status st = glcv_segment_timings(run->seg, run->timings, MAX_TIMINGS, &run->timing_count, 1);
+        glcv_status st = cli_subtractor_timings(run->sub, run->timings, MAX_TIMINGS, &run->timing_count, 1);
         if (st != GLCV_OK)
             return cli_lib_error("cannot read the GPU timings", st);
     }
@@ -626,7 +791,7 @@ static void print_timing_table(const segment_run *run)
 {
     if (run->timing_count == 0) {
         printf("GPU passes: no timings (%s)\n",
-               run->resolved.engine == GLCV_ENGINE_CPU ? "the CPU engine has none" : "no timer query results");
+               run->sub->engine == GLCV_ENGINE_CPU ? "the CPU engine has none" : "no timer query results");
         return;
     }
     double total = 0.0;
@@ -653,7 +818,7 @@ static void print_stage(segment_run *run, int stage, const char *name, const cha
  * 1 / (its time per frame) frames a second, the workers N / (their time per frame). */
 static void print_stages(segment_run *run)
 {
-    int cpu = run->resolved.engine == GLCV_ENGINE_CPU;
+    int cpu = run->sub->engine == GLCV_ENGINE_CPU;
     int files = run->input == INPUT_FILES;
     char workers[64];
     snprintf(workers, sizeof workers, "%d worker thread%s", run->workers, run->workers == 1 ? "" : "s");
@@ -698,8 +863,13 @@ static void print_summary(segment_run *run)
 {
     series *ms = &run->frame_ms;
     size_t n = ms->count;
-    printf("frames:     %zu of %dx%d, engine %s\n", n, run->width, run->height,
-           glcv_engine_mode_string(run->resolved.engine));
+    char batch[64] = "", method[32] = "";
+    if (run->opt->batch)
+        snprintf(batch, sizeof batch, " in each of %d inputs", run->streams);
+    if (run->sub->method != CLI_METHOD_ETH)
+        snprintf(method, sizeof method, ", method %s", cli_method_names[run->sub->method]);
+    printf("frames:     %zu of %dx%d%s, engine %s%s\n", n, run->width, run->height, batch,
+           glcv_engine_mode_string(run->sub->engine), method);
     printf("wall time:  %.3f s for %" PRId64 " frames read (%d learned from): %.1f frames/s end to end, "
            "%d worker thread%s\n",
            run->wall_s, run->read, run->read < run->learn_items ? (int)run->read : run->learn_items,
@@ -714,7 +884,7 @@ static void print_summary(segment_run *run)
     double fg_mean = series_mean(fg);
     series_median(fg);
     printf("foreground: mean %.2f %% of the pixels per frame (min %.2f %%, max %.2f %%)\n", fg_mean, fg->v[0],
-           fg->v[n - 1]);
+           fg->v[fg->count - 1]);
     if (run->synth) {
         glcv_segment_metrics m;
         glcv_segment_score_metrics(&run->score, &m);
@@ -722,7 +892,8 @@ static void print_summary(segment_run *run)
                m.recall, m.f);
     }
     if (run->write_masks || run->write_panels)
-        printf("written:    %d masks, %d panels in %s\n", run->written_masks, run->written_panels, run->opt->outdir);
+        printf("written:    %d masks, %d panels in %s%s\n", run->written_masks, run->written_panels, run->opt->outdir,
+               run->opt->batch ? "/<input>" : "");
     if (run->opt->timing) {
         print_stages(run);
         print_timing_table(run);
@@ -731,25 +902,48 @@ static void print_summary(segment_run *run)
 
 static void segment_run_free(segment_run *run)
 {
-    glcv_segment_destroy(&run->seg);
+    cli_subtractor_destroy(&run->sub);
     glcv_context_destroy(&run->ctx);
     glcv_synth_destroy(&run->synth);
-    cli_source_close(&run->media);
+    for (int i = 0; run->media && i < run->streams; i++)
+        cli_source_close(&run->media[i]);
+    free(run->media);
     for (int s = 0; run->slots && s < run->slot_count; s++) {
         frame_slot *f = &run->slots[s];
-        glcv_image_free(&f->frame);
         glcv_image_free(&f->truth);
-        glcv_image_free(&f->mask);
-        glcv_image_free(&f->background);
-        glcv_image_free(&f->panel);
+        for (int i = 0; i < run->streams; i++) {
+            if (f->frame)
+                glcv_image_free(&f->frame[i]);
+            if (f->mask)
+                glcv_image_free(&f->mask[i]);
+            if (f->background)
+                glcv_image_free(&f->background[i]);
+            if (f->panel)
+                glcv_image_free(&f->panel[i]);
+        }
+        free(f->frame);
+        free(f->mask);
+        free(f->background);
+        free(f->panel);
+        free(f->index);
+        free(f->foreground);
     }
     free(run->slots);
     free(run->frame_ms.v);
     free(run->foreground.v);
     for (int s = 0; s < STAGE_COUNT; s++)
         free(run->stage[s].v);
-    cli_paths_free(&run->inputs);
-    cli_paths_free(&run->stems);
+    for (int i = 0; i < run->streams; i++) {
+        if (run->inputs)
+            cli_paths_free(&run->inputs[i]);
+        if (run->stems)
+            cli_paths_free(&run->stems[i]);
+        if (run->outdirs)
+            free(run->outdirs[i]);
+    }
+    free(run->inputs);
+    free(run->stems);
+    free(run->outdirs);
 }
 
 int cmd_segment(int argc, char **argv)
@@ -762,7 +956,8 @@ int cmd_segment(int argc, char **argv)
         {"--learn", NULL, &o.learn, .kind = CLI_INT, .min = 1, .max = INT_MAX},
         {"--synthetic", NULL, &o.synthetic, .kind = CLI_INT, .min = 1, .max = 1000000, .bare = DEFAULT_SYNTHETIC_FRAMES},
         CLI_SOURCE_OPTIONS(&o.src),
-        CLI_SEGMENTER_OPTIONS(&o.seg),
+        {"--batch", NULL, &o.batch, .kind = CLI_FLAG},
+        CLI_METHOD_OPTIONS(&o.method),
         {"--timing", NULL, &o.timing, .kind = CLI_FLAG},
         {"--panels", NULL, &o.panels, .kind = CLI_FLAG},
         {"--no-panels", NULL, &o.panels, .kind = CLI_FLAG, .clear = 1},
@@ -776,11 +971,11 @@ int cmd_segment(int argc, char **argv)
         return rc;
     segment_run run = {.opt = &o, .logger = cli_logger(o.verbose)};
     rc = plan_segment(&run, &args);
-    if (rc == CLI_OK && (run.write_masks || run.write_panels))
-        rc = cli_make_dir(o.outdir);
+    for (int i = 0; rc == CLI_OK && run.outdirs && i < run.streams; i++)
+        rc = cli_make_dir(run.outdirs[i]);
     if (rc == CLI_OK)
-        rc = cli_segmenter_create(&o.seg, &args, run.width, run.height, o.timing, o.quiet, &run.logger, &run.ctx,
-                                  &run.seg, &run.resolved);
+        rc = cli_subtractor_create(&o.method, &args, run.width, run.height, run.streams, o.timing, o.quiet,
+                                   &run.logger, &run.ctx, &run.sub);
     if (rc == CLI_OK)
         rc = allocate_slots(&run);
     if (rc == CLI_OK)

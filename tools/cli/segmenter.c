@@ -46,23 +46,35 @@ void cli_segmenter_describe(const glcv_segment_params *p, char *out, size_t size
              (double)p->b1, (double)p->b2, p->iterations, adapt);
 }
 
-int cli_segmenter_create(const cli_segmenter *s, const cli_args *args, int width, int height, int timing, int quiet,
-                         const glcv_logger *logger, glcv_context **ctx, glcv_segment **seg,
-                         glcv_segment_params *resolved)
+int cli_context_for_engine(glcv_engine_mode *engine, const glcv_logger *logger, glcv_context **ctx)
+{
+    if (*engine == GLCV_ENGINE_DEFAULT)
+        *engine = GLCV_ENGINE_AUTO;
+    if (*engine == GLCV_ENGINE_CPU)
+        return CLI_OK;
+    glcv_context_params cp = GLCV_CONTEXT_PARAMS(.logger = *logger);
+    glcv_status st = glcv_context_create(&cp, ctx);
+    if (st != GLCV_OK && *engine != GLCV_ENGINE_AUTO)
+        return cli_lib_error("cannot create an OpenGL context", st);
+    if (st != GLCV_OK) {
+        cli_warning("cannot create an OpenGL context (%s): using the CPU engine", glcv_status_string(st));
+        *engine = GLCV_ENGINE_CPU;
+    }
+    return CLI_OK;
+}
+
+void cli_print_engine(glcv_engine_mode engine, glcv_context *ctx)
+{
+    int on_gpu = engine != GLCV_ENGINE_CPU && ctx;
+    fprintf(stderr, "glcv: engine %s on %s\n", glcv_engine_mode_string(engine), on_gpu ? glcv_context_describe(ctx) : "CPU");
+}
+
+int cli_segmenter_make(const cli_segmenter *s, const cli_args *args, int width, int height, int timing,
+                       glcv_engine_mode engine, const glcv_logger *logger, glcv_segment **seg,
+                       glcv_segment_params *resolved)
 {
     glcv_segment_params p = cli_segmenter_params(s);
-    if (p.engine == GLCV_ENGINE_DEFAULT)
-        p.engine = GLCV_ENGINE_AUTO;
-    if (p.engine != GLCV_ENGINE_CPU) {
-        glcv_context_params cp = GLCV_CONTEXT_PARAMS(.logger = *logger);
-        glcv_status st = glcv_context_create(&cp, ctx);
-        if (st != GLCV_OK && p.engine != GLCV_ENGINE_AUTO)
-            return cli_lib_error("cannot create an OpenGL context", st);
-        if (st != GLCV_OK) {
-            cli_warning("cannot create an OpenGL context (%s): using the CPU engine", glcv_status_string(st));
-            p.engine = GLCV_ENGINE_CPU;
-        }
-    }
+    p.engine = engine;
     p.width = width;
     p.height = height;
     p.timing = timing;
@@ -75,30 +87,20 @@ int cli_segmenter_create(const cli_segmenter *s, const cli_args *args, int width
         st = glcv_segment_get_params(*seg, resolved);
     if (st != GLCV_OK)
         return cli_lib_error("cannot set the parameters", st);
-    if (!quiet) {
-        int on_gpu = resolved->engine != GLCV_ENGINE_CPU && *ctx;
-        fprintf(stderr, "glcv: engine %s on %s\n", glcv_engine_mode_string(resolved->engine),
-                on_gpu ? glcv_context_describe(*ctx) : "CPU");
-    }
     return CLI_OK;
 }
 
-int cli_segmenter_learn(glcv_segment *seg, char *const *paths, int count, const glcv_logger *logger, cli_progress *bar,
-                        int report, glcv_segment_params *resolved)
+int cli_segmenter_create(const cli_segmenter *s, const cli_args *args, int width, int height, int timing, int quiet,
+                         const glcv_logger *logger, glcv_context **ctx, glcv_segment **seg,
+                         glcv_segment_params *resolved)
 {
-    glcv_image frame = {0};
-    glcv_status st = glcv_segment_learn_begin(seg);
-    if (st != GLCV_OK)
-        return cli_lib_error("cannot start learning the background", st);
-    int rc = CLI_OK;
-    for (int i = 0; i < count && rc == CLI_OK; i++) {
-        cli_progress_step(bar);
-        rc = cli_load_rgb(paths[i], logger, &frame);
-        if (rc == CLI_OK && (st = glcv_segment_learn_add(seg, &frame)) != GLCV_OK)
-            rc = cli_lib_error(paths[i], st);
-    }
-    glcv_image_free(&frame);
-    return rc == CLI_OK ? cli_segmenter_learn_end(seg, count, report, resolved) : rc;
+    glcv_engine_mode engine = s->engine;
+    int rc = cli_context_for_engine(&engine, logger, ctx);
+    if (rc == CLI_OK)
+        rc = cli_segmenter_make(s, args, width, height, timing, engine, logger, seg, resolved);
+    if (rc == CLI_OK && !quiet)
+        cli_print_engine(resolved->engine, *ctx);
+    return rc;
 }
 
 int cli_segmenter_learn_end(glcv_segment *seg, int count, int report, glcv_segment_params *resolved)

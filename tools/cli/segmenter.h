@@ -1,6 +1,6 @@
 /* The segmenter's options and set-up that 'glcv segment', 'glcv eval' and glcv-demo share: the
  * parameters on the command line and their help, the preset (--paper-defaults), the headless
- * context, the engine line, learning the background from files. */
+ * context, the engine line, the end of learning. */
 #ifndef GLCV_TOOLS_SEGMENTER_H
 #define GLCV_TOOLS_SEGMENTER_H
 
@@ -75,6 +75,20 @@ glcv_status cli_segmenter_set_zeros(glcv_segment *seg, unsigned zeros);
 /* "Ts T Odc O B1 B B2 B, N iterations, adapt R|off" for the resolved parameters `p`. */
 void cli_segmenter_describe(const glcv_segment_params *p, char *out, size_t size);
 
+/* The headless OpenGL context for `engine` (DEFAULT is taken as AUTO): none for the cpu engine;
+ * when none can be created, auto falls back to the CPU engine (*engine becomes CPU) and says so,
+ * fragment and compute fail. Prints the error. */
+int cli_context_for_engine(glcv_engine_mode *engine, const glcv_logger *logger, glcv_context **ctx);
+
+/* The engine line on stderr: "glcv: engine E on <context | CPU>". */
+void cli_print_engine(glcv_engine_mode engine, glcv_context *ctx);
+
+/* A width x height segmenter with the parameters of `s` and `engine`, in the current context (if
+ * any): cli_segmenter_create without the context and the engine line. */
+int cli_segmenter_make(const cli_segmenter *s, const cli_args *args, int width, int height, int timing,
+                       glcv_engine_mode engine, const glcv_logger *logger, glcv_segment **seg,
+                       glcv_segment_params *resolved);
+
 /* Creates the headless OpenGL context (not for the cpu engine; auto without one falls back to
  * the CPU engine and says so) and a width x height segmenter with the parameters of `s` (those
  * given as 0 on the command line, per `args`, through the setters), reads its resolved
@@ -84,17 +98,9 @@ int cli_segmenter_create(const cli_segmenter *s, const cli_args *args, int width
                          const glcv_logger *logger, glcv_context **ctx, glcv_segment **seg,
                          glcv_segment_params *resolved);
 
-/* Learns the background from the files with the library's learning (glcv_segment_learn_*: the
- * median of up to 16 of them and the calibration, or with the PAPER preset their mean; each file
- * a step of `bar`, which may be NULL), then reads the parameters into *resolved. With `report`,
- * prints them to stderr: "glcv: background learned from N frames: <parameters> (preset
- * calibrated | paper)". Prints the error. */
-int cli_segmenter_learn(glcv_segment *seg, char *const *paths, int count, const glcv_logger *logger, cli_progress *bar,
-                        int report, glcv_segment_params *resolved);
-
 /* The end of learning for a caller that added the `count` frames itself: glcv_segment_learn_end,
- * the parameters into *resolved and, with `report`, the line of cli_segmenter_learn. Prints the
- * error. */
+ * the parameters into *resolved and, with `report`, prints them to stderr: "glcv: background
+ * learned from N frames: <parameters> (preset calibrated | paper)". Prints the error. */
 int cli_segmenter_learn_end(glcv_segment *seg, int count, int report, glcv_segment_params *resolved);
 
 #endif

@@ -15,8 +15,10 @@ const char demo_help_text[] =
     "space\tpause / resume\n"
     "b\tgrab the background now (the current frame)\n"
     "l\tlearn the background over the next N frames\n"
-    "r\treset the MRF prior (next frame starts from an empty mask)\n"
-    "up, down\tselect a parameter: Ts, Odc, B1, B2, iterations\n"
+    "r\treset the MRF prior (next frame starts from an empty mask); other\n"
+    "\tmethods: the frame history\n"
+    "n\tswitch method: eth, vsam, diff2, diff3 (vsam learns its background)\n"
+    "up, down\tselect a parameter of eth: Ts, Odc, B1, B2, iterations\n"
     "left, right\tchange it (with shift: bigger steps)\n"
     "e\tswitch engine: fragment, compute, cpu (recreates the segmenter)\n"
     "v, 0..4\tview: grid, input, background, mask, overlay\n"
@@ -133,15 +135,13 @@ static void on_key(GLFWwindow *win, int key, int scancode, int action, int mods)
         break;
     case GLFW_KEY_B: demo_grab_background(d); break;
     case GLFW_KEY_L:
-        if (d->learning)
+        if (d->learning && d->method == CLI_METHOD_ETH)
             glcv_segment_learn_end(d->seg);
         d->learning = 0;
-        demo_start_learning(d);
+        demo_start_learning(d); /* learning again starts anew */
         break;
-    case GLFW_KEY_R:
-        glcv_segment_reset(d->seg);
-        demo_set_message(d, "MRF prior reset");
-        break;
+    case GLFW_KEY_R: demo_reset(d); break;
+    case GLFW_KEY_N: demo_set_method(d, (d->method + 1) % CLI_METHOD_COUNT); break;
     case GLFW_KEY_UP: d->selected = (d->selected + PARAM_COUNT - 1) % PARAM_COUNT; break;
     case GLFW_KEY_DOWN:
     case GLFW_KEY_TAB: d->selected = (d->selected + 1) % PARAM_COUNT; break;
@@ -154,9 +154,11 @@ static void on_key(GLFWwindow *win, int key, int scancode, int action, int mods)
         int was_learning = d->learning;
         if (demo_make_segmenter(d, next)) {
             demo_make_tracker(d);
+            if (d->method != CLI_METHOD_ETH) /* the method's object on the new engine too */
+                demo_set_method(d, d->method);
             demo_set_message(d, "engine: %s, tracker %s", glcv_engine_mode_string(d->engine),
                         glcv_engine_mode_string(d->track_engine));
-            if (was_learning || !d->have_background || d->learned)
+            if (d->method == CLI_METHOD_ETH && (was_learning || !d->have_background || d->learned))
                 demo_start_learning(d); /* per-pixel noise factors are measured anew */
         }
         break;

@@ -14,6 +14,7 @@
 
 #include "cli.h"
 #include "source.h"
+#include "subtractor.h"
 
 #include <glcv/glcv.h>
 #include <glcv/media.h>
@@ -88,6 +89,15 @@ typedef struct demo {
     glcv_timing timings[MAX_TIMINGS];
     int timing_count;
 
+    /* method (CLI_METHOD_*; n switches): eth is the segmenter above, on the input texture; vsam,
+     * diff2 and diff3 run in `sub` on the host frames, their mask read back and uploaded */
+    int method;
+    cli_subtractor *sub;
+    glcv_image sub_frame;      /* RGBA8: the current frame, for grabbing a background */
+    glcv_image sub_mask;       /* GRAY8: its mask */
+    glcv_image sub_background; /* RGBA8: vsam's background, for display */
+    int sub_have_mask;         /* sub_mask is the current frame's */
+
     /* tracker */
     glcv_track *track;
     glcv_engine_mode track_engine; /* in use */
@@ -102,7 +112,8 @@ typedef struct demo {
 
     /* GL objects of the demo (the engine's own textures are only displayed) */
     GLuint input_tex;      /* the current frame, uploaded once; segmented from here */
-    GLuint background_tex; /* CPU engine only: a copy of its background for display */
+    GLuint background_tex; /* CPU engine and vsam: a copy of the background for display */
+    GLuint mask_tex;       /* vsam, diff2, diff3: their mask for display */
     GLuint sampler;
     GLuint panel_prog, flat_prog, vao, flat_vao, flat_vbo;
     GLint u_rect, u_image, u_mask, u_mode, u_color, u_size;
@@ -143,10 +154,20 @@ void demo_read_timings(demo *d);
 int demo_make_segmenter(demo *d, glcv_engine_mode engine);
 void demo_start_learning(demo *d);
 void demo_grab_background(demo *d);
-/* Sets the synthetic scene's clean background. Returns 1 on success. */
+/* Sets the synthetic scene's clean background (eth's, or vsam's). Returns 1 on success. */
 int demo_set_synthetic_background(demo *d);
-/* Whether the segmenter's mask is the current frame's. */
+/* Whether the method's mask is the current frame's. */
 int demo_have_mask(const demo *d);
+/* The method's mask texture (GL_TEXTURE_2D, 1.0 foreground in red); 0 when there is none. */
+GLuint demo_mask_texture(const demo *d);
+/* Switches to method `method` (CLI_METHOD_*): creates its object with the segmenter's engine (the
+ * eth segmenter stays as it is); vsam starts learning. Returns 1 on success (the old method stays
+ * on failure; d->message says why). */
+int demo_set_method(demo *d, int method);
+/* Forgets the temporal state: eth's MRF prior, the others' frame history. */
+void demo_reset(demo *d);
+/* Frees the method's object and buffers. */
+void demo_free_method(demo *d);
 /* (Re)creates the tracker for the segmenter's engine, carrying the objects over. Returns 1 on
  * success (the old tracker stays on failure). */
 int demo_make_tracker(demo *d);

@@ -50,6 +50,9 @@ static const char usage_text[] =
     "  --loop              start again at the end, also with --max-frames\n"
     "\n"
     "segmenter options:\n"
+    "  --method M          eth, vsam, diff2 or diff3 [eth; n switches]: the segmenter (its\n"
+    "                      parameters below), VSAM adaptive background subtraction (learns its\n"
+    "                      background like eth), two- or three-frame differencing (no background)\n"
     "  --engine E          auto, fragment, compute or cpu [auto: the faster in the window's\n"
     "                      OpenGL context]\n"
     "  --learn N           learn the background over the first N frames [30; the synthetic scene\n"
@@ -82,6 +85,7 @@ typedef struct options {
     int view;
     int quiet;
     int show_help;
+    int method;              /* --method: CLI_METHOD_* */
     cli_segmenter segmenter; /* the segmenter's options, */
     glcv_segment_params seg; /* as the library's parameters */
     unsigned zeros;          /* those given as 0 (cli_segmenter_set_zeros) */
@@ -100,6 +104,7 @@ static int parse_options(int argc, char **argv, options *o, int *source_kind)
         {"--synthetic", NULL, &src->synthetic, .kind = CLI_FLAG, .count = &src->given[CLI_SOURCE_SYNTHETIC],
          .max_count = 1},
         {"--learn", NULL, &o->learn, .kind = CLI_INT, .min = 1, .max = 100000},
+        {"--method", NULL, &o->method, .kind = CLI_CHOICE, .choices = cli_method_names, .what = "a method"},
         CLI_SEGMENTER_OPTIONS(&o->segmenter),
         {"--track", NULL, o->track, .kind = CLI_RECT, .min = 0, .max = CLI_MAX_SIDE, .count = &o->track_count,
          .max_count = MAX_BOXES},
@@ -229,10 +234,16 @@ int main(int argc, char **argv)
     if (demo_make_tracker(&d))
         printf("glcv-demo: tracker engine %s%s\n", glcv_engine_mode_string(d.track_engine),
                d.track_mask ? ", mask from segmenter" : "");
-    if (d.synthetic && !o.learn_given) {
+    if (o.method != CLI_METHOD_ETH && !demo_set_method(&d, o.method)) { /* vsam starts learning */
+        fprintf(stderr, "glcv-demo: %s\n", d.message);
+        status = CLI_FAIL;
+        goto done;
+    }
+    int differencing = d.method == CLI_METHOD_DIFF2 || d.method == CLI_METHOD_DIFF3;
+    if (d.synthetic && !o.learn_given && !differencing) {
         if (!demo_set_synthetic_background(&d))
             demo_start_learning(&d);
-    } else {
+    } else if (d.method == CLI_METHOD_ETH) {
         demo_start_learning(&d);
     }
 
@@ -263,7 +274,10 @@ int main(int argc, char **argv)
     }
     demo_read_timings(&d);
     if (o.screenshot) {
-        glcv_segment_timings(d.seg, d.timings, MAX_TIMINGS, &d.timing_count, 1);
+        if (d.method != CLI_METHOD_ETH)
+            cli_subtractor_timings(d.sub, d.timings, MAX_TIMINGS, &d.timing_count, 1);
+        else
+            glcv_segment_timings(d.seg, d.timings, MAX_TIMINGS, &d.timing_count, 1);
         if (d.engine == GLCV_ENGINE_CPU)
             d.timing_count = 0;
         if (demo_save_screenshot(&d, o.screenshot))
@@ -277,9 +291,9 @@ int main(int argc, char **argv)
         glcv_media_stats ms = {0};
         glcv_media_get_stats(d.media, &ms);
         printf("glcv-demo: %lld frames processed, last source frame %lld, captured %lld, dropped %lld, "
-               "engine %s\n",
+               "engine %s, method %s\n",
                (long long)d.frames_processed, (long long)d.last_index, (long long)ms.captured,
-               (long long)ms.dropped, glcv_engine_mode_string(d.engine));
+               (long long)ms.dropped, glcv_engine_mode_string(d.engine), cli_method_names[d.method]);
         for (int i = 0; i < d.object_count; i++) {
             const tracked *t = &d.objects[i];
             if (!t->have_result) {
@@ -302,6 +316,7 @@ int main(int argc, char **argv)
 done:
     glcv_track_destroy(&d.track);
     glcv_segment_destroy(&d.seg);
+    demo_free_method(&d);
     demo_destroy_gl_objects(&d);
     glfwDestroyWindow(d.win);
     glfwTerminate();

@@ -1,7 +1,8 @@
 /* glcv-demo: a frame's way through the demo. It is read from the media input, uploaded once into
  * the input texture, segmented there (or added to the background being learned) and its objects
- * tracked; the segmenter and the tracker are (re)created here when the engine changes. See
- * demo.h. */
+ * tracked; the segmenter and the tracker are (re)created here when the engine changes. With
+ * another method than eth (vsam, diff2, diff3) the host frame goes to that method's object
+ * instead, and its mask is read back and uploaded for display and tracking. See demo.h. */
 #include "demo.h"
 
 #include <math.h>
@@ -12,15 +13,37 @@
 void demo_read_timings(demo *d)
 {
     int n = 0;
-    if (d->seg && glcv_segment_timings(d->seg, d->timings, MAX_TIMINGS, &n, 0) == GLCV_OK && n > 0)
+    if (d->method != CLI_METHOD_ETH) {
+        if (d->sub && cli_subtractor_timings(d->sub, d->timings, MAX_TIMINGS, &n, 0) == GLCV_OK && n > 0)
+            d->timing_count = n;
+    } else if (d->seg && glcv_segment_timings(d->seg, d->timings, MAX_TIMINGS, &n, 0) == GLCV_OK && n > 0) {
         d->timing_count = n;
+    }
     if (d->engine == GLCV_ENGINE_CPU)
         d->timing_count = 0;
 }
 
-/* The CPU engine has no background texture: keep a copy in the demo's texture for display. */
+/* Uploads an RGBA8 or GRAY8 (as red) image of the frames' size into a texture of the demo. */
+static void upload(GLuint tex, const glcv_image *im)
+{
+    glBindTexture(GL_TEXTURE_2D, tex);
+    glPixelStorei(GL_UNPACK_ALIGNMENT, 1);
+    glPixelStorei(GL_UNPACK_ROW_LENGTH, (GLint)(glcv_image_stride(im) / (size_t)glcv_pixel_format_size(im->format)));
+    glTexSubImage2D(GL_TEXTURE_2D, 0, 0, 0, im->width, im->height, im->format == GLCV_PIXEL_GRAY8 ? GL_RED : GL_RGBA,
+                    GL_UNSIGNED_BYTE, im->data);
+    glPixelStorei(GL_UNPACK_ROW_LENGTH, 0);
+    glPixelStorei(GL_UNPACK_ALIGNMENT, 4);
+}
+
+/* The CPU engine has no background texture, nor has vsam one in a GL_TEXTURE_2D: keep a copy in
+ * the demo's texture for display. */
 static void refresh_background_copy(demo *d)
 {
+    if (d->method == CLI_METHOD_VSAM) {
+        if (d->sub && cli_subtractor_read_background(d->sub, 0, &d->sub_background) == GLCV_OK)
+            upload(d->background_tex, &d->sub_background);
+        return;
+    }
     if (d->engine != GLCV_ENGINE_CPU || !d->have_background)
         return;
     glcv_image bg = {0};
@@ -80,7 +103,8 @@ int demo_make_segmenter(demo *d, glcv_engine_mode engine)
 
 void demo_start_learning(demo *d)
 {
-    if (glcv_segment_learn_begin(d->seg) != GLCV_OK)
+    glcv_status st = d->method != CLI_METHOD_ETH ? cli_subtractor_learn_begin(d->sub) : glcv_segment_learn_begin(d->seg);
+    if (st != GLCV_OK)
         return;
     d->learning = 1;
     d->learn_count = 0;
@@ -91,6 +115,19 @@ void demo_grab_background(demo *d)
 {
     if (!d->have_frame)
         return;
+    if (d->method != CLI_METHOD_ETH) {
+        if (d->method != CLI_METHOD_VSAM) {
+            demo_set_message(d, "%s compares frames with each other: it keeps no background",
+                             cli_method_names[d->method]);
+            return;
+        }
+        d->learning = 0; /* setting the background starts learning anew: it replaces this one */
+        if (cli_subtractor_set_background(d->sub, &d->sub_frame, "grabbing the background") == CLI_OK) {
+            refresh_background_copy(d);
+            demo_set_message(d, "background grabbed from frame %lld", (long long)d->last_index);
+        }
+        return;
+    }
     if (d->learning) {
         glcv_segment_learn_end(d->seg); /* ends learning; the grab below replaces it */
         d->learning = 0;
@@ -113,29 +150,102 @@ int demo_set_synthetic_background(demo *d)
     glcv_image bg = {0};
     int ok = glcv_synth_create(&d->media_params.synth, &synth) == GLCV_OK &&
              glcv_image_alloc(d->width, d->height, GLCV_PIXEL_RGB8, &bg) == GLCV_OK &&
-             glcv_synth_background(synth, &bg) == GLCV_OK && glcv_segment_set_background(d->seg, &bg) == GLCV_OK;
+             glcv_synth_background(synth, &bg) == GLCV_OK;
+    if (ok && d->method == CLI_METHOD_ETH)
+        ok = glcv_segment_set_background(d->seg, &bg) == GLCV_OK;
+    else if (ok) /* vsam: learned from this one image, which ends learning */
+        ok = cli_subtractor_set_background(d->sub, &bg, "the synthetic background") == CLI_OK;
     glcv_image_free(&bg);
     glcv_synth_destroy(&synth);
-    if (ok) {
+    if (ok && d->method != CLI_METHOD_ETH)
+        d->learning = 0;
+    if (ok && d->method == CLI_METHOD_ETH)
         d->have_background = 1;
+    if (ok)
         refresh_background_copy(d);
-    }
     return ok;
 }
 
 /* ---- tracker -------------------------------------------------------------------------------- */
 
-/* Whether the segmenter's mask is the current frame's. */
+/* Whether the method's mask is the current frame's. */
 int demo_have_mask(const demo *d)
 {
+    if (d->method != CLI_METHOD_ETH)
+        return d->sub && !d->learning && d->have_frame && d->sub_have_mask;
     return d->seg && d->have_background && !d->learning && d->have_frame;
 }
 
-/* The segmenter's mask texture when tracking counts only the foreground and there is one; 0
+GLuint demo_mask_texture(const demo *d)
+{
+    if (d->method != CLI_METHOD_ETH)
+        return d->mask_tex;
+    return d->seg ? glcv_segment_mask_texture(d->seg) : 0;
+}
+
+/* The method's mask texture when tracking counts only the foreground and there is one; 0
  * otherwise. */
 static GLuint track_mask_texture(demo *d)
 {
-    return d->track_mask && demo_have_mask(d) ? glcv_segment_mask_texture(d->seg) : 0;
+    return d->track_mask && demo_have_mask(d) ? demo_mask_texture(d) : 0;
+}
+
+/* ---- the method ------------------------------------------------------------------------------ */
+
+void demo_free_method(demo *d)
+{
+    cli_subtractor_destroy(&d->sub);
+    glcv_image_free(&d->sub_frame);
+    glcv_image_free(&d->sub_mask);
+    glcv_image_free(&d->sub_background);
+}
+
+int demo_set_method(demo *d, int method)
+{
+    cli_subtractor *sub = NULL;
+    if (method != CLI_METHOD_ETH) {
+        cli_method m = {.method = method};
+        glcv_status st = GLCV_OK;
+        if (!d->sub_frame.data)
+            st = glcv_image_alloc(d->width, d->height, GLCV_PIXEL_RGBA8, &d->sub_frame);
+        if (st == GLCV_OK && !d->sub_mask.data)
+            st = glcv_image_alloc(d->width, d->height, GLCV_PIXEL_GRAY8, &d->sub_mask);
+        if (st == GLCV_OK && !d->sub_background.data)
+            st = glcv_image_alloc(d->width, d->height, GLCV_PIXEL_RGBA8, &d->sub_background);
+        if (st != GLCV_OK || cli_subtractor_make(&m, NULL, d->width, d->height, 1, 1, d->engine, &d->logger, &sub) !=
+                                 CLI_OK) {
+            cli_subtractor_destroy(&sub);
+            demo_set_message(d, "method %s: cannot create it (engine %s)", cli_method_names[method],
+                             glcv_engine_mode_string(d->engine));
+            return 0;
+        }
+    }
+    if (d->learning && d->method == CLI_METHOD_ETH && glcv_segment_learn_end(d->seg) == GLCV_OK)
+        d->have_background = 1; /* the segmenter keeps what it learned so far */
+    d->learning = 0;
+    cli_subtractor_destroy(&d->sub);
+    d->sub = sub;
+    d->sub_have_mask = 0;
+    d->method = method;
+    d->timing_count = 0;
+    demo_set_message(d, "method: %s", cli_method_names[method]);
+    if (method == CLI_METHOD_VSAM)
+        demo_start_learning(d); /* its background is shown once learned */
+    else
+        refresh_background_copy(d);
+    return 1;
+}
+
+void demo_reset(demo *d)
+{
+    if (d->method == CLI_METHOD_ETH) {
+        glcv_segment_reset(d->seg);
+        demo_set_message(d, "MRF prior reset");
+    } else {
+        glcv_bgsub_reset(d->sub->bgsub);
+        d->sub_have_mask = 0;
+        demo_set_message(d, "frame history reset");
+    }
 }
 
 /* The tracker's engine for the segmenter's: CUDA when the segmenter runs on the GPU, glcv was
@@ -260,9 +370,42 @@ static void track_objects(demo *d, const glcv_image *f)
             }
 }
 
-/* Processes the frame now in input_tex. */
-static void process_frame(demo *d)
+/* vsam, diff2, diff3: the host frame `f` to their object; the mask read back and uploaded. */
+static void process_host_frame(demo *d, const glcv_image *f)
 {
+    glcv_status st = glcv_image_convert(f, &d->sub_frame);
+    if (st == GLCV_OK && d->learning) {
+        st = cli_subtractor_learn_add(d->sub, &d->sub_frame);
+        if (st == GLCV_OK && ++d->learn_count >= d->learn_frames) {
+            d->learning = 0;
+            if (cli_subtractor_learn_end(d->sub, d->learn_count, 0) == CLI_OK) {
+                refresh_background_copy(d);
+                demo_set_message(d, "background learned from %d frames", d->learn_count);
+            }
+        }
+        return;
+    }
+    if (st == GLCV_OK)
+        st = cli_subtractor_frames(d->sub, &d->sub_frame, 0);
+    if (st == GLCV_OK)
+        st = cli_subtractor_read_masks(d->sub, &d->sub_mask);
+    d->sub_have_mask = st == GLCV_OK;
+    if (st != GLCV_OK) {
+        demo_set_message(d, "%s failed: %s", cli_method_names[d->method], glcv_status_string(st));
+        return;
+    }
+    upload(d->mask_tex, &d->sub_mask);
+    refresh_background_copy(d);
+    demo_read_timings(d);
+}
+
+/* Processes the frame now in input_tex (and in `f`, on the host). */
+static void process_frame(demo *d, const glcv_image *f)
+{
+    if (d->method != CLI_METHOD_ETH) {
+        process_host_frame(d, f);
+        return;
+    }
     if (d->learning) {
         glcv_segment_learn_add_texture(d->seg, d->input_tex);
         if (++d->learn_count >= d->learn_frames) {
@@ -314,7 +457,7 @@ void demo_step(demo *d, int timeout_ms)
     glPixelStorei(GL_UNPACK_ROW_LENGTH, 0);
     d->have_frame = 1;
     d->last_index = info.index;
-    process_frame(d);
+    process_frame(d, &f);
     for (int i = 0; i < d->initial_count; i++)
         demo_add_object(d, d->initial[i]);
     d->initial_count = 0;

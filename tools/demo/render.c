@@ -191,11 +191,13 @@ void demo_draw(demo *d, int fb_w, int fb_h)
 
     rect cell[VIEW_COUNT];
     demo_layout(d, fb_w, fb_h, cell);
-    GLuint mask = d->seg ? glcv_segment_mask_texture(d->seg) : 0;
+    GLuint mask = demo_mask_texture(d);
     GLuint background = 0;
-    if (d->have_background && !d->learning)
+    if (d->method == CLI_METHOD_VSAM && !d->learning)
+        background = d->background_tex;
+    else if (d->method == CLI_METHOD_ETH && d->have_background && !d->learning)
         background = d->engine == GLCV_ENGINE_CPU ? d->background_tex : glcv_segment_background_texture(d->seg);
-    int segmented = d->have_background && !d->learning && d->have_frame;
+    int segmented = demo_have_mask(d);
 
     glUseProgram(d->panel_prog);
     glBindVertexArray(d->vao);
@@ -382,11 +384,12 @@ int demo_create_gl_objects(demo *d)
     glSamplerParameteri(d->sampler, GL_TEXTURE_WRAP_S, GL_CLAMP_TO_EDGE);
     glSamplerParameteri(d->sampler, GL_TEXTURE_WRAP_T, GL_CLAMP_TO_EDGE);
 
-    GLuint tex[2];
-    glGenTextures(2, tex);
+    GLuint tex[3];
+    glGenTextures(3, tex);
     d->input_tex = tex[0];
     d->background_tex = tex[1];
-    for (int i = 0; i < 2; i++) {
+    d->mask_tex = tex[2];
+    for (int i = 0; i < 3; i++) {
         glBindTexture(GL_TEXTURE_2D, tex[i]);
         glTexImage2D(GL_TEXTURE_2D, 0, GL_RGBA8, d->width, d->height, 0, GL_RGBA, GL_UNSIGNED_BYTE, NULL);
         glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_NEAREST);
@@ -400,8 +403,8 @@ int demo_create_gl_objects(demo *d)
 
 void demo_destroy_gl_objects(demo *d)
 {
-    GLuint tex[2] = {d->input_tex, d->background_tex};
-    glDeleteTextures(2, tex);
+    GLuint tex[3] = {d->input_tex, d->background_tex, d->mask_tex};
+    glDeleteTextures(3, tex);
     glDeleteSamplers(1, &d->sampler);
     glDeleteBuffers(1, &d->flat_vbo);
     glDeleteVertexArrays(1, &d->flat_vao);

@@ -73,20 +73,31 @@ void demo_sidebar_text(demo *d, char *buf, size_t size)
     append(buf, size, &len, "capture\t%lld captured, %lld dropped\n", (long long)ms.captured, (long long)ms.dropped);
     if (ms.decode_errors)
         append(buf, size, &len, "\t%lld decoding errors\n", (long long)ms.decode_errors);
-    const char *state = d->media_error != GLCV_OK ? "input stopped (error)"
-                        : d->ended                ? "end of input"
-                        : d->paused               ? "paused"
-                        : d->learning             ? "learning background"
-                        : d->have_background      ? "segmenting"
-                                                  : "no background (b or l)";
+    int eth = d->method == CLI_METHOD_ETH;
+    const char *state = d->media_error != GLCV_OK  ? "input stopped (error)"
+                        : d->ended                 ? "end of input"
+                        : d->paused                ? "paused"
+                        : d->learning              ? (eth || d->method == CLI_METHOD_VSAM ? "learning background"
+                                                                                          : "learning thresholds")
+                        : d->have_background || !eth ? "segmenting"
+                                                     : "no background (b or l)";
     append(buf, size, &len, "state\t%s", state);
     if (d->learning)
         append(buf, size, &len, " %d/%d", d->learn_count, d->learn_frames);
-    append(buf, size, &len, "\n\nengine\t%s   (e: switch)\n", glcv_engine_mode_string(d->engine));
+    append(buf, size, &len, "\n\nmethod\t%s   (n: switch)\n", cli_method_names[d->method]);
+    append(buf, size, &len, "engine\t%s   (e: switch)\n", glcv_engine_mode_string(d->engine));
     append_wrapped(buf, size, &len, d->renderer, cols);
-    append(buf, size, &len, "\nparameters (up/down, left/right)\n");
-    for (int i = 0; i < PARAM_COUNT; i++)
-        append(buf, size, &len, "%s %s\t%g\n", i == d->selected ? ">" : "  ", param_names[i], demo_param_value(d, i));
+    if (eth) {
+        append(buf, size, &len, "\nparameters (up/down, left/right)\n");
+        for (int i = 0; i < PARAM_COUNT; i++)
+            append(buf, size, &len, "%s %s\t%g\n", i == d->selected ? ">" : "  ", param_names[i],
+                   demo_param_value(d, i));
+    } else if (d->sub) {
+        char text[160];
+        cli_subtractor_describe(d->sub, text, sizeof text);
+        append(buf, size, &len, "\nparameters\n");
+        append_wrapped(buf, size, &len, text, cols);
+    }
     append(buf, size, &len, "\nGPU time per pass, ms\n");
     if (d->engine == GLCV_ENGINE_CPU) {
         append(buf, size, &len, "  (cpu engine: no GPU passes)\n");

@@ -1,0 +1,284 @@
+/* The method behind 'glcv segment', 'glcv eval' and glcv-demo; see subtractor.h. */
+#include "subtractor.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *const cli_method_names[] = {"eth", "vsam", "diff2", "diff3", NULL};
+const char *const cli_bgsub_passes_names[] = {"single", "multi", NULL};
+
+static const glcv_bgsub_method bgsub_methods[CLI_METHOD_COUNT] = {GLCV_BGSUB_DEFAULT, GLCV_BGSUB_VSAM,
+                                                                  GLCV_BGSUB_DIFF2, GLCV_BGSUB_DIFF3};
+
+int cli_method_check(const cli_method *m, const cli_args *args)
+{
+    const cli_segmenter *s = &m->seg;
+    const void *eth_only[] = {&s->ts, &s->odc, &s->b1, &s->b2, &s->iterations, &s->seed, &s->adapt, &s->paper};
+    const char *eth_names[] = {"--Ts", "--Odc", "--B1", "--B2", "--iterations", "--seed", "--adapt",
+                               "--paper-defaults"};
+    const void *bgsub_only[] = {&m->alpha, &m->c, &m->min_threshold, &m->gray, &m->passes};
+    const char *bgsub_names[] = {"--alpha", "--c", "--min-threshold", "--gray", "--passes"};
+    const char *name = cli_method_names[m->method];
+    if (m->method != CLI_METHOD_ETH) {
+        for (size_t i = 0; i < sizeof eth_only / sizeof eth_only[0]; i++)
+            if (cli_given(args, eth_only[i]))
+                return cli_usage("%s applies only to --method eth, not to %s", eth_names[i], name);
+    } else {
+        for (size_t i = 0; i < sizeof bgsub_only / sizeof bgsub_only[0]; i++)
+            if (cli_given(args, bgsub_only[i]))
+                return cli_usage("%s applies only to --method vsam, diff2 and diff3 (give --method)", bgsub_names[i]);
+    }
+    if (m->method != CLI_METHOD_VSAM && cli_given(args, &m->alpha))
+        return cli_usage("--alpha applies only to --method vsam: %s keeps no background to adapt", name);
+    return CLI_OK;
+}
+
+glcv_bgsub_params cli_method_bgsub_params(const cli_method *m)
+{
+    return GLCV_BGSUB_PARAMS(.method = bgsub_methods[m->method], .gray = m->gray, .alpha = (float)m->alpha,
+                             .c = (float)m->c, .min_threshold = (float)m->min_threshold, .engine = m->seg.engine,
+                             .passes = m->passes ? GLCV_BGSUB_MULTI_PASS : GLCV_BGSUB_SINGLE_PASS);
+}
+
+int cli_subtractor_make(const cli_method *m, const cli_args *args, int width, int height, int streams, int timing,
+                        glcv_engine_mode engine, const glcv_logger *logger, cli_subtractor **out)
+{
+    cli_subtractor *sub = calloc(1, sizeof *sub);
+    *out = sub;
+    if (!sub)
+        return cli_out_of_memory();
+    sub->method = m->method;
+    sub->width = width;
+    sub->height = height;
+    sub->streams = streams;
+    if (m->method == CLI_METHOD_ETH) {
+        if (!(sub->segs = calloc((size_t)streams, sizeof *sub->segs)))
+            return cli_out_of_memory();
+        for (int i = 0; i < streams; i++) {
+            glcv_segment_params resolved;
+            int rc = cli_segmenter_make(&m->seg, args, width, height, timing, engine, logger, &sub->segs[i], &resolved);
+            if (rc != CLI_OK)
+                return rc;
+            if (i == 0)
+                sub->seg_resolved = resolved;
+        }
+        sub->engine = sub->seg_resolved.engine;
+        return CLI_OK;
+    }
+    glcv_bgsub_params p = cli_method_bgsub_params(m);
+    p.width = width;
+    p.height = height;
+    p.streams = streams;
+    p.engine = engine;
+    p.timing = timing;
+    p.logger = *logger;
+    glcv_status st = glcv_bgsub_create(&p, &sub->bgsub);
+    if (st == GLCV_OK)
+        st = glcv_bgsub_get_params(sub->bgsub, &sub->bgsub_resolved);
+    if (st != GLCV_OK)
+        return cli_lib_error("cannot create the background subtraction", st);
+    sub->engine = sub->bgsub_resolved.engine;
+    return CLI_OK;
+}
+
+int cli_subtractor_create(const cli_method *m, const cli_args *args, int width, int height, int streams, int timing,
+                          int quiet, const glcv_logger *logger, glcv_context **ctx, cli_subtractor **out)
+{
+    glcv_engine_mode engine = m->seg.engine;
+    int rc = cli_context_for_engine(&engine, logger, ctx);
+    if (rc == CLI_OK)
+        rc = cli_subtractor_make(m, args, width, height, streams, timing, engine, logger, out);
+    if (rc == CLI_OK && !quiet)
+        cli_print_engine((*out)->engine, *ctx);
+    return rc;
+}
+
+void cli_subtractor_destroy(cli_subtractor **sub)
+{
+    if (!sub || !*sub)
+        return;
+    cli_subtractor *s = *sub;
+    for (int i = 0; s->segs && i < s->streams; i++)
+        glcv_segment_destroy(&s->segs[i]);
+    free(s->segs);
+    glcv_bgsub_destroy(&s->bgsub);
+    free(s);
+    *sub = NULL;
+}
+
+glcv_status cli_subtractor_learn_begin(cli_subtractor *sub)
+{
+    glcv_status st = GLCV_OK;
+    sub->learning = 0;
+    if (sub->bgsub)
+        return glcv_bgsub_learn_begin(sub->bgsub);
+    for (int i = 0; i < sub->streams && st == GLCV_OK; i++)
+        st = glcv_segment_learn_begin(sub->segs[i]);
+    return st;
+}
+
+glcv_status cli_subtractor_learn_add(cli_subtractor *sub, const glcv_image *frames)
+{
+    glcv_status st = GLCV_OK;
+    if (sub->bgsub)
+        st = glcv_bgsub_learn_add(sub->bgsub, frames, sub->streams);
+    for (int i = 0; !sub->bgsub && i < sub->streams && st == GLCV_OK; i++)
+        st = glcv_segment_learn_add(sub->segs[i], &frames[i]);
+    if (st == GLCV_OK)
+        sub->learning++;
+    return st;
+}
+
+int cli_subtractor_learn_end(cli_subtractor *sub, int count, int report)
+{
+    if (!sub->bgsub) {
+        /* each segmenter calibrates on its own input: a report line for each */
+        for (int i = 0; i < sub->streams; i++) {
+            glcv_segment_params resolved;
+            if (report && sub->streams > 1)
+                fprintf(stderr, "glcv: input %d:\n", i);
+            int rc = cli_segmenter_learn_end(sub->segs[i], count, report, &resolved);
+            if (rc != CLI_OK)
+                return rc;
+            if (i == 0)
+                sub->seg_resolved = resolved;
+        }
+        return CLI_OK;
+    }
+    glcv_status st = glcv_bgsub_learn_end(sub->bgsub);
+    if (st != GLCV_OK)
+        return cli_lib_error("cannot learn the background", st);
+    if (report) {
+        char text[160];
+        cli_subtractor_describe(sub, text, sizeof text);
+        fprintf(stderr, "glcv: %s learned from %d frame%s: %s\n",
+                sub->method == CLI_METHOD_VSAM ? "background and thresholds" : "thresholds", count,
+                count == 1 ? "" : "s", text);
+    }
+    return CLI_OK;
+}
+
+int cli_subtractor_learn_files(cli_subtractor *sub, char *const *paths, int count, const glcv_logger *logger,
+                               cli_progress *bar, int report)
+{
+    glcv_image frame = {0};
+    glcv_status st = cli_subtractor_learn_begin(sub);
+    if (st != GLCV_OK)
+        return cli_lib_error("cannot start learning the background", st);
+    int rc = CLI_OK;
+    for (int i = 0; i < count && rc == CLI_OK; i++) {
+        cli_progress_step(bar);
+        rc = cli_load_rgb(paths[i], logger, &frame);
+        if (rc == CLI_OK && (st = cli_subtractor_learn_add(sub, &frame)) != GLCV_OK)
+            rc = cli_lib_error(paths[i], st);
+    }
+    glcv_image_free(&frame);
+    return rc == CLI_OK ? cli_subtractor_learn_end(sub, count, report) : rc;
+}
+
+int cli_subtractor_set_background(cli_subtractor *sub, const glcv_image *background, const char *what)
+{
+    glcv_status st = GLCV_OK;
+    if (sub->bgsub) {
+        glcv_image *set = calloc((size_t)sub->streams, sizeof *set);
+        if (!set)
+            return cli_out_of_memory();
+        for (int i = 0; i < sub->streams; i++)
+            set[i] = *background;
+        st = glcv_bgsub_learn_begin(sub->bgsub);
+        if (st == GLCV_OK)
+            st = glcv_bgsub_learn_add(sub->bgsub, set, sub->streams);
+        if (st == GLCV_OK)
+            st = glcv_bgsub_learn_end(sub->bgsub);
+        free(set);
+    }
+    for (int i = 0; !sub->bgsub && i < sub->streams && st == GLCV_OK; i++)
+        st = glcv_segment_set_background(sub->segs[i], background);
+    return st == GLCV_OK ? CLI_OK : cli_lib_error(what, st);
+}
+
+glcv_status cli_subtractor_frames(cli_subtractor *sub, const glcv_image *frames, int wait)
+{
+    if (sub->bgsub)
+        return glcv_bgsub_frames(sub->bgsub, frames, sub->streams, wait);
+    glcv_status st = GLCV_OK;
+    for (int i = 0; i < sub->streams && st == GLCV_OK; i++)
+        st = glcv_segment_frame(sub->segs[i], &frames[i], wait);
+    return st;
+}
+
+glcv_status cli_subtractor_read_masks(cli_subtractor *sub, glcv_image *masks)
+{
+    if (sub->bgsub)
+        return glcv_bgsub_read_masks(sub->bgsub, 0, masks, sub->streams);
+    glcv_status st = GLCV_OK;
+    for (int i = 0; i < sub->streams && st == GLCV_OK; i++)
+        st = glcv_segment_read_mask(sub->segs[i], &masks[i]);
+    return st;
+}
+
+glcv_status cli_subtractor_read_background(cli_subtractor *sub, int stream, glcv_image *out)
+{
+    if (!sub->bgsub)
+        return glcv_segment_read_background(sub->segs[stream], out);
+    int bpp = glcv_pixel_format_size(out->format);
+    if (out->width != sub->width || out->height != sub->height ||
+        (out->format != GLCV_PIXEL_RGB8 && out->format != GLCV_PIXEL_RGBA8))
+        return GLCV_ERROR_INVALID_ARGUMENT;
+    size_t stride = glcv_image_stride(out);
+    for (int y = 0; y < out->height; y++)
+        memset(out->data + (size_t)y * stride, 0, (size_t)out->width * (size_t)bpp);
+    if (sub->method != CLI_METHOD_VSAM)
+        return GLCV_OK;
+    int lanes = sub->bgsub_resolved.gray ? 1 : 3;
+    size_t n = (size_t)sub->width * (size_t)sub->height * (size_t)lanes;
+    uint16_t *b = malloc(n * sizeof *b);
+    if (!b)
+        return GLCV_ERROR_OUT_OF_MEMORY;
+    glcv_status st = glcv_bgsub_read_state(sub->bgsub, stream, b, NULL);
+    for (int y = 0; st == GLCV_OK && y < out->height; y++)
+        for (int x = 0; x < out->width; x++) {
+            const uint16_t *px = b + ((size_t)y * (size_t)out->width + (size_t)x) * (size_t)lanes;
+            uint8_t *d = out->data + (size_t)y * stride + (size_t)x * (size_t)bpp;
+            for (int k = 0; k < 3; k++) { /* 8.8 fixed point, rounded */
+                unsigned v = (px[lanes == 1 ? 0 : k] + 128u) >> 8;
+                d[k] = (uint8_t)(v > 255u ? 255u : v);
+            }
+            if (bpp == 4)
+                d[3] = 255;
+        }
+    free(b);
+    return st;
+}
+
+glcv_status cli_subtractor_timings(cli_subtractor *sub, glcv_timing *out, int capacity, int *count, int wait)
+{
+    if (sub->bgsub)
+        return glcv_bgsub_timings(sub->bgsub, out, capacity, count, wait);
+    glcv_status st = glcv_segment_timings(sub->segs[0], out, capacity, count, wait);
+    for (int i = 1; i < sub->streams && st == GLCV_OK; i++) {
+        glcv_timing more[64];
+        int n = 0;
+        st = glcv_segment_timings(sub->segs[i], more, 64, &n, wait);
+        /* every segmenter runs the same passes: add them up, pass by pass */
+        for (int k = 0; st == GLCV_OK && k < n && k < 64 && k < *count && k < capacity; k++)
+            out[k].ms += more[k].ms;
+    }
+    return st;
+}
+
+void cli_subtractor_describe(const cli_subtractor *sub, char *out, size_t size)
+{
+    if (!sub->bgsub) {
+        cli_segmenter_describe(&sub->seg_resolved, out, size);
+        return;
+    }
+    const glcv_bgsub_params *p = &sub->bgsub_resolved;
+    char alpha[32] = "";
+    if (sub->method == CLI_METHOD_VSAM)
+        snprintf(alpha, sizeof alpha, "alpha %g ", (double)p->alpha);
+    snprintf(out, size, "%s: %sc %g min threshold %g, %s, %s", cli_method_names[sub->method], alpha, (double)p->c,
+             (double)p->min_threshold, p->gray ? "gray" : "colour",
+             p->passes == GLCV_BGSUB_MULTI_PASS ? "multi pass" : "single pass");
+}
