@@ -17,8 +17,8 @@ int cli_method_check(const cli_method *m, const cli_args *args)
     const void *eth_only[] = {&s->ts, &s->odc, &s->b1, &s->b2, &s->iterations, &s->seed, &s->adapt, &s->paper};
     const char *eth_names[] = {"--Ts", "--Odc", "--B1", "--B2", "--iterations", "--seed", "--adapt",
                                "--paper-defaults"};
-    const void *bgsub_only[] = {&m->alpha, &m->c, &m->min_threshold, &m->gray, &m->passes};
-    const char *bgsub_names[] = {"--alpha", "--c", "--min-threshold", "--gray", "--passes"};
+    const void *bgsub_only[] = {&m->alpha, &m->c, &m->min_threshold, &m->absorb, &m->vote, &m->gray, &m->passes};
+    const char *bgsub_names[] = {"--alpha", "--c", "--min-threshold", "--absorb", "--vote", "--gray", "--passes"};
     const char *name = cli_method_names[m->method];
     if (m->method != CLI_METHOD_ETH) {
         for (size_t i = 0; i < sizeof eth_only / sizeof eth_only[0]; i++)
@@ -31,13 +31,16 @@ int cli_method_check(const cli_method *m, const cli_args *args)
     }
     if (m->method != CLI_METHOD_VSAM && cli_given(args, &m->alpha))
         return cli_usage("--alpha applies only to --method vsam: %s keeps no background to adapt", name);
+    if (m->method != CLI_METHOD_VSAM && cli_given(args, &m->absorb))
+        return cli_usage("--absorb applies only to --method vsam: %s keeps no background to adapt", name);
     return CLI_OK;
 }
 
 glcv_bgsub_params cli_method_bgsub_params(const cli_method *m)
 {
     return GLCV_BGSUB_PARAMS(.method = bgsub_methods[m->method], .gray = m->gray, .alpha = (float)m->alpha,
-                             .c = (float)m->c, .min_threshold = (float)m->min_threshold, .engine = m->seg.engine,
+                             .c = (float)m->c, .min_threshold = (float)m->min_threshold, .absorb = m->absorb,
+                             .vote = m->vote, .engine = m->seg.engine,
                              .passes = m->passes ? GLCV_BGSUB_MULTI_PASS : GLCV_BGSUB_SINGLE_PASS);
 }
 
@@ -73,6 +76,8 @@ int cli_subtractor_make(const cli_method *m, const cli_args *args, int width, in
     p.engine = engine;
     p.timing = timing;
     p.logger = *logger;
+    if (cli_given(args, &m->vote) && m->vote == 0)
+        p.vote = -1; /* --vote 0: no vote */
     glcv_status st = glcv_bgsub_create(&p, &sub->bgsub);
     if (st == GLCV_OK)
         st = glcv_bgsub_get_params(sub->bgsub, &sub->bgsub_resolved);
@@ -275,10 +280,15 @@ void cli_subtractor_describe(const cli_subtractor *sub, char *out, size_t size)
         return;
     }
     const glcv_bgsub_params *p = &sub->bgsub_resolved;
-    char alpha[32] = "";
+    char alpha[64] = "";
     if (sub->method == CLI_METHOD_VSAM)
         snprintf(alpha, sizeof alpha, "alpha %g ", (double)p->alpha);
-    snprintf(out, size, "%s: %sc %g min threshold %g, %s, %s", cli_method_names[sub->method], alpha, (double)p->c,
-             (double)p->min_threshold, p->gray ? "gray" : "colour",
+    char vote[16] = "off";
+    if (p->vote > 0)
+        snprintf(vote, sizeof vote, "%d", p->vote);
+    if (sub->method == CLI_METHOD_VSAM)
+        snprintf(alpha + strlen(alpha), sizeof alpha - strlen(alpha), "absorb %d ", p->absorb);
+    snprintf(out, size, "%s: %sc %g min threshold %g vote %s, %s, %s", cli_method_names[sub->method], alpha,
+             (double)p->c, (double)p->min_threshold, vote, p->gray ? "gray" : "colour",
              p->passes == GLCV_BGSUB_MULTI_PASS ? "multi pass" : "single pass");
 }

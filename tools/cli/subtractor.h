@@ -24,6 +24,8 @@ typedef struct cli_method {
     int method;        /* CLI_METHOD_*; default eth */
     cli_segmenter seg; /* eth's parameters and --engine (every method's) */
     double alpha, c, min_threshold; /* 0: the library's default */
+    int absorb;  /* 0: the library's default */
+    int vote;    /* given: 0 = no vote; not given: the library's default */
     int gray;
     int passes; /* index into cli_bgsub_passes_names */
 } cli_method;
@@ -38,6 +40,8 @@ typedef struct cli_method {
     {"--alpha", NULL, &(m)->alpha, .kind = CLI_REAL, .open_min = 1, .max = 1.0, .open_max = 1},     \
     {"--c", NULL, &(m)->c, .kind = CLI_REAL, .open_min = 1, .max = 16.0},                            \
     {"--min-threshold", NULL, &(m)->min_threshold, .kind = CLI_REAL, .open_min = 1, .max = 255.0},  \
+    {"--absorb", NULL, &(m)->absorb, .kind = CLI_INT, .min = 1, .max = 255},                        \
+    {"--vote", NULL, &(m)->vote, .kind = CLI_INT, .max = 9},                                         \
     {"--gray", NULL, &(m)->gray, .kind = CLI_FLAG},                                                 \
     {"--passes", NULL, &(m)->passes, .kind = CLI_CHOICE, .choices = cli_bgsub_passes_names,        \
      .what = "a pass layout"}
@@ -49,7 +53,8 @@ typedef struct cli_method {
     "                     (Griesser 2005; its parameters below). vsam: adaptive background\n"      \
     "                     subtraction (CMU VSAM): foreground where a pixel differs from the\n"      \
     "                     background B by more than its threshold T; B and T adapt where the\n"     \
-    "                     pixel neither moves nor is foreground. diff2: foreground where the frame\n" \
+    "                     pixel neither moves nor is foreground (or has been foreground without\n"  \
+    "                     moving for --absorb frames). diff2: foreground where the frame\n"        \
     "                     differs from the one before by more than T; diff3: from both frames\n"   \
     "                     before it. The first frame's mask is empty (diff3 and vsam: the first\n"  \
     "                     two frames' moving-pixel test too). The segmenter's parameters are a\n"  \
@@ -59,6 +64,10 @@ typedef struct cli_method {
     "  --c F              T's multiple of |frame - B| (when adapting and learning), 0 < F <= 16\n" \
     "                     [3]\n"                                                                    \
     "  --min-threshold F  T never falls below it, 0 < F <= 255 [20]\n"                             \
+    "  --absorb N         vsam: frames a pixel stays foreground without moving before it becomes\n" \
+    "                     background again (a parked car, a light switched on), 1..255 [100]\n"   \
+    "  --vote N           a mask pixel is foreground where at least N of the 3x3 pixels around it\n" \
+    "                     are, 1..9; 0: each pixel alone [5]\n"                                    \
     "  --gray             work on luma (Y = 0.30 R + 0.59 G + 0.11 B) instead of the three colours\n" \
     "  --passes P         single: one GL pass writes mask, B and T; multi: a pass per step\n"      \
     "                     (slower, for comparison) [single]. The masks are the same\n"
