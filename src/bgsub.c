@@ -555,7 +555,7 @@ unsigned int glcv_bgsub_mask_texture(glcv_bgsub *b)
     if (!b)
         return 0;
     pthread_mutex_lock(&b->lock);
-    unsigned int id = b->engine && b->total > 0 ? b->mask.id : 0;
+    unsigned int id = b->engine && b->total > 0 ? b->mask[(b->total - 1) % 2].id : 0;
     pthread_mutex_unlock(&b->lock);
     return id;
 }

@@ -77,7 +77,7 @@ static glcv_status textures(glcv_bgsub *b)
     glcv_engine *e = b->engine;
     int w = texel_width(b), h = b->p.height, n = b->p.streams;
     glcv_status st;
-    for (int i = 0; i < 3; i++)
+    for (int i = 0; i < GLCV_BGSUB_GL_RING; i++)
         if ((st = glcv_engine_buffer_create(e, &b->ring[i], set_bytes(b))) != GLCV_OK)
             return st;
     for (int i = 0; i < 2; i++)
@@ -85,8 +85,10 @@ static glcv_status textures(glcv_bgsub *b)
             (st = glcv_engine_tex_create_layers(e, &b->th[i], w, h, n, state_format(b))) != GLCV_OK ||
             (st = glcv_engine_tex_create_layers(e, &b->count[i], w, h, n, one_per_pixel(b))) != GLCV_OK)
             return st;
+    glcv_format mask_f = b->packed ? GLCV_FORMAT_RGBA8 : GLCV_FORMAT_R8;
     if ((st = glcv_engine_tex_create_layers(e, &b->raw, w, h, n, one_per_pixel(b))) ||
-        (st = glcv_engine_tex_create_layers(e, &b->mask, w, h, n, b->packed ? GLCV_FORMAT_RGBA8 : GLCV_FORMAT_R8)))
+        (st = glcv_engine_tex_create_layers(e, &b->mask[0], w, h, n, mask_f)) ||
+        (st = glcv_engine_tex_create_layers(e, &b->mask[1], w, h, n, mask_f)))
         return st;
     if (b->chain[0] && (st = glcv_engine_tex_create_layers(e, &b->moving, w, h, n, one_per_pixel(b))) != GLCV_OK)
         return st;
@@ -105,7 +107,7 @@ glcv_status glcv_bgsub_gl_create(glcv_bgsub *b)
         return glcv_fail(&b->p.logger, GLCV_ERROR_UNSUPPORTED,
                          "bgsub: streamed uploads need the compute engine and OpenGL 4.4");
     if (b->p.upload == GLCV_BGSUB_UPLOAD_DEFAULT)
-        b->p.upload = can_stream ? GLCV_BGSUB_UPLOAD_STREAM : GLCV_BGSUB_UPLOAD_COPY;
+        b->p.upload = GLCV_BGSUB_UPLOAD_COPY;
     b->stream = b->p.upload == GLCV_BGSUB_UPLOAD_STREAM;
     glcv_engine_begin(b->engine);
     st = programs(b);
@@ -121,8 +123,9 @@ void glcv_bgsub_gl_destroy(glcv_bgsub *b)
         return;
     if (glcv_gl_context_current()) {
         glcv_engine_begin(b->engine);
-        glcv_tex *all[] = {&b->ring[0], &b->ring[1], &b->ring[2], &b->bg[0], &b->bg[1], &b->th[0], &b->th[1],
-                           &b->count[0], &b->count[1], &b->raw, &b->moving, &b->mask};
+        glcv_tex *all[] = {&b->ring[0], &b->ring[1], &b->ring[2], &b->ring[3], &b->bg[0],   &b->bg[1],
+                           &b->th[0],   &b->th[1],   &b->count[0], &b->count[1], &b->raw, &b->moving,
+                           &b->mask[0], &b->mask[1]};
         for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
             glcv_engine_tex_destroy(b->engine, all[i]);
         glcv_engine_end(b->engine);
@@ -165,8 +168,10 @@ static glcv_pass make_pass(glcv_bgsub *b, glcv_program *program, const char *lab
     } else {
         glcv_pass_add_input_tex(&p, "u_cur", &b->ring[cur], GLCV_SAMPLE_NEAREST);
     }
-    glcv_pass_add_input_tex(&p, "u_p1", &b->ring[(cur + 2) % 3], GLCV_SAMPLE_NEAREST);
-    glcv_pass_add_input_tex(&p, "u_p2", &b->ring[(cur + 1) % 3], GLCV_SAMPLE_NEAREST);
+    glcv_pass_add_input_tex(&p, "u_p1", &b->ring[(cur + GLCV_BGSUB_GL_RING - 1) % GLCV_BGSUB_GL_RING],
+                            GLCV_SAMPLE_NEAREST);
+    glcv_pass_add_input_tex(&p, "u_p2", &b->ring[(cur + GLCV_BGSUB_GL_RING - 2) % GLCV_BGSUB_GL_RING],
+                            GLCV_SAMPLE_NEAREST);
     glcv_pass_add_input_tex(&p, "u_bg", &b->bg[b->state_cur], GLCV_SAMPLE_NEAREST);
     glcv_pass_add_input_tex(&p, "u_th", &b->th[b->state_cur], GLCV_SAMPLE_NEAREST);
     glcv_pass_add_input_tex(&p, "u_count", &b->count[b->state_cur], GLCV_SAMPLE_NEAREST);
@@ -208,7 +213,7 @@ static glcv_status run_passes(glcv_bgsub *b, int cur, int history, int init, GLu
         if (mask_out)
             glcv_pass_add_image(&v, "u_mask_out", mask_out, GL_R8UI);
         add_rule_uniforms(b, &v, history, init);
-        glcv_pass_add_output(&v, &b->mask);
+        glcv_pass_add_output(&v, &b->mask[b->total % 2]);
         st = glcv_engine_run(e, &v);
     }
     if (st == GLCV_OK && vsam)
@@ -219,7 +224,7 @@ static glcv_status run_passes(glcv_bgsub *b, int cur, int history, int init, GLu
 glcv_status glcv_bgsub_gl_run(glcv_bgsub *b, int slot, int wait)
 {
     glcv_engine *e = b->engine;
-    int cur = (b->ring_cur + 1) % 3;
+    int cur = (b->ring_cur + 1) % GLCV_BGSUB_GL_RING;
     int history = b->sets >= 2 ? 2 : (int)b->sets;
     int init = b->rule.method == GLCV_BGSUB_VSAM && !b->initialised;
     size_t mask_bytes = (size_t)b->p.width * (size_t)b->p.height * (size_t)b->p.streams;
@@ -246,7 +251,8 @@ glcv_status glcv_bgsub_gl_run(glcv_bgsub *b, int slot, int wait)
         if (b->stream) {
             glcv_engine_download_fence(e, dl);
         } else {
-            st = glcv_engine_download(e, &b->mask, b->packed ? GL_RGBA : GL_RED, GL_UNSIGNED_BYTE, mask_bytes, &dl);
+            st = glcv_engine_download(e, &b->mask[b->total % 2], b->packed ? GL_RGBA : GL_RED, GL_UNSIGNED_BYTE,
+                                      mask_bytes, &dl);
         }
         if (st == GLCV_OK)
             note_download(b, dl, b->total);
@@ -357,7 +363,7 @@ glcv_status glcv_bgsub_gl_masks(glcv_bgsub *b, long set, const uint8_t **masks)
     if (found < 0 && set == b->total - 1) {
         /* Not downloaded yet: now (also the way without params.download). */
         int slot = 0;
-        st = glcv_engine_download(b->engine, &b->mask, b->packed ? GL_RGBA : GL_RED, GL_UNSIGNED_BYTE,
+        st = glcv_engine_download(b->engine, &b->mask[set % 2], b->packed ? GL_RGBA : GL_RED, GL_UNSIGNED_BYTE,
                                   (size_t)b->p.width * (size_t)b->p.height * (size_t)b->p.streams, &slot);
         if (st == GLCV_OK) {
             note_download(b, slot, set);

@@ -17,6 +17,7 @@
 #define GLCV_BGSUB_MAX_SIZE 16384
 #define GLCV_BGSUB_MAX_STREAMS 2048
 #define GLCV_BGSUB_LEARN_KEEP 16 /* learned sets kept for the median */
+#define GLCV_BGSUB_GL_RING 4     /* frame sets the GL engines keep */
 
 /* The rule's numbers in fixed point: A = alpha * 65536, C = c * 256, F = min_threshold * 256
  * (each rounded to the nearest integer); K the absorb count, vote the votes a foreground pixel
@@ -130,10 +131,13 @@ struct glcv_bgsub {
     glcv_engine *engine; /* NULL: CPU */
     glcv_bgsub_cpu cpu;
     /* GL */
-    glcv_tex ring[3];           /* frame sets as words (buffer textures), rotated by index */
+    /* Frame sets as words (buffer textures), rotated by index: the current set, the two before
+     * it, and a fourth that the next set's upload fills while the current set's passes run. */
+    glcv_tex ring[GLCV_BGSUB_GL_RING];
     glcv_tex bg[2], th[2], count[2]; /* state, written in turn */
     int state_cur;
-    glcv_tex raw, moving, mask; /* decisions, the chain's moving pixels, the mask */
+    glcv_tex raw, moving;       /* decisions, the chain's moving pixels */
+    glcv_tex mask[2];           /* masks of even and odd sets: one is read back while the next is made */
     glcv_program *update;       /* stage 0: decisions, B, T, counter */
     glcv_program *chain[5];     /* the chain's stages 1..5 */
     glcv_program *vote;         /* stage 6 */

@@ -5,6 +5,8 @@
  * frames. */
 #include "testutil.h"
 
+#include <epoxy/gl.h>
+
 #include <math.h>
 #include <string.h>
 
@@ -223,6 +225,7 @@ typedef struct variant {
     glcv_bgsub_passes passes;
     int width;
     int absorb, vote;
+    glcv_bgsub_upload upload;
 } variant;
 
 static int compare_masks(const char *what, int set, int stream, const glcv_image *a, const glcv_image *b)
@@ -251,7 +254,7 @@ static void run_variant(glcv_engine_mode engine, const variant *v, int random_mo
     glcv_bgsub_params p = GLCV_BGSUB_PARAMS(.width = v->width, .height = H, .streams = v->streams,
                                             .method = v->method, .format = v->format, .gray = v->gray,
                                             .packed = v->packed, .passes = v->passes, .download = v->download,
-                                            .absorb = v->absorb, .vote = v->vote, .logger = lg);
+                                            .absorb = v->absorb, .vote = v->vote, .upload = v->upload, .logger = lg);
     glcv_bgsub *gpu = NULL, *cpu = NULL;
     p.engine = engine;
     CHECK_OK(glcv_bgsub_create(&p, &gpu));
@@ -363,8 +366,9 @@ static void run_variant(glcv_engine_mode engine, const variant *v, int random_mo
 
 static void check_gl(glcv_engine_mode engine)
 {
-    const variant base = {GLCV_BGSUB_VSAM, GLCV_PIXEL_RGB8, 0, 0, 1, 0, 0, 0, GLCV_BGSUB_SINGLE_PASS, W, 0, 0};
-    variant list[40];
+    const variant base = {GLCV_BGSUB_VSAM, GLCV_PIXEL_RGB8, 0, 0, 1, 0, 0, 0, GLCV_BGSUB_SINGLE_PASS, W, 0, 0,
+                          GLCV_BGSUB_UPLOAD_DEFAULT};
+    variant list[48];
     int n = 0;
     for (int m = GLCV_BGSUB_VSAM; m <= GLCV_BGSUB_DIFF3; m++) {
         variant v = base;
@@ -425,6 +429,31 @@ static void check_gl(glcv_engine_mode engine)
     v.width = 33; /* odd width: gray cannot pack */
     v.format = GLCV_PIXEL_GRAY8;
     list[n++] = v;
+    if (engine == GLCV_ENGINE_COMPUTE && epoxy_gl_version() >= 44) {
+        /* The first pass reads the frames from the staging memory (and the vote writes the masks
+         * to the download memory). */
+        v = base;
+        v.upload = GLCV_BGSUB_UPLOAD_STREAM;
+        v.streams = 2;
+        v.absorb = 2;
+        list[n++] = v;
+        v.download = 1;
+        v.mapped = 1;
+        list[n++] = v;
+        v.format = GLCV_PIXEL_GRAY8;
+        list[n++] = v;
+        v.passes = GLCV_BGSUB_MULTI_PASS;
+        list[n++] = v;
+        v.method = GLCV_BGSUB_DIFF2;
+        v.format = GLCV_PIXEL_BGR8;
+        v.width = 33;
+        list[n++] = v;
+    } else {
+        glcv_bgsub *b = NULL;
+        glcv_bgsub_params p = GLCV_BGSUB_PARAMS(.width = 8, .height = 8, .engine = engine,
+                                                .upload = GLCV_BGSUB_UPLOAD_STREAM, .logger = lg);
+        CHECK_STATUS(glcv_bgsub_create(&p, &b), GLCV_ERROR_UNSUPPORTED);
+    }
     for (int i = 0; i < n; i++)
         for (int r = 0; r < 2; r++)
             run_variant(engine, &list[i], r);

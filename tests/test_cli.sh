@@ -388,13 +388,17 @@ run m_gray segment --synthetic 12 --method vsam --gray --engine cpu --no-masks -
 expect_rc m_gray 0 "--method vsam --gray"
 expect_between "$(truth_f m_gray)" 0.75 1 "vsam --gray: F against the truth"
 run m_options segment --learn 3 --method vsam --gray --min-threshold 15 --c 2 --alpha 0.9 --passes multi \
-    "$TMP/frames" --no-masks
+    --absorb 7 --vote 3 "$TMP/frames" --no-masks
 expect_rc m_options 0 "--method vsam with its options"
-expect_in m_options err "learned from 3 frames: vsam: alpha 0.9 c 2 min threshold 15, gray, multi pass" \
+expect_in m_options err "learned from 3 frames: vsam: alpha 0.9 absorb 7 c 2 min threshold 15 vote 3, gray, multi pass" \
     "vsam's options reach the library"
 run m_learn segment --learn 3 --method diff3 "$TMP/frames" --engine cpu -o "$TMP/m_learn"
 expect_rc m_learn 0 "--method diff3 --learn 3"
-expect_in m_learn err "glcv: thresholds learned from 3 frames: diff3: c 3 min threshold 20" "diff3 learns thresholds"
+expect_in m_learn err "glcv: thresholds learned from 3 frames: diff3: c 3 min threshold 20 vote 5" "diff3 learns thresholds"
+run m_novote segment --learn 3 --method diff3 "$TMP/frames" --engine cpu --vote 0 --no-masks
+expect_in m_novote err "diff3: c 3 min threshold 20 vote off" "--vote 0: no vote"
+run m_absorb segment --learn 3 --method diff2 --absorb 5 "$TMP/frames" --no-masks
+expect_rc m_absorb 2 "--absorb with diff2"
 expect_count "$TMP/m_learn/frame_*_mask.png" 9 "--method diff3 --learn 3: masks"
 run m_bg segment --bg "$BG" --method vsam --panels "$TMP/frames" --engine cpu -o "$TMP/m_bg"
 expect_rc m_bg 0 "--method vsam --bg"

@@ -70,16 +70,16 @@ typedef enum glcv_bgsub_passes {
     GLCV_BGSUB_MULTI_PASS = 2
 } glcv_bgsub_passes;
 
-/* How the GL engines bring a frame set to the GPU. 0 (DEFAULT): STREAM with the COMPUTE engine,
- * COPY with FRAGMENT. Both move the set once from the pinned staging memory and overlap the
- * transfer with the passes (docs/PERFORMANCE.md compares them). */
+/* How the GL engines bring a frame set to the GPU. Both move the set once from the pinned
+ * staging memory. 0 (DEFAULT) is COPY, measured the faster (docs/PERFORMANCE.md). */
 typedef enum glcv_bgsub_upload {
     GLCV_BGSUB_UPLOAD_DEFAULT = 0,
-    /* A buffer copy (glCopyBufferSubData, the copy engine) into the device's frame ring. */
+    /* A buffer copy (glCopyBufferSubData: the copy engine, while the passes of the set before
+     * run) into the device's frame ring. */
     GLCV_BGSUB_UPLOAD_COPY = 1,
     /* The first pass reads the frames from the pinned memory itself and writes them into the
-     * frame ring as it goes; with params.download it also writes the masks straight into the
-     * host's download memory (COMPUTE only). */
+     * frame ring as it goes; with params.download the vote also writes the masks straight into
+     * the host's download memory. COMPUTE with OpenGL 4.4 only (else UNSUPPORTED). */
     GLCV_BGSUB_UPLOAD_STREAM = 2
 } glcv_bgsub_upload;
 
@@ -179,10 +179,11 @@ GLCV_API glcv_status glcv_bgsub_map_masks(glcv_bgsub *bgsub, int age, glcv_image
 GLCV_API glcv_status glcv_bgsub_read_state(glcv_bgsub *bgsub, int stream, uint16_t *background,
                                            uint16_t *threshold);
 
-/* The masks as one GL_TEXTURE_2D_ARRAY, one layer per stream: GL_R8, width x height, 1.0 (255)
- * foreground; packed gray: GL_RGBA8, width/4 x height, texel x holding the pixels 4x..4x+3 in
- * r, g, b, a. Owned by the object (as glcv_segment_mask_texture). GPU engines only: 0 with the
- * CPU engine or before the first set. */
+/* The newest set's masks as one GL_TEXTURE_2D_ARRAY, one layer per stream: GL_R8, width x height,
+ * 1.0 (255) foreground; packed gray: GL_RGBA8, width/4 x height, texel x holding the pixels
+ * 4x..4x+3 in r, g, b, a. Owned by the object, valid until it is destroyed. Two textures take
+ * turns (one set's masks are read back while the next set's are made): ask again after every
+ * set. GPU engines only: 0 with the CPU engine or before the first set. */
 GLCV_API unsigned int glcv_bgsub_mask_texture(glcv_bgsub *bgsub);
 
 /* Forgets the frame history (the next set starts it again); B and T stay. */
