@@ -21,8 +21,9 @@
  *               "cams I/O" reaches
  * Variants: vsam (RGB frames, single pass), vsam-multi (the chain of passes), vsam-gray (gray
  * frames, 4 pixels per texel), vsam-gray-unpacked (one gray pixel per texel), vsam-gray-multi,
- * diff2, diff3 (RGB); the upload is the engine's default (compute: streamed by the first pass;
- * fragment: a buffer copy), vsam-copy and vsam-gray-copy take the buffer copy with compute too. --gpus G > 1 runs G copies at once, one thread, context and object per GPU (EGL device
+ * diff2, diff3 (RGB), all with the default upload (a buffer copy); vsam-stream and
+ * vsam-gray-stream (compute only) have the first pass read the frames from the pinned memory and
+ * the vote write the masks there. --gpus G > 1 runs G copies at once, one thread, context and object per GPU (EGL device
  * of CUDA device g), and reports the sum of the "cams I/O" of all of them (0: every GPU CUDA
  * sees). */
 #define _POSIX_C_SOURCE 200809L
@@ -58,8 +59,8 @@ static const variant all_variants[] = {
     {"vsam-gray-multi", GLCV_BGSUB_VSAM, GLCV_PIXEL_GRAY8, 1, GLCV_BGSUB_MULTI_PASS, GLCV_BGSUB_UPLOAD_DEFAULT},
     {"diff2", GLCV_BGSUB_DIFF2, GLCV_PIXEL_RGB8, -1, GLCV_BGSUB_SINGLE_PASS, GLCV_BGSUB_UPLOAD_DEFAULT},
     {"diff3", GLCV_BGSUB_DIFF3, GLCV_PIXEL_RGB8, -1, GLCV_BGSUB_SINGLE_PASS, GLCV_BGSUB_UPLOAD_DEFAULT},
-    {"vsam-copy", GLCV_BGSUB_VSAM, GLCV_PIXEL_RGB8, -1, GLCV_BGSUB_SINGLE_PASS, GLCV_BGSUB_UPLOAD_COPY},
-    {"vsam-gray-copy", GLCV_BGSUB_VSAM, GLCV_PIXEL_GRAY8, 1, GLCV_BGSUB_SINGLE_PASS, GLCV_BGSUB_UPLOAD_COPY},
+    {"vsam-stream", GLCV_BGSUB_VSAM, GLCV_PIXEL_RGB8, -1, GLCV_BGSUB_SINGLE_PASS, GLCV_BGSUB_UPLOAD_STREAM},
+    {"vsam-gray-stream", GLCV_BGSUB_VSAM, GLCV_PIXEL_GRAY8, 1, GLCV_BGSUB_SINGLE_PASS, GLCV_BGSUB_UPLOAD_STREAM},
 };
 #define N_VARIANTS (int)(sizeof all_variants / sizeof all_variants[0])
 
