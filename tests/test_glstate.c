@@ -76,6 +76,9 @@ static void take_snapshot(snapshot *s, int compute)
     s->count = 0;
     PUT_INT(s, GL_CURRENT_PROGRAM, 1);
     PUT_INT(s, GL_VERTEX_ARRAY_BINDING, 1);
+    PUT_INT(s, GL_COPY_READ_BUFFER_BINDING, 1);
+    PUT_INT(s, GL_COPY_WRITE_BUFFER_BINDING, 1);
+    PUT_INT(s, GL_TEXTURE_BUFFER_BINDING, 1);
     PUT_INT(s, GL_DRAW_FRAMEBUFFER_BINDING, 1);
     PUT_INT(s, GL_READ_FRAMEBUFFER_BINDING, 1);
     PUT_INT(s, GL_RENDERBUFFER_BINDING, 1);
@@ -165,6 +168,7 @@ static void take_snapshot(snapshot *s, int compute)
     } per_unit[] = {{GL_TEXTURE_BINDING_2D, "GL_TEXTURE_BINDING_2D"},
                     {GL_TEXTURE_BINDING_2D_ARRAY, "GL_TEXTURE_BINDING_2D_ARRAY"},
                     {GL_TEXTURE_BINDING_3D, "GL_TEXTURE_BINDING_3D"},
+                    {GL_TEXTURE_BINDING_BUFFER, "GL_TEXTURE_BINDING_BUFFER"},
                     {GL_SAMPLER_BINDING, "GL_SAMPLER_BINDING"}};
     for (int u = 0; u < 16; u++) {
         glActiveTexture((GLenum)(GL_TEXTURE0 + u));
@@ -399,6 +403,16 @@ int main(int argc, char **argv)
     glBindTexture(GL_TEXTURE_3D, tex3d);
     glTexImage3D(GL_TEXTURE_3D, 0, GL_RGBA8, w, h, 2, 0, GL_RGBA, GL_UNSIGNED_BYTE, NULL);
     glBindTexture(GL_TEXTURE_3D, 0);
+    /* A texture array and a buffer texture the host keeps bound on every unit. */
+    GLuint array_tex = 0, buffer_tex = 0;
+    glGenTextures(1, &array_tex);
+    glBindTexture(GL_TEXTURE_2D_ARRAY, array_tex);
+    glTexImage3D(GL_TEXTURE_2D_ARRAY, 0, GL_RGBA8, 4, 4, 2, 0, GL_RGBA, GL_UNSIGNED_BYTE, NULL);
+    glBindTexture(GL_TEXTURE_2D_ARRAY, 0);
+    glGenTextures(1, &buffer_tex);
+    glBindTexture(GL_TEXTURE_BUFFER, buffer_tex);
+    glTexBuffer(GL_TEXTURE_BUFFER, GL_R32UI, bufs[2]);
+    glBindTexture(GL_TEXTURE_BUFFER, 0);
     GLuint img0 = 0, img1 = 0;
     if (compute) {
         img0 = host_texture(GL_RGBA8, 16, 16);
@@ -417,7 +431,12 @@ int main(int argc, char **argv)
     for (int u = 0; u < 8; u++) {
         glActiveTexture((GLenum)(GL_TEXTURE0 + u));
         glBindTexture(GL_TEXTURE_2D, unit_tex[u]);
+        glBindTexture(GL_TEXTURE_2D_ARRAY, array_tex);
+        glBindTexture(GL_TEXTURE_BUFFER, buffer_tex);
     }
+    glBindBuffer(GL_COPY_READ_BUFFER, bufs[2]);
+    glBindBuffer(GL_COPY_WRITE_BUFFER, bufs[0]);
+    glBindBuffer(GL_TEXTURE_BUFFER, bufs[1]);
     glBindSampler(2, sampler);
     glActiveTexture(GL_TEXTURE5);
     glEnable(GL_BLEND);
@@ -589,6 +608,48 @@ int main(int argc, char **argv)
     CHECK(err == GL_NO_ERROR, "GL error 0x%x after destroy", err);
     take_snapshot(after, compute);
     compare_snapshots(before, after, "after destroy");
+
+    /* Background subtraction: every call that touches GL, both uploads, with downloads. */
+    for (int up = 0; up < 2; up++) {
+        glcv_bgsub_params bp = GLCV_BGSUB_PARAMS(.width = w, .height = h, .streams = 2, .engine = g_mode,
+                                                 .download = 1, .timing = 1, .logger = test_logger());
+        bp.upload = up ? GLCV_BGSUB_UPLOAD_STREAM : GLCV_BGSUB_UPLOAD_COPY;
+        if (up && (!compute || epoxy_gl_version() < 44))
+            continue;
+        glcv_bgsub *b = NULL;
+        CHECK_OK(glcv_bgsub_create(&bp, &b));
+        glcv_image set[2] = {f1_img, f2_img}, masks[2], mapped[2];
+        uint8_t *mbuf = malloc(n * 2);
+        uint16_t *state = malloc(n * 3 * sizeof *state);
+        for (int i = 0; i < 2; i++)
+            masks[i] = (glcv_image){mbuf + n * (size_t)i, w, h, 0, GLCV_PIXEL_GRAY8};
+        CHECK_OK(glcv_bgsub_learn_begin(b));
+        CHECK_OK(glcv_bgsub_learn_add(b, set, 2));
+        CHECK_OK(glcv_bgsub_learn_end(b));
+        for (int t = 0; t < 3; t++) {
+            CHECK_OK(glcv_bgsub_map_frames(b, mapped, 2));
+            if (mapped[0].data) {
+                glcv_image_convert(&f2_img, &mapped[0]);
+                glcv_image_convert(&f1_img, &mapped[1]);
+            }
+            CHECK_OK(glcv_bgsub_frames_mapped(b, 0));
+            CHECK_OK(glcv_bgsub_frames(b, set, 2, t == 2));
+        }
+        CHECK_OK(glcv_bgsub_read_masks(b, 1, masks, 2));
+        CHECK_OK(glcv_bgsub_map_masks(b, 0, mapped, 2));
+        CHECK_OK(glcv_bgsub_read_state(b, 1, state, state));
+        CHECK(glcv_bgsub_mask_texture(b) != 0, "bgsub: no mask texture");
+        glcv_timing bt[8];
+        int bn = 0;
+        CHECK_OK(glcv_bgsub_timings(b, bt, 8, &bn, 1));
+        glcv_bgsub_destroy(&b);
+        free(mbuf);
+        free(state);
+        err = glGetError();
+        CHECK(err == GL_NO_ERROR, "GL error 0x%x after bgsub calls", err);
+        take_snapshot(after, compute);
+        compare_snapshots(before, after, up ? "after bgsub (streamed upload)" : "after bgsub");
+    }
 
     /* Creating a segmenter in this state, with nothing else, restores it as well. */
     glcv_segment *again = NULL;
