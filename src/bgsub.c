@@ -173,6 +173,15 @@ glcv_status glcv_bgsub_get_params(glcv_bgsub *b, glcv_bgsub_params *out)
 
 /* ---- frame sets ---------------------------------------------------------------------------- */
 
+/* The GL engines work in the context they were made in: without a current one, NO_CONTEXT
+ * before any GL call. */
+static glcv_status gl_ready(glcv_bgsub *b, const char *what)
+{
+    if (b->engine && !glcv_gl_context_current())
+        return glcv_fail(&b->p.logger, GLCV_ERROR_NO_CONTEXT, "bgsub: %s: no OpenGL context is current", what);
+    return GLCV_OK;
+}
+
 static glcv_status check_set(glcv_bgsub *b, const glcv_image *frames, int count, const char *what)
 {
     const glcv_logger *lg = &b->p.logger;
@@ -238,6 +247,8 @@ static glcv_status run_set(glcv_bgsub *b, int slot, int wait)
 static glcv_status frames_locked(glcv_bgsub *b, const glcv_image *frames, int count, int wait)
 {
     glcv_status st = check_set(b, frames, count, "frames");
+    if (st == GLCV_OK)
+        st = gl_ready(b, "frames");
     if (st != GLCV_OK)
         return st;
     if (b->learning)
@@ -269,6 +280,9 @@ static glcv_status map_locked(glcv_bgsub *b, glcv_image *out, int count)
         return glcv_fail(&b->p.logger, GLCV_ERROR_INVALID_ARGUMENT, "bgsub: map_frames: %d image(s) for %d stream(s)",
                          out ? count : 0, b->p.streams);
     uint8_t *base = NULL;
+    glcv_status ready = gl_ready(b, "map_frames");
+    if (ready != GLCV_OK)
+        return ready;
     if (b->engine) {
         void *ptr = NULL;
         glcv_status st = glcv_bgsub_gl_stage(b, &ptr, &b->mapped_slot);
@@ -298,6 +312,9 @@ static glcv_status mapped_locked(glcv_bgsub *b, int wait)
         return glcv_fail(&b->p.logger, GLCV_ERROR_STATE, "bgsub: frames_mapped without map_frames");
     if (b->learning)
         return glcv_fail(&b->p.logger, GLCV_ERROR_STATE, "bgsub: learning is in progress");
+    glcv_status ready = gl_ready(b, "frames_mapped");
+    if (ready != GLCV_OK)
+        return ready;
     b->mapped = 0;
     if (b->engine)
         return run_set(b, b->mapped_slot, wait);
@@ -432,7 +449,9 @@ static glcv_status learn_end_locked(glcv_bgsub *b)
     if (b->learn_kept == 0)
         return glcv_fail(&b->p.logger, GLCV_ERROR_STATE, "bgsub: learn_end after no frame set");
     size_t n = lane_bytes(b) * (size_t)b->p.streams;
-    glcv_status st;
+    glcv_status st = gl_ready(b, "learn_end");
+    if (st != GLCV_OK)
+        return st;
     if (!b->engine) {
         st = learn_state(b, b->cpu.bg, b->cpu.th);
         memset(b->cpu.count, 0, (size_t)b->p.width * (size_t)b->p.height * (size_t)b->p.streams);
@@ -469,6 +488,9 @@ static glcv_status masks_of(glcv_bgsub *b, int age, const uint8_t **masks)
     long set = b->total - 1 - age;
     if (set < 0)
         return glcv_fail(lg, GLCV_ERROR_STATE, "bgsub: masks: no frame set %d before the newest yet", age);
+    glcv_status st = gl_ready(b, "masks");
+    if (st != GLCV_OK)
+        return st;
     if (b->engine)
         return glcv_bgsub_gl_masks(b, set, masks);
     *masks = b->cpu.masks[set % 3];
@@ -535,6 +557,9 @@ static glcv_status read_state_locked(glcv_bgsub *b, int stream, uint16_t *bg, ui
                          b->p.streams);
     if (!b->initialised && b->total == 0)
         return glcv_fail(&b->p.logger, GLCV_ERROR_STATE, "bgsub: read_state: no frame set yet");
+    glcv_status st = gl_ready(b, "read_state");
+    if (st != GLCV_OK)
+        return st;
     if (b->engine)
         return glcv_bgsub_gl_read_state(b, stream, bg, th);
     size_t n = lane_bytes(b);
@@ -575,6 +600,9 @@ static glcv_status timings_locked(glcv_bgsub *b, glcv_timing *out, int capacity,
 {
     if (!count || capacity < 0 || (!out && capacity > 0))
         return GLCV_ERROR_INVALID_ARGUMENT;
+    glcv_status st = gl_ready(b, "timings");
+    if (st != GLCV_OK)
+        return st;
     *count = b->engine ? glcv_engine_timings(b->engine, out, capacity, wait) : 0;
     return GLCV_OK;
 }

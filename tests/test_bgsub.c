@@ -5,6 +5,7 @@
  * frames. */
 #include "testutil.h"
 
+#include <epoxy/egl.h>
 #include <epoxy/gl.h>
 
 #include <math.h>
@@ -364,6 +365,33 @@ static void run_variant(glcv_engine_mode engine, const variant *v, int random_mo
     glcv_bgsub_destroy(&cpu);
 }
 
+/* Without a current context, every call that needs GL says NO_CONTEXT (and calls nothing). */
+static void check_no_context(glcv_context *ctx, glcv_engine_mode engine)
+{
+    glcv_bgsub_params p = GLCV_BGSUB_PARAMS(.width = 8, .height = 4, .engine = engine, .logger = lg);
+    glcv_bgsub *b = NULL;
+    CHECK_OK(glcv_bgsub_create(&p, &b));
+    if (!b)
+        return;
+    glcv_image f = test_image_make(8, 4, GLCV_PIXEL_RGB8, 0), m = test_image_make(8, 4, GLCV_PIXEL_GRAY8, 0);
+    glcv_image mapped;
+    uint16_t state[8 * 4 * 3];
+    CHECK_OK(glcv_bgsub_frames(b, &f, 1, 1));
+    EGLDisplay dpy = eglGetCurrentDisplay();
+    eglMakeCurrent(dpy, EGL_NO_SURFACE, EGL_NO_SURFACE, EGL_NO_CONTEXT);
+    CHECK(!glcv_gl_context_current(), "the context is still current");
+    CHECK_STATUS(glcv_bgsub_frames(b, &f, 1, 1), GLCV_ERROR_NO_CONTEXT);
+    CHECK_STATUS(glcv_bgsub_map_frames(b, &mapped, 1), GLCV_ERROR_NO_CONTEXT);
+    CHECK_STATUS(glcv_bgsub_read_masks(b, 0, &m, 1), GLCV_ERROR_NO_CONTEXT);
+    CHECK_STATUS(glcv_bgsub_map_masks(b, 0, &mapped, 1), GLCV_ERROR_NO_CONTEXT);
+    CHECK_STATUS(glcv_bgsub_read_state(b, 0, state, state), GLCV_ERROR_NO_CONTEXT);
+    CHECK_OK(glcv_context_make_current(ctx));
+    CHECK_OK(glcv_bgsub_read_masks(b, 0, &m, 1));
+    glcv_bgsub_destroy(&b);
+    test_image_release(&f);
+    test_image_release(&m);
+}
+
 static void check_gl(glcv_engine_mode engine)
 {
     const variant base = {GLCV_BGSUB_VSAM, GLCV_PIXEL_RGB8, 0, 0, 1, 0, 0, 0, GLCV_BGSUB_SINGLE_PASS, W, 0, 0,
@@ -471,6 +499,7 @@ int main(int argc, char **argv)
     check_arguments();
     glcv_context *ctx = test_context_or_skip(engine == GLCV_ENGINE_COMPUTE ? 43 : 33);
     check_gl(engine);
+    check_no_context(ctx, engine);
     glcv_context_destroy(&ctx);
     return test_finish("test_bgsub");
 }
