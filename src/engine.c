@@ -1025,39 +1025,6 @@ void glcv_engine_stage_fence(glcv_engine *e, int slot)
     r->fences[slot] = glFenceSync(GL_SYNC_GPU_COMMANDS_COMPLETE, 0);
 }
 
-glcv_status glcv_engine_upload_staged_raw(glcv_engine *e, const glcv_tex *tex, int slot, GLenum gl_format,
-                                          GLenum gl_type)
-{
-    stage_ring *r = &e->up;
-    if (slot < 0 || slot >= STAGE_SLOTS || !r->buffers[slot])
-        return glcv_fail(&e->logger, GLCV_ERROR_INVALID_ARGUMENT, "upload: bad staging slot");
-    glBindBuffer(GL_PIXEL_UNPACK_BUFFER, r->buffers[slot]);
-    if (!r->persistent)
-        glUnmapBuffer(GL_PIXEL_UNPACK_BUFFER);
-    glPixelStorei(GL_UNPACK_ALIGNMENT, 1);
-    glPixelStorei(GL_UNPACK_ROW_LENGTH, 0);
-    glPixelStorei(GL_UNPACK_SKIP_PIXELS, 0);
-    glPixelStorei(GL_UNPACK_SKIP_ROWS, 0);
-    glPixelStorei(GL_UNPACK_SWAP_BYTES, GL_FALSE);
-    glPixelStorei(GL_UNPACK_LSB_FIRST, GL_FALSE);
-    glPixelStorei(GL_UNPACK_IMAGE_HEIGHT, 0);
-    glPixelStorei(GL_UNPACK_SKIP_IMAGES, 0);
-    glActiveTexture(GL_TEXTURE0);
-    if (tex->layers) {
-        glBindTexture(GL_TEXTURE_2D_ARRAY, tex->id);
-        glTexSubImage3D(GL_TEXTURE_2D_ARRAY, 0, 0, 0, 0, tex->width, tex->height, tex->layers, gl_format, gl_type,
-                        (const void *)0);
-    } else {
-        glBindTexture(GL_TEXTURE_2D, tex->id);
-        glTexSubImage2D(GL_TEXTURE_2D, 0, 0, 0, tex->width, tex->height, gl_format, gl_type, (const void *)0);
-    }
-    glBindBuffer(GL_PIXEL_UNPACK_BUFFER, 0);
-    if (r->fences[slot])
-        glDeleteSync(r->fences[slot]);
-    r->fences[slot] = glFenceSync(GL_SYNC_GPU_COMMANDS_COMPLETE, 0);
-    return glcv_gl_check(&e->logger, "upload");
-}
-
 glcv_status glcv_engine_upload(glcv_engine *e, const glcv_tex *tex, const glcv_image *img)
 {
     if (!pixel_gl_format(img->format))

@@ -191,12 +191,6 @@ glcv_status glcv_engine_copy_staged(glcv_engine *engine, int slot, const glcv_te
 GLuint glcv_engine_stage_texture(glcv_engine *engine, int slot);
 void glcv_engine_stage_fence(glcv_engine *engine, int slot);
 
-/* Copies a staged block into every layer of an engine texture (or the whole of a 2D one) in one
- * transfer: `gl_format`/`gl_type` as for glTexSubImage3D, layers one after the other, rows
- * tightly packed. Between begin and end. */
-glcv_status glcv_engine_upload_staged_raw(glcv_engine *engine, const glcv_tex *tex, int slot, GLenum gl_format,
-                                          GLenum gl_type);
-
 /* Uploads host pixels (any glcv_pixel_format but GRAY8, any stride) into an RGBA8 texture of
  * the same size through the staging ring. Between begin and end. */
 glcv_status glcv_engine_upload(glcv_engine *engine, const glcv_tex *tex, const glcv_image *image);
