@@ -23,6 +23,8 @@
  *   ext-image-copy the same for a caller's textures: glCopyImageSubData into the shared ones first
  *   ext-buffer     shared memory as a GL buffer: glReadPixels of both textures into it, semaphores,
  *                  plain device memory in CUDA (the pbo path without map/unmap)
+ *   batched        (a table of its own) the masks of 1, 4, 16, 64 and 256 streams of 640x480 as one
+ *                  R8 texture array: one registration, one map per set for every layer
  *
  * Every frame GL writes new values into the textures (glClearTexImage), and the CUDA kernels add up
  * every byte: a wrong sum is counted as an error (so a path that shows stale or compressed data is
@@ -892,7 +894,7 @@ static const char *ext_consume(bench *b, void *s_, int f)
 /* ---- main ---------------------------------------------------------------------------------------- */
 
 static const char *const g_keys[] = {"ref", "naive", "cached", "register", "pbo", "pbo-noflush", "pbo-gettex",
-                                     "ext-image", "ext-image-copy", "ext-buffer"};
+                                     "ext-image", "ext-image-copy", "ext-buffer", "batched"};
 #define N_KEYS ((int)(sizeof g_keys / sizeof g_keys[0]))
 static const char *g_only; /* comma-separated keys, or NULL for all */
 
@@ -949,6 +951,66 @@ static void run_images(bench *b, const char *key, const char *name, int cache, c
     }
     glcv_cuda_image_unregister(&st.rgba, NULL);
     glcv_cuda_image_unregister(&st.mask, NULL);
+}
+
+/* ---- batched: the masks of many streams in one hand-over --------------------------------------- */
+
+/* An R8 texture array of `layers` 640x480 masks (one per stream, as glcv_bgsub makes them),
+ * registered once; per set GL writes every layer (glClearTexImage), then one map gives every
+ * layer's array, the sum kernel reads layer 0 and the last one (checked), unmap. Latency: GL
+ * finished first, median over the sets; the hand-over alone = map + arrays + unmap. */
+static void batched(bench *b, int layers, int sets)
+{
+    enum { BW = 640, BH = 480 };
+    GLuint tex = 0;
+    glGenTextures(1, &tex);
+    glBindTexture(GL_TEXTURE_2D_ARRAY, tex);
+    glTexStorage3D(GL_TEXTURE_2D_ARRAY, 1, GL_R8, BW, BH, layers);
+    glBindTexture(GL_TEXTURE_2D_ARRAY, 0);
+    glcv_logger lg = {glcv_log_stderr, NULL, GLCV_LOG_WARN};
+    glcv_cuda_image img;
+    if (glcv_cuda_image_register_layers(&img, tex, 0, &lg) != GLCV_OK) {
+        printf("batched %4d layers: registration failed\n", layers);
+        glDeleteTextures(1, &tex);
+        return;
+    }
+    glcv_cuda_image *one[1] = {&img};
+    double handover[256], total[256];
+    int errors = 0, n = 0;
+    for (int s = 0; s < sets && s < 256; s++) {
+        uint8_t v = (uint8_t)(s * 7 + 1);
+        glClearTexImage(tex, 0, GL_RED, GL_UNSIGNED_BYTE, &v);
+        glFinish();
+        double t0 = bench_now_ms();
+        if (glcv_cuda_images_map(one, 1, b->stream, &lg) != GLCV_OK)
+            break;
+        double t1 = bench_now_ms();
+        unsigned long long sums[2] = {0, 0};
+        for (int k = 0; k < 2; k++) {
+            cudaTextureObject_t t = cuda_texture_object(img.layer_arrays[k ? layers - 1 : 0]);
+            cudaMemsetAsync(b->d_sums, 0, sizeof *b->d_sums, b->stream);
+            glcv_cuda_sum_texture_params tp = {t, BW, BH, 1, b->d_sums};
+            glcv_cuda_sum_texture(tp, b->stream);
+            cudaMemcpyAsync(&sums[k], b->d_sums, sizeof sums[k], cudaMemcpyDeviceToHost, b->stream);
+            cudaStreamSynchronize(b->stream);
+            cudaDestroyTextureObject(t);
+        }
+        double t2 = bench_now_ms();
+        glcv_cuda_images_unmap(one, 1, b->stream, &lg);
+        cudaStreamSynchronize(b->stream);
+        double t3 = bench_now_ms();
+        for (int k = 0; k < 2; k++)
+            errors += sums[k] != (unsigned long long)v * BW * BH;
+        handover[n] = (t1 - t0) + (t3 - t2);
+        total[n] = t3 - t0;
+        n++;
+    }
+    double h = median(handover, n, 1), t = median(total, n, 1);
+    printf("batched %4d layers of 640x480 R8: hand-over %.4f ms per set, %.5f ms per stream; with two layers "
+           "summed %.4f ms; %d sets, %d errors\n",
+           layers, h, h / layers, t, n, errors);
+    glcv_cuda_image_unregister(&img, &lg);
+    glDeleteTextures(1, &tex);
 }
 
 int main(int argc, char **argv)
@@ -1151,6 +1213,12 @@ int main(int argc, char **argv)
                         g_results[i].frames, g_results[i].errors, g_results[i].note);
             fclose(f);
         }
+    }
+    if (wanted("batched")) {
+        phase("batched", "", 120);
+        printf("\nbatched hand-over (one registration, one map per set for every layer):\n");
+        for (int layers = 1; layers <= 256; layers *= 4)
+            batched(&b, layers, 60);
     }
     phase("teardown", "", 30);
     cudaFree(ref.rgba);

@@ -579,34 +579,56 @@ void glcv_cuda_bridge_set_flush(glcv_cuda_bridge *b, int flush)
 
 /* ---- registered textures ------------------------------------------------------------------ */
 
-glcv_status glcv_cuda_image_register(glcv_cuda_image *image, unsigned int texture, int write_discard,
-                                     const glcv_logger *logger)
+static glcv_status image_register(glcv_cuda_image *image, unsigned int texture, GLenum target, int write_discard,
+                                  const glcv_logger *logger)
 {
     if (!image || !texture)
         return glcv_fail(logger, GLCV_ERROR_INVALID_ARGUMENT, "cuda image: no texture");
     if (!glcv_gl_context_current())
         return glcv_fail(logger, GLCV_ERROR_NO_CONTEXT, "cuda image: no GL context is current");
     memset(image, 0, sizeof *image);
-    GLint bound = 0, w = 0, h = 0;
-    glGetIntegerv(GL_TEXTURE_BINDING_2D, &bound);
-    glBindTexture(GL_TEXTURE_2D, texture);
-    glGetTexLevelParameteriv(GL_TEXTURE_2D, 0, GL_TEXTURE_WIDTH, &w);
-    glGetTexLevelParameteriv(GL_TEXTURE_2D, 0, GL_TEXTURE_HEIGHT, &h);
-    glBindTexture(GL_TEXTURE_2D, (GLuint)bound);
+    GLint bound = 0, w = 0, h = 0, d = 0;
+    glGetIntegerv(target == GL_TEXTURE_2D ? GL_TEXTURE_BINDING_2D : GL_TEXTURE_BINDING_2D_ARRAY, &bound);
+    glBindTexture(target, texture);
+    glGetTexLevelParameteriv(target, 0, GL_TEXTURE_WIDTH, &w);
+    glGetTexLevelParameteriv(target, 0, GL_TEXTURE_HEIGHT, &h);
+    glGetTexLevelParameteriv(target, 0, GL_TEXTURE_DEPTH, &d);
+    glBindTexture(target, (GLuint)bound);
     glcv_status st = glcv_gl_check(logger, "cuda image: texture query");
     if (st != GLCV_OK)
         return st;
+    if (w < 1 || h < 1 || (target == GL_TEXTURE_2D_ARRAY && d < 1))
+        return glcv_fail(logger, GLCV_ERROR_INVALID_ARGUMENT, "cuda image: texture %u has no level 0 of that kind",
+                         texture);
+    cudaArray_t *layers = NULL;
+    if (target == GL_TEXTURE_2D_ARRAY && !(layers = calloc((size_t)d, sizeof *layers)))
+        return GLCV_ERROR_OUT_OF_MEMORY;
     unsigned flags = write_discard ? cudaGraphicsRegisterFlagsWriteDiscard : cudaGraphicsRegisterFlagsReadOnly;
-    cudaError_t err = cudaGraphicsGLRegisterImage(&image->resource, texture, GL_TEXTURE_2D, flags);
+    cudaError_t err = cudaGraphicsGLRegisterImage(&image->resource, texture, target, flags);
     if (err != cudaSuccess) {
         image->resource = NULL;
+        free(layers);
         return glcv_cuda_fail(logger, err, "cuda image: cudaGraphicsGLRegisterImage");
     }
     image->texture = texture;
     image->width = (int)w;
     image->height = (int)h;
+    image->layers = target == GL_TEXTURE_2D_ARRAY ? (int)d : 0;
+    image->layer_arrays = layers;
     image->write_discard = write_discard != 0;
     return GLCV_OK;
+}
+
+glcv_status glcv_cuda_image_register(glcv_cuda_image *image, unsigned int texture, int write_discard,
+                                     const glcv_logger *logger)
+{
+    return image_register(image, texture, GL_TEXTURE_2D, write_discard, logger);
+}
+
+glcv_status glcv_cuda_image_register_layers(glcv_cuda_image *image, unsigned int texture, int write_discard,
+                                            const glcv_logger *logger)
+{
+    return image_register(image, texture, GL_TEXTURE_2D_ARRAY, write_discard, logger);
 }
 
 glcv_status glcv_cuda_image_unregister(glcv_cuda_image *image, const glcv_logger *logger)
@@ -616,6 +638,8 @@ glcv_status glcv_cuda_image_unregister(glcv_cuda_image *image, const glcv_logger
     cudaError_t err = cudaGraphicsUnregisterResource(image->resource);
     image->resource = NULL;
     image->array = NULL;
+    free(image->layer_arrays);
+    image->layer_arrays = NULL;
     if (err != cudaSuccess)
         return glcv_cuda_fail(logger, err, "cuda image: cudaGraphicsUnregisterResource");
     return GLCV_OK;
@@ -641,28 +665,35 @@ glcv_status glcv_cuda_images_map(glcv_cuda_image *const *images, int n, cudaStre
     if (err != cudaSuccess)
         return glcv_cuda_fail(logger, err, "cuda image: cudaGraphicsMapResources");
     for (int i = 0; i < n; i++) {
-        cudaArray_t array = NULL;
-        err = cudaGraphicsSubResourceGetMappedArray(&array, res[i], 0, 0);
-        struct cudaChannelFormatDesc desc;
-        struct cudaExtent extent;
-        unsigned int flags = 0;
-        if (err == cudaSuccess)
-            err = cudaArrayGetInfo(&desc, &extent, &flags, array);
-        if (err != cudaSuccess) {
-            (void)cudaGraphicsUnmapResources(n, res, stream);
-            return glcv_cuda_fail(logger, err, "cuda image: the mapped array");
+        /* every layer of an array texture (its own 2D array each), level 0 */
+        int layers = images[i]->layers ? images[i]->layers : 1;
+        for (int l = 0; l < layers; l++) {
+            cudaArray_t array = NULL;
+            err = cudaGraphicsSubResourceGetMappedArray(&array, res[i], (unsigned)l, 0);
+            struct cudaChannelFormatDesc desc;
+            struct cudaExtent extent;
+            unsigned int flags = 0;
+            if (err == cudaSuccess)
+                err = cudaArrayGetInfo(&desc, &extent, &flags, array);
+            if (err != cudaSuccess) {
+                (void)cudaGraphicsUnmapResources(n, res, stream);
+                return glcv_cuda_fail(logger, err, "cuda image: the mapped array");
+            }
+            int channels = (desc.x > 0) + (desc.y > 0) + (desc.z > 0) + (desc.w > 0);
+            if ((int)extent.width != images[i]->width || (int)extent.height != images[i]->height || desc.x != 8 ||
+                (channels != 1 && channels != 4)) {
+                (void)cudaGraphicsUnmapResources(n, res, stream);
+                return glcv_fail(logger, GLCV_ERROR_UNSUPPORTED,
+                                 "cuda image: texture %u (layer %d) maps to a %zux%zu array of %d channel(s) of %d "
+                                 "bits, expected %dx%d of 1 or 4 8-bit channels",
+                                 images[i]->texture, l, extent.width, extent.height, channels, desc.x,
+                                 images[i]->width, images[i]->height);
+            }
+            if (l == 0)
+                images[i]->array = array;
+            if (images[i]->layer_arrays)
+                images[i]->layer_arrays[l] = array;
         }
-        int channels = (desc.x > 0) + (desc.y > 0) + (desc.z > 0) + (desc.w > 0);
-        if ((int)extent.width != images[i]->width || (int)extent.height != images[i]->height || desc.x != 8 ||
-            (channels != 1 && channels != 4)) {
-            (void)cudaGraphicsUnmapResources(n, res, stream);
-            return glcv_fail(logger, GLCV_ERROR_UNSUPPORTED,
-                             "cuda image: texture %u maps to a %zux%zu array of %d channel(s) of %d bits, expected "
-                             "%dx%d of 1 or 4 8-bit channels",
-                             images[i]->texture, extent.width, extent.height, channels, desc.x, images[i]->width,
-                             images[i]->height);
-        }
-        images[i]->array = array;
     }
     return GLCV_OK;
 }

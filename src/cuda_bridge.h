@@ -104,9 +104,11 @@ void glcv_cuda_bridge_set_flush(glcv_cuda_bridge *bridge, int flush);
 typedef struct glcv_cuda_image {
     unsigned int texture;
     int width, height;
+    int layers;                         /* 0: a GL_TEXTURE_2D; else a GL_TEXTURE_2D_ARRAY's layers */
     int write_discard;                  /* registered write-discard (else read-only) */
     struct cudaGraphicsResource *resource;
-    cudaArray_t array;                  /* while mapped */
+    cudaArray_t array;                  /* while mapped (an array texture: its layer 0) */
+    cudaArray_t *layer_arrays;          /* an array texture, while mapped: each layer's array */
 } glcv_cuda_image;
 
 /* Registers a GL_TEXTURE_2D once (read-only, or write-discard for outputs). The texture must
@@ -114,6 +116,10 @@ typedef struct glcv_cuda_image {
  * CUDA. */
 glcv_status glcv_cuda_image_register(glcv_cuda_image *image, unsigned int texture, int write_discard,
                                      const glcv_logger *logger);
+/* The same for a GL_TEXTURE_2D_ARRAY (every layer: one registration, one map per frame set for
+ * all of them - a batch of streams handed over at once); mapping fills layer_arrays. */
+glcv_status glcv_cuda_image_register_layers(glcv_cuda_image *image, unsigned int texture, int write_discard,
+                                            const glcv_logger *logger);
 glcv_status glcv_cuda_image_unregister(glcv_cuda_image *image, const glcv_logger *logger);
 /* Flushes GL (so that its writes reach the GPU), maps n registered images in one call on
  * `stream`, fetches each one's level-0 array and checks

@@ -289,6 +289,88 @@ static void test_map_textures(cudaStream_t stream, unsigned long long *d_sum)
     free(mask);
 }
 
+/* Layered: an R8 texture array of streams handed over with one registration and one map per set,
+ * every layer's bytes as GL wrote them, set after set; then the masks of a bgsub object of several
+ * streams, the same way, against the masks it reads back. */
+static void test_layers(cudaStream_t stream, unsigned long long *d_sum)
+{
+    glcv_logger lg = test_logger();
+    enum { LAYERS = 5 };
+    uint8_t *px = malloc((size_t)W * H * LAYERS);
+    GLuint tex = 0;
+    glGenTextures(1, &tex);
+    glBindTexture(GL_TEXTURE_2D_ARRAY, tex);
+    glTexImage3D(GL_TEXTURE_2D_ARRAY, 0, GL_R8, W, H, LAYERS, 0, GL_RED, GL_UNSIGNED_BYTE, NULL);
+    glTexParameteri(GL_TEXTURE_2D_ARRAY, GL_TEXTURE_MAX_LEVEL, 0);
+    glBindTexture(GL_TEXTURE_2D_ARRAY, 0);
+    glcv_cuda_image img;
+    CHECK_OK(glcv_cuda_image_register_layers(&img, tex, 0, &lg));
+    CHECK(img.layers == LAYERS && img.width == W && img.height == H, "registered %dx%d x %d", img.width, img.height,
+          img.layers);
+    glcv_cuda_image *one[1] = {&img};
+    int bad = 0;
+    for (int set = 0; set < 3 && img.resource; set++) {
+        for (int l = 0; l < LAYERS; l++)
+            pattern(px + (size_t)W * H * (size_t)l, W, H, 1, 11 * set + 3 * l);
+        glPixelStorei(GL_UNPACK_ALIGNMENT, 1);
+        glBindTexture(GL_TEXTURE_2D_ARRAY, tex);
+        glTexSubImage3D(GL_TEXTURE_2D_ARRAY, 0, 0, 0, 0, W, H, LAYERS, GL_RED, GL_UNSIGNED_BYTE, px);
+        glBindTexture(GL_TEXTURE_2D_ARRAY, 0);
+        glPixelStorei(GL_UNPACK_ALIGNMENT, 4);
+        CHECK_OK(glcv_cuda_images_map(one, 1, stream, &lg));
+        for (int l = 0; l < LAYERS && img.layer_arrays && img.layer_arrays[l]; l++) {
+            cudaTextureObject_t t = cuda_texture_object(img.layer_arrays[l]);
+            unsigned long long got = device_sum(t, NULL, 0, 1, stream, d_sum);
+            unsigned long long want = host_sum(px + (size_t)W * H * (size_t)l, (size_t)W * H);
+            if (got != want) {
+                bad++;
+                fprintf(stderr, "set %d layer %d: CUDA sums %llu, GL wrote %llu\n", set, l, got, want);
+            }
+            cudaDestroyTextureObject(t);
+        }
+        CHECK_OK(glcv_cuda_images_unmap(one, 1, stream, &lg));
+    }
+    CHECK(bad == 0, "layered hand-over: %d layers arrived wrong", bad);
+    CHECK_OK(glcv_cuda_image_unregister(&img, &lg));
+    glDeleteTextures(1, &tex);
+    free(px);
+
+    /* bgsub's masks of 3 streams */
+    glcv_bgsub_params bp = GLCV_BGSUB_PARAMS(.width = W, .height = H, .streams = 3, .format = GLCV_PIXEL_RGBA8,
+                                             .vote = -1, .logger = lg);
+    glcv_bgsub *b = NULL;
+    CHECK_OK(glcv_bgsub_create(&bp, &b));
+    glcv_image frames[3], masks[3];
+    for (int i = 0; i < 3; i++) {
+        frames[i] = test_image_make(W, H, GLCV_PIXEL_RGBA8, 0);
+        masks[i] = test_image_make(W, H, GLCV_PIXEL_GRAY8, 0);
+    }
+    for (int set = 0; set < 4 && b; set++) {
+        for (int i = 0; i < 3; i++)
+            pattern(frames[i].data, W, H, 4, set * (i + 1) * 40);
+        CHECK_OK(glcv_bgsub_frames(b, frames, 3, 0));
+        CHECK_OK(glcv_bgsub_read_masks(b, 0, masks, 3));
+        glcv_cuda_image m;
+        CHECK_OK(glcv_cuda_image_register_layers(&m, glcv_bgsub_mask_texture(b), 0, &lg));
+        glcv_cuda_image *mm[1] = {&m};
+        CHECK_OK(glcv_cuda_images_map(mm, 1, stream, &lg));
+        for (int i = 0; i < 3 && m.layer_arrays && m.layer_arrays[i]; i++) {
+            cudaTextureObject_t t = cuda_texture_object(m.layer_arrays[i]);
+            unsigned long long got = device_sum(t, NULL, 0, 1, stream, d_sum);
+            unsigned long long want = host_sum(masks[i].data, (size_t)W * H);
+            CHECK(got == want, "bgsub set %d stream %d: CUDA sums %llu, read_masks %llu", set, i, got, want);
+            cudaDestroyTextureObject(t);
+        }
+        CHECK_OK(glcv_cuda_images_unmap(mm, 1, stream, &lg));
+        CHECK_OK(glcv_cuda_image_unregister(&m, &lg));
+    }
+    for (int i = 0; i < 3; i++) {
+        test_image_release(&frames[i]);
+        test_image_release(&masks[i]);
+    }
+    glcv_bgsub_destroy(&b);
+}
+
 int main(void)
 {
     glcv_cuda_info info;
@@ -322,6 +404,7 @@ int main(void)
     test_pixel_buffer(stream, d_sum);
     test_images(stream, d_sum);
     test_map_textures(stream, d_sum);
+    test_layers(stream, d_sum);
     cudaFree(d_sum);
     cudaStreamDestroy(stream);
     glcv_context_destroy(&ctx);
