@@ -9,9 +9,11 @@
 //   BGSUB_BPP     bytes per pixel of the raw frames (1, 3 or 4), BGSUB_BGR when blue comes first
 //   BGSUB_LANES   1 (gray: luma of colour frames) or 3 (colour)
 //   BGSUB_PACKED  gray frames, 4 pixels per 32-bit word (the textures likewise)
-//   BGSUB_WRITE_RING  u_cur is the pinned upload memory: the pass copies the words of its
-//                 pixels into u_ring_out, the device's frame ring (compute)
-//   BGSUB_WRITE_MASK  the vote also writes the mask bytes into u_mask_out, host memory (compute)
+//   BGSUB_WRITE_RING  the current frames are read from the pinned upload memory (storage buffer
+//                 0) and the pass copies their words into the device's frame ring (storage
+//                 buffer 1) as it goes (compute)
+//   BGSUB_WRITE_MASK  the vote also writes the masks into the host's download memory (storage
+//                 buffer 2), a 32-bit word of four mask bytes per store (compute)
 // Frames are words (R32UI buffer textures): layer after layer, rows of width * BGSUB_BPP bytes.
 
 uniform usamplerBuffer u_cur; // the current frame set
@@ -30,11 +32,13 @@ uniform int u_c;       // c * 256
 uniform int u_f;       // min_threshold * 256
 uniform int u_k;       // absorb count
 uniform int u_vote;    // votes for foreground among the 3 x 3; 0: no vote
+uniform int u_layers;  // streams (layers)
 #ifdef BGSUB_WRITE_RING
-layout(r32ui) uniform writeonly uimageBuffer u_ring_out;
+layout(std430, binding = 0) readonly buffer StageWords { uint stage_words[]; };
+layout(std430, binding = 1) writeonly buffer RingWords { uint ring_words[]; };
 #endif
 #ifdef BGSUB_WRITE_MASK
-layout(r8ui) uniform writeonly uimageBuffer u_mask_out;
+layout(std430, binding = 2) writeonly buffer MaskWords { uint mask_words[]; };
 #endif
 
 #if defined(BGSUB_PACKED)
@@ -51,18 +55,32 @@ ivec3 texel() { return ivec3(glcv_pos, glcv_layer); }
 // The index of this texel among all texels of all layers (texel = pixel, or 4 packed pixels).
 int texel_index() { return (glcv_layer * glcv_region.w + glcv_pos.y) * glcv_region.z + glcv_pos.x; }
 
-uint byte_at(usamplerBuffer s, int o) { return (texelFetch(s, o >> 2).r >> uint((o & 3) * 8)) & 255u; }
+// Word i of frame set `which`: 0 the current one, 1 and 2 the two before.
+uint word_of(int which, int i)
+{
+    if (which == 1)
+        return texelFetch(u_p1, i).r;
+    if (which == 2)
+        return texelFetch(u_p2, i).r;
+#ifdef BGSUB_WRITE_RING
+    return stage_words[i];
+#else
+    return texelFetch(u_cur, i).r;
+#endif
+}
 
-uvec4 frame(usamplerBuffer s)
+uint byte_at(int which, int o) { return (word_of(which, o >> 2) >> uint((o & 3) * 8)) & 255u; }
+
+uvec4 frame(int which)
 {
 #if defined(BGSUB_PACKED)
-    uint w = texelFetch(s, texel_index()).r;
+    uint w = word_of(which, texel_index());
     return uvec4(w & 255u, (w >> 8) & 255u, (w >> 16) & 255u, w >> 24);
 #elif BGSUB_BPP == 1
-    return uvec4(byte_at(s, texel_index()), 0u, 0u, 0u);
+    return uvec4(byte_at(which, texel_index()), 0u, 0u, 0u);
 #else
     int o = texel_index() * BGSUB_BPP;
-    uint r = byte_at(s, o), g = byte_at(s, o + 1), b = byte_at(s, o + 2);
+    uint r = byte_at(which, o), g = byte_at(which, o + 1), b = byte_at(which, o + 2);
 #ifdef BGSUB_BGR
     uint t = r;
     r = b;
@@ -82,11 +100,11 @@ void write_ring()
 {
 #if defined(BGSUB_PACKED)
     int i = texel_index();
-    imageStore(u_ring_out, i, texelFetch(u_cur, i));
+    ring_words[i] = stage_words[i];
 #else
     int first = texel_index() * BGSUB_BPP;
     for (int j = (first + 3) >> 2; j < (first + BGSUB_BPP + 3) >> 2; j++)
-        imageStore(u_ring_out, j, texelFetch(u_cur, j));
+        ring_words[j] = stage_words[j];
 #endif
 }
 #endif
@@ -133,8 +151,8 @@ uvec4 moving_lanes(uvec4 cur, uvec4 th)
 {
     if (u_history < 2)
         return uvec4(0u);
-    uvec4 d1 = absdiff(cur, frame(u_p1)) << 8u;
-    uvec4 d2 = absdiff(cur, frame(u_p2)) << 8u;
+    uvec4 d1 = absdiff(cur, frame(1)) << 8u;
+    uvec4 d2 = absdiff(cur, frame(2)) << 8u;
     return combine(uvec4(greaterThan(d1, th)) & uvec4(greaterThan(d2, th)));
 }
 
@@ -180,33 +198,58 @@ uvec4 threshold_for_differences()
 }
 
 #if BGSUB_STAGE == 6
-// Raw foreground (bit 0) of the pixels of texel (x, y), clamped to the layer.
-uvec4 raw_at(int x, int y)
+// Raw foreground (bit 0) of the pixels of texel (x, y) of a layer, clamped to it.
+uvec4 raw_at(int x, int y, int layer)
 {
     ivec2 c = clamp(ivec2(x, y), ivec2(0), glcv_region.zw - 1);
-    return texelFetch(u_raw, ivec3(c, glcv_layer), 0) & 1u;
+    return texelFetch(u_raw, ivec3(c, layer), 0) & 1u;
 }
 
-// The vote: foreground where at least u_vote of the 3 x 3 pixels are raw foreground.
-uvec4 vote()
+// The vote of texel p of a layer: foreground where at least u_vote of the 3 x 3 pixels are raw
+// foreground.
+uvec4 vote_at(ivec2 p, int layer)
 {
-    ivec2 p = glcv_pos;
     if (u_vote == 0)
-        return raw_at(p.x, p.y);
+        return raw_at(p.x, p.y, layer);
     uvec4 n = uvec4(0u);
     for (int dy = -1; dy <= 1; dy++) {
 #if defined(BGSUB_PACKED)
         // the row's six pixels around the texel's four: left neighbour, the four, right one
-        uvec4 c = raw_at(p.x, p.y + dy);
-        uint l = p.x > 0 ? raw_at(p.x - 1, p.y + dy).w : c.x;
-        uint r = p.x < glcv_region.z - 1 ? raw_at(p.x + 1, p.y + dy).x : c.w;
+        uvec4 c = raw_at(p.x, p.y + dy, layer);
+        uint l = p.x > 0 ? raw_at(p.x - 1, p.y + dy, layer).w : c.x;
+        uint r = p.x < glcv_region.z - 1 ? raw_at(p.x + 1, p.y + dy, layer).x : c.w;
         n += uvec4(l + c.x + c.y, c.x + c.y + c.z, c.y + c.z + c.w, c.z + c.w + r);
 #else
-        n += raw_at(p.x - 1, p.y + dy) + raw_at(p.x, p.y + dy) + raw_at(p.x + 1, p.y + dy);
+        n += raw_at(p.x - 1, p.y + dy, layer) + raw_at(p.x, p.y + dy, layer) + raw_at(p.x + 1, p.y + dy, layer);
 #endif
     }
     return uvec4(greaterThanEqual(n, uvec4(uint(u_vote))));
 }
+
+#ifdef BGSUB_WRITE_MASK
+// The mask bytes of four pixels in one word: those of this texel (packed), or (one pixel per
+// texel) of the four pixels from this one on in the order of the download (layer after layer),
+// written by every fourth pixel.
+void write_mask_word(uvec4 m)
+{
+#if defined(BGSUB_PACKED)
+    m *= 255u;
+    mask_words[texel_index()] = m.x | (m.y << 8) | (m.z << 16) | (m.w << 24);
+#else
+    int p = texel_index();
+    if ((p & 3) != 0)
+        return;
+    int per_layer = glcv_region.z * glcv_region.w, total = per_layer * u_layers;
+    uint word = 0u;
+    for (int k = 0; k < 4 && p + k < total; k++) {
+        int q = p + k, layer = q / per_layer, r = q - layer * per_layer;
+        uint v = k == 0 ? m.x : vote_at(ivec2(r % glcv_region.z, r / glcv_region.z), layer).x;
+        word |= (v * 255u) << uint(8 * k);
+    }
+    mask_words[p >> 2] = word;
+#endif
+}
+#endif
 #endif
 
 // The mask as stored: one R8 value per pixel, or four (RGBA8) when packed.
@@ -222,25 +265,20 @@ vec4 mask_value(uvec4 m)
 void glcv_pass(ivec2 pos)
 {
 #if BGSUB_STAGE == 6
-    uvec4 m = vote();
+    uvec4 m = vote_at(glcv_pos, glcv_layer);
     glcv_store0(mask_value(m));
 #ifdef BGSUB_WRITE_MASK
-#if defined(BGSUB_PACKED)
-    for (int i = 0; i < 4; i++)
-        imageStore(u_mask_out, texel_index() * 4 + i, uvec4(m[i] * 255u));
-#else
-    imageStore(u_mask_out, texel_index(), uvec4(m.x * 255u));
-#endif
+    write_mask_word(m);
 #endif
 #else
 #ifdef BGSUB_WRITE_RING
     write_ring();
 #endif
-    uvec4 cur = frame(u_cur);
+    uvec4 cur = frame(0);
 #if BGSUB_METHOD != 1
     uvec4 th = threshold_for_differences();
 #if BGSUB_METHOD == 2
-    uvec4 raw = u_history >= 1 ? combine(uvec4(greaterThan(absdiff(cur, frame(u_p1)) << 8u, th))) : uvec4(0u);
+    uvec4 raw = u_history >= 1 ? combine(uvec4(greaterThan(absdiff(cur, frame(1)) << 8u, th))) : uvec4(0u);
     glcv_store0(raw);
 #else
     uvec4 mv = moving_lanes(cur, th);

@@ -106,6 +106,15 @@ glcv_status glcv_bgsub_gl_create(glcv_bgsub *b)
     if (b->p.upload == GLCV_BGSUB_UPLOAD_STREAM && !can_stream)
         return glcv_fail(&b->p.logger, GLCV_ERROR_UNSUPPORTED,
                          "bgsub: streamed uploads need the compute engine and OpenGL 4.4");
+    if (b->p.upload == GLCV_BGSUB_UPLOAD_STREAM) {
+        GLint64 max_block = 0;
+        glGetInteger64v(GL_MAX_SHADER_STORAGE_BLOCK_SIZE, &max_block);
+        if ((GLint64)set_bytes(b) > max_block)
+            return glcv_fail(&b->p.logger, GLCV_ERROR_UNSUPPORTED,
+                             "bgsub: a set of %zu bytes is above this GL's GL_MAX_SHADER_STORAGE_BLOCK_SIZE (%lld) "
+                             "for streamed uploads",
+                             set_bytes(b), (long long)max_block);
+    }
     if (b->p.upload == GLCV_BGSUB_UPLOAD_DEFAULT)
         b->p.upload = GLCV_BGSUB_UPLOAD_COPY;
     b->stream = b->p.upload == GLCV_BGSUB_UPLOAD_STREAM;
@@ -152,21 +161,20 @@ static void add_rule_uniforms(const glcv_bgsub *b, glcv_pass *p, int history, in
     glcv_pass_add_uniform_i(p, "u_f", GLCV_U_1I, (int)b->rule.f, 0);
     glcv_pass_add_uniform_i(p, "u_k", GLCV_U_1I, b->rule.k, 0);
     glcv_pass_add_uniform_i(p, "u_vote", GLCV_U_1I, b->rule.vote, 0);
+    glcv_pass_add_uniform_i(p, "u_layers", GLCV_U_1I, b->p.streams, 0);
 }
 
 /* A pass of `program` over every stream with the frames and the current state as inputs. The
- * first pass of a streamed set reads the frames from staging texture `stage_tex` and writes
- * them into the ring. */
+ * first pass of a streamed set reads the frames from staging buffer `stage_buf` and writes them
+ * into the ring. */
 static glcv_pass make_pass(glcv_bgsub *b, glcv_program *program, const char *label, int cur, int history, int init,
-                           GLuint stage_tex)
+                           GLuint stage_buf)
 {
     glcv_pass p = glcv_pass_make(program, label, texel_width(b), b->p.height);
-    if (stage_tex) {
-        glcv_pass_add_input(&p, "u_cur", stage_tex, GLCV_SAMPLE_NEAREST);
-        p.inputs[p.n_inputs - 1].target = GL_TEXTURE_BUFFER;
-        glcv_pass_add_image(&p, "u_ring_out", b->ring[cur].id, GL_R32UI);
-    } else {
-        glcv_pass_add_input_tex(&p, "u_cur", &b->ring[cur], GLCV_SAMPLE_NEAREST);
+    glcv_pass_add_input_tex(&p, "u_cur", &b->ring[cur], GLCV_SAMPLE_NEAREST);
+    if (stage_buf) {
+        glcv_pass_add_storage(&p, 0, stage_buf);
+        glcv_pass_add_storage(&p, 1, b->ring[cur].buffer);
     }
     glcv_pass_add_input_tex(&p, "u_p1", &b->ring[(cur + GLCV_BGSUB_GL_RING - 1) % GLCV_BGSUB_GL_RING],
                             GLCV_SAMPLE_NEAREST);
@@ -183,14 +191,14 @@ static glcv_pass make_pass(glcv_bgsub *b, glcv_program *program, const char *lab
     return p;
 }
 
-static glcv_status run_passes(glcv_bgsub *b, int cur, int history, int init, GLuint stage_tex, GLuint mask_out)
+static glcv_status run_passes(glcv_bgsub *b, int cur, int history, int init, GLuint stage_buf, GLuint mask_out)
 {
     glcv_engine *e = b->engine;
     int next = 1 - b->state_cur;
     int vsam = b->rule.method == GLCV_BGSUB_VSAM;
     glcv_status st = GLCV_OK;
     if (!b->chain[0]) {
-        glcv_pass p = make_pass(b, b->update, "decide", cur, history, init, stage_tex);
+        glcv_pass p = make_pass(b, b->update, "decide", cur, history, init, stage_buf);
         glcv_pass_add_output(&p, &b->raw);
         if (vsam) {
             glcv_pass_add_output(&p, &b->bg[next]);
@@ -202,7 +210,7 @@ static glcv_status run_passes(glcv_bgsub *b, int cur, int history, int init, GLu
         static const char *const labels[5] = {"moving", "foreground", "count", "background", "threshold"};
         const glcv_tex *outs[5] = {&b->moving, &b->raw, &b->count[next], &b->bg[next], &b->th[next]};
         for (int i = 0; i < 5 && st == GLCV_OK; i++) {
-            glcv_pass p = make_pass(b, b->chain[i], labels[i], cur, history, init, i == 0 ? stage_tex : 0);
+            glcv_pass p = make_pass(b, b->chain[i], labels[i], cur, history, init, i == 0 ? stage_buf : 0);
             glcv_pass_add_output(&p, outs[i]);
             st = glcv_engine_run(e, &p);
         }
@@ -211,7 +219,7 @@ static glcv_status run_passes(glcv_bgsub *b, int cur, int history, int init, GLu
         glcv_pass v = glcv_pass_make(b->vote, "vote", texel_width(b), b->p.height);
         glcv_pass_add_input_tex(&v, "u_raw", &b->raw, GLCV_SAMPLE_NEAREST);
         if (mask_out)
-            glcv_pass_add_image(&v, "u_mask_out", mask_out, GL_R8UI);
+            glcv_pass_add_storage(&v, 2, mask_out);
         add_rule_uniforms(b, &v, history, init);
         glcv_pass_add_output(&v, &b->mask[b->total % 2]);
         st = glcv_engine_run(e, &v);
@@ -231,20 +239,21 @@ glcv_status glcv_bgsub_gl_run(glcv_bgsub *b, int slot, int wait)
     glcv_engine_begin(e);
     glcv_engine_frame_begin(e);
     glcv_status st = GLCV_OK;
-    GLuint stage_tex = 0, mask_out = 0;
+    GLuint stage_buf = 0, mask_out = 0;
     int dl = -1;
     if (b->stream) {
-        stage_tex = glcv_engine_stage_texture(e, slot);
-        if (!stage_tex)
-            st = glcv_fail(&b->p.logger, GLCV_ERROR_GL, "bgsub: no texture over the staging memory");
+        stage_buf = glcv_engine_stage_buffer(e, slot);
+        if (!stage_buf)
+            st = glcv_fail(&b->p.logger, GLCV_ERROR_GL, "bgsub: no persistently mapped staging memory");
+        /* whole words: the vote writes the masks four bytes at a time */
         if (st == GLCV_OK && b->p.download &&
-            (st = glcv_engine_download_reserve(e, mask_bytes, &dl, &mask_out)) == GLCV_OK && !mask_out)
-            st = glcv_fail(&b->p.logger, GLCV_ERROR_GL, "bgsub: no texture over the download memory");
+            (st = glcv_engine_download_reserve(e, (mask_bytes + 3) & ~(size_t)3, &dl)) == GLCV_OK)
+            mask_out = glcv_engine_download_buffer(e, dl);
     } else {
         st = glcv_engine_copy_staged(e, slot, &b->ring[cur], set_bytes(b));
     }
     if (st == GLCV_OK)
-        st = run_passes(b, cur, history, init, stage_tex, mask_out);
+        st = run_passes(b, cur, history, init, stage_buf, mask_out);
     if (b->stream)
         glcv_engine_stage_fence(e, slot);
     if (st == GLCV_OK && b->p.download) {

@@ -66,7 +66,6 @@ typedef struct timing_frame {
  * when the GPU has finished copying out of it. */
 typedef struct stage_ring {
     GLuint buffers[STAGE_SLOTS];
-    GLuint textures[STAGE_SLOTS]; /* R32UI buffer textures over them (glcv_engine_stage_texture) */
     uint8_t *maps[STAGE_SLOTS];
     GLsync fences[STAGE_SLOTS];
     size_t size;
@@ -93,7 +92,6 @@ struct glcv_engine {
     size_t down_size;
     /* overlapped downloads (glcv_engine_download) */
     GLuint dl_buffers[GLCV_ENGINE_DOWNLOAD_SLOTS];
-    GLuint dl_textures[GLCV_ENGINE_DOWNLOAD_SLOTS]; /* R8UI buffer textures over them */
     uint8_t *dl_maps[GLCV_ENGINE_DOWNLOAD_SLOTS]; /* persistent mapping, or the on-demand one */
     GLsync dl_fences[GLCV_ENGINE_DOWNLOAD_SLOTS];
     size_t dl_size;
@@ -720,6 +718,12 @@ void glcv_pass_add_input_tex(glcv_pass *p, const char *name, const glcv_tex *tex
                                                                        : GL_TEXTURE_2D};
 }
 
+void glcv_pass_add_storage(glcv_pass *p, int binding, GLuint buffer)
+{
+    if (binding >= 0 && binding < GLCV_MAX_STORAGE)
+        p->storage[binding] = buffer;
+}
+
 void glcv_pass_add_image(glcv_pass *p, const char *name, GLuint texture, GLenum format)
 {
     if (p->n_images < GLCV_MAX_IMAGES)
@@ -802,6 +806,13 @@ glcv_status glcv_engine_run(glcv_engine *e, const glcv_pass *pass)
     }
     for (int i = 0; i < pass->n_uniforms; i++)
         set_uniform(p, &pass->uniforms[i]);
+    int storage = 0;
+    for (int i = 0; i < GLCV_MAX_STORAGE; i++) {
+        if (pass->storage[i]) {
+            glBindBufferBase(GL_SHADER_STORAGE_BUFFER, (GLuint)i, pass->storage[i]);
+            storage = 1;
+        }
+    }
     for (int i = 0; i < pass->n_images; i++) {
         GLuint unit = (GLuint)(pass->n_outputs + i);
         glBindImageTexture(unit, pass->images[i].texture, 0, GL_FALSE, 0, GL_WRITE_ONLY, pass->images[i].format);
@@ -829,7 +840,8 @@ glcv_status glcv_engine_run(glcv_engine *e, const glcv_pass *pass)
         else
             glDispatchCompute((GLuint)(pass->width + LOCAL_X - 1) / LOCAL_X,
                               (GLuint)(pass->height + LOCAL_Y - 1) / LOCAL_Y, (GLuint)layers);
-        glMemoryBarrier(GL_TEXTURE_FETCH_BARRIER_BIT | GL_SHADER_IMAGE_ACCESS_BARRIER_BIT);
+        glMemoryBarrier(GL_TEXTURE_FETCH_BARRIER_BIT | GL_SHADER_IMAGE_ACCESS_BARRIER_BIT |
+                        (storage ? GL_SHADER_STORAGE_BARRIER_BIT : 0));
     } else {
         GLuint fbo = 0;
         glcv_status st = get_fbo(e, pass->outputs, pass->n_outputs, &fbo);
@@ -844,7 +856,7 @@ glcv_status glcv_engine_run(glcv_engine *e, const glcv_pass *pass)
             glDrawArraysInstanced(GL_TRIANGLES, 0, 3, layers);
         else
             glDrawArrays(GL_TRIANGLES, 0, 3);
-        if (pass->n_images)
+        if (pass->n_images || storage)
             glMemoryBarrier(GL_ALL_BARRIER_BITS);
     }
     if (q)
@@ -899,8 +911,6 @@ static void stage_release(stage_ring *r)
         }
         r->maps[i] = NULL;
     }
-    glDeleteTextures(STAGE_SLOTS, r->textures);
-    memset(r->textures, 0, sizeof r->textures);
     glDeleteBuffers(STAGE_SLOTS, r->buffers);
     memset(r->buffers, 0, sizeof r->buffers);
     r->size = 0;
@@ -1001,18 +1011,10 @@ glcv_status glcv_engine_copy_staged(glcv_engine *e, int slot, const glcv_tex *ds
     return glcv_gl_check(&e->logger, "copy");
 }
 
-GLuint glcv_engine_stage_texture(glcv_engine *e, int slot)
+GLuint glcv_engine_stage_buffer(glcv_engine *e, int slot)
 {
     stage_ring *r = &e->up;
-    if (slot < 0 || slot >= STAGE_SLOTS || !r->buffers[slot] || !r->persistent)
-        return 0;
-    if (!r->textures[slot]) {
-        glGenTextures(1, &r->textures[slot]);
-        glBindTexture(GL_TEXTURE_BUFFER, r->textures[slot]);
-        glTexBuffer(GL_TEXTURE_BUFFER, GL_R32UI, r->buffers[slot]);
-        glBindTexture(GL_TEXTURE_BUFFER, 0);
-    }
-    return r->textures[slot];
+    return slot >= 0 && slot < STAGE_SLOTS && r->persistent ? r->buffers[slot] : 0;
 }
 
 void glcv_engine_stage_fence(glcv_engine *e, int slot)
@@ -1136,8 +1138,6 @@ static void download_release(glcv_engine *e)
         e->dl_maps[i] = NULL;
     }
     glBindBuffer(GL_PIXEL_PACK_BUFFER, 0);
-    glDeleteTextures(GLCV_ENGINE_DOWNLOAD_SLOTS, e->dl_textures);
-    memset(e->dl_textures, 0, sizeof e->dl_textures);
     glDeleteBuffers(GLCV_ENGINE_DOWNLOAD_SLOTS, e->dl_buffers);
     memset(e->dl_buffers, 0, sizeof e->dl_buffers);
     e->dl_size = 0;
@@ -1212,29 +1212,17 @@ glcv_status glcv_engine_download(glcv_engine *e, const glcv_tex *tex, GLenum gl_
     return glcv_gl_check(&e->logger, "download");
 }
 
-glcv_status glcv_engine_download_reserve(glcv_engine *e, size_t bytes, int *slot, GLuint *texture)
+glcv_status glcv_engine_download_reserve(glcv_engine *e, size_t bytes, int *slot)
 {
-    *texture = 0;
     glcv_status st = download_ring(e, bytes);
     if (st != GLCV_OK)
         return st;
     int i = e->dl_next;
     e->dl_next = (i + 1) % GLCV_ENGINE_DOWNLOAD_SLOTS;
-    if (e->dl_fences[i]) {
-        /* the slot's last download must be done before the passes write it again */
-        wait_fence(&e->dl_fences[i]);
-    }
+    /* the slot's last download must be done before the passes write it again */
+    wait_fence(&e->dl_fences[i]);
     *slot = i;
-    if (e->gl_version < 44)
-        return GLCV_OK;
-    if (!e->dl_textures[i]) {
-        glGenTextures(1, &e->dl_textures[i]);
-        glBindTexture(GL_TEXTURE_BUFFER, e->dl_textures[i]);
-        glTexBuffer(GL_TEXTURE_BUFFER, GL_R8UI, e->dl_buffers[i]);
-        glBindTexture(GL_TEXTURE_BUFFER, 0);
-    }
-    *texture = e->dl_textures[i];
-    return glcv_gl_check(&e->logger, "download texture");
+    return GLCV_OK;
 }
 
 void glcv_engine_download_fence(glcv_engine *e, int slot)
@@ -1246,6 +1234,11 @@ void glcv_engine_download_fence(glcv_engine *e, int slot)
     glMemoryBarrier(GL_CLIENT_MAPPED_BUFFER_BARRIER_BIT);
     e->dl_fences[slot] = glFenceSync(GL_SYNC_GPU_COMMANDS_COMPLETE, 0);
     glFlush();
+}
+
+GLuint glcv_engine_download_buffer(glcv_engine *e, int slot)
+{
+    return slot >= 0 && slot < GLCV_ENGINE_DOWNLOAD_SLOTS ? e->dl_buffers[slot] : 0;
 }
 
 glcv_status glcv_engine_download_wait(glcv_engine *e, int slot, const void **ptr)

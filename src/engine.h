@@ -95,6 +95,7 @@ typedef struct glcv_pass_image {
     GLenum format; /* internal format, e.g. GL_R32UI */
 } glcv_pass_image;
 #define GLCV_MAX_IMAGES 2
+#define GLCV_MAX_STORAGE GLCV_GL_STATE_STORAGE /* storage buffer binding points 0..3 (GL 4.3) */
 
 typedef struct glcv_pass {
     glcv_program *program;
@@ -108,6 +109,7 @@ typedef struct glcv_pass {
     int n_uniforms;
     glcv_pass_image images[GLCV_MAX_IMAGES];
     int n_images;
+    GLuint storage[GLCV_MAX_STORAGE]; /* buffers on storage binding points 0..3 (0: none) */
     /* Compute programs built with GLCV_TILED: the number of work groups; glcv_pass() is called
      * once per invocation with the work group's coordinates. */
     int groups_x, groups_y;
@@ -123,6 +125,8 @@ void glcv_pass_add_input(glcv_pass *pass, const char *name, GLuint texture, glcv
 void glcv_pass_add_input_tex(glcv_pass *pass, const char *name, const glcv_tex *texture, glcv_sampling sampling);
 /* An image the pass writes (bound on the image unit after its outputs). */
 void glcv_pass_add_image(glcv_pass *pass, const char *name, GLuint texture, GLenum format);
+/* A buffer the shader declares as `layout(std430, binding = <binding>) buffer ...` (0..3). */
+void glcv_pass_add_storage(glcv_pass *pass, int binding, GLuint buffer);
 void glcv_pass_add_output(glcv_pass *pass, const glcv_tex *texture);
 /* GLCV_U_1I, 2I or 4I: up to four ints (the unused ones 0). */
 void glcv_pass_add_uniform_i(glcv_pass *pass, const char *name, glcv_uniform_type type, int a, int b);
@@ -184,12 +188,11 @@ glcv_status glcv_engine_upload_staged(glcv_engine *engine, const glcv_tex *tex, 
  * the copy engine, overlapped with passes that do not use `dst`). Between begin and end. */
 glcv_status glcv_engine_copy_staged(glcv_engine *engine, int slot, const glcv_tex *dst, size_t bytes);
 
-/* Passes that read the staging memory itself: an R32UI buffer texture over staging slot `slot`
- * (valid while the ring keeps its size), and the fence that says the GPU is done with the slot,
- * to set after the last pass that reads it. Persistent mapping (GL 4.4) only: 0 otherwise.
- * Between begin and end. */
-GLuint glcv_engine_stage_texture(glcv_engine *engine, int slot);
+/* Passes that read the staging memory itself (glcv_engine_stage_buffer): the fence that says the
+ * GPU is done with slot `slot`, to set after the last pass that reads it. Between begin and end. */
 void glcv_engine_stage_fence(glcv_engine *engine, int slot);
+/* The buffer of staging slot `slot` (persistent mapping, GL 4.4, only: 0 otherwise). */
+GLuint glcv_engine_stage_buffer(glcv_engine *engine, int slot);
 
 /* Uploads host pixels (any glcv_pixel_format but GRAY8, any stride) into an RGBA8 texture of
  * the same size through the staging ring. Between begin and end. */
@@ -210,10 +213,12 @@ glcv_status glcv_engine_download(glcv_engine *engine, const glcv_tex *tex, GLenu
                                  size_t bytes, int *slot);
 glcv_status glcv_engine_download_wait(glcv_engine *engine, int slot, const void **ptr);
 /* Downloads that passes write themselves: reserves the next slot (of at least `bytes`) and
- * returns it and an R8UI buffer texture over it (persistent mapping, GL 4.4, only: texture 0
- * otherwise); after the passes that write it, download_fence, then download_wait as above. */
-glcv_status glcv_engine_download_reserve(glcv_engine *engine, size_t bytes, int *slot, GLuint *texture);
+ * returns it (its buffer: glcv_engine_download_buffer); after the passes that write it,
+ * download_fence, then download_wait as above. */
+glcv_status glcv_engine_download_reserve(glcv_engine *engine, size_t bytes, int *slot);
 void glcv_engine_download_fence(glcv_engine *engine, int slot);
+/* The buffer of download slot `slot` (for passes that write it as storage). */
+GLuint glcv_engine_download_buffer(glcv_engine *engine, int slot);
 
 /* Validates a caller's texture as a pass input: a GL_TEXTURE_2D of the given size with a colour
  * format. */

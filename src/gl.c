@@ -79,6 +79,8 @@ struct glcv_glstate {
     GLint image_name[STATE_IMAGES], image_level[STATE_IMAGES], image_layer[STATE_IMAGES];
     GLint image_access[STATE_IMAGES], image_format[STATE_IMAGES];
     GLboolean image_layered[STATE_IMAGES];
+    GLint storage_buffer, storage_name[GLCV_GL_STATE_STORAGE];
+    GLint64 storage_start[GLCV_GL_STATE_STORAGE], storage_size[GLCV_GL_STATE_STORAGE];
 };
 
 glcv_glstate *glcv_glstate_new(void)
@@ -126,6 +128,12 @@ void glcv_glstate_save(glcv_glstate *s, int images)
     s->polygon_mode[0] = s->polygon_mode[1] = GL_FILL;
     glGetIntegerv(GL_POLYGON_MODE, s->polygon_mode);
     if (images) {
+        glGetIntegerv(GL_SHADER_STORAGE_BUFFER_BINDING, &s->storage_buffer);
+        for (int i = 0; i < GLCV_GL_STATE_STORAGE; i++) {
+            glGetIntegeri_v(GL_SHADER_STORAGE_BUFFER_BINDING, (GLuint)i, &s->storage_name[i]);
+            glGetInteger64i_v(GL_SHADER_STORAGE_BUFFER_START, (GLuint)i, &s->storage_start[i]);
+            glGetInteger64i_v(GL_SHADER_STORAGE_BUFFER_SIZE, (GLuint)i, &s->storage_size[i]);
+        }
         for (int i = 0; i < STATE_IMAGES; i++) {
             glGetIntegeri_v(GL_IMAGE_BINDING_NAME, i, &s->image_name[i]);
             glGetIntegeri_v(GL_IMAGE_BINDING_LEVEL, i, &s->image_level[i]);
@@ -200,6 +208,14 @@ void glcv_glstate_restore(const glcv_glstate *s)
             else
                 glBindImageTexture(i, 0, 0, GL_FALSE, 0, GL_READ_ONLY, GL_R8);
         }
+        for (int i = 0; i < GLCV_GL_STATE_STORAGE; i++) {
+            if (s->storage_name[i] && s->storage_size[i] > 0)
+                glBindBufferRange(GL_SHADER_STORAGE_BUFFER, (GLuint)i, (GLuint)s->storage_name[i],
+                                  (GLintptr)s->storage_start[i], (GLsizeiptr)s->storage_size[i]);
+            else
+                glBindBufferBase(GL_SHADER_STORAGE_BUFFER, (GLuint)i, (GLuint)s->storage_name[i]);
+        }
+        glBindBuffer(GL_SHADER_STORAGE_BUFFER, (GLuint)s->storage_buffer);
     }
 }
 
