@@ -21,9 +21,9 @@
  *               "cams I/O" reaches
  * Variants: vsam (RGB frames, single pass), vsam-multi (the chain of passes), vsam-gray (gray
  * frames, 4 pixels per texel), vsam-gray-unpacked (one gray pixel per texel), vsam-gray-multi,
- * diff2, diff3 (RGB), all with the default upload (a buffer copy); vsam-stream and
- * vsam-gray-stream (compute only) have the first pass read the frames from the pinned memory and
- * the vote write the masks there. --gpus G > 1 runs G copies at once, one thread, context and object per GPU (EGL device
+ * diff2, diff3 (RGB), all with the default upload (compute: streamed for packed gray, a buffer
+ * copy otherwise); vsam-stream (compute only) streams RGB frames, vsam-gray-copy copies packed
+ * gray ones. --gpus G > 1 runs G copies at once, one thread, context and object per GPU (EGL device
  * of CUDA device g), and reports the sum of the "cams I/O" of all of them (0: every GPU CUDA
  * sees). */
 #define _POSIX_C_SOURCE 200809L
@@ -60,7 +60,7 @@ static const variant all_variants[] = {
     {"diff2", GLCV_BGSUB_DIFF2, GLCV_PIXEL_RGB8, -1, GLCV_BGSUB_SINGLE_PASS, GLCV_BGSUB_UPLOAD_DEFAULT},
     {"diff3", GLCV_BGSUB_DIFF3, GLCV_PIXEL_RGB8, -1, GLCV_BGSUB_SINGLE_PASS, GLCV_BGSUB_UPLOAD_DEFAULT},
     {"vsam-stream", GLCV_BGSUB_VSAM, GLCV_PIXEL_RGB8, -1, GLCV_BGSUB_SINGLE_PASS, GLCV_BGSUB_UPLOAD_STREAM},
-    {"vsam-gray-stream", GLCV_BGSUB_VSAM, GLCV_PIXEL_GRAY8, 1, GLCV_BGSUB_SINGLE_PASS, GLCV_BGSUB_UPLOAD_STREAM},
+    {"vsam-gray-copy", GLCV_BGSUB_VSAM, GLCV_PIXEL_GRAY8, 1, GLCV_BGSUB_SINGLE_PASS, GLCV_BGSUB_UPLOAD_COPY},
 };
 #define N_VARIANTS (int)(sizeof all_variants / sizeof all_variants[0])
 

@@ -115,8 +115,10 @@ glcv_status glcv_bgsub_gl_create(glcv_bgsub *b)
                              "for streamed uploads",
                              set_bytes(b), (long long)max_block);
     }
+    /* Measured on the H100 (docs/PERFORMANCE.md): streaming pays for packed gray frames, whose
+     * words each pass reads once; three bytes a pixel are read in more pieces than they are worth. */
     if (b->p.upload == GLCV_BGSUB_UPLOAD_DEFAULT)
-        b->p.upload = GLCV_BGSUB_UPLOAD_COPY;
+        b->p.upload = can_stream && b->packed ? GLCV_BGSUB_UPLOAD_STREAM : GLCV_BGSUB_UPLOAD_COPY;
     b->stream = b->p.upload == GLCV_BGSUB_UPLOAD_STREAM;
     glcv_engine_begin(b->engine);
     st = programs(b);

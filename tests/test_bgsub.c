@@ -271,6 +271,11 @@ static void run_variant(glcv_engine_mode engine, const variant *v, int random_mo
     CHECK(got.engine == engine, "%s: engine in use %s", what, glcv_engine_mode_string(got.engine));
     int want_packed = v->packed ? v->packed : v->format == GLCV_PIXEL_GRAY8 && v->width % 4 == 0 ? 1 : -1;
     CHECK(got.packed == want_packed, "%s: packed %d, expected %d", what, got.packed, want_packed);
+    glcv_bgsub_upload want_upload = v->upload                                                         ? v->upload
+                                    : engine == GLCV_ENGINE_COMPUTE && epoxy_gl_version() >= 44 &&
+                                              want_packed == 1 ? GLCV_BGSUB_UPLOAD_STREAM
+                                                               : GLCV_BGSUB_UPLOAD_COPY;
+    CHECK(got.upload == want_upload, "%s: upload %d, expected %d", what, got.upload, want_upload);
     enum { MAXS = 3 };
     glcv_image frames[MAXS], mg[MAXS], mc[MAXS];
     for (int s = 0; s < v->streams; s++) {

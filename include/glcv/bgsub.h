@@ -71,7 +71,8 @@ typedef enum glcv_bgsub_passes {
 } glcv_bgsub_passes;
 
 /* How the GL engines bring a frame set to the GPU. Both move the set once from the pinned
- * staging memory. 0 (DEFAULT) is COPY, measured the faster (docs/PERFORMANCE.md). */
+ * staging memory. 0 (DEFAULT): STREAM for packed gray frames with the COMPUTE engine (GL 4.4),
+ * COPY otherwise - the faster of the two in each case (docs/PERFORMANCE.md). */
 typedef enum glcv_bgsub_upload {
     GLCV_BGSUB_UPLOAD_DEFAULT = 0,
     /* A buffer copy (glCopyBufferSubData: the copy engine, while the passes of the set before
