@@ -353,7 +353,7 @@ int cli_parse(const cli_option *options, int argc, char **argv, cli_args *args)
 
 int cli_given(const cli_args *args, const void *value)
 {
-    for (int k = 0; args->options && args->options[k].name; k++)
+    for (int k = 0; args && args->options && args->options[k].name; k++)
         if (args->options[k].value == value)
             return args->given[k];
     return 0;

@@ -127,7 +127,7 @@ typedef struct cli_args {
  * -h or --help was given and nothing was wrong. */
 int cli_parse(const cli_option *options, int argc, char **argv, cli_args *args);
 
-/* Whether the option whose value lives at `value` was given. */
+/* Whether the option whose value lives at `value` was given (0 when `args` is NULL: nothing given). */
 int cli_given(const cli_args *args, const void *value);
 
 /* A usage error unless the command got between min and max positional arguments: "unexpected
