@@ -208,17 +208,11 @@ static size_t lane_bytes(const glcv_bgsub *b)
     return (size_t)b->p.width * (size_t)b->p.height * (size_t)b->lanes;
 }
 
-/* Writes frame `f` in params.format, tightly packed, at `dst`. */
+/* Writes frame `f` in params.format, tightly packed, at `dst` (rows copied, or converted). */
 static void put_raw(const glcv_bgsub *b, const glcv_image *f, uint8_t *dst)
 {
     glcv_image raw = {dst, b->p.width, b->p.height, 0, b->p.format};
-    if (f->format == b->p.format) {
-        size_t row = (size_t)b->p.width * (size_t)b->bpp, stride = glcv_image_stride(f);
-        for (int y = 0; y < b->p.height; y++)
-            memcpy(dst + row * (size_t)y, f->data + stride * (size_t)y, row);
-    } else {
-        glcv_image_convert(f, &raw);
-    }
+    glcv_image_convert(f, &raw);
 }
 
 /* The set's processing once its frames are in place (ring slot or staging slot). */
@@ -537,10 +531,8 @@ static glcv_status read_masks_locked(glcv_bgsub *b, int age, glcv_image *out, in
         return st;
     size_t px = (size_t)b->p.width * (size_t)b->p.height;
     for (int s = 0; s < count; s++) {
-        size_t stride = glcv_image_stride(&out[s]);
-        for (int y = 0; y < b->p.height; y++)
-            memcpy(out[s].data + stride * (size_t)y, src + px * (size_t)s + (size_t)b->p.width * (size_t)y,
-                   (size_t)b->p.width);
+        glcv_image m = {(uint8_t *)src + px * (size_t)s, b->p.width, b->p.height, 0, GLCV_PIXEL_GRAY8};
+        glcv_image_convert(&m, &out[s]);
     }
     return GLCV_OK;
 }
