@@ -6,10 +6,10 @@
 //     = 4 (h(x -+ 1/2, y) + v(x, y -+ 1/2) + d(x -+ 1/2, y -+ 1/2))
 // takes three lookups instead of eight. The pixel switches on when M >= its stored threshold.
 
-uniform usampler2D thresholds; // .r: threshold with B1, .g: with B2
-uniform sampler2D h_mask;      // the subset of the horizontal neighbours
-uniform sampler2D v_mask;      // the subset of the vertical neighbours
-uniform sampler2D d_mask;      // the subset of the diagonal neighbours
+uniform glcv_usampler2D thresholds; // .r: threshold with B1, .g: with B2
+uniform glcv_sampler2D h_mask;      // the subset of the horizontal neighbours
+uniform glcv_sampler2D v_mask;      // the subset of the vertical neighbours
+uniform glcv_sampler2D d_mask;      // the subset of the diagonal neighbours
 uniform ivec2 subset;
 uniform int param_set;         // 0: B1, 1: B2
 uniform vec2 texel;            // 1 / subset texture size
@@ -18,11 +18,11 @@ void glcv_pass(ivec2 pos)
 {
     vec2 c = vec2(pos) + 0.5;
     vec2 o = vec2(subset) - 0.5; // neighbours lie left/up for subset 0, right/down for subset 1
-    float h = textureLod(h_mask, vec2(c.x + o.x, c.y) * texel, 0.0).r;
-    float v = textureLod(v_mask, vec2(c.x, c.y + o.y) * texel, 0.0).r;
-    float d = textureLod(d_mask, (c + o) * texel, 0.0).r;
+    float h = textureLod(h_mask, glcv_uv(vec2(c.x + o.x, c.y) * texel), 0.0).r;
+    float v = textureLod(v_mask, glcv_uv(vec2(c.x, c.y + o.y) * texel), 0.0).r;
+    float d = textureLod(d_mask, glcv_uv((c + o) * texel), 0.0).r;
     uint m = uint(round(4.0 * (h + v + d)));
-    uvec2 t = texelFetch(thresholds, pos, 0).rg;
+    uvec2 t = texelFetch(thresholds, glcv_at(pos), 0).rg;
     uint m_min = param_set == 0 ? t.r : t.g;
     glcv_store0(vec4(m >= m_min ? 1.0 : 0.0));
 }

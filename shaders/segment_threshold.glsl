@@ -15,17 +15,23 @@
 // pass writes, per subset, R32UI words of four pixels' thresholds, one byte each:
 // threshold with B1 << 4 | threshold with B2.
 
-uniform sampler2D frame;
-uniform sampler2D background;
-uniform sampler2D noise; // R32F: each pixel's noise factor k >= 1 (the rule compares D^2 / k)
+uniform glcv_sampler2D frame;
+uniform glcv_sampler2D background;
+uniform glcv_sampler2D noise; // R32F: each pixel's noise factor k >= 1 (the rule compares D^2 / k)
 uniform ivec2 image_size;
+#ifdef GLCV_LAYERED
+uniform sampler2DArray rules; // one texel per layer: that stream's Ts, Odc, B1, B2
+#define RULE texelFetch(rules, ivec3(0, 0, glcv_layer), 0)
+#else
 uniform vec4 rule; // Ts, Odc, B1, B2
+#define RULE rule
+#endif
 
-ivec3 fetch_rgb(sampler2D s, ivec2 p)
+ivec3 fetch_rgb(glcv_sampler2D s, ivec2 p)
 {
     if (p.x < 0 || p.y < 0 || p.x >= image_size.x || p.y >= image_size.y)
         return ivec3(0);
-    return ivec3(round(texelFetch(s, p, 0).rgb * 255.0));
+    return ivec3(round(texelFetch(s, glcv_at(p), 0).rgb * 255.0));
 }
 
 // The decision rule solved for M (see src/segment_cpu.c, glcv_segment_m_min, for the same in
@@ -100,6 +106,7 @@ uvec4 block_thresholds(ivec2 pos)
         row_fb[j] = ivec3(fb[0] + fb[1] + fb[2], fb[1] + fb[2] + fb[3], 0);
     }
     uvec4 result;
+    vec4 r = RULE;
     for (int s = 0; s < 4; s++) {
         int sx = s & 1, sy = s >> 1;
         ivec2 p = pos * 2 + ivec2(sx, sy);
@@ -109,8 +116,8 @@ uvec4 block_thresholds(ivec2 pos)
         if (p.x >= image_size.x || p.y >= image_size.y) {
             result[s] = 0xDDu;
         } else {
-            float d2 = d2_of(fore, back, cross, rule.y, texelFetch(noise, p, 0).r);
-            result[s] = (m_min(d2, rule.x, rule.z) << 4) | m_min(d2, rule.x, rule.w);
+            float d2 = d2_of(fore, back, cross, r.y, texelFetch(noise, glcv_at(p), 0).r);
+            result[s] = (m_min(d2, r.x, r.z) << 4) | m_min(d2, r.x, r.w);
         }
     }
     return result;
@@ -136,10 +143,10 @@ void glcv_pass(ivec2 group)
     ivec2 word = ivec2(group.x * 4 + c, group.y * 8 + r);
     if (word.x < glcv_region.z && word.y < glcv_region.w) {
         uvec4 v = uvec4(s_words[s][r][c]);
-        if (s == 0) imageStore(glcv_image0, word, v);
-        else if (s == 1) imageStore(glcv_image1, word, v);
-        else if (s == 2) imageStore(glcv_image2, word, v);
-        else imageStore(glcv_image3, word, v);
+        if (s == 0) imageStore(glcv_image0, glcv_at(word), v);
+        else if (s == 1) imageStore(glcv_image1, glcv_at(word), v);
+        else if (s == 2) imageStore(glcv_image2, glcv_at(word), v);
+        else imageStore(glcv_image3, glcv_at(word), v);
     }
 }
 

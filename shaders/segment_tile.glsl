@@ -35,8 +35,8 @@
 #define MASK_CELLS (PITCH * (ROWS + 2)) // ...and there is a zero row above and below
 #define THREADS (GLCV_LOCAL_X * GLCV_LOCAL_Y)
 
-uniform usampler2D thr_k, thr_l, thr_m, thr_n;
-uniform usampler2D prior_k, prior_l, prior_m, prior_n;
+uniform glcv_usampler2D thr_k, thr_l, thr_m, thr_n;
+uniform glcv_usampler2D prior_k, prior_l, prior_m, prior_n;
 uniform ivec2 thr_size;   // size of the threshold textures: ceil(subset width / 4) x subset height
 uniform ivec2 bits_size;  // size of the mask textures: ceil(subset width / 32) x subset height
 uniform ivec2 image_size;
@@ -49,18 +49,18 @@ shared uint s_mask[4][MASK_CELLS];
 
 uint fetch_threshold(int s, ivec2 p)
 {
-    if (s == 0) return texelFetch(thr_k, p, 0).r;
-    if (s == 1) return texelFetch(thr_l, p, 0).r;
-    if (s == 2) return texelFetch(thr_m, p, 0).r;
-    return texelFetch(thr_n, p, 0).r;
+    if (s == 0) return texelFetch(thr_k, glcv_at(p), 0).r;
+    if (s == 1) return texelFetch(thr_l, glcv_at(p), 0).r;
+    if (s == 2) return texelFetch(thr_m, glcv_at(p), 0).r;
+    return texelFetch(thr_n, glcv_at(p), 0).r;
 }
 
 uint fetch_prior(int s, ivec2 p)
 {
-    if (s == 0) return texelFetch(prior_k, p, 0).r;
-    if (s == 1) return texelFetch(prior_l, p, 0).r;
-    if (s == 2) return texelFetch(prior_m, p, 0).r;
-    return texelFetch(prior_n, p, 0).r;
+    if (s == 0) return texelFetch(prior_k, glcv_at(p), 0).r;
+    if (s == 1) return texelFetch(prior_l, glcv_at(p), 0).r;
+    if (s == 2) return texelFetch(prior_m, glcv_at(p), 0).r;
+    return texelFetch(prior_n, glcv_at(p), 0).r;
 }
 
 // The padded index of data cell (row, col); row -1..ROWS and col -1..WORDS are zero padding.
@@ -157,10 +157,10 @@ void glcv_pass(ivec2 group)
         if (w.x >= bits_size.x || w.y >= bits_size.y)
             continue;
         uint m = s_mask[s][at(orow, ocol)];
-        if (s == 0) imageStore(glcv_image0, w, uvec4(m));
-        else if (s == 1) imageStore(glcv_image1, w, uvec4(m));
-        else if (s == 2) imageStore(glcv_image2, w, uvec4(m));
-        else imageStore(glcv_image3, w, uvec4(m));
+        if (s == 0) imageStore(glcv_image0, glcv_at(w), uvec4(m));
+        else if (s == 1) imageStore(glcv_image1, glcv_at(w), uvec4(m));
+        else if (s == 2) imageStore(glcv_image2, glcv_at(w), uvec4(m));
+        else imageStore(glcv_image3, glcv_at(w), uvec4(m));
     }
     if (write_full == 0)
         return;
@@ -170,6 +170,6 @@ void glcv_pass(ivec2 group)
         int ocol = 1 + x / 32, bit = x % 32;
         ivec2 q = 2 * ivec2((word0.x + ocol) * 32 + bit, word0.y + orow) + ivec2(s & 1, s >> 1);
         if (q.x < image_size.x && q.y < image_size.y)
-            imageStore(glcv_image4, q, vec4(float((s_mask[s][at(orow, ocol)] >> bit) & 1u)));
+            imageStore(glcv_image4, glcv_at(q), vec4(float((s_mask[s][at(orow, ocol)] >> bit) & 1u)));
     }
 }

@@ -41,6 +41,7 @@ static const format_info formats[GLCV_FORMAT_COUNT] = {
     [GLCV_FORMAT_RGBA16UI] = {GL_RGBA16UI, GL_RGBA_INTEGER, GL_UNSIGNED_SHORT, "rgba16ui", "uimage2D", "uvec4"},
     [GLCV_FORMAT_R8UI] = {GL_R8UI, GL_RED_INTEGER, GL_UNSIGNED_BYTE, "r8ui", "uimage2D", "uvec4"},
     [GLCV_FORMAT_RGBA8UI] = {GL_RGBA8UI, GL_RGBA_INTEGER, GL_UNSIGNED_BYTE, "rgba8ui", "uimage2D", "uvec4"},
+    [GLCV_FORMAT_R32F] = {GL_R32F, GL_RED, GL_FLOAT, "r32f", "image2D", "vec4"},
 };
 
 static int format_is_unsigned(glcv_format f)
@@ -219,6 +220,11 @@ static char *pass_source(glcv_engine_mode mode, const char *const *files, int n_
     text_add(&t, compute ? "\n#define GLCV_COMPUTE 1\n" : "\n#define GLCV_FRAGMENT 1\n");
     int layered = defines && strstr(defines, "#define GLCV_LAYERED") != NULL;
     text_add(&t, "uniform ivec4 glcv_region;\nivec2 glcv_pos;\nint glcv_layer;\n");
+    /* Shaders that run layered or not name their samplers and coordinates through these. */
+    text_add(&t, layered ? "#define glcv_sampler2D sampler2DArray\n#define glcv_usampler2D usampler2DArray\n"
+                           "#define glcv_at(p) ivec3(p, glcv_layer)\n#define glcv_uv(c) vec3(c, float(glcv_layer))\n"
+                         : "#define glcv_sampler2D sampler2D\n#define glcv_usampler2D usampler2D\n"
+                           "#define glcv_at(p) (p)\n#define glcv_uv(c) (c)\n");
     if (layered && !compute)
         text_add(&t, "flat in int glcv_flayer;\n");
     if (compute)
@@ -707,6 +713,12 @@ glcv_status glcv_engine_run(glcv_engine *e, const glcv_pass *pass)
     if (pass->n_outputs != p->n_outputs)
         return glcv_fail(&e->logger, GLCV_ERROR_INVALID_ARGUMENT, "pass %s: %d outputs given, program has %d",
                          p->key, pass->n_outputs, p->n_outputs);
+    for (int i = 0; i < pass->n_outputs; i++) {
+        if ((pass->outputs[i]->layers != 0) != (p->layered != 0))
+            return glcv_fail(&e->logger, GLCV_ERROR_INVALID_ARGUMENT,
+                             "pass %s: output %d is %s texture array, the program is%s layered", p->key, i,
+                             pass->outputs[i]->layers ? "a" : "no", p->layered ? "" : " not");
+    }
     glUseProgram(p->id);
     for (int i = 0; i < pass->n_inputs; i++) {
         const glcv_pass_input *in = &pass->inputs[i];

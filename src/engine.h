@@ -13,6 +13,9 @@
  * outputs, which are texture arrays, all layers in one draw (instanced, the layer chosen by a
  * geometry shader) or one dispatch (the layer is the z of the grid); `int glcv_layer` is the
  * layer being computed and glcv_store<i> writes to it. Their inputs are sampler2DArray.
+ * A shader that runs both ways declares its samplers glcv_sampler2D / glcv_usampler2D, fetches
+ * at glcv_at(ivec2 p), samples at glcv_uv(vec2 c) and stores images at glcv_at(p): arrays and
+ * the current layer when layered, plain 2D otherwise.
  *
  * Every call needs the engine's GL context current. Not thread-safe by itself: the module that
  * owns an engine serialises calls. */
@@ -44,6 +47,7 @@ typedef enum glcv_format {
     GLCV_FORMAT_RGBA16UI, /* unsigned integer, rgba16ui */
     GLCV_FORMAT_R8UI,     /* unsigned integer, r8ui */
     GLCV_FORMAT_RGBA8UI,  /* unsigned integer, rgba8ui */
+    GLCV_FORMAT_R32F,     /* float, r32f */
     GLCV_FORMAT_COUNT
 } glcv_format;
 
@@ -180,7 +184,8 @@ void glcv_engine_sync_writes(glcv_engine *engine);
 glcv_status glcv_engine_stage(glcv_engine *engine, size_t bytes, void **ptr, int *slot);
 
 /* Copies a staged, tightly packed colour image (RGB8, RGBA8, BGR8, BGRA8) into a texture on the
- * GPU side (DMA from pinned memory). Between begin and end. */
+ * GPU side (DMA from pinned memory); into every layer of a texture array, the layers' images one
+ * after the other in the slot. Between begin and end. */
 glcv_status glcv_engine_upload_staged(glcv_engine *engine, const glcv_tex *tex, int slot, glcv_pixel_format format,
                                       int width, int height);
 
@@ -197,6 +202,13 @@ GLuint glcv_engine_stage_buffer(glcv_engine *engine, int slot);
 /* Uploads host pixels (any glcv_pixel_format but GRAY8, any stride) into an RGBA8 texture of
  * the same size through the staging ring. Between begin and end. */
 glcv_status glcv_engine_upload(glcv_engine *engine, const glcv_tex *tex, const glcv_image *image);
+
+/* Uploads client memory (`gl_format`/`gl_type` as for glTexSubImage3D, rows tightly packed,
+ * layers one after the other) into layers first..first+count-1 of an engine texture array
+ * (first 0, count 1 for a 2D texture). Small data (parameters, factors): it is not staged.
+ * Between begin and end. */
+glcv_status glcv_engine_upload_layers(glcv_engine *engine, const glcv_tex *tex, int first, int count,
+                                     GLenum gl_format, GLenum gl_type, const void *data);
 
 /* Reads a texture's level 0 into host memory: `gl_format`/`gl_type` as for glReadPixels,
  * rows tightly packed with `row_bytes` per row. Between begin and end. */

@@ -104,6 +104,19 @@ glcv_status glcv_engine_stage(glcv_engine *e, size_t bytes, void **ptr, int *slo
     return GLCV_OK;
 }
 
+/* Tightly packed rows and layers, bytes as they are. */
+static void unpack_defaults(void)
+{
+    glPixelStorei(GL_UNPACK_ALIGNMENT, 1);
+    glPixelStorei(GL_UNPACK_ROW_LENGTH, 0);
+    glPixelStorei(GL_UNPACK_SKIP_PIXELS, 0);
+    glPixelStorei(GL_UNPACK_SKIP_ROWS, 0);
+    glPixelStorei(GL_UNPACK_SWAP_BYTES, GL_FALSE);
+    glPixelStorei(GL_UNPACK_LSB_FIRST, GL_FALSE);
+    glPixelStorei(GL_UNPACK_IMAGE_HEIGHT, 0);
+    glPixelStorei(GL_UNPACK_SKIP_IMAGES, 0);
+}
+
 glcv_status glcv_engine_upload_staged(glcv_engine *e, const glcv_tex *tex, int slot, glcv_pixel_format format,
                                       int width, int height)
 {
@@ -114,17 +127,16 @@ glcv_status glcv_engine_upload_staged(glcv_engine *e, const glcv_tex *tex, int s
     glBindBuffer(GL_PIXEL_UNPACK_BUFFER, r->buffers[slot]);
     if (!r->persistent)
         glUnmapBuffer(GL_PIXEL_UNPACK_BUFFER);
-    glPixelStorei(GL_UNPACK_ALIGNMENT, 1);
-    glPixelStorei(GL_UNPACK_ROW_LENGTH, 0);
-    glPixelStorei(GL_UNPACK_SKIP_PIXELS, 0);
-    glPixelStorei(GL_UNPACK_SKIP_ROWS, 0);
-    glPixelStorei(GL_UNPACK_SWAP_BYTES, GL_FALSE);
-    glPixelStorei(GL_UNPACK_LSB_FIRST, GL_FALSE);
-    glPixelStorei(GL_UNPACK_IMAGE_HEIGHT, 0);
-    glPixelStorei(GL_UNPACK_SKIP_IMAGES, 0);
+    unpack_defaults();
     glActiveTexture(GL_TEXTURE0);
-    glBindTexture(GL_TEXTURE_2D, tex->id);
-    glTexSubImage2D(GL_TEXTURE_2D, 0, 0, 0, width, height, gl_format, GL_UNSIGNED_BYTE, (const void *)0);
+    if (tex->layers) {
+        glBindTexture(GL_TEXTURE_2D_ARRAY, tex->id);
+        glTexSubImage3D(GL_TEXTURE_2D_ARRAY, 0, 0, 0, 0, width, height, tex->layers, gl_format, GL_UNSIGNED_BYTE,
+                        (const void *)0);
+    } else {
+        glBindTexture(GL_TEXTURE_2D, tex->id);
+        glTexSubImage2D(GL_TEXTURE_2D, 0, 0, 0, width, height, gl_format, GL_UNSIGNED_BYTE, (const void *)0);
+    }
     glBindBuffer(GL_PIXEL_UNPACK_BUFFER, 0);
     if (r->fences[slot])
         glDeleteSync(r->fences[slot]);
@@ -183,6 +195,25 @@ glcv_status glcv_engine_upload(glcv_engine *e, const glcv_tex *tex, const glcv_i
             memcpy((uint8_t *)ptr + row * (size_t)y, img->data + stride * (size_t)y, row);
     }
     return glcv_engine_upload_staged(e, tex, slot, img->format, img->width, img->height);
+}
+
+glcv_status glcv_engine_upload_layers(glcv_engine *e, const glcv_tex *tex, int first, int count, GLenum gl_format,
+                                     GLenum gl_type, const void *data)
+{
+    int layers = tex->layers ? tex->layers : 1;
+    if (!tex->id || tex->buffer || first < 0 || count < 1 || first + count > layers || !data)
+        return glcv_fail(&e->logger, GLCV_ERROR_INVALID_ARGUMENT, "upload: bad texture, layers or data");
+    glBindBuffer(GL_PIXEL_UNPACK_BUFFER, 0);
+    unpack_defaults();
+    glActiveTexture(GL_TEXTURE0);
+    if (tex->layers) {
+        glBindTexture(GL_TEXTURE_2D_ARRAY, tex->id);
+        glTexSubImage3D(GL_TEXTURE_2D_ARRAY, 0, 0, 0, first, tex->width, tex->height, count, gl_format, gl_type, data);
+    } else {
+        glBindTexture(GL_TEXTURE_2D, tex->id);
+        glTexSubImage2D(GL_TEXTURE_2D, 0, 0, 0, tex->width, tex->height, gl_format, gl_type, data);
+    }
+    return glcv_gl_check(&e->logger, "upload");
 }
 
 /* Copies `height` rows of `row` bytes at a pitch of `pitch`, leaving the bytes between rows

@@ -26,6 +26,7 @@
 #define DEFAULT_ITERATIONS 8
 #define DEFAULT_SEED 0x5EEDu
 #define MAX_ITERATIONS 1000
+#define MAX_STREAMS 2048
 
 /* ---- PRNG: PCG32 (O'Neill), the subset orders of both engines ---------------------------- */
 
@@ -126,6 +127,10 @@ static glcv_status resolve_params(const glcv_segment_params *in, glcv_segment_pa
     GLCV_DEFAULT(p->iterations, DEFAULT_ITERATIONS);
     GLCV_DEFAULT(p->seed, DEFAULT_SEED);
     GLCV_DEFAULT(p->engine, GLCV_ENGINE_AUTO);
+    GLCV_DEFAULT(p->streams, 1);
+    if (p->streams < 1 || p->streams > MAX_STREAMS)
+        return glcv_fail(lg, GLCV_ERROR_INVALID_ARGUMENT, "segment: streams %d outside 1..%d", p->streams,
+                         MAX_STREAMS);
     if ((st = check_ts(lg, p->ts)) || (st = check_odc(lg, p->odc)) || (st = check_b(lg, "B1", p->b1)) ||
         (st = check_b(lg, "B2", p->b2)) || (st = check_iterations(lg, p->iterations)) ||
         (st = check_rate(lg, p->adapt_rate)))
@@ -168,6 +173,7 @@ glcv_status glcv_segment_create(const glcv_segment_params *params, glcv_segment 
     s->sub_h = (p.height + 1) / 2;
     s->words_w = (s->sub_w + 3) / 4;
     s->bits_w = (s->sub_w + 31) / 32;
+    s->layers = p.streams > 1 ? p.streams : 0;
     seed_rng(s, p.seed);
 
     if (p.engine == GLCV_ENGINE_AUTO && !glcv_gl_context_current()) {
@@ -175,7 +181,8 @@ glcv_status glcv_segment_create(const glcv_segment_params *params, glcv_segment 
         s->p.engine = GLCV_ENGINE_CPU;
     }
     if (s->p.engine == GLCV_ENGINE_CPU) {
-        st = glcv_segment_cpu_init(&s->cpu, s->width, s->height);
+        s->layers = 0; /* the streams' own CPU segmenters do the work */
+        st = p.streams > 1 ? GLCV_OK : glcv_segment_cpu_init(&s->cpu, s->width, s->height);
         if (st != GLCV_OK)
             goto fail;
     } else {
@@ -188,7 +195,9 @@ glcv_status glcv_segment_create(const glcv_segment_params *params, glcv_segment 
         st = GLCV_ERROR_OUT_OF_MEMORY;
         goto fail;
     }
-    glcv_logf(lg, GLCV_LOG_DEBUG, "segment: %dx%d, engine %s", s->width, s->height,
+    if (p.streams > 1 && (st = glcv_segment_batch_create(s)) != GLCV_OK)
+        goto fail;
+    glcv_logf(lg, GLCV_LOG_DEBUG, "segment: %dx%d, %d stream(s), engine %s", s->width, s->height, p.streams,
               glcv_engine_mode_string(s->p.engine));
     *out = s;
     return GLCV_OK;
@@ -202,6 +211,7 @@ void glcv_segment_destroy(glcv_segment **seg)
     glcv_segment *s = seg ? *seg : NULL;
     if (!s)
         return;
+    glcv_segment_batch_destroy(s);
     glcv_segment_gl_destroy(s);
     if (s->cpu_mask_texture && glcv_gl_context_current())
         glDeleteTextures(1, &s->cpu_mask_texture);
@@ -232,6 +242,8 @@ static glcv_status set_checked(glcv_segment *s, glcv_status st, float *field, fl
     if (st == GLCV_OK) {
         *field = v;
         s->explicit_values |= explicit_bit;
+        if (s->p.streams > 1)
+            st = glcv_segment_batch_changed(s, 0);
     }
     return st;
 }
@@ -251,8 +263,11 @@ SETTER(glcv_segment_set_adapt_rate, float, adapt_rate, check_rate(&s->p.logger, 
 static glcv_status set_iterations(glcv_segment *s, int v)
 {
     glcv_status st = check_iterations(&s->p.logger, v);
-    if (st == GLCV_OK)
+    if (st == GLCV_OK) {
         s->p.iterations = v;
+        if (s->p.streams > 1)
+            st = glcv_segment_batch_changed(s, 0);
+    }
     return st;
 }
 
@@ -265,7 +280,7 @@ static glcv_status set_seed(glcv_segment *s, uint64_t seed)
 {
     s->p.seed = seed ? seed : DEFAULT_SEED;
     seed_rng(s, s->p.seed);
-    return GLCV_OK;
+    return s->p.streams > 1 ? glcv_segment_batch_changed(s, 1) : GLCV_OK;
 }
 
 glcv_status glcv_segment_set_seed(glcv_segment *s, uint64_t seed)
@@ -274,6 +289,14 @@ glcv_status glcv_segment_set_seed(glcv_segment *s, uint64_t seed)
 }
 
 /* ---- inputs -------------------------------------------------------------------------------- */
+
+glcv_status glcv_segment_one_stream(glcv_segment *s, const char *what)
+{
+    if (s->p.streams == 1)
+        return GLCV_OK;
+    return glcv_fail(&s->p.logger, GLCV_ERROR_INVALID_ARGUMENT,
+                     "%s: the segmenter has %d streams; use the functions for several streams", what, s->p.streams);
+}
 
 glcv_status glcv_segment_check_image(glcv_segment *s, const glcv_image *img, const char *what)
 {
@@ -313,7 +336,9 @@ static void host_rgb(glcv_segment *s, const glcv_image *img)
 /* Sets the background from an image or a texture (exactly one of them). */
 static glcv_status set_background(glcv_segment *s, const glcv_image *img, unsigned int texture)
 {
-    glcv_status st = img ? glcv_segment_check_image(s, img, "background") : GLCV_OK;
+    glcv_status st = glcv_segment_one_stream(s, "set_background");
+    if (st == GLCV_OK && img)
+        st = glcv_segment_check_image(s, img, "background");
     if (st != GLCV_OK)
         return st;
     if (s->learning)
@@ -405,7 +430,9 @@ static glcv_status segment_frame(glcv_segment *s, const glcv_image *img, unsigne
     glcv_image mapped_image = {s->mapped_host, s->width, s->height, 0, s->mapped_format};
     if (mapped && !s->engine)
         img = &mapped_image;
-    glcv_status st = img ? glcv_segment_check_image(s, img, "frame") : GLCV_OK;
+    glcv_status st = glcv_segment_one_stream(s, "frame");
+    if (st == GLCV_OK && img)
+        st = glcv_segment_check_image(s, img, "frame");
     if (st != GLCV_OK)
         return st;
     if (s->learning)
@@ -450,30 +477,37 @@ glcv_status glcv_segment_frame(glcv_segment *s, const glcv_image *frame, int wai
     GLCV_LOCKED_CALL(s, frame ? segment_frame(s, frame, 0, wait) : glcv_segment_no_input(s, "frame", 0));
 }
 
-static glcv_status map_frame(glcv_segment *s, glcv_pixel_format format, glcv_image *out)
+/* Pinned memory (plain memory for the CPU engine) for `count` frames, one after the other. */
+static glcv_status map_frames(glcv_segment *s, glcv_pixel_format format, glcv_image *out, int count,
+                              const char *what)
 {
-    if (out)
-        memset(out, 0, sizeof *out);
+    if (out && count == s->p.streams)
+        memset(out, 0, sizeof *out * (size_t)count);
     glcv_status st = GLCV_OK;
     int bpp = glcv_pixel_format_size(format);
     size_t bytes = (size_t)s->width * (size_t)s->height * (size_t)bpp;
     void *ptr = NULL;
     if (!out || (format != GLCV_PIXEL_RGB8 && format != GLCV_PIXEL_RGBA8 && format != GLCV_PIXEL_BGR8 &&
                  format != GLCV_PIXEL_BGRA8)) {
-        st = glcv_fail(&s->p.logger, GLCV_ERROR_INVALID_ARGUMENT, "map_frame: NULL image or not a colour format");
+        st = glcv_fail(&s->p.logger, GLCV_ERROR_INVALID_ARGUMENT, "%s: NULL image or not a colour format", what);
+    } else if (count != s->p.streams) {
+        st = glcv_fail(&s->p.logger, GLCV_ERROR_INVALID_ARGUMENT, "%s: %d images for %d stream(s)", what, count,
+                       s->p.streams);
     } else if (!s->engine) {
         free(s->mapped_host);
-        s->mapped_host = ptr = malloc(bytes);
+        s->mapped_host = ptr = malloc(bytes * (size_t)count);
         if (!ptr)
             st = GLCV_ERROR_OUT_OF_MEMORY;
     } else {
         glcv_engine_begin(s->engine);
-        st = glcv_engine_stage(s->engine, bytes, &ptr, &s->mapped_slot);
+        st = glcv_engine_stage(s->engine, bytes * (size_t)count, &ptr, &s->mapped_slot);
         glcv_engine_end(s->engine);
     }
     if (st == GLCV_OK) {
         s->mapped_format = format;
-        *out = (glcv_image){ptr, s->width, s->height, (size_t)s->width * (size_t)bpp, format};
+        for (int i = 0; i < count; i++)
+            out[i] = (glcv_image){(uint8_t *)ptr + bytes * (size_t)i, s->width, s->height,
+                                  (size_t)s->width * (size_t)bpp, format};
     } else {
         s->mapped_slot = -1;
     }
@@ -482,12 +516,19 @@ static glcv_status map_frame(glcv_segment *s, glcv_pixel_format format, glcv_ima
 
 glcv_status glcv_segment_map_frame(glcv_segment *s, glcv_pixel_format format, glcv_image *out)
 {
-    GLCV_LOCKED_CALL(s, map_frame(s, format, out));
+    GLCV_LOCKED_CALL(s, s->p.streams > 1 ? glcv_segment_one_stream(s, "map_frame") : map_frames(s, format, out, 1, "map_frame"));
+}
+
+glcv_status glcv_segment_map_frames(glcv_segment *s, glcv_pixel_format format, glcv_image *out, int count)
+{
+    GLCV_LOCKED_CALL(s, map_frames(s, format, out, count, "map_frames"));
 }
 
 static glcv_status frame_mapped(glcv_segment *s, int wait)
 {
     glcv_status st;
+    if (s->p.streams > 1)
+        return glcv_segment_one_stream(s, "frame_mapped");
     if (s->engine ? s->mapped_slot < 0 : !s->mapped_host)
         st = glcv_fail(&s->p.logger, GLCV_ERROR_STATE, "frame_mapped without map_frame");
     else
@@ -510,6 +551,8 @@ glcv_status glcv_segment_frame_texture(glcv_segment *s, unsigned int texture, in
 
 static glcv_status reset(glcv_segment *s)
 {
+    if (s->p.streams > 1)
+        return glcv_segment_batch_reset(s);
     if (s->engine)
         return glcv_segment_gl_clear_masks(s);
     memset(s->cpu.mask, 0, (size_t)s->width * (size_t)s->height);
@@ -551,7 +594,9 @@ unsigned int glcv_segment_mask_texture(glcv_segment *s)
     if (!s)
         return 0;
     pthread_mutex_lock(&s->lock);
-    unsigned int id = s->engine ? s->mask.id : cpu_mask_texture(s);
+    unsigned int id = s->engine ? s->mask.id : s->p.streams > 1 ? 0 : cpu_mask_texture(s);
+    if (!id && s->p.streams > 1)
+        glcv_logf(&s->p.logger, GLCV_LOG_ERROR, "mask_texture: several streams on the CPU engine have no texture");
     pthread_mutex_unlock(&s->lock);
     return id;
 }
@@ -567,7 +612,7 @@ unsigned int glcv_segment_background_texture(glcv_segment *s)
 }
 
 /* Writes a 0/1 or 0/255 plane into any host format with stride. */
-static void write_plane(const uint8_t *plane, int scale, glcv_image *out)
+void glcv_segment_write_plane(const uint8_t *plane, int scale, glcv_image *out)
 {
     int bpp = glcv_pixel_format_size(out->format);
     size_t stride = glcv_image_stride(out);
@@ -587,8 +632,8 @@ static void write_plane(const uint8_t *plane, int scale, glcv_image *out)
 
 /* An output image the read-back functions can fill, and the state they read (`have`, else the
  * STATE error `missing`). */
-static glcv_status check_output(glcv_segment *s, const glcv_image *out, int allow_gray, int have, const char *what,
-                                const char *missing)
+glcv_status glcv_segment_check_output(glcv_segment *s, const glcv_image *out, int allow_gray, int have,
+                                     const char *what, const char *missing)
 {
     const glcv_logger *lg = &s->p.logger;
     if (!out || glcv_image_check(out) != GLCV_OK)
@@ -607,7 +652,7 @@ static glcv_status check_output(glcv_segment *s, const glcv_image *out, int allo
 static glcv_status read_mask_locked(glcv_segment *s, glcv_image *out)
 {
     if (!s->engine) {
-        write_plane(s->cpu.mask, 255, out);
+        glcv_segment_write_plane(s->cpu.mask, 255, out);
         return GLCV_OK;
     }
     /* GRAY8 is read straight into the caller's rows; other formats through the RGB scratch, which
@@ -616,7 +661,7 @@ static glcv_status read_mask_locked(glcv_segment *s, glcv_image *out)
     size_t row = direct ? glcv_image_stride(out) : (size_t)s->width;
     glcv_status st = glcv_segment_gl_read_mask(s, direct ? out->data : s->rgb, row);
     if (st == GLCV_OK && !direct)
-        write_plane(s->rgb, 1, out);
+        glcv_segment_write_plane(s->rgb, 1, out);
     return st;
 }
 
@@ -636,8 +681,11 @@ static glcv_status read_background_locked(glcv_segment *s, glcv_image *out)
 /* The mask (mask = 1) or the background, into the caller's image. */
 static glcv_status read_output(glcv_segment *s, glcv_image *out, int mask)
 {
-    glcv_status st = mask ? check_output(s, out, 1, s->have_frame, "read_mask", "no frame has been segmented")
-                          : check_output(s, out, 0, s->have_background, "read_background", "no background is set");
+    glcv_status st = glcv_segment_one_stream(s, mask ? "read_mask" : "read_background");
+    if (st != GLCV_OK)
+        return st;
+    st = mask ? glcv_segment_check_output(s, out, 1, s->have_frame, "read_mask", "no frame has been segmented")
+                          : glcv_segment_check_output(s, out, 0, s->have_background, "read_background", "no background is set");
     if (st == GLCV_OK)
         st = mask ? read_mask_locked(s, out) : read_background_locked(s, out);
     return st;
@@ -663,9 +711,10 @@ static void copy_if(void *dst, const void *src, size_t bytes)
  * cross) or the thresholds (a, b are m_min for B1 and B2). A NULL destination is skipped. */
 static glcv_status read_planes(glcv_segment *s, int qualifiers, void *a, void *b, void *c)
 {
-    glcv_status st = GLCV_OK;
+    glcv_status st = glcv_segment_one_stream(s, qualifiers ? "read_qualifiers" : "read_thresholds");
     size_t n = (size_t)s->width * (size_t)s->height;
-    if (!s->have_frame) {
+    if (st != GLCV_OK) {
+    } else if (!s->have_frame) {
         st = glcv_fail(&s->p.logger, GLCV_ERROR_STATE, "%s: no frame has been segmented",
                        qualifiers ? "read_qualifiers" : "read_thresholds");
     } else if (s->engine) {
@@ -694,7 +743,7 @@ glcv_status glcv_segment_read_thresholds(glcv_segment *s, uint8_t *m_min_b1, uin
 
 static glcv_status read_noise(glcv_segment *s, float *k)
 {
-    size_t n = (size_t)s->width * (size_t)s->height;
+    size_t n = (size_t)s->width * (size_t)s->height * (size_t)s->p.streams;
     for (size_t i = 0; i < n; i++)
         k[i] = s->noise ? s->noise[i] : 1.0f;
     return GLCV_OK;

@@ -14,6 +14,29 @@
 
 /* ---- setup ------------------------------------------------------------------------------------------ */
 
+/* A program of the segmenter: layered (one layer per stream) when it has several streams. */
+static glcv_status program(glcv_segment *s, const char *key, const char *const *files, int n_files,
+                           const char *defines, const glcv_format *outputs, int n_outputs, glcv_program **out)
+{
+    char text[512];
+    snprintf(text, sizeof text, "%s%s", s->layers ? "#define GLCV_LAYERED 1\n" : "", defines ? defines : "");
+    return glcv_engine_program(s->engine, key, files, n_files, text, outputs, n_outputs, out);
+}
+
+/* An input of a pass of the segmenter: a texture array when it has several streams. */
+static void add_in(const glcv_segment *s, glcv_pass *p, const char *name, GLuint texture, glcv_sampling sampling)
+{
+    glcv_pass_add_input(p, name, texture, sampling);
+    if (s->layers)
+        p->inputs[p->n_inputs - 1].target = GL_TEXTURE_2D_ARRAY;
+}
+
+/* The per-pixel noise factors the threshold pass reads. */
+static GLuint noise_id(const glcv_segment *s)
+{
+    return s->layers ? s->noise_layers.id : s->noise_texture;
+}
+
 static glcv_status gpu_programs(glcv_segment *s)
 {
     static const char *const threshold_files[] = {"segment_threshold.glsl"};
@@ -27,25 +50,27 @@ static glcv_status gpu_programs(glcv_segment *s)
                       i32 = GLCV_FORMAT_RGBA32I;
     const glcv_format f32_rgba8[2] = {GLCV_FORMAT_RGBA32F, GLCV_FORMAT_RGBA8};
     const glcv_format rgba8_f32[2] = {GLCV_FORMAT_RGBA8, GLCV_FORMAT_RGBA32F};
-    glcv_engine *e = s->engine;
     glcv_status st;
-    if ((st = glcv_engine_program(e, "segment_threshold", threshold_files, 1, NULL, rg8ui4, 4, &s->threshold)) ||
-        (st = glcv_engine_program(e, "segment_mrf", mrf_files, 1, NULL, &r8, 1, &s->mrf)) ||
-        (st = glcv_engine_program(e, "segment_merge", merge_files, 1, NULL, &r8, 1, &s->merge)) ||
-        (st = glcv_engine_program(e, "segment_learn_add", bg_files, 1, "#define SEGMENT_LEARN_ADD 1\n", &f32, 1,
-                                  &s->learn_add)) ||
-        (st = glcv_engine_program(e, "segment_learn_end", bg_files, 1, "#define SEGMENT_LEARN_END 1\n", rgba8_f32,
-                                  2, &s->learn_end)) ||
-        (st = glcv_engine_program(e, "segment_adapt_init", bg_files, 1, "#define SEGMENT_ADAPT_INIT 1\n", &f32, 1,
-                                  &s->adapt_init)) ||
-        (st = glcv_engine_program(e, "segment_adapt", bg_files, 1, "#define SEGMENT_ADAPT 1\n", f32_rgba8, 2,
-                                  &s->adapt)) ||
-        (st = glcv_engine_program(e, "engine_copy", copy_files, 1, NULL, &rgba8, 1, &s->copy)) ||
-        (st = glcv_engine_program(e, "segment_qualifiers", threshold_files, 1, "#define SEGMENT_QUALIFIERS 1\n",
-                                  &i32, 1, &s->qualifiers)))
+    if ((st = program(s, "segment_threshold", threshold_files, 1, NULL, rg8ui4, 4, &s->threshold)) ||
+        (st = program(s, "segment_mrf", mrf_files, 1, NULL, &r8, 1, &s->mrf)) ||
+        (st = program(s, "segment_merge", merge_files, 1, NULL, &r8, 1, &s->merge)) ||
+        (st = program(s, "segment_adapt_init", bg_files, 1, "#define SEGMENT_ADAPT_INIT 1\n", &f32, 1,
+                      &s->adapt_init)) ||
+        (st = program(s, "segment_adapt", bg_files, 1, "#define SEGMENT_ADAPT 1\n", f32_rgba8, 2, &s->adapt)))
+        return st;
+    /* One stream only: learning on the GPU, a caller's texture as background, diagnostics. With
+     * several, each stream's CPU segmenter learns (segment_batch.c). */
+    if (!s->layers &&
+        ((st = program(s, "segment_learn_add", bg_files, 1, "#define SEGMENT_LEARN_ADD 1\n", &f32, 1,
+                       &s->learn_add)) ||
+         (st = program(s, "segment_learn_end", bg_files, 1, "#define SEGMENT_LEARN_END 1\n", rgba8_f32, 2,
+                       &s->learn_end)) ||
+         (st = program(s, "engine_copy", copy_files, 1, NULL, &rgba8, 1, &s->copy)) ||
+         (st = program(s, "segment_qualifiers", threshold_files, 1, "#define SEGMENT_QUALIFIERS 1\n", &i32, 1,
+                       &s->qualifiers))))
         return st;
     if (s->tile_iterations &&
-        (st = glcv_engine_program(e, "segment_threshold_packed", threshold_files, 1,
+        (st = program(s, "segment_threshold_packed", threshold_files, 1,
                                   "#define SEGMENT_PACKED 1\n#define GLCV_TILED 1\n#define GLCV_LOCAL_X 16\n"
                                   "#define GLCV_LOCAL_Y 8\n",
                                   r32ui4, 4, &s->threshold_packed)))
@@ -53,23 +78,31 @@ static glcv_status gpu_programs(glcv_segment *s)
     return GLCV_OK;
 }
 
+/* A texture of the segmenter: an array of one layer per stream when it has several. */
+static glcv_status texture(glcv_segment *s, glcv_tex *tex, int width, int height, glcv_format format)
+{
+    return glcv_engine_tex_create_layers(s->engine, tex, width, height, s->layers, format);
+}
+
 static glcv_status gpu_textures(glcv_segment *s)
 {
-    glcv_engine *e = s->engine;
     glcv_status st;
-    if ((st = glcv_engine_tex_create(e, &s->frames[0], s->width, s->height, GLCV_FORMAT_RGBA8)) ||
-        (st = glcv_engine_tex_create(e, &s->frames[1], s->width, s->height, GLCV_FORMAT_RGBA8)) ||
-        (st = glcv_engine_tex_create(e, &s->background, s->width, s->height, GLCV_FORMAT_RGBA8)) ||
-        (st = glcv_engine_tex_create(e, &s->mask, s->width, s->height, GLCV_FORMAT_R8)))
+    if ((st = texture(s, &s->frames[0], s->width, s->height, GLCV_FORMAT_RGBA8)) ||
+        (st = texture(s, &s->frames[1], s->width, s->height, GLCV_FORMAT_RGBA8)) ||
+        (st = texture(s, &s->background, s->width, s->height, GLCV_FORMAT_RGBA8)) ||
+        (st = texture(s, &s->mask, s->width, s->height, GLCV_FORMAT_R8)))
+        return st;
+    if (s->layers && ((st = texture(s, &s->noise_layers, s->width, s->height, GLCV_FORMAT_R32F)) ||
+                      (st = texture(s, &s->rules_tex, 1, 1, GLCV_FORMAT_RGBA32F))))
         return st;
     for (int i = 0; i < 4; i++) {
-        if ((st = glcv_engine_tex_create(e, &s->thresholds[i], s->sub_w, s->sub_h, GLCV_FORMAT_RG8UI)) ||
-            (st = glcv_engine_tex_create(e, &s->masks[i], s->sub_w, s->sub_h, GLCV_FORMAT_R8)))
+        if ((st = texture(s, &s->thresholds[i], s->sub_w, s->sub_h, GLCV_FORMAT_RG8UI)) ||
+            (st = texture(s, &s->masks[i], s->sub_w, s->sub_h, GLCV_FORMAT_R8)))
             return st;
         if (s->tile_iterations &&
-            ((st = glcv_engine_tex_create(e, &s->thr_words[i], s->words_w, s->sub_h, GLCV_FORMAT_R32UI)) ||
-             (st = glcv_engine_tex_create(e, &s->mask_bits[0][i], s->bits_w, s->sub_h, GLCV_FORMAT_R32UI)) ||
-             (st = glcv_engine_tex_create(e, &s->mask_bits[1][i], s->bits_w, s->sub_h, GLCV_FORMAT_R32UI))))
+            ((st = texture(s, &s->thr_words[i], s->words_w, s->sub_h, GLCV_FORMAT_R32UI)) ||
+             (st = texture(s, &s->mask_bits[0][i], s->bits_w, s->sub_h, GLCV_FORMAT_R32UI)) ||
+             (st = texture(s, &s->mask_bits[1][i], s->bits_w, s->sub_h, GLCV_FORMAT_R32UI))))
             return st;
     }
     return GLCV_OK;
@@ -80,8 +113,7 @@ static glcv_status float_textures(glcv_segment *s)
 {
     for (int i = 0; i < 2; i++) {
         if (!s->background_f[i].id) {
-            glcv_status st = glcv_engine_tex_create(s->engine, &s->background_f[i], s->width, s->height,
-                                                    GLCV_FORMAT_RGBA32F);
+            glcv_status st = texture(s, &s->background_f[i], s->width, s->height, GLCV_FORMAT_RGBA32F);
             if (st != GLCV_OK)
                 return st;
         }
@@ -104,6 +136,8 @@ void glcv_segment_gl_destroy(glcv_segment *s)
     glcv_engine_tex_destroy(e, &s->background_f[0]);
     glcv_engine_tex_destroy(e, &s->background_f[1]);
     glcv_engine_tex_destroy(e, &s->mask);
+    glcv_engine_tex_destroy(e, &s->noise_layers);
+    glcv_engine_tex_destroy(e, &s->rules_tex);
     if (s->noise_texture)
         glDeleteTextures(1, &s->noise_texture);
     for (int i = 0; i < GLCV_SEGMENT_CALIB_KEEP; i++)
@@ -182,7 +216,7 @@ static glcv_status tile_program(glcv_segment *s, int k, glcv_program **out)
              "#define GLCV_TILED 1\n#define GLCV_LOCAL_X %d\n#define GLCV_LOCAL_Y 1\n"
              "#define TILE_Y %d\n#define HALO_Y %d\n",
              4 * s->tile_rows, tile_height(s, k), 2 * k);
-    return glcv_engine_program(s->engine, key, files, 1, defines, outputs, 5, out);
+    return program(s, key, files, 1, defines, outputs, 5, out);
 }
 
 /* The MRF iterations of a frame in dispatches of up to tile_iterations iterations each; the
@@ -206,9 +240,9 @@ static glcv_status gpu_mrf_tiled(glcv_segment *s)
         static const char *const thr_names[4] = {"thr_k", "thr_l", "thr_m", "thr_n"};
         static const char *const prior_names[4] = {"prior_k", "prior_l", "prior_m", "prior_n"};
         for (int i = 0; i < 4; i++)
-            glcv_pass_add_input(&p, thr_names[i], s->thr_words[i].id, GLCV_SAMPLE_NEAREST);
+            add_in(s, &p, thr_names[i], s->thr_words[i].id, GLCV_SAMPLE_NEAREST);
         for (int i = 0; i < 4; i++)
-            glcv_pass_add_input(&p, prior_names[i], in[i].id, GLCV_SAMPLE_NEAREST);
+            add_in(s, &p, prior_names[i], in[i].id, GLCV_SAMPLE_NEAREST);
         for (int i = 0; i < 4; i++)
             glcv_pass_add_output(&p, &out[i]);
         glcv_pass_add_output(&p, &s->mask);
@@ -236,13 +270,16 @@ glcv_status glcv_segment_gl_run(glcv_segment *s, GLuint input)
 
     glcv_pass t = s->tile_iterations ? glcv_pass_make(s->threshold_packed, "threshold", s->words_w, s->sub_h)
                                      : glcv_pass_make(s->threshold, "threshold", s->sub_w, s->sub_h);
-    glcv_pass_add_input(&t, "frame", input, GLCV_SAMPLE_NEAREST);
-    glcv_pass_add_input(&t, "background", s->background.id, GLCV_SAMPLE_NEAREST);
-    glcv_pass_add_input(&t, "noise", s->noise_texture, GLCV_SAMPLE_NEAREST);
+    add_in(s, &t, "frame", input, GLCV_SAMPLE_NEAREST);
+    add_in(s, &t, "background", s->background.id, GLCV_SAMPLE_NEAREST);
+    add_in(s, &t, "noise", noise_id(s), GLCV_SAMPLE_NEAREST);
+    if (s->layers)
+        add_in(s, &t, "rules", s->rules_tex.id, GLCV_SAMPLE_NEAREST);
     for (int i = 0; i < 4; i++)
         glcv_pass_add_output(&t, s->tile_iterations ? &s->thr_words[i] : &s->thresholds[i]);
     glcv_pass_add_uniform_i(&t, "image_size", GLCV_U_2I, s->width, s->height);
-    glcv_pass_add_uniform_f(&t, "rule", GLCV_U_4F, rule);
+    if (!s->layers)
+        glcv_pass_add_uniform_f(&t, "rule", GLCV_U_4F, rule);
     if (s->tile_iterations) { /* one block per invocation, 16 x 8 blocks per work group */
         t.groups_x = (s->sub_w + 15) / 16;
         t.groups_y = (s->sub_h + 7) / 8;
@@ -261,10 +298,10 @@ glcv_status glcv_segment_gl_run(glcv_segment *s, GLuint input)
             for (int k = 0; k < 4; k++) {
                 int sub = order[k], a = sub & 1, b = sub >> 1;
                 glcv_pass m = glcv_pass_make(s->mrf, "mrf", s->sub_w, s->sub_h);
-                glcv_pass_add_input(&m, "thresholds", s->thresholds[sub].id, GLCV_SAMPLE_NEAREST);
-                glcv_pass_add_input(&m, "h_mask", masks[(1 - a) + 2 * b].id, GLCV_SAMPLE_LINEAR_ZERO);
-                glcv_pass_add_input(&m, "v_mask", masks[a + 2 * (1 - b)].id, GLCV_SAMPLE_LINEAR_ZERO);
-                glcv_pass_add_input(&m, "d_mask", masks[(1 - a) + 2 * (1 - b)].id, GLCV_SAMPLE_LINEAR_ZERO);
+                add_in(s, &m, "thresholds", s->thresholds[sub].id, GLCV_SAMPLE_NEAREST);
+                add_in(s, &m, "h_mask", masks[(1 - a) + 2 * b].id, GLCV_SAMPLE_LINEAR_ZERO);
+                add_in(s, &m, "v_mask", masks[a + 2 * (1 - b)].id, GLCV_SAMPLE_LINEAR_ZERO);
+                add_in(s, &m, "d_mask", masks[(1 - a) + 2 * (1 - b)].id, GLCV_SAMPLE_LINEAR_ZERO);
                 glcv_pass_add_output(&m, &masks[sub]);
                 glcv_pass_add_uniform_i(&m, "subset", GLCV_U_2I, a, b);
                 glcv_pass_add_uniform_i(&m, "param_set", GLCV_U_1I, it == 0 ? 0 : 1, 0);
@@ -275,10 +312,10 @@ glcv_status glcv_segment_gl_run(glcv_segment *s, GLuint input)
         }
 
         glcv_pass g = glcv_pass_make(s->merge, "merge", s->width, s->height);
-        glcv_pass_add_input(&g, "mask_k", masks[GLCV_SUBSET_K].id, GLCV_SAMPLE_NEAREST);
-        glcv_pass_add_input(&g, "mask_l", masks[GLCV_SUBSET_L].id, GLCV_SAMPLE_NEAREST);
-        glcv_pass_add_input(&g, "mask_m", masks[GLCV_SUBSET_M].id, GLCV_SAMPLE_NEAREST);
-        glcv_pass_add_input(&g, "mask_n", masks[GLCV_SUBSET_N].id, GLCV_SAMPLE_NEAREST);
+        add_in(s, &g, "mask_k", masks[GLCV_SUBSET_K].id, GLCV_SAMPLE_NEAREST);
+        add_in(s, &g, "mask_l", masks[GLCV_SUBSET_L].id, GLCV_SAMPLE_NEAREST);
+        add_in(s, &g, "mask_m", masks[GLCV_SUBSET_M].id, GLCV_SAMPLE_NEAREST);
+        add_in(s, &g, "mask_n", masks[GLCV_SUBSET_N].id, GLCV_SAMPLE_NEAREST);
         glcv_pass_add_output(&g, &s->mask);
         if ((st = glcv_engine_run(e, &g)) != GLCV_OK)
             return st;
@@ -289,7 +326,7 @@ glcv_status glcv_segment_gl_run(glcv_segment *s, GLuint input)
             return st;
         if (!s->bgf_valid) {
             glcv_pass i = glcv_pass_make(s->adapt_init, "adapt", s->width, s->height);
-            glcv_pass_add_input(&i, "background", s->background.id, GLCV_SAMPLE_NEAREST);
+            add_in(s, &i, "background", s->background.id, GLCV_SAMPLE_NEAREST);
             glcv_pass_add_output(&i, &s->background_f[s->bgf_current]);
             if ((st = glcv_engine_run(e, &i)) != GLCV_OK)
                 return st;
@@ -297,9 +334,9 @@ glcv_status glcv_segment_gl_run(glcv_segment *s, GLuint input)
         }
         int next = 1 - s->bgf_current;
         glcv_pass a = glcv_pass_make(s->adapt, "adapt", s->width, s->height);
-        glcv_pass_add_input(&a, "background_f", s->background_f[s->bgf_current].id, GLCV_SAMPLE_NEAREST);
-        glcv_pass_add_input(&a, "frame", input, GLCV_SAMPLE_NEAREST);
-        glcv_pass_add_input(&a, "mask", s->mask.id, GLCV_SAMPLE_NEAREST);
+        add_in(s, &a, "background_f", s->background_f[s->bgf_current].id, GLCV_SAMPLE_NEAREST);
+        add_in(s, &a, "frame", input, GLCV_SAMPLE_NEAREST);
+        add_in(s, &a, "mask", s->mask.id, GLCV_SAMPLE_NEAREST);
         glcv_pass_add_output(&a, &s->background_f[next]);
         glcv_pass_add_output(&a, &s->background);
         glcv_pass_add_uniform_f(&a, "rate", GLCV_U_1F, &s->p.adapt_rate);
@@ -337,7 +374,7 @@ glcv_status glcv_segment_gl_create(glcv_segment *s)
 
 glcv_status glcv_segment_gl_set_noise(glcv_segment *s, const float *noise)
 {
-    size_t n = (size_t)s->width * (size_t)s->height;
+    size_t n = (size_t)s->width * (size_t)s->height * (size_t)(s->layers ? s->layers : 1);
     float *ones = NULL;
     if (!noise) {
         if (!(ones = malloc(n * sizeof *ones)))
@@ -345,16 +382,76 @@ glcv_status glcv_segment_gl_set_noise(glcv_segment *s, const float *noise)
         for (size_t i = 0; i < n; i++)
             ones[i] = 1.0f;
     }
-    glcv_status st = glcv_gl_upload_texture(&s->noise_texture, s->width, s->height, GL_R32F, GL_RED, GL_FLOAT,
-                                            noise ? noise : ones, &s->p.logger);
+    glcv_status st;
+    if (s->layers) {
+        glcv_engine_begin(s->engine);
+        st = glcv_engine_upload_layers(s->engine, &s->noise_layers, 0, s->layers, GL_RED, GL_FLOAT,
+                                       noise ? noise : ones);
+        glcv_engine_end(s->engine);
+    } else {
+        st = glcv_gl_upload_texture(&s->noise_texture, s->width, s->height, GL_R32F, GL_RED, GL_FLOAT,
+                                    noise ? noise : ones, &s->p.logger);
+    }
     free(ones);
+    return st;
+}
+
+/* ---- several streams ------------------------------------------------------------------------------------ */
+
+glcv_status glcv_segment_gl_set_layer(glcv_segment *s, int layer, const uint8_t *rgb, const float *noise,
+                                      const float rule[4])
+{
+    glcv_engine *e = s->engine;
+    glcv_status st = glcv_engine_upload_layers(e, &s->background, layer, 1, GL_RGB, GL_UNSIGNED_BYTE, rgb);
+    if (st == GLCV_OK && noise)
+        st = glcv_engine_upload_layers(e, &s->noise_layers, layer, 1, GL_RED, GL_FLOAT, noise);
+    if (st == GLCV_OK && !noise) {
+        size_t n = (size_t)s->width * (size_t)s->height;
+        float *ones = malloc(n * sizeof *ones);
+        if (!ones)
+            return GLCV_ERROR_OUT_OF_MEMORY;
+        for (size_t i = 0; i < n; i++)
+            ones[i] = 1.0f;
+        st = glcv_engine_upload_layers(e, &s->noise_layers, layer, 1, GL_RED, GL_FLOAT, ones);
+        free(ones);
+    }
+    memcpy(s->rules[layer], rule, sizeof s->rules[layer]);
+    s->rules_dirty = 1;
+    return st;
+}
+
+glcv_status glcv_segment_gl_upload_rules(glcv_segment *s)
+{
+    if (!s->rules_dirty)
+        return GLCV_OK;
+    glcv_status st = glcv_engine_upload_layers(s->engine, &s->rules_tex, 0, s->layers, GL_RGBA, GL_FLOAT, s->rules);
+    s->rules_dirty = st != GLCV_OK;
+    return st;
+}
+
+glcv_status glcv_segment_gl_upload_set(glcv_segment *s, int slot, glcv_pixel_format format)
+{
+    const glcv_tex *t = glcv_segment_gl_next_frame(s);
+    s->last_input = t->id;
+    return glcv_engine_upload_staged(s->engine, t, slot, format, s->width, s->height);
+}
+
+glcv_status glcv_segment_gl_read_masks(glcv_segment *s, const uint8_t **masks)
+{
+    size_t bytes = (size_t)s->width * (size_t)s->height * (size_t)s->layers;
+    int slot = 0;
+    glcv_engine_begin(s->engine);
+    glcv_status st = glcv_engine_download(s->engine, &s->mask, GL_RED, GL_UNSIGNED_BYTE, bytes, &slot);
+    if (st == GLCV_OK)
+        st = glcv_engine_download_wait(s->engine, slot, (const void **)masks);
+    glcv_engine_end(s->engine);
     return st;
 }
 
 glcv_status glcv_segment_gl_copy(glcv_segment *s, GLuint source, const glcv_tex *target)
 {
     glcv_pass c = glcv_pass_make(s->copy, "copy", s->width, s->height);
-    glcv_pass_add_input(&c, "source", source, GLCV_SAMPLE_NEAREST);
+    add_in(s, &c, "source", source, GLCV_SAMPLE_NEAREST);
     glcv_pass_add_output(&c, target);
     glcv_engine_begin(s->engine);
     glcv_status st = glcv_engine_run(s->engine, &c);
@@ -380,8 +477,8 @@ glcv_status glcv_segment_gl_learn_add(glcv_segment *s, GLuint input)
 {
     int next = 1 - s->bgf_current;
     glcv_pass a = glcv_pass_make(s->learn_add, "learn", s->width, s->height);
-    glcv_pass_add_input(&a, "sum", s->background_f[s->bgf_current].id, GLCV_SAMPLE_NEAREST);
-    glcv_pass_add_input(&a, "frame", input, GLCV_SAMPLE_NEAREST);
+    add_in(s, &a, "sum", s->background_f[s->bgf_current].id, GLCV_SAMPLE_NEAREST);
+    add_in(s, &a, "frame", input, GLCV_SAMPLE_NEAREST);
     glcv_pass_add_output(&a, &s->background_f[next]);
     glcv_status st = glcv_engine_run(s->engine, &a);
     s->bgf_current = next;
@@ -393,7 +490,7 @@ glcv_status glcv_segment_gl_learn_end(glcv_segment *s)
 {
     int next = 1 - s->bgf_current;
     glcv_pass a = glcv_pass_make(s->learn_end, "learn", s->width, s->height);
-    glcv_pass_add_input(&a, "sum", s->background_f[s->bgf_current].id, GLCV_SAMPLE_NEAREST);
+    add_in(s, &a, "sum", s->background_f[s->bgf_current].id, GLCV_SAMPLE_NEAREST);
     glcv_pass_add_output(&a, &s->background);
     glcv_pass_add_output(&a, &s->background_f[next]);
     glcv_pass_add_uniform_i(&a, "count", GLCV_U_1I, s->learn_count, 0);
@@ -422,8 +519,8 @@ glcv_status glcv_segment_gl_qualifiers(glcv_segment *s, GLuint input, int32_t *f
     if (st == GLCV_OK) {
         float rule[4] = {s->p.ts, s->p.odc, s->p.b1, s->p.b2};
         glcv_pass p = glcv_pass_make(s->qualifiers, "qualifiers", s->width, s->height);
-        glcv_pass_add_input(&p, "frame", input, GLCV_SAMPLE_NEAREST);
-        glcv_pass_add_input(&p, "background", s->background.id, GLCV_SAMPLE_NEAREST);
+        add_in(s, &p, "frame", input, GLCV_SAMPLE_NEAREST);
+        add_in(s, &p, "background", s->background.id, GLCV_SAMPLE_NEAREST);
         glcv_pass_add_output(&p, &out);
         glcv_pass_add_uniform_i(&p, "image_size", GLCV_U_2I, s->width, s->height);
         glcv_pass_add_uniform_f(&p, "rule", GLCV_U_4F, rule);

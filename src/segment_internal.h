@@ -3,6 +3,7 @@
  *   segment.c        the object: parameters, validation, inputs and outputs, dispatch to an engine
  *   segment_learn.c  learning the background and calibrating the parameters from the data
  *   segment_gl.c     the GL passes (shaders/segment_*.glsl) on the engine, FRAGMENT or COMPUTE
+ *   segment_batch.c  several streams in one object: texture arrays, one pass for all of them
  *   segment_cpu.c    the CPU implementation: the CPU engine and the tests' oracle
  * Every function here is called with the object's mutex held. The gl functions save and
  * restore the host's GL state themselves (glcv_engine_begin/end nest), except those that take a
@@ -153,6 +154,18 @@ struct glcv_segment {
     glcv_segment_cpu cpu;
     GLuint cpu_mask_texture; /* made on demand by glcv_segment_mask_texture */
     int cpu_mask_dirty;
+
+    /* Several streams (params.streams > 1; segment_batch.c). The GL engines keep every texture
+     * above as an array of `layers` layers, one per stream (layers is 0 for one stream: plain 2D
+     * textures), and run each pass once for all layers. Per stream, a one-stream CPU-engine
+     * segmenter in sub[] learns and calibrates (GL engines: from learn_begin to learn_end only)
+     * or, with the CPU engine, does all the work. */
+    int layers;
+    glcv_segment **sub;
+    float (*rules)[4];    /* GL engines: each stream's Ts, Odc, B1, B2 */
+    int rules_dirty;      /* rules_tex is behind `rules` */
+    glcv_tex rules_tex;   /* RGBA32F array, one texel per layer */
+    glcv_tex noise_layers; /* R32F array: the noise factors of every stream */
 };
 
 /* segment.c: the parameters the rule uses now; the next subset order (one of the 24, uniformly:
@@ -170,6 +183,24 @@ glcv_status glcv_segment_use_background(glcv_segment *s, const glcv_image *img, 
 /* INVALID_ARGUMENT for a missing input of `what`: a NULL image, or (texture nonzero) texture 0. */
 glcv_status glcv_segment_no_input(glcv_segment *s, const char *what, int texture);
 
+/* segment.c: writes a plane of bytes (multiplied by `scale`: 255 for a 0/1 mask) into a GRAY8,
+ * RGB8 or RGBA8 image. check_output: an image read-backs can fill (GRAY8 only if allow_gray), and
+ * the state they read (`have`, else STATE with `missing`); errors logged as `what`. */
+void glcv_segment_write_plane(const uint8_t *plane, int scale, glcv_image *out);
+glcv_status glcv_segment_check_output(glcv_segment *s, const glcv_image *out, int allow_gray, int have,
+                                      const char *what, const char *missing);
+/* INVALID_ARGUMENT for a one-stream call on an object of several streams (logged). */
+glcv_status glcv_segment_one_stream(glcv_segment *s, const char *what);
+
+/* segment_batch.c: several streams (s->p.streams > 1). */
+glcv_status glcv_segment_batch_create(glcv_segment *s);
+void glcv_segment_batch_destroy(glcv_segment *s);
+glcv_status glcv_segment_batch_learn_begin(glcv_segment *s);
+glcv_status glcv_segment_batch_learn_end(glcv_segment *s);
+/* After a setter: the settings to every stream's segmenter and rules (`seed`: the seed changed). */
+glcv_status glcv_segment_batch_changed(glcv_segment *s, int seed);
+glcv_status glcv_segment_batch_reset(glcv_segment *s);
+
 /* ---- the GL engine (segment_gl.c) --------------------------------------------------------------- */
 
 /* Creates s->engine in the current context (mode s->p.engine), the programs and the textures;
@@ -185,8 +216,18 @@ const glcv_tex *glcv_segment_gl_next_frame(glcv_segment *s);
 glcv_status glcv_segment_gl_run(glcv_segment *s, GLuint input);
 /* Copies a texture into one of the segmenter's RGBA8 textures (exact for 8-bit inputs). */
 glcv_status glcv_segment_gl_copy(glcv_segment *s, GLuint source, const glcv_tex *target);
-/* Uploads the per-pixel noise factors (width * height floats; NULL: all 1). */
+/* Uploads the per-pixel noise factors (width * height floats, per layer; NULL: all 1). */
 glcv_status glcv_segment_gl_set_noise(glcv_segment *s, const float *noise);
+/* Several streams: sets layer `layer`'s background (packed RGB), noise factors (NULL: all 1) and
+ * rules (Ts, Odc, B1, B2), between engine begin and end; uploads the rules when they changed;
+ * uploads a staged set of frames (every layer) into the next frame array. */
+glcv_status glcv_segment_gl_set_layer(glcv_segment *s, int layer, const uint8_t *rgb, const float *noise,
+                                      const float rule[4]);
+glcv_status glcv_segment_gl_upload_rules(glcv_segment *s);
+glcv_status glcv_segment_gl_upload_set(glcv_segment *s, int slot, glcv_pixel_format format);
+/* Reads the masks of every layer (layer after layer, w * h bytes each, 0/255); the memory is the
+ * engine's, valid until its next download. */
+glcv_status glcv_segment_gl_read_masks(glcv_segment *s, const uint8_t **masks);
 /* Learning the mean: begin clears the sum, add adds a frame, end writes the background. */
 glcv_status glcv_segment_gl_learn_begin(glcv_segment *s);
 glcv_status glcv_segment_gl_learn_add(glcv_segment *s, GLuint input);

@@ -268,7 +268,9 @@ static int learns_mean(const glcv_segment *s)
 static glcv_status learn_begin(glcv_segment *s)
 {
     glcv_status st = GLCV_OK;
-    if (learns_mean(s))
+    if (s->p.streams > 1)
+        st = glcv_segment_batch_learn_begin(s);
+    else if (learns_mean(s))
         st = s->engine ? glcv_segment_gl_learn_begin(s) : glcv_segment_cpu_learn_begin(&s->cpu);
     if (st == GLCV_OK) {
         s->learning = 1;
@@ -286,10 +288,12 @@ glcv_status glcv_segment_learn_begin(glcv_segment *s)
 
 static glcv_status learn_add(glcv_segment *s, const glcv_image *img, unsigned int texture)
 {
+    glcv_status st = glcv_segment_one_stream(s, "learn_add");
+    if (st != GLCV_OK)
+        return st;
     if (!s->learning)
         return glcv_fail(&s->p.logger, GLCV_ERROR_STATE, "learn_add without learn_begin");
-    glcv_status st = img ? glcv_segment_check_image(s, img, "learning frame") : GLCV_OK;
-    if (st != GLCV_OK)
+    if (img && (st = glcv_segment_check_image(s, img, "learning frame")) != GLCV_OK)
         return st;
     if (!s->engine) {
         if ((st = glcv_segment_take_input(s, img, texture, NULL)) != GLCV_OK)
@@ -329,6 +333,11 @@ static glcv_status learn_end(glcv_segment *s)
     if (!s->learning || s->learn_count == 0) {
         st = glcv_fail(&s->p.logger, GLCV_ERROR_STATE,
                        s->learning ? "learn_end: no frame was added" : "learn_end without learn_begin");
+    } else if (s->p.streams > 1) {
+        st = glcv_segment_batch_learn_end(s);
+        s->learning = 0; /* the streams' learning is over either way */
+        s->have_background = st == GLCV_OK;
+        return st;
     } else if (!learns_mean(s)) {
         st = learn_median(s);
     } else if (!s->engine) {
@@ -356,6 +365,8 @@ glcv_status glcv_segment_learn_end(glcv_segment *s)
 
 static glcv_status calibrate_begin(glcv_segment *s)
 {
+    if (s->p.streams > 1)
+        return glcv_segment_one_stream(s, "calibrate_begin");
     if (!s->have_background || s->learning)
         return glcv_fail(&s->p.logger, GLCV_ERROR_STATE, "calibrate_begin: set or learn a background first");
     glcv_status st = calib_start(s);

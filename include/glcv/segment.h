@@ -72,6 +72,15 @@ typedef struct glcv_segment_params {
     int fixed_parameters;
     glcv_logger logger;
     glcv_segment_preset preset; /* default CALIBRATED */
+    /* Streams of this size segmented together (cameras, say): 0 or 1 = one; up to 2048. With
+     * several, the GL engines hold each stream in one layer of texture arrays and run every pass
+     * once for all of them; the CPU engine runs one CPU segmenter per stream. Frames, masks,
+     * backgrounds and learning then go through the *_frames / *_masks / *_backgrounds functions
+     * below (one image per stream); the one-stream functions that take or give images or
+     * textures are INVALID_ARGUMENT, except learn_begin/learn_end, the setters, reset and
+     * timings, which act on every stream. Each stream's result is the one its frames alone would
+     * give a one-stream segmenter with the same parameters (same seed). */
+    int streams;
 } glcv_segment_params;
 
 #define GLCV_SEGMENT_PARAMS(...) ((glcv_segment_params){__VA_ARGS__})
@@ -215,6 +224,37 @@ GLCV_API glcv_status glcv_segment_reset(glcv_segment *seg);
  * Errors: INVALID_ARGUMENT. */
 GLCV_API glcv_status glcv_segment_timings(glcv_segment *seg, glcv_timing *out, int capacity, int *count,
                                           int wait);
+
+/* ---- Several streams (params.streams > 1) ---------------------------------------------------------
+ * `count` must be the object's stream count; image i belongs to stream i. */
+
+/* Segments one frame of every stream (host pixels as for set_background; any mix of formats and
+ * strides). The GL engines copy them into one staging block and upload it in one transfer.
+ * `wait` as for glcv_segment_frame. Errors: those of glcv_segment_frame, and INVALID_ARGUMENT for
+ * a count other than the stream count. */
+GLCV_API glcv_status glcv_segment_frames(glcv_segment *seg, const glcv_image *frames, int count, int wait);
+
+/* Zero-copy input for every stream: out[i] receives stream i's image in one pinned block
+ * (formats as glcv_segment_map_frame); fill them, then call glcv_segment_frames_mapped. */
+GLCV_API glcv_status glcv_segment_map_frames(glcv_segment *seg, glcv_pixel_format format, glcv_image *out, int count);
+GLCV_API glcv_status glcv_segment_frames_mapped(glcv_segment *seg, int wait);
+
+/* Reads the last masks of every stream (as glcv_segment_read_mask: one download for all). */
+GLCV_API glcv_status glcv_segment_read_masks(glcv_segment *seg, glcv_image *out, int count);
+
+/* Sets every stream's background (as glcv_segment_set_background). The noise factors become 1
+ * and the rule values those of the parameters. */
+GLCV_API glcv_status glcv_segment_set_backgrounds(glcv_segment *seg, const glcv_image *backgrounds, int count);
+
+/* Adds one learned frame of every stream, between glcv_segment_learn_begin and learn_end;
+ * learn_end learns and calibrates each stream from its own frames (as one-stream learning does),
+ * so each stream gets its own background, noise factors and rule values. Learning keeps up to
+ * 16 frames of each stream in host memory (3 bytes a pixel each). */
+GLCV_API glcv_status glcv_segment_learn_add_frames(glcv_segment *seg, const glcv_image *frames, int count);
+
+/* With several streams, glcv_segment_mask_texture and glcv_segment_background_texture return
+ * GL_TEXTURE_2D_ARRAY textures (layer i = stream i; GL engines only), and glcv_segment_read_noise
+ * writes streams * width * height factors, stream after stream. */
 
 /* ---- Scoring masks against ground truth ------------------------------------------------------
  * Plain host computation: no GL, no object; may be called from any thread on different scores. */

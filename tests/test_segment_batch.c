@@ -1,0 +1,302 @@
+/* Several streams in one segmenter: every stream's masks, noise factors and learned rule values
+ * are exactly those a one-stream segmenter of the same engine gives on that stream's frames alone
+ * - after learning and calibrating per stream, through host frames of mixed formats and strides,
+ * through mapped frames, after set_backgrounds and setters - and the one-stream calls, wrong
+ * counts and calls out of order are refused. The argument is the engine under test (default
+ * fragment; compute, cpu); "compute multipass" runs the MRF one dispatch per substep. */
+#include "testutil.h"
+
+#include "segment_internal.h"
+
+#include <string.h>
+
+#define STREAMS 3
+#define LEARN 10
+#define RUN 8
+#define FRAMES (LEARN + RUN)
+
+static int W = 61, H = 45; /* odd sizes: partial blocks, words and tiles */
+static int multipass;      /* compute: one dispatch per MRF substep instead of the tiled kernel */
+
+/* Stream i's frames: its own scene, seed and noise level (so each calibrates differently). */
+static glcv_image frames[STREAMS][FRAMES];
+
+static void make_frames(void)
+{
+    static const float sigma[STREAMS] = {1.0f, 6.0f, 14.0f};
+    for (int i = 0; i < STREAMS; i++) {
+        glcv_synth *synth = NULL;
+        CHECK_OK(glcv_synth_create(&GLCV_SYNTH_PARAMS(.width = W, .height = H, .frames = FRAMES + LEARN,
+                                                      .noise_sigma = sigma[i], .seed = (uint32_t)(7 + 13 * i),
+                                                      .objects = 2 + i),
+                                   &synth));
+        for (int f = 0; f < FRAMES; f++) {
+            /* mixed formats and strides across the streams */
+            glcv_pixel_format fmt = i == 0 ? GLCV_PIXEL_RGB8 : i == 1 ? GLCV_PIXEL_RGBA8 : GLCV_PIXEL_RGB8;
+            size_t stride = i == 2 ? (size_t)W * 3 + 5 : 0;
+            frames[i][f] = test_image_make(W, H, fmt, stride);
+            /* learning frames come from the start of the sequence, the segmented ones later */
+            CHECK_OK(glcv_synth_frame(synth, f < LEARN ? f : f + LEARN, &frames[i][f], NULL));
+        }
+        glcv_synth_destroy(&synth);
+    }
+}
+
+static glcv_segment *make(glcv_engine_mode mode, int streams)
+{
+    glcv_segment *s = NULL;
+    CHECK_OK(glcv_segment_create(&GLCV_SEGMENT_PARAMS(.width = W, .height = H, .engine = mode, .streams = streams,
+                                                      .logger = test_logger()),
+                                 &s));
+    if (s && multipass)
+        CHECK_OK(glcv_segment_use_multipass(s));
+    if (s)
+        test_segment_on_path(s, mode, multipass);
+    return s;
+}
+
+/* Stream i's mask from the batch against the one-stream segmenter's; returns the differences. */
+static int compare_masks(glcv_segment *batch, glcv_segment *const *single, const char *what, int frame)
+{
+    glcv_image got[STREAMS], want = test_image_make(W, H, GLCV_PIXEL_GRAY8, 0);
+    for (int i = 0; i < STREAMS; i++)
+        got[i] = test_image_make(W, H, i == 1 ? GLCV_PIXEL_RGBA8 : GLCV_PIXEL_GRAY8, i == 2 ? (size_t)W + 3 : 0);
+    CHECK_OK(glcv_segment_read_masks(batch, got, STREAMS));
+    int bad = 0, on = 0;
+    for (int i = 0; i < STREAMS; i++) {
+        CHECK_OK(glcv_segment_read_mask(single[i], &want));
+        int bpp = glcv_pixel_format_size(got[i].format);
+        size_t stride = got[i].stride ? got[i].stride : (size_t)W * (size_t)bpp;
+        for (int y = 0; y < H; y++) {
+            for (int x = 0; x < W; x++) {
+                uint8_t g = got[i].data[(size_t)y * stride + (size_t)x * (size_t)bpp], w = want.data[y * W + x];
+                on += w != 0;
+                if (g != w && bad++ < 5)
+                    fprintf(stderr, "  %s, frame %d, stream %d: mask (%d, %d) is %d, alone %d\n", what, frame, i, x,
+                            y, g, w);
+            }
+        }
+        test_image_release(&got[i]);
+    }
+    test_image_release(&want);
+    CHECK(bad == 0, "%s, frame %d: %d mask pixels differ from the streams run alone", what, frame, bad);
+    CHECK(on > 0, "%s, frame %d: no foreground at all (the scene should have moving objects)", what, frame);
+    return bad;
+}
+
+static void test_learned(glcv_engine_mode mode, const char *name)
+{
+    glcv_segment *batch = make(mode, STREAMS), *single[STREAMS] = {0};
+    if (!batch)
+        return;
+    for (int i = 0; i < STREAMS; i++)
+        single[i] = make(mode, 1);
+    CHECK_OK(glcv_segment_learn_begin(batch));
+    for (int i = 0; i < STREAMS; i++)
+        CHECK_OK(glcv_segment_learn_begin(single[i]));
+    for (int f = 0; f < LEARN; f++) {
+        glcv_image set[STREAMS];
+        for (int i = 0; i < STREAMS; i++) {
+            set[i] = frames[i][f];
+            CHECK_OK(glcv_segment_learn_add(single[i], &frames[i][f]));
+        }
+        CHECK_OK(glcv_segment_learn_add_frames(batch, set, STREAMS));
+    }
+    CHECK_OK(glcv_segment_learn_end(batch));
+    for (int i = 0; i < STREAMS; i++)
+        CHECK_OK(glcv_segment_learn_end(single[i]));
+
+    /* each stream calibrated on its own frames: different noise, different rule values */
+    glcv_segment_params p0, p2;
+    CHECK_OK(glcv_segment_get_params(single[0], &p0));
+    CHECK_OK(glcv_segment_get_params(single[2], &p2));
+    CHECK(p2.ts > 1.5f * p0.ts, "%s: stream 2 (noisier) calibrated Ts %g, stream 0 %g: the test needs them apart",
+          name, p2.ts, p0.ts);
+    size_t n = (size_t)W * (size_t)H;
+    float *k = malloc(n * STREAMS * sizeof *k), *k1 = malloc(n * sizeof *k1);
+    CHECK_OK(glcv_segment_read_noise(batch, k));
+    int bad = 0;
+    for (int i = 0; i < STREAMS && k && k1; i++) {
+        CHECK_OK(glcv_segment_read_noise(single[i], k1));
+        for (size_t j = 0; j < n; j++)
+            if (k[n * (size_t)i + j] != k1[j] && bad++ < 3)
+                fprintf(stderr, "  %s: stream %d noise factor %zu is %g, alone %g\n", name, i, j,
+                        (double)k[n * (size_t)i + j], (double)k1[j]);
+    }
+    CHECK(bad == 0, "%s: %d noise factors differ from the streams learned alone", name, bad);
+    free(k);
+    free(k1);
+
+    /* host frames, then mapped frames (RGBA8) */
+    for (int f = LEARN; f < FRAMES; f++) {
+        int mapped = f >= LEARN + RUN / 2;
+        if (mapped) {
+            glcv_image m[STREAMS];
+            CHECK_OK(glcv_segment_map_frames(batch, GLCV_PIXEL_RGBA8, m, STREAMS));
+            for (int i = 0; i < STREAMS && m[i].data; i++)
+                CHECK_OK(glcv_image_convert(&frames[i][f], &m[i]));
+            CHECK_OK(glcv_segment_frames_mapped(batch, 0));
+        } else {
+            glcv_image set[STREAMS];
+            for (int i = 0; i < STREAMS; i++)
+                set[i] = frames[i][f];
+            CHECK_OK(glcv_segment_frames(batch, set, STREAMS, 0));
+        }
+        for (int i = 0; i < STREAMS; i++)
+            CHECK_OK(glcv_segment_frame(single[i], &frames[i][f], 0));
+        compare_masks(batch, single, mapped ? "mapped frames" : "host frames", f);
+    }
+    if (mode != GLCV_ENGINE_CPU) {
+        unsigned int t = glcv_segment_mask_texture(batch);
+        CHECK(t != 0, "%s: no mask texture", name);
+        GLint layers = 0;
+        glBindTexture(GL_TEXTURE_2D_ARRAY, t);
+        glGetTexLevelParameteriv(GL_TEXTURE_2D_ARRAY, 0, GL_TEXTURE_DEPTH, &layers);
+        glBindTexture(GL_TEXTURE_2D_ARRAY, 0);
+        CHECK(glGetError() == GL_NO_ERROR && layers == STREAMS, "%s: mask texture has %d layers, expected %d", name,
+              layers, STREAMS);
+    } else {
+        CHECK(glcv_segment_mask_texture(batch) == 0, "cpu: several streams have no mask texture");
+    }
+    glcv_segment_destroy(&batch);
+    for (int i = 0; i < STREAMS; i++)
+        glcv_segment_destroy(&single[i]);
+}
+
+/* Given backgrounds and the setters, applied to every stream. */
+static void test_set_backgrounds(glcv_engine_mode mode)
+{
+    glcv_segment *batch = make(mode, STREAMS), *single[STREAMS] = {0};
+    if (!batch)
+        return;
+    glcv_image set[STREAMS];
+    for (int i = 0; i < STREAMS; i++) {
+        single[i] = make(mode, 1);
+        set[i] = frames[i][0];
+        CHECK_OK(glcv_segment_set_background(single[i], &frames[i][0]));
+        CHECK_OK(glcv_segment_set_iterations(single[i], 3));
+        CHECK_OK(glcv_segment_set_ts(single[i], 2000.0f));
+        CHECK_OK(glcv_segment_set_seed(single[i], 99));
+    }
+    CHECK_OK(glcv_segment_set_backgrounds(batch, set, STREAMS));
+    CHECK_OK(glcv_segment_set_iterations(batch, 3));
+    CHECK_OK(glcv_segment_set_ts(batch, 2000.0f));
+    CHECK_OK(glcv_segment_set_seed(batch, 99));
+    for (int f = LEARN; f < LEARN + 3; f++) {
+        for (int i = 0; i < STREAMS; i++) {
+            set[i] = frames[i][f];
+            CHECK_OK(glcv_segment_frame(single[i], &frames[i][f], 0));
+        }
+        CHECK_OK(glcv_segment_frames(batch, set, STREAMS, 1));
+        compare_masks(batch, single, "set backgrounds", f);
+    }
+    /* reset clears every stream's temporal prior */
+    CHECK_OK(glcv_segment_reset(batch));
+    for (int i = 0; i < STREAMS; i++) {
+        CHECK_OK(glcv_segment_reset(single[i]));
+        set[i] = frames[i][LEARN + 3];
+        CHECK_OK(glcv_segment_frame(single[i], &frames[i][LEARN + 3], 0));
+    }
+    CHECK_OK(glcv_segment_frames(batch, set, STREAMS, 0));
+    compare_masks(batch, single, "after reset", LEARN + 3);
+    glcv_segment_destroy(&batch);
+    for (int i = 0; i < STREAMS; i++)
+        glcv_segment_destroy(&single[i]);
+}
+
+static void test_errors(glcv_engine_mode mode)
+{
+    glcv_segment *s = NULL;
+    glcv_segment_params q = {.width = W, .height = H, .engine = mode};
+    q.streams = 2049;
+    CHECK_STATUS(glcv_segment_create(&q, &s), GLCV_ERROR_INVALID_ARGUMENT);
+    q.streams = -1;
+    CHECK_STATUS(glcv_segment_create(&q, &s), GLCV_ERROR_INVALID_ARGUMENT);
+    CHECK(s == NULL, "a failed create leaves *out NULL");
+    s = make(mode, STREAMS);
+    if (!s)
+        return;
+    glcv_image set[STREAMS], out[STREAMS], one = test_image_make(W, H, GLCV_PIXEL_GRAY8, 0);
+    for (int i = 0; i < STREAMS; i++) {
+        set[i] = frames[i][LEARN];
+        out[i] = test_image_make(W, H, GLCV_PIXEL_GRAY8, 0);
+    }
+    /* out of order */
+    CHECK_STATUS(glcv_segment_frames(s, set, STREAMS, 0), GLCV_ERROR_STATE);
+    CHECK_STATUS(glcv_segment_read_masks(s, out, STREAMS), GLCV_ERROR_STATE);
+    CHECK_STATUS(glcv_segment_frames_mapped(s, 0), GLCV_ERROR_STATE);
+    CHECK_STATUS(glcv_segment_learn_add_frames(s, set, STREAMS), GLCV_ERROR_STATE);
+    /* one-stream calls */
+    CHECK_STATUS(glcv_segment_set_background(s, &frames[0][0]), GLCV_ERROR_INVALID_ARGUMENT);
+    CHECK_STATUS(glcv_segment_frame(s, &frames[0][0], 0), GLCV_ERROR_INVALID_ARGUMENT);
+    CHECK_STATUS(glcv_segment_map_frame(s, GLCV_PIXEL_RGB8, &one), GLCV_ERROR_INVALID_ARGUMENT);
+    CHECK_STATUS(glcv_segment_read_mask(s, &one), GLCV_ERROR_INVALID_ARGUMENT);
+    CHECK_STATUS(glcv_segment_calibrate_begin(s), GLCV_ERROR_INVALID_ARGUMENT);
+    CHECK_STATUS(glcv_segment_read_thresholds(s, NULL, NULL), GLCV_ERROR_INVALID_ARGUMENT);
+    /* wrong counts, NULL, a wrong size */
+    CHECK_STATUS(glcv_segment_set_backgrounds(s, set, STREAMS - 1), GLCV_ERROR_INVALID_ARGUMENT);
+    CHECK_STATUS(glcv_segment_set_backgrounds(s, NULL, STREAMS), GLCV_ERROR_INVALID_ARGUMENT);
+    glcv_image mapped[STREAMS + 1];
+    CHECK_STATUS(glcv_segment_map_frames(s, GLCV_PIXEL_RGB8, mapped, STREAMS + 1), GLCV_ERROR_INVALID_ARGUMENT);
+    glcv_image small = test_image_make(W - 1, H, GLCV_PIXEL_RGB8, 0);
+    glcv_image bad_set[STREAMS] = {set[0], small, set[2]};
+    CHECK_STATUS(glcv_segment_set_backgrounds(s, bad_set, STREAMS), GLCV_ERROR_SIZE_MISMATCH);
+    CHECK_STATUS(glcv_segment_frames(s, set, STREAMS, 0), GLCV_ERROR_STATE); /* nothing was set */
+    CHECK_OK(glcv_segment_set_backgrounds(s, set, STREAMS));
+    CHECK_STATUS(glcv_segment_frames(s, bad_set, STREAMS, 0), GLCV_ERROR_SIZE_MISMATCH);
+    CHECK_STATUS(glcv_segment_frames(s, set, 0, 0), GLCV_ERROR_INVALID_ARGUMENT);
+    CHECK_OK(glcv_segment_frames(s, set, STREAMS, 0));
+    glcv_image bad_out[STREAMS] = {out[0], out[1], small};
+    CHECK_STATUS(glcv_segment_read_masks(s, bad_out, STREAMS), GLCV_ERROR_SIZE_MISMATCH);
+    CHECK_OK(glcv_segment_read_masks(s, out, STREAMS));
+    /* learning without frames, and learning again after */
+    CHECK_OK(glcv_segment_learn_begin(s));
+    CHECK_STATUS(glcv_segment_frames(s, set, STREAMS, 0), GLCV_ERROR_STATE);
+    CHECK_STATUS(glcv_segment_learn_end(s), GLCV_ERROR_STATE);
+    CHECK_OK(glcv_segment_learn_begin(s));
+    CHECK_OK(glcv_segment_learn_add_frames(s, set, STREAMS));
+    CHECK_OK(glcv_segment_learn_end(s));
+    CHECK_OK(glcv_segment_frames(s, set, STREAMS, 0));
+    test_image_release(&small);
+    test_image_release(&one);
+    for (int i = 0; i < STREAMS; i++)
+        test_image_release(&out[i]);
+    glcv_segment_destroy(&s);
+    /* one stream through the calls for several: the same as the one-stream calls */
+    s = make(mode, 1);
+    CHECK_OK(glcv_segment_set_backgrounds(s, set, 1));
+    CHECK_OK(glcv_segment_frames(s, set, 1, 0));
+    glcv_image m = test_image_make(W, H, GLCV_PIXEL_GRAY8, 0);
+    CHECK_OK(glcv_segment_read_masks(s, &m, 1));
+    test_image_release(&m);
+    glcv_segment_destroy(&s);
+}
+
+int main(int argc, char **argv)
+{
+    const char *name = argc > 1 ? argv[1] : "fragment";
+    glcv_engine_mode mode;
+    if (glcv_engine_mode_parse(name, &mode) != GLCV_OK)
+        return 2;
+    multipass = argc > 2 && strcmp(argv[2], "multipass") == 0 && mode == GLCV_ENGINE_COMPUTE;
+    glcv_context *ctx = NULL;
+    if (mode != GLCV_ENGINE_CPU)
+        ctx = test_context_or_skip(mode == GLCV_ENGINE_COMPUTE ? 43 : 33);
+    make_frames();
+    test_learned(mode, name);
+    test_set_backgrounds(mode);
+    test_errors(mode);
+    /* a larger size: several work groups of the tiled kernel across and down */
+    for (int i = 0; i < STREAMS; i++)
+        for (int f = 0; f < FRAMES; f++)
+            test_image_release(&frames[i][f]);
+    W = 200;
+    H = 264;
+    make_frames();
+    test_learned(mode, name);
+    for (int i = 0; i < STREAMS; i++)
+        for (int f = 0; f < FRAMES; f++)
+            test_image_release(&frames[i][f]);
+    glcv_context_destroy(&ctx);
+    return test_finish("test_segment_batch");
+}
