@@ -23,7 +23,9 @@
  * frames, 4 pixels per texel), vsam-gray-unpacked (one gray pixel per texel), vsam-gray-multi,
  * diff2, diff3 (RGB), all with the default upload (compute: streamed for packed gray, a buffer
  * copy otherwise); vsam-stream (compute only) streams RGB frames, vsam-gray-copy copies packed
- * gray ones. --gpus G > 1 runs G copies at once, one thread, context and object per GPU (EGL device
+ * gray ones. eth and eth-rgba: the ETH segmenter (glcv_segment with params.streams, 8
+ * iterations, adaptation on) with RGB or RGBA frames mapped, masks mapped after each set.
+ * --gpus G > 1 runs G copies at once, one thread, context and object per GPU (EGL device
  * of CUDA device g), and reports the sum of the "cams I/O" of all of them (0: every GPU CUDA
  * sees). */
 #define _POSIX_C_SOURCE 200809L
@@ -49,18 +51,21 @@ typedef struct variant {
     int packed;
     glcv_bgsub_passes passes;
     glcv_bgsub_upload upload;
+    int eth; /* the ETH segmenter (glcv_segment with streams), frames mapped in `format` */
 } variant;
 
 static const variant all_variants[] = {
-    {"vsam", GLCV_BGSUB_VSAM, GLCV_PIXEL_RGB8, -1, GLCV_BGSUB_SINGLE_PASS, GLCV_BGSUB_UPLOAD_DEFAULT},
-    {"vsam-multi", GLCV_BGSUB_VSAM, GLCV_PIXEL_RGB8, -1, GLCV_BGSUB_MULTI_PASS, GLCV_BGSUB_UPLOAD_DEFAULT},
-    {"vsam-gray", GLCV_BGSUB_VSAM, GLCV_PIXEL_GRAY8, 1, GLCV_BGSUB_SINGLE_PASS, GLCV_BGSUB_UPLOAD_DEFAULT},
-    {"vsam-gray-unpacked", GLCV_BGSUB_VSAM, GLCV_PIXEL_GRAY8, -1, GLCV_BGSUB_SINGLE_PASS, GLCV_BGSUB_UPLOAD_DEFAULT},
-    {"vsam-gray-multi", GLCV_BGSUB_VSAM, GLCV_PIXEL_GRAY8, 1, GLCV_BGSUB_MULTI_PASS, GLCV_BGSUB_UPLOAD_DEFAULT},
-    {"diff2", GLCV_BGSUB_DIFF2, GLCV_PIXEL_RGB8, -1, GLCV_BGSUB_SINGLE_PASS, GLCV_BGSUB_UPLOAD_DEFAULT},
-    {"diff3", GLCV_BGSUB_DIFF3, GLCV_PIXEL_RGB8, -1, GLCV_BGSUB_SINGLE_PASS, GLCV_BGSUB_UPLOAD_DEFAULT},
-    {"vsam-stream", GLCV_BGSUB_VSAM, GLCV_PIXEL_RGB8, -1, GLCV_BGSUB_SINGLE_PASS, GLCV_BGSUB_UPLOAD_STREAM},
-    {"vsam-gray-copy", GLCV_BGSUB_VSAM, GLCV_PIXEL_GRAY8, 1, GLCV_BGSUB_SINGLE_PASS, GLCV_BGSUB_UPLOAD_COPY},
+    {"vsam", GLCV_BGSUB_VSAM, GLCV_PIXEL_RGB8, -1, GLCV_BGSUB_SINGLE_PASS, GLCV_BGSUB_UPLOAD_DEFAULT, 0},
+    {"vsam-multi", GLCV_BGSUB_VSAM, GLCV_PIXEL_RGB8, -1, GLCV_BGSUB_MULTI_PASS, GLCV_BGSUB_UPLOAD_DEFAULT, 0},
+    {"vsam-gray", GLCV_BGSUB_VSAM, GLCV_PIXEL_GRAY8, 1, GLCV_BGSUB_SINGLE_PASS, GLCV_BGSUB_UPLOAD_DEFAULT, 0},
+    {"vsam-gray-unpacked", GLCV_BGSUB_VSAM, GLCV_PIXEL_GRAY8, -1, GLCV_BGSUB_SINGLE_PASS, GLCV_BGSUB_UPLOAD_DEFAULT, 0},
+    {"vsam-gray-multi", GLCV_BGSUB_VSAM, GLCV_PIXEL_GRAY8, 1, GLCV_BGSUB_MULTI_PASS, GLCV_BGSUB_UPLOAD_DEFAULT, 0},
+    {"diff2", GLCV_BGSUB_DIFF2, GLCV_PIXEL_RGB8, -1, GLCV_BGSUB_SINGLE_PASS, GLCV_BGSUB_UPLOAD_DEFAULT, 0},
+    {"diff3", GLCV_BGSUB_DIFF3, GLCV_PIXEL_RGB8, -1, GLCV_BGSUB_SINGLE_PASS, GLCV_BGSUB_UPLOAD_DEFAULT, 0},
+    {"vsam-stream", GLCV_BGSUB_VSAM, GLCV_PIXEL_RGB8, -1, GLCV_BGSUB_SINGLE_PASS, GLCV_BGSUB_UPLOAD_STREAM, 0},
+    {"vsam-gray-copy", GLCV_BGSUB_VSAM, GLCV_PIXEL_GRAY8, 1, GLCV_BGSUB_SINGLE_PASS, GLCV_BGSUB_UPLOAD_COPY, 0},
+    {"eth", 0, GLCV_PIXEL_RGB8, 0, 0, 0, 1},
+    {"eth-rgba", 0, GLCV_PIXEL_RGBA8, 0, 0, 0, 1},
 };
 #define N_VARIANTS (int)(sizeof all_variants / sizeof all_variants[0])
 
@@ -104,9 +109,78 @@ static void fill(glcv_image *im, int n, int t)
     }
 }
 
+/* The ETH segmenter (8 iterations, default parameters, adaptation on) on N streams: frames mapped
+ * (glcv_segment_map_frames), masks read without a copy (glcv_segment_map_masks) after each set. */
+static glcv_status measure_eth(glcv_engine_mode engine, const variant *v, int w, int h, int n, double seconds,
+                               int timing_run, result *r)
+{
+    glcv_segment_params p = GLCV_SEGMENT_PARAMS(.width = w, .height = h, .streams = n, .engine = engine,
+                                                .timing = timing_run);
+    glcv_segment *seg = NULL;
+    glcv_status st = glcv_segment_create(&p, &seg);
+    if (st != GLCV_OK)
+        return st;
+    glcv_image *frames = calloc((size_t)n, sizeof *frames), *masks = calloc((size_t)n, sizeof *masks);
+    if (!frames || !masks) {
+        st = GLCV_ERROR_OUT_OF_MEMORY;
+        goto done;
+    }
+    /* the background: a set without the square; then the staging slots filled once */
+    if ((st = glcv_segment_map_frames(seg, v->format, frames, n)) == GLCV_OK) {
+        fill(frames, n, -100);
+        st = glcv_segment_set_backgrounds(seg, frames, n);
+    }
+    for (int k = 0; k < 3 && st == GLCV_OK; k++) {
+        if ((st = glcv_segment_map_frames(seg, v->format, frames, n)) == GLCV_OK) {
+            fill(frames, n, k);
+            st = glcv_segment_frames_mapped(seg, 1);
+        }
+    }
+    if (st != GLCV_OK)
+        goto done;
+    if (timing_run) {
+        double ms[64];
+        int got = 0;
+        for (int i = 0; i < 64 && st == GLCV_OK; i++) {
+            if ((st = glcv_segment_map_frames(seg, v->format, frames, n)) == GLCV_OK)
+                st = glcv_segment_frames_mapped(seg, 1);
+            glcv_timing t[16];
+            int count = 0;
+            if (st == GLCV_OK && glcv_segment_timings(seg, t, 16, &count, 1) == GLCV_OK && count > 0) {
+                double sum = 0;
+                for (int k = 0; k < count; k++)
+                    sum += t[k].ms;
+                ms[got++] = sum;
+            }
+        }
+        r->gpu_ms = bench_median(ms, got);
+    } else {
+        long sets = 0;
+        double t0 = bench_now_ms(), t1 = t0;
+        while (st == GLCV_OK && t1 - t0 < seconds * 1000.0) {
+            if ((st = glcv_segment_map_frames(seg, v->format, frames, n)) == GLCV_OK)
+                st = glcv_segment_frames_mapped(seg, 0);
+            if (st == GLCV_OK)
+                st = glcv_segment_map_masks(seg, masks, n);
+            sets++;
+            t1 = bench_now_ms();
+        }
+        double per_s = sets / ((t1 - t0) / 1000.0);
+        r->cams_io = per_s * n / 25.0;
+        r->gpix_io = per_s * n * (double)w * h / 1e9;
+    }
+done:
+    free(frames);
+    free(masks);
+    glcv_segment_destroy(&seg);
+    return st;
+}
+
 static glcv_status measure(glcv_engine_mode engine, const variant *v, int w, int h, int n, double seconds,
                            int timing_run, result *r)
 {
+    if (v->eth)
+        return measure_eth(engine, v, w, h, n, seconds, timing_run, r);
     glcv_bgsub_params p = GLCV_BGSUB_PARAMS(.width = w, .height = h, .streams = n, .method = v->method,
                                             .format = v->format, .packed = v->packed, .passes = v->passes, .upload = v->upload,
                                             .engine = engine, .download = !timing_run, .timing = timing_run);
@@ -527,7 +601,9 @@ int main(int argc, char **argv)
                     failures++;
                     continue;
                 }
-                double floor = v->format == GLCV_PIXEL_GRAY8 ? floor_gray : floor_rgb;
+                double floor = v->format == GLCV_PIXEL_GRAY8   ? floor_gray
+                               : v->format == GLCV_PIXEL_RGBA8 ? floor_rgb * 3 / 4
+                                                               : floor_rgb;
                 /* (timer queries that measure nothing - some software renderers - give 0: no column) */
                 double no_io = r.gpu_ms > 0 ? 40.0 / (r.gpu_ms / n) : 0;
                 double all = o.gpus > 1 ? run_gpus(o.gpus, engine, v, w, h, n, o.seconds) : r.cams_io;

@@ -616,6 +616,11 @@ void glcv_segment_write_plane(const uint8_t *plane, int scale, glcv_image *out)
 {
     int bpp = glcv_pixel_format_size(out->format);
     size_t stride = glcv_image_stride(out);
+    if (bpp == 1 && scale == 1) {
+        for (int y = 0; y < out->height; y++)
+            memcpy(out->data + (size_t)y * stride, plane + (size_t)y * (size_t)out->width, (size_t)out->width);
+        return;
+    }
     for (int y = 0; y < out->height; y++) {
         uint8_t *d = out->data + (size_t)y * stride;
         const uint8_t *p = plane + (size_t)y * (size_t)out->width;

@@ -78,6 +78,8 @@ void glcv_segment_batch_destroy(glcv_segment *s)
     free_subs(s);
     free(s->rules);
     s->rules = NULL;
+    free(s->mask_copy);
+    s->mask_copy = NULL;
 }
 
 glcv_status glcv_segment_batch_changed(glcv_segment *s, int seed)
@@ -364,6 +366,37 @@ static glcv_status read_masks(glcv_segment *s, glcv_image *out, int count)
     for (int i = 0; i < count; i++)
         glcv_segment_write_plane(masks + n * (size_t)i, 1, &out[i]);
     return GLCV_OK;
+}
+
+static glcv_status map_masks(glcv_segment *s, glcv_image *out, int count)
+{
+    glcv_status st = check_count(s, out, count, "map_masks");
+    if (st == GLCV_OK && !s->have_frame)
+        st = glcv_fail(&s->p.logger, GLCV_ERROR_STATE, "map_masks: no frame has been segmented");
+    if (st != GLCV_OK)
+        return st;
+    size_t n = (size_t)s->width * (size_t)s->height;
+    const uint8_t *masks = NULL;
+    if (s->engine) {
+        st = glcv_segment_gl_read_masks(s, &masks);
+    } else {
+        if (!s->mask_copy && !(s->mask_copy = malloc(n * (size_t)count)))
+            return GLCV_ERROR_OUT_OF_MEMORY;
+        for (int i = 0; i < count && st == GLCV_OK; i++) {
+            glcv_image m = {s->mask_copy + n * (size_t)i, s->width, s->height, 0, GLCV_PIXEL_GRAY8};
+            st = glcv_segment_read_mask(s->sub[i], &m);
+        }
+        masks = s->mask_copy;
+    }
+    for (int i = 0; i < count && st == GLCV_OK; i++)
+        out[i] = (glcv_image){(uint8_t *)masks + n * (size_t)i, s->width, s->height, (size_t)s->width,
+                              GLCV_PIXEL_GRAY8};
+    return st;
+}
+
+glcv_status glcv_segment_map_masks(glcv_segment *s, glcv_image *out, int count)
+{
+    GLCV_LOCKED_CALL(s, map_masks(s, out, count));
 }
 
 glcv_status glcv_segment_read_masks(glcv_segment *s, glcv_image *out, int count)

@@ -166,6 +166,7 @@ struct glcv_segment {
     int rules_dirty;      /* rules_tex is behind `rules` */
     glcv_tex rules_tex;   /* RGBA32F array, one texel per layer */
     glcv_tex noise_layers; /* R32F array: the noise factors of every stream */
+    uint8_t *mask_copy;    /* CPU engine: every stream's mask for glcv_segment_map_masks */
 };
 
 /* segment.c: the parameters the rule uses now; the next subset order (one of the 24, uniformly:

@@ -61,10 +61,20 @@ static int compare_masks(glcv_segment *batch, glcv_segment *const *single, const
     glcv_image got[STREAMS], want = test_image_make(W, H, GLCV_PIXEL_GRAY8, 0);
     for (int i = 0; i < STREAMS; i++)
         got[i] = test_image_make(W, H, i == 1 ? GLCV_PIXEL_RGBA8 : GLCV_PIXEL_GRAY8, i == 2 ? (size_t)W + 3 : 0);
+    glcv_image mapped[STREAMS];
+    CHECK_OK(glcv_segment_map_masks(batch, mapped, STREAMS));
+    int bad = 0, on = 0, bad_mapped = 0;
+    for (int i = 0; i < STREAMS; i++) /* the mapped masks, as they are now */
+        for (int j = 0; mapped[i].data && j < W * H; j++)
+            bad_mapped += mapped[i].data[(size_t)(j / W) * mapped[i].stride + (size_t)(j % W)] != 0 &&
+                          mapped[i].data[(size_t)(j / W) * mapped[i].stride + (size_t)(j % W)] != 255;
     CHECK_OK(glcv_segment_read_masks(batch, got, STREAMS));
-    int bad = 0, on = 0;
     for (int i = 0; i < STREAMS; i++) {
         CHECK_OK(glcv_segment_read_mask(single[i], &want));
+        glcv_image again[STREAMS];
+        CHECK_OK(glcv_segment_map_masks(batch, again, STREAMS));
+        for (int j = 0; again[i].data && j < W * H; j++)
+            bad_mapped += again[i].data[j] != want.data[j];
         int bpp = glcv_pixel_format_size(got[i].format);
         size_t stride = got[i].stride ? got[i].stride : (size_t)W * (size_t)bpp;
         for (int y = 0; y < H; y++) {
@@ -80,6 +90,8 @@ static int compare_masks(glcv_segment *batch, glcv_segment *const *single, const
     }
     test_image_release(&want);
     CHECK(bad == 0, "%s, frame %d: %d mask pixels differ from the streams run alone", what, frame, bad);
+    CHECK(bad_mapped == 0, "%s, frame %d: %d mapped mask bytes differ from the streams run alone", what, frame,
+          bad_mapped);
     CHECK(on > 0, "%s, frame %d: no foreground at all (the scene should have moving objects)", what, frame);
     return bad;
 }
@@ -224,6 +236,8 @@ static void test_errors(glcv_engine_mode mode)
     /* out of order */
     CHECK_STATUS(glcv_segment_frames(s, set, STREAMS, 0), GLCV_ERROR_STATE);
     CHECK_STATUS(glcv_segment_read_masks(s, out, STREAMS), GLCV_ERROR_STATE);
+    CHECK_STATUS(glcv_segment_map_masks(s, out, STREAMS), GLCV_ERROR_STATE);
+    CHECK_STATUS(glcv_segment_map_masks(s, out, 1), GLCV_ERROR_INVALID_ARGUMENT);
     CHECK_STATUS(glcv_segment_frames_mapped(s, 0), GLCV_ERROR_STATE);
     CHECK_STATUS(glcv_segment_learn_add_frames(s, set, STREAMS), GLCV_ERROR_STATE);
     /* one-stream calls */

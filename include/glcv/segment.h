@@ -242,8 +242,14 @@ GLCV_API glcv_status glcv_segment_frames_mapped(glcv_segment *seg, int wait);
 /* Reads the last masks of every stream (as glcv_segment_read_mask: one download for all). */
 GLCV_API glcv_status glcv_segment_read_masks(glcv_segment *seg, glcv_image *out, int count);
 
-/* Sets every stream's background (as glcv_segment_set_background). The noise factors become 1
- * and the rule values those of the parameters. */
+/* The last masks of every stream without a copy: out[i] (GRAY8, 255 foreground, 0 background,
+ * stride = width) points into memory of the segmenter (the GL engines' download memory), valid
+ * until the next call on the object; read it, do not write or free it. Errors: INVALID_ARGUMENT
+ * (NULL, a count other than the stream count), STATE (no frame yet), GL. */
+GLCV_API glcv_status glcv_segment_map_masks(glcv_segment *seg, glcv_image *out, int count);
+
+/* Sets every stream's background (as glcv_segment_set_background: each stream keeps its noise
+ * factors and rule values). */
 GLCV_API glcv_status glcv_segment_set_backgrounds(glcv_segment *seg, const glcv_image *backgrounds, int count);
 
 /* Adds one learned frame of every stream, between glcv_segment_learn_begin and learn_end;
