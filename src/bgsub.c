@@ -50,7 +50,7 @@ static glcv_status resolve_params(const glcv_bgsub_params *in, glcv_bgsub_params
         return st;
     if (p->vote != -1 && (p->vote < 1 || p->vote > 9))
         return glcv_fail(lg, GLCV_ERROR_INVALID_ARGUMENT, "bgsub: vote must be 1..9 or -1 (got %d)", p->vote);
-    if (p->upload < GLCV_BGSUB_UPLOAD_DEFAULT || p->upload > GLCV_BGSUB_UPLOAD_STREAM)
+    if (p->upload < GLCV_BGSUB_UPLOAD_DEFAULT || p->upload > GLCV_BGSUB_UPLOAD_STREAM_BLOCKS)
         return glcv_fail(lg, GLCV_ERROR_INVALID_ARGUMENT, "bgsub: unknown upload %d", (int)p->upload);
     if (!glcv_finite(p->alpha) || p->alpha <= 0 || p->alpha >= 1)
         return glcv_fail(lg, GLCV_ERROR_INVALID_ARGUMENT, "bgsub: alpha must be > 0 and < 1 (got %g)", p->alpha);

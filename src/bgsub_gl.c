@@ -28,10 +28,10 @@ static glcv_status program(glcv_bgsub *b, const char *defines, int stage, const 
                            int n_outs, glcv_program **out)
 {
     static const char *const files[] = {"bgsub.glsl"};
-    char all[512], key[96];
+    char all[640], key[96];
     snprintf(all, sizeof all, "%s#define BGSUB_STAGE %d\n%s", defines, stage, extra);
-    snprintf(key, sizeof key, "bgsub %d %d %d %d %d %d %s", (int)b->rule.method, b->bpp, b->lanes, b->packed,
-             (int)b->p.format, stage, extra[0] ? "w" : "");
+    snprintf(key, sizeof key, "bgsub %d %d %d %d %d %d %d %d", (int)b->rule.method, b->bpp, b->lanes, b->packed,
+             (int)b->p.format, stage, (int)b->p.upload, b->p.download);
     return glcv_engine_program(b->engine, key, files, 1, all, outs, n_outs, out);
 }
 
@@ -46,7 +46,14 @@ static glcv_status programs(glcv_bgsub *b)
     const glcv_format one = one_per_pixel(b), st_f = state_format(b);
     const glcv_format mask_f = b->packed ? GLCV_FORMAT_RGBA8 : GLCV_FORMAT_R8;
     const glcv_format update_out[4] = {one, st_f, st_f, one};
-    const char *ring = b->stream ? "#define BGSUB_WRITE_RING 1\n" : "";
+    /* the pass that reads the staging memory: a word per store, or blocks of 64 quads */
+    const char *ring = b->blocks   ? "#define BGSUB_BLOCKS 1\n#define GLCV_TILED 1\n#define GLCV_LOCAL_X 64\n"
+                                     "#define GLCV_LOCAL_Y 1\n"
+                       : b->stream ? "#define BGSUB_WRITE_RING 1\n"
+                                   : "";
+    char vote[64];
+    snprintf(vote, sizeof vote, "%s%s", b->blocks ? "#define BGSUB_BLOCKS 1\n" : "",
+             b->stream && b->p.download ? "#define BGSUB_WRITE_MASK 1\n" : "");
     int vsam = b->rule.method == GLCV_BGSUB_VSAM;
     glcv_status st;
     if (vsam && b->p.passes == GLCV_BGSUB_MULTI_PASS) {
@@ -57,8 +64,7 @@ static glcv_status programs(glcv_bgsub *b)
     } else if ((st = program(b, defines, 0, ring, update_out, vsam ? 4 : 1, &b->update)) != GLCV_OK) {
         return st;
     }
-    return program(b, defines, 6, b->stream && b->p.download ? "#define BGSUB_WRITE_MASK 1\n" : "", &mask_f, 1,
-                   &b->vote);
+    return program(b, defines, 6, vote, &mask_f, 1, &b->vote);
 }
 
 /* The width of the arrays in texels: packed gray holds 4 pixels per texel. */
@@ -72,13 +78,20 @@ static size_t set_bytes(const glcv_bgsub *b)
     return (size_t)b->p.width * (size_t)b->p.height * (size_t)b->bpp * (size_t)b->p.streams;
 }
 
+/* A set's bytes rounded up to 16: streamed passes read and write whole words, in blocks 16 bytes
+ * at a time. */
+static size_t set_bytes_padded(const glcv_bgsub *b)
+{
+    return (set_bytes(b) + 15) & ~(size_t)15;
+}
+
 static glcv_status textures(glcv_bgsub *b)
 {
     glcv_engine *e = b->engine;
     int w = texel_width(b), h = b->p.height, n = b->p.streams;
     glcv_status st;
     for (int i = 0; i < GLCV_BGSUB_GL_RING; i++)
-        if ((st = glcv_engine_buffer_create(e, &b->ring[i], set_bytes(b))) != GLCV_OK)
+        if ((st = glcv_engine_buffer_create(e, &b->ring[i], set_bytes_padded(b))) != GLCV_OK)
             return st;
     for (int i = 0; i < 2; i++)
         if ((st = glcv_engine_tex_create_layers(e, &b->bg[i], w, h, n, state_format(b))) != GLCV_OK ||
@@ -103,23 +116,32 @@ glcv_status glcv_bgsub_gl_create(glcv_bgsub *b)
     b->p.engine = glcv_engine_mode_of(b->engine);
     /* Streaming needs image stores (compute) and persistently mapped staging memory (GL 4.4). */
     int can_stream = b->p.engine == GLCV_ENGINE_COMPUTE && epoxy_gl_version() >= 44;
-    if (b->p.upload == GLCV_BGSUB_UPLOAD_STREAM && !can_stream)
+    int streamed = b->p.upload == GLCV_BGSUB_UPLOAD_STREAM || b->p.upload == GLCV_BGSUB_UPLOAD_STREAM_BLOCKS;
+    if (streamed && !can_stream)
         return glcv_fail(&b->p.logger, GLCV_ERROR_UNSUPPORTED,
                          "bgsub: streamed uploads need the compute engine and OpenGL 4.4");
-    if (b->p.upload == GLCV_BGSUB_UPLOAD_STREAM) {
+    if (streamed) {
         GLint64 max_block = 0;
         glGetInteger64v(GL_MAX_SHADER_STORAGE_BLOCK_SIZE, &max_block);
-        if ((GLint64)set_bytes(b) > max_block)
+        if ((GLint64)set_bytes_padded(b) > max_block)
             return glcv_fail(&b->p.logger, GLCV_ERROR_UNSUPPORTED,
                              "bgsub: a set of %zu bytes is above this GL's GL_MAX_SHADER_STORAGE_BLOCK_SIZE (%lld) "
                              "for streamed uploads",
-                             set_bytes(b), (long long)max_block);
+                             set_bytes_padded(b), (long long)max_block);
+    }
+    /* Blocks of quads need quads: rows of whole quads, one pixel per texel. Packed gray texels
+     * are whole words already, which the word-per-store stream reads side by side. */
+    if (b->p.upload == GLCV_BGSUB_UPLOAD_STREAM_BLOCKS && (b->packed || b->p.width % 4 != 0)) {
+        glcv_logf(&b->p.logger, GLCV_LOG_DEBUG, "bgsub: %s: streamed a word per store instead of in blocks",
+                  b->packed ? "packed gray" : "width not a multiple of 4");
+        b->p.upload = GLCV_BGSUB_UPLOAD_STREAM;
     }
     /* Measured on the H100 (docs/PERFORMANCE.md): streaming pays for packed gray frames, whose
      * words each pass reads once; three bytes a pixel are read in more pieces than they are worth. */
     if (b->p.upload == GLCV_BGSUB_UPLOAD_DEFAULT)
         b->p.upload = can_stream && b->packed ? GLCV_BGSUB_UPLOAD_STREAM : GLCV_BGSUB_UPLOAD_COPY;
-    b->stream = b->p.upload == GLCV_BGSUB_UPLOAD_STREAM;
+    b->stream = b->p.upload == GLCV_BGSUB_UPLOAD_STREAM || b->p.upload == GLCV_BGSUB_UPLOAD_STREAM_BLOCKS;
+    b->blocks = b->p.upload == GLCV_BGSUB_UPLOAD_STREAM_BLOCKS;
     glcv_engine_begin(b->engine);
     st = programs(b);
     if (st == GLCV_OK)
@@ -147,8 +169,7 @@ void glcv_bgsub_gl_destroy(glcv_bgsub *b)
 glcv_status glcv_bgsub_gl_stage(glcv_bgsub *b, void **ptr, int *slot)
 {
     glcv_engine_begin(b->engine);
-    /* whole words: passes that stream read the memory as 32-bit words */
-    glcv_status st = glcv_engine_stage(b->engine, (set_bytes(b) + 3) & ~(size_t)3, ptr, slot);
+    glcv_status st = glcv_engine_stage(b->engine, set_bytes_padded(b), ptr, slot);
     glcv_engine_end(b->engine);
     return st;
 }
@@ -164,6 +185,19 @@ static void add_rule_uniforms(const glcv_bgsub *b, glcv_pass *p, int history, in
     glcv_pass_add_uniform_i(p, "u_k", GLCV_U_1I, b->rule.k, 0);
     glcv_pass_add_uniform_i(p, "u_vote", GLCV_U_1I, b->rule.vote, 0);
     glcv_pass_add_uniform_i(p, "u_layers", GLCV_U_1I, b->p.streams, 0);
+}
+
+/* The work groups of the streamed pass in blocks (shaders/bgsub.glsl, BGSUB_BLOCKS): one per 64
+ * quads of the set, counted through the set in memory order whatever their layer. The engine
+ * dispatches one grid per layer, so each grid holds a layer's worth of blocks (at most 65535
+ * columns); the few groups past the set's last block do nothing. */
+static void block_grid(const glcv_bgsub *b, glcv_pass *p)
+{
+    long quads = (long)(b->p.width / 4) * b->p.height;
+    long groups = (quads + 63) / 64;
+    p->groups_x = (int)(groups < 65535 ? groups : 65535);
+    p->groups_y = (int)((groups + p->groups_x - 1) / p->groups_x);
+    glcv_pass_add_uniform_i(p, "u_quads", GLCV_U_1I, (int)(quads * b->p.streams), 0);
 }
 
 /* A pass of `program` over every stream with the frames and the current state as inputs. The
@@ -190,6 +224,8 @@ static glcv_pass make_pass(glcv_bgsub *b, glcv_program *program, const char *lab
         glcv_pass_add_input_tex(&p, "u_raw", &b->raw, GLCV_SAMPLE_NEAREST);
     }
     add_rule_uniforms(b, &p, history, init);
+    if (stage_buf && b->blocks)
+        block_grid(b, &p);
     return p;
 }
 
@@ -218,7 +254,8 @@ static glcv_status run_passes(glcv_bgsub *b, int cur, int history, int init, GLu
         }
     }
     if (st == GLCV_OK) {
-        glcv_pass v = glcv_pass_make(b->vote, "vote", texel_width(b), b->p.height);
+        /* in blocks: a quad per invocation */
+        glcv_pass v = glcv_pass_make(b->vote, "vote", b->blocks ? b->p.width / 4 : texel_width(b), b->p.height);
         glcv_pass_add_input_tex(&v, "u_raw", &b->raw, GLCV_SAMPLE_NEAREST);
         if (mask_out)
             glcv_pass_add_storage(&v, 2, mask_out);

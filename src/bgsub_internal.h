@@ -142,6 +142,7 @@ struct glcv_bgsub {
     glcv_program *chain[5];     /* the chain's stages 1..5 */
     glcv_program *vote;         /* stage 6 */
     int stream;                 /* frames read from the staging memory by the first pass */
+    int blocks;                 /* ... in blocks of 64 quads (shaders/bgsub.glsl BGSUB_BLOCKS) */
     int dl_slot[GLCV_ENGINE_DOWNLOAD_SLOTS];
     long dl_set[GLCV_ENGINE_DOWNLOAD_SLOTS];
     int dl_next;

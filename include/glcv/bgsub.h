@@ -80,8 +80,17 @@ typedef enum glcv_bgsub_upload {
     GLCV_BGSUB_UPLOAD_COPY = 1,
     /* The first pass reads the frames from the pinned memory itself and writes them into the
      * frame ring as it goes; with params.download the vote also writes the masks straight into
-     * the host's download memory. COMPUTE with OpenGL 4.4 only (else UNSUPPORTED). */
-    GLCV_BGSUB_UPLOAD_STREAM = 2
+     * the host's download memory. COMPUTE with OpenGL 4.4 only (else UNSUPPORTED). Each
+     * invocation reads the words that hold its own pixel: side by side for packed gray, in
+     * scattered pieces for 3 bytes a pixel. */
+    GLCV_BGSUB_UPLOAD_STREAM = 2,
+    /* As STREAM, but the first pass reads the set in contiguous blocks (a work group's 64
+     * invocations of 4 pixels each read their 64 x 4 pixels in 16-byte loads, neighbour beside
+     * neighbour, through shared memory), and the vote writes a word of 4 mask bytes per
+     * invocation. Frames of one pixel per texel whose width is a multiple of 4; otherwise (packed
+     * gray, other widths) it is STREAM, which get_params then says. COMPUTE with OpenGL 4.4 only
+     * (else UNSUPPORTED). */
+    GLCV_BGSUB_UPLOAD_STREAM_BLOCKS = 3
 } glcv_bgsub_upload;
 
 /* Zero fields mean defaults. */
