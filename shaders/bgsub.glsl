@@ -20,6 +20,10 @@
 //                 set from the pinned upload memory (storage buffer 0) in 16-byte loads into
 //                 shared memory and writes the block into the frame ring (storage buffer 1); the
 //                 vote takes a quad per invocation and writes its four mask bytes as one word
+//   BGSUB_FUSED   with BGSUB_BLOCKS, stage 0: the work groups take turns, even ones decide a block
+//                 of the current set, odd ones vote a block of the set before (u_raw, into the
+//                 last output and with BGSUB_WRITE_MASK the download memory), so that reading the
+//                 new frames and writing the masks share one dispatch
 // Frames are words (R32UI buffer textures): layer after layer, rows of width * BGSUB_BPP bytes.
 
 uniform usamplerBuffer u_cur; // the current frame set
@@ -53,6 +57,7 @@ layout(std430, binding = 0) readonly buffer StageBlocks { uvec4 stage_blocks[]; 
 layout(std430, binding = 1) writeonly buffer RingBlocks { uvec4 ring_blocks[]; };
 shared uvec4 block[BLOCK_VECS];
 uniform int u_quads; // quads of the whole set
+uniform int u_vote_prev; // BGSUB_FUSED: nonzero when the odd groups vote the set before
 uvec4 quad_px[3];    // the pixel being decided in the current set and the two before (frame())
 #endif
 
@@ -234,11 +239,11 @@ uvec4 threshold_for_differences()
     return th;
 }
 
-#if BGSUB_STAGE == 6
-// The size of u_raw in texels: the pass runs over it, or over its quads (BGSUB_BLOCKS).
+#if BGSUB_STAGE == 6 || defined(BGSUB_FUSED)
+// The size of u_raw in texels: the pass runs over it, or over its quads (the vote in blocks).
 ivec2 raw_size()
 {
-#ifdef BGSUB_BLOCKS
+#if defined(BGSUB_BLOCKS) && BGSUB_STAGE == 6
     return ivec2(glcv_region.z * 4, glcv_region.w);
 #else
     return glcv_region.zw;
@@ -274,6 +279,14 @@ uvec4 vote_at(ivec2 p, int layer)
 }
 
 #ifdef BGSUB_BLOCKS
+#if BGSUB_STAGE == 6
+#define store_mask glcv_store0
+#elif BGSUB_METHOD == 1
+#define store_mask glcv_store4 // after the decisions, B, T and the counter
+#else
+#define store_mask glcv_store1
+#endif
+
 // The votes of quad p of a layer, the pixels 4 p.x .. 4 p.x + 3 of row p.y: per row of the 3 x 3,
 // the six pixels from the left neighbour to the right one.
 uvec4 vote_quad(ivec2 p, int layer)
@@ -299,6 +312,23 @@ uint mask_word(uvec4 m)
     m *= 255u;
     return m.x | (m.y << 8) | (m.z << 16) | (m.w << 24);
 }
+
+#ifdef BGSUB_BLOCKS
+// The vote of quad q of a layer into the mask's four pixels and, with BGSUB_WRITE_MASK, into word
+// `word` of the download memory.
+void vote_store(ivec2 q, int layer, int word)
+{
+    uvec4 m = vote_quad(q, layer);
+    glcv_layer = layer;
+    for (int k = 0; k < 4; k++) {
+        glcv_pos = ivec2(4 * q.x + k, q.y);
+        store_mask(vec4(float(m[k]), 0.0, 0.0, 1.0));
+    }
+#ifdef BGSUB_WRITE_MASK
+    mask_words[word] = mask_word(m);
+#endif
+}
+#endif
 
 #ifdef BGSUB_WRITE_MASK
 // The mask bytes of four pixels in one word: those of this texel (packed), or (one pixel per
@@ -383,13 +413,26 @@ void decide()
 #endif
 
 #if defined(BGSUB_BLOCKS) && BGSUB_STAGE != 6
+// The index of this work group among all of the dispatch's (GLCV_TILED).
+int group_index()
+{
+    return int((gl_WorkGroupID.z * gl_NumWorkGroups.y + gl_WorkGroupID.y) * gl_NumWorkGroups.x + gl_WorkGroupID.x);
+}
+
+// Quad q of the set: its layer and its coordinates in quads.
+ivec3 quad_at(int q)
+{
+    int row = glcv_region.z / 4, per_layer = row * glcv_region.w;
+    int layer = q / per_layer, r = q - layer * per_layer;
+    return ivec3(r % row, r / row, layer);
+}
+
 // The streamed pass of one block of 64 quads (GLCV_TILED: one work group, one invocation per
 // quad), the block g of the set's quads in memory order, layer after layer: its words are read
 // from the upload memory in 16-byte loads, neighbouring invocations reading neighbouring words,
 // into shared memory and the frame ring; then every invocation decides its four pixels.
-void decide_block(ivec2 group)
+void decide_block(int g)
 {
-    int g = (int(gl_WorkGroupID.z) * int(gl_NumWorkGroups.y) + group.y) * int(gl_NumWorkGroups.x) + group.x;
     int t = int(gl_LocalInvocationID.x);
     int first = g * BLOCK_VECS, vecs = (u_quads * BGSUB_BPP + 3) / 4;
     for (int i = t; i < BLOCK_VECS; i += BLOCK_QUADS)
@@ -403,9 +446,7 @@ void decide_block(ivec2 group)
     int q = g * BLOCK_QUADS + t;
     if (q >= u_quads)
         return;
-    int row = glcv_region.z / 4, per_layer = row * glcv_region.w;
-    int layer = q / per_layer, r = q - layer * per_layer;
-    ivec2 p = ivec2(4 * (r % row), r / row);
+    ivec3 at = quad_at(q);
     uvec4 w0 = uvec4(0u), w1 = uvec4(0u), w2 = uvec4(0u);
     for (int i = 0; i < BGSUB_BPP; i++) {
         int o = t * BGSUB_BPP + i;
@@ -415,41 +456,48 @@ void decide_block(ivec2 group)
         if (u_history >= 2)
             w2[i] = texelFetch(u_p2, q * BGSUB_BPP + i).r;
     }
-    glcv_layer = layer;
+    glcv_layer = at.z;
     for (int k = 0; k < 4; k++) {
         quad_px[0] = quad_pixel(w0, k);
         quad_px[1] = quad_pixel(w1, k);
         quad_px[2] = quad_pixel(w2, k);
-        glcv_pos = p + ivec2(k, 0);
+        glcv_pos = ivec2(4 * at.x + k, at.y);
         decide();
     }
 }
+
+#ifdef BGSUB_FUSED
+// The vote of block g of the set before: a quad per invocation.
+void vote_block(int g)
+{
+    int q = g * BLOCK_QUADS + int(gl_LocalInvocationID.x);
+    if (q >= u_quads)
+        return;
+    ivec3 at = quad_at(q);
+    vote_store(at.xy, at.z, q);
+}
+#endif
 #endif
 
 void glcv_pass(ivec2 pos)
 {
 #if BGSUB_STAGE == 6 && defined(BGSUB_BLOCKS)
-    // one quad per invocation: four mask pixels, one word of the download
-    ivec2 q = glcv_pos;
-#ifdef BGSUB_WRITE_MASK
-    int word = texel_index();
-#endif
-    uvec4 m = vote_quad(q, glcv_layer);
-    for (int k = 0; k < 4; k++) {
-        glcv_pos = ivec2(4 * q.x + k, q.y);
-        glcv_store0(mask_value(uvec4(m[k])));
-    }
-#ifdef BGSUB_WRITE_MASK
-    mask_words[word] = mask_word(m);
-#endif
+    vote_store(glcv_pos, glcv_layer, texel_index()); // a quad per invocation
 #elif BGSUB_STAGE == 6
     uvec4 m = vote_at(glcv_pos, glcv_layer);
     glcv_store0(mask_value(m));
 #ifdef BGSUB_WRITE_MASK
     write_mask_word(m);
 #endif
+#elif defined(BGSUB_FUSED)
+    // work groups in turn: a block of this set, a block of the vote of the set before
+    int g = group_index();
+    if ((g & 1) == 0)
+        decide_block(g >> 1);
+    else if (u_vote_prev != 0)
+        vote_block(g >> 1);
 #elif defined(BGSUB_BLOCKS)
-    decide_block(pos);
+    decide_block(group_index());
 #else
 #ifdef BGSUB_WRITE_RING
     write_ring();

@@ -246,7 +246,7 @@ static int compare_masks(const char *what, int set, int stream, const glcv_image
 
 static void run_variant(glcv_engine_mode engine, const variant *v, int random_mode)
 {
-    static const char *const uploads[] = {"default", "copy", "stream", "stream-blocks"};
+    static const char *const uploads[] = {"default", "copy", "stream", "stream-blocks", "stream-fused"};
     const int h = v->height ? v->height : H;
     char what[240];
     snprintf(what, sizeof what, "%s %s %s format %d%s streams %d%s%s%s%s %s %dx%d absorb %d vote %d upload %s",
@@ -279,8 +279,12 @@ static void run_variant(glcv_engine_mode engine, const variant *v, int random_mo
                                               want_packed == 1 ? GLCV_BGSUB_UPLOAD_STREAM
                                                                : GLCV_BGSUB_UPLOAD_COPY;
     /* Blocks need one pixel per texel and whole quads; otherwise the word-per-store stream runs. */
-    if (want_upload == GLCV_BGSUB_UPLOAD_STREAM_BLOCKS && (want_packed == 1 || v->width % 4 != 0))
+    if (want_upload >= GLCV_BGSUB_UPLOAD_STREAM_BLOCKS && (want_packed == 1 || v->width % 4 != 0))
         want_upload = GLCV_BGSUB_UPLOAD_STREAM;
+    /* Fused needs the single pass (the chain votes after passes of its own). */
+    if (want_upload == GLCV_BGSUB_UPLOAD_STREAM_FUSED && v->passes == GLCV_BGSUB_MULTI_PASS &&
+        v->method == GLCV_BGSUB_VSAM)
+        want_upload = GLCV_BGSUB_UPLOAD_STREAM_BLOCKS;
     CHECK(got.upload == want_upload, "%s: upload %d, expected %d", what, got.upload, want_upload);
     enum { MAXS = 3 };
     glcv_image frames[MAXS], mg[MAXS], mc[MAXS];
@@ -365,8 +369,27 @@ static void run_variant(glcv_engine_mode engine, const variant *v, int random_mo
             free(th[i]);
         }
     }
+    /* One set more, its masks first asked for as the texture (which the fused upload makes then). */
+    for (int s = 0; s < v->streams; s++)
+        make_frame(&frames[s], s, SETS, random_mode, &rng);
+    CHECK_OK(glcv_bgsub_frames(gpu, frames, v->streams, 0));
+    CHECK_OK(glcv_bgsub_frames(cpu, frames, v->streams, 1));
+    CHECK_OK(glcv_bgsub_read_masks(cpu, 0, mc, v->streams));
     unsigned tex = glcv_bgsub_mask_texture(gpu);
     CHECK(tex != 0, "%s: no mask texture", what);
+    if (tex) {
+        size_t layer = (size_t)v->width * (size_t)h;
+        uint8_t *all = malloc(layer * (size_t)v->streams);
+        glPixelStorei(GL_PACK_ALIGNMENT, 1);
+        glBindTexture(GL_TEXTURE_2D_ARRAY, tex);
+        glGetTexImage(GL_TEXTURE_2D_ARRAY, 0, got.packed == 1 ? GL_RGBA : GL_RED, GL_UNSIGNED_BYTE, all);
+        glBindTexture(GL_TEXTURE_2D_ARRAY, 0);
+        for (int s = 0; s < v->streams; s++) {
+            glcv_image t = {all + layer * (size_t)s, v->width, h, 0, GLCV_PIXEL_GRAY8};
+            compare_masks("mask texture", SETS, s, &t, &mc[s]);
+        }
+        free(all);
+    }
     for (int s = 0; s < v->streams; s++) {
         test_image_release(&frames[s]);
         test_image_release(&mg[s]);
@@ -407,7 +430,7 @@ static void check_gl(glcv_engine_mode engine)
 {
     const variant base = {GLCV_BGSUB_VSAM, GLCV_PIXEL_RGB8, 0, 0, 1, 0, 0, 0, GLCV_BGSUB_SINGLE_PASS, W, 0, 0,
                           GLCV_BGSUB_UPLOAD_DEFAULT, 0};
-    variant list[64];
+    variant list[80];
     int n = 0;
     for (int m = GLCV_BGSUB_VSAM; m <= GLCV_BGSUB_DIFF3; m++) {
         variant v = base;
@@ -541,12 +564,55 @@ static void check_gl(glcv_engine_mode engine)
         v.width = W;
         v.format = GLCV_PIXEL_GRAY8; /* packed: falls back */
         list[n++] = v;
+        /* Fused: the vote of a set in the next set's dispatch, read one set behind (downloads) or
+         * made when asked for (the newest set, the texture); learned; the frame differences; and
+         * the fallbacks (chain, odd width, packed gray). */
+        v = base;
+        v.upload = GLCV_BGSUB_UPLOAD_STREAM_FUSED;
+        v.absorb = 2;
+        list[n++] = v;
+        v.streams = 3;
+        v.height = 13;
+        v.download = 1;
+        v.mapped = 1;
+        list[n++] = v;
+        v.format = GLCV_PIXEL_BGRA8;
+        v.learn = 1;
+        list[n++] = v;
+        v.height = 0;
+        v.learn = 0;
+        v.streams = 2;
+        v.format = GLCV_PIXEL_RGB8;
+        v.gray = 1;
+        list[n++] = v;
+        v.gray = 0;
+        v.method = GLCV_BGSUB_DIFF2;
+        list[n++] = v;
+        v.method = GLCV_BGSUB_DIFF3;
+        v.vote = -1;
+        list[n++] = v;
+        v.method = GLCV_BGSUB_VSAM;
+        v.vote = 9;
+        v.download = 0;
+        list[n++] = v;
+        v.vote = 0;
+        v.download = 1;
+        v.passes = GLCV_BGSUB_MULTI_PASS; /* falls back to blocks */
+        list[n++] = v;
+        v.passes = GLCV_BGSUB_SINGLE_PASS;
+        v.width = 33; /* falls back to a word per store */
+        list[n++] = v;
+        v.width = W;
+        v.format = GLCV_PIXEL_GRAY8; /* packed: likewise */
+        list[n++] = v;
     } else {
         glcv_bgsub *b = NULL;
         glcv_bgsub_params p = GLCV_BGSUB_PARAMS(.width = 8, .height = 8, .engine = engine,
                                                 .upload = GLCV_BGSUB_UPLOAD_STREAM, .logger = lg);
         CHECK_STATUS(glcv_bgsub_create(&p, &b), GLCV_ERROR_UNSUPPORTED);
         p.upload = GLCV_BGSUB_UPLOAD_STREAM_BLOCKS;
+        CHECK_STATUS(glcv_bgsub_create(&p, &b), GLCV_ERROR_UNSUPPORTED);
+        p.upload = GLCV_BGSUB_UPLOAD_STREAM_FUSED;
         CHECK_STATUS(glcv_bgsub_create(&p, &b), GLCV_ERROR_UNSUPPORTED);
     }
     for (int i = 0; i < n; i++)
