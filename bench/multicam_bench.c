@@ -24,8 +24,10 @@
  * diff2, diff3 (RGB), all with the default upload (compute: streamed for packed gray, a buffer
  * copy otherwise); vsam-stream (compute only) streams RGB frames, each invocation reading its
  * own pixel's bytes; vsam-stream-blocks (compute only) streams them in blocks of 64 x 4 pixels,
- * 16-byte loads side by side (GLCV_BGSUB_UPLOAD_STREAM_BLOCKS); vsam-gray-copy copies packed gray
- * ones. --gpus G > 1 runs G copies at once, one thread, context and object per GPU (EGL device
+ * 16-byte loads side by side (GLCV_BGSUB_UPLOAD_STREAM_BLOCKS); vsam-stream-fused (compute only)
+ * does so in one dispatch per set that also votes the set before and writes its masks
+ * (GLCV_BGSUB_UPLOAD_STREAM_FUSED: masks one set later, which the loop's reads one set behind
+ * absorb); vsam-gray-copy copies packed gray ones. --gpus G > 1 runs G copies at once, one thread, context and object per GPU (EGL device
  * of CUDA device g), and reports the sum of the "cams I/O" of all of them (0: every GPU CUDA
  * sees). */
 #define _POSIX_C_SOURCE 200809L
@@ -64,6 +66,8 @@ static const variant all_variants[] = {
     {"vsam-stream", GLCV_BGSUB_VSAM, GLCV_PIXEL_RGB8, -1, GLCV_BGSUB_SINGLE_PASS, GLCV_BGSUB_UPLOAD_STREAM},
     {"vsam-stream-blocks", GLCV_BGSUB_VSAM, GLCV_PIXEL_RGB8, -1, GLCV_BGSUB_SINGLE_PASS,
      GLCV_BGSUB_UPLOAD_STREAM_BLOCKS},
+    {"vsam-stream-fused", GLCV_BGSUB_VSAM, GLCV_PIXEL_RGB8, -1, GLCV_BGSUB_SINGLE_PASS,
+     GLCV_BGSUB_UPLOAD_STREAM_FUSED},
     {"vsam-gray-copy", GLCV_BGSUB_VSAM, GLCV_PIXEL_GRAY8, 1, GLCV_BGSUB_SINGLE_PASS, GLCV_BGSUB_UPLOAD_COPY},
 };
 #define N_VARIANTS (int)(sizeof all_variants / sizeof all_variants[0])
