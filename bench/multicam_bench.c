@@ -22,10 +22,15 @@
  * Variants: vsam (RGB frames, single pass), vsam-multi (the chain of passes), vsam-gray (gray
  * frames, 4 pixels per texel), vsam-gray-unpacked (one gray pixel per texel), vsam-gray-multi,
  * diff2, diff3 (RGB), all with the default upload (compute: streamed for packed gray, a buffer
- * copy otherwise); vsam-stream (compute only) streams RGB frames, vsam-gray-copy copies packed
- * gray ones. eth and eth-rgba: the ETH segmenter (glcv_segment with params.streams, 8
- * iterations, adaptation on) with RGB or RGBA frames mapped, masks mapped after each set.
- * --gpus G > 1 runs G copies at once, one thread, context and object per GPU (EGL device
+ * copy otherwise); vsam-stream (compute only) streams RGB frames, each invocation reading its
+ * own pixel's bytes; vsam-stream-blocks (compute only) streams them in blocks of 64 x 4 pixels,
+ * 16-byte loads side by side (GLCV_BGSUB_UPLOAD_STREAM_BLOCKS); vsam-stream-fused (compute only)
+ * does so in one dispatch per set that also votes the set before and writes its masks
+ * (GLCV_BGSUB_UPLOAD_STREAM_FUSED: masks one set later, which the loop's reads one set behind
+ * absorb); vsam-gray-copy copies packed gray ones. eth and eth-rgba: the ETH segmenter
+ * (glcv_segment with params.streams, 8 iterations, adaptation on) with RGB or RGBA frames
+ * mapped, masks mapped after each set. --gpus G > 1 runs G copies at once, one thread, context
+ * and object per GPU (EGL device
  * of CUDA device g), and reports the sum of the "cams I/O" of all of them (0: every GPU CUDA
  * sees). */
 #define _POSIX_C_SOURCE 200809L
@@ -63,6 +68,10 @@ static const variant all_variants[] = {
     {"diff2", GLCV_BGSUB_DIFF2, GLCV_PIXEL_RGB8, -1, GLCV_BGSUB_SINGLE_PASS, GLCV_BGSUB_UPLOAD_DEFAULT, 0},
     {"diff3", GLCV_BGSUB_DIFF3, GLCV_PIXEL_RGB8, -1, GLCV_BGSUB_SINGLE_PASS, GLCV_BGSUB_UPLOAD_DEFAULT, 0},
     {"vsam-stream", GLCV_BGSUB_VSAM, GLCV_PIXEL_RGB8, -1, GLCV_BGSUB_SINGLE_PASS, GLCV_BGSUB_UPLOAD_STREAM, 0},
+    {"vsam-stream-blocks", GLCV_BGSUB_VSAM, GLCV_PIXEL_RGB8, -1, GLCV_BGSUB_SINGLE_PASS,
+     GLCV_BGSUB_UPLOAD_STREAM_BLOCKS, 0},
+    {"vsam-stream-fused", GLCV_BGSUB_VSAM, GLCV_PIXEL_RGB8, -1, GLCV_BGSUB_SINGLE_PASS,
+     GLCV_BGSUB_UPLOAD_STREAM_FUSED, 0},
     {"vsam-gray-copy", GLCV_BGSUB_VSAM, GLCV_PIXEL_GRAY8, 1, GLCV_BGSUB_SINGLE_PASS, GLCV_BGSUB_UPLOAD_COPY, 0},
     {"eth", 0, GLCV_PIXEL_RGB8, 0, 0, 0, 1},
     {"eth-rgba", 0, GLCV_PIXEL_RGBA8, 0, 0, 0, 1},
@@ -188,6 +197,10 @@ static glcv_status measure(glcv_engine_mode engine, const variant *v, int w, int
     glcv_status st = glcv_bgsub_create(&p, &b);
     if (st != GLCV_OK)
         return st;
+    glcv_bgsub_params used;
+    if (timing_run && v->upload && glcv_bgsub_get_params(b, &used) == GLCV_OK && used.upload != v->upload)
+        printf("# %s %dx%d: upload %d instead of %d (its fallback for this size)\n", v->name, w, h, (int)used.upload,
+               (int)v->upload);
     glcv_image *frames = calloc((size_t)n, sizeof *frames), *masks = calloc((size_t)n, sizeof *masks);
     if (!frames || !masks) {
         st = GLCV_ERROR_OUT_OF_MEMORY;

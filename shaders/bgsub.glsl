@@ -14,6 +14,16 @@
 //                 buffer 1) as it goes (compute)
 //   BGSUB_WRITE_MASK  the vote also writes the masks into the host's download memory (storage
 //                 buffer 2), a 32-bit word of four mask bytes per store (compute)
+//   BGSUB_BLOCKS  compute, frames of one pixel per texel, width % 4 == 0: an invocation works on
+//                 a quad, four pixels side by side (BGSUB_BPP whole words). The streamed pass
+//                 (GLCV_TILED, 64 x 1 invocations) reads one contiguous block of 64 quads of the
+//                 set from the pinned upload memory (storage buffer 0) in 16-byte loads into
+//                 shared memory and writes the block into the frame ring (storage buffer 1); the
+//                 vote takes a quad per invocation and writes its four mask bytes as one word
+//   BGSUB_FUSED   with BGSUB_BLOCKS, stage 0: the work groups take turns, even ones decide a block
+//                 of the current set, odd ones vote a block of the set before (u_raw, into the
+//                 last output and with BGSUB_WRITE_MASK the download memory), so that reading the
+//                 new frames and writing the masks share one dispatch
 // Frames are words (R32UI buffer textures): layer after layer, rows of width * BGSUB_BPP bytes.
 
 uniform usamplerBuffer u_cur; // the current frame set
@@ -39,6 +49,16 @@ layout(std430, binding = 1) writeonly buffer RingWords { uint ring_words[]; };
 #endif
 #ifdef BGSUB_WRITE_MASK
 layout(std430, binding = 2) writeonly buffer MaskWords { uint mask_words[]; };
+#endif
+#if defined(BGSUB_BLOCKS) && BGSUB_STAGE != 6
+#define BLOCK_QUADS 64                    // quads of a block: the work group's invocations
+#define BLOCK_VECS (BLOCK_QUADS * BGSUB_BPP / 4) // its 16-byte words
+layout(std430, binding = 0) readonly buffer StageBlocks { uvec4 stage_blocks[]; };
+layout(std430, binding = 1) writeonly buffer RingBlocks { uvec4 ring_blocks[]; };
+shared uvec4 block[BLOCK_VECS];
+uniform int u_quads; // quads of the whole set
+uniform int u_vote_prev; // BGSUB_FUSED: nonzero when the odd groups vote the set before
+uvec4 quad_px[3];    // the pixel being decided in the current set and the two before (frame())
 #endif
 
 #if defined(BGSUB_PACKED)
@@ -71,16 +91,9 @@ uint word_of(int which, int i)
 
 uint byte_at(int which, int o) { return (word_of(which, o >> 2) >> uint((o & 3) * 8)) & 255u; }
 
-uvec4 frame(int which)
+// The lanes of a colour pixel from its first three bytes.
+uvec4 colour_lanes(uint r, uint g, uint b)
 {
-#if defined(BGSUB_PACKED)
-    uint w = word_of(which, texel_index());
-    return uvec4(w & 255u, (w >> 8) & 255u, (w >> 16) & 255u, w >> 24);
-#elif BGSUB_BPP == 1
-    return uvec4(byte_at(which, texel_index()), 0u, 0u, 0u);
-#else
-    int o = texel_index() * BGSUB_BPP;
-    uint r = byte_at(which, o), g = byte_at(which, o + 1), b = byte_at(which, o + 2);
 #ifdef BGSUB_BGR
     uint t = r;
     r = b;
@@ -91,8 +104,37 @@ uvec4 frame(int which)
 #else
     return uvec4(r, g, b, 0u);
 #endif
+}
+
+uvec4 frame(int which)
+{
+#if defined(BGSUB_BLOCKS) && BGSUB_STAGE != 6
+    return quad_px[which];
+#elif defined(BGSUB_PACKED)
+    uint w = word_of(which, texel_index());
+    return uvec4(w & 255u, (w >> 8) & 255u, (w >> 16) & 255u, w >> 24);
+#elif BGSUB_BPP == 1
+    return uvec4(byte_at(which, texel_index()), 0u, 0u, 0u);
+#else
+    int o = texel_index() * BGSUB_BPP;
+    return colour_lanes(byte_at(which, o), byte_at(which, o + 1), byte_at(which, o + 2));
 #endif
 }
+
+#if defined(BGSUB_BLOCKS) && BGSUB_STAGE != 6
+// Pixel k (0..3) of a quad whose BGSUB_BPP words are w, as lanes.
+uint quad_byte(uvec4 w, int o) { return (w[o >> 2] >> uint((o & 3) * 8)) & 255u; }
+
+uvec4 quad_pixel(uvec4 w, int k)
+{
+#if BGSUB_BPP == 1
+    return uvec4(quad_byte(w, k), 0u, 0u, 0u);
+#else
+    int o = k * BGSUB_BPP;
+    return colour_lanes(quad_byte(w, o), quad_byte(w, o + 1), quad_byte(w, o + 2));
+#endif
+}
+#endif
 
 #ifdef BGSUB_WRITE_RING
 // Copies the words whose first byte belongs to this texel's pixel(s) into the frame ring.
@@ -197,11 +239,21 @@ uvec4 threshold_for_differences()
     return th;
 }
 
-#if BGSUB_STAGE == 6
+#if BGSUB_STAGE == 6 || defined(BGSUB_FUSED)
+// The size of u_raw in texels: the pass runs over it, or over its quads (the vote in blocks).
+ivec2 raw_size()
+{
+#if defined(BGSUB_BLOCKS) && BGSUB_STAGE == 6
+    return ivec2(glcv_region.z * 4, glcv_region.w);
+#else
+    return glcv_region.zw;
+#endif
+}
+
 // Raw foreground (bit 0) of the pixels of texel (x, y) of a layer, clamped to it.
 uvec4 raw_at(int x, int y, int layer)
 {
-    ivec2 c = clamp(ivec2(x, y), ivec2(0), glcv_region.zw - 1);
+    ivec2 c = clamp(ivec2(x, y), ivec2(0), raw_size() - 1);
     return texelFetch(u_raw, ivec3(c, layer), 0) & 1u;
 }
 
@@ -226,6 +278,58 @@ uvec4 vote_at(ivec2 p, int layer)
     return uvec4(greaterThanEqual(n, uvec4(uint(u_vote))));
 }
 
+#ifdef BGSUB_BLOCKS
+#if BGSUB_STAGE == 6
+#define store_mask glcv_store0
+#elif BGSUB_METHOD == 1
+#define store_mask glcv_store4 // after the decisions, B, T and the counter
+#else
+#define store_mask glcv_store1
+#endif
+
+// The votes of quad p of a layer, the pixels 4 p.x .. 4 p.x + 3 of row p.y: per row of the 3 x 3,
+// the six pixels from the left neighbour to the right one.
+uvec4 vote_quad(ivec2 p, int layer)
+{
+    int x0 = 4 * p.x;
+    if (u_vote == 0)
+        return uvec4(raw_at(x0, p.y, layer).x, raw_at(x0 + 1, p.y, layer).x, raw_at(x0 + 2, p.y, layer).x,
+                     raw_at(x0 + 3, p.y, layer).x);
+    uvec4 n = uvec4(0u);
+    for (int dy = -1; dy <= 1; dy++) {
+        uint c[6];
+        for (int i = 0; i < 6; i++)
+            c[i] = raw_at(x0 - 1 + i, p.y + dy, layer).x;
+        n += uvec4(c[0] + c[1] + c[2], c[1] + c[2] + c[3], c[2] + c[3] + c[4], c[3] + c[4] + c[5]);
+    }
+    return uvec4(greaterThanEqual(n, uvec4(uint(u_vote))));
+}
+#endif
+
+// Four mask bytes (0/1 each) as one word, the first in the low byte.
+uint mask_word(uvec4 m)
+{
+    m *= 255u;
+    return m.x | (m.y << 8) | (m.z << 16) | (m.w << 24);
+}
+
+#ifdef BGSUB_BLOCKS
+// The vote of quad q of a layer into the mask's four pixels and, with BGSUB_WRITE_MASK, into word
+// `word` of the download memory.
+void vote_store(ivec2 q, int layer, int word)
+{
+    uvec4 m = vote_quad(q, layer);
+    glcv_layer = layer;
+    for (int k = 0; k < 4; k++) {
+        glcv_pos = ivec2(4 * q.x + k, q.y);
+        store_mask(vec4(float(m[k]), 0.0, 0.0, 1.0));
+    }
+#ifdef BGSUB_WRITE_MASK
+    mask_words[word] = mask_word(m);
+#endif
+}
+#endif
+
 #ifdef BGSUB_WRITE_MASK
 // The mask bytes of four pixels in one word: those of this texel (packed), or (one pixel per
 // texel) of the four pixels from this one on in the order of the download (layer after layer),
@@ -233,8 +337,7 @@ uvec4 vote_at(ivec2 p, int layer)
 void write_mask_word(uvec4 m)
 {
 #if defined(BGSUB_PACKED)
-    m *= 255u;
-    mask_words[texel_index()] = m.x | (m.y << 8) | (m.z << 16) | (m.w << 24);
+    mask_words[texel_index()] = mask_word(m);
 #else
     int p = texel_index();
     if ((p & 3) != 0)
@@ -262,18 +365,10 @@ vec4 mask_value(uvec4 m)
 #endif
 }
 
-void glcv_pass(ivec2 pos)
+#if BGSUB_STAGE != 6
+// The pass at pixel (glcv_pos, glcv_layer) of the current set, whose frames frame() gives.
+void decide()
 {
-#if BGSUB_STAGE == 6
-    uvec4 m = vote_at(glcv_pos, glcv_layer);
-    glcv_store0(mask_value(m));
-#ifdef BGSUB_WRITE_MASK
-    write_mask_word(m);
-#endif
-#else
-#ifdef BGSUB_WRITE_RING
-    write_ring();
-#endif
     uvec4 cur = frame(0);
 #if BGSUB_METHOD != 1
     uvec4 th = threshold_for_differences();
@@ -314,5 +409,99 @@ void glcv_pass(ivec2 pos)
 #endif
 #endif
 #endif
+}
+#endif
+
+#if defined(BGSUB_BLOCKS) && BGSUB_STAGE != 6
+// The index of this work group among all of the dispatch's (GLCV_TILED).
+int group_index()
+{
+    return int((gl_WorkGroupID.z * gl_NumWorkGroups.y + gl_WorkGroupID.y) * gl_NumWorkGroups.x + gl_WorkGroupID.x);
+}
+
+// Quad q of the set: its layer and its coordinates in quads.
+ivec3 quad_at(int q)
+{
+    int row = glcv_region.z / 4, per_layer = row * glcv_region.w;
+    int layer = q / per_layer, r = q - layer * per_layer;
+    return ivec3(r % row, r / row, layer);
+}
+
+// The streamed pass of one block of 64 quads (GLCV_TILED: one work group, one invocation per
+// quad), the block g of the set's quads in memory order, layer after layer: its words are read
+// from the upload memory in 16-byte loads, neighbouring invocations reading neighbouring words,
+// into shared memory and the frame ring; then every invocation decides its four pixels.
+void decide_block(int g)
+{
+    int t = int(gl_LocalInvocationID.x);
+    int first = g * BLOCK_VECS, vecs = (u_quads * BGSUB_BPP + 3) / 4;
+    for (int i = t; i < BLOCK_VECS; i += BLOCK_QUADS)
+        if (first + i < vecs) {
+            uvec4 v = stage_blocks[first + i];
+            block[i] = v;
+            ring_blocks[first + i] = v;
+        }
+    memoryBarrierShared();
+    barrier();
+    int q = g * BLOCK_QUADS + t;
+    if (q >= u_quads)
+        return;
+    ivec3 at = quad_at(q);
+    uvec4 w0 = uvec4(0u), w1 = uvec4(0u), w2 = uvec4(0u);
+    for (int i = 0; i < BGSUB_BPP; i++) {
+        int o = t * BGSUB_BPP + i;
+        w0[i] = block[o >> 2][o & 3];
+        if (u_history >= 1)
+            w1[i] = texelFetch(u_p1, q * BGSUB_BPP + i).r;
+        if (u_history >= 2)
+            w2[i] = texelFetch(u_p2, q * BGSUB_BPP + i).r;
+    }
+    glcv_layer = at.z;
+    for (int k = 0; k < 4; k++) {
+        quad_px[0] = quad_pixel(w0, k);
+        quad_px[1] = quad_pixel(w1, k);
+        quad_px[2] = quad_pixel(w2, k);
+        glcv_pos = ivec2(4 * at.x + k, at.y);
+        decide();
+    }
+}
+
+#ifdef BGSUB_FUSED
+// The vote of block g of the set before: a quad per invocation.
+void vote_block(int g)
+{
+    int q = g * BLOCK_QUADS + int(gl_LocalInvocationID.x);
+    if (q >= u_quads)
+        return;
+    ivec3 at = quad_at(q);
+    vote_store(at.xy, at.z, q);
+}
+#endif
+#endif
+
+void glcv_pass(ivec2 pos)
+{
+#if BGSUB_STAGE == 6 && defined(BGSUB_BLOCKS)
+    vote_store(glcv_pos, glcv_layer, texel_index()); // a quad per invocation
+#elif BGSUB_STAGE == 6
+    uvec4 m = vote_at(glcv_pos, glcv_layer);
+    glcv_store0(mask_value(m));
+#ifdef BGSUB_WRITE_MASK
+    write_mask_word(m);
+#endif
+#elif defined(BGSUB_FUSED)
+    // work groups in turn: a block of this set, a block of the vote of the set before
+    int g = group_index();
+    if ((g & 1) == 0)
+        decide_block(g >> 1);
+    else if (u_vote_prev != 0)
+        vote_block(g >> 1);
+#elif defined(BGSUB_BLOCKS)
+    decide_block(group_index());
+#else
+#ifdef BGSUB_WRITE_RING
+    write_ring();
+#endif
+    decide();
 #endif
 }

@@ -50,7 +50,7 @@ static glcv_status resolve_params(const glcv_bgsub_params *in, glcv_bgsub_params
         return st;
     if (p->vote != -1 && (p->vote < 1 || p->vote > 9))
         return glcv_fail(lg, GLCV_ERROR_INVALID_ARGUMENT, "bgsub: vote must be 1..9 or -1 (got %d)", p->vote);
-    if (p->upload < GLCV_BGSUB_UPLOAD_DEFAULT || p->upload > GLCV_BGSUB_UPLOAD_STREAM)
+    if (p->upload < GLCV_BGSUB_UPLOAD_DEFAULT || p->upload > GLCV_BGSUB_UPLOAD_STREAM_FUSED)
         return glcv_fail(lg, GLCV_ERROR_INVALID_ARGUMENT, "bgsub: unknown upload %d", (int)p->upload);
     if (!glcv_finite(p->alpha) || p->alpha <= 0 || p->alpha >= 1)
         return glcv_fail(lg, GLCV_ERROR_INVALID_ARGUMENT, "bgsub: alpha must be > 0 and < 1 (got %g)", p->alpha);
@@ -572,7 +572,11 @@ unsigned int glcv_bgsub_mask_texture(glcv_bgsub *b)
     if (!b)
         return 0;
     pthread_mutex_lock(&b->lock);
-    unsigned int id = b->engine && b->total > 0 ? b->mask[(b->total - 1) % 2].id : 0;
+    unsigned int id = 0;
+    /* fused: the newest set's masks are made when asked for, with its context current */
+    if (b->engine && b->total > 0 &&
+        (!b->fused || (glcv_gl_context_current() && glcv_bgsub_gl_vote_newest(b) == GLCV_OK)))
+        id = b->mask[(b->total - 1) % 2].id;
     pthread_mutex_unlock(&b->lock);
     return id;
 }

@@ -13,6 +13,15 @@
 
 static void note_download(glcv_bgsub *b, int slot, long set);
 
+/* A download slot for masks that a pass writes itself, as words (four mask bytes at a time). */
+static glcv_status reserve_mask_words(glcv_bgsub *b, int *slot, GLuint *buffer)
+{
+    size_t bytes = (size_t)b->p.width * (size_t)b->p.height * (size_t)b->p.streams;
+    glcv_status st = glcv_engine_download_reserve(b->engine, (bytes + 3) & ~(size_t)3, slot);
+    *buffer = st == GLCV_OK ? glcv_engine_download_buffer(b->engine, *slot) : 0;
+    return st;
+}
+
 /* The formats: one value per pixel (or four packed gray ones per texel). */
 static glcv_format one_per_pixel(const glcv_bgsub *b)
 {
@@ -28,10 +37,10 @@ static glcv_status program(glcv_bgsub *b, const char *defines, int stage, const 
                            int n_outs, glcv_program **out)
 {
     static const char *const files[] = {"bgsub.glsl"};
-    char all[512], key[96];
+    char all[640], key[96];
     snprintf(all, sizeof all, "%s#define BGSUB_STAGE %d\n%s", defines, stage, extra);
-    snprintf(key, sizeof key, "bgsub %d %d %d %d %d %d %s", (int)b->rule.method, b->bpp, b->lanes, b->packed,
-             (int)b->p.format, stage, extra[0] ? "w" : "");
+    snprintf(key, sizeof key, "bgsub %d %d %d %d %d %d %d %d", (int)b->rule.method, b->bpp, b->lanes, b->packed,
+             (int)b->p.format, stage, (int)b->p.upload, b->p.download);
     return glcv_engine_program(b->engine, key, files, 1, all, outs, n_outs, out);
 }
 
@@ -46,10 +55,26 @@ static glcv_status programs(glcv_bgsub *b)
     const glcv_format one = one_per_pixel(b), st_f = state_format(b);
     const glcv_format mask_f = b->packed ? GLCV_FORMAT_RGBA8 : GLCV_FORMAT_R8;
     const glcv_format update_out[4] = {one, st_f, st_f, one};
-    const char *ring = b->stream ? "#define BGSUB_WRITE_RING 1\n" : "";
+    /* the pass that reads the staging memory: a word per store, or blocks of 64 quads */
+    const char *ring = b->blocks   ? "#define BGSUB_BLOCKS 1\n#define GLCV_TILED 1\n#define GLCV_LOCAL_X 64\n"
+                                     "#define GLCV_LOCAL_Y 1\n"
+                       : b->stream ? "#define BGSUB_WRITE_RING 1\n"
+                                   : "";
+    char vote[64];
+    snprintf(vote, sizeof vote, "%s%s", b->blocks ? "#define BGSUB_BLOCKS 1\n" : "",
+             b->stream && b->p.download ? "#define BGSUB_WRITE_MASK 1\n" : "");
     int vsam = b->rule.method == GLCV_BGSUB_VSAM;
+    /* fused: the decisions' program also votes the set before, into the mask (its last output) */
+    const glcv_format fused_out[5] = {one, st_f, st_f, one, mask_f};
+    char fused[320];
+    snprintf(fused, sizeof fused, "%s#define BGSUB_FUSED 1\n%s", ring,
+             b->p.download ? "#define BGSUB_WRITE_MASK 1\n" : "");
     glcv_status st;
-    if (vsam && b->p.passes == GLCV_BGSUB_MULTI_PASS) {
+    if (b->fused) {
+        const glcv_format diff_out[2] = {one, mask_f};
+        if ((st = program(b, defines, 0, fused, vsam ? fused_out : diff_out, vsam ? 5 : 2, &b->update)) != GLCV_OK)
+            return st;
+    } else if (vsam && b->p.passes == GLCV_BGSUB_MULTI_PASS) {
         const glcv_format chain_out[5] = {one, one, one, st_f, st_f};
         for (int i = 0; i < 5; i++)
             if ((st = program(b, defines, i + 1, i == 0 ? ring : "", &chain_out[i], 1, &b->chain[i])) != GLCV_OK)
@@ -57,8 +82,7 @@ static glcv_status programs(glcv_bgsub *b)
     } else if ((st = program(b, defines, 0, ring, update_out, vsam ? 4 : 1, &b->update)) != GLCV_OK) {
         return st;
     }
-    return program(b, defines, 6, b->stream && b->p.download ? "#define BGSUB_WRITE_MASK 1\n" : "", &mask_f, 1,
-                   &b->vote);
+    return program(b, defines, 6, vote, &mask_f, 1, &b->vote);
 }
 
 /* The width of the arrays in texels: packed gray holds 4 pixels per texel. */
@@ -72,13 +96,20 @@ static size_t set_bytes(const glcv_bgsub *b)
     return (size_t)b->p.width * (size_t)b->p.height * (size_t)b->bpp * (size_t)b->p.streams;
 }
 
+/* A set's bytes rounded up to 16: streamed passes read and write whole words, in blocks 16 bytes
+ * at a time. */
+static size_t set_bytes_padded(const glcv_bgsub *b)
+{
+    return (set_bytes(b) + 15) & ~(size_t)15;
+}
+
 static glcv_status textures(glcv_bgsub *b)
 {
     glcv_engine *e = b->engine;
     int w = texel_width(b), h = b->p.height, n = b->p.streams;
     glcv_status st;
     for (int i = 0; i < GLCV_BGSUB_GL_RING; i++)
-        if ((st = glcv_engine_buffer_create(e, &b->ring[i], set_bytes(b))) != GLCV_OK)
+        if ((st = glcv_engine_buffer_create(e, &b->ring[i], set_bytes_padded(b))) != GLCV_OK)
             return st;
     for (int i = 0; i < 2; i++)
         if ((st = glcv_engine_tex_create_layers(e, &b->bg[i], w, h, n, state_format(b))) != GLCV_OK ||
@@ -86,6 +117,8 @@ static glcv_status textures(glcv_bgsub *b)
             (st = glcv_engine_tex_create_layers(e, &b->count[i], w, h, n, one_per_pixel(b))) != GLCV_OK)
             return st;
     glcv_format mask_f = b->packed ? GLCV_FORMAT_RGBA8 : GLCV_FORMAT_R8;
+    if (b->fused && (st = glcv_engine_tex_create_layers(e, &b->raw_prev, w, h, n, one_per_pixel(b))) != GLCV_OK)
+        return st;
     if ((st = glcv_engine_tex_create_layers(e, &b->raw, w, h, n, one_per_pixel(b))) ||
         (st = glcv_engine_tex_create_layers(e, &b->mask[0], w, h, n, mask_f)) ||
         (st = glcv_engine_tex_create_layers(e, &b->mask[1], w, h, n, mask_f)))
@@ -103,23 +136,40 @@ glcv_status glcv_bgsub_gl_create(glcv_bgsub *b)
     b->p.engine = glcv_engine_mode_of(b->engine);
     /* Streaming needs image stores (compute) and persistently mapped staging memory (GL 4.4). */
     int can_stream = b->p.engine == GLCV_ENGINE_COMPUTE && epoxy_gl_version() >= 44;
-    if (b->p.upload == GLCV_BGSUB_UPLOAD_STREAM && !can_stream)
+    int streamed = b->p.upload >= GLCV_BGSUB_UPLOAD_STREAM;
+    if (streamed && !can_stream)
         return glcv_fail(&b->p.logger, GLCV_ERROR_UNSUPPORTED,
                          "bgsub: streamed uploads need the compute engine and OpenGL 4.4");
-    if (b->p.upload == GLCV_BGSUB_UPLOAD_STREAM) {
+    if (streamed) {
         GLint64 max_block = 0;
         glGetInteger64v(GL_MAX_SHADER_STORAGE_BLOCK_SIZE, &max_block);
-        if ((GLint64)set_bytes(b) > max_block)
+        if ((GLint64)set_bytes_padded(b) > max_block)
             return glcv_fail(&b->p.logger, GLCV_ERROR_UNSUPPORTED,
                              "bgsub: a set of %zu bytes is above this GL's GL_MAX_SHADER_STORAGE_BLOCK_SIZE (%lld) "
                              "for streamed uploads",
-                             set_bytes(b), (long long)max_block);
+                             set_bytes_padded(b), (long long)max_block);
+    }
+    /* Blocks of quads need quads: rows of whole quads, one pixel per texel. Packed gray texels
+     * are whole words already, which the word-per-store stream reads side by side. */
+    int in_blocks = b->p.upload == GLCV_BGSUB_UPLOAD_STREAM_BLOCKS || b->p.upload == GLCV_BGSUB_UPLOAD_STREAM_FUSED;
+    if (in_blocks && (b->packed || b->p.width % 4 != 0)) {
+        glcv_logf(&b->p.logger, GLCV_LOG_DEBUG, "bgsub: %s: streamed a word per store instead of in blocks",
+                  b->packed ? "packed gray" : "width not a multiple of 4");
+        b->p.upload = GLCV_BGSUB_UPLOAD_STREAM;
+    }
+    /* The chain has passes between the decisions and the vote: nothing to fuse. */
+    if (b->p.upload == GLCV_BGSUB_UPLOAD_STREAM_FUSED && b->p.passes == GLCV_BGSUB_MULTI_PASS &&
+        b->rule.method == GLCV_BGSUB_VSAM) {
+        glcv_logf(&b->p.logger, GLCV_LOG_DEBUG, "bgsub: the chain of passes: streamed in blocks, not fused");
+        b->p.upload = GLCV_BGSUB_UPLOAD_STREAM_BLOCKS;
     }
     /* Measured on the H100 (docs/PERFORMANCE.md): streaming pays for packed gray frames, whose
      * words each pass reads once; three bytes a pixel are read in more pieces than they are worth. */
     if (b->p.upload == GLCV_BGSUB_UPLOAD_DEFAULT)
         b->p.upload = can_stream && b->packed ? GLCV_BGSUB_UPLOAD_STREAM : GLCV_BGSUB_UPLOAD_COPY;
-    b->stream = b->p.upload == GLCV_BGSUB_UPLOAD_STREAM;
+    b->stream = b->p.upload >= GLCV_BGSUB_UPLOAD_STREAM;
+    b->blocks = b->p.upload >= GLCV_BGSUB_UPLOAD_STREAM_BLOCKS;
+    b->fused = b->p.upload == GLCV_BGSUB_UPLOAD_STREAM_FUSED;
     glcv_engine_begin(b->engine);
     st = programs(b);
     if (st == GLCV_OK)
@@ -136,7 +186,7 @@ void glcv_bgsub_gl_destroy(glcv_bgsub *b)
         glcv_engine_begin(b->engine);
         glcv_tex *all[] = {&b->ring[0], &b->ring[1], &b->ring[2], &b->ring[3], &b->bg[0],   &b->bg[1],
                            &b->th[0],   &b->th[1],   &b->count[0], &b->count[1], &b->raw, &b->moving,
-                           &b->mask[0], &b->mask[1]};
+                           &b->mask[0], &b->mask[1], &b->raw_prev};
         for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
             glcv_engine_tex_destroy(b->engine, all[i]);
         glcv_engine_end(b->engine);
@@ -147,8 +197,7 @@ void glcv_bgsub_gl_destroy(glcv_bgsub *b)
 glcv_status glcv_bgsub_gl_stage(glcv_bgsub *b, void **ptr, int *slot)
 {
     glcv_engine_begin(b->engine);
-    /* whole words: passes that stream read the memory as 32-bit words */
-    glcv_status st = glcv_engine_stage(b->engine, (set_bytes(b) + 3) & ~(size_t)3, ptr, slot);
+    glcv_status st = glcv_engine_stage(b->engine, set_bytes_padded(b), ptr, slot);
     glcv_engine_end(b->engine);
     return st;
 }
@@ -164,6 +213,20 @@ static void add_rule_uniforms(const glcv_bgsub *b, glcv_pass *p, int history, in
     glcv_pass_add_uniform_i(p, "u_k", GLCV_U_1I, b->rule.k, 0);
     glcv_pass_add_uniform_i(p, "u_vote", GLCV_U_1I, b->rule.vote, 0);
     glcv_pass_add_uniform_i(p, "u_layers", GLCV_U_1I, b->p.streams, 0);
+}
+
+/* The work groups of the streamed pass in blocks (shaders/bgsub.glsl, BGSUB_BLOCKS): one per 64
+ * quads of the set (fused: two, one deciding, one voting the set before), counted through the set
+ * in memory order whatever their layer. The engine dispatches one grid per layer, so each grid
+ * holds a layer's worth of groups (at most 65535 columns); the few groups past the set's last
+ * block do nothing. */
+static void block_grid(const glcv_bgsub *b, glcv_pass *p)
+{
+    long quads = (long)(b->p.width / 4) * b->p.height;
+    long groups = (quads + 63) / 64 * (b->fused ? 2 : 1);
+    p->groups_x = (int)(groups < 65535 ? groups : 65535);
+    p->groups_y = (int)((groups + p->groups_x - 1) / p->groups_x);
+    glcv_pass_add_uniform_i(p, "u_quads", GLCV_U_1I, (int)(quads * b->p.streams), 0);
 }
 
 /* A pass of `program` over every stream with the frames and the current state as inputs. The
@@ -190,10 +253,29 @@ static glcv_pass make_pass(glcv_bgsub *b, glcv_program *program, const char *lab
         glcv_pass_add_input_tex(&p, "u_raw", &b->raw, GLCV_SAMPLE_NEAREST);
     }
     add_rule_uniforms(b, &p, history, init);
+    if (stage_buf && b->blocks)
+        block_grid(b, &p);
     return p;
 }
 
-static glcv_status run_passes(glcv_bgsub *b, int cur, int history, int init, GLuint stage_buf, GLuint mask_out)
+/* The vote of the decisions in `raw` into `mask` (and download buffer `mask_out`, if any). */
+static glcv_status run_vote(glcv_bgsub *b, const glcv_tex *raw, const glcv_tex *mask, GLuint mask_out, int history,
+                            int init)
+{
+    /* in blocks: a quad per invocation */
+    glcv_pass v = glcv_pass_make(b->vote, "vote", b->blocks ? b->p.width / 4 : texel_width(b), b->p.height);
+    glcv_pass_add_input_tex(&v, "u_raw", raw, GLCV_SAMPLE_NEAREST);
+    if (mask_out)
+        glcv_pass_add_storage(&v, 2, mask_out);
+    add_rule_uniforms(b, &v, history, init);
+    glcv_pass_add_output(&v, mask);
+    return glcv_engine_run(b->engine, &v);
+}
+
+/* The passes of the newest set; fused, with `vote_prev` the vote of the set before in the same
+ * dispatch (its masks into `mask_out`), else the vote of this set after (into `mask_out`). */
+static glcv_status run_passes(glcv_bgsub *b, int cur, int history, int init, GLuint stage_buf, GLuint mask_out,
+                              int vote_prev)
 {
     glcv_engine *e = b->engine;
     int next = 1 - b->state_cur;
@@ -207,6 +289,13 @@ static glcv_status run_passes(glcv_bgsub *b, int cur, int history, int init, GLu
             glcv_pass_add_output(&p, &b->th[next]);
             glcv_pass_add_output(&p, &b->count[next]);
         }
+        if (b->fused) {
+            glcv_pass_add_input_tex(&p, "u_raw", &b->raw_prev, GLCV_SAMPLE_NEAREST);
+            glcv_pass_add_output(&p, &b->mask[(b->total + 1) % 2]);
+            glcv_pass_add_uniform_i(&p, "u_vote_prev", GLCV_U_1I, vote_prev, 0);
+            if (mask_out)
+                glcv_pass_add_storage(&p, 2, mask_out);
+        }
         st = glcv_engine_run(e, &p);
     } else {
         static const char *const labels[5] = {"moving", "foreground", "count", "background", "threshold"};
@@ -217,15 +306,8 @@ static glcv_status run_passes(glcv_bgsub *b, int cur, int history, int init, GLu
             st = glcv_engine_run(e, &p);
         }
     }
-    if (st == GLCV_OK) {
-        glcv_pass v = glcv_pass_make(b->vote, "vote", texel_width(b), b->p.height);
-        glcv_pass_add_input_tex(&v, "u_raw", &b->raw, GLCV_SAMPLE_NEAREST);
-        if (mask_out)
-            glcv_pass_add_storage(&v, 2, mask_out);
-        add_rule_uniforms(b, &v, history, init);
-        glcv_pass_add_output(&v, &b->mask[b->total % 2]);
-        st = glcv_engine_run(e, &v);
-    }
+    if (st == GLCV_OK && !b->fused)
+        st = run_vote(b, &b->raw, &b->mask[b->total % 2], mask_out, history, init);
     if (st == GLCV_OK && vsam)
         b->state_cur = next;
     return st;
@@ -238,6 +320,9 @@ glcv_status glcv_bgsub_gl_run(glcv_bgsub *b, int slot, int wait)
     int history = b->sets >= 2 ? 2 : (int)b->sets;
     int init = b->rule.method == GLCV_BGSUB_VSAM && !b->initialised;
     size_t mask_bytes = (size_t)b->p.width * (size_t)b->p.height * (size_t)b->p.streams;
+    /* fused: this set's dispatch votes the set before, unless its masks were made already */
+    int vote_prev = b->fused && b->made < b->total;
+    long dl_set = b->fused ? b->total - 1 : b->total; /* the set whose masks the download holds */
     glcv_engine_begin(e);
     glcv_engine_frame_begin(e);
     glcv_status st = GLCV_OK;
@@ -247,26 +332,31 @@ glcv_status glcv_bgsub_gl_run(glcv_bgsub *b, int slot, int wait)
         stage_buf = glcv_engine_stage_buffer(e, slot);
         if (!stage_buf)
             st = glcv_fail(&b->p.logger, GLCV_ERROR_GL, "bgsub: no persistently mapped staging memory");
-        /* whole words: the vote writes the masks four bytes at a time */
-        if (st == GLCV_OK && b->p.download &&
-            (st = glcv_engine_download_reserve(e, (mask_bytes + 3) & ~(size_t)3, &dl)) == GLCV_OK)
-            mask_out = glcv_engine_download_buffer(e, dl);
+        if (st == GLCV_OK && b->p.download && (!b->fused || vote_prev))
+            st = reserve_mask_words(b, &dl, &mask_out);
     } else {
         st = glcv_engine_copy_staged(e, slot, &b->ring[cur], set_bytes(b));
     }
-    if (st == GLCV_OK)
-        st = run_passes(b, cur, history, init, stage_buf, mask_out);
+    if (st == GLCV_OK) {
+        if (b->fused) {
+            glcv_tex t = b->raw; /* the set before's decisions become raw_prev */
+            b->raw = b->raw_prev;
+            b->raw_prev = t;
+        }
+        st = run_passes(b, cur, history, init, stage_buf, mask_out, vote_prev);
+    }
     if (b->stream)
         glcv_engine_stage_fence(e, slot);
     if (st == GLCV_OK && b->p.download) {
         if (b->stream) {
-            glcv_engine_download_fence(e, dl);
+            if (dl >= 0)
+                glcv_engine_download_fence(e, dl);
         } else {
             st = glcv_engine_download(e, &b->mask[b->total % 2], b->packed ? GL_RGBA : GL_RED, GL_UNSIGNED_BYTE,
                                       mask_bytes, &dl);
         }
-        if (st == GLCV_OK)
-            note_download(b, dl, b->total);
+        if (st == GLCV_OK && dl >= 0)
+            note_download(b, dl, dl_set);
     }
     glcv_engine_frame_end(e);
     if (st == GLCV_OK) {
@@ -278,8 +368,32 @@ glcv_status glcv_bgsub_gl_run(glcv_bgsub *b, int slot, int wait)
         b->ring_cur = cur;
         if (init)
             b->initialised = 1;
+        b->made = !b->fused ? b->total + 1 : vote_prev ? b->total : b->made;
     }
     glcv_engine_end(e);
+    return st;
+}
+
+glcv_status glcv_bgsub_gl_vote_newest(glcv_bgsub *b)
+{
+    if (!b->fused || b->made >= b->total)
+        return GLCV_OK;
+    glcv_engine_begin(b->engine);
+    GLuint mask_out = 0;
+    int dl = -1;
+    glcv_status st = b->p.download ? reserve_mask_words(b, &dl, &mask_out) : GLCV_OK;
+    if (st == GLCV_OK)
+        st = run_vote(b, &b->raw, &b->mask[(b->total - 1) % 2], mask_out, 0, 0);
+    if (st == GLCV_OK && dl >= 0) {
+        glcv_engine_download_fence(b->engine, dl);
+        note_download(b, dl, b->total - 1);
+    }
+    if (st == GLCV_OK) {
+        glcv_engine_sync_writes(b->engine);
+        glFlush();
+        b->made = b->total;
+    }
+    glcv_engine_end(b->engine);
     return st;
 }
 
@@ -366,12 +480,14 @@ static void note_download(glcv_bgsub *b, int slot, long set)
 glcv_status glcv_bgsub_gl_masks(glcv_bgsub *b, long set, const uint8_t **masks)
 {
     glcv_engine_begin(b->engine);
-    glcv_status st = GLCV_OK;
+    glcv_status st = set == b->total - 1 ? glcv_bgsub_gl_vote_newest(b) : GLCV_OK;
     int found = -1;
     for (int i = 0; i < GLCV_ENGINE_DOWNLOAD_SLOTS; i++)
         if (b->dl_set[i] == set)
             found = i;
-    if (found < 0 && set == b->total - 1) {
+    if (st != GLCV_OK) {
+        /* the vote failed: nothing to read */
+    } else if (found < 0 && set == b->total - 1) {
         /* Not downloaded yet: now (also the way without params.download). */
         int slot = 0;
         st = glcv_engine_download(b->engine, &b->mask[set % 2], b->packed ? GL_RGBA : GL_RED, GL_UNSIGNED_BYTE,

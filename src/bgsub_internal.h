@@ -137,11 +137,15 @@ struct glcv_bgsub {
     glcv_tex bg[2], th[2], count[2]; /* state, written in turn */
     int state_cur;
     glcv_tex raw, moving;       /* decisions, the chain's moving pixels */
+    glcv_tex raw_prev;          /* fused: the set before's decisions, which this set's dispatch votes */
     glcv_tex mask[2];           /* masks of even and odd sets: one is read back while the next is made */
     glcv_program *update;       /* stage 0: decisions, B, T, counter */
     glcv_program *chain[5];     /* the chain's stages 1..5 */
     glcv_program *vote;         /* stage 6 */
     int stream;                 /* frames read from the staging memory by the first pass */
+    int blocks;                 /* ... in blocks of 64 quads (shaders/bgsub.glsl BGSUB_BLOCKS) */
+    int fused;                  /* ... and the vote of a set runs in the dispatch of the next one */
+    long made;                  /* the sets before this one (by `total`) have their masks made */
     int dl_slot[GLCV_ENGINE_DOWNLOAD_SLOTS];
     long dl_set[GLCV_ENGINE_DOWNLOAD_SLOTS];
     int dl_next;
@@ -156,6 +160,9 @@ glcv_status glcv_bgsub_gl_run(glcv_bgsub *b, int slot, int wait);
 /* Sets B and T of every stream (streams * width * height * lanes each, 8.8). */
 glcv_status glcv_bgsub_gl_set_state(glcv_bgsub *b, const uint16_t *bg, const uint16_t *th);
 glcv_status glcv_bgsub_gl_read_state(glcv_bgsub *b, int stream, uint16_t *bg, uint16_t *th);
+/* Fused: votes the newest set now, unless done (its own pass; the next set's dispatch then votes
+ * nothing). Otherwise nothing to do. */
+glcv_status glcv_bgsub_gl_vote_newest(glcv_bgsub *b);
 /* The masks of set `set` (streams * width * height bytes) in the download buffer: waits for its
  * download, or (the newest set only) downloads them now. */
 glcv_status glcv_bgsub_gl_masks(glcv_bgsub *b, long set, const uint8_t **masks);

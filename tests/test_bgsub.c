@@ -227,6 +227,7 @@ typedef struct variant {
     int width;
     int absorb, vote;
     glcv_bgsub_upload upload;
+    int height; /* 0: H */
 } variant;
 
 static int compare_masks(const char *what, int set, int stream, const glcv_image *a, const glcv_image *b)
@@ -245,14 +246,16 @@ static int compare_masks(const char *what, int set, int stream, const glcv_image
 
 static void run_variant(glcv_engine_mode engine, const variant *v, int random_mode)
 {
-    char what[200];
-    snprintf(what, sizeof what, "%s %s %s%s streams %d%s%s%s%s %s w %d absorb %d vote %d",
+    static const char *const uploads[] = {"default", "copy", "stream", "stream-blocks", "stream-fused"};
+    const int h = v->height ? v->height : H;
+    char what[240];
+    snprintf(what, sizeof what, "%s %s %s format %d%s streams %d%s%s%s%s %s %dx%d absorb %d vote %d upload %s",
              glcv_engine_mode_string(engine),
-             glcv_bgsub_method_string(v->method), v->gray ? "gray" : "colour", v->packed == 1 ? " packed" : "",
-             v->streams, v->learn ? " learned" : "", v->download ? " download" : "", v->mapped ? " mapped" : "",
-             v->passes == GLCV_BGSUB_MULTI_PASS ? " multi-pass" : "", random_mode ? "random" : "structured", v->width,
-             v->absorb, v->vote);
-    glcv_bgsub_params p = GLCV_BGSUB_PARAMS(.width = v->width, .height = H, .streams = v->streams,
+             glcv_bgsub_method_string(v->method), v->gray ? "gray" : "colour", (int)v->format,
+             v->packed == 1 ? " packed" : "", v->streams, v->learn ? " learned" : "", v->download ? " download" : "",
+             v->mapped ? " mapped" : "", v->passes == GLCV_BGSUB_MULTI_PASS ? " multi-pass" : "",
+             random_mode ? "random" : "structured", v->width, h, v->absorb, v->vote, uploads[v->upload]);
+    glcv_bgsub_params p = GLCV_BGSUB_PARAMS(.width = v->width, .height = h, .streams = v->streams,
                                             .method = v->method, .format = v->format, .gray = v->gray,
                                             .packed = v->packed, .passes = v->passes, .download = v->download,
                                             .absorb = v->absorb, .vote = v->vote, .upload = v->upload, .logger = lg);
@@ -275,15 +278,22 @@ static void run_variant(glcv_engine_mode engine, const variant *v, int random_mo
                                     : engine == GLCV_ENGINE_COMPUTE && epoxy_gl_version() >= 44 &&
                                               want_packed == 1 ? GLCV_BGSUB_UPLOAD_STREAM
                                                                : GLCV_BGSUB_UPLOAD_COPY;
+    /* Blocks need one pixel per texel and whole quads; otherwise the word-per-store stream runs. */
+    if (want_upload >= GLCV_BGSUB_UPLOAD_STREAM_BLOCKS && (want_packed == 1 || v->width % 4 != 0))
+        want_upload = GLCV_BGSUB_UPLOAD_STREAM;
+    /* Fused needs the single pass (the chain votes after passes of its own). */
+    if (want_upload == GLCV_BGSUB_UPLOAD_STREAM_FUSED && v->passes == GLCV_BGSUB_MULTI_PASS &&
+        v->method == GLCV_BGSUB_VSAM)
+        want_upload = GLCV_BGSUB_UPLOAD_STREAM_BLOCKS;
     CHECK(got.upload == want_upload, "%s: upload %d, expected %d", what, got.upload, want_upload);
     enum { MAXS = 3 };
     glcv_image frames[MAXS], mg[MAXS], mc[MAXS];
     for (int s = 0; s < v->streams; s++) {
         /* A stride with padding for the host path. */
         int bpp = glcv_pixel_format_size(v->format);
-        frames[s] = test_image_make(v->width, H, v->format, (size_t)(v->width * bpp + 5));
-        mg[s] = test_image_make(v->width, H, GLCV_PIXEL_GRAY8, 0);
-        mc[s] = test_image_make(v->width, H, GLCV_PIXEL_GRAY8, 0);
+        frames[s] = test_image_make(v->width, h, v->format, (size_t)(v->width * bpp + 5));
+        mg[s] = test_image_make(v->width, h, GLCV_PIXEL_GRAY8, 0);
+        mc[s] = test_image_make(v->width, h, GLCV_PIXEL_GRAY8, 0);
     }
     uint64_t rng = 0x1234567ull + (uint64_t)random_mode;
     if (v->learn) {
@@ -335,11 +345,11 @@ static void run_variant(glcv_engine_mode engine, const variant *v, int random_mo
         ok &= compare_masks("map_masks", SETS - 1, s, &mapped[s], &mg[s]);
     /* The structured scene has foreground: a test that compares empty masks proves nothing. */
     if (!random_mode) {
-        int fg = test_count_nonzero(mc[0].data, (size_t)v->width * H);
-        CHECK(fg > 10 && fg < v->width * H / 2, "%s: %d foreground pixels in the last mask", what, fg);
+        int fg = test_count_nonzero(mc[0].data, (size_t)v->width * h);
+        CHECK(fg > 10 && fg < v->width * h / 2, "%s: %d foreground pixels in the last mask", what, fg);
     }
     if (v->method == GLCV_BGSUB_VSAM || v->learn) {
-        size_t n = (size_t)v->width * H * (v->gray || v->format == GLCV_PIXEL_GRAY8 ? 1 : 3);
+        size_t n = (size_t)v->width * h * (v->gray || v->format == GLCV_PIXEL_GRAY8 ? 1 : 3);
         uint16_t *bg[2] = {malloc(n * 2), malloc(n * 2)}, *th[2] = {malloc(n * 2), malloc(n * 2)};
         for (int s = 0; s < v->streams; s++) {
             CHECK_OK(glcv_bgsub_read_state(gpu, s, bg[0], th[0]));
@@ -359,8 +369,27 @@ static void run_variant(glcv_engine_mode engine, const variant *v, int random_mo
             free(th[i]);
         }
     }
+    /* One set more, its masks first asked for as the texture (which the fused upload makes then). */
+    for (int s = 0; s < v->streams; s++)
+        make_frame(&frames[s], s, SETS, random_mode, &rng);
+    CHECK_OK(glcv_bgsub_frames(gpu, frames, v->streams, 0));
+    CHECK_OK(glcv_bgsub_frames(cpu, frames, v->streams, 1));
+    CHECK_OK(glcv_bgsub_read_masks(cpu, 0, mc, v->streams));
     unsigned tex = glcv_bgsub_mask_texture(gpu);
     CHECK(tex != 0, "%s: no mask texture", what);
+    if (tex) {
+        size_t layer = (size_t)v->width * (size_t)h;
+        uint8_t *all = malloc(layer * (size_t)v->streams);
+        glPixelStorei(GL_PACK_ALIGNMENT, 1);
+        glBindTexture(GL_TEXTURE_2D_ARRAY, tex);
+        glGetTexImage(GL_TEXTURE_2D_ARRAY, 0, got.packed == 1 ? GL_RGBA : GL_RED, GL_UNSIGNED_BYTE, all);
+        glBindTexture(GL_TEXTURE_2D_ARRAY, 0);
+        for (int s = 0; s < v->streams; s++) {
+            glcv_image t = {all + layer * (size_t)s, v->width, h, 0, GLCV_PIXEL_GRAY8};
+            compare_masks("mask texture", SETS, s, &t, &mc[s]);
+        }
+        free(all);
+    }
     for (int s = 0; s < v->streams; s++) {
         test_image_release(&frames[s]);
         test_image_release(&mg[s]);
@@ -400,8 +429,8 @@ static void check_no_context(glcv_context *ctx, glcv_engine_mode engine)
 static void check_gl(glcv_engine_mode engine)
 {
     const variant base = {GLCV_BGSUB_VSAM, GLCV_PIXEL_RGB8, 0, 0, 1, 0, 0, 0, GLCV_BGSUB_SINGLE_PASS, W, 0, 0,
-                          GLCV_BGSUB_UPLOAD_DEFAULT};
-    variant list[48];
+                          GLCV_BGSUB_UPLOAD_DEFAULT, 0};
+    variant list[80];
     int n = 0;
     for (int m = GLCV_BGSUB_VSAM; m <= GLCV_BGSUB_DIFF3; m++) {
         variant v = base;
@@ -481,10 +510,109 @@ static void check_gl(glcv_engine_mode engine)
         v.format = GLCV_PIXEL_BGR8;
         v.width = 33;
         list[n++] = v;
+        /* In blocks of 64 quads: colour of 3 and 4 bytes, luma of colour, unpacked gray; blocks
+         * that straddle layers and a set that ends inside a block and inside a 16-byte word
+         * (36 x 13 x 3: 351 quads, 1053 words); the chain, the frame differences, the vote's
+         * extremes; and the fallbacks to a word per store (odd width, packed gray). */
+        v = base;
+        v.upload = GLCV_BGSUB_UPLOAD_STREAM_BLOCKS;
+        v.absorb = 2;
+        list[n++] = v;
+        v.streams = 3;
+        v.height = 13;
+        v.download = 1;
+        v.mapped = 1;
+        list[n++] = v;
+        v.format = GLCV_PIXEL_BGR8;
+        v.learn = 1;
+        list[n++] = v;
+        v.height = 0;
+        v.learn = 0;
+        v.streams = 2;
+        v.format = GLCV_PIXEL_BGRA8;
+        list[n++] = v;
+        v.format = GLCV_PIXEL_RGB8;
+        v.gray = 1;
+        list[n++] = v;
+        v.gray = 0;
+        v.format = GLCV_PIXEL_GRAY8;
+        v.packed = -1;
+        list[n++] = v;
+        v.format = GLCV_PIXEL_RGB8;
+        v.packed = 0;
+        v.passes = GLCV_BGSUB_MULTI_PASS;
+        list[n++] = v;
+        v.passes = GLCV_BGSUB_SINGLE_PASS;
+        v.method = GLCV_BGSUB_DIFF2;
+        list[n++] = v;
+        v.method = GLCV_BGSUB_DIFF3;
+        v.download = 0;
+        v.mapped = 0;
+        list[n++] = v;
+        v.method = GLCV_BGSUB_VSAM;
+        v.download = 1;
+        v.vote = -1;
+        list[n++] = v;
+        v.vote = 1;
+        list[n++] = v;
+        v.vote = 9;
+        v.format = GLCV_PIXEL_BGR8;
+        list[n++] = v;
+        v.vote = 0;
+        v.width = 33; /* falls back */
+        list[n++] = v;
+        v.width = W;
+        v.format = GLCV_PIXEL_GRAY8; /* packed: falls back */
+        list[n++] = v;
+        /* Fused: the vote of a set in the next set's dispatch, read one set behind (downloads) or
+         * made when asked for (the newest set, the texture); learned; the frame differences; and
+         * the fallbacks (chain, odd width, packed gray). */
+        v = base;
+        v.upload = GLCV_BGSUB_UPLOAD_STREAM_FUSED;
+        v.absorb = 2;
+        list[n++] = v;
+        v.streams = 3;
+        v.height = 13;
+        v.download = 1;
+        v.mapped = 1;
+        list[n++] = v;
+        v.format = GLCV_PIXEL_BGRA8;
+        v.learn = 1;
+        list[n++] = v;
+        v.height = 0;
+        v.learn = 0;
+        v.streams = 2;
+        v.format = GLCV_PIXEL_RGB8;
+        v.gray = 1;
+        list[n++] = v;
+        v.gray = 0;
+        v.method = GLCV_BGSUB_DIFF2;
+        list[n++] = v;
+        v.method = GLCV_BGSUB_DIFF3;
+        v.vote = -1;
+        list[n++] = v;
+        v.method = GLCV_BGSUB_VSAM;
+        v.vote = 9;
+        v.download = 0;
+        list[n++] = v;
+        v.vote = 0;
+        v.download = 1;
+        v.passes = GLCV_BGSUB_MULTI_PASS; /* falls back to blocks */
+        list[n++] = v;
+        v.passes = GLCV_BGSUB_SINGLE_PASS;
+        v.width = 33; /* falls back to a word per store */
+        list[n++] = v;
+        v.width = W;
+        v.format = GLCV_PIXEL_GRAY8; /* packed: likewise */
+        list[n++] = v;
     } else {
         glcv_bgsub *b = NULL;
         glcv_bgsub_params p = GLCV_BGSUB_PARAMS(.width = 8, .height = 8, .engine = engine,
                                                 .upload = GLCV_BGSUB_UPLOAD_STREAM, .logger = lg);
+        CHECK_STATUS(glcv_bgsub_create(&p, &b), GLCV_ERROR_UNSUPPORTED);
+        p.upload = GLCV_BGSUB_UPLOAD_STREAM_BLOCKS;
+        CHECK_STATUS(glcv_bgsub_create(&p, &b), GLCV_ERROR_UNSUPPORTED);
+        p.upload = GLCV_BGSUB_UPLOAD_STREAM_FUSED;
         CHECK_STATUS(glcv_bgsub_create(&p, &b), GLCV_ERROR_UNSUPPORTED);
     }
     for (int i = 0; i < n; i++)

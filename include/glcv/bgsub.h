@@ -80,8 +80,26 @@ typedef enum glcv_bgsub_upload {
     GLCV_BGSUB_UPLOAD_COPY = 1,
     /* The first pass reads the frames from the pinned memory itself and writes them into the
      * frame ring as it goes; with params.download the vote also writes the masks straight into
-     * the host's download memory. COMPUTE with OpenGL 4.4 only (else UNSUPPORTED). */
-    GLCV_BGSUB_UPLOAD_STREAM = 2
+     * the host's download memory. COMPUTE with OpenGL 4.4 only (else UNSUPPORTED). Each
+     * invocation reads the words that hold its own pixel: side by side for packed gray, in
+     * scattered pieces for 3 bytes a pixel. */
+    GLCV_BGSUB_UPLOAD_STREAM = 2,
+    /* As STREAM, but the first pass reads the set in contiguous blocks (a work group's 64
+     * invocations of 4 pixels each read their 64 x 4 pixels in 16-byte loads, neighbour beside
+     * neighbour, through shared memory), and the vote writes a word of 4 mask bytes per
+     * invocation. Frames of one pixel per texel whose width is a multiple of 4; otherwise (packed
+     * gray, other widths) it is STREAM, which get_params then says. COMPUTE with OpenGL 4.4 only
+     * (else UNSUPPORTED). */
+    GLCV_BGSUB_UPLOAD_STREAM_BLOCKS = 3,
+    /* As STREAM_BLOCKS, with one dispatch per set: it reads and decides the new set while it
+     * votes the set before and writes that set's masks, so that frames in and masks out cross
+     * the bus at once. Latency: a set's masks are made during the next set's dispatch. Asking
+     * for the newest set's masks (read_masks or map_masks with age 0, mask_texture) makes them
+     * then, by a pass of their own; with params.download, a caller that reads one set behind
+     * (age 1) gets them from the next set's dispatch, without that pass. Falls back as
+     * STREAM_BLOCKS does, and to STREAM_BLOCKS for VSAM's chain of passes (MULTI_PASS).
+     * COMPUTE with OpenGL 4.4 only (else UNSUPPORTED). */
+    GLCV_BGSUB_UPLOAD_STREAM_FUSED = 4
 } glcv_bgsub_upload;
 
 /* Zero fields mean defaults. */
@@ -184,7 +202,9 @@ GLCV_API glcv_status glcv_bgsub_read_state(glcv_bgsub *bgsub, int stream, uint16
  * 1.0 (255) foreground; packed gray: GL_RGBA8, width/4 x height, texel x holding the pixels
  * 4x..4x+3 in r, g, b, a. Owned by the object, valid until it is destroyed. Two textures take
  * turns (one set's masks are read back while the next set's are made): ask again after every
- * set. GPU engines only: 0 with the CPU engine or before the first set. */
+ * set. GPU engines only: 0 with the CPU engine or before the first set. With
+ * GLCV_BGSUB_UPLOAD_STREAM_FUSED the call makes the masks first (a pass, in the object's context,
+ * which must be current: else 0). */
 GLCV_API unsigned int glcv_bgsub_mask_texture(glcv_bgsub *bgsub);
 
 /* Forgets the frame history (the next set starts it again); B and T stay. */
