@@ -118,112 +118,93 @@ static void fill(glcv_image *im, int n, int t)
     }
 }
 
-/* The ETH segmenter (8 iterations, default parameters, adaptation on) on N streams: frames mapped
- * (glcv_segment_map_frames), masks read without a copy (glcv_segment_map_masks) after each set. */
-static glcv_status measure_eth(glcv_engine_mode engine, const variant *v, int w, int h, int n, double seconds,
-                               int timing_run, result *r)
+/* One object of N streams behind the calls the measurement makes: a bgsub (masks read one set
+ * behind, downloaded while the next set runs) or the ETH segmenter (8 iterations, default
+ * parameters, adaptation on; masks mapped after each set). */
+typedef struct subject {
+    const variant *v;
+    glcv_bgsub *b;
+    glcv_segment *seg;
+    int n;
+} subject;
+
+static glcv_status map_set(subject *o, glcv_image *frames)
 {
-    glcv_segment_params p = GLCV_SEGMENT_PARAMS(.width = w, .height = h, .streams = n, .engine = engine,
-                                                .timing = timing_run);
-    glcv_segment *seg = NULL;
-    glcv_status st = glcv_segment_create(&p, &seg);
-    if (st != GLCV_OK)
+    return o->seg ? glcv_segment_map_frames(o->seg, o->v->format, frames, o->n)
+                  : glcv_bgsub_map_frames(o->b, frames, o->n);
+}
+
+static glcv_status run_set(subject *o, int wait)
+{
+    return o->seg ? glcv_segment_frames_mapped(o->seg, wait) : glcv_bgsub_frames_mapped(o->b, wait);
+}
+
+/* The masks of the set before (bgsub; age 0: the last set's) or of the last set (ETH). */
+static glcv_status masks_of(subject *o, int age, glcv_image *masks)
+{
+    return o->seg ? glcv_segment_map_masks(o->seg, masks, o->n) : glcv_bgsub_map_masks(o->b, age, masks, o->n);
+}
+
+static glcv_status timings_of(subject *o, glcv_timing *t, int capacity, int *count)
+{
+    return o->seg ? glcv_segment_timings(o->seg, t, capacity, count, 1) : glcv_bgsub_timings(o->b, t, capacity, count, 1);
+}
+
+static glcv_status make_subject(glcv_engine_mode engine, const variant *v, int w, int h, int n, int timing_run,
+                                subject *o)
+{
+    *o = (subject){.v = v, .n = n};
+    if (v->eth) {
+        glcv_segment_params p = GLCV_SEGMENT_PARAMS(.width = w, .height = h, .streams = n, .engine = engine,
+                                                    .timing = timing_run);
+        glcv_status st = glcv_segment_create(&p, &o->seg);
+        glcv_image *bg = st == GLCV_OK ? calloc((size_t)n, sizeof *bg) : NULL;
+        if (st == GLCV_OK && !bg)
+            st = GLCV_ERROR_OUT_OF_MEMORY;
+        /* the background: a set without the square */
+        if (st == GLCV_OK && (st = map_set(o, bg)) == GLCV_OK) {
+            fill(bg, n, -100);
+            st = glcv_segment_set_backgrounds(o->seg, bg, n);
+        }
+        free(bg);
         return st;
-    glcv_image *frames = calloc((size_t)n, sizeof *frames), *masks = calloc((size_t)n, sizeof *masks);
-    if (!frames || !masks) {
-        st = GLCV_ERROR_OUT_OF_MEMORY;
-        goto done;
     }
-    /* the background: a set without the square; then the staging slots filled once */
-    if ((st = glcv_segment_map_frames(seg, v->format, frames, n)) == GLCV_OK) {
-        fill(frames, n, -100);
-        st = glcv_segment_set_backgrounds(seg, frames, n);
-    }
-    for (int k = 0; k < 3 && st == GLCV_OK; k++) {
-        if ((st = glcv_segment_map_frames(seg, v->format, frames, n)) == GLCV_OK) {
-            fill(frames, n, k);
-            st = glcv_segment_frames_mapped(seg, 1);
-        }
-    }
-    if (st != GLCV_OK)
-        goto done;
-    if (timing_run) {
-        double ms[64];
-        int got = 0;
-        for (int i = 0; i < 64 && st == GLCV_OK; i++) {
-            if ((st = glcv_segment_map_frames(seg, v->format, frames, n)) == GLCV_OK)
-                st = glcv_segment_frames_mapped(seg, 1);
-            glcv_timing t[16];
-            int count = 0;
-            if (st == GLCV_OK && glcv_segment_timings(seg, t, 16, &count, 1) == GLCV_OK && count > 0) {
-                double sum = 0;
-                for (int k = 0; k < count; k++)
-                    sum += t[k].ms;
-                ms[got++] = sum;
-            }
-        }
-        r->gpu_ms = bench_median(ms, got);
-    } else {
-        long sets = 0;
-        double t0 = bench_now_ms(), t1 = t0;
-        while (st == GLCV_OK && t1 - t0 < seconds * 1000.0) {
-            if ((st = glcv_segment_map_frames(seg, v->format, frames, n)) == GLCV_OK)
-                st = glcv_segment_frames_mapped(seg, 0);
-            if (st == GLCV_OK)
-                st = glcv_segment_map_masks(seg, masks, n);
-            sets++;
-            t1 = bench_now_ms();
-        }
-        double per_s = sets / ((t1 - t0) / 1000.0);
-        r->cams_io = per_s * n / 25.0;
-        r->gpix_io = per_s * n * (double)w * h / 1e9;
-    }
-done:
-    free(frames);
-    free(masks);
-    glcv_segment_destroy(&seg);
+    glcv_bgsub_params p = GLCV_BGSUB_PARAMS(.width = w, .height = h, .streams = n, .method = v->method,
+                                            .format = v->format, .packed = v->packed, .passes = v->passes, .upload = v->upload,
+                                            .engine = engine, .download = !timing_run, .timing = timing_run);
+    glcv_status st = glcv_bgsub_create(&p, &o->b);
+    glcv_bgsub_params used;
+    if (st == GLCV_OK && timing_run && v->upload && glcv_bgsub_get_params(o->b, &used) == GLCV_OK &&
+        used.upload != v->upload)
+        printf("# %s %dx%d: upload %d instead of %d (its fallback for this size)\n", v->name, w, h, (int)used.upload,
+               (int)v->upload);
     return st;
 }
 
 static glcv_status measure(glcv_engine_mode engine, const variant *v, int w, int h, int n, double seconds,
                            int timing_run, result *r)
 {
-    if (v->eth)
-        return measure_eth(engine, v, w, h, n, seconds, timing_run, r);
-    glcv_bgsub_params p = GLCV_BGSUB_PARAMS(.width = w, .height = h, .streams = n, .method = v->method,
-                                            .format = v->format, .packed = v->packed, .passes = v->passes, .upload = v->upload,
-                                            .engine = engine, .download = !timing_run, .timing = timing_run);
-    glcv_bgsub *b = NULL;
-    glcv_status st = glcv_bgsub_create(&p, &b);
-    if (st != GLCV_OK)
-        return st;
-    glcv_bgsub_params used;
-    if (timing_run && v->upload && glcv_bgsub_get_params(b, &used) == GLCV_OK && used.upload != v->upload)
-        printf("# %s %dx%d: upload %d instead of %d (its fallback for this size)\n", v->name, w, h, (int)used.upload,
-               (int)v->upload);
+    subject o;
+    glcv_status st = make_subject(engine, v, w, h, n, timing_run, &o);
     glcv_image *frames = calloc((size_t)n, sizeof *frames), *masks = calloc((size_t)n, sizeof *masks);
-    if (!frames || !masks) {
+    if (st == GLCV_OK && (!frames || !masks))
         st = GLCV_ERROR_OUT_OF_MEMORY;
-        goto done;
-    }
     /* Fill the staging slots (three) once, as a decoder would write into them. */
     for (int k = 0; k < 3 && st == GLCV_OK; k++) {
-        if ((st = glcv_bgsub_map_frames(b, frames, n)) == GLCV_OK) {
+        if ((st = map_set(&o, frames)) == GLCV_OK) {
             fill(frames, n, k);
-            st = glcv_bgsub_frames_mapped(b, 1);
+            st = run_set(&o, 1);
         }
     }
-    if (st != GLCV_OK)
-        goto done;
-    if (timing_run) {
+    if (st == GLCV_OK && timing_run) {
         double ms[64];
         int got = 0;
         for (int i = 0; i < 64 && st == GLCV_OK; i++) {
-            if ((st = glcv_bgsub_map_frames(b, frames, n)) == GLCV_OK)
-                st = glcv_bgsub_frames_mapped(b, 1);
-            glcv_timing t[8];
+            if ((st = map_set(&o, frames)) == GLCV_OK)
+                st = run_set(&o, 1);
+            glcv_timing t[16];
             int count = 0;
-            if (st == GLCV_OK && glcv_bgsub_timings(b, t, 8, &count, 1) == GLCV_OK && count > 0) {
+            if (st == GLCV_OK && timings_of(&o, t, 16, &count) == GLCV_OK && count > 0) {
                 double sum = 0;
                 for (int k = 0; k < count; k++)
                     sum += t[k].ms;
@@ -231,28 +212,28 @@ static glcv_status measure(glcv_engine_mode engine, const variant *v, int w, int
             }
         }
         r->gpu_ms = bench_median(ms, got);
-    } else {
+    } else if (st == GLCV_OK) {
         long sets = 0;
         double t0 = bench_now_ms(), t1 = t0;
         while (st == GLCV_OK && t1 - t0 < seconds * 1000.0) {
-            if ((st = glcv_bgsub_map_frames(b, frames, n)) == GLCV_OK)
-                st = glcv_bgsub_frames_mapped(b, 0);
+            if ((st = map_set(&o, frames)) == GLCV_OK)
+                st = run_set(&o, 0);
             if (st == GLCV_OK)
-                st = glcv_bgsub_map_masks(b, 1, masks, n);
+                st = masks_of(&o, 1, masks);
             sets++;
             t1 = bench_now_ms();
         }
         if (st == GLCV_OK)
-            st = glcv_bgsub_map_masks(b, 0, masks, n);
+            st = masks_of(&o, 0, masks);
         t1 = bench_now_ms();
         double per_s = sets / ((t1 - t0) / 1000.0);
         r->cams_io = per_s * n / 25.0;
         r->gpix_io = per_s * n * (double)w * h / 1e9;
     }
-done:
     free(frames);
     free(masks);
-    glcv_bgsub_destroy(&b);
+    glcv_bgsub_destroy(&o.b);
+    glcv_segment_destroy(&o.seg);
     return st;
 }
 

@@ -290,6 +290,16 @@ glcv_status glcv_segment_set_seed(glcv_segment *s, uint64_t seed)
 
 /* ---- inputs -------------------------------------------------------------------------------- */
 
+glcv_status glcv_segment_ready(glcv_segment *s, const char *what)
+{
+    if (s->learning)
+        return glcv_fail(&s->p.logger, GLCV_ERROR_STATE, "%s: background learning is in progress (call learn_end)",
+                         what);
+    if (!s->have_background)
+        return glcv_fail(&s->p.logger, GLCV_ERROR_STATE, "%s: no background yet (set or learn one first)", what);
+    return GLCV_OK;
+}
+
 glcv_status glcv_segment_one_stream(glcv_segment *s, const char *what)
 {
     if (s->p.streams == 1)
@@ -425,7 +435,6 @@ static void cpu_segment(glcv_segment *s)
 /* Segments a host image, a caller's texture, or (both NULL/0) the mapped staging frame. */
 static glcv_status segment_frame(glcv_segment *s, const glcv_image *img, unsigned int texture, int wait)
 {
-    const glcv_logger *lg = &s->p.logger;
     int mapped = !img && !texture;
     glcv_image mapped_image = {s->mapped_host, s->width, s->height, 0, s->mapped_format};
     if (mapped && !s->engine)
@@ -433,12 +442,8 @@ static glcv_status segment_frame(glcv_segment *s, const glcv_image *img, unsigne
     glcv_status st = glcv_segment_one_stream(s, "frame");
     if (st == GLCV_OK && img)
         st = glcv_segment_check_image(s, img, "frame");
-    if (st != GLCV_OK)
+    if (st != GLCV_OK || (st = glcv_segment_ready(s, "frame")) != GLCV_OK)
         return st;
-    if (s->learning)
-        return glcv_fail(lg, GLCV_ERROR_STATE, "frame: background learning is in progress (call learn_end)");
-    if (!s->have_background)
-        return glcv_fail(lg, GLCV_ERROR_STATE, "frame: no background yet (set or learn one first)");
     if (!s->engine) {
         if ((st = glcv_segment_take_input(s, img, texture, NULL)) != GLCV_OK)
             return st;
@@ -454,18 +459,8 @@ static glcv_status segment_frame(glcv_segment *s, const glcv_image *img, unsigne
         } else {
             st = glcv_segment_take_input(s, img, texture, &texture);
         }
-        if (st == GLCV_OK) {
-            glcv_engine_frame_begin(s->engine);
-            st = glcv_segment_gl_run(s, texture);
-            glcv_engine_frame_end(s->engine);
-        }
-        glcv_engine_end(s->engine);
-        if (st != GLCV_OK)
+        if ((st = glcv_segment_gl_frame(s, st, texture, wait)) != GLCV_OK)
             return st;
-        if (wait)
-            glFinish();
-        else
-            glFlush();
         s->last_input = texture;
     }
     s->have_frame = 1;

@@ -244,16 +244,6 @@ glcv_status glcv_segment_set_backgrounds(glcv_segment *s, const glcv_image *back
     GLCV_LOCKED_CALL(s, set_backgrounds(s, backgrounds, count));
 }
 
-static glcv_status ready(glcv_segment *s, const char *what)
-{
-    if (s->learning)
-        return glcv_fail(&s->p.logger, GLCV_ERROR_STATE, "%s: background learning is in progress (call learn_end)",
-                         what);
-    if (!s->have_background)
-        return glcv_fail(&s->p.logger, GLCV_ERROR_STATE, "%s: no background yet (set or learn one first)", what);
-    return GLCV_OK;
-}
-
 /* The GL passes over the set in staging slot `slot`. */
 static glcv_status run_set(glcv_segment *s, int slot, glcv_pixel_format format, int wait)
 {
@@ -261,20 +251,9 @@ static glcv_status run_set(glcv_segment *s, int slot, glcv_pixel_format format, 
     glcv_status st = glcv_segment_gl_upload_set(s, slot, format);
     if (st == GLCV_OK)
         st = glcv_segment_gl_upload_rules(s);
-    if (st == GLCV_OK) {
-        glcv_engine_frame_begin(s->engine);
-        st = glcv_segment_gl_run(s, s->last_input);
-        glcv_engine_frame_end(s->engine);
-    }
-    glcv_engine_end(s->engine);
-    if (st != GLCV_OK)
-        return st;
-    if (wait)
-        glFinish();
-    else
-        glFlush();
-    s->have_frame = 1;
-    return GLCV_OK;
+    if ((st = glcv_segment_gl_frame(s, st, s->last_input, wait)) == GLCV_OK)
+        s->have_frame = 1;
+    return st;
 }
 
 static glcv_status frames_cpu(glcv_segment *s, const glcv_image *frames)
@@ -291,7 +270,7 @@ static glcv_status segment_frames(glcv_segment *s, const glcv_image *frames, int
 {
     glcv_status st = check_set(s, frames, count, "frames");
     if (st == GLCV_OK)
-        st = ready(s, "frames");
+        st = glcv_segment_ready(s, "frames");
     if (st != GLCV_OK)
         return st;
     if (!s->engine)
@@ -319,7 +298,7 @@ glcv_status glcv_segment_frames(glcv_segment *s, const glcv_image *frames, int c
 
 static glcv_status frames_mapped(glcv_segment *s, int wait)
 {
-    glcv_status st = ready(s, "frames_mapped");
+    glcv_status st = glcv_segment_ready(s, "frames_mapped");
     if (st == GLCV_OK && (s->engine ? s->mapped_slot < 0 : !s->mapped_host))
         st = glcv_fail(&s->p.logger, GLCV_ERROR_STATE, "frames_mapped without map_frames");
     if (st == GLCV_OK && s->engine) {

@@ -349,6 +349,23 @@ glcv_status glcv_segment_gl_run(glcv_segment *s, GLuint input)
 }
 
 
+glcv_status glcv_segment_gl_frame(glcv_segment *s, glcv_status st, GLuint input, int wait)
+{
+    if (st == GLCV_OK) {
+        glcv_engine_frame_begin(s->engine);
+        st = glcv_segment_gl_run(s, input);
+        glcv_engine_frame_end(s->engine);
+    }
+    glcv_engine_end(s->engine);
+    if (st != GLCV_OK)
+        return st;
+    if (wait)
+        glFinish();
+    else
+        glFlush();
+    return GLCV_OK;
+}
+
 glcv_status glcv_segment_gl_create(glcv_segment *s)
 {
     glcv_status st = glcv_engine_create(s->p.engine, s->p.timing, &s->p.logger, &s->engine);

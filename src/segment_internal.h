@@ -190,6 +190,8 @@ glcv_status glcv_segment_no_input(glcv_segment *s, const char *what, int texture
 void glcv_segment_write_plane(const uint8_t *plane, int scale, glcv_image *out);
 glcv_status glcv_segment_check_output(glcv_segment *s, const glcv_image *out, int allow_gray, int have,
                                       const char *what, const char *missing);
+/* STATE (logged as `what`) while learning or before a background. */
+glcv_status glcv_segment_ready(glcv_segment *s, const char *what);
 /* INVALID_ARGUMENT for a one-stream call on an object of several streams (logged). */
 glcv_status glcv_segment_one_stream(glcv_segment *s, const char *what);
 
@@ -215,6 +217,9 @@ glcv_status glcv_segment_gl_clear_masks(glcv_segment *s);
 const glcv_tex *glcv_segment_gl_next_frame(glcv_segment *s);
 /* The whole frame: thresholds, B1 iteration, `iterations` B2 iterations, merge, adaptation. */
 glcv_status glcv_segment_gl_run(glcv_segment *s, GLuint input);
+/* The end of a frame's call, between engine begin and end, which it ends: when `st` (bringing the
+ * input) is OK the passes over `input`, then glFinish (wait) or glFlush. */
+glcv_status glcv_segment_gl_frame(glcv_segment *s, glcv_status st, GLuint input, int wait);
 /* Copies a texture into one of the segmenter's RGBA8 textures (exact for 8-bit inputs). */
 glcv_status glcv_segment_gl_copy(glcv_segment *s, GLuint source, const glcv_tex *target);
 /* Uploads the per-pixel noise factors (width * height floats, per layer; NULL: all 1). */
