@@ -47,6 +47,13 @@ uniform ivec4 orders[16]; // subset order of each iteration
 
 shared uint s_mask[4][MASK_CELLS];
 
+#ifdef SEGMENT_HOST_MASK
+// Several streams, width a multiple of 4: the full mask also as words of four pixels (bytes 0 or
+// 255, the leftmost in the low byte), layer after layer, rows of image_size.x / 4 words, into the
+// host's download memory - the masks cross the bus while the kernel runs, no read-back after it.
+layout(std430, binding = 2) writeonly buffer MaskWords { uint mask_words[]; };
+#endif
+
 uint fetch_threshold(int s, ivec2 p)
 {
     if (s == 0) return texelFetch(thr_k, glcv_at(p), 0).r;
@@ -164,6 +171,23 @@ void glcv_pass(ivec2 group)
     }
     if (write_full == 0)
         return;
+#ifdef SEGMENT_HOST_MASK
+    // Word wx of full row 2 (word0.y + orow) + sy: pixels x0..x0+3 are subset pixels c and c + 1
+    // of the interior (c even) in the subsets of even x (2 sy) and odd x (2 sy + 1).
+    int words_per_row = image_size.x / 4;
+    for (int i = tid; i < 2 * TILE_Y * 32; i += THREADS) {
+        int fr = i / 32, wx = i % 32;
+        int orow = HALO_Y + fr / 2, sy = fr & 1;
+        int y = 2 * (word0.y + orow) + sy;
+        int x0 = 64 * (word0.x + 1) + 4 * wx;
+        if (y >= image_size.y || x0 >= image_size.x)
+            continue;
+        int c = 2 * wx, ocol = 1 + c / 32, bit = c % 32;
+        uint e = s_mask[2 * sy][at(orow, ocol)] >> bit, o = s_mask[2 * sy + 1][at(orow, ocol)] >> bit;
+        mask_words[(glcv_layer * image_size.y + y) * words_per_row + (x0 >> 2)] =
+            ((e & 1u) * 0xFFu) | ((o & 1u) * 0xFF00u) | (((e >> 1) & 1u) * 0xFF0000u) | (((o >> 1) & 1u) * 0xFF000000u);
+    }
+#endif
     for (int i = tid; i < 4 * TILE_Y * TILE_X; i += THREADS) {
         int s = i / (TILE_Y * TILE_X), r = i % (TILE_Y * TILE_X);
         int orow = HALO_Y + r / TILE_X, x = r % TILE_X;

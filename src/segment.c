@@ -162,6 +162,7 @@ glcv_status glcv_segment_create(const glcv_segment_params *params, glcv_segment 
         return GLCV_ERROR_OUT_OF_MEMORY;
     pthread_mutex_init(&s->lock, NULL);
     s->mapped_slot = -1;
+    s->mask_slot = -1;
     s->p = p;
     s->explicit_values = (params->ts != 0 ? GLCV_SEGMENT_EXPLICIT_TS : 0) |
                          (params->odc != 0 ? GLCV_SEGMENT_EXPLICIT_ODC : 0) |

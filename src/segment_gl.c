@@ -154,6 +154,7 @@ void glcv_segment_gl_destroy(glcv_segment *s)
 
 glcv_status glcv_segment_gl_clear_masks(glcv_segment *s)
 {
+    s->mask_slot = -1; /* the masks are in the cleared texture now */
     glcv_engine_begin(s->engine);
     glcv_status st = glcv_engine_clear(s->engine, &s->mask);
     for (int i = 0; i < 4 && st == GLCV_OK; i++) {
@@ -214,8 +215,8 @@ static glcv_status tile_program(glcv_segment *s, int k, glcv_program **out)
     snprintf(key, sizeof key, "segment_tile_%d_%d", s->tile_rows, 2 * k);
     snprintf(defines, sizeof defines,
              "#define GLCV_TILED 1\n#define GLCV_LOCAL_X %d\n#define GLCV_LOCAL_Y 1\n"
-             "#define TILE_Y %d\n#define HALO_Y %d\n",
-             4 * s->tile_rows, tile_height(s, k), 2 * k);
+             "#define TILE_Y %d\n#define HALO_Y %d\n%s",
+             4 * s->tile_rows, tile_height(s, k), 2 * k, s->host_masks ? "#define SEGMENT_HOST_MASK 1\n" : "");
     return program(s, key, files, 1, defines, outputs, 5, out);
 }
 
@@ -253,8 +254,19 @@ static glcv_status gpu_mrf_tiled(glcv_segment *s)
         glcv_pass_add_uniform_i(&p, "first_is_b1", GLCV_U_1I, done == 0, 0);
         glcv_pass_add_uniform_i(&p, "write_full", GLCV_U_1I, done + k == total, 0);
         glcv_pass_add_uniform_4iv(&p, "orders", orders, k);
+        int slot = -1;
+        if (s->host_masks && done + k == total) {
+            size_t bytes = (size_t)s->width * (size_t)s->height * (size_t)s->layers;
+            if ((st = glcv_engine_download_reserve(s->engine, bytes, &slot)) != GLCV_OK)
+                return st;
+            glcv_pass_add_storage(&p, 2, glcv_engine_download_buffer(s->engine, slot));
+        }
         if ((st = glcv_engine_run(s->engine, &p)) != GLCV_OK)
             return st;
+        if (slot >= 0) {
+            glcv_engine_download_fence(s->engine, slot);
+            s->mask_slot = slot;
+        }
         s->mask_set = 1 - s->mask_set;
         done += k;
     }
@@ -378,6 +390,7 @@ glcv_status glcv_segment_gl_create(glcv_segment *s)
         s->tile_iterations = tile_capacity(s->sub_h >= 400 ? 512 : 256, &s->tile_rows);
         glcv_logf(&s->p.logger, GLCV_LOG_DEBUG, "segment: compute MRF %s (%d iterations per dispatch)",
                   s->tile_iterations ? "tiled" : "one dispatch per substep", s->tile_iterations);
+        s->host_masks = s->layers && s->tile_iterations && s->width % 4 == 0 && epoxy_gl_version() >= 44;
     }
     glcv_engine_begin(s->engine);
     st = gpu_programs(s);
@@ -456,9 +469,10 @@ glcv_status glcv_segment_gl_upload_set(glcv_segment *s, int slot, glcv_pixel_for
 glcv_status glcv_segment_gl_read_masks(glcv_segment *s, const uint8_t **masks)
 {
     size_t bytes = (size_t)s->width * (size_t)s->height * (size_t)s->layers;
-    int slot = 0;
+    int slot = s->mask_slot;
     glcv_engine_begin(s->engine);
-    glcv_status st = glcv_engine_download(s->engine, &s->mask, GL_RED, GL_UNSIGNED_BYTE, bytes, &slot);
+    glcv_status st = slot >= 0 ? GLCV_OK /* the kernel wrote them there */
+                               : glcv_engine_download(s->engine, &s->mask, GL_RED, GL_UNSIGNED_BYTE, bytes, &slot);
     if (st == GLCV_OK)
         st = glcv_engine_download_wait(s->engine, slot, (const void **)masks);
     glcv_engine_end(s->engine);
@@ -631,12 +645,23 @@ static glcv_status use_multipass(glcv_segment *s)
     if (!s->tile_iterations)
         return GLCV_OK;
     s->tile_iterations = 0;
+    s->host_masks = 0;
     return glcv_segment_gl_clear_masks(s);
 }
 
 glcv_status glcv_segment_use_multipass(glcv_segment *s)
 {
     GLCV_LOCKED_CALL(s, use_multipass(s));
+}
+
+int glcv_segment_masks_to_host(glcv_segment *s)
+{
+    if (!s)
+        return 0;
+    pthread_mutex_lock(&s->lock);
+    int on = s->host_masks;
+    pthread_mutex_unlock(&s->lock);
+    return on;
 }
 
 int glcv_segment_tiled(glcv_segment *s)

@@ -167,6 +167,9 @@ struct glcv_segment {
     glcv_tex rules_tex;   /* RGBA32F array, one texel per layer */
     glcv_tex noise_layers; /* R32F array: the noise factors of every stream */
     uint8_t *mask_copy;    /* CPU engine: every stream's mask for glcv_segment_map_masks */
+    int host_masks;        /* compute, tiled, width % 4 == 0, GL 4.4: the kernel writes the masks
+                              into download memory itself (segment_tile.glsl, SEGMENT_HOST_MASK) */
+    int mask_slot;         /* that download slot of the last set, or -1 */
 };
 
 /* segment.c: the parameters the rule uses now; the next subset order (one of the 24, uniformly:
@@ -255,5 +258,7 @@ glcv_status glcv_segment_gl_read_thresholds(glcv_segment *s, uint8_t *m_min_b1, 
 glcv_status glcv_segment_use_multipass(glcv_segment *s);
 /* Nonzero when COMPUTE mode runs the tiled MRF kernel. Takes the object's mutex. */
 int glcv_segment_tiled(glcv_segment *s);
+/* Nonzero when the tiled kernel writes the masks of several streams to the host itself. */
+int glcv_segment_masks_to_host(glcv_segment *s);
 
 #endif
