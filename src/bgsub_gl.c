@@ -136,14 +136,27 @@ glcv_status glcv_bgsub_gl_create(glcv_bgsub *b)
     b->p.engine = glcv_engine_mode_of(b->engine);
     /* Streaming needs image stores (compute) and persistently mapped staging memory (GL 4.4). */
     int can_stream = b->p.engine == GLCV_ENGINE_COMPUTE && epoxy_gl_version() >= 44;
+    GLint64 max_block = 0;
+    if (can_stream)
+        glGetInteger64v(GL_MAX_SHADER_STORAGE_BLOCK_SIZE, &max_block);
+    int fits = (GLint64)set_bytes_padded(b) <= max_block; /* a set in one storage block */
+    /* Measured on the H100 (docs/PERFORMANCE.md), with I/O at every size from 160x120 to 720x576:
+     * packed gray frames streamed a word per store, frames of one pixel per texel streamed in
+     * blocks and fused with the vote of the set before (1.5-3x the cameras of the copy); the copy
+     * where neither applies (for RGB the word-per-store stream loses to it). */
+    if (b->p.upload == GLCV_BGSUB_UPLOAD_DEFAULT) {
+        int chain = b->p.passes == GLCV_BGSUB_MULTI_PASS && b->rule.method == GLCV_BGSUB_VSAM;
+        b->p.upload = !can_stream || !fits                 ? GLCV_BGSUB_UPLOAD_COPY
+                      : b->packed                          ? GLCV_BGSUB_UPLOAD_STREAM
+                      : b->p.width % 4 == 0 && !chain      ? GLCV_BGSUB_UPLOAD_STREAM_FUSED
+                                                           : GLCV_BGSUB_UPLOAD_COPY;
+    }
     int streamed = b->p.upload >= GLCV_BGSUB_UPLOAD_STREAM;
     if (streamed && !can_stream)
         return glcv_fail(&b->p.logger, GLCV_ERROR_UNSUPPORTED,
                          "bgsub: streamed uploads need the compute engine and OpenGL 4.4");
     if (streamed) {
-        GLint64 max_block = 0;
-        glGetInteger64v(GL_MAX_SHADER_STORAGE_BLOCK_SIZE, &max_block);
-        if ((GLint64)set_bytes_padded(b) > max_block)
+        if (!fits)
             return glcv_fail(&b->p.logger, GLCV_ERROR_UNSUPPORTED,
                              "bgsub: a set of %zu bytes is above this GL's GL_MAX_SHADER_STORAGE_BLOCK_SIZE (%lld) "
                              "for streamed uploads",
@@ -163,10 +176,6 @@ glcv_status glcv_bgsub_gl_create(glcv_bgsub *b)
         glcv_logf(&b->p.logger, GLCV_LOG_DEBUG, "bgsub: the chain of passes: streamed in blocks, not fused");
         b->p.upload = GLCV_BGSUB_UPLOAD_STREAM_BLOCKS;
     }
-    /* Measured on the H100 (docs/PERFORMANCE.md): streaming pays for packed gray frames, whose
-     * words each pass reads once; three bytes a pixel are read in more pieces than they are worth. */
-    if (b->p.upload == GLCV_BGSUB_UPLOAD_DEFAULT)
-        b->p.upload = can_stream && b->packed ? GLCV_BGSUB_UPLOAD_STREAM : GLCV_BGSUB_UPLOAD_COPY;
     b->stream = b->p.upload >= GLCV_BGSUB_UPLOAD_STREAM;
     b->blocks = b->p.upload >= GLCV_BGSUB_UPLOAD_STREAM_BLOCKS;
     b->fused = b->p.upload == GLCV_BGSUB_UPLOAD_STREAM_FUSED;

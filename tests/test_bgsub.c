@@ -274,10 +274,15 @@ static void run_variant(glcv_engine_mode engine, const variant *v, int random_mo
     CHECK(got.engine == engine, "%s: engine in use %s", what, glcv_engine_mode_string(got.engine));
     int want_packed = v->packed ? v->packed : v->format == GLCV_PIXEL_GRAY8 && v->width % 4 == 0 ? 1 : -1;
     CHECK(got.packed == want_packed, "%s: packed %d, expected %d", what, got.packed, want_packed);
-    glcv_bgsub_upload want_upload = v->upload                                                         ? v->upload
-                                    : engine == GLCV_ENGINE_COMPUTE && epoxy_gl_version() >= 44 &&
-                                              want_packed == 1 ? GLCV_BGSUB_UPLOAD_STREAM
-                                                               : GLCV_BGSUB_UPLOAD_COPY;
+    /* The default: packed gray streamed a word per store, one pixel per texel with whole quads
+     * fused (single pass), the copy otherwise and without compute and GL 4.4. */
+    int can_stream = engine == GLCV_ENGINE_COMPUTE && epoxy_gl_version() >= 44;
+    int chain = v->passes == GLCV_BGSUB_MULTI_PASS && v->method == GLCV_BGSUB_VSAM;
+    glcv_bgsub_upload want_upload = v->upload                                   ? v->upload
+                                    : !can_stream                               ? GLCV_BGSUB_UPLOAD_COPY
+                                    : want_packed == 1                          ? GLCV_BGSUB_UPLOAD_STREAM
+                                    : v->width % 4 == 0 && !chain               ? GLCV_BGSUB_UPLOAD_STREAM_FUSED
+                                                                                : GLCV_BGSUB_UPLOAD_COPY;
     /* Blocks need one pixel per texel and whole quads; otherwise the word-per-store stream runs. */
     if (want_upload >= GLCV_BGSUB_UPLOAD_STREAM_BLOCKS && (want_packed == 1 || v->width % 4 != 0))
         want_upload = GLCV_BGSUB_UPLOAD_STREAM;
@@ -514,6 +519,16 @@ static void check_gl(glcv_engine_mode engine)
          * that straddle layers and a set that ends inside a block and inside a 16-byte word
          * (36 x 13 x 3: 351 quads, 1053 words); the chain, the frame differences, the vote's
          * extremes; and the fallbacks to a word per store (odd width, packed gray). */
+        /* The copy, asked for where the default streams: colour with downloads, learned. */
+        v = base;
+        v.upload = GLCV_BGSUB_UPLOAD_COPY;
+        v.streams = 3;
+        v.download = 1;
+        v.mapped = 1;
+        list[n++] = v;
+        v.learn = 1;
+        v.format = GLCV_PIXEL_BGRA8;
+        list[n++] = v;
         v = base;
         v.upload = GLCV_BGSUB_UPLOAD_STREAM_BLOCKS;
         v.absorb = 2;

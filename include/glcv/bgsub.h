@@ -70,9 +70,11 @@ typedef enum glcv_bgsub_passes {
     GLCV_BGSUB_MULTI_PASS = 2
 } glcv_bgsub_passes;
 
-/* How the GL engines bring a frame set to the GPU. Both move the set once from the pinned
- * staging memory. 0 (DEFAULT): STREAM for packed gray frames with the COMPUTE engine (GL 4.4),
- * COPY otherwise - the faster of the two in each case (docs/PERFORMANCE.md). */
+/* How the GL engines bring a frame set to the GPU. Each moves the set once from the pinned
+ * staging memory. 0 (DEFAULT), the fastest measured in each case (docs/PERFORMANCE.md): with the
+ * COMPUTE engine and OpenGL 4.4, STREAM for packed gray frames and STREAM_FUSED for frames of one
+ * pixel per texel whose width is a multiple of 4 (single pass; its masks are made one set later
+ * unless asked for, see there); COPY otherwise. */
 typedef enum glcv_bgsub_upload {
     GLCV_BGSUB_UPLOAD_DEFAULT = 0,
     /* A buffer copy (glCopyBufferSubData: the copy engine, while the passes of the set before
