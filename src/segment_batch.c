@@ -384,3 +384,69 @@ glcv_status glcv_segment_read_masks(glcv_segment *s, glcv_image *out, int count)
         return glcv_segment_read_mask(s, out);
     GLCV_LOCKED_CALL(s, read_masks(s, out, count));
 }
+
+static glcv_status read_backgrounds(glcv_segment *s, glcv_image *out, int count)
+{
+    glcv_status st = check_count(s, out, count, "read_backgrounds");
+    for (int i = 0; i < count && st == GLCV_OK; i++)
+        st = glcv_segment_check_output(s, &out[i], 0, s->have_background, "read_backgrounds", "no background is set");
+    if (st != GLCV_OK)
+        return st;
+    if (!s->engine) {
+        for (int i = 0; i < count && st == GLCV_OK; i++)
+            st = glcv_segment_read_background(s->sub[i], &out[i]);
+        return st;
+    }
+    size_t n = (size_t)s->width * (size_t)s->height * 3;
+    const uint8_t *rgb = NULL;
+    int slot = 0;
+    glcv_engine_begin(s->engine);
+    st = glcv_engine_download(s->engine, &s->background, GL_RGB, GL_UNSIGNED_BYTE, n * (size_t)count, &slot);
+    if (st == GLCV_OK)
+        st = glcv_engine_download_wait(s->engine, slot, (const void **)&rgb);
+    glcv_engine_end(s->engine);
+    s->mask_slot = -1; /* the download memory may have been made anew: the masks from their texture */
+    for (int i = 0; i < count && st == GLCV_OK; i++) {
+        glcv_image src = {(uint8_t *)rgb + n * (size_t)i, s->width, s->height, 0, GLCV_PIXEL_RGB8};
+        st = glcv_image_convert(&src, &out[i]);
+    }
+    return st;
+}
+
+glcv_status glcv_segment_read_backgrounds(glcv_segment *s, glcv_image *out, int count)
+{
+    if (s && s->p.streams == 1 && count == 1 && out)
+        return glcv_segment_read_background(s, out);
+    GLCV_LOCKED_CALL(s, read_backgrounds(s, out, count));
+}
+
+static glcv_status stream_params(glcv_segment *s, int stream, glcv_segment_params *out)
+{
+    if (stream < 0 || stream >= s->p.streams)
+        return glcv_fail(&s->p.logger, GLCV_ERROR_INVALID_ARGUMENT, "get_stream_params: stream %d outside 0..%d",
+                         stream, s->p.streams - 1);
+    *out = s->p;
+    if (s->rules) {
+        out->ts = s->rules[stream][0];
+        out->odc = s->rules[stream][1];
+        out->b1 = s->rules[stream][2];
+        out->b2 = s->rules[stream][3];
+    } else if (s->sub) {
+        glcv_segment_params q;
+        glcv_status st = glcv_segment_get_params(s->sub[stream], &q);
+        if (st != GLCV_OK)
+            return st;
+        out->ts = q.ts;
+        out->odc = q.odc;
+        out->b1 = q.b1;
+        out->b2 = q.b2;
+    }
+    return GLCV_OK;
+}
+
+glcv_status glcv_segment_get_stream_params(glcv_segment *s, int stream, glcv_segment_params *out)
+{
+    if (!out)
+        return GLCV_ERROR_INVALID_ARGUMENT;
+    GLCV_LOCKED_CALL(s, stream_params(s, stream, out));
+}

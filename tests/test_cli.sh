@@ -411,7 +411,7 @@ mkdir -p "$TMP/batch_a" "$TMP/batch_b" "$TMP/batch_short"
 for k in $(seq 0 19); do cp "$TMP/order/$(printf 'frame_%04d.png' "$k")" "$TMP/batch_a/"; done
 for k in $(seq 10 29); do cp "$TMP/order/$(printf 'frame_%04d.png' "$k")" "$TMP/batch_b/"; done
 for k in $(seq 0 9); do cp "$TMP/order/$(printf 'frame_%04d.png' "$k")" "$TMP/batch_short/"; done
-for run_args in "vsam cpu" "vsam default" "diff3 default" "eth cpu"; do
+for run_args in "vsam cpu" "vsam default" "diff3 default" "eth cpu" "eth default"; do
     method=${run_args% *}
     engine=${run_args#* }
     if [ "$engine" = cpu ]; then ENGINE=(--engine cpu); else ENGINE=(); fi

@@ -128,6 +128,29 @@ static void test_learned(glcv_engine_mode mode, const char *name)
     CHECK_OK(glcv_segment_get_params(single[2], &p2));
     CHECK(p2.ts > 1.5f * p0.ts, "%s: stream 2 (noisier) calibrated Ts %g, stream 0 %g: the test needs them apart",
           name, p2.ts, p0.ts);
+    glcv_image bgs[STREAMS], bg1 = test_image_make(W, H, GLCV_PIXEL_RGB8, 0);
+    for (int i = 0; i < STREAMS; i++)
+        bgs[i] = test_image_make(W, H, i == 1 ? GLCV_PIXEL_RGBA8 : GLCV_PIXEL_RGB8, 0);
+    CHECK_OK(glcv_segment_read_backgrounds(batch, bgs, STREAMS));
+    for (int i = 0; i < STREAMS; i++) {
+        glcv_segment_params got, want;
+        CHECK_OK(glcv_segment_get_stream_params(batch, i, &got));
+        CHECK_OK(glcv_segment_get_params(single[i], &want));
+        CHECK(got.ts == want.ts && got.odc == want.odc && got.b1 == want.b1 && got.b2 == want.b2,
+              "%s: stream %d's rule Ts %g Odc %g B1 %g B2 %g, alone Ts %g Odc %g B1 %g B2 %g", name, i, got.ts,
+              got.odc, got.b1, got.b2, want.ts, want.odc, want.b1, want.b2);
+        CHECK_OK(glcv_segment_read_background(single[i], &bg1));
+        int bpp = glcv_pixel_format_size(bgs[i].format), differ = 0;
+        for (int j = 0; j < W * H; j++)
+            for (int c = 0; c < 3; c++)
+                differ += bgs[i].data[j * bpp + c] != bg1.data[j * 3 + c];
+        CHECK(differ == 0, "%s: stream %d's background differs from the one learned alone in %d bytes", name, i,
+              differ);
+        test_image_release(&bgs[i]);
+    }
+    test_image_release(&bg1);
+    glcv_segment_params none;
+    CHECK_STATUS(glcv_segment_get_stream_params(batch, STREAMS, &none), GLCV_ERROR_INVALID_ARGUMENT);
     size_t n = (size_t)W * (size_t)H;
     float *k = malloc(n * STREAMS * sizeof *k), *k1 = malloc(n * sizeof *k1);
     CHECK_OK(glcv_segment_read_noise(batch, k));

@@ -258,6 +258,16 @@ GLCV_API glcv_status glcv_segment_set_backgrounds(glcv_segment *seg, const glcv_
  * 16 frames of each stream in host memory (3 bytes a pixel each). */
 GLCV_API glcv_status glcv_segment_learn_add_frames(glcv_segment *seg, const glcv_image *frames, int count);
 
+/* Reads every stream's background (as glcv_segment_read_background: RGB8 or RGBA8; one download
+ * for all). Errors as for read_background, and INVALID_ARGUMENT for a count other than the stream
+ * count. */
+GLCV_API glcv_status glcv_segment_read_backgrounds(glcv_segment *seg, glcv_image *out, int count);
+
+/* Stream `stream`'s resolved parameters: those of glcv_segment_get_params with the stream's own
+ * Ts, Odc, B1 and B2 (each stream calibrates on its own frames). Errors: INVALID_ARGUMENT (NULL,
+ * stream outside 0..streams-1). */
+GLCV_API glcv_status glcv_segment_get_stream_params(glcv_segment *seg, int stream, glcv_segment_params *out);
+
 /* With several streams, glcv_segment_mask_texture and glcv_segment_background_texture return
  * GL_TEXTURE_2D_ARRAY textures (layer i = stream i; GL engines only), and glcv_segment_read_noise
  * writes streams * width * height factors, stream after stream. */

@@ -318,7 +318,7 @@ static int learn_background(eval_run *run)
         rc = cli_subtractor_set_background(run->sub, &run->background, "cannot set the background");
     if (rc != CLI_OK || !calibrates)
         return rc;
-    glcv_segment *seg = run->sub->segs[0];
+    glcv_segment *seg = run->sub->seg;
     glcv_status st = GLCV_OK;
     /* the calibration that learning would have made, on the exact median */
     float g = 0;

@@ -630,8 +630,8 @@ static int process_frame(void *user, cli_job *job, int *encode)
     }
     st = cli_subtractor_read_masks(run->sub, f->mask);
     double t2 = cli_now();
-    for (int i = 0; st == GLCV_OK && run->write_panels && i < run->streams; i++)
-        st = cli_subtractor_read_background(run->sub, i, &f->background[i]);
+    if (st == GLCV_OK && run->write_panels)
+        st = cli_subtractor_read_backgrounds(run->sub, f->background);
     if (st != GLCV_OK)
         return cli_lib_error("cannot read the mask or the background", st);
     f->call_ms = 1e3 * (t1 - t0);

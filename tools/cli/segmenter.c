@@ -69,11 +69,12 @@ void cli_print_engine(glcv_engine_mode engine, glcv_context *ctx)
     fprintf(stderr, "glcv: engine %s on %s\n", glcv_engine_mode_string(engine), on_gpu ? glcv_context_describe(ctx) : "CPU");
 }
 
-int cli_segmenter_make(const cli_segmenter *s, const cli_args *args, int width, int height, int timing,
+int cli_segmenter_make(const cli_segmenter *s, const cli_args *args, int width, int height, int streams, int timing,
                        glcv_engine_mode engine, const glcv_logger *logger, glcv_segment **seg,
                        glcv_segment_params *resolved)
 {
     glcv_segment_params p = cli_segmenter_params(s);
+    p.streams = streams;
     p.engine = engine;
     p.width = width;
     p.height = height;
@@ -97,7 +98,7 @@ int cli_segmenter_create(const cli_segmenter *s, const cli_args *args, int width
     glcv_engine_mode engine = s->engine;
     int rc = cli_context_for_engine(&engine, logger, ctx);
     if (rc == CLI_OK)
-        rc = cli_segmenter_make(s, args, width, height, timing, engine, logger, seg, resolved);
+        rc = cli_segmenter_make(s, args, width, height, 1, timing, engine, logger, seg, resolved);
     if (rc == CLI_OK && !quiet)
         cli_print_engine(resolved->engine, *ctx);
     return rc;
@@ -106,15 +107,26 @@ int cli_segmenter_create(const cli_segmenter *s, const cli_args *args, int width
 int cli_segmenter_learn_end(glcv_segment *seg, int count, int report, glcv_segment_params *resolved)
 {
     glcv_status st = glcv_segment_learn_end(seg);
-    if (st == GLCV_OK) /* learning calibrates the parameters not given */
-        st = glcv_segment_get_params(seg, resolved);
+    glcv_segment_params all;
+    if (st == GLCV_OK)
+        st = glcv_segment_get_params(seg, &all);
+    /* learning calibrates the parameters not given, each stream on its own frames */
+    for (int i = 0; st == GLCV_OK && i < all.streams; i++) {
+        glcv_segment_params q;
+        if ((st = glcv_segment_get_stream_params(seg, i, &q)) != GLCV_OK)
+            break;
+        if (i == 0)
+            *resolved = q;
+        if (report) {
+            char text[160];
+            cli_segmenter_describe(&q, text, sizeof text);
+            if (all.streams > 1)
+                fprintf(stderr, "glcv: input %d:\n", i);
+            fprintf(stderr, "glcv: background learned from %d frame%s: %s (preset %s)\n", count,
+                    count == 1 ? "" : "s", text, q.preset == GLCV_SEGMENT_PAPER ? "paper" : "calibrated");
+        }
+    }
     if (st != GLCV_OK)
         return cli_lib_error("cannot learn the background", st);
-    if (report) {
-        char text[160];
-        cli_segmenter_describe(resolved, text, sizeof text);
-        fprintf(stderr, "glcv: background learned from %d frame%s: %s (preset %s)\n", count, count == 1 ? "" : "s",
-                text, resolved->preset == GLCV_SEGMENT_PAPER ? "paper" : "calibrated");
-    }
     return CLI_OK;
 }

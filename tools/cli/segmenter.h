@@ -83,9 +83,9 @@ int cli_context_for_engine(glcv_engine_mode *engine, const glcv_logger *logger, 
 /* The engine line on stderr: "glcv: engine E on <context | CPU>". */
 void cli_print_engine(glcv_engine_mode engine, glcv_context *ctx);
 
-/* A width x height segmenter with the parameters of `s` and `engine`, in the current context (if
- * any): cli_segmenter_create without the context and the engine line. */
-int cli_segmenter_make(const cli_segmenter *s, const cli_args *args, int width, int height, int timing,
+/* A width x height segmenter of `streams` streams with the parameters of `s` and `engine`, in the
+ * current context (if any): cli_segmenter_create without the context and the engine line. */
+int cli_segmenter_make(const cli_segmenter *s, const cli_args *args, int width, int height, int streams, int timing,
                        glcv_engine_mode engine, const glcv_logger *logger, glcv_segment **seg,
                        glcv_segment_params *resolved);
 
@@ -98,9 +98,10 @@ int cli_segmenter_create(const cli_segmenter *s, const cli_args *args, int width
                          const glcv_logger *logger, glcv_context **ctx, glcv_segment **seg,
                          glcv_segment_params *resolved);
 
-/* The end of learning for a caller that added the `count` frames itself: glcv_segment_learn_end,
- * the parameters into *resolved and, with `report`, prints them to stderr: "glcv: background
- * learned from N frames: <parameters> (preset calibrated | paper)". Prints the error. */
+/* The end of learning for a caller that added the `count` frames (sets) itself:
+ * glcv_segment_learn_end, the parameters (of stream 0) into *resolved and, with `report`, prints
+ * them to stderr: "glcv: background learned from N frames: <parameters> (preset calibrated |
+ * paper)", after "glcv: input K:" for each stream of several. Prints the error. */
 int cli_segmenter_learn_end(glcv_segment *seg, int count, int report, glcv_segment_params *resolved);
 
 #endif

@@ -56,18 +56,10 @@ int cli_subtractor_make(const cli_method *m, const cli_args *args, int width, in
     sub->height = height;
     sub->streams = streams;
     if (m->method == CLI_METHOD_ETH) {
-        if (!(sub->segs = calloc((size_t)streams, sizeof *sub->segs)))
-            return cli_out_of_memory();
-        for (int i = 0; i < streams; i++) {
-            glcv_segment_params resolved;
-            int rc = cli_segmenter_make(&m->seg, args, width, height, timing, engine, logger, &sub->segs[i], &resolved);
-            if (rc != CLI_OK)
-                return rc;
-            if (i == 0)
-                sub->seg_resolved = resolved;
-        }
+        int rc = cli_segmenter_make(&m->seg, args, width, height, streams, timing, engine, logger, &sub->seg,
+                                    &sub->seg_resolved);
         sub->engine = sub->seg_resolved.engine;
-        return CLI_OK;
+        return rc;
     }
     glcv_bgsub_params p = cli_method_bgsub_params(m);
     p.width = width;
@@ -104,9 +96,7 @@ void cli_subtractor_destroy(cli_subtractor **sub)
     if (!sub || !*sub)
         return;
     cli_subtractor *s = *sub;
-    for (int i = 0; s->segs && i < s->streams; i++)
-        glcv_segment_destroy(&s->segs[i]);
-    free(s->segs);
+    glcv_segment_destroy(&s->seg);
     glcv_bgsub_destroy(&s->bgsub);
     free(s);
     *sub = NULL;
@@ -118,8 +108,7 @@ glcv_status cli_subtractor_learn_begin(cli_subtractor *sub)
     sub->learning = 0;
     if (sub->bgsub)
         return glcv_bgsub_learn_begin(sub->bgsub);
-    for (int i = 0; i < sub->streams && st == GLCV_OK; i++)
-        st = glcv_segment_learn_begin(sub->segs[i]);
+    st = glcv_segment_learn_begin(sub->seg);
     return st;
 }
 
@@ -128,8 +117,8 @@ glcv_status cli_subtractor_learn_add(cli_subtractor *sub, const glcv_image *fram
     glcv_status st = GLCV_OK;
     if (sub->bgsub)
         st = glcv_bgsub_learn_add(sub->bgsub, frames, sub->streams);
-    for (int i = 0; !sub->bgsub && i < sub->streams && st == GLCV_OK; i++)
-        st = glcv_segment_learn_add(sub->segs[i], &frames[i]);
+    else
+        st = glcv_segment_learn_add_frames(sub->seg, frames, sub->streams);
     if (st == GLCV_OK)
         sub->learning++;
     return st;
@@ -137,20 +126,8 @@ glcv_status cli_subtractor_learn_add(cli_subtractor *sub, const glcv_image *fram
 
 int cli_subtractor_learn_end(cli_subtractor *sub, int count, int report)
 {
-    if (!sub->bgsub) {
-        /* each segmenter calibrates on its own input: a report line for each */
-        for (int i = 0; i < sub->streams; i++) {
-            glcv_segment_params resolved;
-            if (report && sub->streams > 1)
-                fprintf(stderr, "glcv: input %d:\n", i);
-            int rc = cli_segmenter_learn_end(sub->segs[i], count, report, &resolved);
-            if (rc != CLI_OK)
-                return rc;
-            if (i == 0)
-                sub->seg_resolved = resolved;
-        }
-        return CLI_OK;
-    }
+    if (!sub->bgsub) /* each stream calibrates on its own input: a report line for each */
+        return cli_segmenter_learn_end(sub->seg, count, report, &sub->seg_resolved);
     glcv_status st = glcv_bgsub_learn_end(sub->bgsub);
     if (st != GLCV_OK)
         return cli_lib_error("cannot learn the background", st);
@@ -184,22 +161,22 @@ int cli_subtractor_learn_files(cli_subtractor *sub, char *const *paths, int coun
 
 int cli_subtractor_set_background(cli_subtractor *sub, const glcv_image *background, const char *what)
 {
-    glcv_status st = GLCV_OK;
+    glcv_image *set = calloc((size_t)sub->streams, sizeof *set);
+    if (!set)
+        return cli_out_of_memory();
+    for (int i = 0; i < sub->streams; i++)
+        set[i] = *background;
+    glcv_status st;
     if (sub->bgsub) {
-        glcv_image *set = calloc((size_t)sub->streams, sizeof *set);
-        if (!set)
-            return cli_out_of_memory();
-        for (int i = 0; i < sub->streams; i++)
-            set[i] = *background;
         st = glcv_bgsub_learn_begin(sub->bgsub);
         if (st == GLCV_OK)
             st = glcv_bgsub_learn_add(sub->bgsub, set, sub->streams);
         if (st == GLCV_OK)
             st = glcv_bgsub_learn_end(sub->bgsub);
-        free(set);
+    } else {
+        st = glcv_segment_set_backgrounds(sub->seg, set, sub->streams);
     }
-    for (int i = 0; !sub->bgsub && i < sub->streams && st == GLCV_OK; i++)
-        st = glcv_segment_set_background(sub->segs[i], background);
+    free(set);
     return st == GLCV_OK ? CLI_OK : cli_lib_error(what, st);
 }
 
@@ -207,26 +184,19 @@ glcv_status cli_subtractor_frames(cli_subtractor *sub, const glcv_image *frames,
 {
     if (sub->bgsub)
         return glcv_bgsub_frames(sub->bgsub, frames, sub->streams, wait);
-    glcv_status st = GLCV_OK;
-    for (int i = 0; i < sub->streams && st == GLCV_OK; i++)
-        st = glcv_segment_frame(sub->segs[i], &frames[i], wait);
-    return st;
+    return glcv_segment_frames(sub->seg, frames, sub->streams, wait);
 }
 
 glcv_status cli_subtractor_read_masks(cli_subtractor *sub, glcv_image *masks)
 {
     if (sub->bgsub)
         return glcv_bgsub_read_masks(sub->bgsub, 0, masks, sub->streams);
-    glcv_status st = GLCV_OK;
-    for (int i = 0; i < sub->streams && st == GLCV_OK; i++)
-        st = glcv_segment_read_mask(sub->segs[i], &masks[i]);
-    return st;
+    return glcv_segment_read_masks(sub->seg, masks, sub->streams);
 }
 
-glcv_status cli_subtractor_read_background(cli_subtractor *sub, int stream, glcv_image *out)
+/* vsam's B of one stream (8.8 fixed point, rounded) into `out`; diff2 and diff3: black. */
+static glcv_status bgsub_background(cli_subtractor *sub, int stream, glcv_image *out)
 {
-    if (!sub->bgsub)
-        return glcv_segment_read_background(sub->segs[stream], out);
     int bpp = glcv_pixel_format_size(out->format);
     if (out->width != sub->width || out->height != sub->height ||
         (out->format != GLCV_PIXEL_RGB8 && out->format != GLCV_PIXEL_RGBA8))
@@ -257,20 +227,21 @@ glcv_status cli_subtractor_read_background(cli_subtractor *sub, int stream, glcv
     return st;
 }
 
+glcv_status cli_subtractor_read_backgrounds(cli_subtractor *sub, glcv_image *out)
+{
+    if (!sub->bgsub)
+        return glcv_segment_read_backgrounds(sub->seg, out, sub->streams);
+    glcv_status st = GLCV_OK;
+    for (int i = 0; i < sub->streams && st == GLCV_OK; i++)
+        st = bgsub_background(sub, i, &out[i]);
+    return st;
+}
+
 glcv_status cli_subtractor_timings(cli_subtractor *sub, glcv_timing *out, int capacity, int *count, int wait)
 {
     if (sub->bgsub)
         return glcv_bgsub_timings(sub->bgsub, out, capacity, count, wait);
-    glcv_status st = glcv_segment_timings(sub->segs[0], out, capacity, count, wait);
-    for (int i = 1; i < sub->streams && st == GLCV_OK; i++) {
-        glcv_timing more[64];
-        int n = 0;
-        st = glcv_segment_timings(sub->segs[i], more, 64, &n, wait);
-        /* every segmenter runs the same passes: add them up, pass by pass */
-        for (int k = 0; st == GLCV_OK && k < n && k < 64 && k < *count && k < capacity; k++)
-            out[k].ms += more[k].ms;
-    }
-    return st;
+    return glcv_segment_timings(sub->seg, out, capacity, count, wait);
 }
 
 void cli_subtractor_describe(const cli_subtractor *sub, char *out, size_t size)

@@ -3,8 +3,8 @@
  * glcv/bgsub.h's (vsam: adaptive background subtraction; diff2, diff3: two- and three-frame
  * differencing). Its options and their checks, and one small interface over the library objects
  * for one input or several inputs of one size at once (streams): create, learn, frames, masks,
- * background, timings, a description. With eth every stream is a segmenter of its own; with the
- * others all streams are one glcv_bgsub object (one upload and one pass for all of them). */
+ * background, timings, a description. All streams are one library object, one upload and one
+ * pass for all of them: a glcv_segment of several streams (eth) or a glcv_bgsub. */
 #ifndef GLCV_TOOLS_SUBTRACTOR_H
 #define GLCV_TOOLS_SUBTRACTOR_H
 
@@ -84,8 +84,8 @@ typedef struct cli_subtractor {
     int method;
     int width, height, streams;
     glcv_engine_mode engine;          /* in use */
-    glcv_segment **segs;              /* eth: one per stream */
-    glcv_segment_params seg_resolved; /* eth: the first segmenter's resolved parameters */
+    glcv_segment *seg;                /* eth: all streams */
+    glcv_segment_params seg_resolved; /* eth: the resolved parameters of stream 0 */
     glcv_bgsub *bgsub;                /* vsam, diff2, diff3: all streams */
     glcv_bgsub_params bgsub_resolved;
     int learning;                     /* learned frame sets since learn_begin */
@@ -107,7 +107,8 @@ void cli_subtractor_destroy(cli_subtractor **sub);
 /* Learning: begin; add a frame set (frames[0..streams-1], one per stream) N times; end. eth: the
  * segmenter's learning per stream (the background and the calibration); the others: B and T
  * (glcv_bgsub_learn_*). learn_end with `report` prints "glcv: background learned from N frames:
- * <description>" to stderr (eth with several streams: a line per input). Library errors are
+ * <description>" to stderr (eth with several streams: a line per input, each calibrated on its
+ * own frames). Library errors are
  * returned (begin, add) or printed (end). */
 glcv_status cli_subtractor_learn_begin(cli_subtractor *sub);
 glcv_status cli_subtractor_learn_add(cli_subtractor *sub, const glcv_image *frames);
@@ -129,12 +130,11 @@ glcv_status cli_subtractor_frames(cli_subtractor *sub, const glcv_image *frames,
 /* Reads the newest set's masks into masks[0..streams-1] (GRAY8, the frames' size). */
 glcv_status cli_subtractor_read_masks(cli_subtractor *sub, glcv_image *masks);
 
-/* Reads stream `stream`'s background into `out` (RGB8 or RGBA8, the frames' size): eth's
- * background, vsam's B; diff2 and diff3 keep none: black. */
-glcv_status cli_subtractor_read_background(cli_subtractor *sub, int stream, glcv_image *out);
+/* Reads every stream's background into out[0..streams-1] (RGB8 or RGBA8, the frames' size):
+ * eth's background, vsam's B; diff2 and diff3 keep none: black. */
+glcv_status cli_subtractor_read_backgrounds(cli_subtractor *sub, glcv_image *out);
 
-/* The per-pass GPU times of the last set (as glcv_segment_timings; eth with several streams: the
- * segmenters' times added up, pass by pass). */
+/* The per-pass GPU times of the last set (as glcv_segment_timings). */
 glcv_status cli_subtractor_timings(cli_subtractor *sub, glcv_timing *out, int capacity, int *count, int wait);
 
 /* The method and its resolved parameters, e.g. "Ts 310 Odc 5800 B1 2 B2 200, 8 iterations, adapt

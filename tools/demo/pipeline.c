@@ -40,7 +40,7 @@ static void upload(GLuint tex, const glcv_image *im)
 static void refresh_background_copy(demo *d)
 {
     if (d->method == CLI_METHOD_VSAM) {
-        if (d->sub && cli_subtractor_read_background(d->sub, 0, &d->sub_background) == GLCV_OK)
+        if (d->sub && cli_subtractor_read_backgrounds(d->sub, &d->sub_background) == GLCV_OK)
             upload(d->background_tex, &d->sub_background);
         return;
     }
