@@ -431,6 +431,21 @@ for run_args in "vsam cpu" "vsam default" "diff3 default" "eth cpu" "eth default
     same_outputs "$TMP/$name/0" "$TMP/${name}_a" "--batch $method $engine: input 0 as alone"
     same_outputs "$TMP/$name/1" "$TMP/${name}_b" "--batch $method $engine: input 1 as alone"
 done
+# --gpus: the inputs spread over GPUs (here contexts that may share one), the same outputs
+for method in eth vsam; do
+    name=batch_gpus_$method
+    run "$name" segment --batch --gpus 2 --method "$method" --learn 4 "$TMP/batch_a" "$TMP/batch_b" --panels \
+        -o "$TMP/$name"
+    expect_rc "$name" 0 "--batch --gpus 2, $method"
+    expect_in "$name" err "inputs 1..1: engine" "--gpus 2: an engine line for the second GPU's inputs"
+    same_outputs "$TMP/$name/0" "$TMP/batch_${method}_default/0" "--batch --gpus 2 $method: input 0 as on one GPU"
+    same_outputs "$TMP/$name/1" "$TMP/batch_${method}_default/1" "--batch --gpus 2 $method: input 1 as on one GPU"
+done
+run gpus_no_batch segment --gpus 2 --learn 4 "$TMP/batch_a" -o "$TMP/gpus_no_batch"
+expect_rc gpus_no_batch 2 "--gpus without --batch"
+expect_in gpus_no_batch err "give --batch" "--gpus without --batch explains"
+run gpus_cpu segment --batch --gpus 2 --engine cpu --learn 4 "$TMP/batch_a" "$TMP/batch_b" -o "$TMP/gpus_cpu"
+expect_rc gpus_cpu 2 "--gpus with --engine cpu"
 CHECKS=$((CHECKS + 1))
 cmp -s "$TMP/batch_vsam_cpu/0/frame_0015_mask.png" "$TMP/batch_vsam_cpu/1/frame_0015_mask.png" &&
     fail "--batch: the inputs' masks of frame 15 (learned on different frames) are equal: the test would miss a mix-up"

@@ -92,14 +92,17 @@ const char cmd_segment_help[] =
     "several inputs at once:\n"
     "  --batch            every INPUT argument is an input of its own: a folder of images (in name\n"
     "                     order), or a video file; all folders or all video files, of one frame\n"
-    "                     size. Frame k of every input is processed as one set: with vsam, diff2\n"
-    "                     and diff3 by one object for all inputs (one upload and one GPU pass per\n"
-    "                     set), with eth by a segmenter per input. The masks of input k (k = 0, 1,\n"
+    "                     size. Frame k of every input is processed as one set, by one object for\n"
+    "                     all inputs (one upload and one GPU pass per set). The masks of input k (k = 0, 1,\n"
     "                     ... in the order given) go to OUTDIR/k/, named as for a single input;\n"
     "                     every input's masks are those it would get alone. Folders must hold the\n"
     "                     same number of images (an error otherwise); a batch of videos ends with\n"
     "                     its shortest video. --bg is every input's background, --learn N learns\n"
     "                     each input's from its first N frames\n"
+    "  --gpus N           spread the inputs of --batch over N GPUs, consecutive inputs together,\n"
+    "                     one OpenGL context (the EGL device of CUDA device g) and one object per\n"
+    "                     GPU, all GPUs working on a set at once; 0: every GPU CUDA sees [1]. The\n"
+    "                     outputs do not depend on N\n"
     "\n"
     CLI_METHOD_HELP
     "\n"
@@ -150,6 +153,7 @@ typedef struct segment_options {
     int panels; /* -1: default (on for --synthetic only) */
     int masks;
     int threads; /* 0: one fewer than the online processors, at least 1 */
+    int gpus;    /* --gpus N: GPUs the inputs of a batch are spread over; 0: all */
 } segment_options;
 
 /* A growing list of per-frame values, in frame order. */
@@ -300,6 +304,10 @@ static int check_segment_options(const segment_options *opt, const cli_args *arg
         rc = opt->batch ? check_batch(opt, args, kind) : cli_source_of_args(&opt->src, args, kind);
     if (rc != CLI_OK)
         return rc;
+    if (cli_given(args, &opt->gpus) && !opt->batch)
+        return cli_usage("--gpus spreads the inputs of --batch over GPUs: give --batch");
+    if (cli_given(args, &opt->gpus) && opt->method.seg.engine == GLCV_ENGINE_CPU)
+        return cli_usage("--gpus needs a GPU engine, not --engine cpu");
     int media = *kind >= 0;
     int diff = opt->method.method == CLI_METHOD_DIFF2 || opt->method.method == CLI_METHOD_DIFF3;
     int backgrounds = (opt->background != NULL) + (opt->learn > 0) + (opt->synthetic > 0);
@@ -950,9 +958,18 @@ static void segment_run_free(segment_run *run)
     free(run->outdirs);
 }
 
+/* --gpus: 0 is every GPU CUDA sees (at least one). */
+static int gpus_of(const segment_options *o)
+{
+    glcv_cuda_info info;
+    if (o->gpus > 0)
+        return o->gpus;
+    return glcv_cuda_query(&info) == GLCV_OK && info.devices > 0 ? info.devices : 1;
+}
+
 int cmd_segment(int argc, char **argv)
 {
-    segment_options o = {.panels = -1, .masks = 1, .src = CLI_SOURCE_INIT};
+    segment_options o = {.panels = -1, .masks = 1, .gpus = 1, .src = CLI_SOURCE_INIT};
     const cli_option options[] = {
         CLI_QUIET_VERBOSE_OPTIONS(&o.quiet, &o.verbose),
         {"--output", "-o", &o.outdir, .kind = CLI_STRING, .what = "folder name"},
@@ -961,6 +978,7 @@ int cmd_segment(int argc, char **argv)
         {"--synthetic", NULL, &o.synthetic, .kind = CLI_INT, .min = 1, .max = 1000000, .bare = DEFAULT_SYNTHETIC_FRAMES},
         CLI_SOURCE_OPTIONS(&o.src),
         {"--batch", NULL, &o.batch, .kind = CLI_FLAG},
+        {"--gpus", NULL, &o.gpus, .kind = CLI_INT, .min = 0, .max = CLI_MAX_GPUS},
         CLI_METHOD_OPTIONS(&o.method),
         {"--timing", NULL, &o.timing, .kind = CLI_FLAG},
         {"--panels", NULL, &o.panels, .kind = CLI_FLAG},
@@ -978,8 +996,8 @@ int cmd_segment(int argc, char **argv)
     for (int i = 0; rc == CLI_OK && run.outdirs && i < run.streams; i++)
         rc = cli_make_dir(run.outdirs[i]);
     if (rc == CLI_OK)
-        rc = cli_subtractor_create(&o.method, &args, run.width, run.height, run.streams, o.timing, o.quiet,
-                                   &run.logger, &run.ctx, &run.sub);
+        rc = cli_subtractor_create_gpus(&o.method, &args, run.width, run.height, run.streams, gpus_of(&o), o.timing,
+                                        o.quiet, &run.logger, &run.ctx, &run.sub);
     if (rc == CLI_OK)
         rc = allocate_slots(&run);
     if (rc == CLI_OK)

@@ -104,7 +104,8 @@ int cli_segmenter_create(const cli_segmenter *s, const cli_args *args, int width
     return rc;
 }
 
-int cli_segmenter_learn_end(glcv_segment *seg, int count, int report, glcv_segment_params *resolved)
+int cli_segmenter_learn_end(glcv_segment *seg, int count, int report, int first, int total,
+                            glcv_segment_params *resolved)
 {
     glcv_status st = glcv_segment_learn_end(seg);
     glcv_segment_params all;
@@ -120,8 +121,8 @@ int cli_segmenter_learn_end(glcv_segment *seg, int count, int report, glcv_segme
         if (report) {
             char text[160];
             cli_segmenter_describe(&q, text, sizeof text);
-            if (all.streams > 1)
-                fprintf(stderr, "glcv: input %d:\n", i);
+            if (total > 1)
+                fprintf(stderr, "glcv: input %d:\n", first + i);
             fprintf(stderr, "glcv: background learned from %d frame%s: %s (preset %s)\n", count,
                     count == 1 ? "" : "s", text, q.preset == GLCV_SEGMENT_PAPER ? "paper" : "calibrated");
         }

@@ -101,7 +101,9 @@ int cli_segmenter_create(const cli_segmenter *s, const cli_args *args, int width
 /* The end of learning for a caller that added the `count` frames (sets) itself:
  * glcv_segment_learn_end, the parameters (of stream 0) into *resolved and, with `report`, prints
  * them to stderr: "glcv: background learned from N frames: <parameters> (preset calibrated |
- * paper)", after "glcv: input K:" for each stream of several. Prints the error. */
-int cli_segmenter_learn_end(glcv_segment *seg, int count, int report, glcv_segment_params *resolved);
+ * paper)", after "glcv: input K:" (K = first + the stream) when there are `total` > 1 inputs.
+ * Prints the error. */
+int cli_segmenter_learn_end(glcv_segment *seg, int count, int report, int first, int total,
+                            glcv_segment_params *resolved);
 
 #endif

@@ -51,6 +51,8 @@ int cli_subtractor_make(const cli_method *m, const cli_args *args, int width, in
     *out = sub;
     if (!sub)
         return cli_out_of_memory();
+    sub->groups = 1;
+    sub->total = streams;
     sub->method = m->method;
     sub->width = width;
     sub->height = height;
@@ -82,12 +84,65 @@ int cli_subtractor_make(const cli_method *m, const cli_args *args, int width, in
 int cli_subtractor_create(const cli_method *m, const cli_args *args, int width, int height, int streams, int timing,
                           int quiet, const glcv_logger *logger, glcv_context **ctx, cli_subtractor **out)
 {
+    return cli_subtractor_create_gpus(m, args, width, height, streams, 1, timing, quiet, logger, ctx, out);
+}
+
+/* A context on GPU g (the EGL device of CUDA device g, where EGL says which). */
+static int context_on(int g, const glcv_logger *logger, glcv_context **ctx)
+{
+    glcv_context_params cp = GLCV_CONTEXT_PARAMS(.logger = *logger, .match_cuda_device = 1, .cuda_device = g);
+    glcv_status st = glcv_context_create(&cp, ctx);
+    return st == GLCV_OK ? CLI_OK : cli_lib_error("cannot create an OpenGL context", st);
+}
+
+/* The engine line of a group of inputs on a GPU of its own. */
+static void print_group(glcv_engine_mode engine, glcv_context *ctx, int first, int count)
+{
+    fprintf(stderr, "glcv: inputs %d..%d: engine %s on %s\n", first, first + count - 1,
+            glcv_engine_mode_string(engine), glcv_context_describe(ctx));
+}
+
+int cli_subtractor_create_gpus(const cli_method *m, const cli_args *args, int width, int height, int streams, int gpus,
+                               int timing, int quiet, const glcv_logger *logger, glcv_context **ctx,
+                               cli_subtractor **out)
+{
     glcv_engine_mode engine = m->seg.engine;
-    int rc = cli_context_for_engine(&engine, logger, ctx);
+    int per = (streams + gpus - 1) / gpus, groups = (streams + per - 1) / per;
+    if (groups > CLI_MAX_GPUS)
+        return cli_usage("at most %d GPUs", CLI_MAX_GPUS);
+    int rc = groups > 1 ? context_on(0, logger, ctx) : cli_context_for_engine(&engine, logger, ctx);
     if (rc == CLI_OK)
-        rc = cli_subtractor_make(m, args, width, height, streams, timing, engine, logger, out);
-    if (rc == CLI_OK && !quiet)
-        cli_print_engine((*out)->engine, *ctx);
+        rc = cli_subtractor_make(m, args, width, height, groups > 1 ? per : streams, timing, engine, logger, out);
+    cli_subtractor *sub = *out;
+    if (sub) {
+        sub->ctx = *ctx;
+        sub->total = streams;
+    }
+    if (rc == CLI_OK && !quiet && groups == 1)
+        cli_print_engine(sub->engine, *ctx);
+    if (rc == CLI_OK && !quiet && groups > 1)
+        print_group(sub->engine, *ctx, 0, per);
+    for (int g = 1; rc == CLI_OK && g < groups; g++) {
+        glcv_context *gctx = NULL;
+        int first = g * per, count = streams - first < per ? streams - first : per;
+        rc = context_on(g, logger, &gctx);
+        cli_subtractor *o = NULL;
+        if (rc == CLI_OK)
+            rc = cli_subtractor_make(m, args, width, height, count, timing, engine, logger, &o);
+        if (o) {
+            o->ctx = gctx;
+            o->first = first;
+            o->total = streams;
+            sub->others[g - 1] = o;
+            sub->groups = g + 1;
+        } else {
+            glcv_context_destroy(&gctx);
+        }
+        if (rc == CLI_OK && !quiet)
+            print_group(o->engine, gctx, first, count);
+    }
+    if (sub && sub->groups > 1)
+        glcv_context_make_current(*ctx);
     return rc;
 }
 
@@ -96,13 +151,23 @@ void cli_subtractor_destroy(cli_subtractor **sub)
     if (!sub || !*sub)
         return;
     cli_subtractor *s = *sub;
+    for (int g = 0; g < s->groups - 1; g++) { /* each in its own context, then that context */
+        cli_subtractor *o = s->others[g];
+        if (o && o->ctx)
+            glcv_context_make_current(o->ctx);
+        glcv_context *ctx = o ? o->ctx : NULL;
+        cli_subtractor_destroy(&s->others[g]);
+        glcv_context_destroy(&ctx);
+    }
+    if (s->groups > 1 && s->ctx)
+        glcv_context_make_current(s->ctx);
     glcv_segment_destroy(&s->seg);
     glcv_bgsub_destroy(&s->bgsub);
     free(s);
     *sub = NULL;
 }
 
-glcv_status cli_subtractor_learn_begin(cli_subtractor *sub)
+static glcv_status one_learn_begin(cli_subtractor *sub)
 {
     glcv_status st = GLCV_OK;
     sub->learning = 0;
@@ -112,7 +177,7 @@ glcv_status cli_subtractor_learn_begin(cli_subtractor *sub)
     return st;
 }
 
-glcv_status cli_subtractor_learn_add(cli_subtractor *sub, const glcv_image *frames)
+static glcv_status one_learn_add(cli_subtractor *sub, const glcv_image *frames)
 {
     glcv_status st = GLCV_OK;
     if (sub->bgsub)
@@ -124,14 +189,14 @@ glcv_status cli_subtractor_learn_add(cli_subtractor *sub, const glcv_image *fram
     return st;
 }
 
-int cli_subtractor_learn_end(cli_subtractor *sub, int count, int report)
+static int one_learn_end(cli_subtractor *sub, int count, int report, int total)
 {
     if (!sub->bgsub) /* each stream calibrates on its own input: a report line for each */
-        return cli_segmenter_learn_end(sub->seg, count, report, &sub->seg_resolved);
+        return cli_segmenter_learn_end(sub->seg, count, report, sub->first, total, &sub->seg_resolved);
     glcv_status st = glcv_bgsub_learn_end(sub->bgsub);
     if (st != GLCV_OK)
         return cli_lib_error("cannot learn the background", st);
-    if (report) {
+    if (report && sub->first == 0) { /* one line for every group of inputs */
         char text[160];
         cli_subtractor_describe(sub, text, sizeof text);
         fprintf(stderr, "glcv: %s learned from %d frame%s: %s\n",
@@ -159,7 +224,7 @@ int cli_subtractor_learn_files(cli_subtractor *sub, char *const *paths, int coun
     return rc == CLI_OK ? cli_subtractor_learn_end(sub, count, report) : rc;
 }
 
-int cli_subtractor_set_background(cli_subtractor *sub, const glcv_image *background, const char *what)
+static int one_set_background(cli_subtractor *sub, const glcv_image *background, const char *what)
 {
     glcv_image *set = calloc((size_t)sub->streams, sizeof *set);
     if (!set)
@@ -180,14 +245,14 @@ int cli_subtractor_set_background(cli_subtractor *sub, const glcv_image *backgro
     return st == GLCV_OK ? CLI_OK : cli_lib_error(what, st);
 }
 
-glcv_status cli_subtractor_frames(cli_subtractor *sub, const glcv_image *frames, int wait)
+static glcv_status one_frames(cli_subtractor *sub, const glcv_image *frames, int wait)
 {
     if (sub->bgsub)
         return glcv_bgsub_frames(sub->bgsub, frames, sub->streams, wait);
     return glcv_segment_frames(sub->seg, frames, sub->streams, wait);
 }
 
-glcv_status cli_subtractor_read_masks(cli_subtractor *sub, glcv_image *masks)
+static glcv_status one_read_masks(cli_subtractor *sub, glcv_image *masks)
 {
     if (sub->bgsub)
         return glcv_bgsub_read_masks(sub->bgsub, 0, masks, sub->streams);
@@ -227,7 +292,7 @@ static glcv_status bgsub_background(cli_subtractor *sub, int stream, glcv_image 
     return st;
 }
 
-glcv_status cli_subtractor_read_backgrounds(cli_subtractor *sub, glcv_image *out)
+static glcv_status one_read_backgrounds(cli_subtractor *sub, glcv_image *out)
 {
     if (!sub->bgsub)
         return glcv_segment_read_backgrounds(sub->seg, out, sub->streams);
@@ -237,7 +302,7 @@ glcv_status cli_subtractor_read_backgrounds(cli_subtractor *sub, glcv_image *out
     return st;
 }
 
-glcv_status cli_subtractor_timings(cli_subtractor *sub, glcv_timing *out, int capacity, int *count, int wait)
+static glcv_status one_timings(cli_subtractor *sub, glcv_timing *out, int capacity, int *count, int wait)
 {
     if (sub->bgsub)
         return glcv_bgsub_timings(sub->bgsub, out, capacity, count, wait);
@@ -262,4 +327,89 @@ void cli_subtractor_describe(const cli_subtractor *sub, char *out, size_t size)
     snprintf(out, size, "%s: %sc %g min threshold %g vote %s, %s, %s", cli_method_names[sub->method], alpha,
              (double)p->c, (double)p->min_threshold, vote, p->gray ? "gray" : "colour",
              p->passes == GLCV_BGSUB_MULTI_PASS ? "multi pass" : "single pass");
+}
+
+/* ---- several GPUs: a group of streams per GPU, each its own object in its own context -------- */
+
+/* Runs CALL on every group (`g` the group, `o` its subtractor), each with its context current,
+ * the first group's context current again after; stops at the first error. */
+#define EACH_GROUP(sub, st, ok, CALL)                                                                   \
+    do {                                                                                               \
+        for (int g = 0; g < (sub)->groups && (st) == (ok); g++) {                                     \
+            cli_subtractor *o = g == 0 ? (sub) : (sub)->others[g - 1];                                \
+            if ((sub)->groups > 1)                                                                     \
+                glcv_context_make_current(o->ctx);                                                     \
+            (st) = (CALL);                                                                             \
+        }                                                                                              \
+        if ((sub)->groups > 1)                                                                         \
+            glcv_context_make_current((sub)->ctx);                                                     \
+    } while (0)
+
+glcv_status cli_subtractor_learn_begin(cli_subtractor *sub)
+{
+    glcv_status st = GLCV_OK;
+    EACH_GROUP(sub, st, GLCV_OK, one_learn_begin(o));
+    return st;
+}
+
+glcv_status cli_subtractor_learn_add(cli_subtractor *sub, const glcv_image *frames)
+{
+    glcv_status st = GLCV_OK;
+    EACH_GROUP(sub, st, GLCV_OK, one_learn_add(o, frames + o->first));
+    return st;
+}
+
+int cli_subtractor_learn_end(cli_subtractor *sub, int count, int report)
+{
+    int rc = CLI_OK;
+    EACH_GROUP(sub, rc, CLI_OK, one_learn_end(o, count, report, sub->total));
+    return rc;
+}
+
+int cli_subtractor_set_background(cli_subtractor *sub, const glcv_image *background, const char *what)
+{
+    int rc = CLI_OK;
+    EACH_GROUP(sub, rc, CLI_OK, one_set_background(o, background, what));
+    return rc;
+}
+
+glcv_status cli_subtractor_frames(cli_subtractor *sub, const glcv_image *frames, int wait)
+{
+    glcv_status st = GLCV_OK;
+    /* every GPU's set queued without waiting, so that they work at the same time; `wait` waits
+     * for the last GPU (reading the masks waits for the others) */
+    EACH_GROUP(sub, st, GLCV_OK, one_frames(o, frames + o->first, g == sub->groups - 1 ? wait : 0));
+    return st;
+}
+
+glcv_status cli_subtractor_read_masks(cli_subtractor *sub, glcv_image *masks)
+{
+    glcv_status st = GLCV_OK;
+    EACH_GROUP(sub, st, GLCV_OK, one_read_masks(o, masks + o->first));
+    return st;
+}
+
+glcv_status cli_subtractor_read_backgrounds(cli_subtractor *sub, glcv_image *out)
+{
+    glcv_status st = GLCV_OK;
+    EACH_GROUP(sub, st, GLCV_OK, one_read_backgrounds(o, out + o->first));
+    return st;
+}
+
+glcv_status cli_subtractor_timings(cli_subtractor *sub, glcv_timing *out, int capacity, int *count, int wait)
+{
+    glcv_status st = one_timings(sub, out, capacity, count, wait);
+    for (int g = 1; g < sub->groups && st == GLCV_OK; g++) {
+        cli_subtractor *o = sub->others[g - 1];
+        glcv_timing more[64];
+        int n = 0;
+        glcv_context_make_current(o->ctx);
+        st = one_timings(o, more, 64, &n, wait);
+        /* every GPU runs the same passes on its streams: their times added up, pass by pass */
+        for (int k = 0; st == GLCV_OK && k < n && k < *count && k < capacity; k++)
+            out[k].ms += more[k].ms;
+    }
+    if (sub->groups > 1)
+        glcv_context_make_current(sub->ctx);
+    return st;
 }

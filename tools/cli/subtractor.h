@@ -79,7 +79,10 @@ int cli_method_check(const cli_method *m, const cli_args *args);
 /* glcv_bgsub's parameters for a bgsub method's options (width, height, streams 0). */
 glcv_bgsub_params cli_method_bgsub_params(const cli_method *m);
 
-/* One method for `streams` inputs of one size. */
+#define CLI_MAX_GPUS 16
+
+/* One method for `streams` inputs of one size; with several GPUs, this object holds the first
+ * group of inputs and others[] the next groups, each in a context of its own GPU. */
 typedef struct cli_subtractor {
     int method;
     int width, height, streams;
@@ -89,6 +92,10 @@ typedef struct cli_subtractor {
     glcv_bgsub *bgsub;                /* vsam, diff2, diff3: all streams */
     glcv_bgsub_params bgsub_resolved;
     int learning;                     /* learned frame sets since learn_begin */
+    glcv_context *ctx;                /* the context the objects live in (the first group's: the caller's) */
+    int first, total;                 /* this group's first input, and all the inputs */
+    int groups;                       /* 1, or the GPUs the inputs are spread over */
+    struct cli_subtractor *others[CLI_MAX_GPUS - 1];
 } cli_subtractor;
 
 /* Creates the headless OpenGL context as cli_segmenter_create does (none for the cpu engine; auto
@@ -96,6 +103,14 @@ typedef struct cli_subtractor {
  * error the caller still owns *ctx and *out (cli_subtractor_destroy). Prints the error. */
 int cli_subtractor_create(const cli_method *m, const cli_args *args, int width, int height, int streams, int timing,
                           int quiet, const glcv_logger *logger, glcv_context **ctx, cli_subtractor **out);
+
+/* As cli_subtractor_create, with the inputs spread over `gpus` GPUs in groups of consecutive
+ * inputs, one context (the EGL device of CUDA device g) and one object per group; every call below
+ * then works on all groups, each GPU's set queued before any is waited for. *ctx is the first
+ * group's context, current on return. With fewer GPUs than asked for, contexts share one. */
+int cli_subtractor_create_gpus(const cli_method *m, const cli_args *args, int width, int height, int streams, int gpus,
+                               int timing, int quiet, const glcv_logger *logger, glcv_context **ctx,
+                               cli_subtractor **out);
 
 /* The same in the GL context that is current (or the CPU), with `engine` instead of --engine's. */
 int cli_subtractor_make(const cli_method *m, const cli_args *args, int width, int height, int streams, int timing,
@@ -124,7 +139,8 @@ int cli_subtractor_learn_files(cli_subtractor *sub, char *const *paths, int coun
  * image (B becomes it, T min_threshold). Prints the error, naming `what`. */
 int cli_subtractor_set_background(cli_subtractor *sub, const glcv_image *background, const char *what);
 
-/* Processes a frame set (frames[0..streams-1]); with `wait` returns when the GPU is done. */
+/* Processes a frame set (frames[0..streams-1]); with `wait` returns when the GPU is done (with
+ * several GPUs, the last one; reading the masks waits for the others). */
 glcv_status cli_subtractor_frames(cli_subtractor *sub, const glcv_image *frames, int wait);
 
 /* Reads the newest set's masks into masks[0..streams-1] (GRAY8, the frames' size). */
