@@ -433,18 +433,8 @@ glcv_status glcv_segment_gl_set_layer(glcv_segment *s, int layer, const uint8_t 
 {
     glcv_engine *e = s->engine;
     glcv_status st = glcv_engine_upload_layers(e, &s->background, layer, 1, GL_RGB, GL_UNSIGNED_BYTE, rgb);
-    if (st == GLCV_OK && noise)
+    if (st == GLCV_OK)
         st = glcv_engine_upload_layers(e, &s->noise_layers, layer, 1, GL_RED, GL_FLOAT, noise);
-    if (st == GLCV_OK && !noise) {
-        size_t n = (size_t)s->width * (size_t)s->height;
-        float *ones = malloc(n * sizeof *ones);
-        if (!ones)
-            return GLCV_ERROR_OUT_OF_MEMORY;
-        for (size_t i = 0; i < n; i++)
-            ones[i] = 1.0f;
-        st = glcv_engine_upload_layers(e, &s->noise_layers, layer, 1, GL_RED, GL_FLOAT, ones);
-        free(ones);
-    }
     memcpy(s->rules[layer], rule, sizeof s->rules[layer]);
     s->rules_dirty = 1;
     return st;

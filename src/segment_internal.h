@@ -227,7 +227,7 @@ glcv_status glcv_segment_gl_frame(glcv_segment *s, glcv_status st, GLuint input,
 glcv_status glcv_segment_gl_copy(glcv_segment *s, GLuint source, const glcv_tex *target);
 /* Uploads the per-pixel noise factors (width * height floats, per layer; NULL: all 1). */
 glcv_status glcv_segment_gl_set_noise(glcv_segment *s, const float *noise);
-/* Several streams: sets layer `layer`'s background (packed RGB), noise factors (NULL: all 1) and
+/* Several streams: sets layer `layer`'s background (packed RGB), noise factors (w * h floats) and
  * rules (Ts, Odc, B1, B2), between engine begin and end; uploads the rules when they changed;
  * uploads a staged set of frames (every layer) into the next frame array. */
 glcv_status glcv_segment_gl_set_layer(glcv_segment *s, int layer, const uint8_t *rgb, const float *noise,
