@@ -101,6 +101,9 @@ typedef struct result {
 
 /* ---- one run: an object of N streams on the current context ------------------------------------ */
 
+/* Errors of the objects measured go to stderr (a failed row says why). */
+static const glcv_logger errors = {glcv_log_stderr, NULL, GLCV_LOG_ERROR};
+
 /* A frame set with structure: a gradient background and a square that moves with the set index
  * (so that masks are not empty), written into the mapped memory once per staging slot. */
 static void fill(glcv_image *im, int n, int t)
@@ -156,7 +159,7 @@ static glcv_status make_subject(glcv_engine_mode engine, const variant *v, int w
     *o = (subject){.v = v, .n = n};
     if (v->eth) {
         glcv_segment_params p = GLCV_SEGMENT_PARAMS(.width = w, .height = h, .streams = n, .engine = engine,
-                                                    .timing = timing_run);
+                                                    .timing = timing_run, .logger = errors);
         glcv_status st = glcv_segment_create(&p, &o->seg);
         glcv_image *bg = st == GLCV_OK ? calloc((size_t)n, sizeof *bg) : NULL;
         if (st == GLCV_OK && !bg)
@@ -171,7 +174,8 @@ static glcv_status make_subject(glcv_engine_mode engine, const variant *v, int w
     }
     glcv_bgsub_params p = GLCV_BGSUB_PARAMS(.width = w, .height = h, .streams = n, .method = v->method,
                                             .format = v->format, .packed = v->packed, .passes = v->passes, .upload = v->upload,
-                                            .engine = engine, .download = !timing_run, .timing = timing_run);
+                                            .engine = engine, .download = !timing_run, .timing = timing_run,
+                                            .logger = errors);
     glcv_status st = glcv_bgsub_create(&p, &o->b);
     glcv_bgsub_params used;
     if (st == GLCV_OK && timing_run && v->upload && glcv_bgsub_get_params(o->b, &used) == GLCV_OK &&

@@ -14,16 +14,22 @@
 //                 buffer 1) as it goes (compute)
 //   BGSUB_WRITE_MASK  the vote also writes the masks into the host's download memory (storage
 //                 buffer 2), a 32-bit word of four mask bytes per store (compute)
-//   BGSUB_BLOCKS  compute, frames of one pixel per texel, width % 4 == 0: an invocation works on
-//                 a quad, four pixels side by side (BGSUB_BPP whole words). The streamed pass
-//                 (GLCV_TILED, 64 x 1 invocations) reads one contiguous block of 64 quads of the
-//                 set from the pinned upload memory (storage buffer 0) in 16-byte loads into
-//                 shared memory and writes the block into the frame ring (storage buffer 1); the
-//                 vote takes a quad per invocation and writes its four mask bytes as one word
+//   BGSUB_BLOCKS  compute, frames of one pixel per texel, width % 4 == 0, stage 0 (single pass)
+//                 or 6: an invocation works on a quad, four pixels side by side (BGSUB_BPP whole
+//                 words), and everything is linear memory in the order of the quads (layer after
+//                 layer, row after row), no texture: B, T and the counter in storage buffers 3
+//                 (in) and 4 (out), STATE_VECS 16-byte words a quad (see quad_state), the
+//                 decisions a word of 4 bytes a quad (buffer 5 out, 6 in for the vote). The
+//                 decide pass (GLCV_TILED, 64 x 1 invocations, not layered) reads one
+//                 contiguous block of 64 quads of the set from the pinned upload memory (storage
+//                 buffer 0) in 16-byte loads into shared memory and writes the block into the
+//                 frame ring (storage buffer 1); the vote (stage 6, layered: its output is the
+//                 mask texture) takes a quad per invocation and writes its four mask bytes as
+//                 one word
 //   BGSUB_FUSED   with BGSUB_BLOCKS, stage 0: the work groups take turns, even ones decide a block
-//                 of the current set, odd ones vote a block of the set before (u_raw, into the
-//                 last output and with BGSUB_WRITE_MASK the download memory), so that reading the
-//                 new frames and writing the masks share one dispatch
+//                 of the current set, odd ones vote a block of the set before (its decisions in
+//                 buffer 6) into the download memory (BGSUB_WRITE_MASK), so that reading the new
+//                 frames and writing the masks share one dispatch
 // Frames are words (R32UI buffer textures): layer after layer, rows of width * BGSUB_BPP bytes.
 
 uniform usamplerBuffer u_cur; // the current frame set
@@ -47,18 +53,29 @@ uniform int u_layers;  // streams (layers)
 layout(std430, binding = 0) readonly buffer StageWords { uint stage_words[]; };
 layout(std430, binding = 1) writeonly buffer RingWords { uint ring_words[]; };
 #endif
-#ifdef BGSUB_WRITE_MASK
+#if defined(BGSUB_WRITE_MASK) && !defined(BGSUB_BLOCKS)
 layout(std430, binding = 2) writeonly buffer MaskWords { uint mask_words[]; };
 #endif
-#if defined(BGSUB_BLOCKS) && BGSUB_STAGE != 6
+#ifdef BGSUB_BLOCKS
 #define BLOCK_QUADS 64                    // quads of a block: the work group's invocations
 #define BLOCK_VECS (BLOCK_QUADS * BGSUB_BPP / 4) // its 16-byte words
+#if BGSUB_LANES == 3
+#define STATE_VECS 4 // 16-byte words of state a quad
+#else
+#define STATE_VECS 2
+#endif
+layout(std430, binding = 6) readonly buffer RawIn { uint raw_in[]; }; // decisions to vote
+#if BGSUB_STAGE == 0
 layout(std430, binding = 0) readonly buffer StageBlocks { uvec4 stage_blocks[]; };
 layout(std430, binding = 1) writeonly buffer RingBlocks { uvec4 ring_blocks[]; };
+layout(std430, binding = 3) readonly buffer StateIn { uvec4 state_in[]; };
+layout(std430, binding = 4) writeonly buffer StateOut { uvec4 state_out[]; };
+layout(std430, binding = 5) writeonly buffer RawOut { uint raw_out[]; };
 shared uvec4 block[BLOCK_VECS];
-uniform int u_quads; // quads of the whole set
+uniform int u_quads;     // quads of the whole set
 uniform int u_vote_prev; // BGSUB_FUSED: nonzero when the odd groups vote the set before
-uvec4 quad_px[3];    // the pixel being decided in the current set and the two before (frame())
+uvec4 quad_px[3];        // the pixel being decided in the current set and the two before (frame())
+#endif
 #endif
 
 #if defined(BGSUB_PACKED)
@@ -108,7 +125,7 @@ uvec4 colour_lanes(uint r, uint g, uint b)
 
 uvec4 frame(int which)
 {
-#if defined(BGSUB_BLOCKS) && BGSUB_STAGE != 6
+#if defined(BGSUB_BLOCKS) && BGSUB_STAGE == 0
     return quad_px[which];
 #elif defined(BGSUB_PACKED)
     uint w = word_of(which, texel_index());
@@ -121,7 +138,7 @@ uvec4 frame(int which)
 #endif
 }
 
-#if defined(BGSUB_BLOCKS) && BGSUB_STAGE != 6
+#if defined(BGSUB_BLOCKS) && BGSUB_STAGE == 0
 // Pixel k (0..3) of a quad whose BGSUB_BPP words are w, as lanes.
 uint quad_byte(uvec4 w, int o) { return (w[o >> 2] >> uint((o & 3) * 8)) & 255u; }
 
@@ -239,21 +256,11 @@ uvec4 threshold_for_differences()
     return th;
 }
 
-#if BGSUB_STAGE == 6 || defined(BGSUB_FUSED)
-// The size of u_raw in texels: the pass runs over it, or over its quads (the vote in blocks).
-ivec2 raw_size()
-{
-#if defined(BGSUB_BLOCKS) && BGSUB_STAGE == 6
-    return ivec2(glcv_region.z * 4, glcv_region.w);
-#else
-    return glcv_region.zw;
-#endif
-}
-
+#if BGSUB_STAGE == 6 && !defined(BGSUB_BLOCKS)
 // Raw foreground (bit 0) of the pixels of texel (x, y) of a layer, clamped to it.
 uvec4 raw_at(int x, int y, int layer)
 {
-    ivec2 c = clamp(ivec2(x, y), ivec2(0), raw_size() - 1);
+    ivec2 c = clamp(ivec2(x, y), ivec2(0), glcv_region.zw - 1);
     return texelFetch(u_raw, ivec3(c, layer), 0) & 1u;
 }
 
@@ -277,33 +284,6 @@ uvec4 vote_at(ivec2 p, int layer)
     }
     return uvec4(greaterThanEqual(n, uvec4(uint(u_vote))));
 }
-
-#ifdef BGSUB_BLOCKS
-#if BGSUB_STAGE == 6
-#define store_mask glcv_store0
-#elif BGSUB_METHOD == 1
-#define store_mask glcv_store4 // after the decisions, B, T and the counter
-#else
-#define store_mask glcv_store1
-#endif
-
-// The votes of quad p of a layer, the pixels 4 p.x .. 4 p.x + 3 of row p.y: per row of the 3 x 3,
-// the six pixels from the left neighbour to the right one.
-uvec4 vote_quad(ivec2 p, int layer)
-{
-    int x0 = 4 * p.x;
-    if (u_vote == 0)
-        return uvec4(raw_at(x0, p.y, layer).x, raw_at(x0 + 1, p.y, layer).x, raw_at(x0 + 2, p.y, layer).x,
-                     raw_at(x0 + 3, p.y, layer).x);
-    uvec4 n = uvec4(0u);
-    for (int dy = -1; dy <= 1; dy++) {
-        uint c[6];
-        for (int i = 0; i < 6; i++)
-            c[i] = raw_at(x0 - 1 + i, p.y + dy, layer).x;
-        n += uvec4(c[0] + c[1] + c[2], c[1] + c[2] + c[3], c[2] + c[3] + c[4], c[3] + c[4] + c[5]);
-    }
-    return uvec4(greaterThanEqual(n, uvec4(uint(u_vote))));
-}
 #endif
 
 // Four mask bytes (0/1 each) as one word, the first in the low byte.
@@ -314,23 +294,61 @@ uint mask_word(uvec4 m)
 }
 
 #ifdef BGSUB_BLOCKS
-// The vote of quad q of a layer into the mask's four pixels and, with BGSUB_WRITE_MASK, into word
-// `word` of the download memory.
-void vote_store(ivec2 q, int layer, int word)
+// The quads of a row: the vote (stage 6) runs over quads, the decide pass over pixels.
+int row_quads()
 {
-    uvec4 m = vote_quad(q, layer);
+#if BGSUB_STAGE == 6
+    return glcv_region.z;
+#else
+    return glcv_region.z / 4;
+#endif
+}
+
+// Bit 0 of each byte of a decisions word as lanes.
+uvec4 raw_bits(uint w) { return uvec4(w, w >> 8, w >> 16, w >> 24) & 1u; }
+
+// The votes of quad q of the set, quad x of row y: per row of the 3 x 3 (clamped to the layer),
+// the six pixels from the left neighbour to the right one, from the decisions words of the quad
+// and its two neighbours.
+uvec4 vote_quad(int q, int x, int y)
+{
+    if (u_vote == 0)
+        return raw_bits(raw_in[q]);
+    int w = row_quads(), h = glcv_region.w;
+    uvec4 n = uvec4(0u);
+    for (int dy = -1; dy <= 1; dy++) {
+        int r = q + (clamp(y + dy, 0, h - 1) - y) * w; // the quad above, this one, below
+        uvec4 c = raw_bits(raw_in[r]);
+        uint left = x > 0 ? raw_in[r - 1] >> 24 & 1u : c.x;
+        uint right = x < w - 1 ? raw_in[r + 1] & 1u : c.w;
+        n += uvec4(left + c.x + c.y, c.x + c.y + c.z, c.y + c.z + c.w, c.z + c.w + right);
+    }
+    return uvec4(greaterThanEqual(n, uvec4(uint(u_vote))));
+}
+
+#ifdef BGSUB_WRITE_MASK
+layout(std430, binding = 2) writeonly buffer MaskBlocks { uint mask_quads[]; };
+#endif
+
+// The vote of quad q of the set (quad x of row y of a layer): with BGSUB_WRITE_MASK into word q of
+// the download memory, and (stage 6) into the mask texture's four pixels.
+void vote_store(int q, int x, int y, int layer)
+{
+    uvec4 m = vote_quad(q, x, y);
+#if BGSUB_STAGE == 6
     glcv_layer = layer;
     for (int k = 0; k < 4; k++) {
-        glcv_pos = ivec2(4 * q.x + k, q.y);
-        store_mask(vec4(float(m[k]), 0.0, 0.0, 1.0));
+        glcv_pos = ivec2(4 * x + k, y);
+        glcv_store0(vec4(float(m[k]), 0.0, 0.0, 1.0));
     }
+#endif
 #ifdef BGSUB_WRITE_MASK
-    mask_words[word] = mask_word(m);
+    mask_quads[q] = mask_word(m);
 #endif
 }
 #endif
 
-#ifdef BGSUB_WRITE_MASK
+#if defined(BGSUB_WRITE_MASK) && !defined(BGSUB_BLOCKS)
 // The mask bytes of four pixels in one word: those of this texel (packed), or (one pixel per
 // texel) of the four pixels from this one on in the order of the download (layer after layer),
 // written by every fourth pixel.
@@ -353,7 +371,6 @@ void write_mask_word(uvec4 m)
 #endif
 }
 #endif
-#endif
 
 // The mask as stored: one R8 value per pixel, or four (RGBA8) when packed.
 vec4 mask_value(uvec4 m)
@@ -365,7 +382,7 @@ vec4 mask_value(uvec4 m)
 #endif
 }
 
-#if BGSUB_STAGE != 6
+#if BGSUB_STAGE != 6 && !defined(BGSUB_BLOCKS)
 // The pass at pixel (glcv_pos, glcv_layer) of the current set, whose frames frame() gives.
 void decide()
 {
@@ -412,14 +429,90 @@ void decide()
 }
 #endif
 
-#if defined(BGSUB_BLOCKS) && BGSUB_STAGE != 6
+#if defined(BGSUB_BLOCKS) && BGSUB_STAGE == 0
+// The state of quad q: B, T (8.8) and the counter of its four pixels, as lanes. STATE_VECS words:
+//   colour: B of pixels 0, 1 | B of pixels 2, 3 | T of 0, 1 | T of 2, 3, each pixel four 16-bit
+//           halves r, g, b and (B) the counter, (T) 0
+//   luma:   (B0 | B1 << 16, B2 | B3 << 16, T0 | T1 << 16, T2 | T3 << 16) | (the four counters as
+//           bytes, 0, 0, 0)
+// (src/bgsub_gl.c converts the same layout for read_state and set_state.)
+uvec4 half16(uint lo, uint hi) { return uvec4(lo & 0xFFFFu, lo >> 16, hi & 0xFFFFu, hi >> 16); }
+
+void quad_state(int q, out uvec4 bg[4], out uvec4 th[4], out uint cnt[4])
+{
+#if BGSUB_LANES == 3
+    for (int h = 0; h < 2; h++) {
+        uvec4 b = state_in[STATE_VECS * q + h], t = state_in[STATE_VECS * q + 2 + h];
+        uvec4 b0 = half16(b.x, b.y), b1 = half16(b.z, b.w);
+        bg[2 * h] = uvec4(b0.xyz, 0u);
+        bg[2 * h + 1] = uvec4(b1.xyz, 0u);
+        cnt[2 * h] = b0.w;
+        cnt[2 * h + 1] = b1.w;
+        th[2 * h] = uvec4(half16(t.x, t.y).xyz, 0u);
+        th[2 * h + 1] = uvec4(half16(t.z, t.w).xyz, 0u);
+    }
+#else
+    uvec4 s = state_in[STATE_VECS * q];
+    uint c = state_in[STATE_VECS * q + 1].x;
+    uvec4 b = half16(s.x, s.y), t = half16(s.z, s.w);
+    for (int k = 0; k < 4; k++) {
+        bg[k] = uvec4(b[k], 0u, 0u, 0u);
+        th[k] = uvec4(t[k], 0u, 0u, 0u);
+        cnt[k] = c >> uint(8 * k) & 255u;
+    }
+#endif
+}
+
+void store_quad_state(int q, uvec4 bg[4], uvec4 th[4], uint cnt[4])
+{
+#if BGSUB_LANES == 3
+    for (int h = 0; h < 2; h++) {
+        uvec4 b0 = bg[2 * h], b1 = bg[2 * h + 1], t0 = th[2 * h], t1 = th[2 * h + 1];
+        state_out[STATE_VECS * q + h] = uvec4(b0.x | b0.y << 16, b0.z | cnt[2 * h] << 16, b1.x | b1.y << 16,
+                                              b1.z | cnt[2 * h + 1] << 16);
+        state_out[STATE_VECS * q + 2 + h] = uvec4(t0.x | t0.y << 16, t0.z, t1.x | t1.y << 16, t1.z);
+    }
+#else
+    state_out[STATE_VECS * q] = uvec4(bg[0].x | bg[1].x << 16, bg[2].x | bg[3].x << 16, th[0].x | th[1].x << 16,
+                                      th[2].x | th[3].x << 16);
+    state_out[STATE_VECS * q + 1] = uvec4(cnt[0] | cnt[1] << 8 | cnt[2] << 16 | cnt[3] << 24, 0u, 0u, 0u);
+#endif
+}
+
+// The rule of one pixel of a quad, from values (frame() gives the frames): its decisions (bit 0
+// raw foreground, bit 1 moving, per lane); VSAM also moves bg, th and cnt on.
+uvec4 decide_pixel(uvec4 cur, inout uvec4 bg, inout uvec4 th, inout uint cnt)
+{
+#if BGSUB_METHOD == 2
+    return u_history >= 1 ? combine(uvec4(greaterThan(absdiff(cur, frame(1)) << 8u, th))) : uvec4(0u);
+#elif BGSUB_METHOD == 3
+    uvec4 mv = moving_lanes(cur, th);
+    return mv | (mv << 1u);
+#else
+    if (u_init != 0) {
+        bg = (cur << 8u) & LANE16;
+        th = uvec4(uint(u_f)) * LANE;
+        cnt = 0u;
+    }
+    uvec4 mv = moving_lanes(cur, th);
+    uvec4 raw = foreground_lanes(cur, bg, th);
+    uvec4 cnt2 = next_count(spread(uvec4(cnt)), mv, raw);
+    uvec4 keep = holds(mv, raw, cnt2);
+    uvec4 nb = next_background(cur, bg, keep);
+    th = next_threshold(cur, bg, th, keep);
+    bg = nb;
+    cnt = cnt2.x;
+    return raw | (mv << 1u);
+#endif
+}
+
 // The index of this work group among all of the dispatch's (GLCV_TILED).
 int group_index()
 {
     return int((gl_WorkGroupID.z * gl_NumWorkGroups.y + gl_WorkGroupID.y) * gl_NumWorkGroups.x + gl_WorkGroupID.x);
 }
 
-// Quad q of the set: its layer and its coordinates in quads.
+// Quad q of the set: its coordinates in quads and its layer.
 ivec3 quad_at(int q)
 {
     int row = glcv_region.z / 4, per_layer = row * glcv_region.w;
@@ -430,23 +523,22 @@ ivec3 quad_at(int q)
 // The streamed pass of one block of 64 quads (GLCV_TILED: one work group, one invocation per
 // quad), the block g of the set's quads in memory order, layer after layer: its words are read
 // from the upload memory in 16-byte loads, neighbouring invocations reading neighbouring words,
-// into shared memory and the frame ring; then every invocation decides its four pixels.
+// into shared memory and the frame ring; then every invocation decides its four pixels, its
+// state read and written as STATE_VECS contiguous 16-byte words and its decisions as one.
 void decide_block(int g)
 {
     int t = int(gl_LocalInvocationID.x);
     int first = g * BLOCK_VECS, vecs = (u_quads * BGSUB_BPP + 3) / 4;
-    for (int i = t; i < BLOCK_VECS; i += BLOCK_QUADS)
-        if (first + i < vecs) {
-            uvec4 v = stage_blocks[first + i];
-            block[i] = v;
-            ring_blocks[first + i] = v;
-        }
+    if (t < BLOCK_VECS && first + t < vecs) {
+        uvec4 v = stage_blocks[first + t];
+        block[t] = v;
+        ring_blocks[first + t] = v;
+    }
     memoryBarrierShared();
     barrier();
     int q = g * BLOCK_QUADS + t;
     if (q >= u_quads)
         return;
-    ivec3 at = quad_at(q);
     uvec4 w0 = uvec4(0u), w1 = uvec4(0u), w2 = uvec4(0u);
     for (int i = 0; i < BGSUB_BPP; i++) {
         int o = t * BGSUB_BPP + i;
@@ -456,14 +548,31 @@ void decide_block(int g)
         if (u_history >= 2)
             w2[i] = texelFetch(u_p2, q * BGSUB_BPP + i).r;
     }
-    glcv_layer = at.z;
+    uvec4 bg[4], th[4];
+    uint cnt[4];
+    for (int k = 0; k < 4; k++) {
+        bg[k] = uvec4(0u);
+        th[k] = uvec4(uint(u_f)) * LANE;
+        cnt[k] = 0u;
+    }
+#if BGSUB_METHOD == 1
+    if (u_init == 0)
+        quad_state(q, bg, th, cnt);
+#else
+    if (u_learned != 0)
+        quad_state(q, bg, th, cnt);
+#endif
+    uint raw = 0u;
     for (int k = 0; k < 4; k++) {
         quad_px[0] = quad_pixel(w0, k);
         quad_px[1] = quad_pixel(w1, k);
         quad_px[2] = quad_pixel(w2, k);
-        glcv_pos = ivec2(4 * at.x + k, at.y);
-        decide();
+        raw |= decide_pixel(quad_px[0], bg[k], th[k], cnt[k]).x << uint(8 * k);
     }
+    raw_out[q] = raw;
+#if BGSUB_METHOD == 1
+    store_quad_state(q, bg, th, cnt);
+#endif
 }
 
 #ifdef BGSUB_FUSED
@@ -474,7 +583,7 @@ void vote_block(int g)
     if (q >= u_quads)
         return;
     ivec3 at = quad_at(q);
-    vote_store(at.xy, at.z, q);
+    vote_store(q, at.x, at.y, at.z);
 }
 #endif
 #endif
@@ -482,7 +591,7 @@ void vote_block(int g)
 void glcv_pass(ivec2 pos)
 {
 #if BGSUB_STAGE == 6 && defined(BGSUB_BLOCKS)
-    vote_store(glcv_pos, glcv_layer, texel_index()); // a quad per invocation
+    vote_store(texel_index(), glcv_pos.x, glcv_pos.y, glcv_layer); // a quad per invocation
 #elif BGSUB_STAGE == 6
     uvec4 m = vote_at(glcv_pos, glcv_layer);
     glcv_store0(mask_value(m));

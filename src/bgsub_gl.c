@@ -1,6 +1,8 @@
 /* Background subtraction's GL passes (shaders/bgsub.glsl) on the engine, FRAGMENT or COMPUTE: every
- * stream a layer of texture arrays; the frame ring is three arrays rotated by index; B and T are
- * two pairs of arrays written in turn. See bgsub_internal.h. */
+ * stream a layer of texture arrays; the frame ring is four buffers rotated by index; B and T are
+ * two pairs of arrays written in turn. The streamed passes in blocks keep B, T, the counter and
+ * the decisions in buffers instead, in the order of the quads (see quad layout below). See
+ * bgsub_internal.h. */
 #include "bgsub_internal.h"
 
 #include "core_internal.h"
@@ -46,12 +48,14 @@ static glcv_status program(glcv_bgsub *b, const char *defines, int stage, const 
 
 static glcv_status programs(glcv_bgsub *b)
 {
-    char defines[256];
-    snprintf(defines, sizeof defines,
-             "#define GLCV_LAYERED 1\n#define BGSUB_METHOD %d\n#define BGSUB_BPP %d\n#define BGSUB_LANES %d\n%s%s",
+    /* Layered (a layer per stream) but for the decide pass in blocks, which works on the quads of
+     * the whole set in buffers and has no output texture. */
+    char defines[320], flat[256];
+    snprintf(flat, sizeof flat, "#define BGSUB_METHOD %d\n#define BGSUB_BPP %d\n#define BGSUB_LANES %d\n%s%s",
              (int)b->rule.method, b->packed ? 1 : b->bpp, b->lanes,
              b->p.format == GLCV_PIXEL_BGR8 || b->p.format == GLCV_PIXEL_BGRA8 ? "#define BGSUB_BGR 1\n" : "",
              b->packed ? "#define BGSUB_PACKED 1\n" : "");
+    snprintf(defines, sizeof defines, "#define GLCV_LAYERED 1\n%s", flat);
     const glcv_format one = one_per_pixel(b), st_f = state_format(b);
     const glcv_format mask_f = b->packed ? GLCV_FORMAT_RGBA8 : GLCV_FORMAT_R8;
     const glcv_format update_out[4] = {one, st_f, st_f, one};
@@ -64,15 +68,13 @@ static glcv_status programs(glcv_bgsub *b)
     snprintf(vote, sizeof vote, "%s%s", b->blocks ? "#define BGSUB_BLOCKS 1\n" : "",
              b->stream && b->p.download ? "#define BGSUB_WRITE_MASK 1\n" : "");
     int vsam = b->rule.method == GLCV_BGSUB_VSAM;
-    /* fused: the decisions' program also votes the set before, into the mask (its last output) */
-    const glcv_format fused_out[5] = {one, st_f, st_f, one, mask_f};
+    /* fused: the decisions' program also votes the set before, into the download memory */
     char fused[320];
     snprintf(fused, sizeof fused, "%s#define BGSUB_FUSED 1\n%s", ring,
              b->p.download ? "#define BGSUB_WRITE_MASK 1\n" : "");
     glcv_status st;
-    if (b->fused) {
-        const glcv_format diff_out[2] = {one, mask_f};
-        if ((st = program(b, defines, 0, fused, vsam ? fused_out : diff_out, vsam ? 5 : 2, &b->update)) != GLCV_OK)
+    if (b->blocks) {
+        if ((st = program(b, flat, 0, b->fused ? fused : ring, NULL, 0, &b->update)) != GLCV_OK)
             return st;
     } else if (vsam && b->p.passes == GLCV_BGSUB_MULTI_PASS) {
         const glcv_format chain_out[5] = {one, one, one, st_f, st_f};
@@ -103,6 +105,56 @@ static size_t set_bytes_padded(const glcv_bgsub *b)
     return (set_bytes(b) + 15) & ~(size_t)15;
 }
 
+/* ---- the quad layout of the passes in blocks --------------------------------------------------------
+ * Per quad (four pixels side by side; quads in the order of the pixels, layer after layer) STATE
+ * 16-bit values: colour: B of its pixels 0..3 (r, g, b, the counter), then T of its pixels (r, g,
+ * b, 0); luma: B0..B3, T0..T3, the four counters as bytes (two values), 6 values of 0. The
+ * decisions: a byte a pixel. shaders/bgsub.glsl (quad_state) reads the same layout. */
+static int quad_values(const glcv_bgsub *b)
+{
+    return b->lanes == 3 ? 32 : 16;
+}
+
+static size_t set_quads(const glcv_bgsub *b)
+{
+    return (size_t)b->p.width / 4 * (size_t)b->p.height * (size_t)b->p.streams;
+}
+
+/* B and T (host layout: `lanes` values a pixel) of the quads first..first+count-1 into the quad
+ * layout, the counters 0; and back (counters dropped). */
+static void to_quads(const glcv_bgsub *b, const uint16_t *bg, const uint16_t *th, size_t first, size_t count,
+                     uint16_t *out)
+{
+    int lanes = b->lanes, per = quad_values(b);
+    memset(out, 0, count * (size_t)per * sizeof *out);
+    for (size_t q = 0; q < count; q++) {
+        uint16_t *o = out + q * (size_t)per;
+        size_t px = (first + q) * 4;
+        for (int k = 0; k < 4; k++)
+            for (int l = 0; l < lanes; l++) {
+                size_t src = (px + (size_t)k) * (size_t)lanes + (size_t)l;
+                o[lanes == 3 ? 4 * k + l : k] = bg[src];
+                o[lanes == 3 ? 16 + 4 * k + l : 4 + k] = th[src];
+            }
+    }
+}
+
+static void from_quads(const glcv_bgsub *b, const uint16_t *in, size_t count, uint16_t *bg, uint16_t *th)
+{
+    int lanes = b->lanes, per = quad_values(b);
+    for (size_t q = 0; q < count; q++) {
+        const uint16_t *s = in + q * (size_t)per;
+        for (int k = 0; k < 4; k++)
+            for (int l = 0; l < lanes; l++) {
+                size_t dst = (q * 4 + (size_t)k) * (size_t)lanes + (size_t)l;
+                if (bg)
+                    bg[dst] = s[lanes == 3 ? 4 * k + l : k];
+                if (th)
+                    th[dst] = s[lanes == 3 ? 16 + 4 * k + l : 4 + k];
+            }
+    }
+}
+
 static glcv_status textures(glcv_bgsub *b)
 {
     glcv_engine *e = b->engine;
@@ -111,14 +163,24 @@ static glcv_status textures(glcv_bgsub *b)
     for (int i = 0; i < GLCV_BGSUB_GL_RING; i++)
         if ((st = glcv_engine_buffer_create(e, &b->ring[i], set_bytes_padded(b))) != GLCV_OK)
             return st;
+    glcv_format mask_f = b->packed ? GLCV_FORMAT_RGBA8 : GLCV_FORMAT_R8;
+    if (b->blocks) {
+        size_t state = set_quads(b) * (size_t)quad_values(b) * sizeof(uint16_t), raw = set_quads(b) * 4;
+        for (int i = 0; i < 2 && st == GLCV_OK; i++)
+            st = glcv_engine_storage_create(e, &b->state[i], state);
+        if (st == GLCV_OK)
+            st = glcv_engine_storage_create(e, &b->raw, raw);
+        if (st == GLCV_OK && b->fused)
+            st = glcv_engine_storage_create(e, &b->raw_prev, raw);
+        for (int i = 0; i < 2 && st == GLCV_OK; i++)
+            st = glcv_engine_tex_create_layers(e, &b->mask[i], w, h, n, mask_f);
+        return st;
+    }
     for (int i = 0; i < 2; i++)
         if ((st = glcv_engine_tex_create_layers(e, &b->bg[i], w, h, n, state_format(b))) != GLCV_OK ||
             (st = glcv_engine_tex_create_layers(e, &b->th[i], w, h, n, state_format(b))) != GLCV_OK ||
             (st = glcv_engine_tex_create_layers(e, &b->count[i], w, h, n, one_per_pixel(b))) != GLCV_OK)
             return st;
-    glcv_format mask_f = b->packed ? GLCV_FORMAT_RGBA8 : GLCV_FORMAT_R8;
-    if (b->fused && (st = glcv_engine_tex_create_layers(e, &b->raw_prev, w, h, n, one_per_pixel(b))) != GLCV_OK)
-        return st;
     if ((st = glcv_engine_tex_create_layers(e, &b->raw, w, h, n, one_per_pixel(b))) ||
         (st = glcv_engine_tex_create_layers(e, &b->mask[0], w, h, n, mask_f)) ||
         (st = glcv_engine_tex_create_layers(e, &b->mask[1], w, h, n, mask_f)))
@@ -170,11 +232,16 @@ glcv_status glcv_bgsub_gl_create(glcv_bgsub *b)
                   b->packed ? "packed gray" : "width not a multiple of 4");
         b->p.upload = GLCV_BGSUB_UPLOAD_STREAM;
     }
-    /* The chain has passes between the decisions and the vote: nothing to fuse. */
-    if (b->p.upload == GLCV_BGSUB_UPLOAD_STREAM_FUSED && b->p.passes == GLCV_BGSUB_MULTI_PASS &&
-        b->rule.method == GLCV_BGSUB_VSAM) {
-        glcv_logf(&b->p.logger, GLCV_LOG_DEBUG, "bgsub: the chain of passes: streamed in blocks, not fused");
-        b->p.upload = GLCV_BGSUB_UPLOAD_STREAM_BLOCKS;
+    /* The chain has passes between the decisions and the vote, on textures: a word per store.
+     * So too when the state of the set (in blocks: one buffer) is above a storage block. */
+    size_t state_bytes = (size_t)b->p.width / 4 * (size_t)b->p.height * (size_t)b->p.streams * 32 * sizeof(uint16_t);
+    if (b->p.upload >= GLCV_BGSUB_UPLOAD_STREAM_BLOCKS &&
+        ((b->p.passes == GLCV_BGSUB_MULTI_PASS && b->rule.method == GLCV_BGSUB_VSAM) ||
+         (GLint64)state_bytes > max_block)) {
+        glcv_logf(&b->p.logger, GLCV_LOG_DEBUG, "bgsub: %s: streamed a word per store instead of in blocks",
+                  (GLint64)state_bytes > max_block ? "the state is above GL_MAX_SHADER_STORAGE_BLOCK_SIZE"
+                                                   : "the chain of passes");
+        b->p.upload = GLCV_BGSUB_UPLOAD_STREAM;
     }
     b->stream = b->p.upload >= GLCV_BGSUB_UPLOAD_STREAM;
     b->blocks = b->p.upload >= GLCV_BGSUB_UPLOAD_STREAM_BLOCKS;
@@ -193,9 +260,9 @@ void glcv_bgsub_gl_destroy(glcv_bgsub *b)
         return;
     if (glcv_gl_context_current()) {
         glcv_engine_begin(b->engine);
-        glcv_tex *all[] = {&b->ring[0], &b->ring[1], &b->ring[2], &b->ring[3], &b->bg[0],   &b->bg[1],
-                           &b->th[0],   &b->th[1],   &b->count[0], &b->count[1], &b->raw, &b->moving,
-                           &b->mask[0], &b->mask[1], &b->raw_prev};
+        glcv_tex *all[] = {&b->ring[0], &b->ring[1], &b->ring[2],    &b->ring[3], &b->bg[0],    &b->bg[1],
+                           &b->th[0],   &b->th[1],   &b->count[0],   &b->count[1], &b->raw,     &b->moving,
+                           &b->mask[0], &b->mask[1], &b->raw_prev,   &b->state[0], &b->state[1]};
         for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
             glcv_engine_tex_destroy(b->engine, all[i]);
         glcv_engine_end(b->engine);
@@ -226,16 +293,15 @@ static void add_rule_uniforms(const glcv_bgsub *b, glcv_pass *p, int history, in
 
 /* The work groups of the streamed pass in blocks (shaders/bgsub.glsl, BGSUB_BLOCKS): one per 64
  * quads of the set (fused: two, one deciding, one voting the set before), counted through the set
- * in memory order whatever their layer. The engine dispatches one grid per layer, so each grid
- * holds a layer's worth of groups (at most 65535 columns); the few groups past the set's last
- * block do nothing. */
+ * in memory order whatever their layer, in a grid of at most 65535 columns; the few groups past
+ * the set's last block do nothing. */
 static void block_grid(const glcv_bgsub *b, glcv_pass *p)
 {
-    long quads = (long)(b->p.width / 4) * b->p.height;
+    long quads = (long)set_quads(b);
     long groups = (quads + 63) / 64 * (b->fused ? 2 : 1);
     p->groups_x = (int)(groups < 65535 ? groups : 65535);
     p->groups_y = (int)((groups + p->groups_x - 1) / p->groups_x);
-    glcv_pass_add_uniform_i(p, "u_quads", GLCV_U_1I, (int)(quads * b->p.streams), 0);
+    glcv_pass_add_uniform_i(p, "u_quads", GLCV_U_1I, (int)quads, 0);
 }
 
 /* A pass of `program` over every stream with the frames and the current state as inputs. The
@@ -254,9 +320,15 @@ static glcv_pass make_pass(glcv_bgsub *b, glcv_program *program, const char *lab
                             GLCV_SAMPLE_NEAREST);
     glcv_pass_add_input_tex(&p, "u_p2", &b->ring[(cur + GLCV_BGSUB_GL_RING - 2) % GLCV_BGSUB_GL_RING],
                             GLCV_SAMPLE_NEAREST);
-    glcv_pass_add_input_tex(&p, "u_bg", &b->bg[b->state_cur], GLCV_SAMPLE_NEAREST);
-    glcv_pass_add_input_tex(&p, "u_th", &b->th[b->state_cur], GLCV_SAMPLE_NEAREST);
-    glcv_pass_add_input_tex(&p, "u_count", &b->count[b->state_cur], GLCV_SAMPLE_NEAREST);
+    if (b->blocks) {
+        glcv_pass_add_storage(&p, 3, b->state[b->state_cur].buffer);
+        glcv_pass_add_storage(&p, 4, b->state[1 - b->state_cur].buffer);
+        glcv_pass_add_storage(&p, 5, b->raw.buffer);
+    } else {
+        glcv_pass_add_input_tex(&p, "u_bg", &b->bg[b->state_cur], GLCV_SAMPLE_NEAREST);
+        glcv_pass_add_input_tex(&p, "u_th", &b->th[b->state_cur], GLCV_SAMPLE_NEAREST);
+        glcv_pass_add_input_tex(&p, "u_count", &b->count[b->state_cur], GLCV_SAMPLE_NEAREST);
+    }
     if (b->chain[0]) {
         glcv_pass_add_input_tex(&p, "u_moving", &b->moving, GLCV_SAMPLE_NEAREST);
         glcv_pass_add_input_tex(&p, "u_raw", &b->raw, GLCV_SAMPLE_NEAREST);
@@ -273,7 +345,10 @@ static glcv_status run_vote(glcv_bgsub *b, const glcv_tex *raw, const glcv_tex *
 {
     /* in blocks: a quad per invocation */
     glcv_pass v = glcv_pass_make(b->vote, "vote", b->blocks ? b->p.width / 4 : texel_width(b), b->p.height);
-    glcv_pass_add_input_tex(&v, "u_raw", raw, GLCV_SAMPLE_NEAREST);
+    if (b->blocks)
+        glcv_pass_add_storage(&v, 6, raw->buffer);
+    else
+        glcv_pass_add_input_tex(&v, "u_raw", raw, GLCV_SAMPLE_NEAREST);
     if (mask_out)
         glcv_pass_add_storage(&v, 2, mask_out);
     add_rule_uniforms(b, &v, history, init);
@@ -290,20 +365,22 @@ static glcv_status run_passes(glcv_bgsub *b, int cur, int history, int init, GLu
     int next = 1 - b->state_cur;
     int vsam = b->rule.method == GLCV_BGSUB_VSAM;
     glcv_status st = GLCV_OK;
-    if (!b->chain[0]) {
+    if (b->blocks) {
+        glcv_pass p = make_pass(b, b->update, "decide", cur, history, init, stage_buf);
+        if (b->fused) {
+            glcv_pass_add_storage(&p, 6, b->raw_prev.buffer);
+            glcv_pass_add_uniform_i(&p, "u_vote_prev", GLCV_U_1I, vote_prev, 0);
+            if (mask_out)
+                glcv_pass_add_storage(&p, 2, mask_out);
+        }
+        st = glcv_engine_run(e, &p);
+    } else if (!b->chain[0]) {
         glcv_pass p = make_pass(b, b->update, "decide", cur, history, init, stage_buf);
         glcv_pass_add_output(&p, &b->raw);
         if (vsam) {
             glcv_pass_add_output(&p, &b->bg[next]);
             glcv_pass_add_output(&p, &b->th[next]);
             glcv_pass_add_output(&p, &b->count[next]);
-        }
-        if (b->fused) {
-            glcv_pass_add_input_tex(&p, "u_raw", &b->raw_prev, GLCV_SAMPLE_NEAREST);
-            glcv_pass_add_output(&p, &b->mask[(b->total + 1) % 2]);
-            glcv_pass_add_uniform_i(&p, "u_vote_prev", GLCV_U_1I, vote_prev, 0);
-            if (mask_out)
-                glcv_pass_add_storage(&p, 2, mask_out);
         }
         st = glcv_engine_run(e, &p);
     } else {
@@ -329,8 +406,10 @@ glcv_status glcv_bgsub_gl_run(glcv_bgsub *b, int slot, int wait)
     int history = b->sets >= 2 ? 2 : (int)b->sets;
     int init = b->rule.method == GLCV_BGSUB_VSAM && !b->initialised;
     size_t mask_bytes = (size_t)b->p.width * (size_t)b->p.height * (size_t)b->p.streams;
-    /* fused: this set's dispatch votes the set before, unless its masks were made already */
-    int vote_prev = b->fused && b->made < b->total;
+    /* Fused: this set's dispatch votes the set before into the download memory, unless its masks
+     * were made already. Without params.download only the newest set's masks can be asked for
+     * (they are made then): nothing to vote. */
+    int vote_prev = b->fused && b->p.download && b->made < b->total;
     long dl_set = b->fused ? b->total - 1 : b->total; /* the set whose masks the download holds */
     glcv_engine_begin(e);
     glcv_engine_frame_begin(e);
@@ -406,8 +485,46 @@ glcv_status glcv_bgsub_gl_vote_newest(glcv_bgsub *b)
     return st;
 }
 
+/* In blocks: B and T into the state buffer in its quad layout (counters 0), or the values of one
+ * stream's quads back. */
+static glcv_status set_state_quads(glcv_bgsub *b, const uint16_t *bg, const uint16_t *th)
+{
+    size_t quads = set_quads(b), bytes = quads * (size_t)quad_values(b) * sizeof(uint16_t);
+    uint16_t *tmp = malloc(bytes);
+    if (!tmp)
+        return GLCV_ERROR_OUT_OF_MEMORY;
+    to_quads(b, bg, th, 0, quads, tmp);
+    glcv_engine_begin(b->engine);
+    glBindBuffer(GL_COPY_WRITE_BUFFER, b->state[b->state_cur].buffer);
+    glBufferSubData(GL_COPY_WRITE_BUFFER, 0, (GLsizeiptr)bytes, tmp);
+    glcv_status st = glcv_gl_check(&b->p.logger, "bgsub: setting the background");
+    glcv_engine_end(b->engine);
+    free(tmp);
+    return st;
+}
+
+static glcv_status read_state_quads(glcv_bgsub *b, int stream, uint16_t *bg, uint16_t *th)
+{
+    size_t quads = set_quads(b) / (size_t)b->p.streams, per = (size_t)quad_values(b) * sizeof(uint16_t);
+    uint16_t *tmp = malloc(quads * per);
+    if (!tmp)
+        return GLCV_ERROR_OUT_OF_MEMORY;
+    glcv_engine_begin(b->engine);
+    glcv_engine_sync_writes(b->engine);
+    glBindBuffer(GL_COPY_READ_BUFFER, b->state[b->state_cur].buffer);
+    glGetBufferSubData(GL_COPY_READ_BUFFER, (GLintptr)(quads * per * (size_t)stream), (GLsizeiptr)(quads * per), tmp);
+    glcv_status st = glcv_gl_check(&b->p.logger, "bgsub: reading the state");
+    glcv_engine_end(b->engine);
+    if (st == GLCV_OK)
+        from_quads(b, tmp, quads, bg, th);
+    free(tmp);
+    return st;
+}
+
 glcv_status glcv_bgsub_gl_set_state(glcv_bgsub *b, const uint16_t *bg, const uint16_t *th)
 {
+    if (b->blocks)
+        return set_state_quads(b, bg, th);
     /* Host values are `lanes` per pixel; the arrays hold 1 (R16UI), or 4 per texel (RGBA16UI:
      * colour with a fourth value, or four packed gray pixels, which are the same values in the
      * same order). The counters start at 0. */
@@ -445,6 +562,8 @@ glcv_status glcv_bgsub_gl_set_state(glcv_bgsub *b, const uint16_t *bg, const uin
 
 glcv_status glcv_bgsub_gl_read_state(glcv_bgsub *b, int stream, uint16_t *bg, uint16_t *th)
 {
+    if (b->blocks)
+        return read_state_quads(b, stream, bg, th);
     size_t px = (size_t)b->p.width * (size_t)b->p.height;
     size_t per_texel = b->lanes == 1 && !b->packed ? 1 : 4;
     size_t layer_values = (size_t)texel_width(b) * (size_t)b->p.height * per_texel;

@@ -135,8 +135,9 @@ struct glcv_bgsub {
      * it, and a fourth that the next set's upload fills while the current set's passes run. */
     glcv_tex ring[GLCV_BGSUB_GL_RING];
     glcv_tex bg[2], th[2], count[2]; /* state, written in turn */
+    glcv_tex state[2];                /* in blocks: B, T and the counter in one buffer, in turn */
     int state_cur;
-    glcv_tex raw, moving;       /* decisions, the chain's moving pixels */
+    glcv_tex raw, moving;       /* decisions (in blocks: a buffer), the chain's moving pixels */
     glcv_tex raw_prev;          /* fused: the set before's decisions, which this set's dispatch votes */
     glcv_tex mask[2];           /* masks of even and odd sets: one is read back while the next is made */
     glcv_program *update;       /* stage 0: decisions, B, T, counter */

@@ -354,7 +354,9 @@ glcv_status glcv_engine_program(glcv_engine *e, const char *key, const char *con
             return GLCV_OK;
         }
     }
-    if (e->n_programs == MAX_PROGRAMS || n_outputs < 1 || n_outputs > GLCV_MAX_OUTPUTS)
+    /* (a compute program may write storage buffers only) */
+    if (e->n_programs == MAX_PROGRAMS || n_outputs < (e->mode == GLCV_ENGINE_COMPUTE ? 0 : 1) ||
+        n_outputs > GLCV_MAX_OUTPUTS)
         return glcv_fail(&e->logger, GLCV_ERROR_INVALID_ARGUMENT, "program %s: too many programs or outputs", key);
     glcv_program *p = &e->programs[e->n_programs];
     glcv_status st = build_program(e, e->mode, key, files, n_files, defines, outputs, n_outputs, p);
@@ -477,29 +479,42 @@ glcv_status glcv_engine_tex_create_layers(glcv_engine *e, glcv_tex *tex, int wid
     return GLCV_OK;
 }
 
-glcv_status glcv_engine_buffer_create(glcv_engine *e, glcv_tex *tex, size_t bytes)
+/* A device buffer of `bytes` in whole words; with `texture`, its R32UI buffer texture too. */
+static glcv_status make_buffer(glcv_engine *e, glcv_tex *tex, size_t bytes, int texture)
 {
     memset(tex, 0, sizeof *tex);
     size_t words = (bytes + 3) / 4;
-    GLint max_words = 0;
-    glGetIntegerv(GL_MAX_TEXTURE_BUFFER_SIZE, &max_words);
-    if (words < 1 || words > (size_t)max_words)
-        return glcv_fail(&e->logger, GLCV_ERROR_UNSUPPORTED,
-                         "a buffer of %zu bytes is above this GL's GL_MAX_TEXTURE_BUFFER_SIZE (%d words)", bytes,
-                         max_words);
+    if (texture) {
+        GLint max_words = 0;
+        glGetIntegerv(GL_MAX_TEXTURE_BUFFER_SIZE, &max_words);
+        if (words < 1 || words > (size_t)max_words)
+            return glcv_fail(&e->logger, GLCV_ERROR_UNSUPPORTED,
+                             "a buffer of %zu bytes is above this GL's GL_MAX_TEXTURE_BUFFER_SIZE (%d words)", bytes,
+                             max_words);
+    } else {
+        GLint64 max_bytes = 0;
+        glGetInteger64v(GL_MAX_SHADER_STORAGE_BLOCK_SIZE, &max_bytes);
+        if (words < 1 || (GLint64)(words * 4) > max_bytes)
+            return glcv_fail(&e->logger, GLCV_ERROR_UNSUPPORTED,
+                             "a buffer of %zu bytes is above this GL's GL_MAX_SHADER_STORAGE_BLOCK_SIZE (%lld)", bytes,
+                             (long long)max_bytes);
+    }
     glcv_gl_clear_errors();
     GLuint buf = 0, id = 0;
     glGenBuffers(1, &buf);
-    glBindBuffer(GL_TEXTURE_BUFFER, buf);
-    glBufferData(GL_TEXTURE_BUFFER, (GLsizeiptr)(words * 4), NULL, GL_STATIC_COPY);
-    glBindBuffer(GL_TEXTURE_BUFFER, 0);
-    glGenTextures(1, &id);
-    glBindTexture(GL_TEXTURE_BUFFER, id);
-    glTexBuffer(GL_TEXTURE_BUFFER, GL_R32UI, buf);
-    glBindTexture(GL_TEXTURE_BUFFER, 0);
+    glBindBuffer(GL_COPY_WRITE_BUFFER, buf);
+    glBufferData(GL_COPY_WRITE_BUFFER, (GLsizeiptr)(words * 4), NULL, GL_STATIC_COPY);
+    glBindBuffer(GL_COPY_WRITE_BUFFER, 0);
+    if (texture) {
+        glGenTextures(1, &id);
+        glBindTexture(GL_TEXTURE_BUFFER, id);
+        glTexBuffer(GL_TEXTURE_BUFFER, GL_R32UI, buf);
+        glBindTexture(GL_TEXTURE_BUFFER, 0);
+    }
     glcv_status st = glcv_gl_check(&e->logger, "buffer creation");
     if (st != GLCV_OK) {
-        glDeleteTextures(1, &id);
+        if (id)
+            glDeleteTextures(1, &id);
         glDeleteBuffers(1, &buf);
         return st;
     }
@@ -511,12 +526,23 @@ glcv_status glcv_engine_buffer_create(glcv_engine *e, glcv_tex *tex, size_t byte
     return GLCV_OK;
 }
 
+glcv_status glcv_engine_buffer_create(glcv_engine *e, glcv_tex *tex, size_t bytes)
+{
+    return make_buffer(e, tex, bytes, 1);
+}
+
+glcv_status glcv_engine_storage_create(glcv_engine *e, glcv_tex *tex, size_t bytes)
+{
+    return make_buffer(e, tex, bytes, 0);
+}
+
 void glcv_engine_tex_destroy(glcv_engine *e, glcv_tex *tex)
 {
-    if (!tex->id)
+    if (!tex->id && !tex->buffer)
         return;
     if (tex->buffer) {
-        glDeleteTextures(1, &tex->id);
+        if (tex->id)
+            glDeleteTextures(1, &tex->id);
         glDeleteBuffers(1, &tex->buffer);
         memset(tex, 0, sizeof *tex);
         return;

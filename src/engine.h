@@ -53,7 +53,8 @@ typedef enum glcv_format {
 
 /* A texture the engine made: GL_TEXTURE_2D when `layers` is 0, else GL_TEXTURE_2D_ARRAY with
  * that many layers (one per stream of a batch); or, when `buffer` is set, a GL_TEXTURE_BUFFER of
- * R32UI words over that device buffer of `bytes` (glcv_engine_buffer_create). */
+ * R32UI words over that device buffer of `bytes` (glcv_engine_buffer_create), or with `id` 0 the
+ * buffer alone (glcv_engine_storage_create). */
 typedef struct glcv_tex {
     GLuint id;
     int width, height;
@@ -99,7 +100,7 @@ typedef struct glcv_pass_image {
     GLenum format; /* internal format, e.g. GL_R32UI */
 } glcv_pass_image;
 #define GLCV_MAX_IMAGES 2
-#define GLCV_MAX_STORAGE GLCV_GL_STATE_STORAGE /* storage buffer binding points 0..3 (GL 4.3) */
+#define GLCV_MAX_STORAGE GLCV_GL_STATE_STORAGE /* storage buffer binding points 0..7 (GL 4.3) */
 
 typedef struct glcv_pass {
     glcv_program *program;
@@ -113,7 +114,7 @@ typedef struct glcv_pass {
     int n_uniforms;
     glcv_pass_image images[GLCV_MAX_IMAGES];
     int n_images;
-    GLuint storage[GLCV_MAX_STORAGE]; /* buffers on storage binding points 0..3 (0: none) */
+    GLuint storage[GLCV_MAX_STORAGE]; /* buffers on storage binding points 0..7 (0: none) */
     /* Compute programs built with GLCV_TILED: the number of work groups; glcv_pass() is called
      * once per invocation with the work group's coordinates. */
     int groups_x, groups_y;
@@ -129,7 +130,7 @@ void glcv_pass_add_input(glcv_pass *pass, const char *name, GLuint texture, glcv
 void glcv_pass_add_input_tex(glcv_pass *pass, const char *name, const glcv_tex *texture, glcv_sampling sampling);
 /* An image the pass writes (bound on the image unit after its outputs). */
 void glcv_pass_add_image(glcv_pass *pass, const char *name, GLuint texture, GLenum format);
-/* A buffer the shader declares as `layout(std430, binding = <binding>) buffer ...` (0..3). */
+/* A buffer the shader declares as `layout(std430, binding = <binding>) buffer ...` (0..7). */
 void glcv_pass_add_storage(glcv_pass *pass, int binding, GLuint buffer);
 void glcv_pass_add_output(glcv_pass *pass, const glcv_tex *texture);
 /* GLCV_U_1I, 2I or 4I: up to four ints (the unused ones 0). */
@@ -148,7 +149,8 @@ const glcv_logger *glcv_engine_logger(const glcv_engine *engine);
 
 /* Compiles (once; cached by key) a program from shader files (names in shaders/, concatenated
  * in order), `defines` (text inserted after the #version line, may be NULL) and the output
- * formats. The program lives until the engine is destroyed. */
+ * formats (1..GLCV_MAX_OUTPUTS; none for a compute program that writes only storage buffers).
+ * The program lives until the engine is destroyed. */
 glcv_status glcv_engine_program(glcv_engine *engine, const char *key, const char *const *files, int n_files,
                                 const char *defines, const glcv_format *outputs, int n_outputs,
                                 glcv_program **out);
@@ -162,9 +164,13 @@ void glcv_engine_tex_destroy(glcv_engine *engine, glcv_tex *tex);
 /* Sets every texel of an engine texture to zero. Between begin and end. */
 glcv_status glcv_engine_clear(glcv_engine *engine, const glcv_tex *tex);
 
-/* A device buffer of `bytes` (rounded up to whole words) and its R32UI buffer texture, zeroed.
- * UNSUPPORTED above GL_MAX_TEXTURE_BUFFER_SIZE words. Destroyed with glcv_engine_tex_destroy. */
+/* A device buffer of `bytes` (rounded up to whole words; its contents undefined) and its R32UI
+ * buffer texture. UNSUPPORTED above GL_MAX_TEXTURE_BUFFER_SIZE words. Destroyed with
+ * glcv_engine_tex_destroy. */
 glcv_status glcv_engine_buffer_create(glcv_engine *engine, glcv_tex *tex, size_t bytes);
+/* The same without the texture (id 0): a buffer that passes use as storage only (compute).
+ * UNSUPPORTED above GL_MAX_SHADER_STORAGE_BLOCK_SIZE. */
+glcv_status glcv_engine_storage_create(glcv_engine *engine, glcv_tex *tex, size_t bytes);
 
 /* Begin/end of a module call: saves the host's GL state, sets what passes need; end restores
  * it. Calls nest (only the outermost saves/restores). */

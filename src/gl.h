@@ -26,7 +26,7 @@ void glcv_gl_clear_errors(void);
 /* Image units saved and restored (the engine binds at most this many outputs). */
 #define GLCV_GL_STATE_IMAGES 8
 /* Shader storage buffer binding points saved and restored (with the images, GL 4.3). */
-#define GLCV_GL_STATE_STORAGE 4
+#define GLCV_GL_STATE_STORAGE 8
 
 typedef struct glcv_glstate glcv_glstate;
 glcv_glstate *glcv_glstate_new(void);

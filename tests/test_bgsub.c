@@ -286,10 +286,9 @@ static void run_variant(glcv_engine_mode engine, const variant *v, int random_mo
     /* Blocks need one pixel per texel and whole quads; otherwise the word-per-store stream runs. */
     if (want_upload >= GLCV_BGSUB_UPLOAD_STREAM_BLOCKS && (want_packed == 1 || v->width % 4 != 0))
         want_upload = GLCV_BGSUB_UPLOAD_STREAM;
-    /* Fused needs the single pass (the chain votes after passes of its own). */
-    if (want_upload == GLCV_BGSUB_UPLOAD_STREAM_FUSED && v->passes == GLCV_BGSUB_MULTI_PASS &&
-        v->method == GLCV_BGSUB_VSAM)
-        want_upload = GLCV_BGSUB_UPLOAD_STREAM_BLOCKS;
+    /* Blocks need the single pass (the chain's passes work on textures): a word per store. */
+    if (want_upload >= GLCV_BGSUB_UPLOAD_STREAM_BLOCKS && chain)
+        want_upload = GLCV_BGSUB_UPLOAD_STREAM;
     CHECK(got.upload == want_upload, "%s: upload %d, expected %d", what, got.upload, want_upload);
     enum { MAXS = 3 };
     glcv_image frames[MAXS], mg[MAXS], mc[MAXS];
@@ -603,6 +602,12 @@ static void check_gl(glcv_engine_mode engine)
         v.gray = 0;
         v.method = GLCV_BGSUB_DIFF2;
         list[n++] = v;
+        v.learn = 1; /* learned thresholds of the frame differences, from the state buffer */
+        v.gray = 1;
+        list[n++] = v;
+        v.gray = 0;
+        list[n++] = v;
+        v.learn = 0;
         v.method = GLCV_BGSUB_DIFF3;
         v.vote = -1;
         list[n++] = v;
@@ -612,7 +617,7 @@ static void check_gl(glcv_engine_mode engine)
         list[n++] = v;
         v.vote = 0;
         v.download = 1;
-        v.passes = GLCV_BGSUB_MULTI_PASS; /* falls back to blocks */
+        v.passes = GLCV_BGSUB_MULTI_PASS; /* falls back to a word per store */
         list[n++] = v;
         v.passes = GLCV_BGSUB_SINGLE_PASS;
         v.width = 33; /* falls back to a word per store */

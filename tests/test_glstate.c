@@ -186,7 +186,7 @@ static void take_snapshot(snapshot *s, int compute)
         PUT_INT(s, GL_SHADER_STORAGE_BUFFER_BINDING, 1);
         PUT_INT(s, GL_DISPATCH_INDIRECT_BUFFER_BINDING, 1);
         PUT_INT(s, GL_ATOMIC_COUNTER_BUFFER_BINDING, 1);
-        for (GLuint i = 0; i < 4; i++) {
+        for (GLuint i = 0; i < 8; i++) {
             PUT_INDEXED(s, GL_IMAGE_BINDING_NAME, i);
             PUT_INDEXED(s, GL_IMAGE_BINDING_LEVEL, i);
             PUT_INDEXED(s, GL_IMAGE_BINDING_LAYERED, i);
@@ -468,6 +468,8 @@ int main(int argc, char **argv)
     if (compute) {
         glBindImageTexture(0, img0, 0, GL_FALSE, 0, GL_READ_WRITE, GL_RGBA8);
         glBindImageTexture(1, img1, 0, GL_FALSE, 0, GL_READ_ONLY, GL_R32F);
+        for (GLuint i = 0; i < 8; i++) /* the indexed storage bindings glcv's passes use */
+            glBindBufferRange(GL_SHADER_STORAGE_BUFFER, i, bufs[2], 0, 16 + 16 * (GLsizeiptr)i);
         glBindBuffer(GL_SHADER_STORAGE_BUFFER, bufs[2]);
     }
     err = glGetError();
@@ -576,6 +578,28 @@ int main(int argc, char **argv)
     GLuint cmt = glcv_segment_mask_texture(cpu_tex);
     CHECK(cmt != 0, "CPU engine mask_texture returned 0");
     CHECK_OK(glcv_segment_read_mask(cpu_tex, &mg_img));
+
+    /* 6: background subtraction of three streams (compute: streamed in blocks, fused, masks
+     * downloaded; its passes use storage bindings 0..6), masks mapped. */
+    {
+        glcv_bgsub *bs = NULL;
+        glcv_bgsub_params bp = GLCV_BGSUB_PARAMS(.width = w - w % 4, .height = h, .streams = 3, .engine = g_mode,
+                                                 .download = 1, .logger = test_logger());
+        CHECK_OK(glcv_bgsub_create(&bp, &bs));
+        glcv_image sf[3], sm[3];
+        for (int k = 0; k < 4 && bs; k++) {
+            CHECK_OK(glcv_bgsub_map_frames(bs, sf, 3));
+            for (int i = 0; i < 3; i++)
+                for (int y = 0; y < h; y++)
+                    memset(sf[i].data + (size_t)y * sf[i].stride, (k * 40 + i * 7 + y) & 255, (size_t)sf[i].width * 3);
+            CHECK_OK(glcv_bgsub_frames_mapped(bs, 0));
+            if (k >= 1)
+                CHECK_OK(glcv_bgsub_map_masks(bs, 1, sm, 3));
+        }
+        if (bs)
+            CHECK(glcv_bgsub_mask_texture(bs) != 0, "bgsub: no mask texture");
+        glcv_bgsub_destroy(&bs);
+    }
 
     err = glGetError();
     CHECK(err == GL_NO_ERROR, "GL error 0x%x after the segmenter calls", err);

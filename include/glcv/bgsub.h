@@ -88,19 +88,21 @@ typedef enum glcv_bgsub_upload {
     GLCV_BGSUB_UPLOAD_STREAM = 2,
     /* As STREAM, but the first pass reads the set in contiguous blocks (a work group's 64
      * invocations of 4 pixels each read their 64 x 4 pixels in 16-byte loads, neighbour beside
-     * neighbour, through shared memory), and the vote writes a word of 4 mask bytes per
-     * invocation. Frames of one pixel per texel whose width is a multiple of 4; otherwise (packed
-     * gray, other widths) it is STREAM, which get_params then says. COMPUTE with OpenGL 4.4 only
-     * (else UNSUPPORTED). */
+     * neighbour, through shared memory), B, T, the counter and the decisions are kept in buffers
+     * in the order of the pixels (each invocation reads and writes its 4 pixels' state in 16-byte
+     * words), and the vote writes a word of 4 mask bytes per invocation. Frames of one pixel per
+     * texel whose width is a multiple of 4, SINGLE_PASS, and a set whose state fits in one GL
+     * storage block (GL_MAX_SHADER_STORAGE_BLOCK_SIZE; 16 bytes a pixel); otherwise it is STREAM,
+     * which get_params then says. COMPUTE with OpenGL 4.4 only (else UNSUPPORTED). */
     GLCV_BGSUB_UPLOAD_STREAM_BLOCKS = 3,
     /* As STREAM_BLOCKS, with one dispatch per set: it reads and decides the new set while it
      * votes the set before and writes that set's masks, so that frames in and masks out cross
      * the bus at once. Latency: a set's masks are made during the next set's dispatch. Asking
      * for the newest set's masks (read_masks or map_masks with age 0, mask_texture) makes them
      * then, by a pass of their own; with params.download, a caller that reads one set behind
-     * (age 1) gets them from the next set's dispatch, without that pass. Falls back as
-     * STREAM_BLOCKS does, and to STREAM_BLOCKS for VSAM's chain of passes (MULTI_PASS).
-     * COMPUTE with OpenGL 4.4 only (else UNSUPPORTED). */
+     * (age 1) gets them from the next set's dispatch, without that pass (without
+     * params.download the dispatch votes nothing: only the newest set's masks can be asked for).
+     * Falls back as STREAM_BLOCKS does. COMPUTE with OpenGL 4.4 only (else UNSUPPORTED). */
     GLCV_BGSUB_UPLOAD_STREAM_FUSED = 4
 } glcv_bgsub_upload;
 

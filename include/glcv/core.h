@@ -17,7 +17,8 @@
  *  2. It leaves the host's GL state as it found it: the texture (2D, 2D array and buffer) and
  *     sampler bindings of the units it uses (0..7) and the active unit, the draw and read
  *     framebuffers, the pixel pack and unpack, copy read and write and texture buffer bindings,
- *     the program, the vertex array, the image units 0..7, the viewport, the
+ *     the program, the vertex array, the image units 0..7, the shader storage buffer
+ *     bindings 0..7 (general and indexed), the viewport, the
  *     pixel-store parameters, and the enables it turns off for its passes (blending, depth,
  *     stencil, scissor, culling and the other per-fragment tests, colour masks, polygon mode).
  *     What changes is the content of textures and buffers glcv owns. GL errors the host left
