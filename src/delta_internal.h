@@ -1,0 +1,92 @@
+/* Frame-delta coding (private): the encoder shared by its files, the packet helpers, and the
+ * contract between the encoder and its engines.
+ *   delta.c         the encoder: parameters, validation, keyframes, the choice of layout, packets
+ *   delta_packet.c  headers, the checksum, compression, and the decoder
+ *   delta_cpu.c     the CPU engine: the fallback and the tests' oracle
+ *   delta_gl.c      the GL engines (shaders/delta.glsl)
+ * Every encoder function here is called with the encoder's mutex held. */
+#ifndef GLCV_DELTA_INTERNAL_H
+#define GLCV_DELTA_INTERNAL_H
+
+#include <glcv/delta.h>
+
+#include "engine.h"
+
+#include <pthread.h>
+
+/* ---- packets (delta_packet.c) -------------------------------------------------------------------
+ * The header's bytes are in docs/STREAM.md. */
+#define GLCV_DELTA_MAGIC "GLCVDLTA" /* 8 bytes, no terminator on the wire */
+enum { GLCV_DELTA_FLAG_KEY = 1, GLCV_DELTA_FLAG_SNAPSHOT = 2 };
+
+/* The payload bytes of `layout` (uncompressed) for a frame of n bytes with k records: RAW n,
+ * INDICES 5 k, BITMAP ceil(n / 8) + k. */
+size_t glcv_delta_layout_bytes(glcv_delta_layout layout, size_t n, size_t k);
+
+/* Writes header `h` into out[0..GLCV_DELTA_HEADER_BYTES-1] (its checksum field as given). */
+void glcv_delta_header_write(const glcv_delta_header *h, uint8_t *out);
+
+/* Computes the checksum of a whole packet (header and payload) and writes it into the header. */
+void glcv_delta_packet_seal(uint8_t *packet, size_t bytes);
+
+/* ---- the encoder -------------------------------------------------------------------------------- */
+
+/* The CPU engine's state (delta_cpu.c). */
+typedef struct glcv_delta_cpu {
+    uint8_t *ref;     /* the reference, n bytes */
+    uint8_t *cur;     /* the loaded frame in the stream's format, n bytes */
+    uint8_t *mask;    /* the loaded mask, a byte per pixel (1 may change), or NULL: none */
+    uint8_t *pixmask; /* storage for `mask` */
+    uint8_t *bits;    /* after count: a bit per byte of the frame (changed), ceil(n / 8) bytes */
+} glcv_delta_cpu;
+
+struct glcv_delta_gl; /* the GL engines' state (delta_gl.c) */
+
+struct glcv_delta {
+    pthread_mutex_t lock;
+    glcv_delta_params p;
+    int bpp;          /* bytes per pixel of p.format */
+    int threshold;    /* the threshold in use: 0 (lossless) .. 255 */
+    size_t n;         /* bytes per frame */
+    uint64_t frames;  /* frames encoded */
+    int has_reference; /* 0: the next frame is a keyframe (the first, or after an error) */
+    long since_key;   /* frames encoded since the last keyframe */
+    uint8_t *packet;  /* the last packet */
+    size_t packet_capacity;
+    glcv_engine *engine; /* the GL engines' engine; NULL: the CPU engine */
+    struct glcv_delta_gl *gl;
+    glcv_delta_cpu cpu;
+    glcv_timing cpu_timings[4]; /* the CPU engine's steps of the last frame */
+    int n_cpu_timings;
+};
+
+/* The engines' steps for one frame, in this order: load, then either count and records, or key.
+ * load   takes the frame (host image `frame`, or texture `frame_tex` when frame is NULL) in the
+ *        stream's format and the mask (host GRAY8 `mask`, or texture `mask_tex`, or neither);
+ *        the reference does not change.
+ * count  *k = the bytes of the loaded frame that differ from the reference by more than the
+ *        threshold, in pixels the mask allows.
+ * records  writes the payload of those k bytes in `layout` (INDICES or BITMAP, exactly
+ *        glcv_delta_layout_bytes(layout, n, k) bytes) to `out`, and sets the reference to the
+ *        frame at those bytes.
+ * key    writes the loaded frame (n bytes) to `out` and sets the reference to it.
+ * reference  writes the reference (n bytes) to `out`. */
+glcv_status glcv_delta_cpu_init(glcv_delta *d);
+void glcv_delta_cpu_free(glcv_delta *d);
+glcv_status glcv_delta_cpu_load(glcv_delta *d, const glcv_image *frame, unsigned int frame_tex, const glcv_image *mask,
+                                unsigned int mask_tex);
+glcv_status glcv_delta_cpu_count(glcv_delta *d, uint32_t *k);
+glcv_status glcv_delta_cpu_records(glcv_delta *d, glcv_delta_layout layout, uint32_t k, uint8_t *out);
+glcv_status glcv_delta_cpu_key(glcv_delta *d, uint8_t *out);
+glcv_status glcv_delta_cpu_reference(glcv_delta *d, uint8_t *out);
+
+glcv_status glcv_delta_gl_create(glcv_delta *d);
+void glcv_delta_gl_destroy(glcv_delta *d);
+glcv_status glcv_delta_gl_load(glcv_delta *d, const glcv_image *frame, unsigned int frame_tex, const glcv_image *mask,
+                               unsigned int mask_tex);
+glcv_status glcv_delta_gl_count(glcv_delta *d, uint32_t *k);
+glcv_status glcv_delta_gl_records(glcv_delta *d, glcv_delta_layout layout, uint32_t k, uint8_t *out);
+glcv_status glcv_delta_gl_key(glcv_delta *d, uint8_t *out);
+glcv_status glcv_delta_gl_reference(glcv_delta *d, uint8_t *out);
+
+#endif
