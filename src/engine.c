@@ -42,12 +42,13 @@ static const format_info formats[GLCV_FORMAT_COUNT] = {
     [GLCV_FORMAT_R8UI] = {GL_R8UI, GL_RED_INTEGER, GL_UNSIGNED_BYTE, "r8ui", "uimage2D", "uvec4"},
     [GLCV_FORMAT_RGBA8UI] = {GL_RGBA8UI, GL_RGBA_INTEGER, GL_UNSIGNED_BYTE, "rgba8ui", "uimage2D", "uvec4"},
     [GLCV_FORMAT_R32F] = {GL_R32F, GL_RED, GL_FLOAT, "r32f", "image2D", "vec4"},
+    [GLCV_FORMAT_RGBA32UI] = {GL_RGBA32UI, GL_RGBA_INTEGER, GL_UNSIGNED_INT, "rgba32ui", "uimage2D", "uvec4"},
 };
 
 static int format_is_unsigned(glcv_format f)
 {
     return f == GLCV_FORMAT_RG8UI || f == GLCV_FORMAT_R32UI || f == GLCV_FORMAT_R16UI || f == GLCV_FORMAT_RGBA16UI ||
-           f == GLCV_FORMAT_R8UI || f == GLCV_FORMAT_RGBA8UI;
+           f == GLCV_FORMAT_R8UI || f == GLCV_FORMAT_RGBA8UI || f == GLCV_FORMAT_RGBA32UI;
 }
 
 /* ---- shader sources ----------------------------------------------------------------------- */

@@ -48,6 +48,7 @@ typedef enum glcv_format {
     GLCV_FORMAT_R8UI,     /* unsigned integer, r8ui */
     GLCV_FORMAT_RGBA8UI,  /* unsigned integer, rgba8ui */
     GLCV_FORMAT_R32F,     /* float, r32f */
+    GLCV_FORMAT_RGBA32UI, /* unsigned integer, rgba32ui */
     GLCV_FORMAT_COUNT
 } glcv_format;
 
@@ -195,6 +196,11 @@ glcv_status glcv_engine_stage(glcv_engine *engine, size_t bytes, void **ptr, int
 glcv_status glcv_engine_upload_staged(glcv_engine *engine, const glcv_tex *tex, int slot, glcv_pixel_format format,
                                       int width, int height);
 
+/* Copies a staged texture's worth of texels (`gl_format`/`gl_type` as for glTexSubImage2D, rows
+ * tightly packed, tex->width x tex->height) into 2D texture `tex`. Between begin and end. */
+glcv_status glcv_engine_upload_staged_texels(glcv_engine *engine, const glcv_tex *tex, int slot, GLenum gl_format,
+                                             GLenum gl_type);
+
 /* Copies staging slot `slot` (its first `bytes`) into the device buffer of `dst` (a buffer copy:
  * the copy engine, overlapped with passes that do not use `dst`). Between begin and end. */
 glcv_status glcv_engine_copy_staged(glcv_engine *engine, int slot, const glcv_tex *dst, size_t bytes);
@@ -220,6 +226,10 @@ glcv_status glcv_engine_upload_layers(glcv_engine *engine, const glcv_tex *tex, 
  * rows tightly packed with `row_bytes` per row. Between begin and end. */
 glcv_status glcv_engine_read(glcv_engine *engine, GLuint texture, int width, int height, GLenum gl_format,
                              GLenum gl_type, void *dst, size_t row_bytes);
+
+/* Reads `bytes` bytes at `offset` of the device buffer of `tex` into host memory (waits for the
+ * GPU). Between begin and end. */
+glcv_status glcv_engine_read_buffer(glcv_engine *engine, const glcv_tex *tex, size_t offset, size_t bytes, void *dst);
 
 /* Downloads, overlapped with later work: queues a copy of every layer of an engine texture
  * (`gl_format`/`gl_type` as for glGetTexImage, rows tightly packed, layers one after the other)

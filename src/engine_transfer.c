@@ -144,6 +144,37 @@ glcv_status glcv_engine_upload_staged(glcv_engine *e, const glcv_tex *tex, int s
     return glcv_gl_check(&e->logger, "upload");
 }
 
+glcv_status glcv_engine_upload_staged_texels(glcv_engine *e, const glcv_tex *tex, int slot, GLenum gl_format,
+                                             GLenum gl_type)
+{
+    stage_ring *r = &e->up;
+    if (slot < 0 || slot >= STAGE_SLOTS || !r->buffers[slot] || !tex->id || tex->layers || tex->buffer)
+        return glcv_fail(&e->logger, GLCV_ERROR_INVALID_ARGUMENT, "upload: bad staging slot or texture");
+    glBindBuffer(GL_PIXEL_UNPACK_BUFFER, r->buffers[slot]);
+    if (!r->persistent)
+        glUnmapBuffer(GL_PIXEL_UNPACK_BUFFER);
+    unpack_defaults();
+    glActiveTexture(GL_TEXTURE0);
+    glBindTexture(GL_TEXTURE_2D, tex->id);
+    glTexSubImage2D(GL_TEXTURE_2D, 0, 0, 0, tex->width, tex->height, gl_format, gl_type, (const void *)0);
+    glBindBuffer(GL_PIXEL_UNPACK_BUFFER, 0);
+    glcv_engine_stage_fence(e, slot);
+    return glcv_gl_check(&e->logger, "upload");
+}
+
+glcv_status glcv_engine_read_buffer(glcv_engine *e, const glcv_tex *tex, size_t offset, size_t bytes, void *dst)
+{
+    if (!tex->buffer || offset > tex->bytes || bytes > tex->bytes - offset)
+        return glcv_fail(&e->logger, GLCV_ERROR_INVALID_ARGUMENT, "read: %zu bytes at %zu of a buffer of %zu", bytes,
+                         offset, tex->bytes);
+    if (bytes == 0)
+        return GLCV_OK;
+    glBindBuffer(GL_COPY_READ_BUFFER, tex->buffer);
+    glGetBufferSubData(GL_COPY_READ_BUFFER, (GLintptr)offset, (GLsizeiptr)bytes, dst);
+    glBindBuffer(GL_COPY_READ_BUFFER, 0);
+    return glcv_gl_check(&e->logger, "buffer read");
+}
+
 glcv_status glcv_engine_copy_staged(glcv_engine *e, int slot, const glcv_tex *dst, size_t bytes)
 {
     stage_ring *r = &e->up;

@@ -1,0 +1,392 @@
+// Frame-delta coding (glcv/delta.h; the contract in src/delta_internal.h), the GL engines' passes.
+// A frame is N bytes in the stream's format, held as 32-bit words: byte i is bits 8 (i & 3) .. of
+// word i >> 2. Compute passes keep the words in storage buffers; fragment passes in R32UI
+// textures DELTA_WIDTH words wide (word w at (w % DELTA_WIDTH, w / DELTA_WIDTH)). Defines:
+//   DELTA_STAGE  1 convert: the frame into the stream's format, a word (4 bytes) per invocation
+//                2 mask: a mask texture into a byte per pixel (0, 1), a word (4 pixels) per
+//                  invocation (a host mask is uploaded as it is: nonzero may change)
+//                3 diff: a bitmap word per 32 bytes: bit j of word b is byte 32 b + j, set where
+//                  |cur - ref| > u_threshold in a pixel the mask allows; compute: and the count of
+//                  each work group (GLCV_TILED, 256 words a group)
+//                4 scan (compute): the groups' counts into their exclusive offsets, the total after
+//                5 records (compute): every group writes its records (indices when u_indices, and
+//                  the deltas (cur - ref) mod 256, packed 4 to a word) at its offset, and moves the
+//                  reference to the frame at the changed bytes
+//                6 reduce (fragment): a level of the HistoPyramid over the bitmap (level 0: the
+//                  bitmap's words, their bit counts): value j of level l is the sum of values
+//                  4 j .. 4 j + 3 of level l - 1; odd levels in atlas A, even ones in atlas B
+//                7 compact (fragment): 4 records a fragment, each found by a descent of the pyramid
+//                8 update (fragment): the next reference (every byte with u_all)
+//   DELTA_BPP    bytes per pixel of the stream; DELTA_GRAY (luma), DELTA_BGR (blue first)
+//   DELTA_IN_BPP, DELTA_IN_BGR: the host frame's format (convert); DELTA_IN_TEXTURE: a texture
+//   DELTA_MASK   diff: a mask is used
+
+uniform int u_bytes;     // N: bytes of a frame
+uniform int u_pixels;    // width * height
+uniform int u_width;     // pixels of a row
+uniform int u_threshold; // 0 (every change) .. 255
+
+#ifndef DELTA_WIDTH
+#define DELTA_WIDTH 4096
+#endif
+
+#ifdef GLCV_COMPUTE
+layout(std430, binding = 0) buffer Cur { uint cur_w[]; };
+layout(std430, binding = 1) buffer Ref { uint ref_w[]; };
+layout(std430, binding = 2) buffer Mask { uint mask_w[]; };
+layout(std430, binding = 3) buffer Bitmap { uint bitmap_w[]; };
+layout(std430, binding = 4) buffer Counts { uint counts[]; };
+layout(std430, binding = 5) buffer Deltas { uint deltas_w[]; };
+layout(std430, binding = 6) buffer Indices { uint indices[]; };
+layout(std430, binding = 7) buffer In { uint in_w[]; };
+uint cur_word(int w) { return cur_w[w]; }
+uint ref_word(int w) { return ref_w[w]; }
+uint mask_word(int w) { return mask_w[w]; }
+uint bitmap_word(int b) { return bitmap_w[b]; }
+uint in_word(int w) { return in_w[w]; }
+#else
+uniform usampler2D u_cur;
+uniform usampler2D u_ref;
+uniform usampler2D u_mask;
+uniform usampler2D u_bitmap;
+uniform usampler2D u_in;
+ivec2 word_at(int w) { return ivec2(w % DELTA_WIDTH, w / DELTA_WIDTH); }
+uint cur_word(int w) { return texelFetch(u_cur, word_at(w), 0).r; }
+uint ref_word(int w) { return texelFetch(u_ref, word_at(w), 0).r; }
+uint mask_word(int w) { return texelFetch(u_mask, word_at(w), 0).r; }
+uint bitmap_word(int b) { return texelFetch(u_bitmap, word_at(b), 0).r; }
+uint in_word(int w) { return texelFetch(u_in, word_at(w), 0).r; }
+// The word this fragment writes.
+int fragment_word() { return glcv_pos.y * DELTA_WIDTH + glcv_pos.x; }
+#endif
+
+uint byte_of(uint w, int k) { return (w >> uint(8 * k)) & 255u; }
+
+#if DELTA_STAGE == 1
+#ifdef DELTA_IN_TEXTURE
+uniform sampler2D u_frame; // the caller's texture, row 0 = image row 0
+#endif
+
+// R, G, B, A of pixel p of the frame given.
+uvec4 source_pixel(int p)
+{
+#ifdef DELTA_IN_TEXTURE
+    vec4 v = texelFetch(u_frame, ivec2(p % u_width, p / u_width), 0);
+    return uvec4(floor(clamp(v, 0.0, 1.0) * 255.0 + 0.5));
+#else
+    int o = p * DELTA_IN_BPP;
+    uint c[4];
+    for (int k = 0; k < DELTA_IN_BPP; k++)
+        c[k] = byte_of(in_word((o + k) >> 2), (o + k) & 3);
+#if DELTA_IN_BPP == 1
+    return uvec4(c[0], c[0], c[0], 255u);
+#else
+#ifdef DELTA_IN_BGR
+    uint r = c[2], b = c[0];
+#else
+    uint r = c[0], b = c[2];
+#endif
+#if DELTA_IN_BPP == 4
+    return uvec4(r, c[1], b, c[3]);
+#else
+    return uvec4(r, c[1], b, 255u);
+#endif
+#endif
+#endif
+}
+
+// Byte i of the frame in the stream's format.
+uint stream_byte(int i)
+{
+    int p = i / DELTA_BPP, c = i - p * DELTA_BPP;
+    uvec4 s = source_pixel(p);
+#ifdef DELTA_GRAY
+    return (77u * s.r + 150u * s.g + 29u * s.b + 128u) >> 8;
+#else
+#ifdef DELTA_BGR
+    if (c == 0)
+        return s.b;
+    if (c == 2)
+        return s.r;
+#endif
+    return s[c];
+#endif
+}
+
+uint pass_word(int w)
+{
+    uint v = 0u;
+    for (int k = 0; k < 4; k++)
+        if (4 * w + k < u_bytes)
+            v |= stream_byte(4 * w + k) << uint(8 * k);
+    return v;
+}
+#endif
+
+#if DELTA_STAGE == 2
+uniform sampler2D u_mask_frame; // the caller's mask texture: red > 0.5 may change
+
+uint pass_word(int w)
+{
+    uint v = 0u;
+    for (int k = 0; k < 4; k++) {
+        int p = 4 * w + k;
+        if (p < u_pixels && texelFetch(u_mask_frame, ivec2(p % u_width, p / u_width), 0).r > 0.5)
+            v |= 1u << uint(8 * k);
+    }
+    return v;
+}
+#endif
+
+#if DELTA_STAGE == 3
+// The bitmap word of bytes 32 b .. 32 b + 31 (bits past the frame 0).
+uint diff_bits(int b)
+{
+    uint bits = 0u;
+    for (int w = 0; w < 8; w++) {
+        int i0 = 32 * b + 4 * w;
+        if (i0 >= u_bytes)
+            break;
+        uint c = cur_word(8 * b + w), r = ref_word(8 * b + w);
+        for (int k = 0; k < 4; k++) {
+            int i = i0 + k;
+            int d = int(byte_of(c, k)) - int(byte_of(r, k));
+            bool changed = i < u_bytes && abs(d) > u_threshold;
+#ifdef DELTA_MASK
+            int p = i / DELTA_BPP;
+            changed = changed && byte_of(mask_word(p >> 2), p & 3) != 0u;
+#endif
+            if (changed)
+                bits |= 1u << uint(4 * w + k);
+        }
+    }
+    return bits;
+}
+#endif
+
+#ifdef GLCV_COMPUTE
+uniform int u_words;  // words of the pass's output (convert, mask), or bitmap words (diff, records)
+uniform int u_groups; // work groups of the diff and records passes
+
+int group_index() { return int(gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x); }
+
+#if DELTA_STAGE == 3
+shared uint group_count;
+#endif
+#if DELTA_STAGE == 4
+shared uint part[1024];
+#endif
+#if DELTA_STAGE == 5
+uniform int u_indices; // write the indices too
+shared uint scan[256];
+shared uint staged[8192 / 4 + 2]; // a group's delta bytes, aligned as in the output
+#endif
+
+#if DELTA_STAGE == 5
+// The ranks of the words' set bits inside the work group: an inclusive scan of c over the group.
+uint group_scan(uint c, int t)
+{
+    scan[t] = c;
+    barrier();
+    for (int off = 1; off < 256; off <<= 1) {
+        uint v = t >= off ? scan[t - off] : 0u;
+        barrier();
+        scan[t] += v;
+        barrier();
+    }
+    return scan[t];
+}
+
+// The 4-byte mask of word k (0..7) of a bitmap word's 32 bytes.
+uint byte_mask(uint bits, int k)
+{
+    uint m = 0u;
+    for (int j = 0; j < 4; j++)
+        if ((bits & (1u << uint(4 * k + j))) != 0u)
+            m |= 255u << uint(8 * j);
+    return m;
+}
+#endif
+
+void glcv_pass(ivec2 group)
+{
+    int t = int(gl_LocalInvocationID.x);
+#if DELTA_STAGE == 1 || DELTA_STAGE == 2
+    int w = group_index() * 256 + t;
+    if (w < u_words) {
+#if DELTA_STAGE == 1
+        cur_w[w] = pass_word(w);
+#else
+        mask_w[w] = pass_word(w);
+#endif
+    }
+#elif DELTA_STAGE == 3
+    int g = group_index(), b = g * 256 + t;
+    if (t == 0)
+        group_count = 0u;
+    barrier();
+    if (b < u_words) {
+        uint bits = diff_bits(b);
+        bitmap_w[b] = bits;
+        atomicAdd(group_count, uint(bitCount(bits)));
+    }
+    barrier();
+    if (t == 0 && g < u_groups)
+        counts[g] = group_count;
+#elif DELTA_STAGE == 4
+    // One work group of 1024: each invocation sums a run of the counts, the runs are scanned,
+    // then each invocation writes its run's exclusive offsets.
+    int run = (u_groups + 1023) / 1024, first = t * run, last = min(first + run, u_groups);
+    uint sum = 0u;
+    for (int i = first; i < last; i++)
+        sum += counts[i];
+    part[t] = sum;
+    barrier();
+    for (int off = 1; off < 1024; off <<= 1) {
+        uint v = t >= off ? part[t - off] : 0u;
+        barrier();
+        part[t] += v;
+        barrier();
+    }
+    uint offset = part[t] - sum;
+    for (int i = first; i < last; i++) {
+        uint c = counts[i];
+        counts[i] = offset;
+        offset += c;
+    }
+    if (t == 1023)
+        counts[u_groups] = part[1023];
+#elif DELTA_STAGE == 5
+    int g = group_index(), b = g * 256 + t;
+    uint bits = b < u_words ? bitmap_word(b) : 0u;
+    uint c = uint(bitCount(bits));
+    uint inclusive = group_scan(c, t);
+    uint total = scan[255];
+    if (total == 0u)
+        return; // the same for the whole group
+    uint base = counts[g], rank = inclusive - c;
+    uint lead = base & 3u; // the group's first byte inside its first output word
+    int nw = int((lead + total + 3u) / 4u);
+    for (int i = t; i < nw; i += 256)
+        staged[i] = 0u;
+    barrier();
+    uint m = 0u;
+    for (uint rest = bits; rest != 0u; rest &= rest - 1u, m++) {
+        int j = findLSB(rest), i = 32 * b + j;
+        uint d = (byte_of(cur_word(i >> 2), i & 3) - byte_of(ref_word(i >> 2), i & 3)) & 255u;
+        uint p = lead + rank + m;
+        atomicOr(staged[p >> 2], d << (8u * (p & 3u)));
+        if (u_indices != 0)
+            indices[base + rank + m] = uint(i);
+    }
+    barrier();
+    // Words shared with the groups before and after are or-ed in (the output was zeroed).
+    int w0 = int(base >> 2);
+    for (int i = t; i < nw; i += 256) {
+        if (i == 0 || i == nw - 1)
+            atomicOr(deltas_w[w0 + i], staged[i]);
+        else
+            deltas_w[w0 + i] = staged[i];
+    }
+    if (bits != 0u)
+        for (int k = 0; k < 8; k++) {
+            uint bm = byte_mask(bits, k);
+            if (bm != 0u)
+                ref_w[8 * b + k] = (cur_w[8 * b + k] & bm) | (ref_w[8 * b + k] & ~bm);
+        }
+#endif
+}
+
+#else // fragment passes
+
+#if DELTA_STAGE == 6 || DELTA_STAGE == 7
+// The pyramid: level 0 is the bitmap (a value: its word's bit count); level l >= 1 lies in atlas
+// A (odd l) or B (even l), DELTA_WIDTH values a row from row u_rows[l].
+uniform usampler2D u_atlas_a;
+uniform usampler2D u_atlas_b;
+uniform ivec4 u_rows[4]; // u_rows[l / 4][l % 4]: the first row of level l (levels 1..15)
+
+int level_row(int l) { return u_rows[l / 4][l % 4]; }
+
+uint level_value(int l, int j)
+{
+    if (l == 0)
+        return uint(bitCount(bitmap_word(j)));
+    ivec2 at = ivec2(j % DELTA_WIDTH, level_row(l) + j / DELTA_WIDTH);
+    return (l & 1) != 0 ? texelFetch(u_atlas_a, at, 0).r : texelFetch(u_atlas_b, at, 0).r;
+}
+#endif
+
+#if DELTA_STAGE == 6
+uniform int u_level; // the level written
+uniform int u_below; // values of the level below
+#endif
+
+#if DELTA_STAGE == 7
+uniform int u_levels; // the top level (1 value: the count)
+uniform int u_count;  // k
+
+// Byte index of record r: a descent from the top, then the rank inside the bitmap word.
+int record_index(int r)
+{
+    int j = 0;
+    uint rest = uint(r);
+    for (int l = u_levels - 1; l >= 0; l--) {
+        j *= 4;
+        for (int c = 0; c < 3; c++) {
+            uint v = level_value(l, j);
+            if (rest < v)
+                break;
+            rest -= v;
+            j++;
+        }
+    }
+    uint bits = bitmap_word(j);
+    for (uint k = 0u; k < rest; k++)
+        bits &= bits - 1u;
+    return 32 * j + findLSB(bits);
+}
+#endif
+
+#if DELTA_STAGE == 8
+uniform int u_all; // a keyframe: every byte
+#endif
+
+void glcv_pass(ivec2 pos)
+{
+    int w = fragment_word();
+#if DELTA_STAGE == 1 || DELTA_STAGE == 2
+    glcv_store0(uvec4(pass_word(w), 0u, 0u, 0u));
+#elif DELTA_STAGE == 3
+    glcv_store0(uvec4(w < (u_bytes + 31) / 32 ? diff_bits(w) : 0u, 0u, 0u, 0u));
+#elif DELTA_STAGE == 6
+    int j = (pos.y - level_row(u_level)) * DELTA_WIDTH + pos.x;
+    uint v = 0u;
+    for (int c = 0; c < 4; c++)
+        if (4 * j + c < u_below)
+            v += level_value(u_level - 1, 4 * j + c);
+    glcv_store0(uvec4(v, 0u, 0u, 0u));
+#elif DELTA_STAGE == 7
+    uint d = 0u;
+    uvec4 at = uvec4(0u);
+    for (int q = 0; q < 4; q++) {
+        int r = 4 * w + q;
+        if (r >= u_count)
+            break;
+        int i = record_index(r);
+        d |= ((byte_of(cur_word(i >> 2), i & 3) - byte_of(ref_word(i >> 2), i & 3)) & 255u) << uint(8 * q);
+        at[q] = uint(i);
+    }
+    glcv_store0(uvec4(d, 0u, 0u, 0u));
+    glcv_store1(at);
+#elif DELTA_STAGE == 8
+    uint c = cur_word(w), r = ref_word(w);
+    uint bits = u_all != 0 ? 15u : (bitmap_word(w >> 3) >> uint(4 * (w & 7))) & 15u;
+    uint m = 0u;
+    for (int j = 0; j < 4; j++)
+        if ((bits & (1u << uint(j))) != 0u)
+            m |= 255u << uint(8 * j);
+    glcv_store0(uvec4((c & m) | (r & ~m), 0u, 0u, 0u));
+#endif
+}
+#endif

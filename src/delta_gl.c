@@ -1,0 +1,546 @@
+/* Frame-delta coding, the GL engines (shaders/delta.glsl): the steps of src/delta_internal.h.
+ *
+ * COMPUTE: the frame, the reference, the mask, the bitmap and the records are storage buffers. A
+ * frame is uploaded by a buffer copy from the staging memory (in the stream's format straight
+ * into `cur`, else into `in` and converted by a pass); the diff pass writes the bitmap and the
+ * changed bytes of every work group of 256 bitmap words, one work group scans those counts into
+ * offsets and the total k (read back first: 4 bytes), and the records pass writes each group's
+ * records at its offset - the deltas packed through shared memory - and moves the reference on.
+ * Then only the payload's bytes are read back: the bitmap and k deltas, or 4 k indices and k
+ * deltas.
+ *
+ * FRAGMENT (GL 3.3): the same words in R32UI textures DELTA_WIDTH wide, and for the compaction a
+ * HistoPyramid over the bitmap's bit counts with a fan-in of 4 (its levels in two atlases, odd and
+ * even, so that no pass reads the texture it writes), 4 records a fragment, each found by a
+ * descent from the top, and the reference in two textures written in turn. */
+#include "delta_internal.h"
+
+#include "core_internal.h"
+
+#include <glcv/context.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define WIDTH 4096      /* words a row of the fragment engine's textures (DELTA_WIDTH) */
+#define GROUP_WORDS 256 /* bitmap words of a compute work group (8192 bytes of frame) */
+#define MAX_LEVELS 15   /* pyramid levels above the bitmap (4^15 bitmap words is enough) */
+
+enum { STAGE_CONVERT = 1, STAGE_MASK, STAGE_DIFF, STAGE_SCAN, STAGE_RECORDS, STAGE_REDUCE, STAGE_COMPACT, STAGE_UPDATE };
+
+struct glcv_delta_gl {
+    int compute;
+    size_t words;  /* frame words, rounded up to whole bitmap words (8 words) */
+    size_t bwords; /* bitmap words: ceil(n / 32) */
+    size_t in_bytes;
+    /* both engines */
+    glcv_tex cur, ref[2], in, mask, bitmap;
+    int ref_cur;
+    int masked;      /* the loaded frame has a mask */
+    const uint8_t *host_frame; /* the loaded host frame when in the stream's format, else NULL */
+    size_t host_stride;
+    uint32_t count;  /* k of the last count */
+    /* compute */
+    glcv_tex counts, deltas, indices;
+    int groups;
+    /* fragment */
+    glcv_tex atlas[2], rec_deltas, rec_indices;
+    int levels;                /* top level (>= 1) */
+    int level_row[MAX_LEVELS + 1];
+    int level_size[MAX_LEVELS + 1];
+    int rows_rec;              /* rows of the records' textures */
+};
+
+static int rows_of(size_t words)
+{
+    return (int)((words + WIDTH - 1) / WIDTH);
+}
+
+/* ---- programs ----------------------------------------------------------------------------------- */
+
+static glcv_status program(glcv_delta *d, int stage, const char *extra, const glcv_format *outs, int n_outs,
+                           glcv_program **out)
+{
+    static const char *const files[] = {"delta.glsl"};
+    char defines[512], key[128];
+    int gray = d->p.format == GLCV_PIXEL_GRAY8;
+    int bgr = d->p.format == GLCV_PIXEL_BGR8 || d->p.format == GLCV_PIXEL_BGRA8;
+    snprintf(defines, sizeof defines, "#define DELTA_STAGE %d\n#define DELTA_BPP %d\n#define DELTA_WIDTH %d\n%s%s%s%s",
+             stage, d->bpp, WIDTH, gray ? "#define DELTA_GRAY 1\n" : "", bgr ? "#define DELTA_BGR 1\n" : "",
+             d->gl->compute ? "#define GLCV_TILED 1\n#define GLCV_LOCAL_Y 1\n" : "", extra);
+    if (d->gl->compute)
+        snprintf(defines + strlen(defines), sizeof defines - strlen(defines), "#define GLCV_LOCAL_X %d\n",
+                 stage == STAGE_SCAN ? 1024 : GROUP_WORDS);
+    snprintf(key, sizeof key, "delta %d %d %d %s", stage, (int)d->p.format, d->gl->compute, extra);
+    for (char *c = key; *c; c++)
+        if (*c == '\n')
+            *c = ' ';
+    return glcv_engine_program(d->engine, key, files, 1, defines, outs, n_outs, out);
+}
+
+/* A pass of `stage` (and its extra defines), sized for fragment mode over `rows` rows of words. */
+static glcv_status make(glcv_delta *d, int stage, const char *extra, int rows, const glcv_format *outs, int n_outs,
+                        glcv_pass *p)
+{
+    glcv_program *prog = NULL;
+    glcv_status st = program(d, stage, extra, outs, n_outs, &prog);
+    if (st == GLCV_OK)
+        *p = glcv_pass_make(prog, "delta", WIDTH, rows > 0 ? rows : 1);
+    return st;
+}
+
+static void common_uniforms(glcv_delta *d, glcv_pass *p)
+{
+    glcv_pass_add_uniform_i(p, "u_bytes", GLCV_U_1I, (int)d->n, 0);
+    glcv_pass_add_uniform_i(p, "u_pixels", GLCV_U_1I, d->p.width * d->p.height, 0);
+    glcv_pass_add_uniform_i(p, "u_width", GLCV_U_1I, d->p.width, 0);
+    glcv_pass_add_uniform_i(p, "u_threshold", GLCV_U_1I, d->threshold, 0);
+}
+
+/* Compute: a grid of `groups` work groups (at most 65535 a row). */
+static void grid(glcv_pass *p, long groups, int words)
+{
+    p->groups_x = (int)(groups < 65535 ? groups : 65535);
+    p->groups_y = (int)((groups + p->groups_x - 1) / p->groups_x);
+    glcv_pass_add_uniform_i(p, "u_words", GLCV_U_1I, words, 0);
+}
+
+/* Compute: the storage the passes use, all of it bound (each program declares only what it uses,
+ * binding 0..7 as in shaders/delta.glsl). */
+static void bind_storage(glcv_delta *d, glcv_pass *p)
+{
+    struct glcv_delta_gl *g = d->gl;
+    const glcv_tex *all[8] = {&g->cur, &g->ref[0], &g->mask, &g->bitmap, &g->counts, &g->deltas, &g->indices, &g->in};
+    for (int i = 0; i < 8; i++)
+        glcv_pass_add_storage(p, i, all[i]->buffer);
+}
+
+/* ---- create / destroy --------------------------------------------------------------------------- */
+
+static glcv_status words_tex(glcv_delta *d, glcv_tex *t, size_t words, glcv_format f)
+{
+    if (d->gl->compute)
+        return glcv_engine_storage_create(d->engine, t, words * 4);
+    return glcv_engine_tex_create(d->engine, t, WIDTH, rows_of(words), f);
+}
+
+/* The pyramid's levels above the bitmap: sizes and rows in their atlas (odd levels in A, even in B). */
+static glcv_status plan_levels(glcv_delta *d)
+{
+    struct glcv_delta_gl *g = d->gl;
+    size_t below = g->bwords;
+    int rows[2] = {0, 0}, l = 0;
+    do {
+        if (++l > MAX_LEVELS)
+            return glcv_fail(&d->p.logger, GLCV_ERROR_UNSUPPORTED, "delta: the frame is too large for the pyramid");
+        size_t size = (below + 3) / 4;
+        g->level_size[l] = (int)size;
+        g->level_row[l] = rows[l & 1];
+        rows[l & 1] += rows_of(size);
+        below = size;
+    } while (below > 1);
+    g->levels = l;
+    glcv_status st = glcv_engine_tex_create(d->engine, &g->atlas[0], WIDTH, rows[1] > 0 ? rows[1] : 1,
+                                            GLCV_FORMAT_R32UI);
+    if (st == GLCV_OK)
+        st = glcv_engine_tex_create(d->engine, &g->atlas[1], WIDTH, rows[0] > 0 ? rows[0] : 1, GLCV_FORMAT_R32UI);
+    return st;
+}
+
+static glcv_status create_objects(glcv_delta *d)
+{
+    struct glcv_delta_gl *g = d->gl;
+    size_t pixels = (size_t)d->p.width * (size_t)d->p.height;
+    g->bwords = (d->n + 31) / 32;
+    g->words = g->bwords * 8;
+    g->in_bytes = pixels * 4;
+    glcv_status st = words_tex(d, &g->cur, g->words, GLCV_FORMAT_R32UI);
+    for (int i = 0; i < (g->compute ? 1 : 2) && st == GLCV_OK; i++) /* fragment: written in turn */
+        st = words_tex(d, &g->ref[i], g->words, GLCV_FORMAT_R32UI);
+    if (st == GLCV_OK)
+        st = words_tex(d, &g->in, (g->in_bytes + 3) / 4, GLCV_FORMAT_R32UI);
+    if (st == GLCV_OK)
+        st = words_tex(d, &g->mask, (pixels + 3) / 4, GLCV_FORMAT_R32UI);
+    if (st == GLCV_OK)
+        st = words_tex(d, &g->bitmap, g->bwords, GLCV_FORMAT_R32UI);
+    if (st != GLCV_OK)
+        return st;
+    if (g->compute) {
+        g->groups = (int)((g->bwords + GROUP_WORDS - 1) / GROUP_WORDS);
+        if ((st = glcv_engine_storage_create(d->engine, &g->counts, ((size_t)g->groups + 1) * 4)) == GLCV_OK &&
+            (st = glcv_engine_storage_create(d->engine, &g->deltas, (d->n + 7) & ~(size_t)3)) == GLCV_OK)
+            st = glcv_engine_storage_create(d->engine, &g->indices, d->n * 4);
+        return st;
+    }
+    /* records: 4 a texel */
+    g->rows_rec = rows_of((d->n + 3) / 4);
+    if ((st = glcv_engine_tex_create(d->engine, &g->rec_deltas, WIDTH, g->rows_rec, GLCV_FORMAT_R32UI)) == GLCV_OK &&
+        (st = glcv_engine_tex_create(d->engine, &g->rec_indices, WIDTH, g->rows_rec, GLCV_FORMAT_RGBA32UI)) == GLCV_OK)
+        st = plan_levels(d);
+    return st;
+}
+
+glcv_status glcv_delta_gl_create(glcv_delta *d)
+{
+    glcv_status st = glcv_engine_create(d->p.engine, d->p.timing, &d->p.logger, &d->engine);
+    if (st != GLCV_OK)
+        return st;
+    d->p.engine = glcv_engine_mode_of(d->engine);
+    d->gl = calloc(1, sizeof *d->gl);
+    if (!d->gl)
+        return GLCV_ERROR_OUT_OF_MEMORY;
+    d->gl->compute = d->p.engine == GLCV_ENGINE_COMPUTE;
+    if (!d->gl->compute) {
+        GLint max = 0;
+        glGetIntegerv(GL_MAX_TEXTURE_SIZE, &max);
+        if ((size_t)rows_of(d->n) > (size_t)max)
+            return glcv_fail(&d->p.logger, GLCV_ERROR_UNSUPPORTED,
+                             "delta: a frame of %zu bytes needs %d rows of %d words, above GL_MAX_TEXTURE_SIZE %d",
+                             d->n, rows_of(d->n), WIDTH, (int)max);
+    }
+    glcv_engine_begin(d->engine);
+    st = create_objects(d);
+    glcv_engine_end(d->engine);
+    return st;
+}
+
+void glcv_delta_gl_destroy(glcv_delta *d)
+{
+    struct glcv_delta_gl *g = d->gl;
+    if (g && d->engine && glcv_gl_context_current()) {
+        glcv_engine_begin(d->engine);
+        glcv_tex *all[] = {&g->cur,    &g->ref[0],  &g->ref[1],     &g->in,         &g->mask,
+                           &g->bitmap, &g->counts,  &g->deltas,     &g->indices,    &g->atlas[0],
+                           &g->atlas[1], &g->rec_deltas, &g->rec_indices};
+        for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+            glcv_engine_tex_destroy(d->engine, all[i]);
+        glcv_engine_end(d->engine);
+    }
+    free(g);
+    d->gl = NULL;
+    glcv_engine_destroy(&d->engine);
+}
+
+/* ---- the steps ---------------------------------------------------------------------------------- */
+
+/* Host bytes (an image's rows, tightly packed) into engine words `t`, through the staging memory. */
+static glcv_status upload_image(glcv_delta *d, const glcv_image *im, const glcv_tex *t)
+{
+    size_t row = (size_t)im->width * (size_t)glcv_pixel_format_size(im->format);
+    size_t stride = im->stride ? im->stride : row, bytes = row * (size_t)im->height;
+    size_t staged = d->gl->compute ? (bytes + 3) & ~(size_t)3 : (size_t)t->width * (size_t)t->height * 4;
+    void *ptr = NULL;
+    int slot = 0;
+    glcv_status st = glcv_engine_stage(d->engine, staged, &ptr, &slot);
+    if (st != GLCV_OK)
+        return st;
+    if (stride == row) {
+        memcpy(ptr, im->data, bytes);
+    } else {
+        for (int y = 0; y < im->height; y++)
+            memcpy((uint8_t *)ptr + row * (size_t)y, im->data + stride * (size_t)y, row);
+    }
+    memset((uint8_t *)ptr + bytes, 0, staged - bytes > 16 ? 16 : staged - bytes); /* a whole last word */
+    if (d->gl->compute)
+        return glcv_engine_copy_staged(d->engine, slot, t, staged);
+    return glcv_engine_upload_staged_texels(d->engine, t, slot, GL_RED_INTEGER, GL_UNSIGNED_INT);
+}
+
+/* A convert pass (the frame into the stream's format) or a mask pass (a mask texture into a byte
+ * per pixel): `tex` is the caller's texture, 0 for the host frame in `in`. */
+static glcv_status run_word_pass(glcv_delta *d, int stage, unsigned int tex, glcv_pixel_format in_format)
+{
+    struct glcv_delta_gl *g = d->gl;
+    char extra[96] = "";
+    if (stage == STAGE_CONVERT && tex)
+        snprintf(extra, sizeof extra, "#define DELTA_IN_TEXTURE 1\n");
+    else if (stage == STAGE_CONVERT)
+        snprintf(extra, sizeof extra, "#define DELTA_IN_BPP %d\n%s", glcv_pixel_format_size(in_format),
+                 in_format == GLCV_PIXEL_BGR8 || in_format == GLCV_PIXEL_BGRA8 ? "#define DELTA_IN_BGR 1\n" : "");
+    const glcv_tex *out = stage == STAGE_CONVERT ? &g->cur : &g->mask;
+    size_t words = stage == STAGE_CONVERT ? g->words : ((size_t)d->p.width * (size_t)d->p.height + 3) / 4;
+    const glcv_format f = GLCV_FORMAT_R32UI;
+    glcv_pass p;
+    glcv_status st = make(d, stage, extra, rows_of(words), &f, g->compute ? 0 : 1, &p);
+    if (st != GLCV_OK)
+        return st;
+    if (tex)
+        glcv_pass_add_input(&p, stage == STAGE_CONVERT ? "u_frame" : "u_mask_frame", tex, GLCV_SAMPLE_NEAREST);
+    else if (!g->compute)
+        glcv_pass_add_input_tex(&p, "u_in", &g->in, GLCV_SAMPLE_NEAREST);
+    common_uniforms(d, &p);
+    if (g->compute) {
+        bind_storage(d, &p);
+        grid(&p, (long)((words + GROUP_WORDS - 1) / GROUP_WORDS), (int)words);
+    } else {
+        glcv_pass_add_output(&p, out);
+    }
+    return glcv_engine_run(d->engine, &p);
+}
+
+glcv_status glcv_delta_gl_load(glcv_delta *d, const glcv_image *frame, unsigned int frame_tex, const glcv_image *mask,
+                               unsigned int mask_tex)
+{
+    struct glcv_delta_gl *g = d->gl;
+    glcv_engine_begin(d->engine);
+    glcv_engine_frame_begin(d->engine);
+    glcv_status st = GLCV_OK;
+    g->host_frame = NULL;
+    g->masked = mask || mask_tex;
+    if (frame_tex || mask_tex) {
+        if (frame_tex)
+            st = glcv_engine_check_input(d->engine, frame_tex, d->p.width, d->p.height);
+        if (st == GLCV_OK && mask_tex)
+            st = glcv_engine_check_input(d->engine, mask_tex, d->p.width, d->p.height);
+    }
+    if (st == GLCV_OK && frame) {
+        if (frame->format == d->p.format) {
+            g->host_frame = frame->data;
+            g->host_stride = frame->stride ? frame->stride : (size_t)d->p.width * (size_t)d->bpp;
+            st = upload_image(d, frame, &g->cur);
+        } else if ((st = upload_image(d, frame, &g->in)) == GLCV_OK) {
+            st = run_word_pass(d, STAGE_CONVERT, 0, frame->format);
+        }
+    } else if (st == GLCV_OK) {
+        st = run_word_pass(d, STAGE_CONVERT, frame_tex, GLCV_PIXEL_DEFAULT);
+    }
+    if (st == GLCV_OK && mask)
+        st = upload_image(d, mask, &g->mask);
+    else if (st == GLCV_OK && mask_tex)
+        st = run_word_pass(d, STAGE_MASK, mask_tex, GLCV_PIXEL_DEFAULT);
+    if (st != GLCV_OK)
+        glcv_engine_frame_end(d->engine);
+    glcv_engine_end(d->engine);
+    return st;
+}
+
+/* The levels' first rows as the shader's u_rows (16 ints). */
+static void rows_uniform(const struct glcv_delta_gl *g, int rows[16])
+{
+    memset(rows, 0, 16 * sizeof *rows);
+    for (int l = 1; l <= g->levels; l++)
+        rows[l] = g->level_row[l];
+}
+
+/* Reads `bytes` bytes of engine words `t` (from its start) into `out`. */
+static glcv_status read_words(glcv_delta *d, const glcv_tex *t, size_t bytes, uint8_t *out)
+{
+    if (bytes == 0)
+        return GLCV_OK;
+    if (d->gl->compute)
+        return glcv_engine_read_buffer(d->engine, t, 0, bytes, out);
+    size_t texel = t->format == GLCV_FORMAT_RGBA32UI ? 16 : 4, row = (size_t)WIDTH * texel;
+    int rows = (int)((bytes + row - 1) / row);
+    uint8_t *tmp = malloc(row * (size_t)rows);
+    if (!tmp)
+        return GLCV_ERROR_OUT_OF_MEMORY;
+    glcv_status st = glcv_engine_read(d->engine, t->id, WIDTH, rows,
+                                      texel == 16 ? GL_RGBA_INTEGER : GL_RED_INTEGER, GL_UNSIGNED_INT, tmp, row);
+    if (st == GLCV_OK)
+        memcpy(out, tmp, bytes);
+    free(tmp);
+    return st;
+}
+
+glcv_status glcv_delta_gl_count(glcv_delta *d, uint32_t *k)
+{
+    struct glcv_delta_gl *g = d->gl;
+    glcv_engine_begin(d->engine);
+    const char *extra = g->masked ? "#define DELTA_MASK 1\n" : "";
+    const glcv_format f = GLCV_FORMAT_R32UI;
+    glcv_pass p;
+    glcv_status st = make(d, STAGE_DIFF, extra, rows_of(g->bwords), &f, g->compute ? 0 : 1, &p);
+    if (st == GLCV_OK) {
+        common_uniforms(d, &p);
+        if (g->compute) {
+            bind_storage(d, &p);
+            grid(&p, g->groups, (int)g->bwords);
+            glcv_pass_add_uniform_i(&p, "u_groups", GLCV_U_1I, g->groups, 0);
+        } else {
+            glcv_pass_add_input_tex(&p, "u_cur", &g->cur, GLCV_SAMPLE_NEAREST);
+            glcv_pass_add_input_tex(&p, "u_ref", &g->ref[g->ref_cur], GLCV_SAMPLE_NEAREST);
+            glcv_pass_add_input_tex(&p, "u_mask", &g->mask, GLCV_SAMPLE_NEAREST);
+            glcv_pass_add_output(&p, &g->bitmap);
+        }
+        st = glcv_engine_run(d->engine, &p);
+    }
+    uint32_t total = 0;
+    if (st == GLCV_OK && g->compute) {
+        /* one work group scans the groups' counts */
+        glcv_pass s;
+        if ((st = make(d, STAGE_SCAN, "", 1, NULL, 0, &s)) == GLCV_OK) {
+            bind_storage(d, &s);
+            grid(&s, 1, 0);
+            glcv_pass_add_uniform_i(&s, "u_groups", GLCV_U_1I, g->groups, 0);
+            st = glcv_engine_run(d->engine, &s);
+        }
+        if (st == GLCV_OK) {
+            glcv_engine_sync_writes(d->engine);
+            st = glcv_engine_read_buffer(d->engine, &g->counts, (size_t)g->groups * 4, 4, &total);
+        }
+    } else if (st == GLCV_OK) {
+        /* the pyramid, level by level */
+        int rows[16];
+        rows_uniform(g, rows);
+        for (int l = 1; l <= g->levels && st == GLCV_OK; l++) {
+            glcv_pass r;
+            if ((st = make(d, STAGE_REDUCE, "", rows_of((size_t)g->level_size[l]), &f, 1, &r)) != GLCV_OK)
+                break;
+            r.y = g->level_row[l];
+            glcv_pass_add_input_tex(&r, "u_bitmap", &g->bitmap, GLCV_SAMPLE_NEAREST);
+            if (l >= 2)
+                glcv_pass_add_input_tex(&r, (l - 1) & 1 ? "u_atlas_a" : "u_atlas_b", &g->atlas[(l - 1) & 1 ? 0 : 1],
+                                        GLCV_SAMPLE_NEAREST);
+            common_uniforms(d, &r);
+            glcv_pass_add_uniform_i(&r, "u_level", GLCV_U_1I, l, 0);
+            glcv_pass_add_uniform_i(&r, "u_below", GLCV_U_1I, l == 1 ? (int)g->bwords : g->level_size[l - 1], 0);
+            glcv_pass_add_uniform_4iv(&r, "u_rows", rows, 4);
+            glcv_pass_add_output(&r, &g->atlas[l & 1 ? 0 : 1]);
+            st = glcv_engine_run(d->engine, &r);
+        }
+        int top = g->levels, row = g->level_row[top];
+        uint32_t *column = st == GLCV_OK ? malloc(((size_t)row + 1) * 4) : NULL;
+        if (st == GLCV_OK && !column)
+            st = GLCV_ERROR_OUT_OF_MEMORY;
+        if (st == GLCV_OK)
+            st = glcv_engine_read(d->engine, g->atlas[top & 1 ? 0 : 1].id, 1, row + 1, GL_RED_INTEGER, GL_UNSIGNED_INT,
+                                  column, 4);
+        if (st == GLCV_OK)
+            total = column[row];
+        free(column);
+    }
+    if (st == GLCV_OK && total > d->n)
+        st = glcv_fail(&d->p.logger, GLCV_ERROR_GL, "delta: the GPU counted %u changed bytes of %zu", total, d->n);
+    if (st == GLCV_OK)
+        g->count = *k = total;
+    else
+        glcv_engine_frame_end(d->engine);
+    glcv_engine_end(d->engine);
+    return st;
+}
+
+/* Fragment: the next reference (the changed bytes, or every byte), written into the other texture. */
+static glcv_status update_reference(glcv_delta *d, int all)
+{
+    struct glcv_delta_gl *g = d->gl;
+    const glcv_format f = GLCV_FORMAT_R32UI;
+    glcv_pass p;
+    glcv_status st = make(d, STAGE_UPDATE, "", rows_of(g->words), &f, 1, &p);
+    if (st != GLCV_OK)
+        return st;
+    glcv_pass_add_input_tex(&p, "u_cur", &g->cur, GLCV_SAMPLE_NEAREST);
+    glcv_pass_add_input_tex(&p, "u_ref", &g->ref[g->ref_cur], GLCV_SAMPLE_NEAREST);
+    glcv_pass_add_input_tex(&p, "u_bitmap", &g->bitmap, GLCV_SAMPLE_NEAREST);
+    common_uniforms(d, &p);
+    glcv_pass_add_uniform_i(&p, "u_all", GLCV_U_1I, all, 0);
+    glcv_pass_add_output(&p, &g->ref[1 - g->ref_cur]);
+    if ((st = glcv_engine_run(d->engine, &p)) == GLCV_OK)
+        g->ref_cur = 1 - g->ref_cur;
+    return st;
+}
+
+glcv_status glcv_delta_gl_records(glcv_delta *d, glcv_delta_layout layout, uint32_t k, uint8_t *out)
+{
+    struct glcv_delta_gl *g = d->gl;
+    if (k != g->count)
+        return glcv_fail(&d->p.logger, GLCV_ERROR_STATE, "delta: records of %u bytes after a count of %u", k, g->count);
+    int indices = layout == GLCV_DELTA_INDICES;
+    size_t lead = indices ? (size_t)k * 4 : (d->n + 7) / 8; /* the payload before the deltas */
+    glcv_engine_begin(d->engine);
+    glcv_status st = GLCV_OK;
+    if (g->compute) {
+        glBindBuffer(GL_COPY_WRITE_BUFFER, g->deltas.buffer);
+        glClearBufferSubData(GL_COPY_WRITE_BUFFER, GL_R32UI, 0, (GLsizeiptr)(((size_t)k + 3) & ~(size_t)3),
+                             GL_RED_INTEGER, GL_UNSIGNED_INT, NULL);
+        glBindBuffer(GL_COPY_WRITE_BUFFER, 0);
+        glcv_pass p;
+        if ((st = make(d, STAGE_RECORDS, "", 1, NULL, 0, &p)) == GLCV_OK) {
+            bind_storage(d, &p);
+            grid(&p, g->groups, (int)g->bwords);
+            glcv_pass_add_uniform_i(&p, "u_groups", GLCV_U_1I, g->groups, 0);
+            glcv_pass_add_uniform_i(&p, "u_indices", GLCV_U_1I, indices, 0);
+            st = glcv_engine_run(d->engine, &p);
+        }
+        if (st == GLCV_OK) {
+            glcv_engine_sync_writes(d->engine);
+            st = read_words(d, indices ? &g->indices : &g->bitmap, lead, out);
+        }
+        if (st == GLCV_OK)
+            st = read_words(d, &g->deltas, k, out + lead);
+    } else {
+        if (k > 0) {
+            const glcv_format f[2] = {GLCV_FORMAT_R32UI, GLCV_FORMAT_RGBA32UI};
+            int rows[16];
+            rows_uniform(g, rows);
+            glcv_pass p;
+            if ((st = make(d, STAGE_COMPACT, "", rows_of(((size_t)k + 3) / 4), f, 2, &p)) == GLCV_OK) {
+                glcv_pass_add_input_tex(&p, "u_cur", &g->cur, GLCV_SAMPLE_NEAREST);
+                glcv_pass_add_input_tex(&p, "u_ref", &g->ref[g->ref_cur], GLCV_SAMPLE_NEAREST);
+                glcv_pass_add_input_tex(&p, "u_bitmap", &g->bitmap, GLCV_SAMPLE_NEAREST);
+                glcv_pass_add_input_tex(&p, "u_atlas_a", &g->atlas[0], GLCV_SAMPLE_NEAREST);
+                glcv_pass_add_input_tex(&p, "u_atlas_b", &g->atlas[1], GLCV_SAMPLE_NEAREST);
+                common_uniforms(d, &p);
+                glcv_pass_add_uniform_i(&p, "u_levels", GLCV_U_1I, g->levels, 0);
+                glcv_pass_add_uniform_i(&p, "u_count", GLCV_U_1I, (int)k, 0);
+                glcv_pass_add_uniform_4iv(&p, "u_rows", rows, 4);
+                glcv_pass_add_output(&p, &g->rec_deltas);
+                glcv_pass_add_output(&p, &g->rec_indices);
+                st = glcv_engine_run(d->engine, &p);
+            }
+        }
+        if (st == GLCV_OK)
+            st = update_reference(d, 0);
+        if (st == GLCV_OK)
+            st = read_words(d, indices ? &g->rec_indices : &g->bitmap, lead, out);
+        if (st == GLCV_OK)
+            st = read_words(d, &g->rec_deltas, k, out + lead);
+    }
+    glcv_engine_frame_end(d->engine);
+    glcv_engine_end(d->engine);
+    return st;
+}
+
+/* The loaded frame's bytes: from the caller's memory when it is in the stream's format. */
+static glcv_status frame_bytes(glcv_delta *d, uint8_t *out)
+{
+    struct glcv_delta_gl *g = d->gl;
+    if (!g->host_frame)
+        return read_words(d, &g->cur, d->n, out);
+    size_t row = (size_t)d->p.width * (size_t)d->bpp;
+    for (int y = 0; y < d->p.height; y++)
+        memcpy(out + row * (size_t)y, g->host_frame + g->host_stride * (size_t)y, row);
+    return GLCV_OK;
+}
+
+glcv_status glcv_delta_gl_key(glcv_delta *d, uint8_t *out)
+{
+    struct glcv_delta_gl *g = d->gl;
+    glcv_engine_begin(d->engine);
+    glcv_status st = GLCV_OK;
+    if (g->compute) {
+        glBindBuffer(GL_COPY_READ_BUFFER, g->cur.buffer);
+        glBindBuffer(GL_COPY_WRITE_BUFFER, g->ref[0].buffer);
+        glCopyBufferSubData(GL_COPY_READ_BUFFER, GL_COPY_WRITE_BUFFER, 0, 0, (GLsizeiptr)(g->words * 4));
+        glBindBuffer(GL_COPY_READ_BUFFER, 0);
+        glBindBuffer(GL_COPY_WRITE_BUFFER, 0);
+        st = glcv_gl_check(&d->p.logger, "delta: keyframe");
+    } else {
+        st = update_reference(d, 1);
+    }
+    if (st == GLCV_OK)
+        st = frame_bytes(d, out);
+    g->host_frame = NULL; /* the caller's memory is not ours after the call */
+    glcv_engine_frame_end(d->engine);
+    glcv_engine_end(d->engine);
+    return st;
+}
+
+glcv_status glcv_delta_gl_reference(glcv_delta *d, uint8_t *out)
+{
+    glcv_engine_begin(d->engine);
+    glcv_engine_sync_writes(d->engine);
+    glcv_status st = read_words(d, &d->gl->ref[d->gl->ref_cur], d->n, out);
+    glcv_engine_end(d->engine);
+    return st;
+}
