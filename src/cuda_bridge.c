@@ -34,18 +34,36 @@ typedef struct cached_texture {
 
 enum { CACHE_SLOTS = 8 };
 
+/* A caller's GL_TEXTURE_2D_ARRAY registered for map_layers (the bridge's size and layers), keyed
+ * by name and internal format. */
+typedef struct cached_layers {
+    GLuint texture;                       /* 0: a free slot */
+    GLint internal;
+    int channels;                         /* of its texture objects: 4 (uchar4) or 1 (uchar) */
+    int refused;                          /* registration refused or unexpected arrays: pixel buffer */
+    glcv_cuda_image image;                /* the registration (resource NULL when refused) */
+    cudaArray_t *arrays;                  /* per layer: the array its texture object reads */
+    cudaTextureObject_t *objects;         /* per layer: the texture object, 0 until built */
+    cudaTextureObject_t *device_objects;  /* the objects in device memory, for the kernels */
+    unsigned long long used;              /* the last map that used it (eviction) */
+} cached_layers;
+
 struct glcv_cuda_bridge {
     glcv_logger logger;
     int width, height;
     GLuint pbo, fbo;
     size_t rgba_bytes, mask_offset, bytes;
     struct cudaGraphicsResource *resource;
-    int mapped;   /* 1: the pixel buffer, 2: registered textures */
+    int layers;   /* layers of the arrays map_layers takes; the pixel buffer holds that many frames */
+    int mapped;   /* 1: the pixel buffer, 2: registered textures, 3: registered texture arrays */
     int no_flush; /* benchmarks only: leave the copies unflushed before the map */
 
     cached_texture cache[CACHE_SLOTS];
     struct cudaGraphicsResource *mapped_images[2];
     int n_mapped_images;
+    cached_layers layer_cache[CACHE_SLOTS];
+    glcv_cuda_image *mapped_arrays[2];
+    int n_mapped_arrays;
     cudaStream_t last_stream; /* the last map's stream, waited for before a registration goes */
     int have_stream;
     unsigned long long maps;
@@ -82,7 +100,7 @@ static glcv_status make_pbo(glcv_cuda_bridge *b)
     return st;
 }
 
-static glcv_status bridge_new(int width, int height, const glcv_logger *logger, int with_pbo,
+static glcv_status bridge_new(int width, int height, int layers, const glcv_logger *logger, int with_pbo,
                               glcv_cuda_bridge **out)
 {
     *out = NULL;
@@ -95,9 +113,10 @@ static glcv_status bridge_new(int width, int height, const glcv_logger *logger, 
         b->logger = *logger;
     b->width = width;
     b->height = height;
-    b->rgba_bytes = (size_t)width * (size_t)height * 4;
+    b->layers = layers;
+    b->rgba_bytes = (size_t)width * (size_t)height * (size_t)layers * 4;
     b->mask_offset = (b->rgba_bytes + 255) & ~(size_t)255;
-    b->bytes = b->mask_offset + (size_t)width * (size_t)height;
+    b->bytes = b->mask_offset + (size_t)width * (size_t)height * (size_t)layers;
     if (with_pbo) {
         glcv_status st = make_pbo(b);
         if (st != GLCV_OK) {
@@ -111,13 +130,23 @@ static glcv_status bridge_new(int width, int height, const glcv_logger *logger, 
 
 glcv_status glcv_cuda_bridge_create(int width, int height, const glcv_logger *logger, glcv_cuda_bridge **out)
 {
-    return bridge_new(width, height, logger, 1, out);
+    return bridge_new(width, height, 1, logger, 1, out);
 }
 
 glcv_status glcv_cuda_bridge_create_for_textures(int width, int height, const glcv_logger *logger,
                                                  glcv_cuda_bridge **out)
 {
-    return bridge_new(width, height, logger, 0, out);
+    return bridge_new(width, height, 1, logger, 0, out);
+}
+
+glcv_status glcv_cuda_bridge_create_for_layers(int width, int height, int layers, const glcv_logger *logger,
+                                               glcv_cuda_bridge **out)
+{
+    if (layers < 1) {
+        *out = NULL;
+        return glcv_fail(logger, GLCV_ERROR_INVALID_ARGUMENT, "cuda bridge: %d layers", layers);
+    }
+    return bridge_new(width, height, layers, logger, 0, out);
 }
 
 /* Waits for the work queued on the last map's stream (it may read a texture object). */
@@ -146,20 +175,22 @@ static void drop_slot(glcv_cuda_bridge *b, cached_texture *s)
     memset(s, 0, sizeof *s);
 }
 
+static void drop_layers(glcv_cuda_bridge *b, cached_layers *s);
+
 void glcv_cuda_bridge_destroy(glcv_cuda_bridge **bridge)
 {
     if (!bridge || !*bridge)
         return;
     glcv_cuda_bridge *b = *bridge;
-    if (b->mapped == 1 && b->resource)
-        (void)cudaGraphicsUnmapResources(1, &b->resource, b->last_stream);
-    if (b->mapped == 2)
-        (void)cudaGraphicsUnmapResources(b->n_mapped_images, b->mapped_images, b->last_stream);
-    b->mapped = 0;
+    if (b->mapped)
+        (void)glcv_cuda_bridge_unmap(b, b->last_stream);
     wait_last_stream(b);
-    for (int i = 0; i < CACHE_SLOTS; i++)
+    for (int i = 0; i < CACHE_SLOTS; i++) {
         if (b->cache[i].texture)
             drop_slot(b, &b->cache[i]);
+        if (b->layer_cache[i].texture)
+            drop_layers(b, &b->layer_cache[i]);
+    }
     if (b->resource) {
         cudaError_t err = cudaGraphicsUnregisterResource(b->resource);
         if (err != cudaSuccess)
@@ -215,31 +246,24 @@ static const GLenum pack_names[] = {GL_PACK_ALIGNMENT, GL_PACK_ROW_LENGTH, GL_PA
 /* Reads one texture's level 0 into the bound pixel-pack buffer at `offset`. glGetTexImage, not
  * glReadPixels through a framebuffer: measured on an H200 (driver 580), glReadPixels into the
  * CUDA-registered buffer took about 440 ms a frame, glGetTexImage 0.7 ms. */
-static glcv_status read_into_buffer(glcv_cuda_bridge *b, GLuint texture, GLenum format, size_t offset,
-                                    const char *what)
+static glcv_status read_into_buffer(glcv_cuda_bridge *b, GLenum target, GLuint texture, GLenum format,
+                                    size_t offset, const char *what)
 {
     GLint bound = 0;
-    glGetIntegerv(GL_TEXTURE_BINDING_2D, &bound);
-    glBindTexture(GL_TEXTURE_2D, texture);
-    glGetTexImage(GL_TEXTURE_2D, 0, format, GL_UNSIGNED_BYTE, (void *)(uintptr_t)offset);
-    glBindTexture(GL_TEXTURE_2D, (GLuint)bound);
+    glGetIntegerv(target == GL_TEXTURE_2D ? GL_TEXTURE_BINDING_2D : GL_TEXTURE_BINDING_2D_ARRAY, &bound);
+    glBindTexture(target, texture);
+    glGetTexImage(target, 0, format, GL_UNSIGNED_BYTE, (void *)(uintptr_t)offset);
+    glBindTexture(target, (GLuint)bound);
     return glcv_gl_check(&b->logger, what);
 }
 
-glcv_status glcv_cuda_bridge_map_frame(glcv_cuda_bridge *b, unsigned int frame, unsigned int mask,
-                                       cudaStream_t stream, glcv_cuda_frame *out)
+/* Copies level 0 of the checked textures `frame` and `mask` (0 = none) of `target` - a
+ * GL_TEXTURE_2D, or every layer of a GL_TEXTURE_2D_ARRAY, one after another - into the pixel
+ * buffer and maps it on `stream`. */
+static glcv_status map_buffer(glcv_cuda_bridge *b, GLenum target, GLuint frame, GLuint mask, cudaStream_t stream,
+                              glcv_cuda_frame *out)
 {
-    if (!b || !out)
-        return GLCV_ERROR_INVALID_ARGUMENT;
-    memset(out, 0, sizeof *out);
-    if (b->mapped)
-        return glcv_fail(&b->logger, GLCV_ERROR_STATE, "cuda bridge: the buffer is still mapped");
-    glcv_gl_clear_errors();
-    glcv_status st = check_texture(b, frame, "track frame texture");
-    if (st == GLCV_OK && mask)
-        st = check_texture(b, mask, "track mask texture");
-    if (st == GLCV_OK && !b->resource)
-        st = make_pbo(b);
+    glcv_status st = b->resource ? GLCV_OK : make_pbo(b);
     if (st != GLCV_OK)
         return st;
 
@@ -254,9 +278,9 @@ glcv_status glcv_cuda_bridge_map_frame(glcv_cuda_bridge *b, unsigned int frame, 
     glBindBuffer(GL_PIXEL_PACK_BUFFER, b->pbo);
     for (size_t i = 0; i < N_PACK; i++)
         glPixelStorei(pack_names[i], pack_names[i] == GL_PACK_ALIGNMENT ? 1 : 0);
-    st = read_into_buffer(b, frame, GL_RGBA, 0, "track frame texture");
+    st = read_into_buffer(b, target, frame, GL_RGBA, 0, "track frame texture");
     if (st == GLCV_OK && mask)
-        st = read_into_buffer(b, mask, GL_RED, b->mask_offset, "track mask texture");
+        st = read_into_buffer(b, target, mask, GL_RED, b->mask_offset, "track mask texture");
 
     for (size_t i = 0; i < N_PACK; i++)
         glPixelStorei(pack_names[i], pack[i]);
@@ -295,10 +319,31 @@ glcv_status glcv_cuda_bridge_map_frame(glcv_cuda_bridge *b, unsigned int frame, 
     return GLCV_OK;
 }
 
+glcv_status glcv_cuda_bridge_map_frame(glcv_cuda_bridge *b, unsigned int frame, unsigned int mask,
+                                       cudaStream_t stream, glcv_cuda_frame *out)
+{
+    if (!b || !out)
+        return GLCV_ERROR_INVALID_ARGUMENT;
+    memset(out, 0, sizeof *out);
+    if (b->mapped)
+        return glcv_fail(&b->logger, GLCV_ERROR_STATE, "cuda bridge: the buffer is still mapped");
+    glcv_gl_clear_errors();
+    glcv_status st = check_texture(b, frame, "track frame texture");
+    if (st == GLCV_OK && mask)
+        st = check_texture(b, mask, "track mask texture");
+    if (st != GLCV_OK)
+        return st;
+    return map_buffer(b, GL_TEXTURE_2D, frame, mask, stream, out);
+}
+
 glcv_status glcv_cuda_bridge_unmap(glcv_cuda_bridge *b, cudaStream_t stream)
 {
     if (!b || !b->mapped)
         return GLCV_OK;
+    if (b->mapped == 3) {
+        b->mapped = 0;
+        return glcv_cuda_images_unmap(b->mapped_arrays, b->n_mapped_arrays, stream, &b->logger);
+    }
     cudaError_t err = b->mapped == 2 ? cudaGraphicsUnmapResources(b->n_mapped_images, b->mapped_images, stream)
                                      : cudaGraphicsUnmapResources(1, &b->resource, stream);
     b->mapped = 0;
@@ -380,11 +425,34 @@ static cached_texture *texture_slot(glcv_cuda_bridge *b, GLuint texture, GLint i
     return s;
 }
 
+/* Does an array of this format hold what a texture object of `channels` (4: uchar4, 1: uchar)
+ * reads? */
+static int holds_channels(const struct cudaChannelFormatDesc *d, int channels)
+{
+    int bits = channels == 4 ? 8 : 0;
+    return d->f == cudaChannelFormatKindUnsigned && d->x == 8 && d->y == bits && d->z == bits && d->w == bits;
+}
+
 static int expected_array(const cached_texture *s, const struct cudaChannelFormatDesc *d, const struct cudaExtent *e)
 {
-    int bits = s->channels == 4 ? 8 : 0;
-    return d->f == cudaChannelFormatKindUnsigned && d->x == 8 && d->y == bits && d->z == bits && d->w == bits &&
-           (int)e->width == s->width && (int)e->height == s->height;
+    return holds_channels(d, s->channels) && (int)e->width == s->width && (int)e->height == s->height;
+}
+
+/* A texture object over an array as the kernels read it: elements as stored, point sampling,
+ * unnormalised coordinates, clamped addresses. */
+static cudaError_t texture_object(cudaArray_t array, cudaTextureObject_t *out)
+{
+    struct cudaResourceDesc rd;
+    memset(&rd, 0, sizeof rd);
+    rd.resType = cudaResourceTypeArray;
+    rd.res.array.array = array;
+    struct cudaTextureDesc td;
+    memset(&td, 0, sizeof td);
+    td.addressMode[0] = td.addressMode[1] = cudaAddressModeClamp;
+    td.filterMode = cudaFilterModePoint;
+    td.readMode = cudaReadModeElementType;
+    td.normalizedCoords = 0;
+    return cudaCreateTextureObject(out, &rd, &td, NULL);
 }
 
 /* Maps the slots' resources in one call and brings their texture objects up to date.
@@ -456,17 +524,7 @@ static glcv_status map_slots(glcv_cuda_bridge *b, cached_texture **slots, int n,
                 (void)cudaDestroyTextureObject(s->object);
                 s->object = 0;
             }
-            struct cudaResourceDesc rd;
-            memset(&rd, 0, sizeof rd);
-            rd.resType = cudaResourceTypeArray;
-            rd.res.array.array = array;
-            struct cudaTextureDesc td;
-            memset(&td, 0, sizeof td);
-            td.addressMode[0] = td.addressMode[1] = cudaAddressModeClamp;
-            td.filterMode = cudaFilterModePoint;
-            td.readMode = cudaReadModeElementType;
-            td.normalizedCoords = 0;
-            err = cudaCreateTextureObject(&s->object, &rd, &td, NULL);
+            err = texture_object(array, &s->object);
             if (err != cudaSuccess) {
                 s->object = 0;
                 (void)cudaGraphicsUnmapResources(n, res, stream);
@@ -553,12 +611,16 @@ glcv_status glcv_cuda_bridge_forget(glcv_cuda_bridge *b, unsigned int texture)
         return GLCV_ERROR_INVALID_ARGUMENT;
     for (int i = 0; i < CACHE_SLOTS; i++) {
         cached_texture *s = &b->cache[i];
-        if (!texture || s->texture != texture)
+        cached_layers *l = &b->layer_cache[i];
+        if (!texture || (s->texture != texture && l->texture != texture))
             continue;
-        if (b->mapped == 2)
+        if (b->mapped >= 2)
             return glcv_fail(&b->logger, GLCV_ERROR_STATE, "cuda bridge: texture %u is mapped", texture);
         wait_last_stream(b);
-        drop_slot(b, s);
+        if (s->texture == texture)
+            drop_slot(b, s);
+        if (l->texture == texture)
+            drop_layers(b, l);
     }
     return GLCV_OK;
 }
@@ -575,6 +637,256 @@ void glcv_cuda_bridge_set_flush(glcv_cuda_bridge *b, int flush)
 {
     if (b)
         b->no_flush = !flush;
+}
+
+/* ---- registered texture arrays (map_layers) --------------------------------------------------- */
+
+/* Destroys a slot's texture objects and registration; the slot becomes free. The caller has
+ * waited for the work that may use them. */
+static void drop_layers(glcv_cuda_bridge *b, cached_layers *s)
+{
+    for (int l = 0; s->objects && l < b->layers; l++)
+        if (s->objects[l])
+            (void)cudaDestroyTextureObject(s->objects[l]);
+    if (s->device_objects)
+        (void)cudaFree(s->device_objects);
+    if (s->image.resource) {
+        if (glcv_cuda_image_unregister(&s->image, NULL) != GLCV_OK) /* e.g. deleted before forgotten */
+            glcv_logf(&b->logger, GLCV_LOG_WARN,
+                      "cuda bridge: unregistering array texture %u failed; was it deleted before "
+                      "glcv_track_forget_texture?",
+                      s->texture);
+        b->stats.registered--;
+    }
+    free(s->arrays);
+    free(s->objects);
+    (void)cudaGetLastError();
+    memset(s, 0, sizeof *s);
+}
+
+/* Drops a slot's registration but remembers the texture as refused (the pixel buffer reads it)
+ * until it is forgotten or re-specified with another format. */
+static void refuse_layers(glcv_cuda_bridge *b, cached_layers *s)
+{
+    GLuint texture = s->texture;
+    GLint internal = s->internal;
+    int channels = s->channels;
+    wait_last_stream(b);
+    drop_layers(b, s);
+    s->texture = texture;
+    s->internal = internal;
+    s->channels = channels;
+    s->refused = 1;
+    s->used = b->maps;
+    b->stats.refused++;
+}
+
+/* Checks a caller's array texture (glcv_gl_check_input_layers: the bridge's size and layers) and
+ * gets its internal format; one that no longer passes loses its registration. */
+static glcv_status query_layers(glcv_cuda_bridge *b, GLuint texture, GLint *internal)
+{
+    GLint bound = 0;
+    glGetIntegerv(GL_TEXTURE_BINDING_2D_ARRAY, &bound);
+    glcv_status st = glcv_gl_check_input_layers(texture, b->width, b->height, b->layers, internal, &b->logger);
+    glBindTexture(GL_TEXTURE_2D_ARRAY, (GLuint)bound);
+    for (int i = 0; st != GLCV_OK && i < CACHE_SLOTS; i++)
+        if (b->layer_cache[i].texture == texture) {
+            wait_last_stream(b);
+            drop_layers(b, &b->layer_cache[i]);
+        }
+    return st;
+}
+
+/* The slot of array `texture` of format `internal`, registered on first use and again when its
+ * format changed; NULL when out of memory. `keep`: a slot not to evict (the set's other array). */
+static cached_layers *layers_slot(glcv_cuda_bridge *b, GLuint texture, GLint internal, int channels,
+                                  const cached_layers *keep)
+{
+    cached_layers *s = NULL, *free_slot = NULL, *oldest = NULL;
+    for (int i = 0; i < CACHE_SLOTS; i++) {
+        cached_layers *c = &b->layer_cache[i];
+        if (c->texture == texture)
+            s = c;
+        else if (!c->texture && !free_slot)
+            free_slot = c;
+        else if (c->texture && c != keep && (!oldest || c->used < oldest->used))
+            oldest = c;
+    }
+    if (s && s->internal != internal) {
+        glcv_logf(&b->logger, GLCV_LOG_DEBUG, "cuda bridge: array texture %u is now of format 0x%04x: registered again",
+                  texture, (unsigned)internal);
+        wait_last_stream(b);
+        drop_layers(b, s);
+    } else if (!s) {
+        s = free_slot ? free_slot : oldest;
+        if (!s)
+            return NULL;
+        if (s->texture) {
+            wait_last_stream(b);
+            drop_layers(b, s);
+        }
+    }
+    if (!s->texture) {
+        s->arrays = calloc((size_t)b->layers, sizeof *s->arrays);
+        s->objects = calloc((size_t)b->layers, sizeof *s->objects);
+        if (!s->arrays || !s->objects) {
+            drop_layers(b, s);
+            return NULL;
+        }
+        s->texture = texture;
+        s->internal = internal;
+        s->channels = channels;
+        if (glcv_cuda_image_register_layers(&s->image, texture, 0, NULL) == GLCV_OK) {
+            b->stats.registrations++;
+            b->stats.registered++;
+        }
+        if (!s->image.resource || s->image.layers != b->layers) {
+            glcv_logf(&b->logger, GLCV_LOG_INFO,
+                      "cuda bridge: array texture %u (format 0x%04x) cannot be registered with CUDA: it is read "
+                      "through the pixel buffer",
+                      texture, (unsigned)internal);
+            refuse_layers(b, s);
+        }
+    }
+    s->used = b->maps;
+    return s;
+}
+
+/* Brings a mapped slot's texture objects up to date: kept while CUDA maps its layers to the
+ * arrays they were built over, else (after the kernels that may read the old ones) built again
+ * and their handles uploaded on `stream`. UNSUPPORTED when a layer holds other than the slot's
+ * format says. */
+static glcv_status layer_objects(glcv_cuda_bridge *b, cached_layers *s, cudaStream_t stream)
+{
+    int same = s->objects[0] != 0;
+    for (int l = 0; same && l < b->layers; l++)
+        same = s->arrays[l] == s->image.layer_arrays[l];
+    if (same)
+        return GLCV_OK;
+    if (s->objects[0]) {
+        (void)cudaStreamSynchronize(stream); /* the previous set's kernels may still read them */
+        for (int l = 0; l < b->layers; l++)
+            if (s->objects[l])
+                (void)cudaDestroyTextureObject(s->objects[l]);
+        memset(s->objects, 0, (size_t)b->layers * sizeof *s->objects);
+    }
+    for (int l = 0; l < b->layers; l++) {
+        struct cudaChannelFormatDesc desc;
+        struct cudaExtent extent;
+        unsigned int flags = 0;
+        memset(&desc, 0, sizeof desc);
+        cudaError_t err = cudaArrayGetInfo(&desc, &extent, &flags, s->image.layer_arrays[l]);
+        if (err != cudaSuccess || !holds_channels(&desc, s->channels)) {
+            (void)cudaGetLastError();
+            glcv_logf(&b->logger, GLCV_LOG_INFO,
+                      "cuda bridge: array texture %u layer %d maps to %s (%d/%d/%d/%d bits, kind %d): it is read "
+                      "through the pixel buffer",
+                      s->texture, l, err != cudaSuccess ? cudaGetErrorName(err) : "an unexpected array", desc.x,
+                      desc.y, desc.z, desc.w, (int)desc.f);
+            return GLCV_ERROR_UNSUPPORTED;
+        }
+        if ((err = texture_object(s->image.layer_arrays[l], &s->objects[l])) != cudaSuccess) {
+            s->objects[l] = 0;
+            return glcv_cuda_fail(&b->logger, err, "cuda bridge: cudaCreateTextureObject");
+        }
+        s->arrays[l] = s->image.layer_arrays[l];
+        b->stats.texture_objects++;
+    }
+    size_t bytes = (size_t)b->layers * sizeof *s->objects;
+    cudaError_t err = s->device_objects ? cudaSuccess : cudaMalloc((void **)&s->device_objects, bytes);
+    if (err == cudaSuccess) /* pageable: staged before the call returns */
+        err = cudaMemcpyAsync(s->device_objects, s->objects, bytes, cudaMemcpyHostToDevice, stream);
+    if (err != cudaSuccess) {
+        s->objects[0] = 0; /* built again next time */
+        return glcv_cuda_fail(&b->logger, err, "cuda bridge: texture objects upload");
+    }
+    return GLCV_OK;
+}
+
+/* Maps the slots' arrays in one call and brings their texture objects up to date.
+ * GLCV_ERROR_UNSUPPORTED (nothing mapped) when the pixel buffer should be used instead. */
+static glcv_status map_layer_slots(glcv_cuda_bridge *b, cached_layers **slots, int n, cudaStream_t stream)
+{
+    glcv_cuda_image *images[2];
+    for (int i = 0; i < n; i++)
+        images[i] = &slots[i]->image;
+    glcv_status st = glcv_cuda_images_map(images, n, stream, NULL); /* flushes GL first */
+    if (st != GLCV_OK) {
+        glcv_logf(&b->logger, GLCV_LOG_WARN,
+                  "cuda bridge: mapping registered array textures failed (%s): this set is read through the pixel "
+                  "buffer",
+                  glcv_status_string(st));
+        for (int i = 0; i < n; i++) {
+            if (st == GLCV_ERROR_UNSUPPORTED) {
+                refuse_layers(b, slots[i]); /* arrays CUDA maps in an unexpected format */
+            } else { /* e.g. a texture deleted without being forgotten: registered afresh next time */
+                wait_last_stream(b);
+                drop_layers(b, slots[i]);
+            }
+        }
+        return GLCV_ERROR_UNSUPPORTED;
+    }
+    b->last_stream = stream;
+    b->have_stream = 1;
+    for (int i = 0; i < n; i++) {
+        st = layer_objects(b, slots[i], stream);
+        if (st != GLCV_OK) {
+            (void)glcv_cuda_images_unmap(images, n, stream, NULL);
+            if (st == GLCV_ERROR_UNSUPPORTED)
+                refuse_layers(b, slots[i]);
+            return st;
+        }
+    }
+    for (int i = 0; i < n; i++)
+        b->mapped_arrays[i] = images[i];
+    b->n_mapped_arrays = n;
+    b->mapped = 3;
+    return GLCV_OK;
+}
+
+glcv_status glcv_cuda_bridge_map_layers(glcv_cuda_bridge *b, unsigned int frames, unsigned int masks,
+                                        cudaStream_t stream, glcv_cuda_frame *out)
+{
+    if (!b || !out)
+        return GLCV_ERROR_INVALID_ARGUMENT;
+    memset(out, 0, sizeof *out);
+    if (b->mapped)
+        return glcv_fail(&b->logger, GLCV_ERROR_STATE, "cuda bridge: the textures are still mapped");
+    glcv_gl_clear_errors();
+    GLint frames_format = 0, masks_format = 0;
+    glcv_status st = query_layers(b, frames, &frames_format);
+    if (st == GLCV_OK && masks)
+        st = query_layers(b, masks, &masks_format);
+    if (st != GLCV_OK)
+        return st;
+    b->maps++;
+    int fc = direct_channels(frames_format, 0), mc = masks ? direct_channels(masks_format, 1) : 0;
+    if (fc && (!masks || mc) && frames != masks) {
+        cached_layers *slots[2] = {NULL, NULL};
+        slots[0] = layers_slot(b, frames, frames_format, fc, NULL);
+        if (slots[0] && masks)
+            slots[1] = layers_slot(b, masks, masks_format, mc, slots[0]);
+        int n = masks ? 2 : 1;
+        if (!slots[0] || (masks && !slots[1]))
+            return GLCV_ERROR_OUT_OF_MEMORY;
+        if (!slots[0]->refused && (!masks || !slots[1]->refused)) {
+            st = map_layer_slots(b, slots, n, stream);
+            if (st == GLCV_OK) {
+                out->rgba_layers = slots[0]->device_objects;
+                out->rgba_pitch = (size_t)b->width * 4;
+                if (masks) {
+                    out->mask_layers = slots[1]->device_objects;
+                    out->mask_channels = slots[1]->channels;
+                    out->mask_pitch = (size_t)b->width;
+                }
+                b->stats.direct = 1;
+                return GLCV_OK;
+            }
+            if (st != GLCV_ERROR_UNSUPPORTED)
+                return st;
+        }
+    }
+    return map_buffer(b, GL_TEXTURE_2D_ARRAY, frames, masks, stream, out);
 }
 
 /* ---- registered textures ------------------------------------------------------------------ */
