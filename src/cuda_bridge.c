@@ -18,35 +18,30 @@
 
 /* ---- the pixel-buffer bridge ----------------------------------------------------------------- */
 
-/* A caller's texture registered for the direct path, keyed by name, size and internal format. */
+/* A caller's texture registered for a direct path, keyed by name, kind, size and internal format:
+ * a GL_TEXTURE_2D (map_textures: layers 0) or a GL_TEXTURE_2D_ARRAY of the bridge's layers
+ * (map_layers). */
 typedef struct cached_texture {
     GLuint texture;                     /* 0: a free slot */
+    int layers;                         /* 0: a GL_TEXTURE_2D; else the array's layers */
     GLint width, height, internal;      /* level 0 when registered */
-    int channels;                       /* 4 (uchar4) or 1 (uchar) */
+    int channels;                       /* of its texture objects: 4 (uchar4) or 1 (uchar) */
     int refused;                        /* registration refused or unexpected array: pixel buffer */
+    /* a GL_TEXTURE_2D */
     struct cudaGraphicsResource *resource;
     cudaArray_t array;                  /* the array the texture object reads */
     struct cudaChannelFormatDesc desc;
     struct cudaExtent extent;
     cudaTextureObject_t object;
+    /* an array texture */
+    glcv_cuda_image image;              /* the registration (glcv_cuda_image_register_layers) */
+    cudaArray_t *arrays;                /* per layer: the array its texture object reads */
+    cudaTextureObject_t *objects;       /* per layer: the texture object, 0 until built */
+    cudaTextureObject_t *device_objects; /* the objects in device memory, for the kernels */
     unsigned long long used;            /* the last map that used it (eviction) */
 } cached_texture;
 
 enum { CACHE_SLOTS = 8 };
-
-/* A caller's GL_TEXTURE_2D_ARRAY registered for map_layers (the bridge's size and layers), keyed
- * by name and internal format. */
-typedef struct cached_layers {
-    GLuint texture;                       /* 0: a free slot */
-    GLint internal;
-    int channels;                         /* of its texture objects: 4 (uchar4) or 1 (uchar) */
-    int refused;                          /* registration refused or unexpected arrays: pixel buffer */
-    glcv_cuda_image image;                /* the registration (resource NULL when refused) */
-    cudaArray_t *arrays;                  /* per layer: the array its texture object reads */
-    cudaTextureObject_t *objects;         /* per layer: the texture object, 0 until built */
-    cudaTextureObject_t *device_objects;  /* the objects in device memory, for the kernels */
-    unsigned long long used;              /* the last map that used it (eviction) */
-} cached_layers;
 
 struct glcv_cuda_bridge {
     glcv_logger logger;
@@ -61,7 +56,6 @@ struct glcv_cuda_bridge {
     cached_texture cache[CACHE_SLOTS];
     struct cudaGraphicsResource *mapped_images[2];
     int n_mapped_images;
-    cached_layers layer_cache[CACHE_SLOTS];
     glcv_cuda_image *mapped_arrays[2];
     int n_mapped_arrays;
     cudaStream_t last_stream; /* the last map's stream, waited for before a registration goes */
@@ -156,14 +150,23 @@ static void wait_last_stream(glcv_cuda_bridge *b)
         (void)cudaStreamSynchronize(b->last_stream);
 }
 
-/* Destroys a slot's texture object and registration; the slot becomes free. The caller has
+/* Destroys a slot's texture objects and registration; the slot becomes free. The caller has
  * waited for the work that may use them. */
 static void drop_slot(glcv_cuda_bridge *b, cached_texture *s)
 {
     if (s->object)
         (void)cudaDestroyTextureObject(s->object);
-    if (s->resource) {
-        cudaError_t err = cudaGraphicsUnregisterResource(s->resource);
+    for (int l = 0; s->objects && l < s->layers; l++)
+        if (s->objects[l])
+            (void)cudaDestroyTextureObject(s->objects[l]);
+    if (s->device_objects)
+        (void)cudaFree(s->device_objects);
+    if (s->resource || s->image.resource) {
+        cudaError_t err = cudaSuccess;
+        if (s->resource)
+            err = cudaGraphicsUnregisterResource(s->resource);
+        else if (glcv_cuda_image_unregister(&s->image, NULL) != GLCV_OK)
+            err = cudaGetLastError();
         if (err != cudaSuccess) /* e.g. the texture was deleted before it was forgotten */
             glcv_logf(&b->logger, GLCV_LOG_WARN,
                       "cuda bridge: unregistering texture %u: CUDA error %d (%s); was it deleted before "
@@ -171,11 +174,11 @@ static void drop_slot(glcv_cuda_bridge *b, cached_texture *s)
                       s->texture, (int)err, cudaGetErrorName(err));
         b->stats.registered--;
     }
+    free(s->arrays);
+    free(s->objects);
     (void)cudaGetLastError();
     memset(s, 0, sizeof *s);
 }
-
-static void drop_layers(glcv_cuda_bridge *b, cached_layers *s);
 
 void glcv_cuda_bridge_destroy(glcv_cuda_bridge **bridge)
 {
@@ -185,12 +188,9 @@ void glcv_cuda_bridge_destroy(glcv_cuda_bridge **bridge)
     if (b->mapped)
         (void)glcv_cuda_bridge_unmap(b, b->last_stream);
     wait_last_stream(b);
-    for (int i = 0; i < CACHE_SLOTS; i++) {
+    for (int i = 0; i < CACHE_SLOTS; i++)
         if (b->cache[i].texture)
             drop_slot(b, &b->cache[i]);
-        if (b->layer_cache[i].texture)
-            drop_layers(b, &b->layer_cache[i]);
-    }
     if (b->resource) {
         cudaError_t err = cudaGraphicsUnregisterResource(b->resource);
         if (err != cudaSuccess)
@@ -319,16 +319,25 @@ static glcv_status map_buffer(glcv_cuda_bridge *b, GLenum target, GLuint frame, 
     return GLCV_OK;
 }
 
-glcv_status glcv_cuda_bridge_map_frame(glcv_cuda_bridge *b, unsigned int frame, unsigned int mask,
-                                       cudaStream_t stream, glcv_cuda_frame *out)
+/* The start of every map: the arguments, nothing mapped still, the host's pending GL errors
+ * cleared. */
+static glcv_status map_begin(glcv_cuda_bridge *b, glcv_cuda_frame *out)
 {
     if (!b || !out)
         return GLCV_ERROR_INVALID_ARGUMENT;
     memset(out, 0, sizeof *out);
     if (b->mapped)
-        return glcv_fail(&b->logger, GLCV_ERROR_STATE, "cuda bridge: the buffer is still mapped");
+        return glcv_fail(&b->logger, GLCV_ERROR_STATE, "cuda bridge: the last inputs are still mapped");
     glcv_gl_clear_errors();
-    glcv_status st = check_texture(b, frame, "track frame texture");
+    return GLCV_OK;
+}
+
+glcv_status glcv_cuda_bridge_map_frame(glcv_cuda_bridge *b, unsigned int frame, unsigned int mask,
+                                       cudaStream_t stream, glcv_cuda_frame *out)
+{
+    glcv_status st = map_begin(b, out);
+    if (st == GLCV_OK)
+        st = check_texture(b, frame, "track frame texture");
     if (st == GLCV_OK && mask)
         st = check_texture(b, mask, "track mask texture");
     if (st != GLCV_OK)
@@ -366,10 +375,50 @@ static int direct_channels(GLint internal, int is_mask)
     return 0;
 }
 
-/* The slot of `texture` (level 0 of width x height, `internal`), registered on first use and
- * again when the texture was re-specified with another size or format; NULL when no slot can
- * be had. `keep`: a slot not to evict (the frame's other texture). */
-static cached_texture *texture_slot(glcv_cuda_bridge *b, GLuint texture, GLint internal, int channels,
+/* Registers a slot's texture (its key set) with CUDA, read-only; a refusal marks it refused. */
+static void register_slot(glcv_cuda_bridge *b, cached_texture *s)
+{
+    const char *why = NULL;
+    if (!s->layers) {
+        cudaError_t err =
+            cudaGraphicsGLRegisterImage(&s->resource, s->texture, GL_TEXTURE_2D, cudaGraphicsRegisterFlagsReadOnly);
+        if (err != cudaSuccess) {
+            (void)cudaGetLastError();
+            s->resource = NULL;
+            why = cudaGetErrorName(err);
+        }
+    } else {
+        s->arrays = calloc((size_t)s->layers, sizeof *s->arrays);
+        s->objects = calloc((size_t)s->layers, sizeof *s->objects);
+        glcv_status st = s->arrays && s->objects ? glcv_cuda_image_register_layers(&s->image, s->texture, 0, NULL)
+                                                 : GLCV_ERROR_OUT_OF_MEMORY;
+        if (st == GLCV_OK && s->image.layers != s->layers) {
+            (void)glcv_cuda_image_unregister(&s->image, NULL);
+            st = GLCV_ERROR_UNSUPPORTED;
+        }
+        if (st != GLCV_OK) {
+            (void)cudaGetLastError();
+            why = glcv_status_string(st);
+        }
+    }
+    if (why) {
+        s->refused = 1;
+        b->stats.refused++;
+        glcv_logf(&b->logger, GLCV_LOG_INFO,
+                  "cuda bridge: texture %u (format 0x%04x) cannot be registered with CUDA (%s): it is read "
+                  "through the pixel buffer",
+                  s->texture, (unsigned)s->internal, why);
+    } else {
+        b->stats.registrations++;
+        b->stats.registered++;
+    }
+}
+
+/* The slot of `texture` (level 0 of width x height, `internal`; `layers` 0 for a GL_TEXTURE_2D,
+ * else an array texture of the bridge's layers), registered on first use and again when the
+ * texture was re-specified with another size or format; NULL when no slot can be had. `keep`: a
+ * slot not to evict (the frame's other texture). */
+static cached_texture *texture_slot(glcv_cuda_bridge *b, GLuint texture, int layers, GLint internal, int channels,
                                     const cached_texture *keep)
 {
     cached_texture *s = NULL, *free_slot = NULL, *oldest = NULL;
@@ -382,7 +431,7 @@ static cached_texture *texture_slot(glcv_cuda_bridge *b, GLuint texture, GLint i
         else if (c->texture && c != keep && (!oldest || c->used < oldest->used))
             oldest = c;
     }
-    if (s && (s->width != b->width || s->height != b->height || s->internal != internal)) {
+    if (s && (s->layers != layers || s->width != b->width || s->height != b->height || s->internal != internal)) {
         glcv_logf(&b->logger, GLCV_LOG_DEBUG,
                   "cuda bridge: texture %u was re-specified (%dx%d, format 0x%04x, now %dx%d, 0x%04x): registered "
                   "again",
@@ -401,28 +450,33 @@ static cached_texture *texture_slot(glcv_cuda_bridge *b, GLuint texture, GLint i
     }
     if (!s->texture) {
         s->texture = texture;
+        s->layers = layers;
         s->width = b->width;
         s->height = b->height;
         s->internal = internal;
         s->channels = channels;
-        cudaError_t err =
-            cudaGraphicsGLRegisterImage(&s->resource, texture, GL_TEXTURE_2D, cudaGraphicsRegisterFlagsReadOnly);
-        if (err != cudaSuccess) {
-            (void)cudaGetLastError();
-            s->resource = NULL;
-            s->refused = 1;
-            b->stats.refused++;
-            glcv_logf(&b->logger, GLCV_LOG_INFO,
-                      "cuda bridge: texture %u (format 0x%04x) cannot be registered with CUDA (%s): it is read "
-                      "through the pixel buffer",
-                      texture, (unsigned)internal, cudaGetErrorName(err));
-        } else {
-            b->stats.registrations++;
-            b->stats.registered++;
-        }
+        register_slot(b, s);
     }
     s->used = b->maps;
     return s;
+}
+
+/* Drops a slot's registration but remembers the texture as refused (the pixel buffer reads it)
+ * until it is forgotten or re-specified. */
+static void refuse_slot(glcv_cuda_bridge *b, cached_texture *s)
+{
+    cached_texture key = *s;
+    wait_last_stream(b);
+    drop_slot(b, s);
+    s->texture = key.texture;
+    s->layers = key.layers;
+    s->width = key.width;
+    s->height = key.height;
+    s->internal = key.internal;
+    s->channels = key.channels;
+    s->refused = 1;
+    s->used = b->maps;
+    b->stats.refused++;
 }
 
 /* Does an array of this format hold what a texture object of `channels` (4: uchar4, 1: uchar)
@@ -438,9 +492,7 @@ static int expected_array(const cached_texture *s, const struct cudaChannelForma
     return holds_channels(d, s->channels) && (int)e->width == s->width && (int)e->height == s->height;
 }
 
-/* A texture object over an array as the kernels read it: elements as stored, point sampling,
- * unnormalised coordinates, clamped addresses. */
-static cudaError_t texture_object(cudaArray_t array, cudaTextureObject_t *out)
+cudaError_t glcv_cuda_texture_object(cudaArray_t array, cudaTextureObject_t *out)
 {
     struct cudaResourceDesc rd;
     memset(&rd, 0, sizeof rd);
@@ -500,20 +552,7 @@ static glcv_status map_slots(glcv_cuda_bridge *b, cached_texture **slots, int n,
                       "the pixel buffer",
                       s->texture, err != cudaSuccess ? cudaGetErrorName(err) : "an unexpected array", extent.width,
                       extent.height, desc.x, desc.y, desc.z, desc.w, (int)desc.f);
-            wait_last_stream(b);
-            GLuint texture = s->texture;
-            GLint internal = s->internal;
-            int channels = s->channels;
-            drop_slot(b, s);
-            /* remembered as refused until the texture is re-specified or forgotten */
-            s->texture = texture;
-            s->width = b->width;
-            s->height = b->height;
-            s->internal = internal;
-            s->channels = channels;
-            s->refused = 1;
-            s->used = b->maps;
-            b->stats.refused++;
+            refuse_slot(b, s);
             return GLCV_ERROR_UNSUPPORTED;
         }
         if (!s->object || array != s->array || memcmp(&desc, &s->desc, sizeof desc) != 0 ||
@@ -524,7 +563,7 @@ static glcv_status map_slots(glcv_cuda_bridge *b, cached_texture **slots, int n,
                 (void)cudaDestroyTextureObject(s->object);
                 s->object = 0;
             }
-            err = texture_object(array, &s->object);
+            err = glcv_cuda_texture_object(array, &s->object);
             if (err != cudaSuccess) {
                 s->object = 0;
                 (void)cudaGraphicsUnmapResources(n, res, stream);
@@ -543,84 +582,18 @@ static glcv_status map_slots(glcv_cuda_bridge *b, cached_texture **slots, int n,
     return GLCV_OK;
 }
 
-glcv_status glcv_cuda_bridge_map_textures(glcv_cuda_bridge *b, unsigned int frame, unsigned int mask,
-                                          cudaStream_t stream, glcv_cuda_frame *out)
-{
-    if (!b || !out)
-        return GLCV_ERROR_INVALID_ARGUMENT;
-    memset(out, 0, sizeof *out);
-    if (b->mapped)
-        return glcv_fail(&b->logger, GLCV_ERROR_STATE, "cuda bridge: the textures are still mapped");
-    glcv_gl_clear_errors();
-    GLint frame_format = 0, mask_format = 0;
-    glcv_status st = query_texture(b, frame, "track frame texture", &frame_format);
-    if (st == GLCV_OK && mask)
-        st = query_texture(b, mask, "track mask texture", &mask_format);
-    if (st != GLCV_OK) {
-        /* a registered texture re-specified with another size: its registration goes now (it is
-         * registered again when it comes back at the bridge's size) */
-        for (int i = 0; st == GLCV_ERROR_SIZE_MISMATCH && i < CACHE_SLOTS; i++) {
-            cached_texture *s = &b->cache[i];
-            if (s->texture && (s->texture == frame || s->texture == mask)) {
-                GLint w = 0, h = 0, bound = 0;
-                glGetIntegerv(GL_TEXTURE_BINDING_2D, &bound);
-                glBindTexture(GL_TEXTURE_2D, s->texture);
-                glGetTexLevelParameteriv(GL_TEXTURE_2D, 0, GL_TEXTURE_WIDTH, &w);
-                glGetTexLevelParameteriv(GL_TEXTURE_2D, 0, GL_TEXTURE_HEIGHT, &h);
-                glBindTexture(GL_TEXTURE_2D, (GLuint)bound);
-                if (w != s->width || h != s->height) {
-                    wait_last_stream(b);
-                    drop_slot(b, s);
-                }
-            }
-        }
-        return st;
-    }
-    b->maps++;
-    int fc = direct_channels(frame_format, 0), mc = mask ? direct_channels(mask_format, 1) : 0;
-    if (fc && (!mask || mc) && frame != mask) {
-        cached_texture *slots[2] = {NULL, NULL};
-        slots[0] = texture_slot(b, frame, frame_format, fc, NULL);
-        if (slots[0] && mask)
-            slots[1] = texture_slot(b, mask, mask_format, mc, slots[0]);
-        int n = mask ? 2 : 1;
-        int usable = slots[0] && !slots[0]->refused && (!mask || (slots[1] && !slots[1]->refused));
-        if (usable) {
-            st = map_slots(b, slots, n, stream);
-            if (st == GLCV_OK) {
-                out->rgba_texture = slots[0]->object;
-                out->rgba_pitch = (size_t)b->width * 4;
-                if (mask) {
-                    out->mask_texture = slots[1]->object;
-                    out->mask_channels = slots[1]->channels;
-                    out->mask_pitch = (size_t)b->width;
-                }
-                b->stats.direct = 1;
-                return GLCV_OK;
-            }
-            if (st != GLCV_ERROR_UNSUPPORTED)
-                return st;
-        }
-    }
-    return glcv_cuda_bridge_map_frame(b, frame, mask, stream, out);
-}
-
 glcv_status glcv_cuda_bridge_forget(glcv_cuda_bridge *b, unsigned int texture)
 {
     if (!b)
         return GLCV_ERROR_INVALID_ARGUMENT;
     for (int i = 0; i < CACHE_SLOTS; i++) {
         cached_texture *s = &b->cache[i];
-        cached_layers *l = &b->layer_cache[i];
-        if (!texture || (s->texture != texture && l->texture != texture))
+        if (!texture || s->texture != texture)
             continue;
         if (b->mapped >= 2)
             return glcv_fail(&b->logger, GLCV_ERROR_STATE, "cuda bridge: texture %u is mapped", texture);
         wait_last_stream(b);
-        if (s->texture == texture)
-            drop_slot(b, s);
-        if (l->texture == texture)
-            drop_layers(b, l);
+        drop_slot(b, s);
     }
     return GLCV_OK;
 }
@@ -639,138 +612,27 @@ void glcv_cuda_bridge_set_flush(glcv_cuda_bridge *b, int flush)
         b->no_flush = !flush;
 }
 
-/* ---- registered texture arrays (map_layers) --------------------------------------------------- */
+/* ---- registered texture arrays (map_layers), and the entry of both registered paths ------------ */
 
-/* Destroys a slot's texture objects and registration; the slot becomes free. The caller has
- * waited for the work that may use them. */
-static void drop_layers(glcv_cuda_bridge *b, cached_layers *s)
-{
-    for (int l = 0; s->objects && l < b->layers; l++)
-        if (s->objects[l])
-            (void)cudaDestroyTextureObject(s->objects[l]);
-    if (s->device_objects)
-        (void)cudaFree(s->device_objects);
-    if (s->image.resource) {
-        if (glcv_cuda_image_unregister(&s->image, NULL) != GLCV_OK) /* e.g. deleted before forgotten */
-            glcv_logf(&b->logger, GLCV_LOG_WARN,
-                      "cuda bridge: unregistering array texture %u failed; was it deleted before "
-                      "glcv_track_forget_texture?",
-                      s->texture);
-        b->stats.registered--;
-    }
-    free(s->arrays);
-    free(s->objects);
-    (void)cudaGetLastError();
-    memset(s, 0, sizeof *s);
-}
-
-/* Drops a slot's registration but remembers the texture as refused (the pixel buffer reads it)
- * until it is forgotten or re-specified with another format. */
-static void refuse_layers(glcv_cuda_bridge *b, cached_layers *s)
-{
-    GLuint texture = s->texture;
-    GLint internal = s->internal;
-    int channels = s->channels;
-    wait_last_stream(b);
-    drop_layers(b, s);
-    s->texture = texture;
-    s->internal = internal;
-    s->channels = channels;
-    s->refused = 1;
-    s->used = b->maps;
-    b->stats.refused++;
-}
-
-/* Checks a caller's array texture (glcv_gl_check_input_layers: the bridge's size and layers) and
- * gets its internal format; one that no longer passes loses its registration. */
-static glcv_status query_layers(glcv_cuda_bridge *b, GLuint texture, GLint *internal)
-{
-    GLint bound = 0;
-    glGetIntegerv(GL_TEXTURE_BINDING_2D_ARRAY, &bound);
-    glcv_status st = glcv_gl_check_input_layers(texture, b->width, b->height, b->layers, internal, &b->logger);
-    glBindTexture(GL_TEXTURE_2D_ARRAY, (GLuint)bound);
-    for (int i = 0; st != GLCV_OK && i < CACHE_SLOTS; i++)
-        if (b->layer_cache[i].texture == texture) {
-            wait_last_stream(b);
-            drop_layers(b, &b->layer_cache[i]);
-        }
-    return st;
-}
-
-/* The slot of array `texture` of format `internal`, registered on first use and again when its
- * format changed; NULL when out of memory. `keep`: a slot not to evict (the set's other array). */
-static cached_layers *layers_slot(glcv_cuda_bridge *b, GLuint texture, GLint internal, int channels,
-                                  const cached_layers *keep)
-{
-    cached_layers *s = NULL, *free_slot = NULL, *oldest = NULL;
-    for (int i = 0; i < CACHE_SLOTS; i++) {
-        cached_layers *c = &b->layer_cache[i];
-        if (c->texture == texture)
-            s = c;
-        else if (!c->texture && !free_slot)
-            free_slot = c;
-        else if (c->texture && c != keep && (!oldest || c->used < oldest->used))
-            oldest = c;
-    }
-    if (s && s->internal != internal) {
-        glcv_logf(&b->logger, GLCV_LOG_DEBUG, "cuda bridge: array texture %u is now of format 0x%04x: registered again",
-                  texture, (unsigned)internal);
-        wait_last_stream(b);
-        drop_layers(b, s);
-    } else if (!s) {
-        s = free_slot ? free_slot : oldest;
-        if (!s)
-            return NULL;
-        if (s->texture) {
-            wait_last_stream(b);
-            drop_layers(b, s);
-        }
-    }
-    if (!s->texture) {
-        s->arrays = calloc((size_t)b->layers, sizeof *s->arrays);
-        s->objects = calloc((size_t)b->layers, sizeof *s->objects);
-        if (!s->arrays || !s->objects) {
-            drop_layers(b, s);
-            return NULL;
-        }
-        s->texture = texture;
-        s->internal = internal;
-        s->channels = channels;
-        if (glcv_cuda_image_register_layers(&s->image, texture, 0, NULL) == GLCV_OK) {
-            b->stats.registrations++;
-            b->stats.registered++;
-        }
-        if (!s->image.resource || s->image.layers != b->layers) {
-            glcv_logf(&b->logger, GLCV_LOG_INFO,
-                      "cuda bridge: array texture %u (format 0x%04x) cannot be registered with CUDA: it is read "
-                      "through the pixel buffer",
-                      texture, (unsigned)internal);
-            refuse_layers(b, s);
-        }
-    }
-    s->used = b->maps;
-    return s;
-}
-
-/* Brings a mapped slot's texture objects up to date: kept while CUDA maps its layers to the
- * arrays they were built over, else (after the kernels that may read the old ones) built again
- * and their handles uploaded on `stream`. UNSUPPORTED when a layer holds other than the slot's
- * format says. */
-static glcv_status layer_objects(glcv_cuda_bridge *b, cached_layers *s, cudaStream_t stream)
+/* Brings a mapped array slot's texture objects up to date: kept while CUDA maps its layers to
+ * the arrays they were built over, else (after the kernels that may read the old ones) built
+ * again and their handles uploaded on `stream`. UNSUPPORTED when a layer holds other than the
+ * slot's format says. */
+static glcv_status layer_objects(glcv_cuda_bridge *b, cached_texture *s, cudaStream_t stream)
 {
     int same = s->objects[0] != 0;
-    for (int l = 0; same && l < b->layers; l++)
+    for (int l = 0; same && l < s->layers; l++)
         same = s->arrays[l] == s->image.layer_arrays[l];
     if (same)
         return GLCV_OK;
     if (s->objects[0]) {
         (void)cudaStreamSynchronize(stream); /* the previous set's kernels may still read them */
-        for (int l = 0; l < b->layers; l++)
+        for (int l = 0; l < s->layers; l++)
             if (s->objects[l])
                 (void)cudaDestroyTextureObject(s->objects[l]);
-        memset(s->objects, 0, (size_t)b->layers * sizeof *s->objects);
+        memset(s->objects, 0, (size_t)s->layers * sizeof *s->objects);
     }
-    for (int l = 0; l < b->layers; l++) {
+    for (int l = 0; l < s->layers; l++) {
         struct cudaChannelFormatDesc desc;
         struct cudaExtent extent;
         unsigned int flags = 0;
@@ -785,14 +647,14 @@ static glcv_status layer_objects(glcv_cuda_bridge *b, cached_layers *s, cudaStre
                       desc.y, desc.z, desc.w, (int)desc.f);
             return GLCV_ERROR_UNSUPPORTED;
         }
-        if ((err = texture_object(s->image.layer_arrays[l], &s->objects[l])) != cudaSuccess) {
+        if ((err = glcv_cuda_texture_object(s->image.layer_arrays[l], &s->objects[l])) != cudaSuccess) {
             s->objects[l] = 0;
             return glcv_cuda_fail(&b->logger, err, "cuda bridge: cudaCreateTextureObject");
         }
         s->arrays[l] = s->image.layer_arrays[l];
         b->stats.texture_objects++;
     }
-    size_t bytes = (size_t)b->layers * sizeof *s->objects;
+    size_t bytes = (size_t)s->layers * sizeof *s->objects;
     cudaError_t err = s->device_objects ? cudaSuccess : cudaMalloc((void **)&s->device_objects, bytes);
     if (err == cudaSuccess) /* pageable: staged before the call returns */
         err = cudaMemcpyAsync(s->device_objects, s->objects, bytes, cudaMemcpyHostToDevice, stream);
@@ -803,9 +665,9 @@ static glcv_status layer_objects(glcv_cuda_bridge *b, cached_layers *s, cudaStre
     return GLCV_OK;
 }
 
-/* Maps the slots' arrays in one call and brings their texture objects up to date.
+/* Maps the array slots in one call and brings their texture objects up to date.
  * GLCV_ERROR_UNSUPPORTED (nothing mapped) when the pixel buffer should be used instead. */
-static glcv_status map_layer_slots(glcv_cuda_bridge *b, cached_layers **slots, int n, cudaStream_t stream)
+static glcv_status map_layer_slots(glcv_cuda_bridge *b, cached_texture **slots, int n, cudaStream_t stream)
 {
     glcv_cuda_image *images[2];
     for (int i = 0; i < n; i++)
@@ -818,10 +680,10 @@ static glcv_status map_layer_slots(glcv_cuda_bridge *b, cached_layers **slots, i
                   glcv_status_string(st));
         for (int i = 0; i < n; i++) {
             if (st == GLCV_ERROR_UNSUPPORTED) {
-                refuse_layers(b, slots[i]); /* arrays CUDA maps in an unexpected format */
+                refuse_slot(b, slots[i]); /* arrays CUDA maps in an unexpected format */
             } else { /* e.g. a texture deleted without being forgotten: registered afresh next time */
                 wait_last_stream(b);
-                drop_layers(b, slots[i]);
+                drop_slot(b, slots[i]);
             }
         }
         return GLCV_ERROR_UNSUPPORTED;
@@ -833,7 +695,7 @@ static glcv_status map_layer_slots(glcv_cuda_bridge *b, cached_layers **slots, i
         if (st != GLCV_OK) {
             (void)glcv_cuda_images_unmap(images, n, stream, NULL);
             if (st == GLCV_ERROR_UNSUPPORTED)
-                refuse_layers(b, slots[i]);
+                refuse_slot(b, slots[i]);
             return st;
         }
     }
@@ -844,37 +706,59 @@ static glcv_status map_layer_slots(glcv_cuda_bridge *b, cached_layers **slots, i
     return GLCV_OK;
 }
 
-glcv_status glcv_cuda_bridge_map_layers(glcv_cuda_bridge *b, unsigned int frames, unsigned int masks,
-                                        cudaStream_t stream, glcv_cuda_frame *out)
+/* Checks a caller's input texture - a GL_TEXTURE_2D of the bridge's size (layers 0), or a
+ * GL_TEXTURE_2D_ARRAY of its layers (glcv_gl_check_input_layers) - and gets its internal format.
+ * One that no longer passes (re-specified, deleted) loses its registration now; it is registered
+ * again when it comes back as the bridge takes it. */
+static glcv_status query_input(glcv_cuda_bridge *b, GLuint texture, int layers, const char *what, GLint *internal)
 {
-    if (!b || !out)
-        return GLCV_ERROR_INVALID_ARGUMENT;
-    memset(out, 0, sizeof *out);
-    if (b->mapped)
-        return glcv_fail(&b->logger, GLCV_ERROR_STATE, "cuda bridge: the textures are still mapped");
-    glcv_gl_clear_errors();
-    GLint frames_format = 0, masks_format = 0;
-    glcv_status st = query_layers(b, frames, &frames_format);
-    if (st == GLCV_OK && masks)
-        st = query_layers(b, masks, &masks_format);
+    glcv_status st;
+    if (layers) {
+        GLint bound = 0;
+        glGetIntegerv(GL_TEXTURE_BINDING_2D_ARRAY, &bound);
+        st = glcv_gl_check_input_layers(texture, b->width, b->height, layers, internal, &b->logger);
+        glBindTexture(GL_TEXTURE_2D_ARRAY, (GLuint)bound);
+    } else {
+        st = query_texture(b, texture, what, internal);
+    }
+    for (int i = 0; st != GLCV_OK && i < CACHE_SLOTS; i++)
+        if (b->cache[i].texture && b->cache[i].texture == texture) {
+            wait_last_stream(b);
+            drop_slot(b, &b->cache[i]);
+        }
+    return st;
+}
+
+/* map_textures (layers 0) and map_layers: registered textures where their formats allow it,
+ * else the pixel buffer. */
+static glcv_status map_registered(glcv_cuda_bridge *b, GLuint frame, GLuint mask, int layers, cudaStream_t stream,
+                                  glcv_cuda_frame *out)
+{
+    GLint frame_format = 0, mask_format = 0;
+    glcv_status st = map_begin(b, out);
+    if (st == GLCV_OK)
+        st = query_input(b, frame, layers, "track frame texture", &frame_format);
+    if (st == GLCV_OK && mask)
+        st = query_input(b, mask, layers, "track mask texture", &mask_format);
     if (st != GLCV_OK)
         return st;
     b->maps++;
-    int fc = direct_channels(frames_format, 0), mc = masks ? direct_channels(masks_format, 1) : 0;
-    if (fc && (!masks || mc) && frames != masks) {
-        cached_layers *slots[2] = {NULL, NULL};
-        slots[0] = layers_slot(b, frames, frames_format, fc, NULL);
-        if (slots[0] && masks)
-            slots[1] = layers_slot(b, masks, masks_format, mc, slots[0]);
-        int n = masks ? 2 : 1;
-        if (!slots[0] || (masks && !slots[1]))
-            return GLCV_ERROR_OUT_OF_MEMORY;
-        if (!slots[0]->refused && (!masks || !slots[1]->refused)) {
-            st = map_layer_slots(b, slots, n, stream);
+    int fc = direct_channels(frame_format, 0), mc = mask ? direct_channels(mask_format, 1) : 0;
+    if (fc && (!mask || mc) && frame != mask) {
+        cached_texture *slots[2] = {NULL, NULL};
+        slots[0] = texture_slot(b, frame, layers, frame_format, fc, NULL);
+        if (slots[0] && mask)
+            slots[1] = texture_slot(b, mask, layers, mask_format, mc, slots[0]);
+        int n = mask ? 2 : 1;
+        int usable = slots[0] && !slots[0]->refused && (!mask || (slots[1] && !slots[1]->refused));
+        if (usable) {
+            st = layers ? map_layer_slots(b, slots, n, stream) : map_slots(b, slots, n, stream);
             if (st == GLCV_OK) {
+                out->rgba_texture = slots[0]->object;
                 out->rgba_layers = slots[0]->device_objects;
                 out->rgba_pitch = (size_t)b->width * 4;
-                if (masks) {
+                if (mask) {
+                    out->mask_texture = slots[1]->object;
                     out->mask_layers = slots[1]->device_objects;
                     out->mask_channels = slots[1]->channels;
                     out->mask_pitch = (size_t)b->width;
@@ -886,7 +770,19 @@ glcv_status glcv_cuda_bridge_map_layers(glcv_cuda_bridge *b, unsigned int frames
                 return st;
         }
     }
-    return map_buffer(b, GL_TEXTURE_2D_ARRAY, frames, masks, stream, out);
+    return map_buffer(b, layers ? GL_TEXTURE_2D_ARRAY : GL_TEXTURE_2D, frame, mask, stream, out);
+}
+
+glcv_status glcv_cuda_bridge_map_textures(glcv_cuda_bridge *b, unsigned int frame, unsigned int mask,
+                                          cudaStream_t stream, glcv_cuda_frame *out)
+{
+    return map_registered(b, frame, mask, 0, stream, out);
+}
+
+glcv_status glcv_cuda_bridge_map_layers(glcv_cuda_bridge *b, unsigned int frames, unsigned int masks,
+                                        cudaStream_t stream, glcv_cuda_frame *out)
+{
+    return map_registered(b, frames, masks, b ? b->layers : 1, stream, out);
 }
 
 /* ---- registered textures ------------------------------------------------------------------ */

@@ -157,6 +157,9 @@ glcv_status glcv_cuda_images_map(glcv_cuda_image *const *images, int n, cudaStre
                                  const glcv_logger *logger);
 glcv_status glcv_cuda_images_unmap(glcv_cuda_image *const *images, int n, cudaStream_t stream,
                                    const glcv_logger *logger);
+/* A texture object over a mapped array as the bridge's paths read them: elements as stored, point
+ * sampling, unnormalised coordinates, clamped addresses (pixel x, y is element x, y). */
+cudaError_t glcv_cuda_texture_object(cudaArray_t array, cudaTextureObject_t *out);
 
 /* ---- kernels of cuda/cuda_bridge.cu: checks and benchmarks of hand-overs --------------------- */
 
