@@ -719,9 +719,10 @@ static glcv_status track_read_back(glcv_track *t, unsigned int frames, unsigned 
                                                  count, t->ids, t->n_ids));
 }
 
-static glcv_status frame_texture_locked(glcv_track *t, unsigned int frame, unsigned int mask)
+/* Texture inputs: GL_TEXTURE_2D textures, or (layered) arrays of the tracker's streams. */
+static glcv_status textures_locked(glcv_track *t, unsigned int frame, unsigned int mask, int layered)
 {
-    glcv_status st = check_one_stream(t, "glcv_track_frame_texture");
+    glcv_status st = layered ? GLCV_OK : check_one_stream(t, "glcv_track_frame_texture");
     if (st == GLCV_OK)
         st = need_context(t);
     if (st != GLCV_OK)
@@ -729,32 +730,19 @@ static glcv_status frame_texture_locked(glcv_track *t, unsigned int frame, unsig
     if (t->cuda && t->cuda_with_gl) {
         glcv_tm_config c = make_config(t);
         list_objects(t);
-        return cuda_queued(t, glcv_track_cuda_frame_texture(t->cuda, &c, frame, mask, t->ids, t->n_ids));
+        return cuda_queued(t, glcv_track_cuda_frame_texture(t->cuda, &c, frame, mask, layered, t->ids, t->n_ids));
     }
-    return track_read_back(t, frame, mask, 0);
+    return track_read_back(t, frame, mask, layered);
 }
 
 glcv_status glcv_track_frame_texture(glcv_track *t, unsigned int frame, unsigned int mask)
 {
-    GLCV_LOCKED_CALL(t, frame_texture_locked(t, frame, mask));
-}
-
-static glcv_status frames_texture_locked(glcv_track *t, unsigned int frames, unsigned int masks)
-{
-    glcv_status st = need_context(t);
-    if (st != GLCV_OK)
-        return st;
-    if (t->cuda && t->cuda_with_gl) {
-        glcv_tm_config c = make_config(t);
-        list_objects(t);
-        return cuda_queued(t, glcv_track_cuda_frames_texture(t->cuda, &c, frames, masks, t->ids, t->n_ids));
-    }
-    return track_read_back(t, frames, masks, 1);
+    GLCV_LOCKED_CALL(t, textures_locked(t, frame, mask, 0));
 }
 
 glcv_status glcv_track_frames_texture(glcv_track *t, unsigned int frames, unsigned int masks)
 {
-    GLCV_LOCKED_CALL(t, frames_texture_locked(t, frames, masks));
+    GLCV_LOCKED_CALL(t, textures_locked(t, frames, masks, 1));
 }
 
 glcv_status glcv_track_forget_texture(glcv_track *t, unsigned int texture)

@@ -384,11 +384,19 @@ static glcv_status need_bridge(glcv_track_cuda *c_)
     return glcv_cuda_bridge_create_for_layers(c_->width, c_->height, c_->streams, &c_->logger, &c_->bridge);
 }
 
-/* The bins of a handed-over frame (or set), the textures back to GL, the tracking. */
-static glcv_status track_handed_over(glcv_track_cuda *c_, const glcv_tm_config *c, const glcv_cuda_frame *f,
-                                     int streams, const int *ids, int n)
+glcv_status glcv_track_cuda_frame_texture(glcv_track_cuda *c_, const glcv_tm_config *c, unsigned int frame,
+                                          unsigned int mask, int layered, const int *ids, int n)
 {
-    glcv_status st = run_bins_frame(c_, c, f, streams);
+    glcv_status st = need_bridge(c_);
+    /* registered textures (RGBA8 frames, R8 or RGBA8 masks; arrays: a texture object per layer,
+     * both mapped in one call), else the bridge's pixel buffer */
+    glcv_cuda_frame f;
+    if (st == GLCV_OK)
+        st = layered ? glcv_cuda_bridge_map_layers(c_->bridge, frame, mask, c_->stream, &f)
+                     : glcv_cuda_bridge_map_textures(c_->bridge, frame, mask, c_->stream, &f);
+    if (st != GLCV_OK)
+        return st;
+    st = run_bins_frame(c_, c, &f, layered ? c_->streams : 1);
     /* the bin images are CUDA's own: GL may have the textures back right after the bin kernel */
     glcv_status st2 = glcv_cuda_bridge_unmap(c_->bridge, c_->stream);
     if (st == GLCV_OK)
@@ -397,29 +405,6 @@ static glcv_status track_handed_over(glcv_track_cuda *c_, const glcv_tm_config *
         return st;
     c_->have_source = 0;
     return launch_tracking(c_, c, ids, n, NULL, 1);
-}
-
-glcv_status glcv_track_cuda_frame_texture(glcv_track_cuda *c_, const glcv_tm_config *c, unsigned int frame,
-                                          unsigned int mask, const int *ids, int n)
-{
-    glcv_status st = need_bridge(c_);
-    /* registered textures (RGBA8 frame, R8 or RGBA8 mask), else the bridge's pixel buffer */
-    glcv_cuda_frame f;
-    if (st == GLCV_OK)
-        st = glcv_cuda_bridge_map_textures(c_->bridge, frame, mask, c_->stream, &f);
-    return st == GLCV_OK ? track_handed_over(c_, c, &f, 1, ids, n) : st;
-}
-
-glcv_status glcv_track_cuda_frames_texture(glcv_track_cuda *c_, const glcv_tm_config *c, unsigned int frames,
-                                           unsigned int masks, const int *ids, int n)
-{
-    glcv_status st = need_bridge(c_);
-    /* both arrays in one map (RGBA8 frames, R8 or RGBA8 masks: a texture object per layer), else
-     * the bridge's pixel buffer */
-    glcv_cuda_frame f;
-    if (st == GLCV_OK)
-        st = glcv_cuda_bridge_map_layers(c_->bridge, frames, masks, c_->stream, &f);
-    return st == GLCV_OK ? track_handed_over(c_, c, &f, c_->streams, ids, n) : st;
 }
 
 glcv_status glcv_track_cuda_forget_texture(glcv_track_cuda *c_, unsigned int texture)
@@ -564,16 +549,9 @@ glcv_status glcv_track_cuda_frames(glcv_track_cuda *cuda, const glcv_tm_config *
 }
 
 glcv_status glcv_track_cuda_frame_texture(glcv_track_cuda *cuda, const glcv_tm_config *c, unsigned int frame,
-                                          unsigned int mask, const int *ids, int n)
+                                          unsigned int mask, int layered, const int *ids, int n)
 {
-    (void)cuda, (void)c, (void)frame, (void)mask, (void)ids, (void)n;
-    return GLCV_ERROR_UNSUPPORTED;
-}
-
-glcv_status glcv_track_cuda_frames_texture(glcv_track_cuda *cuda, const glcv_tm_config *c, unsigned int frames,
-                                           unsigned int masks, const int *ids, int n)
-{
-    (void)cuda, (void)c, (void)frames, (void)masks, (void)ids, (void)n;
+    (void)cuda, (void)c, (void)frame, (void)mask, (void)layered, (void)ids, (void)n;
     return GLCV_ERROR_UNSUPPORTED;
 }
 

@@ -97,18 +97,16 @@ glcv_status glcv_track_cuda_set_object(glcv_track_cuda *cuda, int id, const glcv
                                        const uint8_t *lut, const double *sqrt_model, double model_sum);
 
 /* Tracks objects ids[0..n-1], each in its stream's frame: host frames (count of them, checked:
- * one pixel format; masks NULL or count GRAY8 images), one GL_TEXTURE_2D frame (and mask), or
- * GL_TEXTURE_2D_ARRAY frames (and masks) of `streams` layers. Queued; results come with
- * glcv_track_cuda_results. */
+ * one pixel format; masks NULL or count GRAY8 images), or GL textures - a GL_TEXTURE_2D frame
+ * (and mask), or with `layered` GL_TEXTURE_2D_ARRAY frames (and masks) of the engine's streams.
+ * Queued; results come with glcv_track_cuda_results. */
 glcv_status glcv_track_cuda_frames(glcv_track_cuda *cuda, const glcv_tm_config *c, const glcv_image *frames,
                                    const glcv_image *masks, int count, const int *ids, int n);
 glcv_status glcv_track_cuda_frame_texture(glcv_track_cuda *cuda, const glcv_tm_config *c, unsigned int frame,
-                                          unsigned int mask, const int *ids, int n);
-glcv_status glcv_track_cuda_frames_texture(glcv_track_cuda *cuda, const glcv_tm_config *c, unsigned int frames,
-                                           unsigned int masks, const int *ids, int n);
+                                          unsigned int mask, int layered, const int *ids, int n);
 
-/* Drops the registration of a texture given to glcv_track_cuda_frame_texture or
- * glcv_track_cuda_frames_texture (no-op when it has none), after the queued work is done. */
+/* Drops the registration of a texture given to glcv_track_cuda_frame_texture (no-op when it has
+ * none), after the queued work is done. */
 glcv_status glcv_track_cuda_forget_texture(glcv_track_cuda *cuda, unsigned int texture);
 void glcv_track_cuda_texture_stats(const glcv_track_cuda *cuda, glcv_track_texture_stats *out);
 
