@@ -241,12 +241,7 @@ static void test_api(void)
 
 int main(int argc, char **argv)
 {
-    const char *mode = argc > 1 ? argv[1] : "cpu";
-    const int cuda = strcmp(mode, "cuda") == 0;
-    if (!cuda && strcmp(mode, "cpu") != 0) {
-        fprintf(stderr, "usage: %s [cpu | cuda]\n", argv[0]);
-        return 2;
-    }
+    const int cuda = test_mode_cuda(argc, argv);
     glcv_engine_mode engines[2] = {GLCV_ENGINE_CPU, GLCV_ENGINE_CUDA};
     if (cuda) {
         glcv_cuda_info info;
@@ -259,6 +254,6 @@ int main(int argc, char **argv)
     if (!cuda)
         test_api();
     char name[64];
-    snprintf(name, sizeof name, "test_track_streams (%s)", mode);
+    snprintf(name, sizeof name, "test_track_streams (%s)", cuda ? "cuda" : "cpu");
     return test_finish(name);
 }

@@ -365,22 +365,11 @@ static void errors(glcv_engine_mode engine)
 
 int main(int argc, char **argv)
 {
-    const char *mode = argc > 1 ? argv[1] : "cpu";
-    const int cuda = strcmp(mode, "cuda") == 0;
-    if (!cuda && strcmp(mode, "cpu") != 0) {
-        fprintf(stderr, "usage: %s [cpu | cuda]\n", argv[0]);
-        return 2;
-    }
+    const int cuda = test_mode_cuda(argc, argv);
     glcv_context *ctx = test_context_or_skip(33);
     glcv_cuda_info info;
-    if (cuda) {
-        test_cuda_or_skip(&info);
-        if (info.gl_device < 0) {
-            printf("SKIP: the GL context is not on a CUDA device: texture inputs would not reach CUDA directly\n");
-            glcv_context_destroy(&ctx);
-            return TEST_SKIP;
-        }
-    }
+    if (cuda)
+        test_cuda_gl_or_skip(&ctx, &info);
     glcv_engine_mode engine = cuda ? GLCV_ENGINE_CUDA : GLCV_ENGINE_CPU;
     host_state hs = {0, 0, 0, 0};
     run(engine, NO_MASKS, 0, &hs);
@@ -392,6 +381,6 @@ int main(int argc, char **argv)
     host_state_free(&hs);
     glcv_context_destroy(&ctx);
     char name[64];
-    snprintf(name, sizeof name, "test_track_streams_gl (%s)", mode);
+    snprintf(name, sizeof name, "test_track_streams_gl (%s)", cuda ? "cuda" : "cpu");
     return test_finish(name);
 }
