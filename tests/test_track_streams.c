@@ -224,7 +224,8 @@ static void test_api(void)
     glcv_track_result a, b;
     CHECK_OK(glcv_track_results(one, &a, 1, &n));
     CHECK_OK(glcv_track_results(two, &b, 1, &n));
-    CHECK(memcmp(&a, &b, sizeof a) == 0 && a.stream == 0, "one stream: glcv_track_frames differs from glcv_track_frame");
+    CHECK(memcmp(&a, &b, sizeof a) == 0 && a.stream == 0,
+          "one stream: glcv_track_frames differs from glcv_track_frame (m00 %g and %g)", a.m00, b.m00);
     free(h);
     glcv_track_destroy(&one);
     glcv_track_destroy(&two);

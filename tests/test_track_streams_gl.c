@@ -344,7 +344,8 @@ static void errors(glcv_engine_mode engine)
     glDeleteTextures(1, &deleted);
     const GLuint names[] = {0, tex2d, more, fewer, smaller, integer, srgb, frames, deleted};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        glcv_status st = glcv_track_frames_texture(tr, names[cases[i].frames], cases[i].masks < 0 ? 0 : names[cases[i].masks]);
+        GLuint masks = cases[i].masks < 0 ? 0 : names[cases[i].masks];
+        glcv_status st = glcv_track_frames_texture(tr, names[cases[i].frames], masks);
         CHECK(st == cases[i].expect, "%s engine, %s: '%s', expected '%s'", glcv_engine_mode_string(engine),
               cases[i].what, glcv_status_string(st), glcv_status_string(cases[i].expect));
     }

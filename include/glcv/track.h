@@ -261,9 +261,9 @@ GLCV_API glcv_status glcv_track_frames(glcv_track *track, const glcv_image *fram
 /* As glcv_track_frame, from GL textures in the current context: `frame` a GL_TEXTURE_2D of the
  * tracker's size with a colour format (row 0 = image row 0), `mask` 0 or a texture whose red
  * channel > 0.5 means foreground (e.g. glcv_segment_mask_texture). A tracker of several streams
- * takes array textures instead (glcv_track_frames_texture: INVALID_ARGUMENT here). The textures are never
- * modified, and the caller may draw into them or update them (glTexSubImage2D, rendering)
- * once the call returns: GL commands issued afterwards run after the tracker's reads.
+ * takes array textures instead (glcv_track_frames_texture; INVALID_ARGUMENT here). The textures
+ * are never modified, and the caller may draw into them or update them (glTexSubImage2D,
+ * rendering) once the call returns: GL commands issued afterwards run after the tracker's reads.
  * The CUDA engine registers a GL_RGBA8 frame texture and a GL_R8 or GL_RGBA8 mask texture with
  * CUDA on first use and keeps the registration (by texture name, size and internal format);
  * each frame it maps them and reads them in place. Other formats are copied by GL into a
@@ -308,9 +308,9 @@ GLCV_API glcv_status glcv_track_frames_texture(glcv_track *track, unsigned int f
 GLCV_API glcv_status glcv_track_forget_texture(glcv_track *track, unsigned int texture);
 
 /* Results of the last frame (or frame set) for every object tracked in it (objects added since
- * are not in it), in increasing id order, whatever their streams: writes up to `capacity` results and sets *count to the number of
- * those objects. Waits for the GPU. Errors: INVALID_ARGUMENT, STATE (no frame tracked yet),
- * CUDA. */
+ * are not in it), in increasing id order whatever their streams: writes up to `capacity` results
+ * and sets *count to the number of those objects. Waits for the GPU. Errors: INVALID_ARGUMENT,
+ * STATE (no frame tracked yet), CUDA. */
 GLCV_API glcv_status glcv_track_results(glcv_track *track, glcv_track_result *out, int capacity, int *count);
 
 /* The four corners of a rotated box (centre cx, cy, size w x h, angle in degrees; a result's cx,
