@@ -54,6 +54,7 @@ struct glcv_track {
     int *ids;                 /* ids tracked in the last frame */
     int *id_streams;          /* their streams */
     int n_ids;
+    int *next_ids, *next_streams; /* CUDA engine: the list of a set being queued (swapped in once it is) */
     glcv_tm_result *results;  /* in ids order */
     int have_frame;           /* a frame was tracked */
     int results_pending;      /* CUDA: results not fetched yet */
@@ -181,10 +182,13 @@ glcv_status glcv_track_create(const glcv_track_params *params, glcv_track **out)
     t->slots = calloc(n_slots, sizeof *t->slots);
     t->ids = calloc(n_slots, sizeof *t->ids);
     t->id_streams = calloc(n_slots, sizeof *t->id_streams);
+    t->next_ids = calloc(n_slots, sizeof *t->next_ids);
+    t->next_streams = calloc(n_slots, sizeof *t->next_streams);
     t->results = calloc(n_slots, sizeof *t->results);
     t->counts = calloc(nb, sizeof *t->counts);
     t->set_images = calloc(2 * (size_t)p.streams, sizeof *t->set_images);
-    if (!t->slots || !t->ids || !t->id_streams || !t->results || !t->counts || !t->set_images) {
+    if (!t->slots || !t->ids || !t->id_streams || !t->next_ids || !t->next_streams || !t->results || !t->counts ||
+        !t->set_images) {
         st = GLCV_ERROR_OUT_OF_MEMORY;
         goto fail;
     }
@@ -245,6 +249,8 @@ void glcv_track_destroy(glcv_track **track)
     free(t->slots);
     free(t->ids);
     free(t->id_streams);
+    free(t->next_ids);
+    free(t->next_streams);
     free(t->results);
     free(t->counts);
     free(t->bins);
@@ -613,15 +619,22 @@ glcv_status glcv_track_get_hist(glcv_track *t, int id, glcv_track_hist *out)
 
 /* ---- frames ----------------------------------------------------------------------------------- */
 
-/* Lists the objects to track (increasing ids) into t->ids, their streams into t->id_streams. */
-static void list_objects(glcv_track *t)
+/* Lists the objects to track (increasing ids) into ids, their streams into streams; returns how
+ * many. */
+static int list_into(const glcv_track *t, int *ids, int *streams)
 {
-    t->n_ids = 0;
+    int n = 0;
     for (int i = 0; i < t->p.max_objects; i++)
         if (t->slots[i].used) {
-            t->id_streams[t->n_ids] = t->slots[i].state.stream;
-            t->ids[t->n_ids++] = i;
+            streams[n] = t->slots[i].state.stream;
+            ids[n++] = i;
         }
+    return n;
+}
+
+static void list_objects(glcv_track *t)
+{
+    t->n_ids = list_into(t, t->ids, t->id_streams);
 }
 
 /* CPU engine: the bin image of a stream. */
@@ -642,22 +655,61 @@ static void cpu_track_all(glcv_track *t, const glcv_tm_config *c)
     t->have_frame = 1;
 }
 
-/* CUDA engine: a set queued (its results are fetched later), or not. */
-static glcv_status cuda_queued(glcv_track *t, glcv_status st)
+/* CUDA engine: queues a set through `queue` (the objects listed into t->next_ids), whose results
+ * are fetched later. The list becomes the set's (t->ids) once the set is queued; a set refused
+ * before anything was queued (a bad argument or texture) leaves the last set's list and results
+ * as they were; after a CUDA or GL error there are none. */
+typedef glcv_status (*cuda_queue_fn)(glcv_track *t, const glcv_tm_config *c, const void *args, int n);
+
+static glcv_status cuda_set(glcv_track *t, cuda_queue_fn queue, const void *args)
 {
-    t->have_frame = st == GLCV_OK;
-    t->results_pending = st == GLCV_OK;
+    glcv_tm_config c = make_config(t);
+    int n = list_into(t, t->next_ids, t->next_streams);
+    glcv_status st = queue(t, &c, args, n);
+    if (st == GLCV_OK) {
+        int *ids = t->ids, *streams = t->id_streams;
+        t->ids = t->next_ids;
+        t->id_streams = t->next_streams;
+        t->next_ids = ids;
+        t->next_streams = streams;
+        t->n_ids = n;
+        t->have_frame = 1;
+        t->results_pending = 1;
+    } else if (st == GLCV_ERROR_CUDA || st == GLCV_ERROR_GL) {
+        t->have_frame = 0;
+        t->results_pending = 0;
+    }
     return st;
+}
+
+typedef struct host_set_args {
+    const glcv_image *frames, *masks;
+    int count;
+} host_set_args;
+
+static glcv_status queue_host_set(glcv_track *t, const glcv_tm_config *c, const void *args, int n)
+{
+    const host_set_args *a = args;
+    return glcv_track_cuda_frames(t->cuda, c, a->frames, a->masks, a->count, t->next_ids, n);
+}
+
+typedef struct texture_args {
+    unsigned int frame, mask;
+    int layered;
+} texture_args;
+
+static glcv_status queue_textures(glcv_track *t, const glcv_tm_config *c, const void *args, int n)
+{
+    const texture_args *a = args;
+    return glcv_track_cuda_frame_texture(t->cuda, c, a->frame, a->mask, a->layered, t->next_ids, n);
 }
 
 /* A checked host frame set (count frames, masks NULL or count) through the engine. */
 static glcv_status track_set(glcv_track *t, const glcv_image *frames, const glcv_image *masks, int count)
 {
     glcv_tm_config c = make_config(t);
-    if (t->cuda) {
-        list_objects(t);
-        return cuda_queued(t, glcv_track_cuda_frames(t->cuda, &c, frames, masks, count, t->ids, t->n_ids));
-    }
+    if (t->cuda)
+        return cuda_set(t, queue_host_set, &(host_set_args){frames, masks, count});
     for (int i = 0; i < count; i++) {
         const glcv_image *m = masks ? &masks[i] : NULL;
         glcv_track_cpu_bins(&t->tables, &c, &frames[i], m ? m->data : NULL, m ? glcv_image_stride(m) : 0,
@@ -714,9 +766,7 @@ static glcv_status track_read_back(glcv_track *t, unsigned int frames, unsigned 
         cpu_track_all(t, &c);
         return GLCV_OK;
     }
-    list_objects(t);
-    return cuda_queued(t, glcv_track_cuda_frames(t->cuda, &c, t->set_images, masks ? t->set_images + count : NULL,
-                                                 count, t->ids, t->n_ids));
+    return cuda_set(t, queue_host_set, &(host_set_args){t->set_images, masks ? t->set_images + count : NULL, count});
 }
 
 /* Texture inputs: GL_TEXTURE_2D textures, or (layered) arrays of the tracker's streams. */
@@ -727,11 +777,8 @@ static glcv_status textures_locked(glcv_track *t, unsigned int frame, unsigned i
         st = need_context(t);
     if (st != GLCV_OK)
         return st;
-    if (t->cuda && t->cuda_with_gl) {
-        glcv_tm_config c = make_config(t);
-        list_objects(t);
-        return cuda_queued(t, glcv_track_cuda_frame_texture(t->cuda, &c, frame, mask, layered, t->ids, t->n_ids));
-    }
+    if (t->cuda && t->cuda_with_gl)
+        return cuda_set(t, queue_textures, &(texture_args){frame, mask, layered});
     return track_read_back(t, frame, mask, layered);
 }
 
