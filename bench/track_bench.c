@@ -1,17 +1,23 @@
 /* track_bench: CAMSHIFT per-frame times at 1920x1080 - the CUDA engine's kernels on a frame
  * already on the GPU (with and without the HSV/bin conversion, 1 and 64 objects, windows of
  * 200x200, 400x400 and 1080x720, every cluster size for one object), the whole call from host
- * pixels and from a GL texture, and the CPU implementation - beside Perry's figures.
+ * pixels and from a GL texture, and the CPU implementation - beside Perry's figures; then many
+ * cameras: S streams of 640x480 (default 64) with one object each (a 100x100 window), as one
+ * tracker of S streams fed texture arrays (glcv_track_frames_texture: frames and masks, one
+ * hand-over per set) against S trackers of one stream fed 2D textures (glcv_track_frame_texture:
+ * S hand-overs per set), in the same run: ms per set and per stream, medians of many sets after
+ * warm-up, each set's results waited for.
  *
- * usage: track_bench [--runs N] [--csv FILE] [--quick]
+ * usage: track_bench [--runs N] [--streams S] [--csv FILE] [--quick]
  *
- * The texture rows go through glcv_track_frame_texture (the CUDA bridge: GL copy, flush, buffer
- * map), for an RGBA8 frame texture alone and with an R8 mask texture.
+ * The texture rows go through glcv_track_frame_texture (the CUDA bridge: registered textures read
+ * in place), for an RGBA8 frame texture alone and with an R8 mask texture.
  *
  * Kernel times are CUDA-event times over N frames queued back to back (every frame starts from the
  * same windows, so each runs the same iterations), divided by N. The objects' blobs sit 6 pixels
  * off their windows' centres, so the mean shift iterates before it converges. Without a CUDA
- * device only the CPU rows are measured. */
+ * device only the CPU rows are measured, and the many-camera comparison runs on the CPU engine
+ * (a few sets: it checks the code path, its times are not the point). */
 #define _POSIX_C_SOURCE 200809L
 
 #include <glcv/glcv.h>
@@ -26,6 +32,8 @@
 #include <string.h>
 
 enum { W = 1920, H = 1080, MAX_OBJ = 64 };
+/* The many-camera comparison: VGA cameras, one object each. */
+enum { CAM_W = 640, CAM_H = 480, CAM_WINDOW = 100 };
 
 /* An 8 x 8 grid of coloured discs on a grey, lightly textured background. */
 static void make_frame(glcv_image *img)
@@ -246,22 +254,226 @@ static void texture_calls(const glcv_image *frame, int with_mask, int runs)
         glDeleteTextures(1, &mask);
 }
 
+/* ---- many cameras: one tracker of S streams and one hand-over per set, against S trackers ------ */
+
+/* Camera s's frame (RGBA8, CAM_W x CAM_H): a grey textured background and a coloured disc of
+ * radius 30 whose place and colour depend on s. */
+static void make_camera_frame(glcv_image *img, int s)
+{
+    int cx = 100 + (s * 37) % (CAM_W - 200), cy = 100 + (s * 53) % (CAM_H - 200);
+    uint8_t r = (uint8_t)(200 + (s % 3) * 20), g = (uint8_t)(40 + (s % 5) * 30), b = (uint8_t)(30 + (s % 7) * 20);
+    for (int y = 0; y < CAM_H; y++)
+        for (int x = 0; x < CAM_W; x++) {
+            uint8_t *p = img->data + ((size_t)y * CAM_W + (size_t)x) * 4;
+            if ((x - cx) * (x - cx) + (y - cy) * (y - cy) <= 900) {
+                p[0] = r, p[1] = g, p[2] = b;
+            } else {
+                p[0] = p[1] = p[2] = (uint8_t)(90 + ((x / 16 + y / 16 + s) & 1) * 40 + ((x * 7 + y * 13 + s) & 7));
+            }
+            p[3] = 255;
+        }
+}
+
+/* Camera s's object window: 100 x 100, centred 6 pixels off its disc. */
+static glcv_rect camera_window(int s)
+{
+    int cx = 100 + (s * 37) % (CAM_W - 200) - 6, cy = 100 + (s * 53) % (CAM_H - 200) - 6;
+    return (glcv_rect){cx - CAM_WINDOW / 2, cy - CAM_WINDOW / 2, CAM_WINDOW, CAM_WINDOW};
+}
+
+/* A tracker of `streams` streams (1: a camera's own) with camera first..first+count-1's objects. */
+static glcv_track *camera_tracker(glcv_engine_mode engine, int streams, const glcv_image *frames, int first,
+                                  int count)
+{
+    glcv_track_params p = GLCV_TRACK_PARAMS(.width = CAM_W, .height = CAM_H, .streams = streams,
+                                            .max_objects = count, .engine = engine,
+                                            .logger = {glcv_log_stderr, NULL, GLCV_LOG_WARN});
+    glcv_track *tr = NULL;
+    if (glcv_track_create(&p, &tr) != GLCV_OK)
+        return NULL;
+    glcv_track_hist *h = calloc(1, sizeof *h);
+    glcv_status st = h ? GLCV_OK : GLCV_ERROR_OUT_OF_MEMORY;
+    for (int k = 0; k < count && st == GLCV_OK; k++) {
+        int s = first + k, id = -1;
+        glcv_rect w = camera_window(s);
+        glcv_rect disc = {w.x + 26, w.y + 26, 60, 60};
+        st = glcv_track_hist_compute(tr, &frames[s], NULL, disc, h);
+        if (st == GLCV_OK)
+            st = glcv_track_add_to_stream(tr, streams > 1 ? s : 0, h, w, &id);
+    }
+    free(h);
+    if (st != GLCV_OK)
+        glcv_track_destroy(&tr);
+    return tr;
+}
+
+/* Every object of a tracker back at its first window (the same work every set). */
+static void camera_reset(glcv_track *tr, int first, int count)
+{
+    for (int k = 0; k < count; k++)
+        glcv_track_set_window(tr, k, camera_window(first + k));
+}
+
+static GLuint camera_texture(GLenum target, GLenum internal, GLenum format, int layers, const uint8_t *const *px)
+{
+    GLuint tex = 0;
+    glGenTextures(1, &tex);
+    glBindTexture(target, tex);
+    glPixelStorei(GL_UNPACK_ALIGNMENT, 1);
+    if (target == GL_TEXTURE_2D) {
+        glTexImage2D(target, 0, (GLint)internal, CAM_W, CAM_H, 0, format, GL_UNSIGNED_BYTE, px[0]);
+    } else {
+        glTexImage3D(target, 0, (GLint)internal, CAM_W, CAM_H, layers, 0, format, GL_UNSIGNED_BYTE, NULL);
+        for (int l = 0; l < layers; l++)
+            glTexSubImage3D(target, 0, 0, 0, l, CAM_W, CAM_H, 1, format, GL_UNSIGNED_BYTE, px[l]);
+    }
+    glTexParameteri(target, GL_TEXTURE_MAX_LEVEL, 0);
+    glPixelStorei(GL_UNPACK_ALIGNMENT, 4);
+    glBindTexture(target, 0);
+    return tex;
+}
+
+/* The comparison on `engine` (a GL context current): `sets` timed sets after `warm` untimed ones. */
+static void camera_sets(glcv_engine_mode engine, int streams, int sets, int warm)
+{
+    const char *name = glcv_engine_mode_string(engine);
+    glcv_image *frames = calloc((size_t)streams, sizeof *frames);
+    const uint8_t **px = calloc((size_t)streams, sizeof *px), **mpx = calloc((size_t)streams, sizeof *mpx);
+    uint8_t *ones = malloc((size_t)CAM_W * CAM_H);
+    glcv_track **singles = calloc((size_t)streams, sizeof *singles);
+    GLuint *tex = calloc((size_t)streams, sizeof *tex), *mask = calloc((size_t)streams, sizeof *mask);
+    glcv_track_result *res = calloc((size_t)streams, sizeof *res);
+    double *t_set = calloc((size_t)sets, sizeof *t_set), *t_single = calloc((size_t)sets, sizeof *t_single);
+    glcv_track *batched = NULL;
+    GLuint frames_array = 0, masks_array = 0;
+    int made = 0;
+    if (!frames || !px || !mpx || !ones || !singles || !tex || !mask || !res || !t_set || !t_single)
+        goto done;
+    memset(ones, 255, (size_t)CAM_W * CAM_H);
+    for (; made < streams; made++) {
+        if (glcv_image_alloc(CAM_W, CAM_H, GLCV_PIXEL_RGBA8, &frames[made]) != GLCV_OK)
+            goto done;
+        make_camera_frame(&frames[made], made);
+        px[made] = frames[made].data;
+        mpx[made] = ones;
+    }
+    frames_array = camera_texture(GL_TEXTURE_2D_ARRAY, GL_RGBA8, GL_RGBA, streams, px);
+    masks_array = camera_texture(GL_TEXTURE_2D_ARRAY, GL_R8, GL_RED, streams, mpx);
+    batched = camera_tracker(engine, streams, frames, 0, streams);
+    for (int s = 0; s < streams; s++) {
+        tex[s] = camera_texture(GL_TEXTURE_2D, GL_RGBA8, GL_RGBA, 1, &px[s]);
+        mask[s] = camera_texture(GL_TEXTURE_2D, GL_R8, GL_RED, 1, &mpx[s]);
+        singles[s] = camera_tracker(engine, 1, frames, s, 1);
+        if (!singles[s])
+            goto done;
+    }
+    glFinish();
+    if (!batched)
+        goto done;
+    int lost = 0, lost_single = 0;
+    for (int r = -warm; r < sets; r++) {
+        int count = 0;
+        camera_reset(batched, 0, streams);
+        double t0 = bench_now_ms();
+        glcv_status st = glcv_track_frames_texture(batched, frames_array, masks_array);
+        if (st == GLCV_OK)
+            st = glcv_track_results(batched, res, streams, &count);
+        double dt = bench_now_ms() - t0;
+        for (int s = 0; s < streams; s++)
+            camera_reset(singles[s], s, 1);
+        double t1 = bench_now_ms();
+        for (int s = 0; s < streams && st == GLCV_OK; s++)
+            st = glcv_track_frame_texture(singles[s], tex[s], mask[s]);
+        for (int s = 0; s < streams && st == GLCV_OK; s++) {
+            glcv_track_result one;
+            int n = 0;
+            st = glcv_track_results(singles[s], &one, 1, &n);
+            lost_single += r == sets - 1 && one.lost;
+        }
+        double dt_single = bench_now_ms() - t1;
+        if (st != GLCV_OK) {
+            printf("cameras (%s): a call failed: %s\n", name, glcv_status_string(st));
+            goto done;
+        }
+        if (r >= 0) {
+            t_set[r] = dt;
+            t_single[r] = dt_single;
+        }
+        for (int k = 0; r == sets - 1 && k < count; k++)
+            lost += res[k].lost != 0;
+    }
+    glcv_track_texture_stats ts;
+    glcv_track_texture_stats_get(batched, &ts);
+    double ms = bench_median(t_set, sets), ms_single = bench_median(t_single, sets);
+    char what[64];
+    snprintf(what, sizeof what, "%s: %d cameras, texture arrays", name, streams);
+    record(what, streams, CAM_WINDOW, CAM_WINDOW, -1, 0, ms);
+    printf("    %.4f ms per stream; one call per set (%s); %d of %d objects lost\n", ms / streams,
+           engine != GLCV_ENGINE_CUDA ? "layers read back through GL"
+           : ts.direct                ? "one hand-over, the arrays read in place"
+                                      : "one hand-over, through the pixel buffer",
+           lost, streams);
+    snprintf(what, sizeof what, "%s: %d cameras, 2D textures", name, streams);
+    record(what, streams, CAM_WINDOW, CAM_WINDOW, -1, 0, ms_single);
+    printf("    %.4f ms per stream; %d trackers, %d calls per set%s; %d of %d objects lost; the arrays are %.1fx "
+           "faster\n",
+           ms_single / streams, streams, streams, engine == GLCV_ENGINE_CUDA ? " (as many hand-overs)" : "",
+           lost_single, streams, ms > 0 ? ms_single / ms : 0.0);
+done:
+    if (made < streams || !batched)
+        printf("cameras (%s): the trackers or frames could not be made\n", name);
+    for (int s = 0; singles && s < streams; s++) {
+        glcv_track_forget_texture(singles[s], tex[s]);
+        glcv_track_forget_texture(singles[s], mask[s]);
+        glcv_track_destroy(&singles[s]);
+    }
+    if (batched) {
+        glcv_track_forget_texture(batched, frames_array);
+        glcv_track_forget_texture(batched, masks_array);
+        glcv_track_destroy(&batched);
+    }
+    for (int s = 0; tex && s < streams; s++) {
+        glDeleteTextures(1, &tex[s]);
+        glDeleteTextures(1, &mask[s]);
+    }
+    glDeleteTextures(1, &frames_array);
+    glDeleteTextures(1, &masks_array);
+    for (int s = 0; s < made; s++)
+        glcv_image_free(&frames[s]);
+    free(frames);
+    free(px);
+    free(mpx);
+    free(ones);
+    free(singles);
+    free(tex);
+    free(mask);
+    free(res);
+    free(t_set);
+    free(t_single);
+}
+
 int main(int argc, char **argv)
 {
     setvbuf(stdout, NULL, _IOLBF, 0); /* a pipe (tee) would otherwise hold everything until exit */
-    int runs = 200, quick = 0;
+    int runs = 200, quick = 0, streams = 64;
     const char *csv = NULL;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--runs") == 0 && i + 1 < argc)
             runs = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--streams") == 0 && i + 1 < argc)
+            streams = atoi(argv[++i]);
         else if (strcmp(argv[i], "--csv") == 0 && i + 1 < argc)
             csv = argv[++i];
         else if (strcmp(argv[i], "--quick") == 0)
             quick = 1;
         else {
-            fprintf(stderr, "usage: track_bench [--runs N] [--csv FILE] [--quick]\n");
+            fprintf(stderr, "usage: track_bench [--runs N] [--streams S] [--csv FILE] [--quick]\n");
             return 2;
         }
+    }
+    if (streams < 1 || streams > GLCV_TRACK_MAX_OBJECTS) {
+        fprintf(stderr, "track_bench: --streams takes 1..%d (one object each)\n", GLCV_TRACK_MAX_OBJECTS);
+        return 2;
     }
     if (runs < 1)
         runs = 1;
@@ -278,22 +490,31 @@ int main(int argc, char **argv)
         cuda_kernels(&frame, runs, quick);
         whole_calls(GLCV_ENGINE_CUDA, "cuda: frame from host + results", &frame, 1, 1080, 720, runs / 4 + 1);
         whole_calls(GLCV_ENGINE_CUDA, "cuda: frame from host + results", &frame, 64, 200, 200, runs / 4 + 1);
-
-        /* from a GL texture, when the GL context is on the CUDA device */
-        glcv_context *ctx = NULL;
-        glcv_context_params cp = GLCV_CONTEXT_PARAMS(.min_gl_version = 33);
-        if (glcv_context_create(&cp, &ctx) == GLCV_OK) {
-            glcv_cuda_query(&info);
-            if (info.gl_device >= 0) {
-                texture_calls(&frame, 0, runs / 4 + 1);
-                texture_calls(&frame, 1, runs / 4 + 1);
-            } else {
-                printf("(the GL context is not on a CUDA device: no texture-input row)\n");
-            }
-            glcv_context_destroy(&ctx);
-        }
     } else {
-        printf("no CUDA device: CPU rows only\n");
+        printf("no CUDA device: the CUDA rows, and the many-camera comparison on CUDA, are skipped\n");
+    }
+    /* from GL textures: when the GL context is on the CUDA device, CUDA's texture rows and the
+     * many-camera comparison; the comparison on the CPU engine in any case (a few sets) */
+    glcv_context *ctx = NULL;
+    glcv_context_params cp = GLCV_CONTEXT_PARAMS(.min_gl_version = 33);
+    if (glcv_context_create(&cp, &ctx) == GLCV_OK) {
+        glcv_cuda_query(&info);
+        if (info.devices > 0 && info.gl_device >= 0) {
+            texture_calls(&frame, 0, runs / 4 + 1);
+            texture_calls(&frame, 1, runs / 4 + 1);
+            printf("%d cameras of %dx%d, one object each (window %dx%d), frames and masks from GL textures, "
+                   "results waited for every set:\n",
+                   streams, CAM_W, CAM_H, CAM_WINDOW, CAM_WINDOW);
+            camera_sets(GLCV_ENGINE_CUDA, streams, quick ? 20 : runs, 5);
+        } else if (info.devices > 0) {
+            printf("(the GL context is not on a CUDA device: no texture-input rows)\n");
+        }
+        printf("%d cameras of %dx%d on the CPU engine (layers read back through GL), for reference:\n", streams,
+               CAM_W, CAM_H);
+        camera_sets(GLCV_ENGINE_CPU, streams, quick ? 1 : 3, 1);
+        glcv_context_destroy(&ctx);
+    } else {
+        printf("no GL context: no texture-input rows\n");
     }
     whole_calls(GLCV_ENGINE_CPU, "cpu: frame + results", &frame, 1, 200, 200, quick ? 3 : 10);
     whole_calls(GLCV_ENGINE_CPU, "cpu: frame + results", &frame, 1, 1080, 720, quick ? 3 : 10);

@@ -80,8 +80,8 @@ struct Shared {
 
 // The moments of rectangle r summed by the whole cluster; every thread gets them in m.
 // Rows are dealt to warps across the cluster; each lane reads 8 bins (16 bytes) at a time.
-__device__ void cluster_moments(const glcv_cuda_track_params &p, const uint8_t *lut, glcv_tm_rect r, Shared &sh,
-                                int &parity, unsigned long long m[GLCV_TM_MOMENTS])
+__device__ void cluster_moments(const glcv_cuda_track_params &p, const uint16_t *bins, const uint8_t *lut,
+                                glcv_tm_rect r, Shared &sh, int &parity, unsigned long long m[GLCV_TM_MOMENTS])
 {
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
     const unsigned rank = cluster_rank(), blocks = cluster_blocks();
@@ -90,7 +90,7 @@ __device__ void cluster_moments(const glcv_cuda_track_params &p, const uint8_t *
     const int c0 = r.x >> 3, c1 = (r.x + r.w - 1) >> 3;
     const int row_step = kWarps * (int)blocks;
     for (int y = (int)rank * kWarps + warp; y < r.h; y += row_step) {
-        const uint16_t *row = p.bins + (size_t)(r.y + y) * p.bins_pitch;
+        const uint16_t *row = bins + (size_t)(r.y + y) * p.bins_pitch;
         unsigned s0 = 0, s1 = 0; // s1 <= 8 ceil(16384 / 256) * 255 * 16383 < 2^32
         unsigned long long s2 = 0;
         for (int c = c0 + lane; c <= c1; c += 32) {
@@ -156,8 +156,8 @@ __device__ void cluster_moments(const glcv_cuda_track_params &p, const uint8_t *
 
 // The Bhattacharyya distance of window w's histogram to the object's model, on rank 0 (the
 // other ranks return -1). Same fixed lane order as glcv_track_cpu_distance.
-__device__ double cluster_distance(const glcv_cuda_track_params &p, int id, glcv_tm_rect w, uint32_t *counts,
-                                   Shared &sh)
+__device__ double cluster_distance(const glcv_cuda_track_params &p, const uint16_t *bins, int id, glcv_tm_rect w,
+                                   uint32_t *counts, Shared &sh)
 {
     const unsigned rank = cluster_rank(), blocks = cluster_blocks();
     const int nbins = p.config.nbins;
@@ -166,7 +166,7 @@ __device__ double cluster_distance(const glcv_cuda_track_params &p, int id, glcv
     __syncthreads();
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
     for (int y = (int)rank * kWarps + warp; y < w.h; y += kWarps * (int)blocks) {
-        const uint16_t *row = p.bins + (size_t)(w.y + y) * p.bins_pitch + w.x;
+        const uint16_t *row = bins + (size_t)(w.y + y) * p.bins_pitch + w.x;
         for (int x = lane; x < w.w; x += 32) {
             const unsigned bin = row[x];
             if (bin < (unsigned)nbins)
@@ -229,12 +229,13 @@ __global__ void __launch_bounds__(kThreads) track_kernel(const glcv_cuda_track_p
     __syncthreads();
 
     glcv_tm_object object = p.initial ? p.initial[k] : p.objects[id];
+    const uint16_t *bins = p.bins + (size_t)object.stream * p.stream_stride;
     glcv_tm_meanshift ms;
     glcv_tm_meanshift_begin(&ms, object.window, &c);
     unsigned long long m[GLCV_TM_MOMENTS];
     int parity = 0;
     do {
-        cluster_moments(p, lut, ms.cur, sh, parity, m);
+        cluster_moments(p, bins, lut, ms.cur, sh, parity, m);
     } while (glcv_tm_meanshift_step(&ms, reinterpret_cast<const uint64_t *>(m), &c));
 
     glcv_tm_result res;
@@ -242,13 +243,13 @@ __global__ void __launch_bounds__(kThreads) track_kernel(const glcv_cuda_track_p
     res.iterations = ms.iterations;
     res.reasons = ms.capped ? GLCV_TM_LOST_ITERATIONS : 0u;
     if (c.window_mode == GLCV_TM_WINDOW_PAPER) {
-        cluster_moments(p, lut, ms.cur, sh, parity, m);
+        cluster_moments(p, bins, lut, ms.cur, sh, parity, m);
         res.measured = ms.cur;
         res.window = ms.cur;
     } else {
         const glcv_tm_rect grown = glcv_tm_camshift_grow(ms.cur, &c);
         glcv_tm_box box;
-        cluster_moments(p, lut, grown, sh, parity, m);
+        cluster_moments(p, bins, lut, grown, sh, parity, m);
         res.measured = grown;
         res.window = glcv_tm_camshift_size(reinterpret_cast<const uint64_t *>(m), grown, &c, &box);
     }
@@ -258,7 +259,7 @@ __global__ void __launch_bounds__(kThreads) track_kernel(const glcv_cuda_track_p
     res.distance = -1.0;
     if (c.measure_distance) {
         const glcv_tm_rect w = glcv_tm_intersect(res.window, glcv_tm_frame_rect(&c));
-        res.distance = cluster_distance(p, id, w, counts, sh);
+        res.distance = cluster_distance(p, bins, id, w, counts, sh);
     }
     // No block leaves while another may still read its shared memory.
     cluster_sync();
@@ -271,17 +272,21 @@ __global__ void __launch_bounds__(kThreads) track_kernel(const glcv_cuda_track_p
     }
 }
 
-// Four pixels per thread; one row per blockIdx.y. kTextures: the frame and the mask (when there
-// is one) come from texture objects, else from pitched memory.
+// Four pixels per thread; one row per blockIdx.y, one stream per blockIdx.z. kTextures: the frame
+// and the mask (when there is one) come from texture objects, else from pitched memory.
 template <bool kTextures> __global__ void bins_kernel(const glcv_cuda_bins_params p)
 {
     const glcv_tm_config &c = p.config;
     const int y = blockIdx.y;
+    const int z = blockIdx.z;
+    const size_t row_index = (size_t)z * (size_t)c.height + (size_t)y; // in the stacked streams
     const int x0 = (int)(blockIdx.x * blockDim.x + threadIdx.x) * 4;
     if (x0 >= (int)p.bins_pitch)
         return;
-    const uint8_t *row = kTextures ? nullptr : p.pixels + (size_t)y * p.pitch;
-    const uint8_t *mrow = !kTextures && p.mask ? p.mask + (size_t)y * p.mask_pitch : nullptr;
+    const uint8_t *row = kTextures ? nullptr : p.pixels + row_index * p.pitch;
+    const uint8_t *mrow = !kTextures && p.mask ? p.mask + row_index * p.mask_pitch : nullptr;
+    const cudaTextureObject_t pixels_texture = kTextures && p.pixels_layers ? p.pixels_layers[z] : p.pixels_texture;
+    const cudaTextureObject_t mask_texture = kTextures && p.mask_layers ? p.mask_layers[z] : p.mask_texture;
     unsigned short out[4];
     const bool vector =
         !kTextures && p.channels == 4 && ((reinterpret_cast<uintptr_t>(row) & 15u) == 0) && x0 + 4 <= c.width;
@@ -301,13 +306,13 @@ template <bool kTextures> __global__ void bins_kernel(const glcv_cuda_bins_param
         if (kTextures) {
             // point sampling at the pixel's centre returns exactly element (x, y)
             const float fx = (float)x + 0.5f;
-            const uchar4 v = tex2D<uchar4>(p.pixels_texture, fx, fy);
+            const uchar4 v = tex2D<uchar4>(pixels_texture, fx, fy);
             r = v.x;
             g = v.y;
             b = v.z;
-            if (p.mask_texture) {
-                const unsigned mv = p.mask_texture_channels == 4 ? (unsigned)tex2D<uchar4>(p.mask_texture, fx, fy).x
-                                                                 : (unsigned)tex2D<unsigned char>(p.mask_texture, fx, fy);
+            if (mask_texture) {
+                const unsigned mv = p.mask_texture_channels == 4 ? (unsigned)tex2D<uchar4>(mask_texture, fx, fy).x
+                                                                 : (unsigned)tex2D<unsigned char>(mask_texture, fx, fy);
                 m = mv >= (unsigned)p.mask_min;
             }
         } else if (vector) {
@@ -329,7 +334,7 @@ template <bool kTextures> __global__ void bins_kernel(const glcv_cuda_bins_param
             m = mrow[x] >= p.mask_min;
         out[e] = (unsigned short)glcv_tm_bin(p.tables, &c, r, g, b, m);
     }
-    uint16_t *dst = p.bins + (size_t)y * p.bins_pitch + x0;
+    uint16_t *dst = p.bins + row_index * p.bins_pitch + x0;
     *reinterpret_cast<ushort4 *>(dst) = make_ushort4(out[0], out[1], out[2], out[3]);
 }
 
@@ -337,14 +342,16 @@ template <bool kTextures> __global__ void bins_kernel(const glcv_cuda_bins_param
 
 extern "C" int glcv_cuda_track_bins(glcv_cuda_bins_params p, cudaStream_t stream)
 {
-    const bool textures = p.pixels_texture != 0;
-    if ((textures ? p.channels != 4 || p.mask : !p.pixels || p.mask_texture) || !p.bins || !p.tables ||
+    const bool textures = p.pixels_texture != 0 || p.pixels_layers;
+    const bool mask_textures = p.mask_texture != 0 || p.mask_layers;
+    if ((textures ? p.channels != 4 || p.mask : !p.pixels || mask_textures) || !p.bins || !p.tables ||
         (p.channels != 3 && p.channels != 4) || p.bins_pitch % 8 != 0 || (int)p.bins_pitch < p.config.width ||
-        (p.mask_texture && p.mask_texture_channels != 1 && p.mask_texture_channels != 4))
+        (mask_textures && p.mask_texture_channels != 1 && p.mask_texture_channels != 4) || p.streams < 1 ||
+        p.streams > 65535)
         return (int)cudaErrorInvalidValue;
     const int threads = 128;
     const int quads = (int)(p.bins_pitch / 4);
-    dim3 grid((unsigned)((quads + threads - 1) / threads), (unsigned)p.config.height);
+    dim3 grid((unsigned)((quads + threads - 1) / threads), (unsigned)p.config.height, (unsigned)p.streams);
     if (textures)
         bins_kernel<true><<<grid, threads, 0, stream>>>(p);
     else

@@ -18,17 +18,26 @@
 
 /* ---- the pixel-buffer bridge ----------------------------------------------------------------- */
 
-/* A caller's texture registered for the direct path, keyed by name, size and internal format. */
+/* A caller's texture registered for a direct path, keyed by name, kind, size and internal format:
+ * a GL_TEXTURE_2D (map_textures: layers 0) or a GL_TEXTURE_2D_ARRAY of the bridge's layers
+ * (map_layers). */
 typedef struct cached_texture {
     GLuint texture;                     /* 0: a free slot */
+    int layers;                         /* 0: a GL_TEXTURE_2D; else the array's layers */
     GLint width, height, internal;      /* level 0 when registered */
-    int channels;                       /* 4 (uchar4) or 1 (uchar) */
+    int channels;                       /* of its texture objects: 4 (uchar4) or 1 (uchar) */
     int refused;                        /* registration refused or unexpected array: pixel buffer */
+    /* a GL_TEXTURE_2D */
     struct cudaGraphicsResource *resource;
     cudaArray_t array;                  /* the array the texture object reads */
     struct cudaChannelFormatDesc desc;
     struct cudaExtent extent;
     cudaTextureObject_t object;
+    /* an array texture */
+    glcv_cuda_image image;              /* the registration (glcv_cuda_image_register_layers) */
+    cudaArray_t *arrays;                /* per layer: the array its texture object reads */
+    cudaTextureObject_t *objects;       /* per layer: the texture object, 0 until built */
+    cudaTextureObject_t *device_objects; /* the objects in device memory, for the kernels */
     unsigned long long used;            /* the last map that used it (eviction) */
 } cached_texture;
 
@@ -40,12 +49,15 @@ struct glcv_cuda_bridge {
     GLuint pbo, fbo;
     size_t rgba_bytes, mask_offset, bytes;
     struct cudaGraphicsResource *resource;
-    int mapped;   /* 1: the pixel buffer, 2: registered textures */
+    int layers;   /* layers of the arrays map_layers takes; the pixel buffer holds that many frames */
+    int mapped;   /* 1: the pixel buffer, 2: registered textures, 3: registered texture arrays */
     int no_flush; /* benchmarks only: leave the copies unflushed before the map */
 
     cached_texture cache[CACHE_SLOTS];
     struct cudaGraphicsResource *mapped_images[2];
     int n_mapped_images;
+    glcv_cuda_image *mapped_arrays[2];
+    int n_mapped_arrays;
     cudaStream_t last_stream; /* the last map's stream, waited for before a registration goes */
     int have_stream;
     unsigned long long maps;
@@ -82,7 +94,7 @@ static glcv_status make_pbo(glcv_cuda_bridge *b)
     return st;
 }
 
-static glcv_status bridge_new(int width, int height, const glcv_logger *logger, int with_pbo,
+static glcv_status bridge_new(int width, int height, int layers, const glcv_logger *logger, int with_pbo,
                               glcv_cuda_bridge **out)
 {
     *out = NULL;
@@ -95,9 +107,10 @@ static glcv_status bridge_new(int width, int height, const glcv_logger *logger, 
         b->logger = *logger;
     b->width = width;
     b->height = height;
-    b->rgba_bytes = (size_t)width * (size_t)height * 4;
+    b->layers = layers;
+    b->rgba_bytes = (size_t)width * (size_t)height * (size_t)layers * 4;
     b->mask_offset = (b->rgba_bytes + 255) & ~(size_t)255;
-    b->bytes = b->mask_offset + (size_t)width * (size_t)height;
+    b->bytes = b->mask_offset + (size_t)width * (size_t)height * (size_t)layers;
     if (with_pbo) {
         glcv_status st = make_pbo(b);
         if (st != GLCV_OK) {
@@ -111,13 +124,23 @@ static glcv_status bridge_new(int width, int height, const glcv_logger *logger, 
 
 glcv_status glcv_cuda_bridge_create(int width, int height, const glcv_logger *logger, glcv_cuda_bridge **out)
 {
-    return bridge_new(width, height, logger, 1, out);
+    return bridge_new(width, height, 1, logger, 1, out);
 }
 
 glcv_status glcv_cuda_bridge_create_for_textures(int width, int height, const glcv_logger *logger,
                                                  glcv_cuda_bridge **out)
 {
-    return bridge_new(width, height, logger, 0, out);
+    return bridge_new(width, height, 1, logger, 0, out);
+}
+
+glcv_status glcv_cuda_bridge_create_for_layers(int width, int height, int layers, const glcv_logger *logger,
+                                               glcv_cuda_bridge **out)
+{
+    if (layers < 1) {
+        *out = NULL;
+        return glcv_fail(logger, GLCV_ERROR_INVALID_ARGUMENT, "cuda bridge: %d layers", layers);
+    }
+    return bridge_new(width, height, layers, logger, 0, out);
 }
 
 /* Waits for the work queued on the last map's stream (it may read a texture object). */
@@ -127,14 +150,23 @@ static void wait_last_stream(glcv_cuda_bridge *b)
         (void)cudaStreamSynchronize(b->last_stream);
 }
 
-/* Destroys a slot's texture object and registration; the slot becomes free. The caller has
+/* Destroys a slot's texture objects and registration; the slot becomes free. The caller has
  * waited for the work that may use them. */
 static void drop_slot(glcv_cuda_bridge *b, cached_texture *s)
 {
     if (s->object)
         (void)cudaDestroyTextureObject(s->object);
-    if (s->resource) {
-        cudaError_t err = cudaGraphicsUnregisterResource(s->resource);
+    for (int l = 0; s->objects && l < s->layers; l++)
+        if (s->objects[l])
+            (void)cudaDestroyTextureObject(s->objects[l]);
+    if (s->device_objects)
+        (void)cudaFree(s->device_objects);
+    if (s->resource || s->image.resource) {
+        cudaError_t err = cudaSuccess;
+        if (s->resource)
+            err = cudaGraphicsUnregisterResource(s->resource);
+        else if (glcv_cuda_image_unregister(&s->image, NULL) != GLCV_OK)
+            err = cudaGetLastError();
         if (err != cudaSuccess) /* e.g. the texture was deleted before it was forgotten */
             glcv_logf(&b->logger, GLCV_LOG_WARN,
                       "cuda bridge: unregistering texture %u: CUDA error %d (%s); was it deleted before "
@@ -142,6 +174,8 @@ static void drop_slot(glcv_cuda_bridge *b, cached_texture *s)
                       s->texture, (int)err, cudaGetErrorName(err));
         b->stats.registered--;
     }
+    free(s->arrays);
+    free(s->objects);
     (void)cudaGetLastError();
     memset(s, 0, sizeof *s);
 }
@@ -151,11 +185,8 @@ void glcv_cuda_bridge_destroy(glcv_cuda_bridge **bridge)
     if (!bridge || !*bridge)
         return;
     glcv_cuda_bridge *b = *bridge;
-    if (b->mapped == 1 && b->resource)
-        (void)cudaGraphicsUnmapResources(1, &b->resource, b->last_stream);
-    if (b->mapped == 2)
-        (void)cudaGraphicsUnmapResources(b->n_mapped_images, b->mapped_images, b->last_stream);
-    b->mapped = 0;
+    if (b->mapped)
+        (void)glcv_cuda_bridge_unmap(b, b->last_stream);
     wait_last_stream(b);
     for (int i = 0; i < CACHE_SLOTS; i++)
         if (b->cache[i].texture)
@@ -215,31 +246,24 @@ static const GLenum pack_names[] = {GL_PACK_ALIGNMENT, GL_PACK_ROW_LENGTH, GL_PA
 /* Reads one texture's level 0 into the bound pixel-pack buffer at `offset`. glGetTexImage, not
  * glReadPixels through a framebuffer: measured on an H200 (driver 580), glReadPixels into the
  * CUDA-registered buffer took about 440 ms a frame, glGetTexImage 0.7 ms. */
-static glcv_status read_into_buffer(glcv_cuda_bridge *b, GLuint texture, GLenum format, size_t offset,
-                                    const char *what)
+static glcv_status read_into_buffer(glcv_cuda_bridge *b, GLenum target, GLuint texture, GLenum format,
+                                    size_t offset, const char *what)
 {
     GLint bound = 0;
-    glGetIntegerv(GL_TEXTURE_BINDING_2D, &bound);
-    glBindTexture(GL_TEXTURE_2D, texture);
-    glGetTexImage(GL_TEXTURE_2D, 0, format, GL_UNSIGNED_BYTE, (void *)(uintptr_t)offset);
-    glBindTexture(GL_TEXTURE_2D, (GLuint)bound);
+    glGetIntegerv(target == GL_TEXTURE_2D ? GL_TEXTURE_BINDING_2D : GL_TEXTURE_BINDING_2D_ARRAY, &bound);
+    glBindTexture(target, texture);
+    glGetTexImage(target, 0, format, GL_UNSIGNED_BYTE, (void *)(uintptr_t)offset);
+    glBindTexture(target, (GLuint)bound);
     return glcv_gl_check(&b->logger, what);
 }
 
-glcv_status glcv_cuda_bridge_map_frame(glcv_cuda_bridge *b, unsigned int frame, unsigned int mask,
-                                       cudaStream_t stream, glcv_cuda_frame *out)
+/* Copies level 0 of the checked textures `frame` and `mask` (0 = none) of `target` - a
+ * GL_TEXTURE_2D, or every layer of a GL_TEXTURE_2D_ARRAY, one after another - into the pixel
+ * buffer and maps it on `stream`. */
+static glcv_status map_buffer(glcv_cuda_bridge *b, GLenum target, GLuint frame, GLuint mask, cudaStream_t stream,
+                              glcv_cuda_frame *out)
 {
-    if (!b || !out)
-        return GLCV_ERROR_INVALID_ARGUMENT;
-    memset(out, 0, sizeof *out);
-    if (b->mapped)
-        return glcv_fail(&b->logger, GLCV_ERROR_STATE, "cuda bridge: the buffer is still mapped");
-    glcv_gl_clear_errors();
-    glcv_status st = check_texture(b, frame, "track frame texture");
-    if (st == GLCV_OK && mask)
-        st = check_texture(b, mask, "track mask texture");
-    if (st == GLCV_OK && !b->resource)
-        st = make_pbo(b);
+    glcv_status st = b->resource ? GLCV_OK : make_pbo(b);
     if (st != GLCV_OK)
         return st;
 
@@ -254,9 +278,9 @@ glcv_status glcv_cuda_bridge_map_frame(glcv_cuda_bridge *b, unsigned int frame, 
     glBindBuffer(GL_PIXEL_PACK_BUFFER, b->pbo);
     for (size_t i = 0; i < N_PACK; i++)
         glPixelStorei(pack_names[i], pack_names[i] == GL_PACK_ALIGNMENT ? 1 : 0);
-    st = read_into_buffer(b, frame, GL_RGBA, 0, "track frame texture");
+    st = read_into_buffer(b, target, frame, GL_RGBA, 0, "track frame texture");
     if (st == GLCV_OK && mask)
-        st = read_into_buffer(b, mask, GL_RED, b->mask_offset, "track mask texture");
+        st = read_into_buffer(b, target, mask, GL_RED, b->mask_offset, "track mask texture");
 
     for (size_t i = 0; i < N_PACK; i++)
         glPixelStorei(pack_names[i], pack[i]);
@@ -295,10 +319,40 @@ glcv_status glcv_cuda_bridge_map_frame(glcv_cuda_bridge *b, unsigned int frame, 
     return GLCV_OK;
 }
 
+/* The start of every map: the arguments, nothing mapped still, the host's pending GL errors
+ * cleared. */
+static glcv_status map_begin(glcv_cuda_bridge *b, glcv_cuda_frame *out)
+{
+    if (!b || !out)
+        return GLCV_ERROR_INVALID_ARGUMENT;
+    memset(out, 0, sizeof *out);
+    if (b->mapped)
+        return glcv_fail(&b->logger, GLCV_ERROR_STATE, "cuda bridge: the last inputs are still mapped");
+    glcv_gl_clear_errors();
+    return GLCV_OK;
+}
+
+glcv_status glcv_cuda_bridge_map_frame(glcv_cuda_bridge *b, unsigned int frame, unsigned int mask,
+                                       cudaStream_t stream, glcv_cuda_frame *out)
+{
+    glcv_status st = map_begin(b, out);
+    if (st == GLCV_OK)
+        st = check_texture(b, frame, "track frame texture");
+    if (st == GLCV_OK && mask)
+        st = check_texture(b, mask, "track mask texture");
+    if (st != GLCV_OK)
+        return st;
+    return map_buffer(b, GL_TEXTURE_2D, frame, mask, stream, out);
+}
+
 glcv_status glcv_cuda_bridge_unmap(glcv_cuda_bridge *b, cudaStream_t stream)
 {
     if (!b || !b->mapped)
         return GLCV_OK;
+    if (b->mapped == 3) {
+        b->mapped = 0;
+        return glcv_cuda_images_unmap(b->mapped_arrays, b->n_mapped_arrays, stream, &b->logger);
+    }
     cudaError_t err = b->mapped == 2 ? cudaGraphicsUnmapResources(b->n_mapped_images, b->mapped_images, stream)
                                      : cudaGraphicsUnmapResources(1, &b->resource, stream);
     b->mapped = 0;
@@ -321,10 +375,50 @@ static int direct_channels(GLint internal, int is_mask)
     return 0;
 }
 
-/* The slot of `texture` (level 0 of width x height, `internal`), registered on first use and
- * again when the texture was re-specified with another size or format; NULL when no slot can
- * be had. `keep`: a slot not to evict (the frame's other texture). */
-static cached_texture *texture_slot(glcv_cuda_bridge *b, GLuint texture, GLint internal, int channels,
+/* Registers a slot's texture (its key set) with CUDA, read-only; a refusal marks it refused. */
+static void register_slot(glcv_cuda_bridge *b, cached_texture *s)
+{
+    const char *why = NULL;
+    if (!s->layers) {
+        cudaError_t err =
+            cudaGraphicsGLRegisterImage(&s->resource, s->texture, GL_TEXTURE_2D, cudaGraphicsRegisterFlagsReadOnly);
+        if (err != cudaSuccess) {
+            (void)cudaGetLastError();
+            s->resource = NULL;
+            why = cudaGetErrorName(err);
+        }
+    } else {
+        s->arrays = calloc((size_t)s->layers, sizeof *s->arrays);
+        s->objects = calloc((size_t)s->layers, sizeof *s->objects);
+        glcv_status st = s->arrays && s->objects ? glcv_cuda_image_register_layers(&s->image, s->texture, 0, NULL)
+                                                 : GLCV_ERROR_OUT_OF_MEMORY;
+        if (st == GLCV_OK && s->image.layers != s->layers) {
+            (void)glcv_cuda_image_unregister(&s->image, NULL);
+            st = GLCV_ERROR_UNSUPPORTED;
+        }
+        if (st != GLCV_OK) {
+            (void)cudaGetLastError();
+            why = glcv_status_string(st);
+        }
+    }
+    if (why) {
+        s->refused = 1;
+        b->stats.refused++;
+        glcv_logf(&b->logger, GLCV_LOG_INFO,
+                  "cuda bridge: texture %u (format 0x%04x) cannot be registered with CUDA (%s): it is read "
+                  "through the pixel buffer",
+                  s->texture, (unsigned)s->internal, why);
+    } else {
+        b->stats.registrations++;
+        b->stats.registered++;
+    }
+}
+
+/* The slot of `texture` (level 0 of width x height, `internal`; `layers` 0 for a GL_TEXTURE_2D,
+ * else an array texture of the bridge's layers), registered on first use and again when the
+ * texture was re-specified with another size or format; NULL when no slot can be had. `keep`: a
+ * slot not to evict (the frame's other texture). */
+static cached_texture *texture_slot(glcv_cuda_bridge *b, GLuint texture, int layers, GLint internal, int channels,
                                     const cached_texture *keep)
 {
     cached_texture *s = NULL, *free_slot = NULL, *oldest = NULL;
@@ -337,7 +431,7 @@ static cached_texture *texture_slot(glcv_cuda_bridge *b, GLuint texture, GLint i
         else if (c->texture && c != keep && (!oldest || c->used < oldest->used))
             oldest = c;
     }
-    if (s && (s->width != b->width || s->height != b->height || s->internal != internal)) {
+    if (s && (s->layers != layers || s->width != b->width || s->height != b->height || s->internal != internal)) {
         glcv_logf(&b->logger, GLCV_LOG_DEBUG,
                   "cuda bridge: texture %u was re-specified (%dx%d, format 0x%04x, now %dx%d, 0x%04x): registered "
                   "again",
@@ -356,35 +450,61 @@ static cached_texture *texture_slot(glcv_cuda_bridge *b, GLuint texture, GLint i
     }
     if (!s->texture) {
         s->texture = texture;
+        s->layers = layers;
         s->width = b->width;
         s->height = b->height;
         s->internal = internal;
         s->channels = channels;
-        cudaError_t err =
-            cudaGraphicsGLRegisterImage(&s->resource, texture, GL_TEXTURE_2D, cudaGraphicsRegisterFlagsReadOnly);
-        if (err != cudaSuccess) {
-            (void)cudaGetLastError();
-            s->resource = NULL;
-            s->refused = 1;
-            b->stats.refused++;
-            glcv_logf(&b->logger, GLCV_LOG_INFO,
-                      "cuda bridge: texture %u (format 0x%04x) cannot be registered with CUDA (%s): it is read "
-                      "through the pixel buffer",
-                      texture, (unsigned)internal, cudaGetErrorName(err));
-        } else {
-            b->stats.registrations++;
-            b->stats.registered++;
-        }
+        register_slot(b, s);
     }
     s->used = b->maps;
     return s;
 }
 
+/* Drops a slot's registration but remembers the texture as refused (the pixel buffer reads it)
+ * until it is forgotten or re-specified. */
+static void refuse_slot(glcv_cuda_bridge *b, cached_texture *s)
+{
+    cached_texture key = *s;
+    wait_last_stream(b);
+    drop_slot(b, s);
+    s->texture = key.texture;
+    s->layers = key.layers;
+    s->width = key.width;
+    s->height = key.height;
+    s->internal = key.internal;
+    s->channels = key.channels;
+    s->refused = 1;
+    s->used = b->maps;
+    b->stats.refused++;
+}
+
+/* Does an array of this format hold what a texture object of `channels` (4: uchar4, 1: uchar)
+ * reads? */
+static int holds_channels(const struct cudaChannelFormatDesc *d, int channels)
+{
+    int bits = channels == 4 ? 8 : 0;
+    return d->f == cudaChannelFormatKindUnsigned && d->x == 8 && d->y == bits && d->z == bits && d->w == bits;
+}
+
 static int expected_array(const cached_texture *s, const struct cudaChannelFormatDesc *d, const struct cudaExtent *e)
 {
-    int bits = s->channels == 4 ? 8 : 0;
-    return d->f == cudaChannelFormatKindUnsigned && d->x == 8 && d->y == bits && d->z == bits && d->w == bits &&
-           (int)e->width == s->width && (int)e->height == s->height;
+    return holds_channels(d, s->channels) && (int)e->width == s->width && (int)e->height == s->height;
+}
+
+cudaError_t glcv_cuda_texture_object(cudaArray_t array, cudaTextureObject_t *out)
+{
+    struct cudaResourceDesc rd;
+    memset(&rd, 0, sizeof rd);
+    rd.resType = cudaResourceTypeArray;
+    rd.res.array.array = array;
+    struct cudaTextureDesc td;
+    memset(&td, 0, sizeof td);
+    td.addressMode[0] = td.addressMode[1] = cudaAddressModeClamp;
+    td.filterMode = cudaFilterModePoint;
+    td.readMode = cudaReadModeElementType;
+    td.normalizedCoords = 0;
+    return cudaCreateTextureObject(out, &rd, &td, NULL);
 }
 
 /* Maps the slots' resources in one call and brings their texture objects up to date.
@@ -432,20 +552,7 @@ static glcv_status map_slots(glcv_cuda_bridge *b, cached_texture **slots, int n,
                       "the pixel buffer",
                       s->texture, err != cudaSuccess ? cudaGetErrorName(err) : "an unexpected array", extent.width,
                       extent.height, desc.x, desc.y, desc.z, desc.w, (int)desc.f);
-            wait_last_stream(b);
-            GLuint texture = s->texture;
-            GLint internal = s->internal;
-            int channels = s->channels;
-            drop_slot(b, s);
-            /* remembered as refused until the texture is re-specified or forgotten */
-            s->texture = texture;
-            s->width = b->width;
-            s->height = b->height;
-            s->internal = internal;
-            s->channels = channels;
-            s->refused = 1;
-            s->used = b->maps;
-            b->stats.refused++;
+            refuse_slot(b, s);
             return GLCV_ERROR_UNSUPPORTED;
         }
         if (!s->object || array != s->array || memcmp(&desc, &s->desc, sizeof desc) != 0 ||
@@ -456,17 +563,7 @@ static glcv_status map_slots(glcv_cuda_bridge *b, cached_texture **slots, int n,
                 (void)cudaDestroyTextureObject(s->object);
                 s->object = 0;
             }
-            struct cudaResourceDesc rd;
-            memset(&rd, 0, sizeof rd);
-            rd.resType = cudaResourceTypeArray;
-            rd.res.array.array = array;
-            struct cudaTextureDesc td;
-            memset(&td, 0, sizeof td);
-            td.addressMode[0] = td.addressMode[1] = cudaAddressModeClamp;
-            td.filterMode = cudaFilterModePoint;
-            td.readMode = cudaReadModeElementType;
-            td.normalizedCoords = 0;
-            err = cudaCreateTextureObject(&s->object, &rd, &td, NULL);
+            err = glcv_cuda_texture_object(array, &s->object);
             if (err != cudaSuccess) {
                 s->object = 0;
                 (void)cudaGraphicsUnmapResources(n, res, stream);
@@ -485,68 +582,6 @@ static glcv_status map_slots(glcv_cuda_bridge *b, cached_texture **slots, int n,
     return GLCV_OK;
 }
 
-glcv_status glcv_cuda_bridge_map_textures(glcv_cuda_bridge *b, unsigned int frame, unsigned int mask,
-                                          cudaStream_t stream, glcv_cuda_frame *out)
-{
-    if (!b || !out)
-        return GLCV_ERROR_INVALID_ARGUMENT;
-    memset(out, 0, sizeof *out);
-    if (b->mapped)
-        return glcv_fail(&b->logger, GLCV_ERROR_STATE, "cuda bridge: the textures are still mapped");
-    glcv_gl_clear_errors();
-    GLint frame_format = 0, mask_format = 0;
-    glcv_status st = query_texture(b, frame, "track frame texture", &frame_format);
-    if (st == GLCV_OK && mask)
-        st = query_texture(b, mask, "track mask texture", &mask_format);
-    if (st != GLCV_OK) {
-        /* a registered texture re-specified with another size: its registration goes now (it is
-         * registered again when it comes back at the bridge's size) */
-        for (int i = 0; st == GLCV_ERROR_SIZE_MISMATCH && i < CACHE_SLOTS; i++) {
-            cached_texture *s = &b->cache[i];
-            if (s->texture && (s->texture == frame || s->texture == mask)) {
-                GLint w = 0, h = 0, bound = 0;
-                glGetIntegerv(GL_TEXTURE_BINDING_2D, &bound);
-                glBindTexture(GL_TEXTURE_2D, s->texture);
-                glGetTexLevelParameteriv(GL_TEXTURE_2D, 0, GL_TEXTURE_WIDTH, &w);
-                glGetTexLevelParameteriv(GL_TEXTURE_2D, 0, GL_TEXTURE_HEIGHT, &h);
-                glBindTexture(GL_TEXTURE_2D, (GLuint)bound);
-                if (w != s->width || h != s->height) {
-                    wait_last_stream(b);
-                    drop_slot(b, s);
-                }
-            }
-        }
-        return st;
-    }
-    b->maps++;
-    int fc = direct_channels(frame_format, 0), mc = mask ? direct_channels(mask_format, 1) : 0;
-    if (fc && (!mask || mc) && frame != mask) {
-        cached_texture *slots[2] = {NULL, NULL};
-        slots[0] = texture_slot(b, frame, frame_format, fc, NULL);
-        if (slots[0] && mask)
-            slots[1] = texture_slot(b, mask, mask_format, mc, slots[0]);
-        int n = mask ? 2 : 1;
-        int usable = slots[0] && !slots[0]->refused && (!mask || (slots[1] && !slots[1]->refused));
-        if (usable) {
-            st = map_slots(b, slots, n, stream);
-            if (st == GLCV_OK) {
-                out->rgba_texture = slots[0]->object;
-                out->rgba_pitch = (size_t)b->width * 4;
-                if (mask) {
-                    out->mask_texture = slots[1]->object;
-                    out->mask_channels = slots[1]->channels;
-                    out->mask_pitch = (size_t)b->width;
-                }
-                b->stats.direct = 1;
-                return GLCV_OK;
-            }
-            if (st != GLCV_ERROR_UNSUPPORTED)
-                return st;
-        }
-    }
-    return glcv_cuda_bridge_map_frame(b, frame, mask, stream, out);
-}
-
 glcv_status glcv_cuda_bridge_forget(glcv_cuda_bridge *b, unsigned int texture)
 {
     if (!b)
@@ -555,7 +590,7 @@ glcv_status glcv_cuda_bridge_forget(glcv_cuda_bridge *b, unsigned int texture)
         cached_texture *s = &b->cache[i];
         if (!texture || s->texture != texture)
             continue;
-        if (b->mapped == 2)
+        if (b->mapped >= 2)
             return glcv_fail(&b->logger, GLCV_ERROR_STATE, "cuda bridge: texture %u is mapped", texture);
         wait_last_stream(b);
         drop_slot(b, s);
@@ -575,6 +610,179 @@ void glcv_cuda_bridge_set_flush(glcv_cuda_bridge *b, int flush)
 {
     if (b)
         b->no_flush = !flush;
+}
+
+/* ---- registered texture arrays (map_layers), and the entry of both registered paths ------------ */
+
+/* Brings a mapped array slot's texture objects up to date: kept while CUDA maps its layers to
+ * the arrays they were built over, else (after the kernels that may read the old ones) built
+ * again and their handles uploaded on `stream`. UNSUPPORTED when a layer holds other than the
+ * slot's format says. */
+static glcv_status layer_objects(glcv_cuda_bridge *b, cached_texture *s, cudaStream_t stream)
+{
+    int same = s->objects[0] != 0;
+    for (int l = 0; same && l < s->layers; l++)
+        same = s->arrays[l] == s->image.layer_arrays[l];
+    if (same)
+        return GLCV_OK;
+    if (s->objects[0]) {
+        (void)cudaStreamSynchronize(stream); /* the previous set's kernels may still read them */
+        for (int l = 0; l < s->layers; l++)
+            if (s->objects[l])
+                (void)cudaDestroyTextureObject(s->objects[l]);
+        memset(s->objects, 0, (size_t)s->layers * sizeof *s->objects);
+    }
+    for (int l = 0; l < s->layers; l++) {
+        struct cudaChannelFormatDesc desc;
+        struct cudaExtent extent;
+        unsigned int flags = 0;
+        memset(&desc, 0, sizeof desc);
+        cudaError_t err = cudaArrayGetInfo(&desc, &extent, &flags, s->image.layer_arrays[l]);
+        if (err != cudaSuccess || !holds_channels(&desc, s->channels)) {
+            (void)cudaGetLastError();
+            glcv_logf(&b->logger, GLCV_LOG_INFO,
+                      "cuda bridge: array texture %u layer %d maps to %s (%d/%d/%d/%d bits, kind %d): it is read "
+                      "through the pixel buffer",
+                      s->texture, l, err != cudaSuccess ? cudaGetErrorName(err) : "an unexpected array", desc.x,
+                      desc.y, desc.z, desc.w, (int)desc.f);
+            return GLCV_ERROR_UNSUPPORTED;
+        }
+        if ((err = glcv_cuda_texture_object(s->image.layer_arrays[l], &s->objects[l])) != cudaSuccess) {
+            s->objects[l] = 0;
+            return glcv_cuda_fail(&b->logger, err, "cuda bridge: cudaCreateTextureObject");
+        }
+        s->arrays[l] = s->image.layer_arrays[l];
+        b->stats.texture_objects++;
+    }
+    size_t bytes = (size_t)s->layers * sizeof *s->objects;
+    cudaError_t err = s->device_objects ? cudaSuccess : cudaMalloc((void **)&s->device_objects, bytes);
+    if (err == cudaSuccess) /* pageable: staged before the call returns */
+        err = cudaMemcpyAsync(s->device_objects, s->objects, bytes, cudaMemcpyHostToDevice, stream);
+    if (err != cudaSuccess) {
+        s->objects[0] = 0; /* built again next time */
+        return glcv_cuda_fail(&b->logger, err, "cuda bridge: texture objects upload");
+    }
+    return GLCV_OK;
+}
+
+/* Maps the array slots in one call and brings their texture objects up to date.
+ * GLCV_ERROR_UNSUPPORTED (nothing mapped) when the pixel buffer should be used instead. */
+static glcv_status map_layer_slots(glcv_cuda_bridge *b, cached_texture **slots, int n, cudaStream_t stream)
+{
+    glcv_cuda_image *images[2];
+    for (int i = 0; i < n; i++)
+        images[i] = &slots[i]->image;
+    glcv_status st = glcv_cuda_images_map(images, n, stream, NULL); /* flushes GL first */
+    if (st != GLCV_OK) {
+        glcv_logf(&b->logger, GLCV_LOG_WARN,
+                  "cuda bridge: mapping registered array textures failed (%s): this set is read through the pixel "
+                  "buffer",
+                  glcv_status_string(st));
+        for (int i = 0; i < n; i++) {
+            if (st == GLCV_ERROR_UNSUPPORTED) {
+                refuse_slot(b, slots[i]); /* arrays CUDA maps in an unexpected format */
+            } else { /* e.g. a texture deleted without being forgotten: registered afresh next time */
+                wait_last_stream(b);
+                drop_slot(b, slots[i]);
+            }
+        }
+        return GLCV_ERROR_UNSUPPORTED;
+    }
+    b->last_stream = stream;
+    b->have_stream = 1;
+    for (int i = 0; i < n; i++) {
+        st = layer_objects(b, slots[i], stream);
+        if (st != GLCV_OK) {
+            (void)glcv_cuda_images_unmap(images, n, stream, NULL);
+            if (st == GLCV_ERROR_UNSUPPORTED)
+                refuse_slot(b, slots[i]);
+            return st;
+        }
+    }
+    for (int i = 0; i < n; i++)
+        b->mapped_arrays[i] = images[i];
+    b->n_mapped_arrays = n;
+    b->mapped = 3;
+    return GLCV_OK;
+}
+
+/* Checks a caller's input texture - a GL_TEXTURE_2D of the bridge's size (layers 0), or a
+ * GL_TEXTURE_2D_ARRAY of its layers (glcv_gl_check_input_layers) - and gets its internal format.
+ * One that no longer passes (re-specified, deleted) loses its registration now; it is registered
+ * again when it comes back as the bridge takes it. */
+static glcv_status query_input(glcv_cuda_bridge *b, GLuint texture, int layers, const char *what, GLint *internal)
+{
+    glcv_status st;
+    if (layers) {
+        GLint bound = 0;
+        glGetIntegerv(GL_TEXTURE_BINDING_2D_ARRAY, &bound);
+        st = glcv_gl_check_input_layers(texture, b->width, b->height, layers, internal, &b->logger);
+        glBindTexture(GL_TEXTURE_2D_ARRAY, (GLuint)bound);
+    } else {
+        st = query_texture(b, texture, what, internal);
+    }
+    for (int i = 0; st != GLCV_OK && i < CACHE_SLOTS; i++)
+        if (b->cache[i].texture && b->cache[i].texture == texture) {
+            wait_last_stream(b);
+            drop_slot(b, &b->cache[i]);
+        }
+    return st;
+}
+
+/* map_textures (layers 0) and map_layers: registered textures where their formats allow it,
+ * else the pixel buffer. */
+static glcv_status map_registered(glcv_cuda_bridge *b, GLuint frame, GLuint mask, int layers, cudaStream_t stream,
+                                  glcv_cuda_frame *out)
+{
+    GLint frame_format = 0, mask_format = 0;
+    glcv_status st = map_begin(b, out);
+    if (st == GLCV_OK)
+        st = query_input(b, frame, layers, "track frame texture", &frame_format);
+    if (st == GLCV_OK && mask)
+        st = query_input(b, mask, layers, "track mask texture", &mask_format);
+    if (st != GLCV_OK)
+        return st;
+    b->maps++;
+    int fc = direct_channels(frame_format, 0), mc = mask ? direct_channels(mask_format, 1) : 0;
+    if (fc && (!mask || mc) && frame != mask) {
+        cached_texture *slots[2] = {NULL, NULL};
+        slots[0] = texture_slot(b, frame, layers, frame_format, fc, NULL);
+        if (slots[0] && mask)
+            slots[1] = texture_slot(b, mask, layers, mask_format, mc, slots[0]);
+        int n = mask ? 2 : 1;
+        int usable = slots[0] && !slots[0]->refused && (!mask || (slots[1] && !slots[1]->refused));
+        if (usable) {
+            st = layers ? map_layer_slots(b, slots, n, stream) : map_slots(b, slots, n, stream);
+            if (st == GLCV_OK) {
+                out->rgba_texture = slots[0]->object;
+                out->rgba_layers = slots[0]->device_objects;
+                out->rgba_pitch = (size_t)b->width * 4;
+                if (mask) {
+                    out->mask_texture = slots[1]->object;
+                    out->mask_layers = slots[1]->device_objects;
+                    out->mask_channels = slots[1]->channels;
+                    out->mask_pitch = (size_t)b->width;
+                }
+                b->stats.direct = 1;
+                return GLCV_OK;
+            }
+            if (st != GLCV_ERROR_UNSUPPORTED)
+                return st;
+        }
+    }
+    return map_buffer(b, layers ? GL_TEXTURE_2D_ARRAY : GL_TEXTURE_2D, frame, mask, stream, out);
+}
+
+glcv_status glcv_cuda_bridge_map_textures(glcv_cuda_bridge *b, unsigned int frame, unsigned int mask,
+                                          cudaStream_t stream, glcv_cuda_frame *out)
+{
+    return map_registered(b, frame, mask, 0, stream, out);
+}
+
+glcv_status glcv_cuda_bridge_map_layers(glcv_cuda_bridge *b, unsigned int frames, unsigned int masks,
+                                        cudaStream_t stream, glcv_cuda_frame *out)
+{
+    return map_registered(b, frames, masks, b ? b->layers : 1, stream, out);
 }
 
 /* ---- registered textures ------------------------------------------------------------------ */

@@ -23,6 +23,15 @@
  *   (glcv_cuda_bridge_forget) before it is deleted (a new texture given the old name could
  *   otherwise be read through the old registration) or re-specified (glTexImage2D of a
  *   registered texture fails with GL_INVALID_OPERATION on NVIDIA's driver, 580).
+ * - registered texture arrays (glcv_cuda_bridge_map_layers, the tracker's sets of streams): the
+ *   same for GL_TEXTURE_2D_ARRAY textures of the bridge's `layers` layers (layer i = stream i): a
+ *   GL_RGBA8 frames array and a GL_R8 or GL_RGBA8 masks array are registered once each
+ *   (glcv_cuda_image_register_layers, kept by name and internal format, checked every set with
+ *   glcv_gl_check_input_layers), both are mapped in one glcv_cuda_images_map call per set, and
+ *   each layer is read through its own texture object; the objects are built once and kept
+ *   while CUDA maps the layers to the same arrays, and their handles sit in device memory for
+ *   the kernels. Other formats, or arrays CUDA refuses, go through the pixel buffer, every
+ *   layer one after another.
  * - the pixel buffer (glcv_cuda_bridge_map_frame; correlate and match, and the fallback): GL
  *   copies the frame (as RGBA8) and the mask (as R8) into one pixel-buffer object owned by the
  *   bridge (glGetTexImage into a PIXEL_PACK buffer, on the GPU; immutable storage, so video
@@ -44,19 +53,25 @@
 
 typedef struct glcv_cuda_bridge glcv_cuda_bridge;
 
-/* A frame handed to CUDA, valid until unmap: device pointers into the mapped buffer, or (the
- * registered-texture path) texture objects over the mapped arrays, with the pointers NULL. */
+/* A frame (or a set of layers) handed to CUDA, valid until unmap: device pointers into the
+ * mapped buffer, or (the registered-texture paths) texture objects over the mapped arrays, with
+ * the pointers NULL. */
 typedef struct glcv_cuda_frame {
-    const uint8_t *rgba; /* width x height RGBA8, rows of `rgba_pitch` bytes */
+    const uint8_t *rgba; /* width x height RGBA8, rows of `rgba_pitch` bytes; layers: one after
+                            another, layer l's row y at row l * height + y */
     size_t rgba_pitch;
-    const uint8_t *mask; /* width x height R8 (0..255), or NULL */
+    const uint8_t *mask; /* width x height R8 (0..255) (per layer, as rgba), or NULL */
     size_t mask_pitch;
     cudaTextureObject_t rgba_texture; /* nonzero: the frame, uchar4 elements (rgba is NULL) */
     cudaTextureObject_t mask_texture; /* nonzero: the mask (mask is NULL) */
-    int mask_channels;                /* of mask_texture: 1 (uchar) or 4 (uchar4, red = x) */
+    const cudaTextureObject_t *rgba_layers; /* map_layers: not NULL: `layers` texture objects in
+                                               device memory, layer l's frame in [l] */
+    const cudaTextureObject_t *mask_layers; /* map_layers: the masks' texture objects, or NULL */
+    int mask_channels;                /* of mask_texture / mask_layers: 1 (uchar) or 4 (uchar4, red = x) */
 } glcv_cuda_frame;
 
-/* What the registered-texture path did (tests and benchmarks). */
+/* What the registered-texture paths did (tests and benchmarks); an array texture counts as one
+ * texture, its texture objects one per layer. */
 typedef struct glcv_cuda_bridge_stats {
     int direct;          /* the last map read registered textures (0: the pixel buffer) */
     int registered;      /* textures registered now */
@@ -72,6 +87,10 @@ glcv_status glcv_cuda_bridge_create(int width, int height, const glcv_logger *lo
  * registered) only when a frame needs the fallback. */
 glcv_status glcv_cuda_bridge_create_for_textures(int width, int height, const glcv_logger *logger,
                                                  glcv_cuda_bridge **out);
+/* As glcv_cuda_bridge_create_for_textures, for glcv_cuda_bridge_map_layers with arrays of
+ * `layers` layers (>= 1; the pixel buffer, when needed, holds that many frames and masks). */
+glcv_status glcv_cuda_bridge_create_for_layers(int width, int height, int layers, const glcv_logger *logger,
+                                               glcv_cuda_bridge **out);
 /* Unregisters everything (its pixel buffer and the caller's textures it registered), then
  * deletes its GL objects (the context should be current). Accepts &NULL. */
 void glcv_cuda_bridge_destroy(glcv_cuda_bridge **bridge);
@@ -88,9 +107,19 @@ glcv_status glcv_cuda_bridge_map_frame(glcv_cuda_bridge *bridge, unsigned int fr
  * same errors; a registration CUDA refuses is not one (the pixel buffer is used). */
 glcv_status glcv_cuda_bridge_map_textures(glcv_cuda_bridge *bridge, unsigned int frame, unsigned int mask,
                                           cudaStream_t stream, glcv_cuda_frame *out);
-/* Drops the registration (and texture object) of `texture`, if there is one, after the work
+/* As glcv_cuda_bridge_map_textures, for GL_TEXTURE_2D_ARRAY textures of the bridge's layers:
+ * `frames` (colour) and `masks` (0 = none), both checked with glcv_gl_check_input_layers. out gets
+ * per-layer texture objects (rgba_layers, mask_layers) or the pixel buffer's pointers (every layer
+ * one after another). CUDA work queued on `stream` after this sees the pixels. Errors:
+ * INVALID_ARGUMENT (not an array texture, another number of layers), SIZE_MISMATCH, UNSUPPORTED
+ * (format), STATE (already mapped), OUT_OF_MEMORY, GL, CUDA; a registration CUDA refuses is not
+ * one (the pixel buffer is used). */
+glcv_status glcv_cuda_bridge_map_layers(glcv_cuda_bridge *bridge, unsigned int frames, unsigned int masks,
+                                        cudaStream_t stream, glcv_cuda_frame *out);
+/* Drops the registration (and texture objects) of `texture`, if there is one, after the work
  * queued on the last map's stream is done; call it before deleting or re-specifying a texture
- * that was given to glcv_cuda_bridge_map_textures. STATE while mapped. */
+ * that was given to glcv_cuda_bridge_map_textures or glcv_cuda_bridge_map_layers. STATE while
+ * mapped. */
 glcv_status glcv_cuda_bridge_forget(glcv_cuda_bridge *bridge, unsigned int texture);
 void glcv_cuda_bridge_get_stats(const glcv_cuda_bridge *bridge, glcv_cuda_bridge_stats *out);
 /* Unmaps on `stream`: GL commands issued afterwards run after the CUDA work queued before. */
@@ -128,6 +157,9 @@ glcv_status glcv_cuda_images_map(glcv_cuda_image *const *images, int n, cudaStre
                                  const glcv_logger *logger);
 glcv_status glcv_cuda_images_unmap(glcv_cuda_image *const *images, int n, cudaStream_t stream,
                                    const glcv_logger *logger);
+/* A texture object over a mapped array as the bridge's paths read them: elements as stored, point
+ * sampling, unnormalised coordinates, clamped addresses (pixel x, y is element x, y). */
+cudaError_t glcv_cuda_texture_object(cudaArray_t array, cudaTextureObject_t *out);
 
 /* ---- kernels of cuda/cuda_bridge.cu: checks and benchmarks of hand-overs --------------------- */
 

@@ -221,22 +221,30 @@ void glcv_glstate_restore(const glcv_glstate *s)
 
 /* ---- textures ---------------------------------------------------------------------------------------- */
 
-glcv_status glcv_gl_check_input(GLuint texture, int width, int height, const glcv_logger *lg)
+/* glcv_gl_check_input for a GL_TEXTURE_2D (layers 0) or a GL_TEXTURE_2D_ARRAY of `layers` layers. */
+static glcv_status check_input(GLuint texture, int width, int height, int layers, GLint *internal_out,
+                               const glcv_logger *lg)
 {
+    const GLenum target = layers ? GL_TEXTURE_2D_ARRAY : GL_TEXTURE_2D;
+    const char *target_name = layers ? "GL_TEXTURE_2D_ARRAY" : "GL_TEXTURE_2D";
     if (!texture || !glIsTexture(texture))
         return glcv_fail(lg, GLCV_ERROR_INVALID_ARGUMENT, "texture %u is not a texture name", texture);
     glcv_gl_clear_errors();
-    glBindTexture(GL_TEXTURE_2D, texture);
+    glBindTexture(target, texture);
     if (glGetError() != GL_NO_ERROR)
-        return glcv_fail(lg, GLCV_ERROR_INVALID_ARGUMENT, "texture %u is not a GL_TEXTURE_2D", texture);
-    GLint w = 0, h = 0, internal = 0, red_type = 0, base = 0;
-    glGetTexLevelParameteriv(GL_TEXTURE_2D, 0, GL_TEXTURE_WIDTH, &w);
-    glGetTexLevelParameteriv(GL_TEXTURE_2D, 0, GL_TEXTURE_HEIGHT, &h);
-    glGetTexLevelParameteriv(GL_TEXTURE_2D, 0, GL_TEXTURE_INTERNAL_FORMAT, &internal);
-    glGetTexLevelParameteriv(GL_TEXTURE_2D, 0, GL_TEXTURE_RED_TYPE, &red_type);
-    glGetTexParameteriv(GL_TEXTURE_2D, GL_TEXTURE_BASE_LEVEL, &base);
-    if (w == 0 || h == 0)
+        return glcv_fail(lg, GLCV_ERROR_INVALID_ARGUMENT, "texture %u is not a %s", texture, target_name);
+    GLint w = 0, h = 0, d = 0, internal = 0, red_type = 0, base = 0;
+    glGetTexLevelParameteriv(target, 0, GL_TEXTURE_WIDTH, &w);
+    glGetTexLevelParameteriv(target, 0, GL_TEXTURE_HEIGHT, &h);
+    glGetTexLevelParameteriv(target, 0, GL_TEXTURE_DEPTH, &d);
+    glGetTexLevelParameteriv(target, 0, GL_TEXTURE_INTERNAL_FORMAT, &internal);
+    glGetTexLevelParameteriv(target, 0, GL_TEXTURE_RED_TYPE, &red_type);
+    glGetTexParameteriv(target, GL_TEXTURE_BASE_LEVEL, &base);
+    if (w == 0 || h == 0 || d == 0)
         return glcv_fail(lg, GLCV_ERROR_INVALID_ARGUMENT, "texture %u has no level 0 image", texture);
+    if (layers && d != layers)
+        return glcv_fail(lg, GLCV_ERROR_INVALID_ARGUMENT, "texture %u has %d layers, expected %d (one per stream)",
+                         texture, d, layers);
     if (w != width || h != height)
         return glcv_fail(lg, GLCV_ERROR_SIZE_MISMATCH, "texture %u is %dx%d, expected %dx%d", texture, w, h, width,
                          height);
@@ -248,18 +256,44 @@ glcv_status glcv_gl_check_input(GLuint texture, int width, int height, const glc
                          "texture %u is sRGB: sampling would linearise it; use GL_RGBA8 or a GL_RGBA8 view", texture);
     if (base != 0)
         return glcv_fail(lg, GLCV_ERROR_UNSUPPORTED, "texture %u: GL_TEXTURE_BASE_LEVEL must be 0", texture);
+    if (internal_out)
+        *internal_out = internal;
     return glcv_gl_check(lg, "texture check");
 }
 
-glcv_status glcv_gl_read_pixels(GLuint fbo, GLuint texture, int width, int height, GLenum format, GLenum type,
-                                void *dst, size_t row_bytes, const glcv_logger *lg)
+glcv_status glcv_gl_check_input(GLuint texture, int width, int height, const glcv_logger *lg)
+{
+    return check_input(texture, width, height, 0, NULL, lg);
+}
+
+glcv_status glcv_gl_check_input_layers(GLuint texture, int width, int height, int layers, GLint *internal,
+                                       const glcv_logger *lg)
+{
+    if (layers < 1)
+        return glcv_fail(lg, GLCV_ERROR_INVALID_ARGUMENT, "texture %u: %d layers expected", texture, layers);
+    return check_input(texture, width, height, layers, internal, lg);
+}
+
+/* Attaches level 0 of `texture` (layer < 0: a GL_TEXTURE_2D; else that layer of an array) to the
+ * bound read framebuffer's colour attachment 0; texture 0 detaches. */
+static void attach_read(GLuint texture, int layer)
+{
+    if (layer < 0)
+        glFramebufferTexture2D(GL_READ_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_TEXTURE_2D, texture, 0);
+    else
+        glFramebufferTextureLayer(GL_READ_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, texture, 0, layer);
+}
+
+/* glcv_gl_read_pixels of a GL_TEXTURE_2D (layer < 0) or of one layer of an array texture. */
+static glcv_status read_pixels(GLuint fbo, GLuint texture, int layer, int width, int height, GLenum format,
+                               GLenum type, void *dst, size_t row_bytes, const glcv_logger *lg)
 {
     glBindFramebuffer(GL_READ_FRAMEBUFFER, fbo);
-    glFramebufferTexture2D(GL_READ_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_TEXTURE_2D, texture, 0);
+    attach_read(texture, layer);
     glReadBuffer(GL_COLOR_ATTACHMENT0);
     GLenum status = glCheckFramebufferStatus(GL_READ_FRAMEBUFFER);
     if (status != GL_FRAMEBUFFER_COMPLETE) {
-        glFramebufferTexture2D(GL_READ_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_TEXTURE_2D, 0, 0);
+        attach_read(0, layer);
         return glcv_fail(lg, GLCV_ERROR_GL, "read-back: framebuffer incomplete (0x%04x)", status);
     }
     size_t px = 0;
@@ -279,11 +313,19 @@ glcv_status glcv_gl_read_pixels(GLuint fbo, GLuint texture, int width, int heigh
     glPixelStorei(GL_PACK_SWAP_BYTES, GL_FALSE);
     glPixelStorei(GL_PACK_LSB_FIRST, GL_FALSE);
     glReadPixels(0, 0, width, height, format, type, dst);
-    glFramebufferTexture2D(GL_READ_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_TEXTURE_2D, 0, 0);
+    attach_read(0, layer);
     return glcv_gl_check(lg, "read-back");
 }
 
-glcv_status glcv_gl_read_rgb(GLuint texture, int width, int height, uint8_t *rgb, const glcv_logger *lg)
+glcv_status glcv_gl_read_pixels(GLuint fbo, GLuint texture, int width, int height, GLenum format, GLenum type,
+                                void *dst, size_t row_bytes, const glcv_logger *lg)
+{
+    return read_pixels(fbo, texture, -1, width, height, format, type, dst, row_bytes, lg);
+}
+
+/* glcv_gl_read_rgb of a GL_TEXTURE_2D (layers 0) or of layer `layer` of an array of `layers`. */
+static glcv_status read_rgb(GLuint texture, int layers, int layer, int width, int height, uint8_t *rgb,
+                            const glcv_logger *lg)
 {
     if (!glcv_gl_context_current())
         return glcv_fail(lg, GLCV_ERROR_NO_CONTEXT, "reading texture %u needs a current GL context", texture);
@@ -292,16 +334,30 @@ glcv_status glcv_gl_read_rgb(GLuint texture, int width, int height, uint8_t *rgb
         return GLCV_ERROR_OUT_OF_MEMORY;
     glcv_gl_clear_errors();
     glcv_glstate_save(state, 0);
-    glcv_status st = glcv_gl_check_input(texture, width, height, lg);
+    glcv_status st = check_input(texture, width, height, layers, NULL, lg);
     if (st == GLCV_OK) {
         GLuint fbo = 0;
         glGenFramebuffers(1, &fbo);
-        st = glcv_gl_read_pixels(fbo, texture, width, height, GL_RGB, GL_UNSIGNED_BYTE, rgb, (size_t)width * 3, lg);
+        st = read_pixels(fbo, texture, layers ? layer : -1, width, height, GL_RGB, GL_UNSIGNED_BYTE, rgb,
+                         (size_t)width * 3, lg);
         glDeleteFramebuffers(1, &fbo);
     }
     glcv_glstate_restore(state);
     glcv_glstate_free(state);
     return st;
+}
+
+glcv_status glcv_gl_read_rgb(GLuint texture, int width, int height, uint8_t *rgb, const glcv_logger *lg)
+{
+    return read_rgb(texture, 0, 0, width, height, rgb, lg);
+}
+
+glcv_status glcv_gl_read_rgb_layer(GLuint texture, int layers, int layer, int width, int height, uint8_t *rgb,
+                                   const glcv_logger *lg)
+{
+    if (layers < 1 || layer < 0 || layer >= layers)
+        return glcv_fail(lg, GLCV_ERROR_INVALID_ARGUMENT, "texture %u: layer %d of %d", texture, layer, layers);
+    return read_rgb(texture, layers, layer, width, height, rgb, lg);
 }
 
 glcv_status glcv_gl_upload_texture(GLuint *texture, int width, int height, GLenum internal, GLenum format,

@@ -45,6 +45,14 @@ void glcv_glstate_restore(const glcv_glstate *state);
  * level 0), SIZE_MISMATCH, UNSUPPORTED (format), GL. */
 glcv_status glcv_gl_check_input(GLuint texture, int width, int height, const glcv_logger *logger);
 
+/* As glcv_gl_check_input, for a GL_TEXTURE_2D_ARRAY whose level 0 has exactly `layers` layers of
+ * width x height (a batch of streams, one layer each); its internal format goes to *internal
+ * when internal is not NULL. Binds it on the active unit: call it with the state saved.
+ * Errors: INVALID_ARGUMENT (0, not a texture or not an array, no level 0, another number of
+ * layers), SIZE_MISMATCH, UNSUPPORTED (format), GL. */
+glcv_status glcv_gl_check_input_layers(GLuint texture, int width, int height, int layers, GLint *internal,
+                                       const glcv_logger *logger);
+
 /* Reads level 0 of `texture` through the framebuffer `fbo` (bound as the read framebuffer and
  * left bound) with glReadPixels: `format`/`type` as for glReadPixels, `row_bytes` between rows
  * at `dst` (an offset when a pixel-pack buffer is bound). Call it with the state saved. */
@@ -55,6 +63,12 @@ glcv_status glcv_gl_read_pixels(GLuint fbo, GLuint texture, int width, int heigh
  * (width * height * 3 bytes; values 0..1 scaled by 255 and rounded). Saves and restores the
  * state itself. Errors: NO_CONTEXT, those of glcv_gl_check_input. */
 glcv_status glcv_gl_read_rgb(GLuint texture, int width, int height, uint8_t *rgb, const glcv_logger *logger);
+
+/* As glcv_gl_read_rgb, for layer `layer` of a caller's GL_TEXTURE_2D_ARRAY of `layers` layers
+ * (checked as glcv_gl_check_input_layers). Errors: as glcv_gl_read_rgb, and INVALID_ARGUMENT for
+ * a layer outside 0..layers-1. */
+glcv_status glcv_gl_read_rgb_layer(GLuint texture, int layers, int layer, int width, int height, uint8_t *rgb,
+                                   const glcv_logger *logger);
 
 /* Makes *texture a GL_TEXTURE_2D of width x height and `internal` format holding `data` (format
  * and type as for glTexImage2D, rows tightly packed): created when *texture is 0 or no longer

@@ -12,6 +12,7 @@
 
 #include <math.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -49,17 +50,23 @@ struct glcv_track {
     glcv_tm_tables tables;
     track_slot *slots;
 
-    /* the last frame */
+    /* the last frame (set) */
     int *ids;                 /* ids tracked in the last frame */
+    int *id_streams;          /* their streams */
     int n_ids;
+    int *next_ids, *next_streams; /* CUDA engine: the list of a set being queued (swapped in once it is) */
     glcv_tm_result *results;  /* in ids order */
     int have_frame;           /* a frame was tracked */
     int results_pending;      /* CUDA: results not fetched yet */
 
     /* CPU engine */
-    uint16_t *bins;
+    uint16_t *bins;      /* streams bin images, one after another */
     uint32_t *counts;
-    uint8_t *rgb, *mask; /* texture inputs read back */
+    /* texture inputs read back: read_frames frames of 3 bytes a pixel each (the masks' first
+     * width * height bytes of each frame end up holding their 0/1 decisions) */
+    uint8_t *rgb, *mask;
+    int read_frames;
+    glcv_image *set_images; /* 2 * streams: frames and masks read back, as images */
 
     glcv_track_cuda *cuda; /* the CUDA engine, NULL with the CPU engine */
     int cuda_with_gl; /* the CUDA engine is on the GL context's device: textures go through the bridge */
@@ -79,6 +86,7 @@ static glcv_status resolve_params(const glcv_track_params *in, glcv_track_params
     glcv_status st = glcv_check_size(lg, "track", p->width, p->height, MAX_FRAME_SIZE);
     if (st != GLCV_OK)
         return st;
+    GLCV_DEFAULT(p->streams, 1);
     GLCV_DEFAULT(p->max_objects, DEFAULT_MAX_OBJECTS);
     GLCV_DEFAULT(p->hue_bins, DEFAULT_HUE_BINS);
     GLCV_DEFAULT(p->sat_bins, 1);
@@ -94,7 +102,8 @@ static glcv_status resolve_params(const glcv_track_params *in, glcv_track_params
     GLCV_DEFAULT(p->min_window_area, DEFAULT_MIN_WINDOW_AREA);
     GLCV_DEFAULT(p->reset_width, DEFAULT_RESET_WIDTH);
 
-    if ((st = check_range(lg, "max_objects", p->max_objects, 1, GLCV_TRACK_MAX_OBJECTS)) ||
+    if ((st = check_range(lg, "streams", p->streams, 1, GLCV_TRACK_MAX_STREAMS)) ||
+        (st = check_range(lg, "max_objects", p->max_objects, 1, GLCV_TRACK_MAX_OBJECTS)) ||
         (st = check_range(lg, "hue_bins", p->hue_bins, 1, 180)) ||
         (st = check_range(lg, "sat_bins", p->sat_bins, 1, 256)) ||
         (st = check_range(lg, "epsilon", p->epsilon, 0.001, 1000)) ||
@@ -172,9 +181,14 @@ glcv_status glcv_track_create(const glcv_track_params *params, glcv_track **out)
     size_t n_slots = (size_t)p.max_objects, nb = (size_t)t->nbins;
     t->slots = calloc(n_slots, sizeof *t->slots);
     t->ids = calloc(n_slots, sizeof *t->ids);
+    t->id_streams = calloc(n_slots, sizeof *t->id_streams);
+    t->next_ids = calloc(n_slots, sizeof *t->next_ids);
+    t->next_streams = calloc(n_slots, sizeof *t->next_streams);
     t->results = calloc(n_slots, sizeof *t->results);
     t->counts = calloc(nb, sizeof *t->counts);
-    if (!t->slots || !t->ids || !t->results || !t->counts) {
+    t->set_images = calloc(2 * (size_t)p.streams, sizeof *t->set_images);
+    if (!t->slots || !t->ids || !t->id_streams || !t->next_ids || !t->next_streams || !t->results || !t->counts ||
+        !t->set_images) {
         st = GLCV_ERROR_OUT_OF_MEMORY;
         goto fail;
     }
@@ -195,22 +209,23 @@ glcv_status glcv_track_create(const glcv_track_params *params, glcv_track **out)
         goto fail;
     if (t->p.engine == GLCV_ENGINE_CUDA) {
         glcv_tm_config c = make_config(t);
-        st = glcv_track_cuda_create(device.device, &c, &t->tables, p.max_objects, lg, &t->cuda);
+        st = glcv_track_cuda_create(device.device, &c, &t->tables, p.max_objects, p.streams, lg, &t->cuda);
         if (st != GLCV_OK)
             goto fail;
         t->p.cuda_device = device.device;
         t->cuda_with_gl = device.with_gl;
     }
     if (t->p.engine == GLCV_ENGINE_CPU) {
-        size_t n = (size_t)p.width * (size_t)p.height;
+        size_t n = (size_t)p.width * (size_t)p.height * (size_t)p.streams;
         t->bins = malloc(n * sizeof *t->bins);
         if (!t->bins) {
             st = GLCV_ERROR_OUT_OF_MEMORY;
             goto fail;
         }
     }
-    glcv_logf(lg, GLCV_LOG_DEBUG, "track: %dx%d, %d x %d bins, up to %d objects, engine %s", p.width, p.height,
-              p.hue_bins, p.sat_bins, p.max_objects, glcv_engine_mode_string(t->p.engine));
+    glcv_logf(lg, GLCV_LOG_DEBUG, "track: %dx%d, %d stream%s, %d x %d bins, up to %d objects, engine %s", p.width,
+              p.height, p.streams, p.streams == 1 ? "" : "s", p.hue_bins, p.sat_bins, p.max_objects,
+              glcv_engine_mode_string(t->p.engine));
     *out = t;
     return GLCV_OK;
 fail:
@@ -233,11 +248,15 @@ void glcv_track_destroy(glcv_track **track)
     }
     free(t->slots);
     free(t->ids);
+    free(t->id_streams);
+    free(t->next_ids);
+    free(t->next_streams);
     free(t->results);
     free(t->counts);
     free(t->bins);
     free(t->rgb);
     free(t->mask);
+    free(t->set_images);
     pthread_mutex_destroy(&t->lock);
     free(t);
     *track = NULL;
@@ -266,43 +285,136 @@ glcv_status glcv_track_set_limits(glcv_track *t, int s_min, int v_min, int v_max
 
 /* ---- input checks ----------------------------------------------------------------------------- */
 
-static glcv_status check_frame(const glcv_track *t, const glcv_image *frame, const glcv_image *mask)
+/* Checks a frame (and mask) of the tracker's size; `stream` >= 0 names its stream in messages. */
+static glcv_status check_frame_of(const glcv_track *t, int stream, const glcv_image *frame, const glcv_image *mask)
 {
+    char who[48] = "track";
+    if (stream >= 0)
+        snprintf(who, sizeof who, "track: stream %d", stream);
     if (!frame || glcv_image_check(frame) != GLCV_OK || frame->format == GLCV_PIXEL_GRAY8)
         return glcv_fail(&t->logger, GLCV_ERROR_INVALID_ARGUMENT,
-                         "track: the frame must be an RGB8, RGBA8, BGR8 or BGRA8 image");
+                         "%s: the frame must be an RGB8, RGBA8, BGR8 or BGRA8 image", who);
     if (frame->width != t->p.width || frame->height != t->p.height)
-        return glcv_fail(&t->logger, GLCV_ERROR_SIZE_MISMATCH, "track: the frame is %dx%d, the tracker %dx%d",
+        return glcv_fail(&t->logger, GLCV_ERROR_SIZE_MISMATCH, "%s: the frame is %dx%d, the tracker %dx%d", who,
                          frame->width, frame->height, t->p.width, t->p.height);
     if (mask) {
         if (glcv_image_check(mask) != GLCV_OK || mask->format != GLCV_PIXEL_GRAY8)
-            return glcv_fail(&t->logger, GLCV_ERROR_INVALID_ARGUMENT, "track: the mask must be a GRAY8 image");
+            return glcv_fail(&t->logger, GLCV_ERROR_INVALID_ARGUMENT, "%s: the mask must be a GRAY8 image", who);
         if (mask->width != t->p.width || mask->height != t->p.height)
-            return glcv_fail(&t->logger, GLCV_ERROR_SIZE_MISMATCH, "track: the mask is %dx%d, the tracker %dx%d",
+            return glcv_fail(&t->logger, GLCV_ERROR_SIZE_MISMATCH, "%s: the mask is %dx%d, the tracker %dx%d", who,
                              mask->width, mask->height, t->p.width, t->p.height);
     }
     return GLCV_OK;
 }
 
-/* Reads a frame texture (and mask) into t->rgb / t->mask (0/1). */
-static glcv_status read_textures(glcv_track *t, unsigned int frame, unsigned int mask)
+static glcv_status check_frame(const glcv_track *t, const glcv_image *frame, const glcv_image *mask)
+{
+    return check_frame_of(t, -1, frame, mask);
+}
+
+/* Checks a frame set: one frame (and mask) per stream, all of one pixel format. */
+static glcv_status check_frames(const glcv_track *t, const glcv_image *frames, const glcv_image *masks, int count)
+{
+    if (!frames)
+        return glcv_fail(&t->logger, GLCV_ERROR_INVALID_ARGUMENT, "track: no frames (NULL)");
+    if (count != t->p.streams)
+        return glcv_fail(&t->logger, GLCV_ERROR_INVALID_ARGUMENT,
+                         "track: %d frames given, the tracker has %d stream%s (one frame each)", count, t->p.streams,
+                         t->p.streams == 1 ? "" : "s");
+    for (int i = 0; i < count; i++) {
+        glcv_status st = check_frame_of(t, t->p.streams > 1 ? i : -1, &frames[i], masks ? &masks[i] : NULL);
+        if (st != GLCV_OK)
+            return st;
+        if (frames[i].format != frames[0].format)
+            return glcv_fail(&t->logger, GLCV_ERROR_INVALID_ARGUMENT,
+                             "track: stream %d's frame has pixel format %d, stream 0's %d: the frames of a set share "
+                             "one format",
+                             i, (int)frames[i].format, (int)frames[0].format);
+    }
+    return GLCV_OK;
+}
+
+/* INVALID_ARGUMENT for a one-frame call (`call`) on a tracker of several streams. */
+static glcv_status check_one_stream(const glcv_track *t, const char *call)
+{
+    if (t->p.streams == 1)
+        return GLCV_OK;
+    return glcv_fail(&t->logger, GLCV_ERROR_INVALID_ARGUMENT,
+                     "track: %s takes one frame, and the tracker has %d streams: give their frames as a set with "
+                     "glcv_track_frames or glcv_track_frames_texture",
+                     call, t->p.streams);
+}
+
+static glcv_status need_context(const glcv_track *t)
+{
+    if (glcv_gl_context_current())
+        return GLCV_OK;
+    return glcv_fail(&t->logger, GLCV_ERROR_NO_CONTEXT, "track: texture inputs need a current GL context");
+}
+
+/* Makes the read-back buffers hold `frames` frames (t->rgb, t->mask). */
+static glcv_status read_buffers(glcv_track *t, int frames)
+{
+    if (t->read_frames >= frames)
+        return GLCV_OK;
+    size_t bytes = (size_t)t->p.width * (size_t)t->p.height * 3 * (size_t)frames;
+    free(t->rgb);
+    free(t->mask);
+    t->rgb = malloc(bytes);
+    t->mask = malloc(bytes);
+    t->read_frames = t->rgb && t->mask ? frames : 0;
+    if (!t->read_frames) {
+        free(t->rgb);
+        free(t->mask);
+        t->rgb = t->mask = NULL;
+        return GLCV_ERROR_OUT_OF_MEMORY;
+    }
+    return GLCV_OK;
+}
+
+/* Reads a texture input into read-back frame `index` (read_buffers made room): the frame as RGB8
+ * into t->rgb, the mask's decisions (0/1: red > 0.5) into the first width * height bytes of
+ * t->mask's frame. layer < 0: GL_TEXTURE_2D textures; else that layer of the array textures. */
+static glcv_status read_input(glcv_track *t, unsigned int frame, unsigned int mask, int layer, int index)
 {
     size_t n = (size_t)t->p.width * (size_t)t->p.height;
-    if (!glcv_gl_context_current())
-        return glcv_fail(&t->logger, GLCV_ERROR_NO_CONTEXT, "track: texture inputs need a current GL context");
-    if (!t->rgb && !(t->rgb = malloc(n * 3)))
-        return GLCV_ERROR_OUT_OF_MEMORY;
-    glcv_status st = glcv_gl_read_rgb(frame, t->p.width, t->p.height, t->rgb, &t->logger);
+    uint8_t *rgb = t->rgb + (size_t)index * n * 3, *m = t->mask + (size_t)index * n * 3;
+    int w = t->p.width, h = t->p.height, streams = t->p.streams;
+    glcv_status st = layer < 0 ? glcv_gl_read_rgb(frame, w, h, rgb, &t->logger)
+                               : glcv_gl_read_rgb_layer(frame, streams, layer, w, h, rgb, &t->logger);
     if (st != GLCV_OK || !mask)
         return st;
-    if (!t->mask && !(t->mask = malloc(n * 3)))
-        return GLCV_ERROR_OUT_OF_MEMORY;
-    st = glcv_gl_read_rgb(mask, t->p.width, t->p.height, t->mask, &t->logger);
+    st = layer < 0 ? glcv_gl_read_rgb(mask, w, h, m, &t->logger)
+                   : glcv_gl_read_rgb_layer(mask, streams, layer, w, h, m, &t->logger);
     if (st != GLCV_OK)
         return st;
     for (size_t i = 0; i < n; i++) /* red > 0.5 */
-        t->mask[i] = t->mask[3 * i] >= 128;
+        m[i] = m[3 * i] >= 128;
     return GLCV_OK;
+}
+
+/* Reads a GL_TEXTURE_2D frame texture (and mask) into read-back frame 0. */
+static glcv_status read_textures(glcv_track *t, unsigned int frame, unsigned int mask)
+{
+    glcv_status st = need_context(t);
+    if (st == GLCV_OK)
+        st = read_buffers(t, 1);
+    return st == GLCV_OK ? read_input(t, frame, mask, -1, 0) : st;
+}
+
+/* Read-back frame `index` as an RGB8 image, and its mask as a GRAY8 one. */
+static glcv_image read_frame(const glcv_track *t, int index)
+{
+    glcv_image img = {t->rgb + (size_t)index * (size_t)t->p.width * (size_t)t->p.height * 3, t->p.width,
+                      t->p.height, 0, GLCV_PIXEL_RGB8};
+    return img;
+}
+
+static glcv_image read_mask(const glcv_track *t, int index)
+{
+    glcv_image img = {t->mask + (size_t)index * (size_t)t->p.width * (size_t)t->p.height * 3, t->p.width,
+                      t->p.height, (size_t)t->p.width, GLCV_PIXEL_GRAY8};
+    return img;
 }
 
 /* ---- histograms ------------------------------------------------------------------------------- */
@@ -362,8 +474,7 @@ glcv_status glcv_track_hist_compute_texture(glcv_track *t, unsigned int frame, u
     pthread_mutex_lock(&t->lock);
     glcv_status st = read_textures(t, frame, mask);
     if (st == GLCV_OK) {
-        glcv_image img = {t->rgb, t->p.width, t->p.height, 0, GLCV_PIXEL_RGB8};
-        glcv_image mimg = {t->mask, t->p.width, t->p.height, (size_t)t->p.width, GLCV_PIXEL_GRAY8};
+        glcv_image img = read_frame(t, 0), mimg = read_mask(t, 0);
         st = hist_compute_locked(t, &img, mask ? &mimg : NULL, region, out);
     }
     pthread_mutex_unlock(&t->lock);
@@ -412,9 +523,18 @@ static glcv_status upload_object(glcv_track *t, int id, int model)
 
 glcv_status glcv_track_add(glcv_track *t, const glcv_track_hist *hist, glcv_rect window, int *id)
 {
+    return glcv_track_add_to_stream(t, 0, hist, window, id);
+}
+
+glcv_status glcv_track_add_to_stream(glcv_track *t, int stream, const glcv_track_hist *hist, glcv_rect window,
+                                     int *id)
+{
     if (!t || !id)
         return GLCV_ERROR_INVALID_ARGUMENT;
     *id = -1;
+    if (stream < 0 || stream >= t->p.streams)
+        return glcv_fail(&t->logger, GLCV_ERROR_INVALID_ARGUMENT, "track: stream %d: the tracker has %d (0..%d)",
+                         stream, t->p.streams, t->p.streams - 1);
     glcv_status st = glcv_track_hist_check(&t->logger, hist);
     if (st != GLCV_OK)
         return st;
@@ -437,6 +557,7 @@ glcv_status glcv_track_add(glcv_track *t, const glcv_track_hist *hist, glcv_rect
         glcv_track_cpu_model(s->value, t->nbins, s->lut, s->sqrt_model, &s->model_sum);
         memset(&s->state, 0, sizeof s->state);
         s->state.window = (glcv_tm_rect){window.x, window.y, window.width, window.height};
+        s->state.stream = stream;
         st = upload_object(t, slot, 1);
         if (st == GLCV_OK) {
             s->used = 1;
@@ -498,82 +619,177 @@ glcv_status glcv_track_get_hist(glcv_track *t, int id, glcv_track_hist *out)
 
 /* ---- frames ----------------------------------------------------------------------------------- */
 
-/* Lists the objects to track (increasing ids) into t->ids. */
-static void list_objects(glcv_track *t)
+/* Lists the objects to track (increasing ids) into ids, their streams into streams; returns how
+ * many. */
+static int list_into(const glcv_track *t, int *ids, int *streams)
 {
-    t->n_ids = 0;
+    int n = 0;
     for (int i = 0; i < t->p.max_objects; i++)
-        if (t->slots[i].used)
-            t->ids[t->n_ids++] = i;
+        if (t->slots[i].used) {
+            streams[n] = t->slots[i].state.stream;
+            ids[n++] = i;
+        }
+    return n;
 }
 
+static void list_objects(glcv_track *t)
+{
+    t->n_ids = list_into(t, t->ids, t->id_streams);
+}
+
+/* CPU engine: the bin image of a stream. */
+static uint16_t *stream_bins(const glcv_track *t, int stream)
+{
+    return t->bins + (size_t)stream * (size_t)t->p.width * (size_t)t->p.height;
+}
+
+/* CPU engine: tracks every object on its stream's bin image. */
 static void cpu_track_all(glcv_track *t, const glcv_tm_config *c)
 {
     list_objects(t);
     for (int k = 0; k < t->n_ids; k++) {
         track_slot *s = &t->slots[t->ids[k]];
         glcv_track_model model = {s->lut, s->sqrt_model, s->model_sum};
-        glcv_track_cpu_object(t->bins, c, &model, &s->state, &t->results[k], t->counts);
+        glcv_track_cpu_object(stream_bins(t, s->state.stream), c, &model, &s->state, &t->results[k], t->counts);
     }
     t->have_frame = 1;
 }
 
+/* CUDA engine: queues a set through `queue` (the objects listed into t->next_ids), whose results
+ * are fetched later. The list becomes the set's (t->ids) once the set is queued; a set refused
+ * before anything was queued (a bad argument or texture) leaves the last set's list and results
+ * as they were; after a CUDA or GL error there are none. */
+typedef glcv_status (*cuda_queue_fn)(glcv_track *t, const glcv_tm_config *c, const void *args, int n);
+
+static glcv_status cuda_set(glcv_track *t, cuda_queue_fn queue, const void *args)
+{
+    glcv_tm_config c = make_config(t);
+    int n = list_into(t, t->next_ids, t->next_streams);
+    glcv_status st = queue(t, &c, args, n);
+    if (st == GLCV_OK) {
+        int *ids = t->ids, *streams = t->id_streams;
+        t->ids = t->next_ids;
+        t->id_streams = t->next_streams;
+        t->next_ids = ids;
+        t->next_streams = streams;
+        t->n_ids = n;
+        t->have_frame = 1;
+        t->results_pending = 1;
+    } else if (st == GLCV_ERROR_CUDA || st == GLCV_ERROR_GL) {
+        t->have_frame = 0;
+        t->results_pending = 0;
+    }
+    return st;
+}
+
+typedef struct host_set_args {
+    const glcv_image *frames, *masks;
+    int count;
+} host_set_args;
+
+static glcv_status queue_host_set(glcv_track *t, const glcv_tm_config *c, const void *args, int n)
+{
+    const host_set_args *a = args;
+    return glcv_track_cuda_frames(t->cuda, c, a->frames, a->masks, a->count, t->next_ids, n);
+}
+
+typedef struct texture_args {
+    unsigned int frame, mask;
+    int layered;
+} texture_args;
+
+static glcv_status queue_textures(glcv_track *t, const glcv_tm_config *c, const void *args, int n)
+{
+    const texture_args *a = args;
+    return glcv_track_cuda_frame_texture(t->cuda, c, a->frame, a->mask, a->layered, t->next_ids, n);
+}
+
+/* A checked host frame set (count frames, masks NULL or count) through the engine. */
+static glcv_status track_set(glcv_track *t, const glcv_image *frames, const glcv_image *masks, int count)
+{
+    glcv_tm_config c = make_config(t);
+    if (t->cuda)
+        return cuda_set(t, queue_host_set, &(host_set_args){frames, masks, count});
+    for (int i = 0; i < count; i++) {
+        const glcv_image *m = masks ? &masks[i] : NULL;
+        glcv_track_cpu_bins(&t->tables, &c, &frames[i], m ? m->data : NULL, m ? glcv_image_stride(m) : 0,
+                            stream_bins(t, i));
+    }
+    cpu_track_all(t, &c);
+    return GLCV_OK;
+}
+
+static glcv_status frame_locked(glcv_track *t, const glcv_image *frame, const glcv_image *mask)
+{
+    glcv_status st = check_one_stream(t, "glcv_track_frame");
+    if (st == GLCV_OK)
+        st = check_frame(t, frame, mask);
+    return st == GLCV_OK ? track_set(t, frame, mask, 1) : st;
+}
+
 glcv_status glcv_track_frame(glcv_track *t, const glcv_image *frame, const glcv_image *mask)
 {
-    if (!t)
-        return GLCV_ERROR_INVALID_ARGUMENT;
-    pthread_mutex_lock(&t->lock);
-    glcv_status st = check_frame(t, frame, mask);
-    if (st == GLCV_OK) {
-        glcv_tm_config c = make_config(t);
-        if (t->cuda) {
-            list_objects(t);
-            st = glcv_track_cuda_frame(t->cuda, &c, frame, mask, t->ids, t->n_ids);
-            t->have_frame = st == GLCV_OK;
-            t->results_pending = st == GLCV_OK;
-            pthread_mutex_unlock(&t->lock);
-            return st;
-        }
-        glcv_track_cpu_bins(&t->tables, &c, frame, mask ? mask->data : NULL, mask ? glcv_image_stride(mask) : 0,
-                            t->bins);
-        cpu_track_all(t, &c);
+    GLCV_LOCKED_CALL(t, frame_locked(t, frame, mask));
+}
+
+static glcv_status frames_locked(glcv_track *t, const glcv_image *frames, const glcv_image *masks, int count)
+{
+    glcv_status st = check_frames(t, frames, masks, count);
+    return st == GLCV_OK ? track_set(t, frames, masks, count) : st;
+}
+
+glcv_status glcv_track_frames(glcv_track *t, const glcv_image *frames, const glcv_image *masks, int count)
+{
+    GLCV_LOCKED_CALL(t, frames_locked(t, frames, masks, count));
+}
+
+/* Texture inputs read back to host memory (the CPU engine, or the CUDA engine on a device other
+ * than the GL context's): layer < 0, the GL_TEXTURE_2D frame (and mask); else every layer of
+ * the array textures. */
+static glcv_status track_read_back(glcv_track *t, unsigned int frames, unsigned int masks, int layers)
+{
+    int count = layers ? t->p.streams : 1;
+    glcv_tm_config c = make_config(t);
+    /* the CPU engine makes each stream's bin image as soon as its layer is read: one frame of room */
+    glcv_status st = read_buffers(t, t->cuda ? count : 1);
+    for (int i = 0; st == GLCV_OK && i < count; i++) {
+        int index = t->cuda ? i : 0;
+        st = read_input(t, frames, masks, layers ? i : -1, index);
+        t->set_images[i] = read_frame(t, index);
+        t->set_images[count + i] = read_mask(t, index);
+        if (st == GLCV_OK && !t->cuda)
+            glcv_track_cpu_bins_rgb(&t->tables, &c, t->rgb, masks ? t->mask : NULL, stream_bins(t, i));
     }
-    pthread_mutex_unlock(&t->lock);
-    return st;
+    if (st != GLCV_OK)
+        return st;
+    if (!t->cuda) {
+        cpu_track_all(t, &c);
+        return GLCV_OK;
+    }
+    return cuda_set(t, queue_host_set, &(host_set_args){t->set_images, masks ? t->set_images + count : NULL, count});
+}
+
+/* Texture inputs: GL_TEXTURE_2D textures, or (layered) arrays of the tracker's streams. */
+static glcv_status textures_locked(glcv_track *t, unsigned int frame, unsigned int mask, int layered)
+{
+    glcv_status st = layered ? GLCV_OK : check_one_stream(t, "glcv_track_frame_texture");
+    if (st == GLCV_OK)
+        st = need_context(t);
+    if (st != GLCV_OK)
+        return st;
+    if (t->cuda && t->cuda_with_gl)
+        return cuda_set(t, queue_textures, &(texture_args){frame, mask, layered});
+    return track_read_back(t, frame, mask, layered);
 }
 
 glcv_status glcv_track_frame_texture(glcv_track *t, unsigned int frame, unsigned int mask)
 {
-    if (!t)
-        return GLCV_ERROR_INVALID_ARGUMENT;
-    pthread_mutex_lock(&t->lock);
-    glcv_status st = GLCV_OK;
-    {
-        glcv_tm_config c = make_config(t);
-        if (t->cuda) {
-            list_objects(t);
-            if (t->cuda_with_gl) {
-                st = glcv_track_cuda_frame_texture(t->cuda, &c, frame, mask, t->ids, t->n_ids);
-            } else { /* the GL context is on another device: through host memory */
-                st = read_textures(t, frame, mask);
-                glcv_image img = {t->rgb, t->p.width, t->p.height, 0, GLCV_PIXEL_RGB8};
-                glcv_image mimg = {t->mask, t->p.width, t->p.height, 0, GLCV_PIXEL_GRAY8};
-                if (st == GLCV_OK)
-                    st = glcv_track_cuda_frame(t->cuda, &c, &img, mask ? &mimg : NULL, t->ids, t->n_ids);
-            }
-            t->have_frame = st == GLCV_OK;
-            t->results_pending = st == GLCV_OK;
-            pthread_mutex_unlock(&t->lock);
-            return st;
-        }
-        st = read_textures(t, frame, mask);
-        if (st == GLCV_OK) {
-            glcv_track_cpu_bins_rgb(&t->tables, &c, t->rgb, mask ? t->mask : NULL, t->bins);
-            cpu_track_all(t, &c);
-        }
-    }
-    pthread_mutex_unlock(&t->lock);
-    return st;
+    GLCV_LOCKED_CALL(t, textures_locked(t, frame, mask, 0));
+}
+
+glcv_status glcv_track_frames_texture(glcv_track *t, unsigned int frames, unsigned int masks)
+{
+    GLCV_LOCKED_CALL(t, textures_locked(t, frames, masks, 1));
 }
 
 glcv_status glcv_track_forget_texture(glcv_track *t, unsigned int texture)
@@ -628,11 +844,12 @@ glcv_rect glcv_track_box_bounds(float cx, float cy, float w, float h, float angl
 
 /* The public result of an engine result: the box is recomputed here from the moments, with the
  * engines' own arithmetic (plus atan2 for the angle, which only the host computes). */
-static void to_public(const glcv_track *t, const glcv_tm_config *c, int id, const glcv_tm_result *r,
+static void to_public(const glcv_track *t, const glcv_tm_config *c, int id, int stream, const glcv_tm_result *r,
                       glcv_track_result *out)
 {
     memset(out, 0, sizeof *out);
     out->id = id;
+    out->stream = stream;
     out->iterations = r->iterations;
     out->lost = r->lost;
     out->reasons = r->reasons;
@@ -692,7 +909,7 @@ glcv_status glcv_track_results(glcv_track *t, glcv_track_result *out, int capaci
         glcv_tm_config c = make_config(t);
         *count = t->n_ids;
         for (int k = 0; k < t->n_ids && k < capacity; k++)
-            to_public(t, &c, t->ids[k], &t->results[k], &out[k]);
+            to_public(t, &c, t->ids[k], t->id_streams[k], &t->results[k], &out[k]);
     }
     pthread_mutex_unlock(&t->lock);
     return st;

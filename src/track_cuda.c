@@ -1,5 +1,6 @@
-/* The tracker's CUDA engine, host side (see track_internal.h). Device memory: the frame and mask
- * (host inputs), the bin image, the tables, the objects' models and states, the results; one
+/* The tracker's CUDA engine, host side (see track_internal.h). Device memory: the frames and masks
+ * of a host set (staged in pinned memory, uploaded in one copy), the bin images of all streams
+ * (stream after stream), the tables, the objects' models and states, the results; one
  * non-blocking stream; texture inputs through the CUDA-GL bridge. The kernels are
  * cuda/track.cu, behind track_kernels.h. */
 #include "track_internal.h"
@@ -21,7 +22,7 @@
 struct glcv_track_cuda {
     glcv_logger logger;
     int device;
-    int width, height, nbins, max_objects;
+    int width, height, nbins, max_objects, streams;
     int sms;                 /* multiprocessors */
     int max_cluster;         /* largest cluster the kernel can use (1 below compute 9.0) */
     int cluster_request;     /* 0 = automatic */
@@ -29,11 +30,14 @@ struct glcv_track_cuda {
     cudaStream_t stream;
     cudaEvent_t done;
 
-    uint8_t *frame;          /* host frames: up to 4 bytes a pixel */
-    size_t frame_pitch;
-    uint8_t *mask;
-    size_t mask_pitch;
-    uint16_t *bins;
+    /* Host sets: the frames (rows padded to 16 bytes, stream after stream) and then, from
+     * mask_offset, the masks (rows of width bytes), laid out alike in pinned staging memory and
+     * in device memory, so that a set goes up in one copy. */
+    uint8_t *staging, *upload;
+    size_t mask_offset;
+    cudaEvent_t staged;      /* recorded after the last upload from the staging memory */
+    int staging_busy;
+    uint16_t *bins;          /* streams bin images, height rows each */
     size_t bins_pitch;       /* elements */
     glcv_tm_tables *tables;
     uint8_t *luts;
@@ -49,8 +53,9 @@ struct glcv_track_cuda {
     glcv_tm_object *host_objects; /* pinned, in ids order */
     glcv_tm_rect *known;          /* the last windows the host knows, by id (cluster choice) */
 
-    /* the last frame's source, for glcv_track_cuda_bench_frame */
-    int have_source, source_channels, source_bgr;
+    /* the last host set, for glcv_track_cuda_bench_time's conversion */
+    int have_source, source_channels, source_bgr, source_streams;
+    size_t source_pitch;
 
     glcv_cuda_bridge *bridge;     /* texture inputs, made on first use */
 
@@ -68,7 +73,7 @@ static glcv_status cuda_alloc(glcv_track_cuda *c_, void **ptr, size_t bytes, con
 }
 
 glcv_status glcv_track_cuda_create(int device, const glcv_tm_config *c, const glcv_tm_tables *tables,
-                                   int max_objects, const glcv_logger *logger, glcv_track_cuda **out)
+                                   int max_objects, int streams, const glcv_logger *logger, glcv_track_cuda **out)
 {
     *out = NULL;
     glcv_track_cuda *c_ = calloc(1, sizeof *c_);
@@ -81,6 +86,7 @@ glcv_status glcv_track_cuda_create(int device, const glcv_tm_config *c, const gl
     c_->height = c->height;
     c_->nbins = c->nbins;
     c_->max_objects = max_objects;
+    c_->streams = streams;
     c_->lut_stride = (c->nbins + 1 + 15) & ~15;
     c_->known = calloc((size_t)max_objects, sizeof *c_->known);
     glcv_status st = c_->known ? GLCV_OK : GLCV_ERROR_OUT_OF_MEMORY;
@@ -92,16 +98,17 @@ glcv_status glcv_track_cuda_create(int device, const glcv_tm_config *c, const gl
         st = glcv_cuda_stream_create(&c_->stream, &c_->logger, "track: cudaStreamCreate");
     if (st == GLCV_OK && (err = cudaEventCreateWithFlags(&c_->done, cudaEventDisableTiming)) != cudaSuccess)
         st = glcv_cuda_fail(&c_->logger, err, "track: cudaEventCreate");
+    if (st == GLCV_OK && (err = cudaEventCreateWithFlags(&c_->staged, cudaEventDisableTiming)) != cudaSuccess)
+        st = glcv_cuda_fail(&c_->logger, err, "track: cudaEventCreate");
     if (st == GLCV_OK &&
         (err = cudaDeviceGetAttribute(&c_->sms, cudaDevAttrMultiProcessorCount, device)) != cudaSuccess)
         st = glcv_cuda_fail(&c_->logger, err, "track: cudaDeviceGetAttribute");
 
     size_t w = (size_t)c->width, h = (size_t)c->height, n = (size_t)max_objects, nb = (size_t)c->nbins;
     size_t bins_bytes_pitch = 0;
-    if (st == GLCV_OK &&
-        (err = cudaMallocPitch((void **)&c_->bins, &bins_bytes_pitch, ((w + 7) & ~(size_t)7) * 2, h)) !=
-            cudaSuccess)
-        st = glcv_cuda_fail(&c_->logger, err, "track: bin image");
+    if (st == GLCV_OK && (err = cudaMallocPitch((void **)&c_->bins, &bins_bytes_pitch, ((w + 7) & ~(size_t)7) * 2,
+                                                h * (size_t)streams)) != cudaSuccess)
+        st = glcv_cuda_fail(&c_->logger, err, "track: bin images");
     c_->bins_pitch = bins_bytes_pitch / 2;
     if (st == GLCV_OK)
         st = cuda_alloc(c_, (void **)&c_->tables, sizeof *c_->tables, "track: tables");
@@ -151,8 +158,8 @@ void glcv_track_cuda_destroy(glcv_track_cuda **cuda)
     if (c_->stream)
         (void)cudaStreamSynchronize(c_->stream);
     glcv_cuda_bridge_destroy(&c_->bridge);
-    cudaFree(c_->frame);
-    cudaFree(c_->mask);
+    cudaFreeHost(c_->staging);
+    cudaFree(c_->upload);
     cudaFree(c_->bins);
     cudaFree(c_->tables);
     cudaFree(c_->luts);
@@ -167,6 +174,8 @@ void glcv_track_cuda_destroy(glcv_track_cuda **cuda)
     cudaFreeHost(c_->host_objects);
     if (c_->done)
         cudaEventDestroy(c_->done);
+    if (c_->staged)
+        cudaEventDestroy(c_->staged);
     if (c_->start)
         cudaEventDestroy(c_->start);
     if (c_->stop)
@@ -234,6 +243,7 @@ static glcv_status launch_tracking(glcv_track_cuda *c_, const glcv_tm_config *c,
     memset(&p, 0, sizeof p);
     p.bins = c_->bins;
     p.bins_pitch = c_->bins_pitch;
+    p.stream_stride = c_->bins_pitch * (size_t)c_->height;
     p.config = *c;
     p.ids = c_->ids;
     p.n = n;
@@ -260,84 +270,134 @@ static glcv_status launch_tracking(glcv_track_cuda *c_, const glcv_tm_config *c,
     return GLCV_OK;
 }
 
-/* Queues the bin kernel with the frame and mask fields of `b` given; the rest is the engine's. */
-static glcv_status launch_bins(glcv_track_cuda *c_, const glcv_tm_config *c, glcv_cuda_bins_params b)
+/* Queues the bin kernel for `streams` frames with the frame and mask fields of `b` given; the
+ * rest is the engine's. */
+static glcv_status launch_bins(glcv_track_cuda *c_, const glcv_tm_config *c, glcv_cuda_bins_params b, int streams)
 {
     b.tables = c_->tables;
     b.config = *c;
     b.bins = c_->bins;
     b.bins_pitch = c_->bins_pitch;
+    b.streams = streams;
     CHECK_CUDA((cudaError_t)glcv_cuda_track_bins(b, c_->stream), "track: bin kernel");
     return GLCV_OK;
 }
 
-/* The bin kernel over pixels in device memory (and a mask counting where >= mask_min). */
+/* The bin kernel over `streams` frames in device memory, one after another (and masks counting
+ * where >= mask_min). */
 static glcv_status run_bins(glcv_track_cuda *c_, const glcv_tm_config *c, const uint8_t *pixels, size_t pitch,
-                            int channels, int bgr, const uint8_t *mask, size_t mask_pitch, int mask_min)
+                            int channels, int bgr, const uint8_t *mask, size_t mask_pitch, int mask_min, int streams)
 {
     glcv_cuda_bins_params b = {.pixels = pixels, .pitch = pitch, .channels = channels, .bgr = bgr, .mask = mask,
                                .mask_pitch = mask_pitch, .mask_min = mask_min};
-    return launch_bins(c_, c, b);
+    return launch_bins(c_, c, b, streams);
 }
 
-/* The bin kernel over a frame the bridge handed over: texture objects or the pixel buffer; a
- * texture mask counts where red > 0.5. */
-static glcv_status run_bins_frame(glcv_track_cuda *c_, const glcv_tm_config *c, const glcv_cuda_frame *f)
+/* The bin kernel over `streams` frames the bridge handed over: texture objects (one, or one per
+ * layer) or the pixel buffer; a texture mask counts where red > 0.5. */
+static glcv_status run_bins_frame(glcv_track_cuda *c_, const glcv_tm_config *c, const glcv_cuda_frame *f,
+                                  int streams)
 {
-    if (!f->rgba_texture)
-        return run_bins(c_, c, f->rgba, f->rgba_pitch, 4, 0, f->mask, f->mask_pitch, 128);
-    glcv_cuda_bins_params b = {.pixels_texture = f->rgba_texture, .channels = 4, .mask_texture = f->mask_texture,
+    if (!f->rgba_texture && !f->rgba_layers)
+        return run_bins(c_, c, f->rgba, f->rgba_pitch, 4, 0, f->mask, f->mask_pitch, 128, streams);
+    glcv_cuda_bins_params b = {.pixels_texture = f->rgba_texture, .pixels_layers = f->rgba_layers, .channels = 4,
+                               .mask_texture = f->mask_texture, .mask_layers = f->mask_layers,
                                .mask_texture_channels = f->mask_channels, .mask_min = 128};
-    return launch_bins(c_, c, b);
+    return launch_bins(c_, c, b, streams);
 }
 
-glcv_status glcv_track_cuda_frame(glcv_track_cuda *c_, const glcv_tm_config *c, const glcv_image *frame,
-                                  const glcv_image *mask, const int *ids, int n)
+/* Makes the staging and upload buffers, for sets of up to 4 bytes a pixel with masks. */
+static glcv_status upload_buffers(glcv_track_cuda *c_)
+{
+    if (c_->upload)
+        return GLCV_OK;
+    size_t rows = (size_t)c_->height * (size_t)c_->streams;
+    size_t frames = rows * (((size_t)c_->width * 4 + 15) & ~(size_t)15);
+    c_->mask_offset = (frames + 255) & ~(size_t)255;
+    size_t bytes = c_->mask_offset + rows * (size_t)c_->width;
+    CHECK_CUDA(cudaMallocHost((void **)&c_->staging, bytes), "track: pinned staging for frame sets");
+    cudaError_t err = cudaMalloc((void **)&c_->upload, bytes);
+    if (err != cudaSuccess) {
+        cudaFreeHost(c_->staging);
+        c_->staging = NULL;
+        c_->upload = NULL;
+        return glcv_cuda_fail(&c_->logger, err, "track: device memory for frame sets");
+    }
+    return GLCV_OK;
+}
+
+/* Copies `count` images' rows into `dst` (rows of `pitch` bytes, image after image). */
+static void stage_images(uint8_t *dst, size_t pitch, const glcv_image *images, int count)
+{
+    for (int i = 0; i < count; i++) {
+        const glcv_image *img = &images[i];
+        size_t row = (size_t)img->width * (size_t)glcv_pixel_format_size(img->format);
+        size_t stride = glcv_image_stride(img);
+        for (int y = 0; y < img->height; y++)
+            memcpy(dst + ((size_t)i * (size_t)img->height + (size_t)y) * pitch, img->data + (size_t)y * stride, row);
+    }
+}
+
+glcv_status glcv_track_cuda_frames(glcv_track_cuda *c_, const glcv_tm_config *c, const glcv_image *frames,
+                                   const glcv_image *masks, int count, const int *ids, int n)
 {
     CHECK_CUDA(cudaSetDevice(c_->device), "track: cudaSetDevice");
-    size_t w = (size_t)c_->width, h = (size_t)c_->height;
-    if (!c_->frame)
-        CHECK_CUDA(cudaMallocPitch((void **)&c_->frame, &c_->frame_pitch, w * 4, h), "track: frame buffer");
-    if (mask && !c_->mask)
-        CHECK_CUDA(cudaMallocPitch((void **)&c_->mask, &c_->mask_pitch, w, h), "track: mask buffer");
-    int channels = glcv_pixel_format_size(frame->format);
-    int bgr = frame->format == GLCV_PIXEL_BGR8 || frame->format == GLCV_PIXEL_BGRA8;
-    /* pageable memory: staged before the call returns */
-    CHECK_CUDA(cudaMemcpy2DAsync(c_->frame, c_->frame_pitch, frame->data, glcv_image_stride(frame),
-                                 w * (size_t)channels, h, cudaMemcpyHostToDevice, c_->stream),
-               "track: frame upload");
-    if (mask)
-        CHECK_CUDA(cudaMemcpy2DAsync(c_->mask, c_->mask_pitch, mask->data, glcv_image_stride(mask), w, h,
-                                     cudaMemcpyHostToDevice, c_->stream),
-                   "track: mask upload");
-    glcv_status st = run_bins(c_, c, c_->frame, c_->frame_pitch, channels, bgr, mask ? c_->mask : NULL,
-                              c_->mask_pitch, 1);
+    glcv_status st = upload_buffers(c_);
+    if (st != GLCV_OK)
+        return st;
+    int channels = glcv_pixel_format_size(frames[0].format);
+    int bgr = frames[0].format == GLCV_PIXEL_BGR8 || frames[0].format == GLCV_PIXEL_BGRA8;
+    size_t pitch = ((size_t)c_->width * (size_t)channels + 15) & ~(size_t)15;
+    size_t rows = (size_t)c_->height * (size_t)count;
+    /* the staging memory is written again only once the last set's upload from it is done */
+    if (c_->staging_busy)
+        CHECK_CUDA(cudaEventSynchronize(c_->staged), "track: waiting for the last upload");
+    c_->staging_busy = 0;
+    stage_images(c_->staging, pitch, frames, count);
+    if (masks)
+        stage_images(c_->staging + c_->mask_offset, (size_t)c_->width, masks, count);
+    size_t bytes = masks ? c_->mask_offset + rows * (size_t)c_->width : rows * pitch;
+    CHECK_CUDA(cudaMemcpyAsync(c_->upload, c_->staging, bytes, cudaMemcpyHostToDevice, c_->stream),
+               "track: frame set upload");
+    CHECK_CUDA(cudaEventRecord(c_->staged, c_->stream), "track: cudaEventRecord");
+    c_->staging_busy = 1;
+    st = run_bins(c_, c, c_->upload, pitch, channels, bgr, masks ? c_->upload + c_->mask_offset : NULL,
+                  (size_t)c_->width, 1, count);
     if (st != GLCV_OK)
         return st;
     c_->have_source = 1;
     c_->source_channels = channels;
     c_->source_bgr = bgr;
+    c_->source_streams = count;
+    c_->source_pitch = pitch;
     return launch_tracking(c_, c, ids, n, NULL, 1);
 }
 
-glcv_status glcv_track_cuda_frame_texture(glcv_track_cuda *c_, const glcv_tm_config *c, unsigned int frame,
-                                          unsigned int mask, const int *ids, int n)
+/* Creates the bridge for texture inputs on first use (arrays of the engine's streams). */
+static glcv_status need_bridge(glcv_track_cuda *c_)
 {
     if (!glcv_gl_context_current())
         return glcv_fail(&c_->logger, GLCV_ERROR_NO_CONTEXT, "track: texture inputs need a current GL context");
     CHECK_CUDA(cudaSetDevice(c_->device), "track: cudaSetDevice");
-    if (!c_->bridge) {
-        glcv_status st = glcv_cuda_bridge_create_for_textures(c_->width, c_->height, &c_->logger, &c_->bridge);
-        if (st != GLCV_OK)
-            return st;
-    }
-    /* registered textures (RGBA8 frame, R8 or RGBA8 mask), else the bridge's pixel buffer */
+    if (c_->bridge)
+        return GLCV_OK;
+    return glcv_cuda_bridge_create_for_layers(c_->width, c_->height, c_->streams, &c_->logger, &c_->bridge);
+}
+
+glcv_status glcv_track_cuda_frame_texture(glcv_track_cuda *c_, const glcv_tm_config *c, unsigned int frame,
+                                          unsigned int mask, int layered, const int *ids, int n)
+{
+    glcv_status st = need_bridge(c_);
+    /* registered textures (RGBA8 frames, R8 or RGBA8 masks; arrays: a texture object per layer,
+     * both mapped in one call), else the bridge's pixel buffer */
     glcv_cuda_frame f;
-    glcv_status st = glcv_cuda_bridge_map_textures(c_->bridge, frame, mask, c_->stream, &f);
+    if (st == GLCV_OK)
+        st = layered ? glcv_cuda_bridge_map_layers(c_->bridge, frame, mask, c_->stream, &f)
+                     : glcv_cuda_bridge_map_textures(c_->bridge, frame, mask, c_->stream, &f);
     if (st != GLCV_OK)
         return st;
-    st = run_bins_frame(c_, c, &f);
-    /* the bin image is CUDA's own: GL may have the textures back right after the bin kernel */
+    st = run_bins_frame(c_, c, &f, layered ? c_->streams : 1);
+    /* the bin images are CUDA's own: GL may have the textures back right after the bin kernel */
     glcv_status st2 = glcv_cuda_bridge_unmap(c_->bridge, c_->stream);
     if (st == GLCV_OK)
         st = st2;
@@ -438,7 +498,8 @@ glcv_status glcv_track_cuda_bench_time(glcv_track_cuda *c_, const glcv_tm_config
     cudaError_t err = cudaEventRecord(c_->start, c_->stream);
     for (int r = 0; r < runs && st == GLCV_OK && err == cudaSuccess; r++) {
         if (hsv)
-            st = run_bins(c_, c, c_->frame, c_->frame_pitch, c_->source_channels, c_->source_bgr, NULL, 0, 1);
+            st = run_bins(c_, c, c_->upload, c_->source_pitch, c_->source_channels, c_->source_bgr, NULL, 0, 1,
+                          c_->source_streams);
         if (st == GLCV_OK)
             st = launch_tracking(c_, c, ids, c_->bench_n, c_->initial, 0);
     }
@@ -461,9 +522,9 @@ glcv_status glcv_track_cuda_bench_time(glcv_track_cuda *c_, const glcv_tm_config
 #else /* built without CUDA: glcv_cuda_choose never picks this engine, so only create is reached */
 
 glcv_status glcv_track_cuda_create(int device, const glcv_tm_config *c, const glcv_tm_tables *tables,
-                                   int max_objects, const glcv_logger *logger, glcv_track_cuda **out)
+                                   int max_objects, int streams, const glcv_logger *logger, glcv_track_cuda **out)
 {
-    (void)device, (void)c, (void)tables, (void)max_objects;
+    (void)device, (void)c, (void)tables, (void)max_objects, (void)streams;
     *out = NULL;
     return glcv_fail(logger, GLCV_ERROR_UNSUPPORTED, "track: glcv was built without CUDA");
 }
@@ -480,17 +541,17 @@ glcv_status glcv_track_cuda_set_object(glcv_track_cuda *cuda, int id, const glcv
     return GLCV_ERROR_UNSUPPORTED;
 }
 
-glcv_status glcv_track_cuda_frame(glcv_track_cuda *cuda, const glcv_tm_config *c, const glcv_image *frame,
-                                  const glcv_image *mask, const int *ids, int n)
+glcv_status glcv_track_cuda_frames(glcv_track_cuda *cuda, const glcv_tm_config *c, const glcv_image *frames,
+                                   const glcv_image *masks, int count, const int *ids, int n)
 {
-    (void)cuda, (void)c, (void)frame, (void)mask, (void)ids, (void)n;
+    (void)cuda, (void)c, (void)frames, (void)masks, (void)count, (void)ids, (void)n;
     return GLCV_ERROR_UNSUPPORTED;
 }
 
 glcv_status glcv_track_cuda_frame_texture(glcv_track_cuda *cuda, const glcv_tm_config *c, unsigned int frame,
-                                          unsigned int mask, const int *ids, int n)
+                                          unsigned int mask, int layered, const int *ids, int n)
 {
-    (void)cuda, (void)c, (void)frame, (void)mask, (void)ids, (void)n;
+    (void)cuda, (void)c, (void)frame, (void)mask, (void)layered, (void)ids, (void)n;
     return GLCV_ERROR_UNSUPPORTED;
 }
 

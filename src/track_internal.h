@@ -39,7 +39,8 @@ void glcv_track_cpu_model(const float *value, int nbins, uint8_t *lut, double *s
 void glcv_track_cpu_normalize(const uint32_t *counts, int nbins, float *value);
 
 /* The bin image of a host frame (RGB8, RGBA8, BGR8, BGRA8; any stride) and optional mask (GRAY8
- * rows of `mask_stride` bytes, nonzero = counts; NULL = all). */
+ * rows of `mask_stride` bytes, nonzero = counts; NULL = all). A tracker of several streams keeps
+ * one bin image per stream, one after another; an object is tracked on its stream's. */
 void glcv_track_cpu_bins(const glcv_tm_tables *t, const glcv_tm_config *c, const glcv_image *frame,
                          const uint8_t *mask, size_t mask_stride, uint16_t *bins);
 
@@ -69,9 +70,10 @@ void glcv_track_cpu_object(const uint16_t *bins, const glcv_tm_config *c, const 
  * objects, or its pixel buffer), and the launches of cuda/track.cu. */
 
 /* The texture inputs of the CUDA engine (all 0 with the CPU engine or before its first
- * texture frame). */
+ * texture frame). Array textures (glcv_track_frames_texture) count once each, as 2D ones do;
+ * their texture objects count once per layer. */
 typedef struct glcv_track_texture_stats {
-    int direct;          /* the last texture frame was read through registered textures */
+    int direct;          /* the last texture frame (set) was read through registered textures */
     int registered;      /* caller textures registered with CUDA now */
     int registrations;   /* registrations made, in all (a re-specified texture is registered again) */
     int refused;         /* registrations CUDA refused or arrays of an unexpected format, in all */
@@ -81,11 +83,11 @@ typedef struct glcv_track_texture_stats {
 
 typedef struct glcv_track_cuda glcv_track_cuda;
 
-/* Creates the engine on `device` for frames of c->width x c->height and up to max_objects
- * objects of c->nbins bins. Errors: UNSUPPORTED (device unusable, or no CUDA in this build),
- * OUT_OF_MEMORY, CUDA. */
+/* Creates the engine on `device` for sets of `streams` frames of c->width x c->height and up to
+ * max_objects objects of c->nbins bins. Errors: UNSUPPORTED (device unusable, or no CUDA in this
+ * build), OUT_OF_MEMORY, CUDA. */
 glcv_status glcv_track_cuda_create(int device, const glcv_tm_config *c, const glcv_tm_tables *tables,
-                                   int max_objects, const glcv_logger *logger, glcv_track_cuda **out);
+                                   int max_objects, int streams, const glcv_logger *logger, glcv_track_cuda **out);
 /* Frees everything (GL objects of the bridge too: their context should be current). */
 void glcv_track_cuda_destroy(glcv_track_cuda **cuda);
 
@@ -94,12 +96,14 @@ void glcv_track_cuda_destroy(glcv_track_cuda **cuda);
 glcv_status glcv_track_cuda_set_object(glcv_track_cuda *cuda, int id, const glcv_tm_object *object,
                                        const uint8_t *lut, const double *sqrt_model, double model_sum);
 
-/* Tracks objects ids[0..n-1] in a host frame / GL textures (mask optional). Queued; results
- * come with glcv_track_cuda_results. */
-glcv_status glcv_track_cuda_frame(glcv_track_cuda *cuda, const glcv_tm_config *c, const glcv_image *frame,
-                                  const glcv_image *mask, const int *ids, int n);
+/* Tracks objects ids[0..n-1], each in its stream's frame: host frames (count of them, checked:
+ * one pixel format; masks NULL or count GRAY8 images), or GL textures - a GL_TEXTURE_2D frame
+ * (and mask), or with `layered` GL_TEXTURE_2D_ARRAY frames (and masks) of the engine's streams.
+ * Queued; results come with glcv_track_cuda_results. */
+glcv_status glcv_track_cuda_frames(glcv_track_cuda *cuda, const glcv_tm_config *c, const glcv_image *frames,
+                                   const glcv_image *masks, int count, const int *ids, int n);
 glcv_status glcv_track_cuda_frame_texture(glcv_track_cuda *cuda, const glcv_tm_config *c, unsigned int frame,
-                                          unsigned int mask, const int *ids, int n);
+                                          unsigned int mask, int layered, const int *ids, int n);
 
 /* Drops the registration of a texture given to glcv_track_cuda_frame_texture (no-op when it has
  * none), after the queued work is done. */
@@ -117,9 +121,9 @@ void glcv_track_cuda_set_cluster(glcv_track_cuda *cuda, int blocks);
 int glcv_track_cuda_cluster(const glcv_track_cuda *cuda);
 
 /* Benchmarks: objects ids[0..n-1] (consecutive ids) start every run from `windows` (fresh
- * state); bench_time then queues `runs` frames of kernels only - the bin conversion of the last
- * host frame on the device when `hsv`, and the tracking - between two CUDA events, and returns
- * the GPU time per frame. */
+ * state, stream 0); bench_time then queues `runs` frames of kernels only - the bin conversion of
+ * the last host frame set on the device when `hsv`, and the tracking - between two CUDA events,
+ * and returns the GPU time per frame. */
 glcv_status glcv_track_cuda_bench_prepare(glcv_track_cuda *cuda, const glcv_tm_rect *windows, const int *ids,
                                           int n);
 glcv_status glcv_track_cuda_bench_time(glcv_track_cuda *cuda, const glcv_tm_config *c, int hsv, int runs,

@@ -19,11 +19,13 @@ extern "C" {
 /* Threads per block of the tracking kernel. */
 #define GLCV_CUDA_TRACK_THREADS 512
 
-/* The bin image of a frame: HSV (cv::cvtColor's integer arithmetic), limits, mask and bins
- * (track_math.h's glcv_tm_bin) for every pixel; columns from width up to the padded row
- * length (bins_pitch, a multiple of 8) get c.nbins. The frame and the mask are read from
- * pitched memory or from texture objects (element reads, point filtering, unnormalised
- * coordinates, clamp: pixel x, y is element x, y, the same bytes). */
+/* The bin images of `streams` frames in one launch (grid z = stream): HSV (cv::cvtColor's integer
+ * arithmetic), limits, mask and bins (track_math.h's glcv_tm_bin) for every pixel; columns from
+ * width up to the padded row length (bins_pitch, a multiple of 8) get c.nbins. Stream z's rows
+ * come z * config.height rows after stream 0's, in the bin image and in pitched frames and
+ * masks. The frame and the mask are read from pitched memory or from texture objects (element
+ * reads, point filtering, unnormalised coordinates, clamp: pixel x, y is element x, y, the same
+ * bytes): one for a single stream, or one per stream (the layers of an array texture). */
 typedef struct glcv_cuda_bins_params {
     const uint8_t *pixels;         /* RGB8/BGR8 (channels 3) or RGBA8/BGRA8 (channels 4); NULL
                                       when pixels_texture is given */
@@ -31,10 +33,13 @@ typedef struct glcv_cuda_bins_params {
     int channels;                  /* 3 or 4 (4 with pixels_texture) */
     int bgr;                       /* nonzero: blue first */
     cudaTextureObject_t pixels_texture; /* nonzero: the frame, uchar4 elements (RGBA, or BGRA) */
+    const cudaTextureObject_t *pixels_layers; /* or, not NULL: `streams` texture objects as that,
+                                                 stream z's frame in pixels_layers[z] */
     const uint8_t *mask;           /* R8; NULL (and no mask_texture) = every pixel counts */
     size_t mask_pitch;
     cudaTextureObject_t mask_texture; /* nonzero: the mask, uchar elements (mask_texture_channels
                                          1) or uchar4 (4: the first channel is the mask) */
+    const cudaTextureObject_t *mask_layers; /* not NULL: `streams` mask texture objects */
     int mask_texture_channels;
     int mask_min;                  /* a pixel counts where mask >= mask_min (1: host masks, nonzero;
                                       128: texture masks, red > 0.5) */
@@ -42,16 +47,19 @@ typedef struct glcv_cuda_bins_params {
     glcv_tm_config config;
     uint16_t *bins;
     size_t bins_pitch;             /* elements per row, a multiple of 8 */
+    int streams;                   /* frames converted, 1..65535 */
 } glcv_cuda_bins_params;
 
 int glcv_cuda_track_bins(glcv_cuda_bins_params p, cudaStream_t stream);
 
 /* Tracks n objects in one launch: one block, or one thread-block cluster of `cluster` blocks,
  * per object; the mean-shift loop, the sizing, the window histogram and the lost logic all run
- * on the device (track_math.h), and each object's state is updated in place. */
+ * on the device (track_math.h), and each object's state is updated in place. Each object reads
+ * the bin image of its stream (glcv_tm_object.stream). */
 typedef struct glcv_cuda_track_params {
-    const uint16_t *bins;          /* the bin image */
+    const uint16_t *bins;          /* the bin images, stream after stream */
     size_t bins_pitch;             /* elements per row, a multiple of 8; rows 16-byte aligned */
+    size_t stream_stride;          /* elements from one stream's bin image to the next's */
     glcv_tm_config config;
     const int *ids;                /* n object ids */
     int n;

@@ -86,6 +86,8 @@ typedef struct glcv_tm_object {
     double ref_m00;      /* the first positive M00 of a frame where it was not lost; 0 until then */
     int lost_frames;     /* consecutive frames lost */
     int tracked;         /* frames tracked */
+    int stream;          /* the stream whose frames it is tracked in (its bin image); fixed */
+    int pad;
 } glcv_tm_object;
 
 /* An object's result for one frame. */

@@ -330,21 +330,11 @@ static void respecify(glcv_engine_mode engine)
 
 int main(int argc, char **argv)
 {
-    const char *mode = argc > 1 ? argv[1] : "cpu";
-    const int cuda = strcmp(mode, "cuda") == 0;
-    if (!cuda && strcmp(mode, "cpu") != 0) {
-        fprintf(stderr, "usage: %s [cpu | cuda]\n", argv[0]);
-        return 2;
-    }
+    const int cuda = test_mode_cuda(argc, argv);
     glcv_context *ctx = test_context_or_skip(33);
     glcv_cuda_info info;
     if (cuda) {
-        test_cuda_or_skip(&info);
-        if (info.gl_device < 0) {
-            printf("SKIP: the GL context is not on a CUDA device: texture inputs would not reach CUDA directly\n");
-            glcv_context_destroy(&ctx);
-            return TEST_SKIP;
-        }
+        test_cuda_gl_or_skip(&ctx, &info);
         compare(GLCV_ENGINE_AUTO, 1); /* AUTO takes the CUDA engine */
         compare(GLCV_ENGINE_CUDA, 0);
         compare(GLCV_ENGINE_CUDA, 1);
@@ -364,6 +354,6 @@ int main(int argc, char **argv)
     }
     glcv_context_destroy(&ctx);
     char name[64];
-    snprintf(name, sizeof name, "test_track_gl (%s)", mode);
+    snprintf(name, sizeof name, "test_track_gl (%s)", cuda ? "cuda" : "cpu");
     return test_finish(name);
 }

@@ -40,6 +40,26 @@ void test_cuda_or_skip(glcv_cuda_info *info)
     }
 }
 
+int test_mode_cuda(int argc, char **argv)
+{
+    const char *mode = argc > 1 ? argv[1] : "cpu";
+    if (strcmp(mode, "cuda") != 0 && strcmp(mode, "cpu") != 0) {
+        fprintf(stderr, "usage: %s [cpu | cuda]\n", argv[0]);
+        exit(2);
+    }
+    return strcmp(mode, "cuda") == 0;
+}
+
+void test_cuda_gl_or_skip(glcv_context **ctx, glcv_cuda_info *info)
+{
+    test_cuda_or_skip(info);
+    if (info->gl_device < 0) {
+        printf("SKIP: the GL context is not on a CUDA device: texture inputs would not reach CUDA directly\n");
+        glcv_context_destroy(ctx);
+        exit(TEST_SKIP);
+    }
+}
+
 int test_segment_on_path(glcv_segment *seg, glcv_engine_mode engine, int multipass)
 {
     glcv_segment_params got;

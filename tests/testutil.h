@@ -40,6 +40,15 @@ glcv_context *test_context_or_skip(int min_gl_version);
  * (glcv_cuda_available(0) is 0). */
 void test_cuda_or_skip(glcv_cuda_info *info);
 
+/* The engine argument of a test run as "PROGRAM [cpu | cuda]": 1 for "cuda", 0 for "cpu" or none;
+ * anything else prints the usage and exits 2. */
+int test_mode_cuda(int argc, char **argv);
+
+/* With a GL context current: prints what CUDA glcv sees into *info and returns when a CUDA module
+ * would get the GL context's device (so texture inputs reach CUDA directly); otherwise destroys
+ * *ctx and exits 77 (skipped) with the reason. */
+void test_cuda_gl_or_skip(glcv_context **ctx, glcv_cuda_info *info);
+
 /* Checks that a segmenter runs on the path a test is about: `engine` is the engine
  * glcv_segment_get_params reports in use, and with COMPUTE the MRF runs the kernel asked for -
  * the tiled one, or one dispatch per substep when `multipass` (glcv_segment_use_multipass).

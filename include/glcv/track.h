@@ -28,6 +28,15 @@
  * Without a CUDA device the AUTO engine falls back to the CPU and says so once (logger).
  * Which device CUDA uses, and how texture inputs reach it: glcv/cuda.h.
  *
+ * Many cameras: a tracker of `streams` cameras of one size takes their frames as one set
+ * (glcv_track_frames: host images; glcv_track_frames_texture: a GL_TEXTURE_2D_ARRAY, a layer per
+ * camera, such as glcv_bgsub_mask_texture's masks). Each object belongs to one stream
+ * (glcv_track_add_to_stream) and is tracked in that stream's frames only, with exactly the
+ * results a tracker of one stream gets on those frames alone; ids are shared by all streams.
+ * The CUDA engine uploads or maps a set once, makes every stream's bin image in one launch and
+ * tracks every object of every stream in another, so a set costs one GL->CUDA hand-over, not one
+ * per camera.
+ *
  * Thread safety: every function that takes a glcv_track locks its mutex, so one object may be
  * shared between threads. Texture inputs follow the GL rules of glcv/core.h; with the CUDA
  * engine, the context must be the one the tracker was created in (when it was created with
@@ -48,6 +57,8 @@ typedef struct glcv_track glcv_track;
 #define GLCV_TRACK_MAX_BINS 4096
 /* Largest max_objects. */
 #define GLCV_TRACK_MAX_OBJECTS 1024
+/* Largest streams. */
+#define GLCV_TRACK_MAX_STREAMS 2048
 
 /* How the window is sized after the mean shift. 0 (DEFAULT) is OPENCV. */
 typedef enum glcv_track_window {
@@ -78,7 +89,11 @@ typedef enum glcv_track_recovery {
 typedef struct glcv_track_params {
     int width;       /* frame width, required, 1..16384 */
     int height;      /* frame height, required, 1..16384 */
-    int max_objects; /* objects tracked at once; default 64; 1..GLCV_TRACK_MAX_OBJECTS */
+    int streams;     /* cameras whose frames the tracker takes together (glcv_track_frames,
+                        glcv_track_frames_texture), all width x height; default 1;
+                        1..GLCV_TRACK_MAX_STREAMS */
+    int max_objects; /* objects tracked at once, in all streams together; default 64;
+                        1..GLCV_TRACK_MAX_OBJECTS */
     int hue_bins;    /* hue bins over H 0..179; default 60; 1..180 */
     int sat_bins;    /* saturation bins over S 0..255: 0 or 1 (default) = hue-only histogram,
                         2..256 = hue x saturation; hue_bins * sat_bins <= GLCV_TRACK_MAX_BINS */
@@ -122,6 +137,7 @@ typedef struct glcv_track_hist {
 /* One object's result for the last frame. */
 typedef struct glcv_track_result {
     int id;            /* the object's id (glcv_track_add) */
+    int stream;        /* the stream it is tracked in (0 unless added with glcv_track_add_to_stream) */
     float cx, cy;      /* rotated box: centre in pixels (pixel centres at +0.5) */
     float width;       /* rotated box: the minor axis (OPENCV) or the window width (PAPER) */
     float height;      /* rotated box: the major axis (OPENCV) or aspect * width (PAPER) */
@@ -164,14 +180,15 @@ GLCV_API glcv_status glcv_track_set_limits(glcv_track *track, int s_min, int v_m
  * host frame (RGB8, RGBA8, BGR8 or BGRA8, the tracker's size), counting only pixels where
  * `mask` (GRAY8, the tracker's size, nonzero = foreground; NULL = all) is set. Normalised so
  * the largest bin is 255 (cv::normalize NORM_MINMAX of the counts). The region is clipped to
- * the frame. Errors: INVALID_ARGUMENT (bad image, empty region), SIZE_MISMATCH. */
+ * the frame. With several streams the frame may be any stream's (the histogram does not depend
+ * on the stream). Errors: INVALID_ARGUMENT (bad image, empty region), SIZE_MISMATCH. */
 GLCV_API glcv_status glcv_track_hist_compute(glcv_track *track, const glcv_image *frame, const glcv_image *mask,
                                              glcv_rect region, glcv_track_hist *out);
 
 /* As glcv_track_hist_compute, from GL textures (frame: a GL_TEXTURE_2D of the tracker's size
  * with a colour format, values 0..1 scaled by 255; mask: 0 = none, else a texture whose red
- * channel > 0.5 means foreground). Needs a current GL context. Errors: as above, NO_CONTEXT,
- * UNSUPPORTED (format), GL. */
+ * channel > 0.5 means foreground), whatever the number of streams. Needs a current GL context.
+ * Errors: as above, NO_CONTEXT, UNSUPPORTED (format), GL. */
 GLCV_API glcv_status glcv_track_hist_compute_texture(glcv_track *track, unsigned int frame, unsigned int mask,
                                                      glcv_rect region, glcv_track_hist *out);
 
@@ -195,10 +212,19 @@ GLCV_API glcv_status glcv_track_hist_load(const char *path, glcv_track_hist *his
 GLCV_API glcv_status glcv_track_hist_distance(const glcv_track_hist *a, const glcv_track_hist *b, double *out);
 
 /* Adds an object with a model histogram (of the tracker's bins) and its first search window
- * (clipped to the frame when it is tracked). *id receives its id (0..max_objects-1; the
- * smallest free one). Errors: INVALID_ARGUMENT (NULL, bins differ from the tracker's, a value
- * outside 0..255 or NaN, window width or height < 1), STATE (max_objects reached). */
+ * (clipped to the frame when it is tracked), in stream 0. *id receives its id (0..max_objects-1;
+ * the smallest free one, whatever the stream). The histogram is copied. Errors: INVALID_ARGUMENT
+ * (NULL, bins differ from the tracker's, a value outside 0..255 or NaN, window width or height
+ * < 1), STATE (max_objects reached), CUDA. */
 GLCV_API glcv_status glcv_track_add(glcv_track *track, const glcv_track_hist *hist, glcv_rect window, int *id);
+
+/* As glcv_track_add, for an object of stream `stream` (0..streams-1): it is tracked in that
+ * stream's frames of each set (glcv_track_frames, glcv_track_frames_texture), its window is in
+ * that stream's pixel coordinates, and a lost object searches that stream's whole frame. Ids are
+ * shared by all streams. Errors: as glcv_track_add, and INVALID_ARGUMENT for a stream out of
+ * range. */
+GLCV_API glcv_status glcv_track_add_to_stream(glcv_track *track, int stream, const glcv_track_hist *hist,
+                                              glcv_rect window, int *id);
 
 /* Removes an object; its id may be given to a later object. Errors: INVALID_ARGUMENT (no such id). */
 GLCV_API glcv_status glcv_track_remove(glcv_track *track, int id);
@@ -213,15 +239,31 @@ GLCV_API glcv_status glcv_track_get_hist(glcv_track *track, int id, glcv_track_h
 /* Tracks every object in a host frame (RGB8, RGBA8, BGR8 or BGRA8, any stride), with an
  * optional mask (GRAY8, nonzero = foreground; NULL = every pixel). With the CUDA engine the call
  * returns once the work is queued; glcv_track_results waits for it. The caller's memory is
- * not used after the call returns. Errors: INVALID_ARGUMENT, SIZE_MISMATCH, OUT_OF_MEMORY,
- * CUDA. */
+ * not used after the call returns. A tracker of several streams takes sets instead
+ * (glcv_track_frames). Errors: INVALID_ARGUMENT (also: the tracker has several streams),
+ * SIZE_MISMATCH, OUT_OF_MEMORY, CUDA. */
 GLCV_API glcv_status glcv_track_frame(glcv_track *track, const glcv_image *frame, const glcv_image *mask);
+
+/* Tracks every object of every stream in one frame set: frames[i] is stream i's frame (count ==
+ * streams; the tracker's size; RGB8, RGBA8, BGR8 or BGRA8, all of one format; any stride), masks
+ * NULL (every pixel counts) or `count` GRAY8 images of the tracker's size (nonzero = foreground).
+ * Each object is tracked in its own stream's frame and mask. The CUDA engine copies the set into
+ * pinned staging memory and uploads it in one transfer, makes the bin images of all streams in
+ * one launch and tracks all objects in another; it returns once that is queued, and
+ * glcv_track_results waits for it. The caller's memory is not used after the call returns.
+ * On a tracker of one stream it is glcv_track_frame with count 1. Nothing is tracked when an
+ * argument is wrong.
+ * Errors: INVALID_ARGUMENT (NULL frames, count != streams, a bad image, frames of different
+ * formats), SIZE_MISMATCH, OUT_OF_MEMORY, CUDA. */
+GLCV_API glcv_status glcv_track_frames(glcv_track *track, const glcv_image *frames, const glcv_image *masks,
+                                       int count);
 
 /* As glcv_track_frame, from GL textures in the current context: `frame` a GL_TEXTURE_2D of the
  * tracker's size with a colour format (row 0 = image row 0), `mask` 0 or a texture whose red
- * channel > 0.5 means foreground (e.g. glcv_segment_mask_texture). The textures are never
- * modified, and the caller may draw into them or update them (glTexSubImage2D, rendering)
- * once the call returns: GL commands issued afterwards run after the tracker's reads.
+ * channel > 0.5 means foreground (e.g. glcv_segment_mask_texture). A tracker of several streams
+ * takes array textures instead (glcv_track_frames_texture; INVALID_ARGUMENT here). The textures
+ * are never modified, and the caller may draw into them or update them (glTexSubImage2D,
+ * rendering) once the call returns: GL commands issued afterwards run after the tracker's reads.
  * The CUDA engine registers a GL_RGBA8 frame texture and a GL_R8 or GL_RGBA8 mask texture with
  * CUDA on first use and keeps the registration (by texture name, size and internal format);
  * each frame it maps them and reads them in place. Other formats are copied by GL into a
@@ -233,17 +275,42 @@ GLCV_API glcv_status glcv_track_frame(glcv_track *track, const glcv_image *frame
  * Errors: as glcv_track_frame, NO_CONTEXT, UNSUPPORTED (texture format), GL. */
 GLCV_API glcv_status glcv_track_frame_texture(glcv_track *track, unsigned int frame, unsigned int mask);
 
-/* Drops what the tracker keeps for a texture given to glcv_track_frame_texture (the CUDA
- * engine's registration of it with CUDA), once the tracker's queued work is done. Call it,
+/* As glcv_track_frames, from GL texture arrays in the current context: `frames` a
+ * GL_TEXTURE_2D_ARRAY whose level 0 has exactly `streams` layers of the tracker's size (layer i =
+ * stream i; a normalised or float colour format, values 0..1 scaled by 255; row 0 = image row
+ * 0), `masks` 0 (every pixel counts) or a GL_TEXTURE_2D_ARRAY of as many layers of that size
+ * whose red channel > 0.5 means foreground: glcv_bgsub_mask_texture of an object of the same
+ * streams and size whose masks are unpacked (GL_R8), or glcv_segment_mask_texture of a
+ * segmenter with params.streams. The textures are never modified, and the caller may update
+ * them once the call returns, as with glcv_track_frame_texture.
+ * The CUDA engine (its GL context on the CUDA device) registers a GL_RGBA8 frames array and a
+ * GL_R8 or GL_RGBA8 masks array with CUDA on first use, once each, and keeps the registrations
+ * (by texture name, size, layers and internal format: an array found changed is registered
+ * again); each set maps both in one call, reads every layer in place through texture objects
+ * built once (again when CUDA maps an array elsewhere), and runs one bin launch for all layers
+ * and one tracking launch for all objects. Arrays of other formats, or ones CUDA refuses, are
+ * copied by GL into a buffer of the tracker's (one copy per array per set; slower). Before
+ * deleting or re-specifying an array given here, call glcv_track_forget_texture with it. The
+ * CPU engine reads the layers back through GL (glReadPixels) and tracks on them.
+ * Nothing is tracked when an argument is wrong.
+ * Errors: NO_CONTEXT (no current context; checked before any GL call), INVALID_ARGUMENT (0, not
+ * a texture or not a GL_TEXTURE_2D_ARRAY, another number of layers), SIZE_MISMATCH (layer size),
+ * UNSUPPORTED (an integer, depth or sRGB format, a base level other than 0), OUT_OF_MEMORY, GL,
+ * CUDA. */
+GLCV_API glcv_status glcv_track_frames_texture(glcv_track *track, unsigned int frames, unsigned int masks);
+
+/* Drops what the tracker keeps for a texture given to glcv_track_frame_texture, or an array given
+ * to glcv_track_frames_texture (the CUDA engine's registration of it with CUDA, and its texture
+ * objects), once the tracker's queued work is done. Call it,
  * with the tracker's GL context current, before deleting or re-specifying such a texture; the
  * next frame that uses it registers it again. A texture the tracker
  * does not know, and the CPU engine, are no-ops. Errors: INVALID_ARGUMENT (NULL), STATE, CUDA. */
 GLCV_API glcv_status glcv_track_forget_texture(glcv_track *track, unsigned int texture);
 
-/* Results of the last frame for every object tracked in it (objects added since are not in
- * it), in increasing id order: writes up to `capacity` results and sets *count to the number of
- * those objects. Waits for the GPU. Errors: INVALID_ARGUMENT, STATE (no frame tracked yet),
- * CUDA. */
+/* Results of the last frame (or frame set) for every object tracked in it (objects added since
+ * are not in it), in increasing id order whatever their streams: writes up to `capacity` results
+ * and sets *count to the number of those objects. Waits for the GPU. Errors: INVALID_ARGUMENT,
+ * STATE (no frame tracked yet), CUDA. */
 GLCV_API glcv_status glcv_track_results(glcv_track *track, glcv_track_result *out, int capacity, int *count);
 
 /* The four corners of a rotated box (centre cx, cy, size w x h, angle in degrees; a result's cx,
