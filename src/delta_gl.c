@@ -85,8 +85,10 @@ static glcv_status make(glcv_delta *d, int stage, const char *extra, int rows, c
 {
     glcv_program *prog = NULL;
     glcv_status st = program(d, stage, extra, outs, n_outs, &prog);
+    static const char *const labels[] = {"", "convert", "mask", "diff", "scan", "records", "pyramid", "compact",
+                                         "update"};
     if (st == GLCV_OK)
-        *p = glcv_pass_make(prog, "delta", WIDTH, rows > 0 ? rows : 1);
+        *p = glcv_pass_make(prog, labels[stage], WIDTH, rows > 0 ? rows : 1);
     return st;
 }
 
