@@ -491,7 +491,7 @@ glcv_status glcv_delta_gl_records(glcv_delta *d, glcv_delta_layout layout, uint3
                 st = glcv_engine_run(d->engine, &p);
             }
         }
-        if (st == GLCV_OK)
+        if (st == GLCV_OK && k > 0)
             st = update_reference(d, 0);
         if (st == GLCV_OK)
             st = read_words(d, indices ? &g->rec_indices : &g->bitmap, lead, out);
@@ -521,6 +521,7 @@ glcv_status glcv_delta_gl_key(glcv_delta *d, uint8_t *out)
     glcv_engine_begin(d->engine);
     glcv_status st = GLCV_OK;
     if (g->compute) {
+        glcv_engine_sync_writes(d->engine); /* the convert pass's words, for the copy and the read */
         glBindBuffer(GL_COPY_READ_BUFFER, g->cur.buffer);
         glBindBuffer(GL_COPY_WRITE_BUFFER, g->ref[0].buffer);
         glCopyBufferSubData(GL_COPY_READ_BUFFER, GL_COPY_WRITE_BUFFER, 0, 0, (GLsizeiptr)(g->words * 4));
