@@ -1,16 +1,18 @@
-/* delta_bench: the frame-delta encoder (glcv/delta.h) per frame, for each engine: the whole call
- * from a host frame to the packet in host memory (upload, difference, count read back, compaction,
- * the payload read back), on synthetic video where a set fraction of the bytes changes by more
- * than the threshold each frame (the rest moves by less: sensor noise), and for keyframes; the
- * packet's size per layout; the GPU passes' times; beside the paper's figure (Polito 2021: 43 ms a
- * 1080p frame on a Jetson Nano) and, with --peer, bench/delta_peer.py (numpy and OpenCV doing the
- * same difference and compaction on the CPU).
+/* delta_bench: the frame-delta codec (glcv/delta.h) per frame, for each engine: the whole encode
+ * call from a host frame to the packet in host memory (upload, difference, count read back,
+ * compaction, the payload read back), on synthetic video where a set fraction of the bytes
+ * changes by more than the threshold each frame (the rest moves by less: sensor noise), and for
+ * keyframes; the packet's size per layout; the decoder's time per packet (checksum, checks,
+ * apply); with --zstd LEVEL the size after glcv_delta_compress and its time; the GPU passes'
+ * times. Beside the paper's figure (Polito 2021: 43 ms a 1080p frame on a Jetson Nano) and
+ * bench/delta_peer.py (numpy and OpenCV doing the same difference and compaction on the CPU).
  *
  *   delta_bench [--sizes 1920x1080,...] [--engines cpu,fragment,compute] [--changed 0.001,0.01,0.1]
- *               [--frames N] [--threshold T]
+ *               [--frames N] [--threshold T] [--zstd LEVEL]
  *
- * Times: medians over N frames (default 60) after 5 frames of warm-up, wall-clock around
- * glcv_delta_encode (it returns with the packet in host memory, so the GPU's work is included). */
+ * Times: medians over N frames (default 60) after 5 frames of warm-up; encoding wall-clock around
+ * glcv_delta_encode (it returns with the packet in host memory, so the GPU's work is included),
+ * decoding around glcv_delta_decode of the same packets in order. */
 #define _POSIX_C_SOURCE 200809L
 #include <glcv/glcv.h>
 
@@ -31,6 +33,7 @@ typedef struct options {
     int n_changed;
     int frames;
     int threshold;
+    int zstd; /* 0: no compression column */
 } options;
 
 static uint64_t rnd(uint64_t *s)
@@ -64,7 +67,9 @@ static void next_frame(uint8_t *scene, uint8_t *f, size_t n, double changed, int
 
 typedef struct result {
     double ms;        /* median of the whole call */
+    double decode_ms; /* median of glcv_delta_decode */
     double bytes;     /* mean packet bytes */
+    double zstd_bytes, zstd_ms; /* with --zstd: mean packet bytes, median ms of glcv_delta_compress */
     double gpu_ms[8]; /* per pass (GL engines) */
     const char *pass[8];
     int n_pass;
@@ -82,28 +87,45 @@ static result measure(glcv_engine_mode engine, int w, int h, double changed, int
         return r;
     size_t n = (size_t)w * h * 3;
     uint8_t *f = malloc(n), *scene = malloc(n);
-    double *ms = malloc(sizeof(double) * (size_t)o->frames);
+    double *ms = malloc(sizeof(double) * (size_t)o->frames), *dms = malloc(sizeof(double) * (size_t)o->frames),
+           *zms = malloc(sizeof(double) * (size_t)o->frames);
+    size_t zcap = glcv_delta_compress_bound(n + GLCV_DELTA_HEADER_BYTES);
+    uint8_t *zbuf = o->zstd ? malloc(zcap) : NULL;
+    glcv_delta_decoder *dec = NULL;
+    glcv_delta_decoder_create(&GLCV_DELTA_DECODER_PARAMS(.max_bytes = n), &dec);
     uint64_t rng = 0x9E3779B97F4A7C15ull;
     for (size_t i = 0; i < n; i++)
         f[i] = scene[i] = (uint8_t)(40 + (rnd(&rng) % 160));
     glcv_image im = {f, w, h, 0, GLCV_PIXEL_RGB8};
     const uint8_t *packet = NULL;
     size_t bytes = 0;
-    double sum_bytes = 0;
-    int got = 0, ok = glcv_delta_encode(d, &im, NULL, 0, &packet, &bytes) == GLCV_OK; /* the first keyframe */
+    double sum_bytes = 0, sum_zstd = 0;
+    int got = 0, ok = dec && glcv_delta_encode(d, &im, NULL, 0, &packet, &bytes) == GLCV_OK; /* the first keyframe */
+    ok = ok && glcv_delta_decode(dec, packet, bytes) == GLCV_OK;
     for (int k = 0; ok && k < 5 + o->frames; k++) {
         next_frame(scene, f, n, changed, o->threshold, &rng);
         double t0 = bench_now_ms();
         ok = glcv_delta_encode(d, &im, NULL, key ? GLCV_DELTA_FORCE_KEY : 0, &packet, &bytes) == GLCV_OK;
         double t1 = bench_now_ms();
+        ok = ok && glcv_delta_decode(dec, packet, bytes) == GLCV_OK;
+        double t2 = bench_now_ms();
+        size_t zbytes = 0;
+        ok = ok && (!zbuf || glcv_delta_compress(packet, bytes, o->zstd, zbuf, zcap, &zbytes, NULL) == GLCV_OK);
+        double t3 = bench_now_ms();
         if (ok && k >= 5) {
-            ms[got++] = t1 - t0;
+            ms[got] = t1 - t0;
+            dms[got] = t2 - t1;
+            zms[got++] = t3 - t2;
             sum_bytes += (double)bytes;
+            sum_zstd += (double)zbytes;
         }
     }
     if (ok && got > 0) {
         r.ms = bench_median(ms, got);
+        r.decode_ms = bench_median(dms, got);
+        r.zstd_ms = bench_median(zms, got);
         r.bytes = sum_bytes / got;
+        r.zstd_bytes = sum_zstd / got;
         glcv_timing t[8];
         int count = 0;
         if (glcv_delta_timings(d, t, 8, &count, 1) == GLCV_OK)
@@ -117,6 +139,10 @@ static result measure(glcv_engine_mode engine, int w, int h, double changed, int
     free(f);
     free(scene);
     free(ms);
+    free(dms);
+    free(zms);
+    free(zbuf);
+    glcv_delta_decoder_destroy(&dec);
     glcv_delta_destroy(&d);
     return r;
 }
@@ -166,11 +192,14 @@ int main(int argc, char **argv)
             ok = (o.frames = atoi(v)) >= 1;
         else if (ok && strcmp(a, "--threshold") == 0)
             ok = (o.threshold = atoi(v)) >= 1 && o.threshold <= 255;
+        else if (ok && strcmp(a, "--zstd") == 0)
+            ok = (o.zstd = atoi(v)) >= 1 && o.zstd <= 19 && glcv_delta_can_compress();
         else
             ok = 0;
         if (!ok) {
             fprintf(stderr, "usage: delta_bench [--sizes WxH,...] [--engines cpu,fragment,compute] "
-                            "[--changed F,...] [--frames N] [--threshold T]\n");
+                            "[--changed F,...] [--frames N] [--threshold T] [--zstd LEVEL]\n"
+                            "(--zstd needs a build with Zstandard)\n");
             return 2;
         }
         i++;
@@ -182,8 +211,9 @@ int main(int argc, char **argv)
     printf("# delta_bench on %s; RGB frames, threshold %d, medians of %d frames; the paper: 43 ms a 1080p frame "
            "(Jetson Nano)\n",
            ctx ? glcv_context_describe(ctx) : "the CPU", o.threshold, o.frames);
-    printf("| size | engine | changed | layout | ms/frame | packet bytes | of raw | GPU passes (ms) |\n");
-    printf("|---|---|---:|---|---:|---:|---:|---|\n");
+    printf("| size | engine | changed | layout | encode ms | packet bytes | of raw | decode ms |%s GPU passes (ms) |\n",
+           o.zstd ? " zstd bytes | zstd ms |" : "");
+    printf("|---|---|---:|---|---:|---:|---:|---:|%s---|\n", o.zstd ? "---:|---:|" : "");
     int failures = 0;
     for (int si = 0; si < o.n_sizes; si++) {
         int w = o.sizes[si][0], h = o.sizes[si][1];
@@ -211,8 +241,12 @@ int main(int argc, char **argv)
                                  k ? ", " : "", r.pass[k], r.gpu_ms[k]);
                     char frac[32];
                     snprintf(frac, sizeof frac, key ? "key" : "%.1f%%", changed * 100);
-                    printf("| %dx%d | %s | %s | %s | %.3f | %.0f | %.4f | %s |\n", w, h, glcv_engine_mode_string(e),
-                           frac, key ? "raw" : names[li], r.ms, r.bytes, r.bytes / ((double)w * h * 3), passes);
+                    char z[64] = "";
+                    if (o.zstd)
+                        snprintf(z, sizeof z, " %.0f | %.3f |", r.zstd_bytes, r.zstd_ms);
+                    printf("| %dx%d | %s | %s | %s | %.3f | %.0f | %.4f | %.3f |%s %s |\n", w, h,
+                           glcv_engine_mode_string(e), frac, key ? "raw" : names[li], r.ms, r.bytes,
+                           r.bytes / ((double)w * h * 3), r.decode_ms, z, passes);
                     fflush(stdout);
                 }
             }

@@ -301,7 +301,8 @@ static glcv_status read_pixels(GLuint fbo, GLuint texture, int layer, int width,
     case GL_RED:
     case GL_RED_INTEGER: px = 1; break;
     case GL_RG_INTEGER: px = 2; break;
-    case GL_RGB: px = 3; break;
+    case GL_RGB:
+    case GL_BGR: px = 3; break;
     default: px = 4; break;
     }
     if (type == GL_FLOAT || type == GL_INT || type == GL_UNSIGNED_INT)
@@ -323,9 +324,10 @@ glcv_status glcv_gl_read_pixels(GLuint fbo, GLuint texture, int width, int heigh
     return read_pixels(fbo, texture, -1, width, height, format, type, dst, row_bytes, lg);
 }
 
-/* glcv_gl_read_rgb of a GL_TEXTURE_2D (layers 0) or of layer `layer` of an array of `layers`. */
-static glcv_status read_rgb(GLuint texture, int layers, int layer, int width, int height, uint8_t *rgb,
-                            const glcv_logger *lg)
+/* The bytes of a GL_TEXTURE_2D (layers 0) or of layer `layer` of an array of `layers`, in `format`
+ * (GL_RED, GL_RGB, GL_BGR, GL_RGBA or GL_BGRA). */
+static glcv_status read_bytes(GLuint texture, int layers, int layer, int width, int height, GLenum format, uint8_t *dst,
+                              const glcv_logger *lg)
 {
     if (!glcv_gl_context_current())
         return glcv_fail(lg, GLCV_ERROR_NO_CONTEXT, "reading texture %u needs a current GL context", texture);
@@ -338,8 +340,9 @@ static glcv_status read_rgb(GLuint texture, int layers, int layer, int width, in
     if (st == GLCV_OK) {
         GLuint fbo = 0;
         glGenFramebuffers(1, &fbo);
-        st = read_pixels(fbo, texture, layers ? layer : -1, width, height, GL_RGB, GL_UNSIGNED_BYTE, rgb,
-                         (size_t)width * 3, lg);
+        size_t px = format == GL_RED ? 1 : format == GL_RGB || format == GL_BGR ? 3 : 4;
+        st = read_pixels(fbo, texture, layers ? layer : -1, width, height, format, GL_UNSIGNED_BYTE, dst,
+                         (size_t)width * px, lg);
         glDeleteFramebuffers(1, &fbo);
     }
     glcv_glstate_restore(state);
@@ -349,7 +352,13 @@ static glcv_status read_rgb(GLuint texture, int layers, int layer, int width, in
 
 glcv_status glcv_gl_read_rgb(GLuint texture, int width, int height, uint8_t *rgb, const glcv_logger *lg)
 {
-    return read_rgb(texture, 0, 0, width, height, rgb, lg);
+    return read_bytes(texture, 0, 0, width, height, GL_RGB, rgb, lg);
+}
+
+glcv_status glcv_gl_read_bytes(GLuint texture, int width, int height, GLenum format, uint8_t *dst,
+                               const glcv_logger *lg)
+{
+    return read_bytes(texture, 0, 0, width, height, format, dst, lg);
 }
 
 glcv_status glcv_gl_read_rgb_layer(GLuint texture, int layers, int layer, int width, int height, uint8_t *rgb,
@@ -357,7 +366,7 @@ glcv_status glcv_gl_read_rgb_layer(GLuint texture, int layers, int layer, int wi
 {
     if (layers < 1 || layer < 0 || layer >= layers)
         return glcv_fail(lg, GLCV_ERROR_INVALID_ARGUMENT, "texture %u: layer %d of %d", texture, layer, layers);
-    return read_rgb(texture, layers, layer, width, height, rgb, lg);
+    return read_bytes(texture, layers, layer, width, height, GL_RGB, rgb, lg);
 }
 
 glcv_status glcv_gl_upload_texture(GLuint *texture, int width, int height, GLenum internal, GLenum format,
