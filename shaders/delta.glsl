@@ -62,6 +62,17 @@ int fragment_word() { return glcv_pos.y * DELTA_WIDTH + glcv_pos.x; }
 
 uint byte_of(uint w, int k) { return (w >> uint(8 * k)) & 255u; }
 
+// Set bits of a word, and the index of the lowest (v != 0): GLSL 4.00's bitCount and findLSB,
+// written out for GL 3.3.
+uint count_bits(uint v)
+{
+    v = v - ((v >> 1) & 0x55555555u);
+    v = (v & 0x33333333u) + ((v >> 2) & 0x33333333u);
+    return (((v + (v >> 4)) & 0x0F0F0F0Fu) * 0x01010101u) >> 24;
+}
+
+int lowest_bit(uint v) { return int(count_bits((v & (0u - v)) - 1u)); }
+
 #if DELTA_STAGE == 1
 #ifdef DELTA_IN_TEXTURE
 uniform sampler2D u_frame; // the caller's texture, row 0 = image row 0
@@ -311,7 +322,7 @@ int level_row(int l) { return u_rows[l / 4][l % 4]; }
 uint level_value(int l, int j)
 {
     if (l == 0)
-        return uint(bitCount(bitmap_word(j)));
+        return count_bits(bitmap_word(j));
     ivec2 at = ivec2(j % DELTA_WIDTH, level_row(l) + j / DELTA_WIDTH);
     return (l & 1) != 0 ? texelFetch(u_atlas_a, at, 0).r : texelFetch(u_atlas_b, at, 0).r;
 }
@@ -344,7 +355,7 @@ int record_index(int r)
     uint bits = bitmap_word(j);
     for (uint k = 0u; k < rest; k++)
         bits &= bits - 1u;
-    return 32 * j + findLSB(bits);
+    return 32 * j + lowest_bit(bits);
 }
 #endif
 

@@ -325,6 +325,18 @@ static void rows_uniform(const struct glcv_delta_gl *g, int rows[16])
         rows[l] = g->level_row[l];
 }
 
+/* Fragment mode: reads width x height texels of texture `id` (rows of row_bytes) into `dst`.
+ * Mesa's llvmpipe (22.3) was seen reading a texture that a pass had just rendered as it was before
+ * the pass (a keyframe's frame, after passes with timer queries, in a process that also read
+ * textures through framebuffers of its own), now and then; after glFinish, never. The read waits
+ * for the GPU anyway. */
+static glcv_status read_texture(glcv_delta *d, GLuint id, int width, int height, GLenum format, void *dst,
+                                size_t row_bytes)
+{
+    glFinish();
+    return glcv_engine_read(d->engine, id, width, height, format, GL_UNSIGNED_INT, dst, row_bytes);
+}
+
 /* Reads `bytes` bytes of engine words `t` (from its start) into `out`. */
 static glcv_status read_words(glcv_delta *d, const glcv_tex *t, size_t bytes, uint8_t *out)
 {
@@ -337,8 +349,7 @@ static glcv_status read_words(glcv_delta *d, const glcv_tex *t, size_t bytes, ui
     uint8_t *tmp = malloc(row * (size_t)rows);
     if (!tmp)
         return GLCV_ERROR_OUT_OF_MEMORY;
-    glcv_status st = glcv_engine_read(d->engine, t->id, WIDTH, rows,
-                                      texel == 16 ? GL_RGBA_INTEGER : GL_RED_INTEGER, GL_UNSIGNED_INT, tmp, row);
+    glcv_status st = read_texture(d, t->id, WIDTH, rows, texel == 16 ? GL_RGBA_INTEGER : GL_RED_INTEGER, tmp, row);
     if (st == GLCV_OK)
         memcpy(out, tmp, bytes);
     free(tmp);
@@ -406,8 +417,7 @@ glcv_status glcv_delta_gl_count(glcv_delta *d, uint32_t *k)
         if (st == GLCV_OK && !column)
             st = GLCV_ERROR_OUT_OF_MEMORY;
         if (st == GLCV_OK)
-            st = glcv_engine_read(d->engine, g->atlas[top & 1 ? 0 : 1].id, 1, row + 1, GL_RED_INTEGER, GL_UNSIGNED_INT,
-                                  column, 4);
+            st = read_texture(d, g->atlas[top & 1 ? 0 : 1].id, 1, row + 1, GL_RED_INTEGER, column, 4);
         if (st == GLCV_OK)
             total = column[row];
         free(column);

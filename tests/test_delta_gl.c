@@ -59,6 +59,13 @@ static int compare_packets(const char *what, int f, const uint8_t *a, size_t na,
         fprintf(stderr, "  GL: key %d layout %d records %u payload %u; CPU: key %d layout %d records %u payload %u\n",
                 ha.key, (int)ha.layout, ha.records, ha.payload_bytes, hb.key, (int)hb.layout, hb.records,
                 hb.payload_bytes);
+    size_t j = 64, diffs = 0;
+    for (size_t k = 64; k < na && k < nb; k++)
+        if (a[k] != b[k] && diffs++ == 0)
+            j = k;
+    if (diffs)
+        fprintf(stderr, "  payload: %zu bytes differ, the first at payload byte %zu (GL %d, CPU %d)\n", diffs, j - 64,
+                a[j], b[j]);
     return 1;
 }
 
