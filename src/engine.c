@@ -298,7 +298,8 @@ static glcv_status build_program(glcv_engine *e, glcv_engine_mode mode, const ch
     memset(prog, 0, sizeof *prog);
     snprintf(prog->key, sizeof prog->key, "%s", key);
     prog->n_outputs = n_outputs;
-    memcpy(prog->outputs, outputs, sizeof(glcv_format) * (size_t)n_outputs);
+    if (n_outputs > 0) /* (a compute program may have none, and `outputs` NULL) */
+        memcpy(prog->outputs, outputs, sizeof(glcv_format) * (size_t)n_outputs);
     char *src = pass_source(mode, files, n_files, defines, outputs, n_outputs, &e->logger);
     if (!src)
         return GLCV_ERROR_OUT_OF_MEMORY;
