@@ -11,8 +11,11 @@
  *               [--frames N] [--threshold T] [--zstd LEVEL]
  *
  * Times: medians over N frames (default 60) after 5 frames of warm-up; encoding wall-clock around
- * glcv_delta_encode (it returns with the packet in host memory, so the GPU's work is included),
- * decoding around glcv_delta_decode of the same packets in order. */
+ * the encode call (it returns with the packet in host memory, so the GPU's work is included),
+ * decoding around glcv_delta_decode of the same packets in order. Input "mapped": each frame is
+ * written into the encoder's memory (glcv_delta_map_frame, as a decoder or camera would write it)
+ * and encoded with glcv_delta_encode_mapped; "host": a frame in the caller's memory
+ * (glcv_delta_encode, which copies it first). */
 #define _POSIX_C_SOURCE 200809L
 #include <glcv/glcv.h>
 
@@ -34,6 +37,7 @@ typedef struct options {
     int frames;
     int threshold;
     int zstd; /* 0: no compression column */
+    int inputs; /* 1 mapped, 2 host, 3 both */
 } options;
 
 static uint64_t rnd(uint64_t *s)
@@ -77,7 +81,7 @@ typedef struct result {
 } result;
 
 static result measure(glcv_engine_mode engine, int w, int h, double changed, int key, const options *o,
-                      glcv_delta_layout layout)
+                      glcv_delta_layout layout, int mapped)
 {
     result r = {0};
     glcv_delta *d = NULL;
@@ -104,8 +108,13 @@ static result measure(glcv_engine_mode engine, int w, int h, double changed, int
     ok = ok && glcv_delta_decode(dec, packet, bytes) == GLCV_OK;
     for (int k = 0; ok && k < 5 + o->frames; k++) {
         next_frame(scene, f, n, changed, o->threshold, &rng);
+        glcv_image m;
+        if (mapped && (ok = glcv_delta_map_frame(d, &m) == GLCV_OK))
+            memcpy(m.data, f, n); /* the frame arrives there (not timed) */
         double t0 = bench_now_ms();
-        ok = glcv_delta_encode(d, &im, NULL, key ? GLCV_DELTA_FORCE_KEY : 0, &packet, &bytes) == GLCV_OK;
+        int flags = key ? GLCV_DELTA_FORCE_KEY : 0;
+        ok = ok && (mapped ? glcv_delta_encode_mapped(d, NULL, flags, &packet, &bytes)
+                           : glcv_delta_encode(d, &im, NULL, flags, &packet, &bytes)) == GLCV_OK;
         double t1 = bench_now_ms();
         ok = ok && glcv_delta_decode(dec, packet, bytes) == GLCV_OK;
         double t2 = bench_now_ms();
@@ -175,7 +184,7 @@ static int parse_list(const char *s, options *o, int what)
 
 int main(int argc, char **argv)
 {
-    options o = {.frames = 60, .threshold = 8};
+    options o = {.frames = 60, .threshold = 8, .inputs = 3};
     parse_list("1920x1080", &o, 0);
     parse_list("cpu,fragment,compute", &o, 1);
     parse_list("0.001,0.01,0.1", &o, 2);
@@ -192,13 +201,16 @@ int main(int argc, char **argv)
             ok = (o.frames = atoi(v)) >= 1;
         else if (ok && strcmp(a, "--threshold") == 0)
             ok = (o.threshold = atoi(v)) >= 1 && o.threshold <= 255;
+        else if (ok && strcmp(a, "--input") == 0)
+            ok = (o.inputs = strcmp(v, "mapped") == 0 ? 1 : strcmp(v, "host") == 0 ? 2 : strcmp(v, "both") == 0 ? 3 : 0);
         else if (ok && strcmp(a, "--zstd") == 0)
             ok = (o.zstd = atoi(v)) >= 1 && o.zstd <= 19 && glcv_delta_can_compress();
         else
             ok = 0;
         if (!ok) {
             fprintf(stderr, "usage: delta_bench [--sizes WxH,...] [--engines cpu,fragment,compute] "
-                            "[--changed F,...] [--frames N] [--threshold T] [--zstd LEVEL]\n"
+                            "[--changed F,...] [--frames N] [--threshold T] [--input mapped|host|both]\n"
+                            "                   [--zstd LEVEL]\n"
                             "(--zstd needs a build with Zstandard)\n");
             return 2;
         }
@@ -211,9 +223,10 @@ int main(int argc, char **argv)
     printf("# delta_bench on %s; RGB frames, threshold %d, medians of %d frames; the paper: 43 ms a 1080p frame "
            "(Jetson Nano)\n",
            ctx ? glcv_context_describe(ctx) : "the CPU", o.threshold, o.frames);
-    printf("| size | engine | changed | layout | encode ms | packet bytes | of raw | decode ms |%s GPU passes (ms) |\n",
+    printf("| size | engine | input | changed | layout | encode ms | packet bytes | of raw | decode ms |%s GPU passes "
+           "(ms) |\n",
            o.zstd ? " zstd bytes | zstd ms |" : "");
-    printf("|---|---|---:|---|---:|---:|---:|---:|%s---|\n", o.zstd ? "---:|---:|" : "");
+    printf("|---|---|---|---:|---|---:|---:|---:|---:|%s---|\n", o.zstd ? "---:|---:|" : "");
     int failures = 0;
     for (int si = 0; si < o.n_sizes; si++) {
         int w = o.sizes[si][0], h = o.sizes[si][1];
@@ -221,33 +234,38 @@ int main(int argc, char **argv)
             glcv_engine_mode e = o.engines[ei];
             if (!ctx && e != GLCV_ENGINE_CPU)
                 continue;
-            for (int ci = 0; ci <= o.n_changed; ci++) {
-                int key = ci == o.n_changed;
-                double changed = key ? 0.01 : o.changed[ci];
-                for (int li = 0; li < (key ? 1 : 3); li++) {
-                    static const glcv_delta_layout layouts[3] = {GLCV_DELTA_LAYOUT_DEFAULT, GLCV_DELTA_INDICES,
-                                                                 GLCV_DELTA_BITMAP};
-                    static const char *const names[3] = {"default", "indices", "bitmap"};
-                    result r = measure(e, w, h, changed, key, &o, layouts[li]);
-                    if (!r.ok) {
-                        printf("| %dx%d | %s | %s | %s | failed |\n", w, h, glcv_engine_mode_string(e),
-                               key ? "key" : "", names[li]);
-                        failures++;
-                        continue;
+            for (int mapped = 1; mapped >= 0; mapped--) {
+                if (!(o.inputs & (mapped ? 1 : 2)))
+                    continue;
+                for (int ci = 0; ci <= o.n_changed; ci++) {
+                    int key = ci == o.n_changed;
+                    double changed = key ? 0.01 : o.changed[ci];
+                    for (int li = 0; li < (key ? 1 : 3); li++) {
+                        static const glcv_delta_layout layouts[3] = {GLCV_DELTA_LAYOUT_DEFAULT, GLCV_DELTA_INDICES,
+                                                                     GLCV_DELTA_BITMAP};
+                        static const char *const names[3] = {"default", "indices", "bitmap"};
+                        result r = measure(e, w, h, changed, key, &o, layouts[li], mapped);
+                        const char *input = mapped ? "mapped" : "host";
+                        if (!r.ok) {
+                            printf("| %dx%d | %s | %s | %s | %s | failed |\n", w, h, glcv_engine_mode_string(e), input,
+                                   key ? "key" : "", names[li]);
+                            failures++;
+                            continue;
+                        }
+                        char passes[256] = "";
+                        for (int k = 0; k < r.n_pass; k++)
+                            snprintf(passes + strlen(passes), sizeof passes - strlen(passes), "%s%s %.3f",
+                                     k ? ", " : "", r.pass[k], r.gpu_ms[k]);
+                        char frac[32];
+                        snprintf(frac, sizeof frac, key ? "key" : "%.1f%%", changed * 100);
+                        char z[64] = "";
+                        if (o.zstd)
+                            snprintf(z, sizeof z, " %.0f | %.3f |", r.zstd_bytes, r.zstd_ms);
+                        printf("| %dx%d | %s | %s | %s | %s | %.3f | %.0f | %.4f | %.3f |%s %s |\n", w, h,
+                               glcv_engine_mode_string(e), input, frac, key ? "raw" : names[li], r.ms, r.bytes,
+                               r.bytes / ((double)w * h * 3), r.decode_ms, z, passes);
+                        fflush(stdout);
                     }
-                    char passes[256] = "";
-                    for (int k = 0; k < r.n_pass; k++)
-                        snprintf(passes + strlen(passes), sizeof passes - strlen(passes), "%s%s %.3f",
-                                 k ? ", " : "", r.pass[k], r.gpu_ms[k]);
-                    char frac[32];
-                    snprintf(frac, sizeof frac, key ? "key" : "%.1f%%", changed * 100);
-                    char z[64] = "";
-                    if (o.zstd)
-                        snprintf(z, sizeof z, " %.0f | %.3f |", r.zstd_bytes, r.zstd_ms);
-                    printf("| %dx%d | %s | %s | %s | %.3f | %.0f | %.4f | %.3f |%s %s |\n", w, h,
-                           glcv_engine_mode_string(e), frac, key ? "raw" : names[li], r.ms, r.bytes,
-                           r.bytes / ((double)w * h * 3), r.decode_ms, z, passes);
-                    fflush(stdout);
                 }
             }
         }

@@ -197,6 +197,7 @@ static glcv_status encode_locked(glcv_delta *d, const glcv_image *frame, unsigne
     double t0 = glcv_now();
     st = d->engine ? glcv_delta_gl_load(d, frame, frame_tex, mask, mask_tex)
                    : glcv_delta_cpu_load(d, frame, frame_tex, mask, mask_tex);
+    d->mapped = NULL; /* a mapped frame is taken (or dropped) by the encode call */
     if (st != GLCV_OK)
         return st;
     int key = (flags & GLCV_DELTA_FORCE_KEY) || !d->has_reference ||
@@ -252,6 +253,43 @@ glcv_status glcv_delta_encode_texture(glcv_delta *d, unsigned int frame, unsigne
     if (!frame)
         return GLCV_ERROR_INVALID_ARGUMENT;
     GLCV_LOCKED_CALL(d, encode_locked(d, NULL, frame, NULL, mask, flags, packet, bytes));
+}
+
+static glcv_status map_frame_locked(glcv_delta *d, glcv_image *out)
+{
+    if (!out)
+        return glcv_fail(&d->p.logger, GLCV_ERROR_INVALID_ARGUMENT, "delta: map_frame: NULL image");
+    glcv_status st = gl_ready(d, 0, "map_frame");
+    uint8_t *ptr = d->cpu.cur;
+    int slot = -1;
+    if (st == GLCV_OK && d->engine)
+        st = glcv_delta_gl_map(d, &ptr, &slot);
+    if (st != GLCV_OK)
+        return st;
+    d->mapped = ptr;
+    d->mapped_slot = slot;
+    *out = (glcv_image){ptr, d->p.width, d->p.height, 0, d->p.format};
+    return GLCV_OK;
+}
+
+glcv_status glcv_delta_map_frame(glcv_delta *d, glcv_image *out)
+{
+    GLCV_LOCKED_CALL(d, map_frame_locked(d, out));
+}
+
+static glcv_status encode_mapped_locked(glcv_delta *d, const glcv_image *mask, int flags, const uint8_t **packet,
+                                        size_t *bytes)
+{
+    if (!d->mapped)
+        return glcv_fail(&d->p.logger, GLCV_ERROR_STATE, "delta: encode_mapped without map_frame");
+    glcv_image frame = {d->mapped, d->p.width, d->p.height, 0, d->p.format};
+    return encode_locked(d, &frame, 0, mask, 0, flags, packet, bytes);
+}
+
+glcv_status glcv_delta_encode_mapped(glcv_delta *d, const glcv_image *mask, int flags, const uint8_t **packet,
+                                     size_t *bytes)
+{
+    GLCV_LOCKED_CALL(d, encode_mapped_locked(d, mask, flags, packet, bytes));
 }
 
 static glcv_status snapshot_locked(glcv_delta *d, const uint8_t **packet, size_t *bytes)

@@ -92,7 +92,10 @@ glcv_status glcv_delta_cpu_load(glcv_delta *d, const glcv_image *frame, unsigned
     glcv_delta_cpu *c = &d->cpu;
     int w = d->p.width, h = d->p.height;
     glcv_image cur = {c->cur, w, h, 0, d->p.format};
-    glcv_status st = frame ? glcv_image_convert(frame, &cur) : load_texture(d, frame_tex, &cur);
+    /* a mapped frame is in cur already */
+    glcv_status st = frame && frame->data == d->mapped ? GLCV_OK
+                     : frame                          ? glcv_image_convert(frame, &cur)
+                                                      : load_texture(d, frame_tex, &cur);
     if (st != GLCV_OK)
         return st;
     c->mask = NULL;

@@ -42,7 +42,7 @@ struct glcv_delta_gl {
     size_t host_stride;
     uint32_t count;  /* k of the last count */
     /* compute */
-    glcv_tex counts, deltas, indices;
+    glcv_tex counts, deltas, indices, total;
     int groups;
     /* fragment */
     glcv_tex atlas[2], rec_deltas, rec_indices;
@@ -171,7 +171,8 @@ static glcv_status create_objects(glcv_delta *d)
     if (g->compute) {
         g->groups = (int)((g->bwords + GROUP_WORDS - 1) / GROUP_WORDS);
         if ((st = glcv_engine_storage_create(d->engine, &g->counts, ((size_t)g->groups + 1) * 4)) == GLCV_OK &&
-            (st = glcv_engine_storage_create(d->engine, &g->deltas, (d->n + 7) & ~(size_t)3)) == GLCV_OK)
+            (st = glcv_engine_storage_create(d->engine, &g->deltas, (d->n + 7) & ~(size_t)3)) == GLCV_OK &&
+            (st = glcv_engine_storage_create(d->engine, &g->total, 4)) == GLCV_OK)
             st = glcv_engine_storage_create(d->engine, &g->indices, d->n * 4);
         return st;
     }
@@ -213,7 +214,7 @@ void glcv_delta_gl_destroy(glcv_delta *d)
     if (g && d->engine && glcv_gl_context_current()) {
         glcv_engine_begin(d->engine);
         glcv_tex *all[] = {&g->cur,    &g->ref[0],  &g->ref[1],     &g->in,         &g->mask,
-                           &g->bitmap, &g->counts,  &g->deltas,     &g->indices,    &g->atlas[0],
+                           &g->bitmap, &g->counts,  &g->deltas,     &g->indices,    &g->atlas[0], &g->total,
                            &g->atlas[1], &g->rec_deltas, &g->rec_indices};
         for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
             glcv_engine_tex_destroy(d->engine, all[i]);
@@ -281,6 +282,22 @@ static glcv_status run_word_pass(glcv_delta *d, int stage, unsigned int tex, glc
     return glcv_engine_run(d->engine, &p);
 }
 
+/* Staging memory for a whole texture or buffer of frame words (fragment: the cur texture's rows). */
+static size_t staged_frame_bytes(const glcv_delta *d)
+{
+    return d->gl->compute ? (d->n + 3) & ~(size_t)3 : (size_t)WIDTH * (size_t)rows_of(d->gl->words) * 4;
+}
+
+glcv_status glcv_delta_gl_map(glcv_delta *d, uint8_t **ptr, int *slot)
+{
+    void *p = NULL;
+    glcv_engine_begin(d->engine);
+    glcv_status st = glcv_engine_stage(d->engine, staged_frame_bytes(d), &p, slot);
+    glcv_engine_end(d->engine);
+    *ptr = p;
+    return st;
+}
+
 glcv_status glcv_delta_gl_load(glcv_delta *d, const glcv_image *frame, unsigned int frame_tex, const glcv_image *mask,
                                unsigned int mask_tex)
 {
@@ -296,7 +313,14 @@ glcv_status glcv_delta_gl_load(glcv_delta *d, const glcv_image *frame, unsigned 
         if (st == GLCV_OK && mask_tex)
             st = glcv_engine_check_input(d->engine, mask_tex, d->p.width, d->p.height);
     }
-    if (st == GLCV_OK && frame) {
+    if (st == GLCV_OK && frame && frame->data == d->mapped) {
+        /* the frame is in the staging slot of map_frame already */
+        g->host_frame = frame->data;
+        g->host_stride = (size_t)d->p.width * (size_t)d->bpp;
+        st = g->compute ? glcv_engine_copy_staged(d->engine, d->mapped_slot, &g->cur, staged_frame_bytes(d))
+                        : glcv_engine_upload_staged_texels(d->engine, &g->cur, d->mapped_slot, GL_RED_INTEGER,
+                                                           GL_UNSIGNED_INT);
+    } else if (st == GLCV_OK && frame) {
         if (frame->format == d->p.format) {
             g->host_frame = frame->data;
             g->host_stride = frame->stride ? frame->stride : (size_t)d->p.width * (size_t)d->bpp;
@@ -337,13 +361,51 @@ static glcv_status read_texture(glcv_delta *d, GLuint id, int width, int height,
     return glcv_engine_read(d->engine, id, width, height, format, GL_UNSIGNED_INT, dst, row_bytes);
 }
 
+/* Compute mode: reads the first bytes[i] bytes of buffers src[i] into out[i] (i < n): GPU copies
+ * of them all into a persistently mapped download buffer, one fence, one wait. */
+static glcv_status fetch(glcv_delta *d, const glcv_tex *const *src, const size_t *bytes, uint8_t *const *out, int n)
+{
+    size_t total = 0;
+    for (int i = 0; i < n; i++)
+        total += (bytes[i] + 3) & ~(size_t)3;
+    if (total == 0)
+        return GLCV_OK;
+    int slot = 0;
+    glcv_engine_sync_writes(d->engine);
+    glcv_status st = glcv_engine_download_reserve(d->engine, total, &slot);
+    if (st != GLCV_OK)
+        return st;
+    glBindBuffer(GL_COPY_WRITE_BUFFER, glcv_engine_download_buffer(d->engine, slot));
+    size_t at = 0;
+    for (int i = 0; i < n; i++) {
+        size_t b = (bytes[i] + 3) & ~(size_t)3;
+        if (b) {
+            glBindBuffer(GL_COPY_READ_BUFFER, src[i]->buffer);
+            glCopyBufferSubData(GL_COPY_READ_BUFFER, GL_COPY_WRITE_BUFFER, 0, (GLintptr)at, (GLsizeiptr)b);
+        }
+        at += b;
+    }
+    glBindBuffer(GL_COPY_READ_BUFFER, 0);
+    glBindBuffer(GL_COPY_WRITE_BUFFER, 0);
+    glcv_engine_download_fence(d->engine, slot);
+    const void *ptr = NULL;
+    if ((st = glcv_engine_download_wait(d->engine, slot, &ptr)) != GLCV_OK)
+        return st;
+    at = 0;
+    for (int i = 0; i < n; i++) {
+        memcpy(out[i], (const uint8_t *)ptr + at, bytes[i]);
+        at += (bytes[i] + 3) & ~(size_t)3;
+    }
+    return GLCV_OK;
+}
+
 /* Reads `bytes` bytes of engine words `t` (from its start) into `out`. */
 static glcv_status read_words(glcv_delta *d, const glcv_tex *t, size_t bytes, uint8_t *out)
 {
     if (bytes == 0)
         return GLCV_OK;
     if (d->gl->compute)
-        return glcv_engine_read_buffer(d->engine, t, 0, bytes, out);
+        return fetch(d, &t, &bytes, &out, 1);
     size_t texel = t->format == GLCV_FORMAT_RGBA32UI ? 16 : 4, row = (size_t)WIDTH * texel;
     int rows = (int)((bytes + row - 1) / row);
     uint8_t *tmp = malloc(row * (size_t)rows);
@@ -389,8 +451,14 @@ glcv_status glcv_delta_gl_count(glcv_delta *d, uint32_t *k)
             st = glcv_engine_run(d->engine, &s);
         }
         if (st == GLCV_OK) {
+            /* the total follows the groups' offsets: copy it to the front of the download */
             glcv_engine_sync_writes(d->engine);
-            st = glcv_engine_read_buffer(d->engine, &g->counts, (size_t)g->groups * 4, 4, &total);
+            glBindBuffer(GL_COPY_READ_BUFFER, g->counts.buffer);
+            glBindBuffer(GL_COPY_WRITE_BUFFER, g->total.buffer);
+            glCopyBufferSubData(GL_COPY_READ_BUFFER, GL_COPY_WRITE_BUFFER, (GLintptr)g->groups * 4, 0, 4);
+            glBindBuffer(GL_COPY_READ_BUFFER, 0);
+            glBindBuffer(GL_COPY_WRITE_BUFFER, 0);
+            st = read_words(d, &g->total, 4, (uint8_t *)&total);
         }
     } else if (st == GLCV_OK) {
         /* the pyramid, level by level */
@@ -475,11 +543,11 @@ glcv_status glcv_delta_gl_records(glcv_delta *d, glcv_delta_layout layout, uint3
             st = glcv_engine_run(d->engine, &p);
         }
         if (st == GLCV_OK) {
-            glcv_engine_sync_writes(d->engine);
-            st = read_words(d, indices ? &g->indices : &g->bitmap, lead, out);
+            const glcv_tex *src[2] = {indices ? &g->indices : &g->bitmap, &g->deltas};
+            size_t bytes[2] = {lead, k};
+            uint8_t *dst[2] = {out, out + lead};
+            st = fetch(d, src, bytes, dst, 2);
         }
-        if (st == GLCV_OK)
-            st = read_words(d, &g->deltas, k, out + lead);
     } else {
         if (k > 0) {
             const glcv_format f[2] = {GLCV_FORMAT_R32UI, GLCV_FORMAT_RGBA32UI};

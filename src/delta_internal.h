@@ -66,12 +66,20 @@ struct glcv_delta {
     glcv_delta_cpu cpu;
     glcv_timing cpu_timings[4]; /* the CPU engine's steps of the last frame */
     int n_cpu_timings;
+    /* glcv_delta_map_frame: the frame's memory handed out (the CPU engine's cur, or a staging slot
+     * of the GL engines), NULL when none is */
+    uint8_t *mapped;
+    int mapped_slot;
 };
 
 /* The engines' steps for one frame, in this order: load, then either count and records, or key.
  * load   takes the frame (host image `frame`, or texture `frame_tex` when frame is NULL) in the
  *        stream's format and the mask (host GRAY8 `mask`, or texture `mask_tex`, or neither);
- *        the reference does not change.
+ *        the reference does not change. A frame whose data is d->mapped is the one written into
+ *        the memory of glcv_delta_map_frame (the stream's format, tightly packed): the engine
+ *        takes it from there without a copy on the host.
+ * map    (the GL engines) staging memory for a frame of the stream's format: *ptr, its slot. The
+ *        CPU engine's is its cur.
  * count  *k = the bytes of the loaded frame that differ from the reference by more than the
  *        threshold, in pixels the mask allows.
  * records  writes the payload of those k bytes in `layout` (INDICES or BITMAP, exactly
@@ -96,5 +104,6 @@ glcv_status glcv_delta_gl_count(glcv_delta *d, uint32_t *k);
 glcv_status glcv_delta_gl_records(glcv_delta *d, glcv_delta_layout layout, uint32_t k, uint8_t *out);
 glcv_status glcv_delta_gl_key(glcv_delta *d, uint8_t *out);
 glcv_status glcv_delta_gl_reference(glcv_delta *d, uint8_t *out);
+glcv_status glcv_delta_gl_map(glcv_delta *d, uint8_t **ptr, int *slot);
 
 #endif

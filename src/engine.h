@@ -227,10 +227,6 @@ glcv_status glcv_engine_upload_layers(glcv_engine *engine, const glcv_tex *tex, 
 glcv_status glcv_engine_read(glcv_engine *engine, GLuint texture, int width, int height, GLenum gl_format,
                              GLenum gl_type, void *dst, size_t row_bytes);
 
-/* Reads `bytes` bytes at `offset` of the device buffer of `tex` into host memory (waits for the
- * GPU). Between begin and end. */
-glcv_status glcv_engine_read_buffer(glcv_engine *engine, const glcv_tex *tex, size_t offset, size_t bytes, void *dst);
-
 /* Downloads, overlapped with later work: queues a copy of every layer of an engine texture
  * (`gl_format`/`gl_type` as for glGetTexImage, rows tightly packed, layers one after the other)
  * into slot *slot of a small ring of pixel-pack buffers and returns at once. download_wait

@@ -162,19 +162,6 @@ glcv_status glcv_engine_upload_staged_texels(glcv_engine *e, const glcv_tex *tex
     return glcv_gl_check(&e->logger, "upload");
 }
 
-glcv_status glcv_engine_read_buffer(glcv_engine *e, const glcv_tex *tex, size_t offset, size_t bytes, void *dst)
-{
-    if (!tex->buffer || offset > tex->bytes || bytes > tex->bytes - offset)
-        return glcv_fail(&e->logger, GLCV_ERROR_INVALID_ARGUMENT, "read: %zu bytes at %zu of a buffer of %zu", bytes,
-                         offset, tex->bytes);
-    if (bytes == 0)
-        return GLCV_OK;
-    glBindBuffer(GL_COPY_READ_BUFFER, tex->buffer);
-    glGetBufferSubData(GL_COPY_READ_BUFFER, (GLintptr)offset, (GLsizeiptr)bytes, dst);
-    glBindBuffer(GL_COPY_READ_BUFFER, 0);
-    return glcv_gl_check(&e->logger, "buffer read");
-}
-
 glcv_status glcv_engine_copy_staged(glcv_engine *e, int slot, const glcv_tex *dst, size_t bytes)
 {
     stage_ring *r = &e->up;

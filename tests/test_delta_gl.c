@@ -39,7 +39,7 @@ typedef struct run {
     int threshold;              /* 0: the default */
     glcv_delta_layout layout;
     int mask;                   /* 0 none, 1 host, 2 texture */
-    int texture;                /* frames as textures */
+    int texture;                /* frames as textures; -1: written into glcv_delta_map_frame's memory */
     int frames;
 } run;
 
@@ -123,20 +123,33 @@ static void check_run(glcv_engine_mode engine, const run *r)
             else
                 test_texture_upload(mtex, GL_R8, GL_RED, r->w, r->h, m, 0);
         }
-        if (r->texture) /* (a texture mask goes with texture frames) */
+        glcv_image mapped;
+        if (r->texture < 0) { /* the stream's format, written into the encoder's memory */
+            CHECK_OK(glcv_delta_map_frame(cpu, &mapped));
+            glcv_image_convert(&in, &mapped);
+            sc = glcv_delta_encode_mapped(cpu, r->mask ? &mask : NULL, flags, &pc, &nc);
+        } else if (r->texture) { /* (a texture mask goes with texture frames) */
             sc = glcv_delta_encode_texture(cpu, tex, mtex, flags, &pc, &nc);
-        else
+        } else {
             sc = glcv_delta_encode(cpu, &in, r->mask ? &mask : NULL, flags, &pc, &nc);
+        }
         CHECK_OK(sc);
         if (sc != GLCV_OK)
             break;
         free(cpu_packet);
         cpu_packet = malloc(nc);
         memcpy(cpu_packet, pc, nc);
-        if (r->texture)
+        if (r->texture < 0) {
+            CHECK_OK(glcv_delta_map_frame(gpu, &mapped));
+            CHECK(mapped.width == r->w && mapped.height == r->h && mapped.format == r->stream && mapped.data,
+                  "%s: map_frame gave %dx%d format %d", what, mapped.width, mapped.height, (int)mapped.format);
+            glcv_image_convert(&in, &mapped);
+            sg = glcv_delta_encode_mapped(gpu, r->mask ? &mask : NULL, flags, &pg, &ng);
+        } else if (r->texture) {
             sg = glcv_delta_encode_texture(gpu, tex, mtex, flags, &pg, &ng);
-        else
+        } else {
             sg = glcv_delta_encode(gpu, &in, r->mask ? &mask : NULL, flags, &pg, &ng);
+        }
         CHECK_OK(sg);
         if (sg != GLCV_OK)
             break;
@@ -202,11 +215,29 @@ int main(int argc, char **argv)
         {97, 61, GLCV_PIXEL_RGB8, GLCV_PIXEL_RGBA8, 8, 0, 0, 1, 30},
         {97, 61, GLCV_PIXEL_GRAY8, GLCV_PIXEL_RGBA8, 8, 0, 2, 1, 30},
         {333, 201, GLCV_PIXEL_RGB8, GLCV_PIXEL_RGB8, 8, 0, 1, 0, 30},
+        {333, 201, GLCV_PIXEL_RGB8, GLCV_PIXEL_RGBA8, 8, 0, 1, -1, 30},
+        {61, 37, GLCV_PIXEL_GRAY8, GLCV_PIXEL_RGB8, 8, GLCV_DELTA_BITMAP, 0, -1, 30},
         {640, 480, GLCV_PIXEL_RGB8, GLCV_PIXEL_RGB8, 8, 0, 0, 0, 30},
         {640, 480, GLCV_PIXEL_RGB8, GLCV_PIXEL_RGB8, 8, GLCV_DELTA_INDICES, 0, 0, 30},
     };
     for (size_t i = 0; i < sizeof runs / sizeof runs[0]; i++)
         check_run(engine, &runs[i]);
+    { /* encode_mapped needs a map_frame first, each time */
+        glcv_delta *d = NULL;
+        const uint8_t *pk = NULL;
+        size_t n = 0;
+        glcv_image m;
+        CHECK_OK(glcv_delta_create(&GLCV_DELTA_PARAMS(.width = 16, .height = 8, .engine = engine, .logger = test_logger()),
+                                   &d));
+        CHECK_STATUS(glcv_delta_encode_mapped(d, NULL, 0, &pk, &n), GLCV_ERROR_STATE);
+        CHECK_OK(glcv_delta_map_frame(d, &m));
+        memset(m.data, 7, (size_t)16 * 8 * 3);
+        CHECK_OK(glcv_delta_encode_mapped(d, NULL, 0, &pk, &n));
+        CHECK(n == 64 + 16 * 8 * 3, "a mapped first frame: %zu bytes, expected a keyframe", n);
+        CHECK_STATUS(glcv_delta_encode_mapped(d, NULL, 0, &pk, &n), GLCV_ERROR_STATE);
+        CHECK_STATUS(glcv_delta_map_frame(d, NULL), GLCV_ERROR_INVALID_ARGUMENT);
+        glcv_delta_destroy(&d);
+    }
     glcv_context_destroy(&ctx);
     return test_finish("test_delta_gl");
 }

@@ -181,6 +181,19 @@ GLCV_API glcv_status glcv_delta_encode(glcv_delta *delta, const glcv_image *fram
 GLCV_API glcv_status glcv_delta_encode_texture(glcv_delta *delta, unsigned int frame, unsigned int mask, int flags,
                                                const uint8_t **packet, size_t *bytes);
 
+/* Zero-copy input: *out becomes an image of the encoder's size in the stream's format, tightly
+ * packed, whose pixels lie in memory the encoder's engine reads directly (persistently mapped,
+ * pinned upload memory with the GL engines; the CPU engine's own frame). Write the next frame
+ * there (a decoder can decode into it), then call glcv_delta_encode_mapped: the frame is not copied
+ * on the host. Valid until the next encode call. Errors: INVALID_ARGUMENT, NO_CONTEXT, GL,
+ * OUT_OF_MEMORY. */
+GLCV_API glcv_status glcv_delta_map_frame(glcv_delta *delta, glcv_image *out);
+
+/* As glcv_delta_encode, for the frame written into the memory of glcv_delta_map_frame (`mask`:
+ * as there). Errors: as glcv_delta_encode, STATE (no glcv_delta_map_frame before). */
+GLCV_API glcv_status glcv_delta_encode_mapped(glcv_delta *delta, const glcv_image *mask, int flags,
+                                              const uint8_t **packet, size_t *bytes);
+
 /* A keyframe packet of the reference after the last frame encoded (its number; snapshot flag
  * set), for a receiver that joins the stream or has to resynchronise: with it, the deltas of the
  * following frames apply as they do for every other receiver. The encoder's state does not change.
