@@ -1,5 +1,5 @@
 # Finds what glcv is built with (included by the top CMakeLists.txt). Sets:
-#   GLCV_HAVE_CUDA, GLCV_HAVE_FFMPEG, GLCV_HAVE_GLFW, GLCV_HAVE_OPENMP   ON/OFF
+#   GLCV_HAVE_CUDA, GLCV_HAVE_FFMPEG, GLCV_HAVE_GLFW, GLCV_HAVE_ZSTD, GLCV_HAVE_OPENMP   ON/OFF
 #   GLCV_DEPS                 the link dependencies of the library (imported targets, m, dl)
 #   GLCV_PC_REQUIRES_PRIVATE  pkg-config modules the static archive needs
 #   GLCV_PC_LIBS_PRIVATE      further link flags the static archive needs
@@ -72,6 +72,18 @@ if(NOT GLCV_WITH_GLFW STREQUAL "OFF")
   endif()
 endif()
 glcv_report(GLFW ${GLCV_HAVE_GLFW} "GLFW (windowed demo)")
+
+# Zstandard: compressed frame-delta packets (glcv/delta.h); without it they are UNSUPPORTED.
+set(GLCV_HAVE_ZSTD OFF)
+if(NOT GLCV_WITH_ZSTD STREQUAL "OFF")
+  pkg_check_modules(GLCV_ZSTD IMPORTED_TARGET GLOBAL libzstd)
+  if(GLCV_ZSTD_FOUND)
+    set(GLCV_HAVE_ZSTD ON)
+    list(APPEND GLCV_DEPS PkgConfig::GLCV_ZSTD)
+    string(APPEND GLCV_PC_REQUIRES_PRIVATE " libzstd")
+  endif()
+endif()
+glcv_report(ZSTD ${GLCV_HAVE_ZSTD} "Zstandard (compressed delta packets)")
 
 # OpenMP: the CPU engines' loops over rows and images (optional, always looked for).
 find_package(OpenMP COMPONENTS C GLOBAL)

@@ -17,7 +17,7 @@ JOBS=$(nproc 2>/dev/null || echo 2)
 
 PACKAGES=(build-essential g++ cmake pkg-config libepoxy-dev libegl-dev libegl-mesa0 libgl1-mesa-dri
           libgbm1 libstb-dev libglfw3-dev xvfb xauth
-          libavformat-dev libavcodec-dev libavdevice-dev libswscale-dev libavutil-dev)
+          libavformat-dev libavcodec-dev libavdevice-dev libswscale-dev libavutil-dev libzstd-dev)
 
 section() {
     printf '\n==== %s ====\n' "$*"

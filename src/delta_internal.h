@@ -26,8 +26,16 @@ size_t glcv_delta_layout_bytes(glcv_delta_layout layout, size_t n, size_t k);
 /* Writes header `h` into out[0..GLCV_DELTA_HEADER_BYTES-1] (its checksum field as given). */
 void glcv_delta_header_write(const glcv_delta_header *h, uint8_t *out);
 
-/* Computes the checksum of a whole packet (header and payload) and writes it into the header. */
+/* Computes the checksums of a whole packet (header and payload) and writes them into the header:
+ * the header's own CRC (of its first 48 bytes) and the packet's checksum. */
 void glcv_delta_packet_seal(uint8_t *packet, size_t bytes);
+
+/* The two implementations behind glcv_delta_crc32c (for the tests): slicing by 8 in portable C,
+ * and the SSE4.2 crc32 instruction on three streams at once, which is the portable one where
+ * glcv_delta_crc32c_hw_available() is 0 (no SSE4.2, or not x86). */
+uint32_t glcv_delta_crc32c_portable(uint32_t crc, const void *data, size_t bytes);
+uint32_t glcv_delta_crc32c_hw(uint32_t crc, const void *data, size_t bytes);
+int glcv_delta_crc32c_hw_available(void);
 
 /* ---- the encoder -------------------------------------------------------------------------------- */
 

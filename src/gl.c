@@ -267,7 +267,8 @@ glcv_status glcv_gl_read_pixels(GLuint fbo, GLuint texture, int width, int heigh
     case GL_RED:
     case GL_RED_INTEGER: px = 1; break;
     case GL_RG_INTEGER: px = 2; break;
-    case GL_RGB: px = 3; break;
+    case GL_RGB:
+    case GL_BGR: px = 3; break;
     default: px = 4; break;
     }
     if (type == GL_FLOAT || type == GL_INT || type == GL_UNSIGNED_INT)
@@ -285,6 +286,12 @@ glcv_status glcv_gl_read_pixels(GLuint fbo, GLuint texture, int width, int heigh
 
 glcv_status glcv_gl_read_rgb(GLuint texture, int width, int height, uint8_t *rgb, const glcv_logger *lg)
 {
+    return glcv_gl_read_bytes(texture, width, height, GL_RGB, rgb, lg);
+}
+
+glcv_status glcv_gl_read_bytes(GLuint texture, int width, int height, GLenum format, uint8_t *dst,
+                               const glcv_logger *lg)
+{
     if (!glcv_gl_context_current())
         return glcv_fail(lg, GLCV_ERROR_NO_CONTEXT, "reading texture %u needs a current GL context", texture);
     glcv_glstate *state = glcv_glstate_new();
@@ -296,7 +303,8 @@ glcv_status glcv_gl_read_rgb(GLuint texture, int width, int height, uint8_t *rgb
     if (st == GLCV_OK) {
         GLuint fbo = 0;
         glGenFramebuffers(1, &fbo);
-        st = glcv_gl_read_pixels(fbo, texture, width, height, GL_RGB, GL_UNSIGNED_BYTE, rgb, (size_t)width * 3, lg);
+        size_t px = format == GL_RED ? 1 : format == GL_RGB || format == GL_BGR ? 3 : 4;
+        st = glcv_gl_read_pixels(fbo, texture, width, height, format, GL_UNSIGNED_BYTE, dst, (size_t)width * px, lg);
         glDeleteFramebuffers(1, &fbo);
     }
     glcv_glstate_restore(state);

@@ -56,6 +56,11 @@ glcv_status glcv_gl_read_pixels(GLuint fbo, GLuint texture, int width, int heigh
  * state itself. Errors: NO_CONTEXT, those of glcv_gl_check_input. */
 glcv_status glcv_gl_read_rgb(GLuint texture, int width, int height, uint8_t *rgb, const glcv_logger *logger);
 
+/* As glcv_gl_read_rgb, in `format` (GL_RED, GL_RGB, GL_BGR, GL_RGBA or GL_BGRA; a channel the
+ * texture lacks reads as 0, alpha as 255): width * height * (1, 3 or 4) bytes at `dst`. */
+glcv_status glcv_gl_read_bytes(GLuint texture, int width, int height, GLenum format, uint8_t *dst,
+                               const glcv_logger *logger);
+
 /* Makes *texture a GL_TEXTURE_2D of width x height and `internal` format holding `data` (format
  * and type as for glTexImage2D, rows tightly packed): created when *texture is 0 or no longer
  * a texture (nearest filtering, clamp to edge, one level), else updated in place. Saves and

@@ -15,8 +15,8 @@
  *            bytes, then the k deltas in index order;
  * and when neither is smaller than the frame itself, the frame is sent as a keyframe (RAW).
  * A packet is a 64-byte header (magic, version, frame number, size, pixel format, keyframe flag,
- * layout, compression, record count, payload bytes, checksum) and the payload. The byte-exact
- * format, versioned, is in docs/STREAM.md.
+ * layout, compression, record count, payload bytes, checksum, the header's own CRC) and the
+ * payload. The byte-exact format, versioned, is in docs/STREAM.md.
  *
  * An optional mask (a byte per pixel, nonzero = may change) keeps the reference, and so the
  * receivers' picture, where it is 0: only the masked pixels are sent (the "segment" filter of
@@ -87,10 +87,11 @@ typedef struct glcv_delta_header {
 
 /* Parses and checks the GLCV_DELTA_HEADER_BYTES bytes at `data` (`bytes` >= 64; the payload need
  * not follow: a reader of a stream learns from payload_bytes how much to read next). Checks the
- * magic, version, sizes, pixel format, layout, compression, and that records, raw_bytes and
- * payload_bytes agree with each other and with the size. Does not check the checksum (that needs
- * the payload: glcv_delta_decode does). Errors: INVALID_ARGUMENT (NULL, bytes < 64),
- * CORRUPT_DATA (anything else; the logger says what). */
+ * magic, version, the header's own CRC (so payload_bytes can be trusted before the payload is
+ * read), sizes, pixel format, layout, compression, and that records, raw_bytes and payload_bytes
+ * agree with each other and with the size. Does not check the packet's checksum (that needs the
+ * payload: glcv_delta_decode does). Errors: INVALID_ARGUMENT (NULL, bytes < 64), CORRUPT_DATA
+ * (anything else; the logger says what). */
 GLCV_API glcv_status glcv_delta_header_parse(const uint8_t *data, size_t bytes, glcv_delta_header *out,
                                              const glcv_logger *logger);
 
@@ -102,7 +103,8 @@ GLCV_API uint32_t glcv_delta_crc32c(uint32_t crc, const void *data, size_t bytes
  * compressed packet needs it too. */
 GLCV_API int glcv_delta_can_compress(void);
 
-/* The most bytes glcv_delta_compress writes for a packet of `bytes` bytes. */
+/* The most bytes glcv_delta_compress writes for a packet of `bytes` bytes: `bytes` (a packet is
+ * compressed only where that makes it smaller). */
 GLCV_API size_t glcv_delta_compress_bound(size_t bytes);
 
 /* Compresses the payload of a packet (header and payload, uncompressed) with Zstandard at

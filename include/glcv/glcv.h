@@ -9,6 +9,7 @@
 #include "cuda.h"
 #include "segment.h"
 #include "bgsub.h"
+#include "delta.h"
 #include "match.h"
 #include "correlate.h"
 #include "track.h"

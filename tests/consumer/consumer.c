@@ -26,6 +26,10 @@ int main(int argc, char **argv)
         fprintf(stderr, "consumer: the header says version %s, the package %s\n", GLCV_VERSION_STRING, argv[1]);
         return 1;
     }
+    if (glcv_delta_can_compress() != GLCV_HAVE_ZSTD) {
+        fprintf(stderr, "consumer: glcv_delta_can_compress disagrees with GLCV_HAVE_ZSTD\n");
+        return 1;
+    }
     glcv_cuda_info cuda;
     if (glcv_cuda_query(&cuda) != GLCV_OK || !cuda.built != !GLCV_HAVE_CUDA) {
         fprintf(stderr, "consumer: glcv_cuda_query disagrees with GLCV_HAVE_CUDA (%s)\n", cuda.text);
