@@ -12,6 +12,7 @@ int cmd_info(int argc, char **argv);
 int cmd_track(int argc, char **argv);
 int cmd_match(int argc, char **argv);
 int cmd_correlate(int argc, char **argv);
+int cmd_stream(int argc, char **argv);
 
 extern const char cmd_segment_help[];
 extern const char cmd_synth_help[];
@@ -21,5 +22,6 @@ extern const char cmd_info_help[];
 extern const char cmd_track_help[];
 extern const char cmd_match_help[];
 extern const char cmd_correlate_help[];
+extern const char cmd_stream_help[];
 
 #endif

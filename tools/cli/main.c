@@ -21,6 +21,8 @@ static const cli_command commands[] = {
     {"match", "find a template in an image (SAD, SSD, L-infinity or ZNCC; best positions, map)", cmd_match_help,
      cmd_match},
     {"correlate", "Pearson correlation of a reference image with many images", cmd_correlate_help, cmd_correlate},
+    {"stream", "stream video over TCP as frame deltas to many viewers (serve), or view a stream", cmd_stream_help,
+     cmd_stream},
 };
 
 enum { COMMAND_COUNT = sizeof commands / sizeof commands[0] };
@@ -46,6 +48,7 @@ static const char help_tail[] =
     "  glcv segment --bg empty_room.png frames/ -o masks\n"
     "  glcv segment --learn 25 frames/ --panels -o masks\n"
     "  glcv eval cdnet dataset/baseline/highway --engine cpu\n"
+    "  glcv stream serve vtest.avi --port 9000   (and: glcv stream view 127.0.0.1:9000 --window)\n"
     "\n"
     "Exit status: 0 success, 1 runtime failure (files, OpenGL), 2 usage error.\n";
 

@@ -1,0 +1,392 @@
+/* Checks the pictures a 'glcv stream view --record DIR' wrote, for tests/test_stream.sh.
+ *
+ *   stream_check source SRC REC --threshold T [--gray] [--first F] [--count N]
+ *       REC holds frame_NNNNNN.png for NNNNNN = F, F+1, ... with no gap (exactly N of them with
+ *       --count), nothing else; each picture is within T of source frame NNNNNN (SRC's images in
+ *       name order; --gray: their luma, as glcv_image_convert computes it) in every byte; and
+ *       every byte of a picture either is its byte in the picture before or equals the source's
+ *       exactly (a delta sends bytes as they are: the error feedback).
+ *   stream_check same A B [--subset]
+ *       A and B hold the same frame numbers (--subset: B's are among A's), and those pictures are
+ *       identical byte for byte.
+ *   stream_check segment SRC REC --threshold T --learn L --keyframe-interval K [--engine E]
+ *       the 'segment' filter: the checker learns a segmenter (engine E: cpu, or auto as the server
+ *       runs it) from the first L source frames as the server does and segments the rest; frames
+ *       before L are checked as by 'source'; from L on, where the mask is 0 a picture that is no
+ *       keyframe (K: its number is a multiple of K) keeps every byte of the picture before, and
+ *       where it is 1 every byte is within T of the source.
+ *   stream_check info REC
+ *       prints "first F last L count N" of REC's frame numbers.
+ *
+ * Exit status: 0 the check passed, 1 it failed (what and where printed), 2 usage. */
+#include "testutil.h"
+
+#include <glcv/glcv.h>
+
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { MAX_REPORTS = 8 };
+
+typedef struct frames {
+    long *numbers; /* sorted */
+    int count;
+} frames;
+
+static int compare_longs(const void *a, const void *b)
+{
+    long x = *(const long *)a, y = *(const long *)b;
+    return (x > y) - (x < y);
+}
+
+/* The frame numbers of REC's frame_NNNNNN.png files; anything else in REC is an error. */
+static int list_frames(const char *dir, frames *out)
+{
+    DIR *d = opendir(dir);
+    if (!d) {
+        fprintf(stderr, "stream_check: cannot open %s\n", dir);
+        return 1;
+    }
+    int capacity = 0, rc = 0;
+    out->numbers = NULL;
+    out->count = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+            continue;
+        long n = -1;
+        char tail[8] = "";
+        if (sscanf(e->d_name, "frame_%6ld%7s", &n, tail) != 2 || strcmp(tail, ".png") != 0 || n < 0 ||
+            strlen(e->d_name) != strlen("frame_000000.png")) {
+            fprintf(stderr, "stream_check: %s/%s is no frame_NNNNNN.png\n", dir, e->d_name);
+            rc = 1;
+            continue;
+        }
+        if (out->count == capacity) {
+            capacity = capacity ? 2 * capacity : 256;
+            out->numbers = realloc(out->numbers, (size_t)capacity * sizeof *out->numbers);
+        }
+        out->numbers[out->count++] = n;
+    }
+    closedir(d);
+    qsort(out->numbers, (size_t)out->count, sizeof *out->numbers, compare_longs);
+    return rc;
+}
+
+static int load(const char *dir, long n, glcv_pixel_format format, glcv_image *out)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/frame_%06ld.png", dir, n);
+    glcv_image_free(out);
+    glcv_logger lg = test_logger();
+    if (glcv_image_load(path, format, &lg, out) != GLCV_OK) {
+        fprintf(stderr, "stream_check: cannot read %s\n", path);
+        return 1;
+    }
+    return 0;
+}
+
+/* Source frame n (SRC's images in name order) in `format`. */
+static int load_source(const glcv_file_list *src, long n, glcv_pixel_format format, glcv_image *out)
+{
+    if (n >= src->count) {
+        fprintf(stderr, "stream_check: frame %ld, but the source has %d frames\n", n, src->count);
+        return 1;
+    }
+    glcv_image rgb = {0};
+    glcv_logger lg = test_logger();
+    if (glcv_image_load(src->paths[n], GLCV_PIXEL_RGB8, &lg, &rgb) != GLCV_OK) {
+        fprintf(stderr, "stream_check: cannot read %s\n", src->paths[n]);
+        return 1;
+    }
+    glcv_image_free(out);
+    int rc = glcv_image_alloc(rgb.width, rgb.height, format, out) != GLCV_OK || glcv_image_convert(&rgb, out) != GLCV_OK;
+    glcv_image_free(&rgb);
+    return rc;
+}
+
+typedef struct tally {
+    long bad;     /* bytes that failed */
+    int max_diff; /* the largest difference from the source */
+    int reports;
+} tally;
+
+static void report(tally *t, const char *fmt, long frame, size_t byte, int bpp, int width, int got, int want,
+                   const char *what)
+{
+    t->bad++;
+    if (t->reports++ >= MAX_REPORTS)
+        return;
+    size_t pixel = byte / (size_t)bpp;
+    fprintf(stderr, fmt, frame, (int)(pixel % (size_t)width), (int)(pixel / (size_t)width), (int)(byte % (size_t)bpp),
+            got, want, what);
+}
+
+/* Picture against source within T; against the picture before (prev may be NULL): unchanged or
+ * exactly the source. mask (may be NULL): pixels where 0 must be unchanged (frozen != 0). */
+static void compare(tally *t, long frame, const glcv_image *pic, const glcv_image *src, const glcv_image *prev,
+                    const glcv_image *mask, int threshold)
+{
+    int bpp = glcv_pixel_format_size(pic->format);
+    size_t n = (size_t)pic->width * (size_t)pic->height * (size_t)bpp;
+    for (size_t i = 0; i < n; i++) {
+        int p = pic->data[i], s = src->data[i], d = abs(p - s);
+        int frozen = mask && mask->data[i / (size_t)bpp] == 0;
+        if (frozen) {
+            if (p != prev->data[i])
+                report(t, "frame %ld (%d,%d) channel %d: %d, but the mask is 0 there and it was %d before (%s)\n",
+                       frame, i, bpp, pic->width, p, prev->data[i], "the background must stay frozen");
+            continue;
+        }
+        if (d > t->max_diff)
+            t->max_diff = d;
+        if (d > threshold)
+            report(t, "frame %ld (%d,%d) channel %d: picture %d, source %d (%s)\n", frame, i, bpp, pic->width, p, s,
+                   "difference above the threshold");
+        else if (prev && p != prev->data[i] && p != s)
+            report(t, "frame %ld (%d,%d) channel %d: picture %d, source %d (%s)\n", frame, i, bpp, pic->width, p, s,
+                   "changed, but not to the source's value");
+    }
+}
+
+static int check_contiguous(const frames *f, long first, long count, const char *dir)
+{
+    if (f->count == 0) {
+        fprintf(stderr, "stream_check: %s holds no frames\n", dir);
+        return 1;
+    }
+    if (first >= 0 && f->numbers[0] != first) {
+        fprintf(stderr, "stream_check: %s starts at frame %ld, expected %ld\n", dir, f->numbers[0], first);
+        return 1;
+    }
+    for (int i = 1; i < f->count; i++)
+        if (f->numbers[i] != f->numbers[i - 1] + 1) {
+            fprintf(stderr, "stream_check: %s: frame %ld follows frame %ld (a gap)\n", dir, f->numbers[i],
+                    f->numbers[i - 1]);
+            return 1;
+        }
+    if (count >= 0 && f->count != count) {
+        fprintf(stderr, "stream_check: %s holds %d frames, expected %ld\n", dir, f->count, count);
+        return 1;
+    }
+    return 0;
+}
+
+/* ---- the segmenter's masks, as the server makes them ---------------------------------------- */
+
+typedef struct masker {
+    glcv_context *ctx;
+    glcv_segment *seg;
+    glcv_image mask;
+} masker;
+
+static int masker_start(masker *m, const glcv_file_list *src, int learn, const char *engine_name, int w, int h)
+{
+    glcv_engine_mode engine = GLCV_ENGINE_CPU;
+    if (glcv_engine_mode_parse(engine_name, &engine) != GLCV_OK)
+        return 2;
+    if (engine != GLCV_ENGINE_CPU) {
+        glcv_context_params cp = GLCV_CONTEXT_PARAMS(.logger = {NULL, NULL, 0});
+        if (glcv_context_create(&cp, &m->ctx) != GLCV_OK)
+            engine = GLCV_ENGINE_CPU; /* as the server: auto without a context is the CPU */
+    }
+    glcv_logger lg = test_logger();
+    glcv_segment_params sp = GLCV_SEGMENT_PARAMS(.width = w, .height = h, .engine = engine, .logger = lg);
+    glcv_image frame = {0};
+    int rc = glcv_segment_create(&sp, &m->seg) != GLCV_OK || glcv_segment_learn_begin(m->seg) != GLCV_OK ||
+             glcv_image_alloc(w, h, GLCV_PIXEL_GRAY8, &m->mask) != GLCV_OK;
+    for (int k = 0; k < learn && rc == 0; k++)
+        rc = load_source(src, k, GLCV_PIXEL_RGB8, &frame) || glcv_segment_learn_add(m->seg, &frame) != GLCV_OK;
+    if (rc == 0)
+        rc = glcv_segment_learn_end(m->seg) != GLCV_OK;
+    glcv_segment_params got;
+    if (rc == 0 && glcv_segment_get_params(m->seg, &got) == GLCV_OK)
+        printf("stream_check: segmenter engine %s, Ts %g B1 %g\n", glcv_engine_mode_string(got.engine),
+               (double)got.ts, (double)got.b1);
+    glcv_image_free(&frame);
+    if (rc)
+        fprintf(stderr, "stream_check: cannot learn the background\n");
+    return rc;
+}
+
+static void masker_end(masker *m)
+{
+    glcv_segment_destroy(&m->seg);
+    glcv_image_free(&m->mask);
+    glcv_context_destroy(&m->ctx);
+}
+
+/* ---- the modes ------------------------------------------------------------------------------ */
+
+static int usage(void)
+{
+    fprintf(stderr, "usage: stream_check source SRC REC --threshold T [--gray] [--first F] [--count N]\n"
+                    "       stream_check same A B [--subset]\n"
+                    "       stream_check segment SRC REC --threshold T --learn L --keyframe-interval K [--engine E]\n"
+                    "       stream_check info REC\n");
+    return 2;
+}
+
+typedef struct options {
+    int threshold, gray, subset, learn, keyframe_interval;
+    long first, count;
+    const char *engine;
+} options;
+
+static int check_source(const char *src_dir, const char *rec_dir, const options *o, int segment)
+{
+    glcv_file_list src = {0};
+    frames f = {0};
+    glcv_logger lg = test_logger();
+    if (glcv_image_list_folder(src_dir, &lg, &src) != GLCV_OK || src.count == 0) {
+        fprintf(stderr, "stream_check: no images in %s\n", src_dir);
+        return 1;
+    }
+    int rc = list_frames(rec_dir, &f);
+    if (rc == 0)
+        rc = check_contiguous(&f, segment ? 0 : o->first, segment ? (long)src.count : o->count, rec_dir);
+    glcv_pixel_format format = o->gray ? GLCV_PIXEL_GRAY8 : GLCV_PIXEL_RGB8;
+    glcv_image pic = {0}, prev = {0}, source = {0}, rgb = {0};
+    masker m = {0};
+    tally t = {0};
+    for (int i = 0; i < f.count && rc == 0; i++) {
+        long n = f.numbers[i];
+        rc = load(rec_dir, n, format, &pic) || load_source(&src, n, format, &source);
+        if (rc == 0 && segment && n == o->learn)
+            rc = masker_start(&m, &src, o->learn, o->engine, pic.width, pic.height);
+        const glcv_image *mask = NULL;
+        if (rc == 0 && segment && n >= o->learn) {
+            rc = load_source(&src, n, GLCV_PIXEL_RGB8, &rgb) || glcv_segment_frame(m.seg, &rgb, 1) != GLCV_OK ||
+                 glcv_segment_read_mask(m.seg, &m.mask) != GLCV_OK;
+            int key = o->keyframe_interval > 0 && n % o->keyframe_interval == 0;
+            mask = key ? NULL : &m.mask;
+        }
+        if (rc == 0 && (pic.width != source.width || pic.height != source.height)) {
+            fprintf(stderr, "stream_check: frame %ld is %dx%d, the source %dx%d\n", n, pic.width, pic.height,
+                    source.width, source.height);
+            rc = 1;
+        }
+        if (rc == 0)
+            compare(&t, n, &pic, &source, i > 0 ? &prev : NULL, mask, o->threshold);
+        glcv_image swap = prev;
+        prev = pic;
+        pic = swap;
+    }
+    if (rc == 0 && t.bad)
+        fprintf(stderr, "stream_check: %ld bytes of %d frames fail (largest difference from the source %d, threshold "
+                        "%d)\n",
+                t.bad, f.count, t.max_diff, o->threshold);
+    if (rc == 0 && !t.bad)
+        printf("stream_check: %d frames from %ld: every byte within %d of the source (largest difference %d)%s\n",
+               f.count, f.numbers[0], o->threshold, t.max_diff,
+               segment ? "; outside the masks nothing changed between keyframes" : "");
+    masker_end(&m);
+    glcv_image_free(&pic);
+    glcv_image_free(&prev);
+    glcv_image_free(&source);
+    glcv_image_free(&rgb);
+    glcv_file_list_free(&src);
+    free(f.numbers);
+    return rc || t.bad ? 1 : 0;
+}
+
+static int check_same(const char *a_dir, const char *b_dir, int subset)
+{
+    frames a = {0}, b = {0};
+    int rc = list_frames(a_dir, &a) | list_frames(b_dir, &b);
+    if (rc == 0 && !subset && a.count != b.count) {
+        fprintf(stderr, "stream_check: %s holds %d frames, %s %d\n", a_dir, a.count, b_dir, b.count);
+        rc = 1;
+    }
+    if (rc == 0 && b.count == 0) {
+        fprintf(stderr, "stream_check: %s holds no frames\n", b_dir);
+        rc = 1;
+    }
+    glcv_image pa = {0}, pb = {0};
+    int ia = 0;
+    for (int ib = 0; ib < b.count && rc == 0; ib++) {
+        long n = b.numbers[ib];
+        while (ia < a.count && a.numbers[ia] < n)
+            ia++;
+        if (ia == a.count || a.numbers[ia] != n) {
+            fprintf(stderr, "stream_check: frame %ld of %s is not in %s\n", n, b_dir, a_dir);
+            rc = 1;
+            break;
+        }
+        rc = load(a_dir, n, GLCV_PIXEL_DEFAULT, &pa) || load(b_dir, n, GLCV_PIXEL_DEFAULT, &pb);
+        size_t bytes = (size_t)pa.width * (size_t)pa.height * (size_t)glcv_pixel_format_size(pa.format);
+        if (rc == 0 && (pa.width != pb.width || pa.height != pb.height || pa.format != pb.format)) {
+            fprintf(stderr, "stream_check: frame %ld: %dx%d in %s, %dx%d in %s\n", n, pa.width, pa.height, a_dir,
+                    pb.width, pb.height, b_dir);
+            rc = 1;
+        }
+        for (size_t i = 0; rc == 0 && i < bytes; i++)
+            if (pa.data[i] != pb.data[i]) {
+                fprintf(stderr, "stream_check: frame %ld differs at byte %zu: %d in %s, %d in %s\n", n, i, pa.data[i],
+                        a_dir, pb.data[i], b_dir);
+                rc = 1;
+            }
+    }
+    if (rc == 0)
+        printf("stream_check: %d frames of %s (from %ld) identical to %s's\n", b.count, b_dir, b.numbers[0], a_dir);
+    glcv_image_free(&pa);
+    glcv_image_free(&pb);
+    free(a.numbers);
+    free(b.numbers);
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 3)
+        return usage();
+    options o = {.threshold = -1, .first = 0, .count = -1, .engine = "cpu", .keyframe_interval = -1, .learn = -1};
+    const char *mode = argv[1];
+    const char *pos[2] = {NULL, NULL};
+    int npos = 0;
+    for (int i = 2; i < argc; i++) {
+        const char *a = argv[i];
+        int more = i + 1 < argc;
+        if (strcmp(a, "--threshold") == 0 && more)
+            o.threshold = atoi(argv[++i]);
+        else if (strcmp(a, "--gray") == 0)
+            o.gray = 1;
+        else if (strcmp(a, "--subset") == 0)
+            o.subset = 1;
+        else if (strcmp(a, "--first") == 0 && more)
+            o.first = atol(argv[++i]);
+        else if (strcmp(a, "--count") == 0 && more)
+            o.count = atol(argv[++i]);
+        else if (strcmp(a, "--learn") == 0 && more)
+            o.learn = atoi(argv[++i]);
+        else if (strcmp(a, "--keyframe-interval") == 0 && more)
+            o.keyframe_interval = atoi(argv[++i]);
+        else if (strcmp(a, "--engine") == 0 && more)
+            o.engine = argv[++i];
+        else if (a[0] != '-' && npos < 2)
+            pos[npos++] = a;
+        else
+            return usage();
+    }
+    if (strcmp(mode, "info") == 0 && npos == 1) {
+        frames f = {0};
+        int rc = list_frames(pos[0], &f);
+        printf("first %ld last %ld count %d\n", f.count ? f.numbers[0] : -1L, f.count ? f.numbers[f.count - 1] : -1L,
+               f.count);
+        free(f.numbers);
+        return rc;
+    }
+    if (npos != 2)
+        return usage();
+    if (strcmp(mode, "same") == 0)
+        return check_same(pos[0], pos[1], o.subset);
+    if (o.threshold < 0)
+        return usage();
+    if (strcmp(mode, "source") == 0)
+        return check_source(pos[0], pos[1], &o, 0);
+    if (strcmp(mode, "segment") == 0 && o.learn > 0 && o.keyframe_interval != -1)
+        return check_source(pos[0], pos[1], &o, 1);
+    return usage();
+}

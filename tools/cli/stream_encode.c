@@ -1,0 +1,222 @@
+/* The encode stage of 'glcv stream serve'; see stream_encode.h. */
+#include "stream_encode.h"
+
+#include <glcv/delta.h>
+
+#include <epoxy/gl.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *const stream_filter_names[] = {"none", "gray", "segment", NULL};
+
+struct stream_encoder {
+    stream_encoder_params p;
+    glcv_context *ctx;
+    glcv_segment *seg;  /* segment only */
+    glcv_delta *delta;
+    glcv_delta_params resolved;
+    glcv_engine_mode seg_engine;
+    int64_t frames;         /* encoded */
+    int learned;            /* segment: the background is learned */
+    unsigned int frame_tex; /* the frame's texture, when segmenter and encoder both run on GL */
+    glcv_image mask;        /* the mask on the host path */
+    char describe[320];
+};
+
+static int on_gl(glcv_engine_mode engine)
+{
+    return engine == GLCV_ENGINE_FRAGMENT || engine == GLCV_ENGINE_COMPUTE;
+}
+
+/* The encoder, on `engine`; auto falls back to the CPU engine where the GL engines cannot run. */
+static int create_delta(stream_encoder *e, glcv_engine_mode engine)
+{
+    const stream_encoder_params *p = &e->p;
+    glcv_delta_params dp = GLCV_DELTA_PARAMS(.width = p->width, .height = p->height,
+                                             .format = p->filter == STREAM_FILTER_GRAY ? GLCV_PIXEL_GRAY8
+                                                                                       : GLCV_PIXEL_RGB8,
+                                             .threshold = p->threshold, .keyframe_interval = p->keyframe_interval,
+                                             .engine = engine, .logger = p->logger);
+    /* auto on a context: the GL engines if they can run there (the library says why not only
+     * with --verbose), else the CPU engine */
+    int fallback = engine == GLCV_ENGINE_AUTO && e->ctx;
+    if (fallback && p->logger.max_level < GLCV_LOG_DEBUG)
+        dp.logger = (glcv_logger){0};
+    glcv_status st = glcv_delta_create(&dp, &e->delta);
+    if (st != GLCV_OK && fallback && (st == GLCV_ERROR_UNSUPPORTED || st == GLCV_ERROR_GL)) {
+        cli_warning("the encoder cannot run on this OpenGL context (%s): using its CPU engine",
+                    glcv_status_string(st));
+        dp.engine = GLCV_ENGINE_CPU;
+        dp.logger = p->logger;
+        st = glcv_delta_create(&dp, &e->delta);
+    }
+    if (st == GLCV_OK)
+        st = glcv_delta_get_params(e->delta, &e->resolved);
+    return st == GLCV_OK ? CLI_OK : cli_lib_error("cannot create the encoder", st);
+}
+
+/* The frame's texture (RGB8, the frame's size). */
+static int create_frame_texture(stream_encoder *e)
+{
+    glGenTextures(1, &e->frame_tex);
+    glBindTexture(GL_TEXTURE_2D, e->frame_tex);
+    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_NEAREST);
+    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_NEAREST);
+    glTexImage2D(GL_TEXTURE_2D, 0, GL_RGB8, e->p.width, e->p.height, 0, GL_RGB, GL_UNSIGNED_BYTE, NULL);
+    glBindTexture(GL_TEXTURE_2D, 0);
+    GLenum err = glGetError();
+    if (err != GL_NO_ERROR) {
+        cli_error("cannot create the frame's texture (GL error 0x%04x)", err);
+        return CLI_FAIL;
+    }
+    return CLI_OK;
+}
+
+static int upload(stream_encoder *e, const glcv_image *frame)
+{
+    glBindTexture(GL_TEXTURE_2D, e->frame_tex);
+    glPixelStorei(GL_UNPACK_ALIGNMENT, 1);
+    glPixelStorei(GL_UNPACK_ROW_LENGTH, (GLint)(glcv_image_stride(frame) / 3));
+    glTexSubImage2D(GL_TEXTURE_2D, 0, 0, 0, frame->width, frame->height, GL_RGB, GL_UNSIGNED_BYTE, frame->data);
+    glPixelStorei(GL_UNPACK_ROW_LENGTH, 0);
+    glBindTexture(GL_TEXTURE_2D, 0);
+    GLenum err = glGetError();
+    if (err != GL_NO_ERROR) {
+        cli_error("cannot upload the frame (GL error 0x%04x)", err);
+        return CLI_FAIL;
+    }
+    return CLI_OK;
+}
+
+int stream_encoder_create(const stream_encoder_params *params, stream_encoder **out)
+{
+    *out = NULL;
+    stream_encoder *e = calloc(1, sizeof *e);
+    if (!e)
+        return cli_out_of_memory();
+    e->p = *params;
+    *out = e;
+    glcv_engine_mode engine = params->seg->engine;
+    int rc = cli_context_for_engine(&engine, &e->p.logger, &e->ctx);
+    glcv_segment_params sp;
+    if (rc == CLI_OK && params->filter == STREAM_FILTER_SEGMENT) {
+        rc = cli_segmenter_make(params->seg, params->args, params->width, params->height, 1, 0, engine, &e->p.logger,
+                                &e->seg, &sp);
+        e->seg_engine = sp.engine;
+        glcv_status st = rc == CLI_OK ? glcv_segment_learn_begin(e->seg) : GLCV_OK;
+        if (st != GLCV_OK)
+            rc = cli_lib_error("cannot start learning the background", st);
+    }
+    if (rc == CLI_OK)
+        rc = create_delta(e, engine);
+    if (rc == CLI_OK && e->seg && on_gl(e->seg_engine) && on_gl(e->resolved.engine))
+        rc = create_frame_texture(e);
+    if (rc == CLI_OK && !on_gl(e->resolved.engine) && !(e->seg && on_gl(e->seg_engine)))
+        glcv_context_destroy(&e->ctx); /* nothing runs on it: its memory back */
+    if (rc == CLI_OK && e->seg && !e->frame_tex) {
+        glcv_status st = glcv_image_alloc(params->width, params->height, GLCV_PIXEL_GRAY8, &e->mask);
+        if (st != GLCV_OK)
+            rc = cli_lib_error("mask", st);
+    }
+    if (rc != CLI_OK) {
+        stream_encoder_destroy(out);
+        return rc;
+    }
+    int n = snprintf(e->describe, sizeof e->describe, "engine %s", glcv_engine_mode_string(e->resolved.engine));
+    if (e->seg)
+        n += snprintf(e->describe + n, sizeof e->describe - (size_t)n, ", segmenter %s%s",
+                      glcv_engine_mode_string(e->seg_engine), e->frame_tex ? " (frames as textures)" : "");
+    snprintf(e->describe + n, sizeof e->describe - (size_t)n, " on %s",
+             e->ctx && (on_gl(e->resolved.engine) || on_gl(e->seg_engine)) ? glcv_context_describe(e->ctx) : "CPU");
+    if (!params->quiet) {
+        fprintf(stderr, "glcv: %s\n", e->describe);
+        if (e->seg)
+            fprintf(stderr, "glcv: learning the background from the first %d frame%s (sent whole meanwhile)\n",
+                    params->learn, params->learn == 1 ? "" : "s");
+    }
+    return CLI_OK;
+}
+
+/* segment: learns from the frame, or segments it; *use_mask says whether the encoder takes the mask. */
+static int segment(stream_encoder *e, const glcv_image *frame, int *use_mask)
+{
+    glcv_status st = GLCV_OK;
+    *use_mask = e->learned;
+    if (!e->learned) {
+        st = e->frame_tex ? glcv_segment_learn_add_texture(e->seg, e->frame_tex) : glcv_segment_learn_add(e->seg, frame);
+        if (st != GLCV_OK)
+            return cli_lib_error("cannot learn the background", st);
+        if (e->frames + 1 < e->p.learn)
+            return CLI_OK;
+        glcv_segment_params resolved;
+        int rc = cli_segmenter_learn_end(e->seg, e->p.learn, !e->p.quiet, 0, 1, &resolved);
+        e->learned = rc == CLI_OK;
+        return rc;
+    }
+    st = e->frame_tex ? glcv_segment_frame_texture(e->seg, e->frame_tex, 0) : glcv_segment_frame(e->seg, frame, 1);
+    if (st == GLCV_OK && !e->frame_tex)
+        st = glcv_segment_read_mask(e->seg, &e->mask);
+    return st == GLCV_OK ? CLI_OK : cli_lib_error("segmentation", st);
+}
+
+int stream_encoder_frame(stream_encoder *e, const glcv_image *frame, const uint8_t **packet, size_t *bytes, double *ms)
+{
+    double t0 = cli_now();
+    int use_mask = 0, rc = CLI_OK;
+    if (e->frame_tex)
+        rc = upload(e, frame);
+    if (rc == CLI_OK && e->seg)
+        rc = segment(e, frame, &use_mask);
+    if (rc != CLI_OK)
+        return rc;
+    glcv_status st = e->frame_tex ? glcv_delta_encode_texture(e->delta, e->frame_tex,
+                                                              use_mask ? glcv_segment_mask_texture(e->seg) : 0, 0,
+                                                              packet, bytes)
+                                  : glcv_delta_encode(e->delta, frame, use_mask ? &e->mask : NULL, 0, packet, bytes);
+    *ms = 1e3 * (cli_now() - t0);
+    if (st != GLCV_OK) {
+        char what[64];
+        snprintf(what, sizeof what, "cannot encode frame %lld", (long long)e->frames);
+        return cli_lib_error(what, st);
+    }
+    e->frames++;
+    return CLI_OK;
+}
+
+int stream_encoder_snapshot(stream_encoder *e, const uint8_t **packet, size_t *bytes)
+{
+    glcv_status st = glcv_delta_snapshot(e->delta, packet, bytes);
+    return st == GLCV_OK ? CLI_OK : cli_lib_error("cannot make a snapshot keyframe", st);
+}
+
+size_t stream_encoder_frame_bytes(const stream_encoder *e)
+{
+    return (size_t)e->p.width * (size_t)e->p.height * (size_t)glcv_pixel_format_size(e->resolved.format);
+}
+
+const char *stream_encoder_format_name(const stream_encoder *e)
+{
+    return e->resolved.format == GLCV_PIXEL_GRAY8 ? "gray8" : "rgb8";
+}
+
+const char *stream_encoder_describe(const stream_encoder *e)
+{
+    return e->describe;
+}
+
+void stream_encoder_destroy(stream_encoder **ep)
+{
+    stream_encoder *e = ep ? *ep : NULL;
+    if (!e)
+        return;
+    glcv_delta_destroy(&e->delta);
+    glcv_segment_destroy(&e->seg);
+    if (e->frame_tex)
+        glDeleteTextures(1, &e->frame_tex);
+    glcv_image_free(&e->mask);
+    glcv_context_destroy(&e->ctx);
+    free(e);
+    *ep = NULL;
+}
