@@ -81,6 +81,7 @@ struct stream_hub {
     int quit;      /* the thread ends */
     int finishing; /* END queued: no new connections; end once every queue is out */
     double finish_deadline;
+    double accept_after; /* out of file descriptors: no accepting until then */
     size_t total_queued;
     int snapshot_wanted; /* viewers became PENDING since hub_snapshot_wanted */
     stream_hub_stats stats;
@@ -289,8 +290,11 @@ static void accept_all(stream_hub *hub)
         char peer[NET_ADDRESS_BYTES];
         int fd = net_accept(hub->p.listener, peer);
         if (fd < 0) {
-            if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR && errno != ECONNABORTED)
-                fprintf(stderr, "glcv: warning: accept: %s\n", strerror(errno));
+            if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR && errno != ECONNABORTED) {
+                /* out of file descriptors, say: the pending connection stays; try again in a second */
+                fprintf(stderr, "glcv: warning: cannot accept a connection: %s\n", strerror(errno));
+                hub->accept_after = net_now() + 1.0;
+            }
             return;
         }
         viewer *v = calloc(1, sizeof *v);
@@ -592,7 +596,8 @@ static void *network_main(void *arg)
         size_t n = 0;
         fds[n] = (struct pollfd){hub->wake[0], POLLIN, 0};
         owners[n++] = NULL;
-        if (hub->p.listener >= 0 && !finishing) {
+        int accepting = hub->p.listener >= 0 && !finishing && net_now() >= hub->accept_after;
+        if (accepting) {
             fds[n] = (struct pollfd){hub->p.listener, POLLIN, 0};
             owners[n++] = NULL;
         }
@@ -610,7 +615,7 @@ static void *network_main(void *arg)
             while (read(hub->wake[0], buf, sizeof buf) > 0)
                 ;
         }
-        if (rc > 0 && hub->p.listener >= 0 && !finishing && (fds[1].revents & POLLIN))
+        if (rc > 0 && accepting && (fds[1].revents & POLLIN))
             accept_all(hub);
         /* Viewers polled this round, and any the wake-up left with output. */
         for (size_t i = 0; i < n; i++) {
