@@ -14,7 +14,8 @@
 #              of a frame, or send garbage requests, while a viewer is served
 #   fake       a fake server (stream_fake_server) that breaks the protocol: the viewer exits 1
 #              with a message naming the cause, or resyncs on a keyframe
-#   window     the viewer's window under Xvfb (skipped without xvfb-run)
+#   window     the viewer's window under Xvfb (skipped without xvfb-run): its last screenshot is
+#              the last picture
 #
 # usage: test_stream.sh SECTION GLCV STREAM_CHECK FAKE_SERVER     (exit 0 pass, 1 fail, 77 skip)
 set -uo pipefail
@@ -288,6 +289,33 @@ section_loopback() {
     expect_field maxv.v frames -eq 30 "view --max-frames 30"
     expect_in maxv.s err "disconnected (bye)" "the viewer said bye"
     check maxv source "$src" "$TMP/maxv.rec" --threshold 8 --count 30
+    echo "== Ctrl-C ends the server cleanly: END to the viewer, the summary, exit status 130"
+    start_server int.s synthetic --size 160x120 --rate 50 --wait 1 || return
+    view_bg int.v --record "$TMP/int.rec"
+    local viewer=$VIEW_PID
+    wait_for_text "$TMP/int.s.err" "in step from keyframe 0" 30
+    sleep 1
+    kill -INT "$SERVER_PID"
+    finish int.s "$SERVER_PID"
+    finish int.v "$viewer"
+    expect_rc int.s 130 "the server after Ctrl-C"
+    expect_rc int.v 0 "its viewer"
+    expect_in int.v err "the server was stopped" "the viewer says why the stream ended"
+    expect_in int.s out "(interrupted)" "the server's summary"
+    expect_field int.v frames -ge 10 "the viewer got frames before the server stopped"
+    echo "== Ctrl-C ends the viewer cleanly: bye to the server, the summary, exit status 130"
+    start_server intv.s synthetic --size 160x120 --rate 50 --wait 1 --max-frames 150 || return
+    view_bg intv.v
+    viewer=$VIEW_PID
+    wait_for_text "$TMP/intv.s.err" "in step from keyframe 0" 30
+    sleep 1
+    kill -INT "$viewer"
+    finish intv.v "$viewer"
+    finish intv.s "$SERVER_PID"
+    expect_rc intv.v 130 "the viewer after Ctrl-C"
+    expect_in intv.v out "frames " "the viewer's summary"
+    expect_rc intv.s 0 "its server"
+    expect_in intv.s err "disconnected (bye)" "the server logs the viewer's bye"
     echo "== IPv6"
     if "$GLCV" stream serve "$src" --bind ::1 --port 0 --max-frames 1 >/dev/null 2>"$TMP/v6probe.err" ||
         ! grep -q "cannot listen" "$TMP/v6probe.err"; then
@@ -534,7 +562,8 @@ section_window() {
     start_server w.s "$src" --wait 1 --fast --queue-bytes 100000000 || return
     # LeakSanitizer cannot name the GL driver's allocations that glfwTerminate leaves (test_demo.sh)
     ASAN_OPTIONS="${ASAN_OPTIONS:-}${ASAN_OPTIONS:+:}detect_leaks=0" xvfb-run -a -s "-screen 0 1280x1024x24" \
-        "$GLCV" stream view "127.0.0.1:$PORT" --window --record "$TMP/w.rec" >"$TMP/w.v.out" 2>"$TMP/w.v.err"
+        "$GLCV" stream view "127.0.0.1:$PORT" --window --screenshot "$TMP/w.png" --record "$TMP/w.rec" \
+        >"$TMP/w.v.out" 2>"$TMP/w.v.err"
     echo $? >"$TMP/w.v.rc"
     finish w.s "$SERVER_PID"
     if grep -q "built without GLFW" "$TMP/w.v.err"; then
@@ -547,6 +576,7 @@ section_window() {
     fi
     expect_rc w.v 0 "the viewer with a window"
     check window source "$src" "$TMP/w.rec" --threshold 8 --count 40
+    check window_shows image "$TMP/w.png" "$TMP/w.rec/frame_000039.png"
 }
 
 case "$SECTION" in

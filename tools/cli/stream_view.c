@@ -319,7 +319,7 @@ int stream_view(const stream_view_options *o)
     if (rc == CLI_OK) {
         char title[300];
         snprintf(title, sizeof title, "glcv stream view %s:%d", o->host, o->port);
-        rc = o->window ? stream_display_run(title, view_body, &v) : view_body(&v, NULL);
+        rc = o->window ? stream_display_run(title, o->screenshot, view_body, &v) : view_body(&v, NULL);
     }
     int interrupted = cli_interrupted();
     cli_interrupt_release();
