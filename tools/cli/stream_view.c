@@ -114,13 +114,6 @@ static void send_request(view_run *v, stream_request_type type)
 
 /* ---- packets ----------------------------------------------------------------------------------- */
 
-/* The most payload bytes a packet of a picture of `n` bytes may have: the bitmap layout of every
- * byte (n + n/8), compressed (Zstandard's bound). */
-static size_t payload_limit(size_t n)
-{
-    return glcv_delta_compress_bound(n + n / 8 + 8);
-}
-
 static int record(view_run *v, const glcv_image *picture, uint64_t frame)
 {
     char name[64];
@@ -208,7 +201,9 @@ static int next_packet(view_run *v)
                   h.frame, h.width, h.height, picture, v->o->max_bytes);
         return CLI_FAIL;
     }
-    if (h.payload_bytes > payload_limit(picture)) {
+    /* No valid packet's payload is larger than its picture (docs/STREAM.md: a delta's records are
+     * smaller than the frame, a compressed payload smaller than the uncompressed one). */
+    if (h.payload_bytes > picture) {
         cli_error("frame %" PRIu64 ": a payload of %" PRIu32 " bytes is more than a %dx%d picture can need", h.frame,
                   h.payload_bytes, h.width, h.height);
         return CLI_FAIL;
