@@ -17,6 +17,9 @@
  *       where it is 1 every byte is within T of the source.
  *   stream_check info REC
  *       prints "first F last L count N" of REC's frame numbers.
+ *   stream_check image A.png B.png
+ *       the two images have the same size and the same RGB bytes (a window's screenshot against
+ *       the picture it shows).
  *
  * Exit status: 0 the check passed, 1 it failed (what and where printed), 2 usage. */
 #include "testutil.h"
@@ -225,7 +228,8 @@ static int usage(void)
     fprintf(stderr, "usage: stream_check source SRC REC --threshold T [--gray] [--first F] [--count N]\n"
                     "       stream_check same A B [--subset]\n"
                     "       stream_check segment SRC REC --threshold T --learn L --keyframe-interval K [--engine E]\n"
-                    "       stream_check info REC\n");
+                    "       stream_check info REC\n"
+                    "       stream_check image A.png B.png\n");
     return 2;
 }
 
@@ -290,6 +294,36 @@ static int check_source(const char *src_dir, const char *rec_dir, const options 
     glcv_file_list_free(&src);
     free(f.numbers);
     return rc || t.bad ? 1 : 0;
+}
+
+static int check_image(const char *a_path, const char *b_path)
+{
+    glcv_image a = {0}, b = {0};
+    glcv_logger lg = test_logger();
+    int rc = glcv_image_load(a_path, GLCV_PIXEL_RGB8, &lg, &a) != GLCV_OK ||
+             glcv_image_load(b_path, GLCV_PIXEL_RGB8, &lg, &b) != GLCV_OK;
+    if (rc)
+        fprintf(stderr, "stream_check: cannot read %s or %s\n", a_path, b_path);
+    if (rc == 0 && (a.width != b.width || a.height != b.height)) {
+        fprintf(stderr, "stream_check: %s is %dx%d, %s %dx%d\n", a_path, a.width, a.height, b_path, b.width,
+                b.height);
+        rc = 1;
+    }
+    long bad = 0;
+    size_t n = rc == 0 ? (size_t)a.width * (size_t)a.height * 3 : 0;
+    for (size_t i = 0; i < n; i++)
+        if (a.data[i] != b.data[i] && bad++ == 0)
+            fprintf(stderr, "stream_check: (%d,%d) channel %d: %d in %s, %d in %s\n", (int)(i / 3 % (size_t)a.width),
+                    (int)(i / 3 / (size_t)a.width), (int)(i % 3), a.data[i], a_path, b.data[i], b_path);
+    if (bad) {
+        fprintf(stderr, "stream_check: %ld of %zu bytes differ\n", bad, n);
+        rc = 1;
+    }
+    if (rc == 0)
+        printf("stream_check: %s and %s are the same %dx%d picture\n", a_path, b_path, a.width, a.height);
+    glcv_image_free(&a);
+    glcv_image_free(&b);
+    return rc;
 }
 
 static int check_same(const char *a_dir, const char *b_dir, int subset)
@@ -382,6 +416,8 @@ int main(int argc, char **argv)
         return usage();
     if (strcmp(mode, "same") == 0)
         return check_same(pos[0], pos[1], o.subset);
+    if (strcmp(mode, "image") == 0)
+        return check_image(pos[0], pos[1]);
     if (o.threshold < 0)
         return usage();
     if (strcmp(mode, "source") == 0)

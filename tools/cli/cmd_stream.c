@@ -133,6 +133,7 @@ static const char view_help[] =
     "                        frame)\n"
     "  --window              show the pictures in a window (needs GLFW and a display; Esc or Q\n"
     "                        closes it and ends the viewer)\n"
+    "  --screenshot FILE     with --window: write what the window shows last as FILE (PNG)\n"
     "  --max-frames N        stop after N pictures\n"
     "  --token FILE          the shared secret (as for serve). A viewer with a token refuses a\n"
     "                        server that takes none: it could not prove it holds the token\n"
@@ -353,6 +354,7 @@ static int cmd_stream_view(int argc, char **argv)
     const cli_option options[] = {
         CLI_QUIET_VERBOSE_OPTIONS(&o.quiet, &o.verbose),
         {"--window", NULL, &o.window, .kind = CLI_FLAG},
+        {"--screenshot", NULL, &o.screenshot, .kind = CLI_STRING, .what = "file name"},
         {"--record", NULL, &o.record, .kind = CLI_STRING, .what = "folder name"},
         {"--max-frames", NULL, &o.max_frames, .kind = CLI_INT, .min = 1, .max = 1000000000},
         {"--token", NULL, &token_path, .kind = CLI_STRING, .what = "file name"},
@@ -368,6 +370,8 @@ static int cmd_stream_view(int argc, char **argv)
         rc = cli_usage("%s", why);
     if (rc == CLI_OK && max_bytes < 1)
         rc = cli_usage("--max-bytes: at least 1");
+    if (rc == CLI_OK && o.screenshot && !o.window)
+        rc = cli_usage("--screenshot needs --window");
     o.max_bytes = (size_t)max_bytes;
 #if !GLCV_STREAM_WINDOW
     if (rc == CLI_OK && o.window) {

@@ -38,6 +38,7 @@ typedef struct stream_view_options {
     char host[256];
     int port;
     int window;
+    const char *screenshot;     /* --screenshot FILE: the window's last picture, at exit */
     const char *record;         /* --record DIR */
     int max_frames;             /* 0: until the stream ends */
     uint8_t *token;
@@ -59,9 +60,11 @@ typedef struct stream_display stream_display;
 
 /* Runs `body(user)` (the viewer's loop) on a thread of its own while this thread shows the
  * pictures published with stream_display_publish in a GLFW window, until `body` returns or the
- * window is closed (stream_display_closed turns true). Returns body's status, or CLI_FAIL after
- * printing why no window could be opened (also when glcv was built without GLFW). */
-int stream_display_run(const char *title, int (*body)(void *user, stream_display *display), void *user);
+ * window is closed (stream_display_closed turns true); with `screenshot` (may be NULL), writes
+ * what the window shows last as that PNG file. Returns body's status, or CLI_FAIL after printing
+ * why no window could be opened (also when glcv was built without GLFW). */
+int stream_display_run(const char *title, const char *screenshot, int (*body)(void *user, stream_display *display),
+                       void *user);
 
 /* Hands a picture (GRAY8 or RGB8, tightly packed) to the window; copies it. */
 void stream_display_publish(stream_display *display, const glcv_image *picture);

@@ -57,6 +57,16 @@ static int create_delta(stream_encoder *e, glcv_engine_mode engine)
     return st == GLCV_OK ? CLI_OK : cli_lib_error("cannot create the encoder", st);
 }
 
+/* CLI_OK, or the error after GL calls that did `what`. */
+static int gl_done(const char *what)
+{
+    GLenum err = glGetError();
+    if (err == GL_NO_ERROR)
+        return CLI_OK;
+    cli_error("cannot %s (GL error 0x%04x)", what, err);
+    return CLI_FAIL;
+}
+
 /* The frame's texture (RGB8, the frame's size). */
 static int create_frame_texture(stream_encoder *e)
 {
@@ -66,12 +76,7 @@ static int create_frame_texture(stream_encoder *e)
     glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_NEAREST);
     glTexImage2D(GL_TEXTURE_2D, 0, GL_RGB8, e->p.width, e->p.height, 0, GL_RGB, GL_UNSIGNED_BYTE, NULL);
     glBindTexture(GL_TEXTURE_2D, 0);
-    GLenum err = glGetError();
-    if (err != GL_NO_ERROR) {
-        cli_error("cannot create the frame's texture (GL error 0x%04x)", err);
-        return CLI_FAIL;
-    }
-    return CLI_OK;
+    return gl_done("create the frame's texture");
 }
 
 static int upload(stream_encoder *e, const glcv_image *frame)
@@ -82,12 +87,7 @@ static int upload(stream_encoder *e, const glcv_image *frame)
     glTexSubImage2D(GL_TEXTURE_2D, 0, 0, 0, frame->width, frame->height, GL_RGB, GL_UNSIGNED_BYTE, frame->data);
     glPixelStorei(GL_UNPACK_ROW_LENGTH, 0);
     glBindTexture(GL_TEXTURE_2D, 0);
-    GLenum err = glGetError();
-    if (err != GL_NO_ERROR) {
-        cli_error("cannot upload the frame (GL error 0x%04x)", err);
-        return CLI_FAIL;
-    }
-    return CLI_OK;
+    return gl_done("upload the frame");
 }
 
 int stream_encoder_create(const stream_encoder_params *params, stream_encoder **out)

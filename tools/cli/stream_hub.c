@@ -81,6 +81,7 @@ struct stream_hub {
     int quit;      /* the thread ends */
     int finishing; /* END queued: no new connections; end once every queue is out */
     double finish_deadline;
+    double accept_after; /* out of file descriptors: no accepting until then */
     size_t total_queued;
     int snapshot_wanted; /* viewers became PENDING since hub_snapshot_wanted */
     stream_hub_stats stats;
@@ -255,6 +256,19 @@ int hub_wait_for_viewers(stream_hub *hub, int count, int (*stop)(void))
 
 /* ---- connections (network thread) ------------------------------------------------------------ */
 
+/* One non-blocking send (no SIGPIPE): the bytes taken, 0 when the socket takes none now, -1 on an
+ * error (errno). */
+static ssize_t send_now(int fd, const uint8_t *data, size_t bytes)
+{
+    for (;;) {
+        ssize_t n = send(fd, data, bytes, MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (n >= 0)
+            return n;
+        if (errno != EINTR)
+            return errno == EAGAIN || errno == EWOULDBLOCK ? 0 : -1;
+    }
+}
+
 static void close_viewer(stream_hub *hub, viewer *v, const char *why)
 {
     pthread_mutex_lock(&hub->lock);
@@ -275,6 +289,15 @@ static void close_viewer(stream_hub *hub, viewer *v, const char *why)
     free(v);
 }
 
+/* Closes a viewer that was streaming: "disconnected (how) after N packets, B bytes". */
+static void close_disconnected(stream_hub *hub, viewer *v, const char *how)
+{
+    char line[256];
+    snprintf(line, sizeof line, "disconnected (%s) after %llu packets, %llu bytes", how,
+             (unsigned long long)v->packets, (unsigned long long)v->bytes);
+    close_viewer(hub, v, line);
+}
+
 static int handshakes(const stream_hub *hub)
 {
     int n = 0;
@@ -289,8 +312,11 @@ static void accept_all(stream_hub *hub)
         char peer[NET_ADDRESS_BYTES];
         int fd = net_accept(hub->p.listener, peer);
         if (fd < 0) {
-            if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR && errno != ECONNABORTED)
-                fprintf(stderr, "glcv: warning: accept: %s\n", strerror(errno));
+            if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR && errno != ECONNABORTED) {
+                /* out of file descriptors, say: the pending connection stays; try again in a second */
+                fprintf(stderr, "glcv: warning: cannot accept a connection: %s\n", strerror(errno));
+                hub->accept_after = net_now() + 1.0;
+            }
             return;
         }
         viewer *v = calloc(1, sizeof *v);
@@ -369,10 +395,7 @@ static int handle_request(stream_hub *hub, viewer *v)
         return -1;
     }
     if (type == STREAM_REQUEST_BYE) {
-        char line[128];
-        snprintf(line, sizeof line, "disconnected (bye) after %llu packets, %llu bytes",
-                 (unsigned long long)v->packets, (unsigned long long)v->bytes);
-        close_viewer(hub, v, line);
+        close_disconnected(hub, v, "bye");
         return -1;
     }
     pthread_mutex_lock(&hub->lock);
@@ -402,20 +425,17 @@ static int read_viewer(stream_hub *hub, viewer *v)
         if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
             return 0;
         if (n <= 0) {
+            const char *how = n == 0 ? "closed the connection" : strerror(errno);
             char line[160];
-            if (v->phase == PHASE_HANDSHAKE && !v->close_after_ctl) {
+            if (v->close_after_ctl) {
+                close_viewer(hub, v, NULL); /* refused, and logged so */
+            } else if (v->phase == PHASE_HANDSHAKE) {
                 hub->stats.rejected++;
-                snprintf(line, sizeof line, "left during the handshake (%s)",
-                         n == 0 ? "closed the connection" : strerror(errno));
-            } else if (v->phase == PHASE_STREAMING) {
-                snprintf(line, sizeof line, "disconnected (%s) after %llu packets, %llu bytes",
-                         n == 0 ? "closed the connection" : strerror(errno), (unsigned long long)v->packets,
-                         (unsigned long long)v->bytes);
+                snprintf(line, sizeof line, "left during the handshake (%s)", how);
+                close_viewer(hub, v, line);
             } else {
-                snprintf(line, sizeof line, "disconnected after %llu packets, %llu bytes",
-                         (unsigned long long)v->packets, (unsigned long long)v->bytes);
+                close_disconnected(hub, v, v->phase == PHASE_STREAMING ? how : "at the end of the stream");
             }
-            close_viewer(hub, v, v->close_after_ctl ? NULL : line);
             return -1;
         }
         if (into == discard)
@@ -438,10 +458,8 @@ static int read_viewer(stream_hub *hub, viewer *v)
 static int write_viewer(stream_hub *hub, viewer *v)
 {
     while (v->ctl_sent < v->ctl_bytes) {
-        ssize_t n = send(v->fd, v->ctl + v->ctl_sent, v->ctl_bytes - v->ctl_sent, MSG_NOSIGNAL | MSG_DONTWAIT);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+        ssize_t n = send_now(v->fd, v->ctl + v->ctl_sent, v->ctl_bytes - v->ctl_sent);
+        if (n == 0)
             return 0;
         if (n < 0) {
             char line[128];
@@ -476,16 +494,11 @@ static int write_viewer(stream_hub *hub, viewer *v)
             }
             return 0;
         }
-        ssize_t n = send(v->fd, p->data + sent, p->bytes - sent, MSG_NOSIGNAL | MSG_DONTWAIT);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+        ssize_t n = send_now(v->fd, p->data + sent, p->bytes - sent);
+        if (n == 0)
             return 0;
         if (n < 0) {
-            char line[160];
-            snprintf(line, sizeof line, "disconnected (%s) after %llu packets, %llu bytes", strerror(errno),
-                     (unsigned long long)v->packets, (unsigned long long)v->bytes);
-            close_viewer(hub, v, line);
+            close_disconnected(hub, v, strerror(errno));
             return -1;
         }
         pthread_mutex_lock(&hub->lock);
@@ -542,9 +555,10 @@ static void check_deadlines(stream_hub *hub)
                          hub->p.handshake_s, v->in_bytes);
             close_viewer(hub, v, line);
         } else if (v->phase == PHASE_CLOSING && now > v->deadline) {
-            snprintf(line, sizeof line, "disconnected after %llu packets, %llu bytes (closed by the server)",
-                     (unsigned long long)v->packets, (unsigned long long)v->bytes);
-            close_viewer(hub, v, v->packets || v->bytes ? line : NULL);
+            if (v->joined)
+                close_disconnected(hub, v, "closed by the server at the end of the stream");
+            else
+                close_viewer(hub, v, NULL); /* refused */
         } else if (v->phase == PHASE_STREAMING) {
             pthread_mutex_lock(&hub->lock);
             double since = v->stalled_since;
@@ -592,7 +606,8 @@ static void *network_main(void *arg)
         size_t n = 0;
         fds[n] = (struct pollfd){hub->wake[0], POLLIN, 0};
         owners[n++] = NULL;
-        if (hub->p.listener >= 0 && !finishing) {
+        int accepting = hub->p.listener >= 0 && !finishing && net_now() >= hub->accept_after;
+        if (accepting) {
             fds[n] = (struct pollfd){hub->p.listener, POLLIN, 0};
             owners[n++] = NULL;
         }
@@ -610,7 +625,7 @@ static void *network_main(void *arg)
             while (read(hub->wake[0], buf, sizeof buf) > 0)
                 ;
         }
-        if (rc > 0 && hub->p.listener >= 0 && !finishing && (fds[1].revents & POLLIN))
+        if (rc > 0 && accepting && (fds[1].revents & POLLIN))
             accept_all(hub);
         /* Viewers polled this round, and any the wake-up left with output. */
         for (size_t i = 0; i < n; i++) {

@@ -114,13 +114,6 @@ static void send_request(view_run *v, stream_request_type type)
 
 /* ---- packets ----------------------------------------------------------------------------------- */
 
-/* The most payload bytes a packet of a picture of `n` bytes may have: the bitmap layout of every
- * byte (n + n/8), compressed (Zstandard's bound). */
-static size_t payload_limit(size_t n)
-{
-    return glcv_delta_compress_bound(n + n / 8 + 8);
-}
-
 static int record(view_run *v, const glcv_image *picture, uint64_t frame)
 {
     char name[64];
@@ -208,7 +201,9 @@ static int next_packet(view_run *v)
                   h.frame, h.width, h.height, picture, v->o->max_bytes);
         return CLI_FAIL;
     }
-    if (h.payload_bytes > payload_limit(picture)) {
+    /* No valid packet's payload is larger than its picture (docs/STREAM.md: a delta's records are
+     * smaller than the frame, a compressed payload smaller than the uncompressed one). */
+    if (h.payload_bytes > picture) {
         cli_error("frame %" PRIu64 ": a payload of %" PRIu32 " bytes is more than a %dx%d picture can need", h.frame,
                   h.payload_bytes, h.width, h.height);
         return CLI_FAIL;
@@ -319,7 +314,7 @@ int stream_view(const stream_view_options *o)
     if (rc == CLI_OK) {
         char title[300];
         snprintf(title, sizeof title, "glcv stream view %s:%d", o->host, o->port);
-        rc = o->window ? stream_display_run(title, view_body, &v) : view_body(&v, NULL);
+        rc = o->window ? stream_display_run(title, o->screenshot, view_body, &v) : view_body(&v, NULL);
     }
     int interrupted = cli_interrupted();
     cli_interrupt_release();

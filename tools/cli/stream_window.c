@@ -1,7 +1,7 @@
 /* The window of 'glcv stream view --window' (GLFW): the viewer's loop runs on a thread of its own
  * and hands each picture over; this thread, the main one as GLFW wants, uploads the newest into a
- * texture and blits it, scaled to the window, row 0 at the top. Esc or Q closes the window, which
- * ends the viewer. Built with GLFW only (GLCV_STREAM_WINDOW); without it, --window is an error. */
+ * texture and blits it, scaled to the window (which takes the picture's size, up to 1280 pixels
+ * wide), row 0 at the top. Esc or Q closes the window, which ends the viewer. Built with GLFW only (GLCV_STREAM_WINDOW); without it, --window is an error. */
 #define _POSIX_C_SOURCE 200809L
 
 #include "stream.h"
@@ -79,7 +79,8 @@ static void on_glfw_error(int code, const char *text)
 }
 
 /* Draws the newest picture (uploaded when it changed) into the window, letterboxed. */
-static void draw(stream_display *d, GLFWwindow *win, GLuint tex, GLuint fbo, uint64_t *shown, int *tw, int *th)
+static void draw(stream_display *d, GLFWwindow *win, GLuint tex, GLuint fbo, uint64_t *shown, int *tw, int *th,
+                 int swap)
 {
     pthread_mutex_lock(&d->lock);
     if (d->version != *shown && d->rgb) {
@@ -109,10 +110,37 @@ static void draw(stream_display *d, GLFWwindow *win, GLuint tex, GLuint fbo, uin
         glBlitFramebuffer(0, 0, *tw, *th, x, y + h, x + w, y, GL_COLOR_BUFFER_BIT, GL_LINEAR);
         glBindFramebuffer(GL_READ_FRAMEBUFFER, 0);
     }
-    glfwSwapBuffers(win);
+    if (swap)
+        glfwSwapBuffers(win);
 }
 
-int stream_display_run(const char *title, int (*body)(void *user, stream_display *display), void *user)
+/* The window's content as a PNG file (row 0 at the top). */
+static int save_screenshot(GLFWwindow *win, const char *path)
+{
+    int w = 0, h = 0;
+    glfwGetFramebufferSize(win, &w, &h);
+    glcv_image shot = {0};
+    if (w < 1 || h < 1 || glcv_image_alloc(w, h, GLCV_PIXEL_RGB8, &shot) != GLCV_OK)
+        return cli_out_of_memory();
+    uint8_t *rows = malloc((size_t)w * (size_t)h * 3);
+    if (!rows) {
+        glcv_image_free(&shot);
+        return cli_out_of_memory();
+    }
+    glBindFramebuffer(GL_READ_FRAMEBUFFER, 0);
+    glReadBuffer(GL_BACK);
+    glPixelStorei(GL_PACK_ALIGNMENT, 1);
+    glReadPixels(0, 0, w, h, GL_RGB, GL_UNSIGNED_BYTE, rows);
+    for (int y = 0; y < h; y++)
+        memcpy(shot.data + (size_t)y * (size_t)w * 3, rows + (size_t)(h - 1 - y) * (size_t)w * 3, (size_t)w * 3);
+    free(rows);
+    glcv_status st = glcv_image_save_png(path, &shot, NULL);
+    glcv_image_free(&shot);
+    return st == GLCV_OK ? CLI_OK : cli_lib_error(path, st);
+}
+
+int stream_display_run(const char *title, const char *screenshot, int (*body)(void *user, stream_display *display),
+                       void *user)
 {
     glfwSetErrorCallback(on_glfw_error);
     if (!glfwInit()) {
@@ -154,7 +182,7 @@ int stream_display_run(const char *title, int (*body)(void *user, stream_display
             glfwWaitEventsTimeout(0.05);
             if (glfwWindowShouldClose(win))
                 atomic_store(&d.closed, 1);
-            draw(&d, win, tex, fbo, &shown, &tw, &th);
+            draw(&d, win, tex, fbo, &shown, &tw, &th, 1);
             if (!sized && tw > 0) { /* the window takes the picture's size (up to 1280 wide) */
                 int w = tw > 1280 ? 1280 : tw;
                 glfwSetWindowSize(win, w, (int)((double)th * w / tw));
@@ -163,6 +191,12 @@ int stream_display_run(const char *title, int (*body)(void *user, stream_display
         }
         pthread_join(thread, NULL);
         rc = d.rc;
+        if (screenshot) { /* the last picture, drawn once more into the back buffer and read */
+            shown = 0;
+            draw(&d, win, tex, fbo, &shown, &tw, &th, 0);
+            int saved = save_screenshot(win, screenshot);
+            rc = rc == CLI_OK ? saved : rc;
+        }
     }
     glDeleteFramebuffers(1, &fbo);
     glDeleteTextures(1, &tex);
@@ -179,9 +213,11 @@ struct stream_display {
     int unused;
 };
 
-int stream_display_run(const char *title, int (*body)(void *user, stream_display *display), void *user)
+int stream_display_run(const char *title, const char *screenshot, int (*body)(void *user, stream_display *display),
+                       void *user)
 {
     (void)title;
+    (void)screenshot;
     (void)body;
     (void)user;
     cli_error("--window: this glcv was built without GLFW, so it has no windows");
