@@ -239,12 +239,26 @@ static glcv_status encode_locked(glcv_delta *d, const glcv_image *frame, unsigne
     return GLCV_OK;
 }
 
+/* encode_locked inside one save and restore of the host's GL state (the engines' steps nest in it). */
+static glcv_status encode_gl_once(glcv_delta *d, const glcv_image *frame, unsigned int frame_tex,
+                                  const glcv_image *mask, unsigned int mask_tex, int flags, const uint8_t **packet,
+                                  size_t *bytes)
+{
+    int gl = d->engine && glcv_gl_context_current();
+    if (gl)
+        glcv_engine_begin(d->engine);
+    glcv_status st = encode_locked(d, frame, frame_tex, mask, mask_tex, flags, packet, bytes);
+    if (gl)
+        glcv_engine_end(d->engine);
+    return st;
+}
+
 glcv_status glcv_delta_encode(glcv_delta *d, const glcv_image *frame, const glcv_image *mask, int flags,
                               const uint8_t **packet, size_t *bytes)
 {
     if (!frame)
         return GLCV_ERROR_INVALID_ARGUMENT;
-    GLCV_LOCKED_CALL(d, encode_locked(d, frame, 0, mask, 0, flags, packet, bytes));
+    GLCV_LOCKED_CALL(d, encode_gl_once(d, frame, 0, mask, 0, flags, packet, bytes));
 }
 
 glcv_status glcv_delta_encode_texture(glcv_delta *d, unsigned int frame, unsigned int mask, int flags,
@@ -252,7 +266,7 @@ glcv_status glcv_delta_encode_texture(glcv_delta *d, unsigned int frame, unsigne
 {
     if (!frame)
         return GLCV_ERROR_INVALID_ARGUMENT;
-    GLCV_LOCKED_CALL(d, encode_locked(d, NULL, frame, NULL, mask, flags, packet, bytes));
+    GLCV_LOCKED_CALL(d, encode_gl_once(d, NULL, frame, NULL, mask, flags, packet, bytes));
 }
 
 static glcv_status map_frame_locked(glcv_delta *d, glcv_image *out)
@@ -283,7 +297,7 @@ static glcv_status encode_mapped_locked(glcv_delta *d, const glcv_image *mask, i
     if (!d->mapped)
         return glcv_fail(&d->p.logger, GLCV_ERROR_STATE, "delta: encode_mapped without map_frame");
     glcv_image frame = {d->mapped, d->p.width, d->p.height, 0, d->p.format};
-    return encode_locked(d, &frame, 0, mask, 0, flags, packet, bytes);
+    return encode_gl_once(d, &frame, 0, mask, 0, flags, packet, bytes);
 }
 
 glcv_status glcv_delta_encode_mapped(glcv_delta *d, const glcv_image *mask, int flags, const uint8_t **packet,
