@@ -350,6 +350,7 @@ static int open_source(serve_run *r)
     int rc = cli_source_open(&p, &r->media);
     if (rc != CLI_OK)
         return rc;
+#if GLCV_HAVE_FFMPEG
     glcv_media_params got;
     glcv_media_get_params(r->media, &got);
     r->width = got.width;
@@ -361,6 +362,9 @@ static int open_source(serve_run *r)
         fprintf(stderr, "glcv: input %s%s\n", glcv_media_describe(r->media),
                 r->rate > 0 ? "" : o->fast ? " (as fast as it encodes)" : "");
     return CLI_OK;
+#else
+    return CLI_FAIL; /* without FFmpeg no source opens (cli_source_open said so) */
+#endif
 }
 
 static double peak_rss_mib(void)
