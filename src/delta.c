@@ -89,7 +89,7 @@ void glcv_delta_destroy(glcv_delta **delta)
         return;
     glcv_delta_gl_destroy(d);
     glcv_delta_cpu_free(d);
-    free(d->packet);
+    free(d->packet_memory);
     pthread_mutex_destroy(&d->lock);
     free(d);
     *delta = NULL;
@@ -126,16 +126,28 @@ static glcv_status check_image(glcv_delta *d, const glcv_image *im, int mask, co
 }
 
 /* Room for a packet of `payload` bytes after the header. */
+/* Room for a packet of `payload` bytes after the header: the GL engine's own memory where it has
+ * some (filled without a copy on the host), else the host's. */
 static glcv_status reserve(glcv_delta *d, size_t payload)
 {
     size_t need = GLCV_DELTA_HEADER_BYTES + payload;
-    if (need <= d->packet_capacity)
+    uint8_t *engine_memory = NULL;
+    glcv_status st = d->engine ? glcv_delta_gl_packet(d, need, &engine_memory) : GLCV_OK;
+    if (st != GLCV_OK)
+        return st;
+    if (engine_memory) {
+        d->packet = engine_memory;
         return GLCV_OK;
-    uint8_t *p = realloc(d->packet, need);
-    if (!p)
-        return glcv_fail(&d->p.logger, GLCV_ERROR_OUT_OF_MEMORY, "delta: no memory for a packet of %zu bytes", need);
-    d->packet = p;
-    d->packet_capacity = need;
+    }
+    if (need > d->packet_capacity) {
+        uint8_t *p = realloc(d->packet_memory, need);
+        if (!p)
+            return glcv_fail(&d->p.logger, GLCV_ERROR_OUT_OF_MEMORY, "delta: no memory for a packet of %zu bytes",
+                             need);
+        d->packet_memory = p;
+        d->packet_capacity = need;
+    }
+    d->packet = d->packet_memory;
     return GLCV_OK;
 }
 

@@ -43,6 +43,14 @@ struct glcv_delta_gl {
     uint32_t count;  /* k of the last count */
     /* compute */
     glcv_tex counts, deltas, indices, total;
+    glcv_tex staged;   /* the staging slot of a mapped frame, read by the passes in place of cur
+                          (buffer only; 0 when the frame is in cur) */
+    int staged_slot;
+    /* compute with GL 4.4: the packets' memory, persistently mapped for reading and writing; the
+       GPU copies payloads into it, the host writes the header */
+    GLuint packet_buffer;
+    uint8_t *packet_map;
+    size_t packet_size;
     int groups;
     /* fragment */
     glcv_tex atlas[2], rec_deltas, rec_indices;
@@ -113,7 +121,8 @@ static void grid(glcv_pass *p, long groups, int words)
 static void bind_storage(glcv_delta *d, glcv_pass *p)
 {
     struct glcv_delta_gl *g = d->gl;
-    const glcv_tex *all[8] = {&g->cur, &g->ref[0], &g->mask, &g->bitmap, &g->counts, &g->deltas, &g->indices, &g->in};
+    const glcv_tex *all[8] = {g->staged.buffer ? &g->staged : &g->cur, &g->ref[0], &g->mask, &g->bitmap, &g->counts,
+                              &g->deltas, &g->indices, &g->in};
     for (int i = 0; i < 8; i++)
         glcv_pass_add_storage(p, i, all[i]->buffer);
 }
@@ -218,6 +227,12 @@ void glcv_delta_gl_destroy(glcv_delta *d)
                            &g->atlas[1], &g->rec_deltas, &g->rec_indices};
         for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
             glcv_engine_tex_destroy(d->engine, all[i]);
+        if (g->packet_buffer) {
+            glBindBuffer(GL_COPY_WRITE_BUFFER, g->packet_buffer);
+            glUnmapBuffer(GL_COPY_WRITE_BUFFER);
+            glBindBuffer(GL_COPY_WRITE_BUFFER, 0);
+            glDeleteBuffers(1, &g->packet_buffer);
+        }
         glcv_engine_end(d->engine);
     }
     free(g);
@@ -282,6 +297,21 @@ static glcv_status run_word_pass(glcv_delta *d, int stage, unsigned int tex, glc
     return glcv_engine_run(d->engine, &p);
 }
 
+/* The words of the loaded frame: its staging slot (a mapped frame, compute) or cur. */
+static const glcv_tex *frame_words(const struct glcv_delta_gl *g)
+{
+    return g->staged.buffer ? &g->staged : &g->cur;
+}
+
+/* After the frame's last pass: the staging slot of a mapped frame may be written again. */
+static void release_staged(glcv_delta *d)
+{
+    struct glcv_delta_gl *g = d->gl;
+    if (g->staged.buffer)
+        glcv_engine_stage_fence(d->engine, g->staged_slot);
+    g->staged = (glcv_tex){0};
+}
+
 /* Staging memory for a whole texture or buffer of frame words (fragment: the cur texture's rows). */
 static size_t staged_frame_bytes(const glcv_delta *d)
 {
@@ -313,10 +343,16 @@ glcv_status glcv_delta_gl_load(glcv_delta *d, const glcv_image *frame, unsigned 
         if (st == GLCV_OK && mask_tex)
             st = glcv_engine_check_input(d->engine, mask_tex, d->p.width, d->p.height);
     }
-    if (st == GLCV_OK && frame && frame->data == d->mapped) {
-        /* the frame is in the staging slot of map_frame already */
-        g->host_frame = frame->data;
-        g->host_stride = (size_t)d->p.width * (size_t)d->bpp;
+    g->staged = (glcv_tex){0};
+    GLuint staged = frame && frame->data == d->mapped && g->compute ? glcv_engine_stage_buffer(d->engine, d->mapped_slot)
+                                                                    : 0;
+    if (st == GLCV_OK && staged) {
+        /* compute: the passes read the frame where map_frame's caller wrote it (pinned memory,
+         * persistently mapped), with no copy */
+        g->staged = (glcv_tex){.buffer = staged, .bytes = staged_frame_bytes(d)};
+        g->staged_slot = d->mapped_slot;
+    } else if (st == GLCV_OK && frame && frame->data == d->mapped) {
+        /* the frame is in the staging slot of map_frame: one copy on the GPU's side */
         st = g->compute ? glcv_engine_copy_staged(d->engine, d->mapped_slot, &g->cur, staged_frame_bytes(d))
                         : glcv_engine_upload_staged_texels(d->engine, &g->cur, d->mapped_slot, GL_RED_INTEGER,
                                                            GL_UNSIGNED_INT);
@@ -335,8 +371,10 @@ glcv_status glcv_delta_gl_load(glcv_delta *d, const glcv_image *frame, unsigned 
         st = upload_image(d, mask, &g->mask);
     else if (st == GLCV_OK && mask_tex)
         st = run_word_pass(d, STAGE_MASK, mask_tex, GLCV_PIXEL_DEFAULT);
-    if (st != GLCV_OK)
+    if (st != GLCV_OK) {
+        release_staged(d);
         glcv_engine_frame_end(d->engine);
+    }
     glcv_engine_end(d->engine);
     return st;
 }
@@ -363,15 +401,45 @@ static glcv_status read_texture(glcv_delta *d, GLuint id, int width, int height,
 
 /* Compute mode: reads the first bytes[i] bytes of buffers src[i] into out[i] (i < n): GPU copies
  * of them all into a persistently mapped download buffer, one fence, one wait. */
+static int in_packet(const struct glcv_delta_gl *g, const uint8_t *p, size_t bytes)
+{
+    return g->packet_map && p >= g->packet_map && bytes <= g->packet_size && (size_t)(p - g->packet_map) <= g->packet_size - bytes;
+}
+
 static glcv_status fetch(glcv_delta *d, const glcv_tex *const *src, const size_t *bytes, uint8_t *const *out, int n)
 {
+    struct glcv_delta_gl *g = d->gl;
     size_t total = 0;
-    for (int i = 0; i < n; i++)
+    int direct = 1;
+    for (int i = 0; i < n; i++) {
         total += (bytes[i] + 3) & ~(size_t)3;
+        direct = direct && in_packet(g, out[i], bytes[i]);
+    }
     if (total == 0)
         return GLCV_OK;
-    int slot = 0;
     glcv_engine_sync_writes(d->engine);
+    if (direct) {
+        /* into the packet's memory itself: GPU copies, then one wait */
+        glBindBuffer(GL_COPY_WRITE_BUFFER, g->packet_buffer);
+        for (int i = 0; i < n; i++) {
+            if (!bytes[i])
+                continue;
+            glBindBuffer(GL_COPY_READ_BUFFER, src[i]->buffer);
+            glCopyBufferSubData(GL_COPY_READ_BUFFER, GL_COPY_WRITE_BUFFER, 0, (GLintptr)(out[i] - g->packet_map),
+                                (GLsizeiptr)bytes[i]);
+        }
+        glBindBuffer(GL_COPY_READ_BUFFER, 0);
+        glBindBuffer(GL_COPY_WRITE_BUFFER, 0);
+        GLsync fence = glFenceSync(GL_SYNC_GPU_COMMANDS_COMPLETE, 0);
+        GLbitfield flags = GL_SYNC_FLUSH_COMMANDS_BIT;
+        GLenum r;
+        while ((r = glClientWaitSync(fence, flags, 1000000000ull)) == GL_TIMEOUT_EXPIRED)
+            flags = 0;
+        glDeleteSync(fence);
+        return r == GL_WAIT_FAILED ? glcv_fail(&d->p.logger, GLCV_ERROR_GL, "delta: waiting for the read-back failed")
+                                   : glcv_gl_check(&d->p.logger, "delta: read-back");
+    }
+    int slot = 0;
     glcv_status st = glcv_engine_download_reserve(d->engine, total, &slot);
     if (st != GLCV_OK)
         return st;
@@ -492,10 +560,12 @@ glcv_status glcv_delta_gl_count(glcv_delta *d, uint32_t *k)
     }
     if (st == GLCV_OK && total > d->n)
         st = glcv_fail(&d->p.logger, GLCV_ERROR_GL, "delta: the GPU counted %u changed bytes of %zu", total, d->n);
-    if (st == GLCV_OK)
+    if (st == GLCV_OK) {
         g->count = *k = total;
-    else
+    } else {
+        release_staged(d);
         glcv_engine_frame_end(d->engine);
+    }
     glcv_engine_end(d->engine);
     return st;
 }
@@ -548,6 +618,7 @@ glcv_status glcv_delta_gl_records(glcv_delta *d, glcv_delta_layout layout, uint3
             uint8_t *dst[2] = {out, out + lead};
             st = fetch(d, src, bytes, dst, 2);
         }
+        release_staged(d);
     } else {
         if (k > 0) {
             const glcv_format f[2] = {GLCV_FORMAT_R32UI, GLCV_FORMAT_RGBA32UI};
@@ -586,7 +657,7 @@ static glcv_status frame_bytes(glcv_delta *d, uint8_t *out)
 {
     struct glcv_delta_gl *g = d->gl;
     if (!g->host_frame)
-        return read_words(d, &g->cur, d->n, out);
+        return read_words(d, frame_words(g), d->n, out);
     size_t row = (size_t)d->p.width * (size_t)d->bpp;
     for (int y = 0; y < d->p.height; y++)
         memcpy(out + row * (size_t)y, g->host_frame + g->host_stride * (size_t)y, row);
@@ -600,9 +671,9 @@ glcv_status glcv_delta_gl_key(glcv_delta *d, uint8_t *out)
     glcv_status st = GLCV_OK;
     if (g->compute) {
         glcv_engine_sync_writes(d->engine); /* the convert pass's words, for the copy and the read */
-        glBindBuffer(GL_COPY_READ_BUFFER, g->cur.buffer);
+        glBindBuffer(GL_COPY_READ_BUFFER, frame_words(g)->buffer);
         glBindBuffer(GL_COPY_WRITE_BUFFER, g->ref[0].buffer);
-        glCopyBufferSubData(GL_COPY_READ_BUFFER, GL_COPY_WRITE_BUFFER, 0, 0, (GLsizeiptr)(g->words * 4));
+        glCopyBufferSubData(GL_COPY_READ_BUFFER, GL_COPY_WRITE_BUFFER, 0, 0, (GLsizeiptr)frame_words(g)->bytes);
         glBindBuffer(GL_COPY_READ_BUFFER, 0);
         glBindBuffer(GL_COPY_WRITE_BUFFER, 0);
         st = glcv_gl_check(&d->p.logger, "delta: keyframe");
@@ -612,7 +683,49 @@ glcv_status glcv_delta_gl_key(glcv_delta *d, uint8_t *out)
     if (st == GLCV_OK)
         st = frame_bytes(d, out);
     g->host_frame = NULL; /* the caller's memory is not ours after the call */
+    release_staged(d);
     glcv_engine_frame_end(d->engine);
+    glcv_engine_end(d->engine);
+    return st;
+}
+
+glcv_status glcv_delta_gl_packet(glcv_delta *d, size_t bytes, uint8_t **ptr)
+{
+    struct glcv_delta_gl *g = d->gl;
+    *ptr = NULL;
+    if (!g->compute || epoxy_gl_version() < 44)
+        return GLCV_OK; /* the host's memory, filled by reads */
+    if (bytes <= g->packet_size) {
+        *ptr = g->packet_map;
+        return GLCV_OK;
+    }
+    glcv_engine_begin(d->engine);
+    if (g->packet_buffer) {
+        glBindBuffer(GL_COPY_WRITE_BUFFER, g->packet_buffer);
+        glUnmapBuffer(GL_COPY_WRITE_BUFFER);
+        glBindBuffer(GL_COPY_WRITE_BUFFER, 0);
+        glDeleteBuffers(1, &g->packet_buffer);
+    }
+    g->packet_buffer = 0;
+    g->packet_map = NULL;
+    g->packet_size = 0;
+    const GLbitfield flags = GL_MAP_READ_BIT | GL_MAP_WRITE_BIT | GL_MAP_PERSISTENT_BIT | GL_MAP_COHERENT_BIT;
+    glGenBuffers(1, &g->packet_buffer);
+    glBindBuffer(GL_COPY_WRITE_BUFFER, g->packet_buffer);
+    glBufferStorage(GL_COPY_WRITE_BUFFER, (GLsizeiptr)bytes, NULL, flags | GL_CLIENT_STORAGE_BIT);
+    g->packet_map = glMapBufferRange(GL_COPY_WRITE_BUFFER, 0, (GLsizeiptr)bytes, flags);
+    glBindBuffer(GL_COPY_WRITE_BUFFER, 0);
+    glcv_status st = glcv_gl_check(&d->p.logger, "delta: packet memory");
+    if (st == GLCV_OK && !g->packet_map)
+        st = glcv_fail(&d->p.logger, GLCV_ERROR_GL, "delta: the packet memory could not be mapped");
+    if (st == GLCV_OK) {
+        g->packet_size = bytes;
+        *ptr = g->packet_map;
+    } else if (g->packet_buffer) {
+        glDeleteBuffers(1, &g->packet_buffer);
+        g->packet_buffer = 0;
+        g->packet_map = NULL;
+    }
     glcv_engine_end(d->engine);
     return st;
 }

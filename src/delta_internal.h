@@ -59,7 +59,8 @@ struct glcv_delta {
     uint64_t frames;  /* frames encoded */
     int has_reference; /* 0: the next frame is a keyframe (the first, or after an error) */
     long since_key;   /* frames encoded since the last keyframe */
-    uint8_t *packet;  /* the last packet */
+    uint8_t *packet;  /* the last packet: in packet_memory, or the GL engine's (glcv_delta_gl_packet) */
+    uint8_t *packet_memory; /* the host's memory for packets */
     size_t packet_capacity;
     glcv_engine *engine; /* the GL engines' engine; NULL: the CPU engine */
     struct glcv_delta_gl *gl;
@@ -105,5 +106,9 @@ glcv_status glcv_delta_gl_records(glcv_delta *d, glcv_delta_layout layout, uint3
 glcv_status glcv_delta_gl_key(glcv_delta *d, uint8_t *out);
 glcv_status glcv_delta_gl_reference(glcv_delta *d, uint8_t *out);
 glcv_status glcv_delta_gl_map(glcv_delta *d, uint8_t **ptr, int *slot);
+/* Memory for a packet of `bytes` bytes that the GL engine fills without a copy on the host (the
+ * compute engine with GL 4.4: persistently mapped, written by GPU copies); *ptr NULL where there is
+ * none (then the packet is in the host's memory, filled by reads). Valid until the next call. */
+glcv_status glcv_delta_gl_packet(glcv_delta *d, size_t bytes, uint8_t **ptr);
 
 #endif
