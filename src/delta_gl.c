@@ -129,6 +129,21 @@ static void bind_storage(glcv_delta *d, glcv_pass *p)
 
 /* ---- create / destroy --------------------------------------------------------------------------- */
 
+/* Unmaps and deletes the packets' memory (compute). */
+static void release_packet(struct glcv_delta_gl *g)
+{
+    if (g->packet_buffer) {
+        glBindBuffer(GL_COPY_WRITE_BUFFER, g->packet_buffer);
+        if (g->packet_map)
+            glUnmapBuffer(GL_COPY_WRITE_BUFFER);
+        glBindBuffer(GL_COPY_WRITE_BUFFER, 0);
+        glDeleteBuffers(1, &g->packet_buffer);
+    }
+    g->packet_buffer = 0;
+    g->packet_map = NULL;
+    g->packet_size = 0;
+}
+
 static glcv_status words_tex(glcv_delta *d, glcv_tex *t, size_t words, glcv_format f)
 {
     if (d->gl->compute)
@@ -227,12 +242,7 @@ void glcv_delta_gl_destroy(glcv_delta *d)
                            &g->atlas[1], &g->rec_deltas, &g->rec_indices};
         for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
             glcv_engine_tex_destroy(d->engine, all[i]);
-        if (g->packet_buffer) {
-            glBindBuffer(GL_COPY_WRITE_BUFFER, g->packet_buffer);
-            glUnmapBuffer(GL_COPY_WRITE_BUFFER);
-            glBindBuffer(GL_COPY_WRITE_BUFFER, 0);
-            glDeleteBuffers(1, &g->packet_buffer);
-        }
+        release_packet(g);
         glcv_engine_end(d->engine);
     }
     free(g);
@@ -431,13 +441,8 @@ static glcv_status fetch(glcv_delta *d, const glcv_tex *const *src, const size_t
         glBindBuffer(GL_COPY_READ_BUFFER, 0);
         glBindBuffer(GL_COPY_WRITE_BUFFER, 0);
         GLsync fence = glFenceSync(GL_SYNC_GPU_COMMANDS_COMPLETE, 0);
-        GLbitfield flags = GL_SYNC_FLUSH_COMMANDS_BIT;
-        GLenum r;
-        while ((r = glClientWaitSync(fence, flags, 1000000000ull)) == GL_TIMEOUT_EXPIRED)
-            flags = 0;
-        glDeleteSync(fence);
-        return r == GL_WAIT_FAILED ? glcv_fail(&d->p.logger, GLCV_ERROR_GL, "delta: waiting for the read-back failed")
-                                   : glcv_gl_check(&d->p.logger, "delta: read-back");
+        glcv_engine_wait_fence(&fence);
+        return glcv_gl_check(&d->p.logger, "delta: read-back");
     }
     int slot = 0;
     glcv_status st = glcv_engine_download_reserve(d->engine, total, &slot);
@@ -700,15 +705,7 @@ glcv_status glcv_delta_gl_packet(glcv_delta *d, size_t bytes, uint8_t **ptr)
         return GLCV_OK;
     }
     glcv_engine_begin(d->engine);
-    if (g->packet_buffer) {
-        glBindBuffer(GL_COPY_WRITE_BUFFER, g->packet_buffer);
-        glUnmapBuffer(GL_COPY_WRITE_BUFFER);
-        glBindBuffer(GL_COPY_WRITE_BUFFER, 0);
-        glDeleteBuffers(1, &g->packet_buffer);
-    }
-    g->packet_buffer = 0;
-    g->packet_map = NULL;
-    g->packet_size = 0;
+    release_packet(g);
     const GLbitfield flags = GL_MAP_READ_BIT | GL_MAP_WRITE_BIT | GL_MAP_PERSISTENT_BIT | GL_MAP_COHERENT_BIT;
     glGenBuffers(1, &g->packet_buffer);
     glBindBuffer(GL_COPY_WRITE_BUFFER, g->packet_buffer);
@@ -721,10 +718,8 @@ glcv_status glcv_delta_gl_packet(glcv_delta *d, size_t bytes, uint8_t **ptr)
     if (st == GLCV_OK) {
         g->packet_size = bytes;
         *ptr = g->packet_map;
-    } else if (g->packet_buffer) {
-        glDeleteBuffers(1, &g->packet_buffer);
-        g->packet_buffer = 0;
-        g->packet_map = NULL;
+    } else {
+        release_packet(g);
     }
     glcv_engine_end(d->engine);
     return st;

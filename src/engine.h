@@ -244,6 +244,10 @@ void glcv_engine_download_fence(glcv_engine *engine, int slot);
 /* The buffer of download slot `slot` (for passes that write it as storage). */
 GLuint glcv_engine_download_buffer(glcv_engine *engine, int slot);
 
+/* Waits for a fence (the GPU finishing what came before it), flushing once, and deletes it (*fence
+ * becomes NULL; NULL is a no-op). */
+void glcv_engine_wait_fence(GLsync *fence);
+
 /* Validates a caller's texture as a pass input: a GL_TEXTURE_2D of the given size with a colour
  * format. */
 glcv_status glcv_engine_check_input(glcv_engine *engine, GLuint texture, int width, int height);

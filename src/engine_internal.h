@@ -94,9 +94,6 @@ struct glcv_engine {
     int n_last;
 };
 
-/* Waits for a fence (the GPU finishing with a staging or download slot), flushing once, and
- * deletes it. */
-void glcv_engine_wait_fence(GLsync *fence);
 
 /* Deletes the staging ring, the download ring and the read-back buffer (engine destroy). */
 void glcv_engine_transfers_release(glcv_engine *e);
