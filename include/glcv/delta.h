@@ -168,8 +168,10 @@ enum {
  * with an optional `mask` (GRAY8, the encoder's size, any stride; NULL: every pixel may change):
  * *packet receives the packet (header and payload, uncompressed) in the encoder's memory, valid
  * until the next call on the encoder, and *bytes its size. The frame's number is the count of
- * frames encoded before it. Errors: INVALID_ARGUMENT, SIZE_MISMATCH, GL, OUT_OF_MEMORY; after an
- * error the reference is as it was before the call, and the frame has no number. */
+ * frames encoded before it. Errors: INVALID_ARGUMENT, SIZE_MISMATCH, GL, OUT_OF_MEMORY. A frame
+ * refused for its arguments changes nothing; after an error in the work itself (GL, memory) the
+ * frame has no number, no packet says what happened to the reference, and so the next frame is a
+ * keyframe (snapshot and read_reference say STATE until then). */
 GLCV_API glcv_status glcv_delta_encode(glcv_delta *delta, const glcv_image *frame, const glcv_image *mask, int flags,
                                        const uint8_t **packet, size_t *bytes);
 
