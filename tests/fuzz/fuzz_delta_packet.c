@@ -5,10 +5,14 @@
  * crashing, it stops (abort) when the decoder breaks its contract: a rejected packet that changed
  * the picture, an accepted one whose header does not parse or does not describe the new picture,
  * a status the decoder does not document. Built by libFuzzer (tests/fuzz/CMakeLists.txt, with
- * clang) and by the replay driver fuzz_main.c (always). */
-#include "fuzz_delta_packet.h"
+ * clang) and by the replay driver fuzz_replay_main.c (always), to which it gives valid packets of
+ * its own (keyframes, INDICES and BITMAP deltas, snapshots, compressed packets where the build
+ * compresses) and the check that the runs reached accepted, corrupt and out-of-order packets. */
+#include "fuzz_replay.h"
 
 #include "delta_internal.h"
+
+#include <glcv/image.h>
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,7 +22,9 @@
 #define FH 8
 #define FN (FW * FH * 3)
 
-unsigned long fuzz_delta_statuses[FUZZ_DELTA_STATUSES];
+/* How many decodes ended in each glcv_status (fuzz_replay_check wants more than one of them). */
+#define FUZZ_DELTA_STATUSES 11
+static unsigned long fuzz_delta_statuses[FUZZ_DELTA_STATUSES];
 
 static void broken(const char *what, size_t size)
 {
@@ -111,3 +117,72 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     return 0;
 }
+
+/* ---- the replay driver's hooks (not in the libFuzzer build, which links the packet code alone) -- */
+#ifndef GLCV_FUZZ_LIBFUZZER
+
+/* Packets of w x h frames: frame 0, then frame 1 changed in `changes` bytes (INDICES when few,
+ * BITMAP when many), each also compressed; a snapshot after frame 1 when `snapshot`. */
+static int make_seeds(void (*add_seed)(const uint8_t *, size_t), int w, int h, glcv_pixel_format format,
+                      int changes, int snapshot)
+{
+    glcv_delta *enc = NULL;
+    if (glcv_delta_create(&GLCV_DELTA_PARAMS(.width = w, .height = h, .format = format, .engine = GLCV_ENGINE_CPU),
+                          &enc) != GLCV_OK)
+        return 1;
+    glcv_image f;
+    if (glcv_image_alloc(w, h, format, &f) != GLCV_OK) {
+        glcv_delta_destroy(&enc);
+        return 1;
+    }
+    size_t n = (size_t)w * h * (size_t)glcv_pixel_format_size(format);
+    for (size_t i = 0; i < n; i++)
+        f.data[i] = (uint8_t)(7 * i % 251);
+    int rc = 0;
+    for (int t = 0; t < 2 && !rc; t++) {
+        if (t == 1)
+            for (int c = 0; c < changes; c++)
+                f.data[(size_t)c * 37 % n] += 100;
+        const uint8_t *p;
+        size_t b;
+        rc = glcv_delta_encode(enc, &f, NULL, 0, &p, &b) != GLCV_OK;
+        if (rc)
+            break;
+        add_seed(p, b);
+        if (glcv_delta_can_compress()) {
+            uint8_t *z = malloc(b);
+            size_t zb = 0;
+            if (glcv_delta_compress(p, b, 1, z, b, &zb, NULL) == GLCV_OK && zb < b)
+                add_seed(z, zb);
+            free(z);
+        }
+    }
+    const uint8_t *p;
+    size_t b;
+    if (!rc && snapshot && glcv_delta_snapshot(enc, &p, &b) == GLCV_OK)
+        add_seed(p, b);
+    glcv_image_free(&f);
+    glcv_delta_destroy(&enc);
+    return rc;
+}
+
+int fuzz_replay_seeds(void (*add)(const uint8_t *data, size_t size))
+{
+    /* the target's own stream (16 x 8 RGB), another size and format, odd sizes */
+    return make_seeds(add, 16, 8, GLCV_PIXEL_RGB8, 3, 1) || make_seeds(add, 16, 8, GLCV_PIXEL_RGB8, 60, 0) ||
+           make_seeds(add, 5, 3, GLCV_PIXEL_GRAY8, 2, 0) || make_seeds(add, 7, 3, GLCV_PIXEL_BGRA8, 9, 1);
+}
+
+int fuzz_replay_check(void)
+{
+    const unsigned long *n = fuzz_delta_statuses;
+    fprintf(stderr, "fuzz_delta_packet: decodes ok %lu, corrupt %lu, out of order %lu, unsupported %lu, out of memory %lu\n",
+            n[GLCV_OK], n[GLCV_ERROR_CORRUPT_DATA], n[GLCV_ERROR_STATE], n[GLCV_ERROR_UNSUPPORTED],
+            n[GLCV_ERROR_OUT_OF_MEMORY]);
+    if (!n[GLCV_OK] || !n[GLCV_ERROR_CORRUPT_DATA] || !n[GLCV_ERROR_STATE]) {
+        fprintf(stderr, "fuzz_delta_packet: the inputs did not reach accepted, corrupt and out-of-order packets\n");
+        return 1;
+    }
+    return 0;
+}
+#endif
