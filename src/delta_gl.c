@@ -42,7 +42,7 @@ struct glcv_delta_gl {
     size_t host_stride;
     uint32_t count;  /* k of the last count */
     /* compute */
-    glcv_tex counts, deltas, indices, total;
+    glcv_tex counts, deltas, indices;
     glcv_tex staged;   /* the staging slot of a mapped frame, read by the passes in place of cur
                           (buffer only; 0 when the frame is in cur) */
     int staged_slot;
@@ -195,8 +195,7 @@ static glcv_status create_objects(glcv_delta *d)
     if (g->compute) {
         g->groups = (int)((g->bwords + GROUP_WORDS - 1) / GROUP_WORDS);
         if ((st = glcv_engine_storage_create(d->engine, &g->counts, ((size_t)g->groups + 1) * 4)) == GLCV_OK &&
-            (st = glcv_engine_storage_create(d->engine, &g->deltas, (d->n + 7) & ~(size_t)3)) == GLCV_OK &&
-            (st = glcv_engine_storage_create(d->engine, &g->total, 4)) == GLCV_OK)
+            (st = glcv_engine_storage_create(d->engine, &g->deltas, (d->n + 7) & ~(size_t)3)) == GLCV_OK)
             st = glcv_engine_storage_create(d->engine, &g->indices, d->n * 4);
         return st;
     }
@@ -238,7 +237,7 @@ void glcv_delta_gl_destroy(glcv_delta *d)
     if (g && d->engine && glcv_gl_context_current()) {
         glcv_engine_begin(d->engine);
         glcv_tex *all[] = {&g->cur,    &g->ref[0],  &g->ref[1],     &g->in,         &g->mask,
-                           &g->bitmap, &g->counts,  &g->deltas,     &g->indices,    &g->atlas[0], &g->total,
+                           &g->bitmap, &g->counts,  &g->deltas,     &g->indices,    &g->atlas[0],
                            &g->atlas[1], &g->rec_deltas, &g->rec_indices};
         for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
             glcv_engine_tex_destroy(d->engine, all[i]);
@@ -409,65 +408,64 @@ static glcv_status read_texture(glcv_delta *d, GLuint id, int width, int height,
     return glcv_engine_read(d->engine, id, width, height, format, GL_UNSIGNED_INT, dst, row_bytes);
 }
 
-/* Compute mode: reads the first bytes[i] bytes of buffers src[i] into out[i] (i < n): GPU copies
- * of them all into a persistently mapped download buffer, one fence, one wait. */
 static int in_packet(const struct glcv_delta_gl *g, const uint8_t *p, size_t bytes)
 {
-    return g->packet_map && p >= g->packet_map && bytes <= g->packet_size && (size_t)(p - g->packet_map) <= g->packet_size - bytes;
+    return g->packet_map && p >= g->packet_map && bytes <= g->packet_size &&
+           (size_t)(p - g->packet_map) <= g->packet_size - bytes;
 }
 
-static glcv_status fetch(glcv_delta *d, const glcv_tex *const *src, const size_t *bytes, uint8_t *const *out, int n)
+/* A part of a read-back: `bytes` bytes at `offset` of the buffer of `src`, into `out`. */
+typedef struct part {
+    const glcv_tex *src;
+    size_t offset, bytes;
+    uint8_t *out;
+} part;
+
+/* Compute mode: reads the parts with GPU copies - into the packet's own memory where they lie
+ * there (no copy on the host), else into a persistently mapped download buffer - then one fence
+ * and one wait. */
+static glcv_status fetch(glcv_delta *d, const part *parts, int n)
 {
     struct glcv_delta_gl *g = d->gl;
     size_t total = 0;
     int direct = 1;
     for (int i = 0; i < n; i++) {
-        total += (bytes[i] + 3) & ~(size_t)3;
-        direct = direct && in_packet(g, out[i], bytes[i]);
+        total += parts[i].bytes;
+        direct = direct && in_packet(g, parts[i].out, parts[i].bytes);
     }
     if (total == 0)
         return GLCV_OK;
     glcv_engine_sync_writes(d->engine);
-    if (direct) {
-        /* into the packet's memory itself: GPU copies, then one wait */
-        glBindBuffer(GL_COPY_WRITE_BUFFER, g->packet_buffer);
-        for (int i = 0; i < n; i++) {
-            if (!bytes[i])
-                continue;
-            glBindBuffer(GL_COPY_READ_BUFFER, src[i]->buffer);
-            glCopyBufferSubData(GL_COPY_READ_BUFFER, GL_COPY_WRITE_BUFFER, 0, (GLintptr)(out[i] - g->packet_map),
-                                (GLsizeiptr)bytes[i]);
+    int slot = -1;
+    glcv_status st = direct ? GLCV_OK : glcv_engine_download_reserve(d->engine, total, &slot);
+    if (st != GLCV_OK)
+        return st;
+    glBindBuffer(GL_COPY_WRITE_BUFFER, direct ? g->packet_buffer : glcv_engine_download_buffer(d->engine, slot));
+    size_t at = 0;
+    for (int i = 0; i < n; i++) {
+        if (parts[i].bytes) {
+            glBindBuffer(GL_COPY_READ_BUFFER, parts[i].src->buffer);
+            glCopyBufferSubData(GL_COPY_READ_BUFFER, GL_COPY_WRITE_BUFFER, (GLintptr)parts[i].offset,
+                                (GLintptr)(direct ? (size_t)(parts[i].out - g->packet_map) : at),
+                                (GLsizeiptr)parts[i].bytes);
         }
-        glBindBuffer(GL_COPY_READ_BUFFER, 0);
-        glBindBuffer(GL_COPY_WRITE_BUFFER, 0);
+        at += parts[i].bytes;
+    }
+    glBindBuffer(GL_COPY_READ_BUFFER, 0);
+    glBindBuffer(GL_COPY_WRITE_BUFFER, 0);
+    if (direct) {
         GLsync fence = glFenceSync(GL_SYNC_GPU_COMMANDS_COMPLETE, 0);
         glcv_engine_wait_fence(&fence);
         return glcv_gl_check(&d->p.logger, "delta: read-back");
     }
-    int slot = 0;
-    glcv_status st = glcv_engine_download_reserve(d->engine, total, &slot);
-    if (st != GLCV_OK)
-        return st;
-    glBindBuffer(GL_COPY_WRITE_BUFFER, glcv_engine_download_buffer(d->engine, slot));
-    size_t at = 0;
-    for (int i = 0; i < n; i++) {
-        size_t b = (bytes[i] + 3) & ~(size_t)3;
-        if (b) {
-            glBindBuffer(GL_COPY_READ_BUFFER, src[i]->buffer);
-            glCopyBufferSubData(GL_COPY_READ_BUFFER, GL_COPY_WRITE_BUFFER, 0, (GLintptr)at, (GLsizeiptr)b);
-        }
-        at += b;
-    }
-    glBindBuffer(GL_COPY_READ_BUFFER, 0);
-    glBindBuffer(GL_COPY_WRITE_BUFFER, 0);
     glcv_engine_download_fence(d->engine, slot);
     const void *ptr = NULL;
     if ((st = glcv_engine_download_wait(d->engine, slot, &ptr)) != GLCV_OK)
         return st;
     at = 0;
     for (int i = 0; i < n; i++) {
-        memcpy(out[i], (const uint8_t *)ptr + at, bytes[i]);
-        at += (bytes[i] + 3) & ~(size_t)3;
+        memcpy(parts[i].out, (const uint8_t *)ptr + at, parts[i].bytes);
+        at += parts[i].bytes;
     }
     return GLCV_OK;
 }
@@ -478,7 +476,7 @@ static glcv_status read_words(glcv_delta *d, const glcv_tex *t, size_t bytes, ui
     if (bytes == 0)
         return GLCV_OK;
     if (d->gl->compute)
-        return fetch(d, &t, &bytes, &out, 1);
+        return fetch(d, &(part){t, 0, bytes, out}, 1);
     size_t texel = t->format == GLCV_FORMAT_RGBA32UI ? 16 : 4, row = (size_t)WIDTH * texel;
     int rows = (int)((bytes + row - 1) / row);
     uint8_t *tmp = malloc(row * (size_t)rows);
@@ -523,16 +521,8 @@ glcv_status glcv_delta_gl_count(glcv_delta *d, uint32_t *k)
             glcv_pass_add_uniform_i(&s, "u_groups", GLCV_U_1I, g->groups, 0);
             st = glcv_engine_run(d->engine, &s);
         }
-        if (st == GLCV_OK) {
-            /* the total follows the groups' offsets: copy it to the front of the download */
-            glcv_engine_sync_writes(d->engine);
-            glBindBuffer(GL_COPY_READ_BUFFER, g->counts.buffer);
-            glBindBuffer(GL_COPY_WRITE_BUFFER, g->total.buffer);
-            glCopyBufferSubData(GL_COPY_READ_BUFFER, GL_COPY_WRITE_BUFFER, (GLintptr)g->groups * 4, 0, 4);
-            glBindBuffer(GL_COPY_READ_BUFFER, 0);
-            glBindBuffer(GL_COPY_WRITE_BUFFER, 0);
-            st = read_words(d, &g->total, 4, (uint8_t *)&total);
-        }
+        if (st == GLCV_OK) /* the total follows the groups' offsets */
+            st = fetch(d, &(part){&g->counts, (size_t)g->groups * 4, 4, (uint8_t *)&total}, 1);
     } else if (st == GLCV_OK) {
         /* the pyramid, level by level */
         int rows[16];
@@ -618,10 +608,8 @@ glcv_status glcv_delta_gl_records(glcv_delta *d, glcv_delta_layout layout, uint3
             st = glcv_engine_run(d->engine, &p);
         }
         if (st == GLCV_OK) {
-            const glcv_tex *src[2] = {indices ? &g->indices : &g->bitmap, &g->deltas};
-            size_t bytes[2] = {lead, k};
-            uint8_t *dst[2] = {out, out + lead};
-            st = fetch(d, src, bytes, dst, 2);
+            const part parts[2] = {{indices ? &g->indices : &g->bitmap, 0, lead, out}, {&g->deltas, 0, k, out + lead}};
+            st = fetch(d, parts, 2);
         }
         release_staged(d);
     } else {
