@@ -1,4 +1,10 @@
-/* The CUDA-GL interop bridge (see cuda_bridge.h). */
+/* The CUDA-GL interop bridge (see cuda_bridge.h).
+ *
+ * Why one file of about 900 lines: it holds every cudaGraphics* call of the library. The
+ * pixel-buffer path, the registered 2D textures and the registered texture arrays share one cache
+ * of registrations and one map entry, and the rules they keep together - a registration never
+ * outlives its texture, is made again when the texture's size or format changed, and everything a
+ * set needs is mapped in one call - are easiest to check in one place. */
 /* epoxy first: cuda_gl_interop.h includes the system GL header, which epoxy's guards stop. */
 #include <epoxy/gl.h>
 
