@@ -3,11 +3,15 @@
  * COMPUTE: the frame, the reference, the mask, the bitmap and the records are storage buffers. A
  * frame is uploaded by a buffer copy from the staging memory (in the stream's format straight
  * into `cur`, else into `in` and converted by a pass); the diff pass writes the bitmap and the
- * changed bytes of every work group of 256 bitmap words, one work group scans those counts into
- * offsets and the total k (read back first: 4 bytes), and the records pass writes each group's
- * records at its offset - the deltas packed through shared memory - and moves the reference on.
- * Then only the payload's bytes are read back: the bitmap and k deltas, or 4 k indices and k
- * deltas.
+ * changed bytes of every work group of 256 bitmap words; one work group scans those counts into
+ * offsets and the total k and chooses the layout as src/delta.c does; the records pass writes each
+ * group's indices at its offset and its deltas (packed through shared memory) into a slot of its
+ * own, and moves the reference on; an assemble pass, as many work groups as the payload needs
+ * (read by the GPU from the scan's words: an indirect dispatch), writes the payload - the bitmap
+ * and k deltas, or 4 k indices and k deltas - into the packet's memory, with k, the layout and the
+ * payload's size where the header goes. All of it is one submission and one wait; the count step
+ * does it, the records step checks that the encoder chose the same layout. Without GL 4.4 the
+ * packet is assembled in the GPU's memory and read back in two steps (its size, then the bytes).
  *
  * FRAGMENT (GL 3.3): the same words in R32UI textures DELTA_WIDTH wide, and for the compaction a
  * HistoPyramid over the bitmap's bit counts with a fan-in of 4 (its levels in two atlases, odd and
@@ -27,7 +31,10 @@
 #define GROUP_WORDS 256 /* bitmap words of a compute work group (8192 bytes of frame) */
 #define MAX_LEVELS 15   /* pyramid levels above the bitmap (4^15 bitmap words is enough) */
 
-enum { STAGE_CONVERT = 1, STAGE_MASK, STAGE_DIFF, STAGE_SCAN, STAGE_RECORDS, STAGE_REDUCE, STAGE_COMPACT, STAGE_UPDATE };
+enum { STAGE_CONVERT = 1, STAGE_MASK, STAGE_DIFF, STAGE_ASSEMBLE, STAGE_REDUCE, STAGE_COMPACT, STAGE_UPDATE };
+/* The words after the groups' counts (shaders/delta.glsl): k, the assemble pass's work groups (3
+ * words), the layout, the payload's bytes, the groups done. */
+enum { AFTER_K = 0, AFTER_GROUPS = 1, AFTER_DONE = 6, AFTER_WORDS = 7 };
 
 struct glcv_delta_gl {
     int compute;
@@ -41,14 +48,18 @@ struct glcv_delta_gl {
     const uint8_t *host_frame; /* the loaded host frame when in the stream's format, else NULL */
     size_t host_stride;
     uint32_t count;  /* k of the last count */
-    /* compute */
+    /* compute: the payload of the last count, assembled by the GPU (its layout and bytes) */
+    glcv_delta_layout layout;
+    uint32_t payload;
     glcv_tex counts, deltas, indices;
     glcv_tex staged;   /* the staging slot of a mapped frame, read by the passes in place of cur
                           (buffer only; 0 when the frame is in cur) */
     int staged_slot;
-    /* compute with GL 4.4: the packets' memory, persistently mapped for reading and writing; the
-       GPU copies payloads into it, the host writes the header */
+    /* compute with GL 4.4: the packets' memory (a header and a whole frame), persistently mapped
+       for reading and writing; the GPU writes payloads into it, the host the header. Without GL
+       4.4, `assembled` in the GPU's memory takes the GPU's packets (read back). */
     GLuint packet_buffer;
+    glcv_tex assembled;
     uint8_t *packet_map;
     size_t packet_size;
     int groups;
@@ -78,8 +89,7 @@ static glcv_status program(glcv_delta *d, int stage, const char *extra, const gl
              stage, d->bpp, WIDTH, gray ? "#define DELTA_GRAY 1\n" : "", bgr ? "#define DELTA_BGR 1\n" : "",
              d->gl->compute ? "#define GLCV_TILED 1\n#define GLCV_LOCAL_Y 1\n" : "", extra);
     if (d->gl->compute)
-        snprintf(defines + strlen(defines), sizeof defines - strlen(defines), "#define GLCV_LOCAL_X %d\n",
-                 stage == STAGE_SCAN ? 1024 : GROUP_WORDS);
+        snprintf(defines + strlen(defines), sizeof defines - strlen(defines), "#define GLCV_LOCAL_X %d\n", GROUP_WORDS);
     snprintf(key, sizeof key, "delta %d %d %d %s", stage, (int)d->p.format, d->gl->compute, extra);
     for (char *c = key; *c; c++)
         if (*c == '\n')
@@ -93,8 +103,7 @@ static glcv_status make(glcv_delta *d, int stage, const char *extra, int rows, c
 {
     glcv_program *prog = NULL;
     glcv_status st = program(d, stage, extra, outs, n_outs, &prog);
-    static const char *const labels[] = {"", "convert", "mask", "diff", "scan", "records", "pyramid", "compact",
-                                         "update"};
+    static const char *const labels[] = {"", "convert", "mask", "diff", "assemble", "pyramid", "compact", "update"};
     if (st == GLCV_OK)
         *p = glcv_pass_make(prog, labels[stage], WIDTH, rows > 0 ? rows : 1);
     return st;
@@ -116,15 +125,23 @@ static void grid(glcv_pass *p, long groups, int words)
     glcv_pass_add_uniform_i(p, "u_words", GLCV_U_1I, words, 0);
 }
 
+/* Compute: the buffer the GPU assembles packets in. */
+static GLuint packet_target(const struct glcv_delta_gl *g)
+{
+    return g->packet_buffer ? g->packet_buffer : g->assembled.buffer;
+}
+
 /* Compute: the storage the passes use, all of it bound (each program declares only what it uses,
- * binding 0..7 as in shaders/delta.glsl). */
-static void bind_storage(glcv_delta *d, glcv_pass *p)
+ * binding 0..7 as in shaders/delta.glsl; binding 7 is the host frame, or the packet for the scan
+ * and assemble passes). */
+static void bind_storage(glcv_delta *d, glcv_pass *p, int packet)
 {
     struct glcv_delta_gl *g = d->gl;
-    const glcv_tex *all[8] = {g->staged.buffer ? &g->staged : &g->cur, &g->ref[0], &g->mask, &g->bitmap, &g->counts,
-                              &g->deltas, &g->indices, &g->in};
-    for (int i = 0; i < 8; i++)
+    const glcv_tex *all[7] = {g->staged.buffer ? &g->staged : &g->cur, &g->ref[0], &g->mask, &g->bitmap, &g->counts,
+                              &g->deltas, &g->indices};
+    for (int i = 0; i < 7; i++)
         glcv_pass_add_storage(p, i, all[i]->buffer);
+    glcv_pass_add_storage(p, 7, packet ? packet_target(g) : g->in.buffer);
 }
 
 /* ---- create / destroy --------------------------------------------------------------------------- */
@@ -142,6 +159,35 @@ static void release_packet(struct glcv_delta_gl *g)
     g->packet_buffer = 0;
     g->packet_map = NULL;
     g->packet_size = 0;
+}
+
+/* Zeroes buffer `t` (compute). */
+static glcv_status clear_words(glcv_delta *d, const glcv_tex *t)
+{
+    glBindBuffer(GL_COPY_WRITE_BUFFER, t->buffer);
+    glClearBufferData(GL_COPY_WRITE_BUFFER, GL_R32UI, GL_RED_INTEGER, GL_UNSIGNED_INT, NULL);
+    glBindBuffer(GL_COPY_WRITE_BUFFER, 0);
+    return glcv_gl_check(&d->p.logger, "delta: clear");
+}
+
+/* The packets' memory (compute, GL 4.4): `bytes`, persistently mapped. */
+static glcv_status create_packet(glcv_delta *d, size_t bytes)
+{
+    struct glcv_delta_gl *g = d->gl;
+    const GLbitfield flags = GL_MAP_READ_BIT | GL_MAP_WRITE_BIT | GL_MAP_PERSISTENT_BIT | GL_MAP_COHERENT_BIT;
+    glGenBuffers(1, &g->packet_buffer);
+    glBindBuffer(GL_COPY_WRITE_BUFFER, g->packet_buffer);
+    glBufferStorage(GL_COPY_WRITE_BUFFER, (GLsizeiptr)bytes, NULL, flags | GL_CLIENT_STORAGE_BIT);
+    g->packet_map = glMapBufferRange(GL_COPY_WRITE_BUFFER, 0, (GLsizeiptr)bytes, flags);
+    glBindBuffer(GL_COPY_WRITE_BUFFER, 0);
+    glcv_status st = glcv_gl_check(&d->p.logger, "delta: packet memory");
+    if (st == GLCV_OK && !g->packet_map)
+        st = glcv_fail(&d->p.logger, GLCV_ERROR_GL, "delta: the packet memory could not be mapped");
+    if (st == GLCV_OK)
+        g->packet_size = bytes;
+    else
+        release_packet(g);
+    return st;
 }
 
 static glcv_status words_tex(glcv_delta *d, glcv_tex *t, size_t words, glcv_format f)
@@ -194,9 +240,14 @@ static glcv_status create_objects(glcv_delta *d)
         return st;
     if (g->compute) {
         g->groups = (int)((g->bwords + GROUP_WORDS - 1) / GROUP_WORDS);
-        if ((st = glcv_engine_storage_create(d->engine, &g->counts, ((size_t)g->groups + 1) * 4)) == GLCV_OK &&
-            (st = glcv_engine_storage_create(d->engine, &g->deltas, (d->n + 7) & ~(size_t)3)) == GLCV_OK)
-            st = glcv_engine_storage_create(d->engine, &g->indices, d->n * 4);
+        size_t packet = GLCV_DELTA_HEADER_BYTES + ((d->n + 3) & ~(size_t)3);
+        if ((st = glcv_engine_storage_create(d->engine, &g->counts, ((size_t)g->groups + AFTER_WORDS) * 4)) == GLCV_OK &&
+            (st = clear_words(d, &g->counts)) == GLCV_OK && /* no group done */
+            (st = glcv_engine_storage_create(d->engine, &g->deltas, (size_t)g->groups * GROUP_WORDS * 32)) == GLCV_OK &&
+            (st = glcv_engine_storage_create(d->engine, &g->indices, (size_t)g->groups * GROUP_WORDS * 32 * 4)) ==
+                GLCV_OK)
+            st = epoxy_gl_version() >= 44 ? create_packet(d, packet)
+                                          : glcv_engine_storage_create(d->engine, &g->assembled, packet);
         return st;
     }
     /* records: 4 a texel */
@@ -236,9 +287,9 @@ void glcv_delta_gl_destroy(glcv_delta *d)
     struct glcv_delta_gl *g = d->gl;
     if (g && d->engine && glcv_gl_context_current()) {
         glcv_engine_begin(d->engine);
-        glcv_tex *all[] = {&g->cur,    &g->ref[0],  &g->ref[1],     &g->in,         &g->mask,
-                           &g->bitmap, &g->counts,  &g->deltas,     &g->indices,    &g->atlas[0],
-                           &g->atlas[1], &g->rec_deltas, &g->rec_indices};
+        glcv_tex *all[] = {&g->cur,      &g->ref[0],      &g->ref[1],       &g->in,        &g->mask,
+                           &g->bitmap,   &g->counts,      &g->deltas,       &g->indices,   &g->assembled,
+                           &g->atlas[0], &g->atlas[1],    &g->rec_deltas,   &g->rec_indices};
         for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
             glcv_engine_tex_destroy(d->engine, all[i]);
         release_packet(g);
@@ -298,7 +349,7 @@ static glcv_status run_word_pass(glcv_delta *d, int stage, unsigned int tex, glc
         glcv_pass_add_input_tex(&p, "u_in", &g->in, GLCV_SAMPLE_NEAREST);
     common_uniforms(d, &p);
     if (g->compute) {
-        bind_storage(d, &p);
+        bind_storage(d, &p, 0);
         grid(&p, (long)((words + GROUP_WORDS - 1) / GROUP_WORDS), (int)words);
     } else {
         glcv_pass_add_output(&p, out);
@@ -489,41 +540,75 @@ static glcv_status read_words(glcv_delta *d, const glcv_tex *t, size_t bytes, ui
     return st;
 }
 
+/* Compute, after the load: the diff pass (the bitmap, each group's records in its slot, the
+ * reference moved on; its last group the offsets, k, the layout, the payload's size) and the
+ * assemble pass (the payload in the packet, as many work groups as it needs: read by the GPU from
+ * the diff's words); then one wait, and k, the layout and the payload's size read where the header
+ * will be. */
+static glcv_status diff_and_assemble(glcv_delta *d, uint32_t *k)
+{
+    struct glcv_delta_gl *g = d->gl;
+    glcv_pass p;
+    glcv_status st = make(d, STAGE_DIFF, g->masked ? "#define DELTA_MASK 1\n" : "", 1, NULL, 0, &p);
+    if (st == GLCV_OK) {
+        bind_storage(d, &p, 1);
+        common_uniforms(d, &p);
+        grid(&p, g->groups, (int)g->bwords);
+        glcv_pass_add_uniform_i(&p, "u_groups", GLCV_U_1I, g->groups, 0);
+        glcv_pass_add_uniform_i(&p, "u_layout", GLCV_U_1I, d->p.layout, 0);
+        st = glcv_engine_run(d->engine, &p);
+    }
+    if (st == GLCV_OK && (st = make(d, STAGE_ASSEMBLE, "", 1, NULL, 0, &p)) == GLCV_OK) {
+        bind_storage(d, &p, 1);
+        common_uniforms(d, &p);
+        glcv_pass_add_uniform_i(&p, "u_groups", GLCV_U_1I, g->groups, 0);
+        p.indirect = g->counts.buffer;
+        p.indirect_offset = ((size_t)g->groups + AFTER_GROUPS) * 4;
+        st = glcv_engine_run(d->engine, &p);
+    }
+    uint32_t result[3] = {0, 0, 0}; /* k, layout, payload bytes */
+    if (st == GLCV_OK && g->packet_map) {
+        glMemoryBarrier(GL_CLIENT_MAPPED_BUFFER_BARRIER_BIT); /* the shaders' writes, for the host */
+        GLsync fence = glFenceSync(GL_SYNC_GPU_COMMANDS_COMPLETE, 0);
+        glcv_engine_wait_fence(&fence);
+        memcpy(result, g->packet_map, sizeof result);
+        st = glcv_gl_check(&d->p.logger, "delta: assemble");
+    } else if (st == GLCV_OK) {
+        st = fetch(d, &(part){&g->assembled, 0, sizeof result, (uint8_t *)result}, 1);
+    }
+    if (st != GLCV_OK)
+        return st;
+    glcv_delta_layout layout = (glcv_delta_layout)result[1];
+    size_t want = layout == GLCV_DELTA_RAW ? 0 : glcv_delta_layout_bytes(layout, d->n, result[0]);
+    if (layout < GLCV_DELTA_RAW || layout > GLCV_DELTA_BITMAP || result[2] != want)
+        return glcv_fail(&d->p.logger, GLCV_ERROR_GL, "delta: the GPU assembled %u bytes in layout %u for %u records",
+                         result[2], result[1], result[0]);
+    g->layout = layout;
+    g->payload = result[2];
+    *k = result[0];
+    return GLCV_OK;
+}
+
 glcv_status glcv_delta_gl_count(glcv_delta *d, uint32_t *k)
 {
     struct glcv_delta_gl *g = d->gl;
     glcv_engine_begin(d->engine);
-    const char *extra = g->masked ? "#define DELTA_MASK 1\n" : "";
     const glcv_format f = GLCV_FORMAT_R32UI;
-    glcv_pass p;
-    glcv_status st = make(d, STAGE_DIFF, extra, rows_of(g->bwords), &f, g->compute ? 0 : 1, &p);
-    if (st == GLCV_OK) {
-        common_uniforms(d, &p);
-        if (g->compute) {
-            bind_storage(d, &p);
-            grid(&p, g->groups, (int)g->bwords);
-            glcv_pass_add_uniform_i(&p, "u_groups", GLCV_U_1I, g->groups, 0);
-        } else {
+    uint32_t total = 0;
+    glcv_status st = GLCV_OK;
+    if (g->compute) {
+        st = diff_and_assemble(d, &total);
+    } else {
+        glcv_pass p;
+        if ((st = make(d, STAGE_DIFF, g->masked ? "#define DELTA_MASK 1\n" : "", rows_of(g->bwords), &f, 1, &p)) ==
+            GLCV_OK) {
+            common_uniforms(d, &p);
             glcv_pass_add_input_tex(&p, "u_cur", &g->cur, GLCV_SAMPLE_NEAREST);
             glcv_pass_add_input_tex(&p, "u_ref", &g->ref[g->ref_cur], GLCV_SAMPLE_NEAREST);
             glcv_pass_add_input_tex(&p, "u_mask", &g->mask, GLCV_SAMPLE_NEAREST);
             glcv_pass_add_output(&p, &g->bitmap);
+            st = glcv_engine_run(d->engine, &p);
         }
-        st = glcv_engine_run(d->engine, &p);
-    }
-    uint32_t total = 0;
-    if (st == GLCV_OK && g->compute) {
-        /* one work group scans the groups' counts */
-        glcv_pass s;
-        if ((st = make(d, STAGE_SCAN, "", 1, NULL, 0, &s)) == GLCV_OK) {
-            bind_storage(d, &s);
-            grid(&s, 1, 0);
-            glcv_pass_add_uniform_i(&s, "u_groups", GLCV_U_1I, g->groups, 0);
-            st = glcv_engine_run(d->engine, &s);
-        }
-        if (st == GLCV_OK) /* the total follows the groups' offsets */
-            st = fetch(d, &(part){&g->counts, (size_t)g->groups * 4, 4, (uint8_t *)&total}, 1);
-    } else if (st == GLCV_OK) {
         /* the pyramid, level by level */
         int rows[16];
         rows_uniform(g, rows);
@@ -595,22 +680,15 @@ glcv_status glcv_delta_gl_records(glcv_delta *d, glcv_delta_layout layout, uint3
     glcv_engine_begin(d->engine);
     glcv_status st = GLCV_OK;
     if (g->compute) {
-        glBindBuffer(GL_COPY_WRITE_BUFFER, g->deltas.buffer);
-        glClearBufferSubData(GL_COPY_WRITE_BUFFER, GL_R32UI, 0, (GLsizeiptr)(((size_t)k + 3) & ~(size_t)3),
-                             GL_RED_INTEGER, GL_UNSIGNED_INT, NULL);
-        glBindBuffer(GL_COPY_WRITE_BUFFER, 0);
-        glcv_pass p;
-        if ((st = make(d, STAGE_RECORDS, "", 1, NULL, 0, &p)) == GLCV_OK) {
-            bind_storage(d, &p);
-            grid(&p, g->groups, (int)g->bwords);
-            glcv_pass_add_uniform_i(&p, "u_groups", GLCV_U_1I, g->groups, 0);
-            glcv_pass_add_uniform_i(&p, "u_indices", GLCV_U_1I, indices, 0);
-            st = glcv_engine_run(d->engine, &p);
-        }
-        if (st == GLCV_OK) {
-            const part parts[2] = {{indices ? &g->indices : &g->bitmap, 0, lead, out}, {&g->deltas, 0, k, out + lead}};
-            st = fetch(d, parts, 2);
-        }
+        /* the count assembled the payload already */
+        size_t bytes = glcv_delta_layout_bytes(layout, d->n, k);
+        if (layout != g->layout || bytes != g->payload)
+            st = glcv_fail(&d->p.logger, GLCV_ERROR_STATE, "delta: records in layout %d, the GPU assembled layout %d",
+                           (int)layout, (int)g->layout);
+        else if (!g->packet_map)
+            st = fetch(d, &(part){&g->assembled, GLCV_DELTA_HEADER_BYTES, bytes, out}, 1);
+        else if (out != g->packet_map + GLCV_DELTA_HEADER_BYTES)
+            memcpy(out, g->packet_map + GLCV_DELTA_HEADER_BYTES, bytes);
         release_staged(d);
     } else {
         if (k > 0) {
@@ -685,32 +763,8 @@ glcv_status glcv_delta_gl_key(glcv_delta *d, uint8_t *out)
 glcv_status glcv_delta_gl_packet(glcv_delta *d, size_t bytes, uint8_t **ptr)
 {
     struct glcv_delta_gl *g = d->gl;
-    *ptr = NULL;
-    if (!g->compute || epoxy_gl_version() < 44)
-        return GLCV_OK; /* the host's memory, filled by reads */
-    if (bytes <= g->packet_size) {
-        *ptr = g->packet_map;
-        return GLCV_OK;
-    }
-    glcv_engine_begin(d->engine);
-    release_packet(g);
-    const GLbitfield flags = GL_MAP_READ_BIT | GL_MAP_WRITE_BIT | GL_MAP_PERSISTENT_BIT | GL_MAP_COHERENT_BIT;
-    glGenBuffers(1, &g->packet_buffer);
-    glBindBuffer(GL_COPY_WRITE_BUFFER, g->packet_buffer);
-    glBufferStorage(GL_COPY_WRITE_BUFFER, (GLsizeiptr)bytes, NULL, flags | GL_CLIENT_STORAGE_BIT);
-    g->packet_map = glMapBufferRange(GL_COPY_WRITE_BUFFER, 0, (GLsizeiptr)bytes, flags);
-    glBindBuffer(GL_COPY_WRITE_BUFFER, 0);
-    glcv_status st = glcv_gl_check(&d->p.logger, "delta: packet memory");
-    if (st == GLCV_OK && !g->packet_map)
-        st = glcv_fail(&d->p.logger, GLCV_ERROR_GL, "delta: the packet memory could not be mapped");
-    if (st == GLCV_OK) {
-        g->packet_size = bytes;
-        *ptr = g->packet_map;
-    } else {
-        release_packet(g);
-    }
-    glcv_engine_end(d->engine);
-    return st;
+    *ptr = g->packet_map && bytes <= g->packet_size ? g->packet_map : NULL; /* else the host's, filled by reads */
+    return GLCV_OK;
 }
 
 glcv_status glcv_delta_gl_reference(glcv_delta *d, uint8_t *out)

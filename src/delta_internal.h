@@ -82,7 +82,8 @@ struct glcv_delta {
  * map    (the GL engines) staging memory for a frame of the stream's format: *ptr, its slot. The
  *        CPU engine's is its cur.
  * count  *k = the bytes of the loaded frame that differ from the reference by more than the
- *        threshold, in pixels the mask allows.
+ *        threshold, in pixels the mask allows. The compute engine also chooses the layout as
+ *        the encoder does (the same rule) and assembles the payload, moving the reference on.
  * records  writes the payload of those k bytes in `layout` (INDICES or BITMAP, exactly
  *        glcv_delta_layout_bytes(layout, n, k) bytes) to `out`, and sets the reference to the
  *        frame at those bytes.
@@ -107,8 +108,9 @@ glcv_status glcv_delta_gl_key(glcv_delta *d, uint8_t *out);
 glcv_status glcv_delta_gl_reference(glcv_delta *d, uint8_t *out);
 glcv_status glcv_delta_gl_map(glcv_delta *d, uint8_t **ptr, int *slot);
 /* Memory for a packet of `bytes` bytes that the GL engine fills without a copy on the host (the
- * compute engine with GL 4.4: persistently mapped, written by GPU copies); *ptr NULL where there is
- * none (then the packet is in the host's memory, filled by reads). Valid until the next call. */
+ * compute engine with GL 4.4: a header and a whole frame, persistently mapped, written by the GPU);
+ * *ptr NULL where there is none (then the packet is in the host's memory, filled by reads). Valid
+ * until the next call. */
 glcv_status glcv_delta_gl_packet(glcv_delta *d, size_t bytes, uint8_t **ptr);
 
 #endif

@@ -788,7 +788,18 @@ glcv_status glcv_engine_run(glcv_engine *e, const glcv_pass *pass)
         for (int i = 0; i < pass->n_outputs; i++)
             glBindImageTexture((GLuint)i, pass->outputs[i]->id, 0, p->layered ? GL_TRUE : GL_FALSE, 0,
                                GL_WRITE_ONLY, formats[pass->outputs[i]->format].internal);
-        if (pass->groups_x > 0)
+        if (pass->indirect) {
+            if (layers != 1) {
+                if (q)
+                    glEndQuery(GL_TIME_ELAPSED);
+                return glcv_fail(&e->logger, GLCV_ERROR_INVALID_ARGUMENT, "pass %s: an indirect pass is not layered",
+                                 p->key);
+            }
+            glMemoryBarrier(GL_COMMAND_BARRIER_BIT); /* the groups were written by a shader */
+            glBindBuffer(GL_DISPATCH_INDIRECT_BUFFER, pass->indirect);
+            glDispatchComputeIndirect((GLintptr)pass->indirect_offset);
+            glBindBuffer(GL_DISPATCH_INDIRECT_BUFFER, 0);
+        } else if (pass->groups_x > 0)
             glDispatchCompute((GLuint)pass->groups_x, (GLuint)pass->groups_y, (GLuint)layers);
         else
             glDispatchCompute((GLuint)(pass->width + LOCAL_X - 1) / LOCAL_X,

@@ -119,6 +119,10 @@ typedef struct glcv_pass {
     /* Compute programs built with GLCV_TILED: the number of work groups; glcv_pass() is called
      * once per invocation with the work group's coordinates. */
     int groups_x, groups_y;
+    /* Compute, not layered: a nonzero `indirect` buffer holds the work groups (three uints at
+     * `indirect_offset`, a multiple of 4) written by an earlier pass; they replace groups_x/y. */
+    GLuint indirect;
+    size_t indirect_offset;
 } glcv_pass;
 
 /* Building a pass: a zeroed pass of `program` over width x height (timed as `label`), then its

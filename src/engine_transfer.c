@@ -408,6 +408,12 @@ glcv_status glcv_engine_download_reserve(glcv_engine *e, size_t bytes, int *slot
     e->dl_next = (i + 1) % GLCV_ENGINE_DOWNLOAD_SLOTS;
     /* the slot's last download must be done before the passes write it again */
     glcv_engine_wait_fence(&e->dl_fences[i]);
+    if (e->gl_version < 44 && e->dl_maps[i]) { /* mapped by its last wait: GPU copies into it would fail */
+        glBindBuffer(GL_PIXEL_PACK_BUFFER, e->dl_buffers[i]);
+        glUnmapBuffer(GL_PIXEL_PACK_BUFFER);
+        glBindBuffer(GL_PIXEL_PACK_BUFFER, 0);
+        e->dl_maps[i] = NULL;
+    }
     *slot = i;
     return GLCV_OK;
 }

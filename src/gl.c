@@ -79,7 +79,7 @@ struct glcv_glstate {
     GLint image_name[STATE_IMAGES], image_level[STATE_IMAGES], image_layer[STATE_IMAGES];
     GLint image_access[STATE_IMAGES], image_format[STATE_IMAGES];
     GLboolean image_layered[STATE_IMAGES];
-    GLint storage_buffer, storage_name[GLCV_GL_STATE_STORAGE];
+    GLint storage_buffer, indirect_buffer, storage_name[GLCV_GL_STATE_STORAGE];
     GLint64 storage_start[GLCV_GL_STATE_STORAGE], storage_size[GLCV_GL_STATE_STORAGE];
 };
 
@@ -129,6 +129,7 @@ void glcv_glstate_save(glcv_glstate *s, int images)
     glGetIntegerv(GL_POLYGON_MODE, s->polygon_mode);
     if (images) {
         glGetIntegerv(GL_SHADER_STORAGE_BUFFER_BINDING, &s->storage_buffer);
+        glGetIntegerv(GL_DISPATCH_INDIRECT_BUFFER_BINDING, &s->indirect_buffer);
         for (int i = 0; i < GLCV_GL_STATE_STORAGE; i++) {
             glGetIntegeri_v(GL_SHADER_STORAGE_BUFFER_BINDING, (GLuint)i, &s->storage_name[i]);
             glGetInteger64i_v(GL_SHADER_STORAGE_BUFFER_START, (GLuint)i, &s->storage_start[i]);
@@ -216,6 +217,7 @@ void glcv_glstate_restore(const glcv_glstate *s)
                 glBindBufferBase(GL_SHADER_STORAGE_BUFFER, (GLuint)i, (GLuint)s->storage_name[i]);
         }
         glBindBuffer(GL_SHADER_STORAGE_BUFFER, (GLuint)s->storage_buffer);
+        glBindBuffer(GL_DISPATCH_INDIRECT_BUFFER, (GLuint)s->indirect_buffer);
     }
 }
 

@@ -471,6 +471,7 @@ int main(int argc, char **argv)
         for (GLuint i = 0; i < 8; i++) /* the indexed storage bindings glcv's passes use */
             glBindBufferRange(GL_SHADER_STORAGE_BUFFER, i, bufs[2], 0, 16 + 16 * (GLsizeiptr)i);
         glBindBuffer(GL_SHADER_STORAGE_BUFFER, bufs[2]);
+        glBindBuffer(GL_DISPATCH_INDIRECT_BUFFER, bufs[1]);
     }
     err = glGetError();
     CHECK(err == GL_NO_ERROR, "GL error 0x%x while setting the host's state", err);
@@ -599,6 +600,29 @@ int main(int argc, char **argv)
         if (bs)
             CHECK(glcv_bgsub_mask_texture(bs) != 0, "bgsub: no mask texture");
         glcv_bgsub_destroy(&bs);
+    }
+
+    /* 7: frame-delta coding (compute: an indirect dispatch, storage bindings 0..7), a host frame,
+     * a mapped one and a texture. */
+    {
+        glcv_delta *dl = NULL;
+        CHECK_OK(glcv_delta_create(&GLCV_DELTA_PARAMS(.width = w, .height = h, .format = GLCV_PIXEL_RGBA8,
+                                                      .engine = g_mode, .logger = test_logger()),
+                                   &dl));
+        const uint8_t *pk = NULL;
+        size_t pn = 0;
+        glcv_image mf;
+        for (int k = 0; k < 3 && dl; k++) {
+            CHECK_OK(glcv_delta_map_frame(dl, &mf));
+            for (int y = 0; y < h; y++)
+                memset(mf.data + (size_t)y * mf.stride, (k * 50 + y) & 255, (size_t)w * 4);
+            CHECK_OK(glcv_delta_encode_mapped(dl, NULL, 0, &pk, &pn));
+        }
+        if (dl) {
+            CHECK_OK(glcv_delta_encode(dl, &f1_img, NULL, 0, &pk, &pn));
+            CHECK_OK(glcv_delta_encode_texture(dl, f2_tex, 0, 0, &pk, &pn));
+        }
+        glcv_delta_destroy(&dl);
     }
 
     err = glGetError();

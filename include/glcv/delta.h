@@ -23,8 +23,10 @@
  * `glcv stream serve`: moving objects over a frozen background). Keyframes ignore the mask.
  *
  * Engines: FRAGMENT and COMPUTE (GL passes in the current context: the difference, then the
- * compaction of the records - a prefix sum in compute, a HistoPyramid in fragment mode; the
- * count is read back first, then only the bytes the chosen layout uses) and CPU (the same in C:
+ * compaction of the records - a prefix sum in compute, a HistoPyramid in fragment mode; only the
+ * bytes the packet needs cross to the host: compute with GL 4.4 assembles the whole payload on the
+ * GPU, in the packet's own memory, and waits once; otherwise the count is read back first, then
+ * the bytes the chosen layout uses) and CPU (the same in C:
  * the fallback and the tests' oracle). AUTO (the default) picks as the segmenter does
  * (glcv/segment.h), CPU when no GL context is current. CUDA is INVALID_ARGUMENT. Every engine
  * writes the same packets, bit for bit.
