@@ -8,7 +8,7 @@
  * S hand-overs per set), in the same run: ms per set and per stream, medians of many sets after
  * warm-up, each set's results waited for.
  *
- * usage: track_bench [--runs N] [--streams S] [--csv FILE] [--quick]
+ * usage: track_bench [--runs N] [--streams S] [--csv FILE] [--quick] [--window opencv|paper|adaptive]
  *
  * The texture rows go through glcv_track_frame_texture (the CUDA bridge: registered textures read
  * in place), for an RGBA8 frame texture alone and with an R8 mask texture.
@@ -80,10 +80,12 @@ static unsigned int upload_texture(const glcv_image *img)
     return tex;
 }
 
+static glcv_track_window g_window = GLCV_TRACK_WINDOW_OPENCV; /* --window */
+
 static glcv_track *make_tracker(glcv_engine_mode engine, const glcv_image *frame, int n, int ww, int wh)
 {
     glcv_track_params p = GLCV_TRACK_PARAMS(.width = W, .height = H, .max_objects = MAX_OBJ, .engine = engine,
-                                            .logger = {glcv_log_stderr, NULL, GLCV_LOG_WARN});
+                                            .window = g_window, .logger = {glcv_log_stderr, NULL, GLCV_LOG_WARN});
     glcv_track *tr = NULL;
     if (glcv_track_create(&p, &tr) != GLCV_OK)
         return NULL;
@@ -286,7 +288,7 @@ static glcv_track *camera_tracker(glcv_engine_mode engine, int streams, const gl
                                   int count)
 {
     glcv_track_params p = GLCV_TRACK_PARAMS(.width = CAM_W, .height = CAM_H, .streams = streams,
-                                            .max_objects = count, .engine = engine,
+                                            .max_objects = count, .engine = engine, .window = g_window,
                                             .logger = {glcv_log_stderr, NULL, GLCV_LOG_WARN});
     glcv_track *tr = NULL;
     if (glcv_track_create(&p, &tr) != GLCV_OK)
@@ -466,8 +468,15 @@ int main(int argc, char **argv)
             csv = argv[++i];
         else if (strcmp(argv[i], "--quick") == 0)
             quick = 1;
+        else if (strcmp(argv[i], "--window") == 0 && i + 1 < argc && !strcmp(argv[i + 1], "opencv"))
+            g_window = GLCV_TRACK_WINDOW_OPENCV, i++;
+        else if (strcmp(argv[i], "--window") == 0 && i + 1 < argc && !strcmp(argv[i + 1], "paper"))
+            g_window = GLCV_TRACK_WINDOW_PAPER, i++;
+        else if (strcmp(argv[i], "--window") == 0 && i + 1 < argc && !strcmp(argv[i + 1], "adaptive"))
+            g_window = GLCV_TRACK_WINDOW_ADAPTIVE, i++;
         else {
-            fprintf(stderr, "usage: track_bench [--runs N] [--streams S] [--csv FILE] [--quick]\n");
+            fprintf(stderr, "usage: track_bench [--runs N] [--streams S] [--csv FILE] [--quick] "
+                            "[--window opencv|paper|adaptive]\n");
             return 2;
         }
     }

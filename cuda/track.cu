@@ -246,6 +246,11 @@ __global__ void __launch_bounds__(kThreads) track_kernel(const glcv_cuda_track_p
         cluster_moments(p, bins, lut, ms.cur, sh, parity, m);
         res.measured = ms.cur;
         res.window = ms.cur;
+    } else if (c.window_mode == GLCV_TM_WINDOW_ADAPTIVE) {
+        const glcv_tm_rect grown = glcv_tm_adaptive_grow(ms.cur, &c);
+        cluster_moments(p, bins, lut, grown, sh, parity, m);
+        res.measured = grown;
+        res.window = glcv_tm_adaptive_box(reinterpret_cast<const uint64_t *>(m), grown, &object, &c);
     } else {
         const glcv_tm_rect grown = glcv_tm_camshift_grow(ms.cur, &c);
         glcv_tm_box box;

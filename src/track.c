@@ -129,7 +129,7 @@ static glcv_status resolve_params(const glcv_track_params *in, glcv_track_params
     if (p->lost_criteria & ~(unsigned)(GLCV_TRACK_LOST_ITERATIONS | GLCV_TRACK_LOST_MASS | GLCV_TRACK_LOST_HISTOGRAM))
         return glcv_fail(lg, GLCV_ERROR_INVALID_ARGUMENT, "track: unknown lost_criteria bits 0x%x",
                          p->lost_criteria);
-    if (p->window < GLCV_TRACK_WINDOW_OPENCV || p->window > GLCV_TRACK_WINDOW_PAPER)
+    if (p->window < GLCV_TRACK_WINDOW_OPENCV || p->window > GLCV_TRACK_WINDOW_ADAPTIVE)
         return glcv_fail(lg, GLCV_ERROR_INVALID_ARGUMENT, "track: unknown window mode %d", (int)p->window);
     if (p->recovery < GLCV_TRACK_RECOVERY_FRAME || p->recovery > GLCV_TRACK_RECOVERY_NONE)
         return glcv_fail(lg, GLCV_ERROR_INVALID_ARGUMENT, "track: unknown recovery mode %d", (int)p->recovery);
@@ -149,7 +149,9 @@ static glcv_tm_config make_config(const glcv_track *t)
     c.v_max = t->v_max;
     c.eps2 = (int)lrint((double)t->p.epsilon * (double)t->p.epsilon);
     c.max_iterations = t->p.max_iterations;
-    c.window_mode = t->p.window == GLCV_TRACK_WINDOW_PAPER ? GLCV_TM_WINDOW_PAPER : GLCV_TM_WINDOW_OPENCV;
+    c.window_mode = t->p.window == GLCV_TRACK_WINDOW_PAPER      ? GLCV_TM_WINDOW_PAPER
+                    : t->p.window == GLCV_TRACK_WINDOW_ADAPTIVE ? GLCV_TM_WINDOW_ADAPTIVE
+                                                                : GLCV_TM_WINDOW_OPENCV;
     c.aspect = t->p.aspect;
     c.min_mass = t->p.min_mass;
     c.max_distance = t->p.max_distance;
@@ -564,6 +566,7 @@ glcv_status glcv_track_add_to_stream(glcv_track *t, int stream, const glcv_track
         glcv_track_cpu_model(s->value, t->nbins, s->lut, s->sqrt_model, &s->model_sum);
         memset(&s->state, 0, sizeof s->state);
         s->state.window = (glcv_tm_rect){window.x, window.y, window.width, window.height};
+        glcv_tm_adaptive_init(&s->state, s->state.window);
         s->state.stream = stream;
         st = upload_object(t, slot, 1);
         if (st == GLCV_OK) {
@@ -601,6 +604,7 @@ glcv_status glcv_track_set_window(glcv_track *t, int id, glcv_rect window)
     if (st == GLCV_OK) {
         track_slot *s = &t->slots[id];
         s->state.window = (glcv_tm_rect){window.x, window.y, window.width, window.height};
+        glcv_tm_adaptive_init(&s->state, s->state.window);
         s->state.lost_frames = 0;
         st = upload_object(t, id, 0);
     }
@@ -869,6 +873,15 @@ static void to_public(const glcv_track *t, const glcv_tm_config *c, int id, int 
     out->measured = (glcv_rect){r->measured.x, r->measured.y, r->measured.w, r->measured.h};
     out->window = (glcv_rect){r->next.x, r->next.y, r->next.w, r->next.h};
     out->distance = r->distance;
+    if (c->window_mode == GLCV_TM_WINDOW_ADAPTIVE) {
+        /* the filter's box, also while the object is lost */
+        out->cx = (float)r->box[0];
+        out->cy = (float)r->box[1];
+        out->width = (float)r->box[2];
+        out->height = (float)r->box[3];
+        out->bbox = glcv_track_box_bounds(out->cx, out->cy, out->width, out->height, 0.0f, t->p.width, t->p.height);
+        return;
+    }
     if (r->m[GLCV_TM_M00] == 0)
         return; /* cv::CamShift's empty RotatedRect */
     if (c->window_mode == GLCV_TM_WINDOW_PAPER) {

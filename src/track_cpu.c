@@ -155,6 +155,11 @@ void glcv_track_cpu_object(const uint16_t *bins, const glcv_tm_config *c, const 
         glcv_track_cpu_moments(bins, c->width, model->lut, ms.cur, m);
         result->measured = ms.cur;
         result->window = ms.cur;
+    } else if (c->window_mode == GLCV_TM_WINDOW_ADAPTIVE) {
+        glcv_tm_rect grown = glcv_tm_adaptive_grow(ms.cur, c);
+        glcv_track_cpu_moments(bins, c->width, model->lut, grown, m);
+        result->measured = grown;
+        result->window = glcv_tm_adaptive_box(m, grown, object, c);
     } else {
         glcv_tm_rect grown = glcv_tm_camshift_grow(ms.cur, c);
         glcv_tm_box box;

@@ -30,7 +30,7 @@
 /* Bhattacharyya sums are reduced over this many lanes in a fixed tree (both engines). */
 #define GLCV_TM_DIST_LANES 256
 
-enum { GLCV_TM_WINDOW_OPENCV = 1, GLCV_TM_WINDOW_PAPER = 2 };
+enum { GLCV_TM_WINDOW_OPENCV = 1, GLCV_TM_WINDOW_PAPER = 2, GLCV_TM_WINDOW_ADAPTIVE = 3 };
 enum { GLCV_TM_LOST_ITERATIONS = 1, GLCV_TM_LOST_MASS = 2, GLCV_TM_LOST_HISTOGRAM = 4 };
 enum { GLCV_TM_RECOVERY_FRAME = 1, GLCV_TM_RECOVERY_NONE = 2 };
 enum { GLCV_TM_M00, GLCV_TM_M10, GLCV_TM_M01, GLCV_TM_M11, GLCV_TM_M20, GLCV_TM_M02, GLCV_TM_MOMENTS };
@@ -88,6 +88,12 @@ typedef struct glcv_tm_object {
     int tracked;         /* frames tracked */
     int stream;          /* the stream whose frames it is tracked in (its bin image); fixed */
     int pad;
+    /* ADAPTIVE: the box's centre (pixel centres at +0.5) and velocity, a constant-velocity Kalman
+       filter's state, the covariance of position and velocity (the same for x and y), and the
+       box's size */
+    double kx, ky, kvx, kvy;
+    double p00, p01, p11;
+    double bw, bh;
 } glcv_tm_object;
 
 /* An object's result for one frame. */
@@ -101,6 +107,7 @@ typedef struct glcv_tm_result {
     unsigned lost;               /* reasons & criteria */
     int pad;
     double distance;             /* Bhattacharyya distance, -1 when not measured */
+    double box[4];               /* ADAPTIVE: the box's centre x, y and width, height */
 } glcv_tm_result;
 
 /* ---- small helpers -------------------------------------------------------------------------- */
@@ -360,6 +367,150 @@ GLCV_TM glcv_tm_rect glcv_tm_camshift_size(const uint64_t *mi, glcv_tm_rect g, c
     return w;
 }
 
+/* ---- ADAPTIVE: an upright box of guarded size, and a constant-velocity Kalman filter ------- */
+
+/* The rates of the ADAPTIVE window: per frame, the size follows the measured one by at most
+ * GLCV_TM_SIZE_STEP of itself, half way (GLCV_TM_SIZE_GAIN); the filter's measurement noise and
+ * acceleration are these fractions of the box's larger side (plus a pixel, half a pixel); a lost
+ * object's velocity decays by GLCV_TM_COAST each frame. */
+#define GLCV_TM_SIZE_STEP 0.125
+#define GLCV_TM_SIZE_GAIN 0.5
+#define GLCV_TM_MEASURE_NOISE 0.1
+#define GLCV_TM_ACCEL_NOISE 0.05
+#define GLCV_TM_COAST 0.8
+
+/* An object's ADAPTIVE state for a window given by the caller: centred on it, at rest, its size. */
+GLCV_TM void glcv_tm_adaptive_init(glcv_tm_object *o, glcv_tm_rect w)
+{
+    o->kx = (double)w.x + (double)w.w * 0.5;
+    o->ky = (double)w.y + (double)w.h * 0.5;
+    o->kvx = o->kvy = 0.0;
+    double s = 0.25 * (double)glcv_tm_max(w.w, w.h);
+    o->p00 = s * s;
+    o->p01 = 0.0;
+    o->p11 = s * s;
+    o->bw = (double)glcv_tm_max(w.w, 1);
+    o->bh = (double)glcv_tm_max(w.h, 1);
+}
+
+/* The mean-shift window grown by a quarter of its size on each side (at least 2 pixels), inside
+ * the frame: where the box is measured, room for it to grow. */
+GLCV_TM glcv_tm_rect glcv_tm_adaptive_grow(glcv_tm_rect w, const glcv_tm_config *c)
+{
+    int mx = glcv_tm_max(2, w.w / 4), my = glcv_tm_max(2, w.h / 4);
+    glcv_tm_rect g;
+    g.x = w.x - mx;
+    g.y = w.y - my;
+    g.w = w.w + 2 * mx;
+    g.h = w.h + 2 * my;
+    return glcv_tm_intersect(g, glcv_tm_frame_rect(c));
+}
+
+/* The box the moments m of window g measure: the centroid (pixel centres at +0.5) and the sides
+ * of the uniform rectangle of the same variances, sqrt(12 var). 0 when M00 is 0. */
+GLCV_TM int glcv_tm_adaptive_measure(const uint64_t *m, glcv_tm_rect g, double out[4])
+{
+    if (m[GLCV_TM_M00] == 0)
+        return 0;
+    double inv = 1.0 / (double)m[GLCV_TM_M00];
+    double cx = (double)m[GLCV_TM_M10] * inv, cy = (double)m[GLCV_TM_M01] * inv;
+    double vx = ((double)m[GLCV_TM_M20] - (double)m[GLCV_TM_M10] * cx) * inv;
+    double vy = ((double)m[GLCV_TM_M02] - (double)m[GLCV_TM_M01] * cy) * inv;
+    out[0] = cx + (double)g.x + 0.5;
+    out[1] = cy + (double)g.y + 0.5;
+    out[2] = glcv_tm_sqrt(12.0 * (vx > 0.0 ? vx : 0.0));
+    out[3] = glcv_tm_sqrt(12.0 * (vy > 0.0 ? vy : 0.0));
+    return 1;
+}
+
+/* A rectangle of size w x h (rounded, at least 1, at most the frame) centred on (x, y), moved
+ * inside the frame. */
+GLCV_TM glcv_tm_rect glcv_tm_centred(double x, double y, double w, double h, const glcv_tm_config *c)
+{
+    glcv_tm_rect r;
+    r.w = glcv_tm_min(glcv_tm_max(glcv_tm_round(w), 1), c->width);
+    r.h = glcv_tm_min(glcv_tm_max(glcv_tm_round(h), 1), c->height);
+    double fx = x - (double)r.w * 0.5, fy = y - (double)r.h * 0.5;
+    /* clamp before rounding: a centre far outside (a diverging filter) stays an int */
+    fx = fx < 0.0 ? 0.0 : fx > (double)(c->width - r.w) ? (double)(c->width - r.w) : fx;
+    fy = fy < 0.0 ? 0.0 : fy > (double)(c->height - r.h) ? (double)(c->height - r.h) : fy;
+    r.x = glcv_tm_round(fx);
+    r.y = glcv_tm_round(fy);
+    return r;
+}
+
+/* The box of this frame before the object's state moves: at the measured centroid, of the
+ * object's size (where the histogram distance is measured); `g` when M00 is 0. */
+GLCV_TM glcv_tm_rect glcv_tm_adaptive_box(const uint64_t *m, glcv_tm_rect g, const glcv_tm_object *o,
+                                          const glcv_tm_config *c)
+{
+    double b[4];
+    if (!glcv_tm_adaptive_measure(m, g, b))
+        return g;
+    return glcv_tm_centred(b[0], b[1], o->bw, o->bh, c);
+}
+
+/* One side of the box: the measured one, limited to a change of GLCV_TM_SIZE_STEP, followed by
+ * GLCV_TM_SIZE_GAIN, between 2 pixels and `most`. */
+GLCV_TM double glcv_tm_adaptive_side(double prev, double measured, double most)
+{
+    double lo = prev * (1.0 - GLCV_TM_SIZE_STEP), hi = prev * (1.0 + GLCV_TM_SIZE_STEP);
+    double v = measured < lo ? lo : measured > hi ? hi : measured;
+    v = prev + GLCV_TM_SIZE_GAIN * (v - prev);
+    return v < 2.0 ? 2.0 : v > most ? most : v;
+}
+
+/* The filter's measurement update of one axis (position p, velocity v) with z. */
+GLCV_TM void glcv_tm_kalman_update(double *p, double *v, const glcv_tm_object *o, double r, double z)
+{
+    double s = o->p00 + r;
+    double k0 = o->p00 / s, k1 = o->p01 / s, y = z - *p;
+    *p = *p + k0 * y;
+    *v = *v + k1 * y;
+}
+
+/* ADAPTIVE's end of a frame (after the lost reasons): a tracked object's measurement moves the
+ * filter and the box's size; a lost one coasts. Then the box of this frame, and the prediction:
+ * the next window, of the box's size, centred where the object will be. */
+GLCV_TM glcv_tm_rect glcv_tm_adaptive_finish(glcv_tm_object *o, glcv_tm_result *res, const glcv_tm_config *c)
+{
+    double b[4];
+    double size = o->bw > o->bh ? o->bw : o->bh;
+    double r = GLCV_TM_MEASURE_NOISE * size + 1.0, q = GLCV_TM_ACCEL_NOISE * size + 0.5;
+    r = r * r;
+    q = q * q;
+    if (!res->lost && glcv_tm_adaptive_measure(res->m, res->measured, b)) {
+        glcv_tm_kalman_update(&o->kx, &o->kvx, o, r, b[0]);
+        glcv_tm_kalman_update(&o->ky, &o->kvy, o, r, b[1]);
+        double s = o->p00 + r, k0 = o->p00 / s, k1 = o->p01 / s;
+        double p00 = (1.0 - k0) * o->p00, p01 = (1.0 - k0) * o->p01, p11 = o->p11 - k1 * o->p01;
+        o->p00 = p00;
+        o->p01 = p01;
+        o->p11 = p11;
+        o->bw = glcv_tm_adaptive_side(o->bw, b[2], (double)c->width);
+        o->bh = glcv_tm_adaptive_side(o->bh, b[3], (double)c->height);
+    } else if (res->lost) {
+        o->kvx = o->kvx * GLCV_TM_COAST;
+        o->kvy = o->kvy * GLCV_TM_COAST;
+    }
+    res->box[0] = o->kx;
+    res->box[1] = o->ky;
+    res->box[2] = o->bw;
+    res->box[3] = o->bh;
+    /* prediction */
+    o->kx = o->kx + o->kvx;
+    o->ky = o->ky + o->kvy;
+    double p00 = o->p00 + 2.0 * o->p01 + o->p11 + 0.25 * q;
+    double p01 = o->p01 + o->p11 + 0.5 * q;
+    o->p00 = p00;
+    o->p01 = p01;
+    o->p11 = o->p11 + q;
+    /* a centre that left the frame comes back to its edge */
+    o->kx = o->kx < 0.0 ? 0.0 : o->kx > (double)c->width ? (double)c->width : o->kx;
+    o->ky = o->ky < 0.0 ? 0.0 : o->ky > (double)c->height ? (double)c->height : o->ky;
+    return glcv_tm_centred(o->kx, o->ky, o->bw, o->bh, c);
+}
+
 /* ---- lost objects, recovery and the minimum window ----------------------------------------- */
 
 /* Bhattacharyya distance from the lane sums (see glcv_tm_distance_lanes): as cv::compareHist. */
@@ -400,7 +551,9 @@ GLCV_TM void glcv_tm_finish(glcv_tm_object *o, glcv_tm_result *res, const glcv_t
     res->lost = reasons & c->criteria;
 
     glcv_tm_rect next = res->window;
-    if (c->min_window_area >= 0 && (long long)next.w * next.h < c->min_window_area)
+    if (c->window_mode == GLCV_TM_WINDOW_ADAPTIVE)
+        next = glcv_tm_adaptive_finish(o, res, c);
+    else if (c->min_window_area >= 0 && (long long)next.w * next.h < c->min_window_area)
         next = glcv_tm_reset_window(next, c);
     if (res->lost) {
         /* after every recovery_interval consecutive lost frames, search the whole frame */

@@ -137,6 +137,29 @@ if [ "$cuda_rc" = 77 ]; then
     expect_rc cuda_refused 1 "--engine cuda without a CUDA device"
 fi
 
+# ---- glcv eval otb: an OTB folder of the same frames, object 0's boxes as its ground truth -------------
+mkdir -p "$TMP/otb/Blob/img"
+cp "$TMP"/seq/frame_*.png "$TMP/otb/Blob/img/"
+# 1-based x,y,w,h; commas, tabs and spaces, CRLF line ends, as OTB's files come
+awk -v n="$N" 'BEGIN { for (f = 0; f < n; f++) {
+    x = 40 + 3 * f - 11.5 + 1; y = 50 + 1.5 * f - 11.5 + 1
+    sep = f % 3 == 0 ? "," : f % 3 == 1 ? "\t" : " "
+    printf "%g%s%g%s23%s23\r\n", x, sep, y, sep, sep } }' >"$TMP/otb/Blob/groundtruth_rect.txt"
+run otb eval otb "$TMP/otb/Blob" --engine cpu
+expect_rc otb 0 "eval otb"
+line=$(grep '^Blob ' "$TMP/otb.out")
+CHECKS=$((CHECKS + 1))
+echo "$line" | awk -v n="$N" '{ exit !($2 == n && $3 > 0.7 && $4 > 0.6 && $5 == 1 && $6 == 0) }' ||
+    fail "eval otb: '$line' (expected $N frames, mean IoU > 0.7, AUC > 0.6, precision 1, none lost)"
+grep -q '^summary: 1 sequences, mean IoU' "$TMP/otb.out" || fail "eval otb: no summary line"
+printf '1,2,3\n' >"$TMP/otb/bad.txt"
+mkdir -p "$TMP/otb/Bad" && cp -r "$TMP/otb/Blob/img" "$TMP/otb/Bad/" && cp "$TMP/otb/bad.txt" "$TMP/otb/Bad/groundtruth_rect.txt"
+run otb_bad eval otb "$TMP/otb/Bad" --engine cpu
+expect_rc otb_bad 1 "eval otb with a malformed ground truth"
+grep -q 'groundtruth_rect.txt:1: expected x,y,w,h' "$TMP/otb_bad.err" || fail "eval otb: $(cat "$TMP/otb_bad.err")"
+run otb_none eval otb --engine cpu
+expect_rc otb_none 2 "eval otb without a folder"
+
 # ---- with the segmenter's mask, paper window, 2-D histogram ----------------------------------------
 run seg track "$TMP/seq" "${ROIS[@]}" --engine cpu --mask-from-segmenter --csv "$TMP/seg.csv" -q
 expect_rc seg 0 "track --mask-from-segmenter"

@@ -219,6 +219,59 @@ static void test_moving(void)
     glcv_image_free(&bgr);
 }
 
+/* ADAPTIVE mode: a solid rectangle's box is its extent (sqrt(12 var)); a size change is followed
+ * at a guarded rate; the filter learns a constant velocity, so the window is already on the
+ * object when it arrives; behind an occluder the box coasts on and the object is found again. */
+static void test_adaptive(void)
+{
+    const int w = 320, h = 240;
+    glcv_image frame;
+    CHECK_OK(glcv_image_alloc(w, h, GLCV_PIXEL_RGB8, &frame));
+    glcv_track_params p = cpu_params(w, h);
+    p.window = GLCV_TRACK_WINDOW_ADAPTIVE;
+    glcv_track *tr = NULL;
+    CHECK_OK(glcv_track_create(&p, &tr));
+    glcv_track_result r;
+    int n = 0;
+    double cx = 0;
+    for (int f = 0; f < 60; f++) {
+        /* 20 x 40 pixels moving 4 px a frame right; 30 x 40 from frame 30; hidden in 44..47 */
+        cx = 40.0 + 4.0 * f;
+        scene_blob blob = {cx, 120, f < 30 ? 10 : 15, 20, 0, 1, 40, 200, 90};
+        scene_draw(&frame, &blob, f >= 44 && f < 48 ? 0 : 1, (uint32_t)f);
+        if (f == 0)
+            add_from_frame(tr, &frame, (glcv_rect){30, 100, 20, 40});
+        CHECK_OK(glcv_track_frame(tr, &frame, NULL));
+        CHECK_OK(glcv_track_results(tr, &r, 1, &n));
+        CHECK(r.angle == 0 && r.bbox.width >= 1, "frame %d: angle %g bbox %dx%d", f, (double)r.angle, r.bbox.width,
+              r.bbox.height);
+        if (f == 29) {
+            CHECK(fabs(r.width - 20) < 1.0 && fabs(r.height - 40) < 1.0, "frame 29: box %g x %g, the object 20 x 40",
+                  (double)r.width, (double)r.height);
+            CHECK(fabs(r.cx - cx) < 1.5 && fabs(r.cy - 120) < 1.0, "frame 29: centre %g,%g, the object's %g,120",
+                  (double)r.cx, (double)r.cy, cx);
+            /* the next window is centred where the object will be */
+            double next = r.window.x + r.window.width * 0.5;
+            CHECK(fabs(next - (cx + 4.0)) < 1.5, "frame 29: next window centred at x %g, the object will be at %g", next,
+                  cx + 4.0);
+        }
+        if (f == 30 || f == 31)
+            CHECK(r.width < 20 * 1.13 + 0.5, "frame %d: width %g grew by more than 1/8 in a frame", f, (double)r.width);
+        if (f == 43)
+            CHECK(fabs(r.width - 30) < 1.5, "frame 43: width %g, the object 30 wide", (double)r.width);
+        if (f >= 44 && f < 48) {
+            CHECK(r.lost != 0, "frame %d: the object is hidden, not lost", f);
+            CHECK(r.cx > cx - 4.0 * (f - 43) + 2.0, "frame %d: the box stopped at %g (hidden since x %g)", f,
+                  (double)r.cx, cx - 4.0 * (f - 43));
+        }
+        if (f == 59)
+            CHECK(!r.lost && fabs(r.cx - cx) < 2.0, "frame 59: centre %g lost %u, the object at %g", (double)r.cx, r.lost,
+                  cx);
+    }
+    glcv_track_destroy(&tr);
+    glcv_image_free(&frame);
+}
+
 /* 80 objects on one frame, each moving its own way; blobs of six hues, windows apart. */
 static void test_many(void)
 {
@@ -671,6 +724,7 @@ int main(void)
     test_lost_recovered();
     test_mask_and_limits();
     test_paper_window();
+    test_adaptive();
     test_hist_files();
     test_api();
     return test_finish("test_track_cpu");

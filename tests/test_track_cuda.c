@@ -156,6 +156,10 @@ int main(void)
         {"1 object 1080p, big window", 1920, 1080, 1, 6, GLCV_TRACK_WINDOW_OPENCV, 1, 0, 0, 4.0, 0, 1},
         {"odd size", 333, 211, 5, 8, GLCV_TRACK_WINDOW_OPENCV, 4, 1, 0, 3.0, 1, 0},
         {"cluster 16, 1080p", 1920, 1080, 1, 4, GLCV_TRACK_WINDOW_PAPER, 1, 0, 16, 4.0, 0, 1},
+        {"64 objects, adaptive, masked", 640, 480, 64, 10, GLCV_TRACK_WINDOW_ADAPTIVE, 1, 1, 0, 2.0, 0, 0},
+        {"vanish and recover, adaptive", 480, 360, 8, 14, GLCV_TRACK_WINDOW_ADAPTIVE, 1, 0, 0, 1.0, 1, 0},
+        {"fast motion, adaptive, 2-D", 640, 480, 16, 10, GLCV_TRACK_WINDOW_ADAPTIVE, 8, 0, 0, 9.0, 0, 0},
+        {"1 object 1080p, adaptive", 1920, 1080, 1, 6, GLCV_TRACK_WINDOW_ADAPTIVE, 1, 0, 0, 4.0, 0, 1},
     };
     for (size_t i = 0; i < sizeof seqs / sizeof seqs[0]; i++)
         run(&seqs[i]);

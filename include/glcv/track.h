@@ -15,6 +15,15 @@
  *                the next window is that box's extent + 2;
  *   PAPER mode:  every iteration, width = 2 sqrt(M00 / 255), height = aspect * width, centred
  *                on the centroid (Bradski's and Perry's rectangular window).
+ *   ADAPTIVE mode: the mean shift runs with the window at the object's size; the box is measured
+ *                in that window grown by a quarter a side: its centroid, and the sides of the
+ *                uniform rectangle of the same variances (sqrt(12 var), so a solid object's box is
+ *                its extent, where 4 sigma is 15 % wider). Each side follows its measurement by at
+ *                most 1/8 a frame, half way, so a noisy frame cannot collapse or blow it up. A
+ *                constant-velocity Kalman filter (noise scaled by the box's size) smooths the
+ *                centre and predicts where the next search window goes; a lost object coasts on
+ *                its velocity (decaying) and its result is the prediction. The box is upright
+ *                (angle 0): width horizontal, height vertical.
  * Lost objects are detected by the iteration cap, a mass M00 below `min_mass` times the
  * object's first mass, and the Bhattacharyya distance between the model and the histogram of
  * the new window; an object lost for a few frames searches the whole frame (with a mask, only
@@ -64,7 +73,9 @@ typedef struct glcv_track glcv_track;
 typedef enum glcv_track_window {
     GLCV_TRACK_WINDOW_DEFAULT = 0,
     GLCV_TRACK_WINDOW_OPENCV = 1, /* cv::CamShift's rotated box from the second moments */
-    GLCV_TRACK_WINDOW_PAPER = 2   /* width = 2 sqrt(M00/255), height = aspect * width */
+    GLCV_TRACK_WINDOW_PAPER = 2,  /* width = 2 sqrt(M00/255), height = aspect * width */
+    GLCV_TRACK_WINDOW_ADAPTIVE = 3 /* an upright box whose size follows the moments at a guarded
+                                      rate, and a Kalman filter that predicts the next window */
 } glcv_track_window;
 
 /* Why an object is lost (bits; glcv_track_result.lost holds those that `lost_criteria` keeps). */

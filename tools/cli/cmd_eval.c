@@ -20,6 +20,7 @@ enum { CDNET_MAX_FRAME = 999999, DEFAULT_LEAD_IN = 30 };
 
 const char cmd_eval_help[] =
     "usage: glcv eval cdnet DIR [options]\n"
+    "       glcv eval otb SEQDIR... [options]     (the tracker on OTB sequences: glcv eval otb --help)\n"
     "\n"
     "Scores the method (--method: the segmenter by default) on one video of the CDnet 2014 change-detection benchmark with the\n"
     "CDnet protocol and prints its metrics: recall, precision, F-measure, specificity, FPR, FNR,\n"
@@ -529,6 +530,8 @@ static int prepare(eval_run *run, const cli_args *args)
 
 int cmd_eval(int argc, char **argv)
 {
+    if (argc > 0 && strcmp(argv[0], "otb") == 0)
+        return cmd_eval_otb(argc - 1, argv + 1);
     eval_options o = {.lead_in = DEFAULT_LEAD_IN};
     const cli_option options[] = {
         CLI_QUIET_VERBOSE_OPTIONS(&o.quiet, &o.verbose),

@@ -16,6 +16,9 @@
 #include <unistd.h>
 
 enum { MAX_ROIS = GLCV_TRACK_MAX_OBJECTS, MEDIAN_FRAMES = 200 };
+/* Above this fraction of foreground pixels a frame's mask is not used (the camera moves, or the
+ * light changed: the background is not that frame's). */
+#define MAX_FOREGROUND 0.5
 
 const char cmd_track_help[] =
     "usage: glcv track INPUT... --roi x,y,w,h [--roi ...] --csv OUT.csv [options]\n"
@@ -54,10 +57,12 @@ const char cmd_track_help[] =
     "                        box drawn (lost objects in grey)\n"
     "  --mask-from-segmenter count only the segmenter's foreground: the frames are segmented (glcv\n"
     "                        segment) against their per-pixel median and the mask excludes the\n"
-    "                        background from the histograms and the back-projection. A media\n"
-    "                        source is opened twice: the background is learned from its first\n"
-    "                        200 frames (at most --max-frames) before tracking starts\n"
-    "  --Ts F                the segmenter's threshold with --mask-from-segmenter [310]\n"
+    "                        background from the histograms and the back-projection; a frame\n"
+    "                        whose mask is more than half foreground (a moving camera, a change of\n"
+    "                        light) is tracked without it. On by default for image files and\n"
+    "                        folders; a media source is opened twice: the background is learned\n"
+    "                        from its first 200 frames (at most --max-frames) before tracking\n"
+    "  --no-mask             no segmenter's mask (image files and folders)\n"    "  --Ts F                the segmenter's threshold with --mask-from-segmenter [310]\n"
     "  --hist FILE           the objects' histograms: read from FILE when it exists (one per\n"
     "                        --roi, in order), else taken from the first frame and written to FILE\n"
     "  --bins N              hue bins, 1..180 [60]\n"
@@ -65,8 +70,10 @@ const char cmd_track_help[] =
     "  --smin N --vmin N --vmax N\n"
     "                        Bradski's limits: a pixel counts when S >= smin and vmin <= V <= vmax\n"
     "                        (0..255) [30, 10, 255]\n"
-    "  --window W            opencv (cv::CamShift's rotated box) or paper (width 2 sqrt(M00/255),\n"
-    "                        height 1.2 width) [opencv]\n"
+    "  --window W            adaptive (an upright box of guarded size and a Kalman filter that\n"
+    "                        predicts the search window and carries a lost object), opencv\n"
+    "                        (cv::CamShift's rotated box) or paper (width 2 sqrt(M00/255), height\n"
+    "                        1.2 width) [adaptive]\n"
     "  --engine E            auto, cuda or cpu [auto]; cpu also keeps the segmenter on the CPU\n"
     "  -q, --quiet           no engine line on stderr\n"
     "  -v, --verbose         print the library's debug messages\n"
@@ -79,13 +86,13 @@ const char cmd_track_help[] =
     "Example: glcv track seq/img --roi 205,151,17,50 --mask-from-segmenter --csv tracks.csv\n";
 
 /* --window's names, in the order of glcv_track_window from GLCV_TRACK_WINDOW_OPENCV on. */
-static const char *const window_names[] = {"opencv", "paper", NULL};
+static const char *const window_names[] = {"opencv", "paper", "adaptive", NULL};
 
 typedef struct track_options {
     glcv_rect rois[MAX_ROIS];
     int n_rois;
     const char *csv, *overlay, *hist;
-    int mask_from_segmenter;
+    int mask_from_segmenter, no_mask;
     double ts;
     int bins, sat_bins, s_min, v_min, v_max;
     int window; /* index in window_names */
@@ -108,6 +115,10 @@ typedef struct track_run {
     glcv_image frame, mask, overlay;
     FILE *out;
     char *csv_tmp;
+    glcv_rect *boxes;     /* glcv eval otb: each frame's box of object 0 (the frames' count) */
+    int boxes_capacity;
+    int unmasked;         /* frames tracked without their mask (too much foreground) */
+    int lost_first;       /* frames where object 0 was lost */
 } track_run;
 
 /* ---- checks ----------------------------------------------------------------------------------- */
@@ -128,6 +139,8 @@ static int check_options(const track_options *o, const cli_args *args, int *kind
         return cli_usage("no output: give --csv FILE");
     if (o->v_min > o->v_max)
         return cli_usage("--vmin %d is above --vmax %d", o->v_min, o->v_max);
+    if (o->no_mask && o->mask_from_segmenter)
+        return cli_usage("--no-mask and --mask-from-segmenter: give one");
     return CLI_OK;
 }
 
@@ -226,6 +239,22 @@ static int segment_frame(track_run *t)
     if (st == GLCV_OK)
         st = glcv_segment_read_mask(t->seg, &t->mask);
     return st == GLCV_OK ? CLI_OK : cli_lib_error("segmentation", st);
+}
+
+/* The mask for this frame: NULL without a segmenter, or when it says most of the frame moves. */
+static const glcv_image *frame_mask(track_run *t)
+{
+    if (!t->seg)
+        return NULL;
+    size_t fg = 0, stride = glcv_image_stride(&t->mask);
+    for (int y = 0; y < t->height; y++)
+        for (int x = 0; x < t->width; x++)
+            fg += t->mask.data[(size_t)y * stride + (size_t)x] != 0;
+    if ((double)fg > MAX_FOREGROUND * (double)t->width * (double)t->height) {
+        t->unmasked++;
+        return NULL;
+    }
+    return &t->mask;
 }
 
 /* ---- overlay ---------------------------------------------------------------------------------- */
@@ -330,7 +359,7 @@ static int object_histograms(track_run *t, glcv_track_hist *h, int *from_file)
     *from_file = 0;
     if (!o->hist || access(o->hist, F_OK) != 0) {
         for (int k = 0; k < o->n_rois; k++) {
-            glcv_status st = glcv_track_hist_compute(t->tr, &t->frame, t->seg ? &t->mask : NULL, o->rois[k], &h[k]);
+            glcv_status st = glcv_track_hist_compute(t->tr, &t->frame, frame_mask(t), o->rois[k], &h[k]);
             if (st != GLCV_OK) {
                 cli_error("--roi %d,%d,%d,%d: %s", o->rois[k].x, o->rois[k].y, o->rois[k].width, o->rois[k].height,
                           glcv_status_string(st));
@@ -401,8 +430,9 @@ static int run_frames(track_run *t)
             break;
         if (f == 0 && (rc = add_objects(t)) != CLI_OK)
             break;
+        const glcv_image *mask = frame_mask(t);
         double t0 = cli_now();
-        glcv_status st = glcv_track_frame(t->tr, &t->frame, t->seg ? &t->mask : NULL);
+        glcv_status st = glcv_track_frame(t->tr, &t->frame, mask);
         int count = 0;
         if (st == GLCV_OK)
             st = glcv_track_results(t->tr, res, n_rois, &count);
@@ -412,7 +442,10 @@ static int run_frames(track_run *t)
             break;
         }
         count = count < n_rois ? count : n_rois;
-        for (int k = 0; k < count; k++) {
+        if (t->boxes && f < t->boxes_capacity && count > 0)
+            t->boxes[f] = res[0].bbox;
+        t->lost_first += count > 0 && res[0].lost != 0;
+        for (int k = 0; k < count && t->out; k++) {
             const glcv_track_result *r = &res[k];
             lost[k] += r->lost != 0;
             fprintf(t->out, "%" PRId64 ",%d,%.3f,%.3f,%.3f,%.3f,%.3f,%d,%d,%d,%d,%d,%u\n", t->index, r->id,
@@ -425,8 +458,10 @@ static int run_frames(track_run *t)
     if (rc == CLI_OK)
         cli_progress_show(&bar, bar.done);
     cli_progress_end(&bar);
-    if (rc == CLI_OK) {
+    if (rc == CLI_OK && t->out) {
         printf("frames %d objects %d\n", t->frames, n_rois);
+        if (t->unmasked)
+            printf("%d frames tracked without the mask (more than half of them foreground)\n", t->unmasked);
         printf("tracking %.3f ms per frame (mean of the frame and results calls)\n", sum_ms / t->frames);
         for (int k = 0; k < n_rois; k++)
             printf("object %d: lost in %d of %d frames\n", k, lost[k], t->frames);
@@ -489,7 +524,7 @@ static void track_run_free(track_run *t)
 int cmd_track(int argc, char **argv)
 {
     track_options o = {.ts = 310, .bins = 60, .sat_bins = 1, .s_min = 30, .v_min = 10, .v_max = 255,
-                       .engine = GLCV_ENGINE_AUTO, .src = CLI_SOURCE_INIT};
+                       .window = 2, .engine = GLCV_ENGINE_AUTO, .src = CLI_SOURCE_INIT};
     const cli_option options[] = {
         CLI_QUIET_VERBOSE_OPTIONS(&o.quiet, &o.verbose),
         {"--roi", NULL, o.rois, .kind = CLI_RECT, .count = &o.n_rois, .max_count = MAX_ROIS},
@@ -497,6 +532,7 @@ int cmd_track(int argc, char **argv)
         {"--overlay", NULL, &o.overlay, .kind = CLI_STRING, .what = "folder name"},
         {"--hist", NULL, &o.hist, .kind = CLI_STRING, .what = "file name"},
         {"--mask-from-segmenter", NULL, &o.mask_from_segmenter, .kind = CLI_FLAG},
+        {"--no-mask", NULL, &o.no_mask, .kind = CLI_FLAG},
         {"--Ts", NULL, &o.ts, .kind = CLI_REAL, .max = 1e9},
         {"--bins", NULL, &o.bins, .kind = CLI_INT, .min = 1, .max = 180},
         {"--sat-bins", NULL, &o.sat_bins, .kind = CLI_INT, .min = 1, .max = 256},
@@ -535,7 +571,7 @@ int cmd_track(int argc, char **argv)
     if (rc == CLI_OK)
         rc = create_tracker(&t);
     cli_interrupt_catch();
-    if (rc == CLI_OK && o.mask_from_segmenter)
+    if (rc == CLI_OK && (o.mask_from_segmenter || (kind < 0 && !o.no_mask)))
         rc = start_segmenter(&t, &args, kind);
     if (rc == CLI_OK && !o.quiet)
         print_engines(&t);
@@ -565,5 +601,218 @@ int cmd_track(int argc, char **argv)
         rc = CLI_INTERRUPTED;
     }
     track_run_free(&t);
+    return rc;
+}
+
+/* ---- glcv eval otb: the tracker on OTB sequences ----------------------------------------------------- */
+
+const char cmd_eval_otb_help[] =
+    "usage: glcv eval otb SEQDIR... [options]\n"
+    "\n"
+    "Scores the tracker on sequences of the OTB benchmark (Wu, Lim and Yang 2013) with its one-pass\n"
+    "protocol: the tracker starts from the first frame's ground-truth box and runs through every\n"
+    "frame. Each SEQDIR holds, as the benchmark distributes it:\n"
+    "  img/0001.jpg ...          the frames (any image files, in name order)\n"
+    "  groundtruth_rect.txt      a box per frame: x,y,w,h in pixels, 1-based, separated by commas,\n"
+    "                            tabs or spaces (CRLF line ends accepted); frames past its last line\n"
+    "                            are not tracked, a box of width or height <= 0 is not scored\n"
+    "Per sequence it prints the mean IoU of the tracker's axis-aligned box with the ground truth,\n"
+    "the success AUC (the mean, over the thresholds 0, 0.05, ..., 1, of the share of frames whose\n"
+    "IoU is above the threshold), the precision at 20 px (the share of frames whose box centre is\n"
+    "within 20 pixels of the ground truth's) and the frames lost; then a summary line: the means\n"
+    "over the sequences.\n"
+    "\n"
+    "options: as 'glcv track' (see its --help): --no-mask --Ts --bins --sat-bins --smin --vmin\n"
+    "--vmax --window --engine -q -v; the defaults are glcv track's (the segmenter's mask, the\n"
+    "adaptive window).\n"
+    "Example: glcv eval otb OTB100/Crossing OTB100/Walking\n";
+
+enum { OTB_THRESHOLDS = 21, OTB_PRECISION_PX = 20 };
+
+/* Reads SEQDIR/groundtruth_rect.txt: up to `capacity` boxes (x, y, w, h, 1-based) into `gt`. */
+static int read_otb_truth(const char *dir, double (*gt)[4], int capacity, int *count)
+{
+    char *path = cli_path_join(dir, "groundtruth_rect", ".txt");
+    if (!path)
+        return cli_out_of_memory();
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        cli_error("%s: cannot read: %s", path, strerror(errno));
+        free(path);
+        return CLI_FAIL;
+    }
+    char line[512];
+    int n = 0, rc = CLI_OK, lineno = 0;
+    while (rc == CLI_OK && n < capacity && fgets(line, sizeof line, f)) {
+        lineno++;
+        for (char *c = line; *c; c++)
+            if (*c == ',' || *c == '\t' || *c == '\r' || *c == '\n')
+                *c = ' ';
+        char *p = line, *end = NULL;
+        double v[4];
+        int k = 0;
+        for (; k < 4; k++, p = end) {
+            errno = 0;
+            v[k] = strtod(p, &end);
+            if (end == p || errno != 0 || !isfinite(v[k]))
+                break;
+        }
+        while (*p == ' ')
+            p++;
+        if (k == 0 && *p == '\0')
+            continue; /* an empty line */
+        if (k < 4 || *p != '\0') {
+            cli_error("%s:%d: expected x,y,w,h", path, lineno);
+            rc = CLI_FAIL;
+            break;
+        }
+        memcpy(gt[n++], v, sizeof v);
+    }
+    fclose(f);
+    if (rc == CLI_OK && n == 0) {
+        cli_error("%s: no boxes", path);
+        rc = CLI_FAIL;
+    }
+    free(path);
+    *count = n;
+    return rc;
+}
+
+typedef struct otb_score {
+    double iou, auc, precision;
+    int frames, scored, lost;
+} otb_score;
+
+/* The scores of boxes[0..n-1] (0-based pixels) against the ground truth (1-based). */
+static otb_score score_otb(const glcv_rect *boxes, double (*gt)[4], int n)
+{
+    otb_score s = {0};
+    int above[OTB_THRESHOLDS] = {0}, near = 0;
+    double sum = 0;
+    for (int i = 0; i < n; i++) {
+        double gx = gt[i][0] - 1.0, gy = gt[i][1] - 1.0, gw = gt[i][2], gh = gt[i][3];
+        if (gw <= 0 || gh <= 0)
+            continue;
+        const glcv_rect *b = &boxes[i];
+        double ix = fmin(b->x + b->width, gx + gw) - fmax(b->x, gx);
+        double iy = fmin(b->y + b->height, gy + gh) - fmax(b->y, gy);
+        double inter = ix > 0 && iy > 0 ? ix * iy : 0;
+        double uni = (double)b->width * b->height + gw * gh - inter;
+        double iou = uni > 0 ? inter / uni : 0;
+        double dx = b->x + b->width * 0.5 - (gx + gw * 0.5), dy = b->y + b->height * 0.5 - (gy + gh * 0.5);
+        sum += iou;
+        for (int k = 0; k < OTB_THRESHOLDS; k++)
+            above[k] += iou > k / (double)(OTB_THRESHOLDS - 1);
+        near += dx * dx + dy * dy <= OTB_PRECISION_PX * OTB_PRECISION_PX;
+        s.scored++;
+    }
+    s.frames = n;
+    if (s.scored > 0) {
+        s.iou = sum / s.scored;
+        for (int k = 0; k < OTB_THRESHOLDS; k++)
+            s.auc += above[k] / (double)s.scored / OTB_THRESHOLDS;
+        s.precision = near / (double)s.scored;
+    }
+    return s;
+}
+
+/* Tracks one sequence with the options `o` (its first ground-truth box as the object). */
+static int eval_sequence(track_options *o, const char *dir, otb_score *score)
+{
+    double(*gt)[4] = malloc(sizeof *gt * 100000);
+    track_run t = {.opt = o, .logger = cli_logger(o->verbose)};
+    int n_gt = 0;
+    int rc = gt ? read_otb_truth(dir, gt, 100000, &n_gt) : cli_out_of_memory();
+    char *img = rc == CLI_OK ? cli_path_join(dir, "img", "") : NULL;
+    if (rc == CLI_OK && !img)
+        rc = cli_out_of_memory();
+    if (rc == CLI_OK)
+        rc = cli_collect_images(&img, 1, &t.files);
+    while (rc == CLI_OK && t.files.count > n_gt) /* only frames with ground truth */
+        free(t.files.items[--t.files.count]);
+    if (rc == CLI_OK)
+        rc = cli_common_size(t.files.items, t.files.count, o->verbose ? &t.logger : NULL, &t.width, &t.height);
+    if (rc == CLI_OK) {
+        o->n_rois = 1;
+        o->rois[0] = (glcv_rect){(int)lrint(gt[0][0] - 1.0), (int)lrint(gt[0][1] - 1.0), (int)lrint(gt[0][2]),
+                                 (int)lrint(gt[0][3])};
+        rc = check_rois(&t);
+    }
+    if (rc == CLI_OK && !(t.boxes = calloc((size_t)t.files.count, sizeof *t.boxes)))
+        rc = cli_out_of_memory();
+    t.boxes_capacity = t.files.count;
+    if (rc == CLI_OK)
+        rc = create_tracker(&t);
+    if (rc == CLI_OK && !o->no_mask)
+        rc = start_segmenter(&t, NULL, -1);
+    int end = 0;
+    if (rc == CLI_OK && (rc = read_frame(&t, &end)) == CLI_OK && end) {
+        cli_error("%s: no frames", dir);
+        rc = CLI_FAIL;
+    }
+    if (rc == CLI_OK && t.seg)
+        rc = segment_frame(&t);
+    if (rc == CLI_OK)
+        rc = run_frames(&t);
+    if (rc == CLI_OK) {
+        *score = score_otb(t.boxes, gt, t.frames);
+        score->lost = t.lost_first;
+    }
+    free(img);
+    free(gt);
+    free(t.boxes);
+    track_run_free(&t);
+    return rc;
+}
+
+int cmd_eval_otb(int argc, char **argv)
+{
+    track_options o = {.ts = 310, .bins = 60, .sat_bins = 1, .s_min = 30, .v_min = 10, .v_max = 255,
+                       .window = 2, .engine = GLCV_ENGINE_AUTO, .src = CLI_SOURCE_INIT};
+    const cli_option options[] = {
+        CLI_QUIET_VERBOSE_OPTIONS(&o.quiet, &o.verbose),
+        {"--no-mask", NULL, &o.no_mask, .kind = CLI_FLAG},
+        {"--Ts", NULL, &o.ts, .kind = CLI_REAL, .max = 1e9},
+        {"--bins", NULL, &o.bins, .kind = CLI_INT, .min = 1, .max = 180},
+        {"--sat-bins", NULL, &o.sat_bins, .kind = CLI_INT, .min = 1, .max = 256},
+        {"--smin", NULL, &o.s_min, .kind = CLI_INT, .max = 255},
+        {"--vmin", NULL, &o.v_min, .kind = CLI_INT, .max = 255},
+        {"--vmax", NULL, &o.v_max, .kind = CLI_INT, .max = 255},
+        {"--window", NULL, &o.window, .kind = CLI_CHOICE, .choices = window_names, .what = "a window"},
+        {"--engine", NULL, &o.engine, .kind = CLI_ENGINE, .choices = cli_cuda_engines},
+        {NULL},
+    };
+    static const cli_command otb = {"eval otb", "", cmd_eval_otb_help, cmd_eval_otb};
+    cli_start("glcv", &otb); /* its help and usage lines */
+    cli_args args;
+    int rc = cli_parse_expecting(options, argc, argv, &args, 1, 100000, "one or more sequence folders");
+    if (rc != CLI_OK)
+        return rc;
+    if (o.v_min > o.v_max)
+        return cli_usage("--vmin %d is above --vmax %d", o.v_min, o.v_max);
+    o.quiet = 1; /* no progress bars, no engine lines: one line per sequence */
+    printf("%-24s %7s %7s %7s %7s %6s\n", "sequence", "frames", "meanIoU", "AUC", "prec20", "lost");
+    double sum_iou = 0, sum_auc = 0, sum_prec = 0;
+    int done = 0;
+    for (int i = 0; i < args.count && rc == CLI_OK; i++) {
+        otb_score s;
+        rc = eval_sequence(&o, args.items[i], &s);
+        if (rc != CLI_OK)
+            break;
+        char name[256];
+        snprintf(name, sizeof name, "%s", args.items[i]);
+        for (size_t n = strlen(name); n > 1 && name[n - 1] == '/'; n--)
+            name[n - 1] = '\0';
+        const char *base = strrchr(name, '/');
+        printf("%-24s %7d %7.3f %7.3f %7.3f %6d\n", base ? base + 1 : name, s.frames, s.iou, s.auc, s.precision,
+               s.lost);
+        sum_iou += s.iou;
+        sum_auc += s.auc;
+        sum_prec += s.precision;
+        done++;
+    }
+    if (rc == CLI_OK)
+        printf("summary: %d sequences, mean IoU %.3f, AUC %.3f, precision@20 %.3f\n", done, sum_iou / done,
+               sum_auc / done, sum_prec / done);
     return rc;
 }

@@ -8,6 +8,7 @@ int cmd_segment(int argc, char **argv);
 int cmd_synth(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 int cmd_eval(int argc, char **argv);
+int cmd_eval_otb(int argc, char **argv); /* glcv eval otb (cmd_track.c) */
 int cmd_info(int argc, char **argv);
 int cmd_track(int argc, char **argv);
 int cmd_match(int argc, char **argv);
@@ -18,6 +19,7 @@ extern const char cmd_segment_help[];
 extern const char cmd_synth_help[];
 extern const char cmd_compare_help[];
 extern const char cmd_eval_help[];
+extern const char cmd_eval_otb_help[];
 extern const char cmd_info_help[];
 extern const char cmd_track_help[];
 extern const char cmd_match_help[];
