@@ -1,6 +1,6 @@
 /* track_bench: CAMSHIFT per-frame times at 1920x1080 - the CUDA engine's kernels on a frame
  * already on the GPU (with and without the HSV/bin conversion, 1 and 64 objects, windows of
- * 200x200, 400x400 and 1080x720, every cluster size for one object), the whole call from host
+ * 200x200, 400x400 and 1080x720, every cluster size unless --quick), the whole call from host
  * pixels and from a GL texture, and the CPU implementation - beside Perry's figures; then many
  * cameras: S streams of 640x480 (default 64) with one object each (a 100x100 window), as one
  * tracker of S streams fed texture arrays (glcv_track_frames_texture: frames and masks, one
@@ -150,7 +150,7 @@ static void cuda_kernels(const glcv_image *frame, int runs, int quick)
                 return;
             }
             static const int clusters[6] = {0, 1, 2, 4, 8, 16};
-            int n_clusters = n == 1 && !quick ? 6 : 1;
+            int n_clusters = !quick ? 6 : 1;
             for (int ci = 0; ci < n_clusters; ci++) {
                 if (glcv_track_set_cuda_cluster(tr, clusters[ci]) != GLCV_OK)
                     continue;

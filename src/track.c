@@ -475,6 +475,64 @@ glcv_status glcv_track_hist_compute(glcv_track *t, const glcv_image *frame, cons
     GLCV_LOCKED_CALL(t, hist_compute_locked(t, frame, mask, region, out));
 }
 
+/* The ring's counts (the region grown to three times its area, inside the frame, without the
+ * region), then each bin of `hist` scaled by min(1, o* / o_u); the caller holds the lock. */
+static glcv_status weight_background_locked(glcv_track *t, const glcv_image *frame, glcv_rect region,
+                                            glcv_track_hist *hist)
+{
+    glcv_status st = check_frame(t, frame, NULL);
+    glcv_tm_config c = make_config(t);
+    glcv_tm_rect r = {region.x, region.y, region.width, region.height};
+    if (st == GLCV_OK && (hist->hue_bins != t->p.hue_bins || hist->sat_bins != t->p.sat_bins))
+        st = glcv_fail(&t->logger, GLCV_ERROR_INVALID_ARGUMENT, "track: a histogram of %d x %d bins, the tracker's %d x %d",
+                       hist->hue_bins, hist->sat_bins, t->p.hue_bins, t->p.sat_bins);
+    if (st == GLCV_OK && (r.w < 1 || r.h < 1 || glcv_tm_intersect(r, glcv_tm_frame_rect(&c)).w < 1))
+        st = glcv_fail(&t->logger, GLCV_ERROR_INVALID_ARGUMENT, "track: region %d,%d %dx%d is outside the frame",
+                       region.x, region.y, region.width, region.height);
+    if (st != GLCV_OK)
+        return st;
+    /* sqrt(3) times the sides: (sqrt(3) - 1) / 2 of a side on each side */
+    int gx = (int)lrint(0.3660254037844386 * r.w), gy = (int)lrint(0.3660254037844386 * r.h);
+    glcv_tm_rect g = {r.x - gx, r.y - gy, r.w + 2 * gx, r.h + 2 * gy};
+    g = glcv_tm_intersect(g, glcv_tm_frame_rect(&c));
+    int bpp = glcv_pixel_format_size(frame->format);
+    size_t stride = glcv_image_stride(frame);
+    int bgr = frame->format == GLCV_PIXEL_BGR8 || frame->format == GLCV_PIXEL_BGRA8;
+    memset(t->counts, 0, (size_t)t->nbins * sizeof *t->counts);
+    for (int y = g.y; y < g.y + g.h; y++) {
+        const uint8_t *row = frame->data + (size_t)y * stride;
+        for (int x = g.x; x < g.x + g.w; x++) {
+            if (x >= r.x && x < r.x + r.w && y >= r.y && y < r.y + r.h)
+                continue;
+            const uint8_t *px = row + (size_t)x * (size_t)bpp;
+            int b = glcv_tm_bin(&t->tables, &c, bgr ? px[2] : px[0], px[1], bgr ? px[0] : px[2], 1);
+            if (b < t->nbins)
+                t->counts[b]++;
+        }
+    }
+    uint32_t least = 0;
+    for (int b = 0; b < t->nbins; b++)
+        if (t->counts[b] && (!least || t->counts[b] < least))
+            least = t->counts[b];
+    float top = 0.0f;
+    for (int b = 0; b < t->nbins; b++) {
+        if (t->counts[b] > least)
+            hist->value[b] = (float)((double)hist->value[b] * (double)least / (double)t->counts[b]);
+        top = hist->value[b] > top ? hist->value[b] : top;
+    }
+    for (int b = 0; b < t->nbins && top > 0.0f; b++)
+        hist->value[b] = hist->value[b] * (255.0f / top);
+    return GLCV_OK;
+}
+
+glcv_status glcv_track_hist_weight_background(glcv_track *t, const glcv_image *frame, glcv_rect region,
+                                              glcv_track_hist *hist)
+{
+    if (!t || !hist)
+        return GLCV_ERROR_INVALID_ARGUMENT;
+    GLCV_LOCKED_CALL(t, weight_background_locked(t, frame, region, hist));
+}
+
 glcv_status glcv_track_hist_compute_texture(glcv_track *t, unsigned int frame, unsigned int mask,
                                             glcv_rect region, glcv_track_hist *out)
 {

@@ -94,6 +94,7 @@ typedef struct glcv_tm_object {
     double kx, ky, kvx, kvy;
     double p00, p01, p11;
     double bw, bh;
+    double mass;         /* the mass (M00) of the frames measured, averaged; 0 until the first */
 } glcv_tm_object;
 
 /* An object's result for one frame. */
@@ -369,15 +370,23 @@ GLCV_TM glcv_tm_rect glcv_tm_camshift_size(const uint64_t *mi, glcv_tm_rect g, c
 
 /* ---- ADAPTIVE: an upright box of guarded size, and a constant-velocity Kalman filter ------- */
 
-/* The rates of the ADAPTIVE window: per frame, the size follows the measured one by at most
- * GLCV_TM_SIZE_STEP of itself, half way (GLCV_TM_SIZE_GAIN); the filter's measurement noise and
- * acceleration are these fractions of the box's larger side (plus a pixel, half a pixel); a lost
- * object's velocity decays by GLCV_TM_COAST each frame. */
+/* The rates of the ADAPTIVE window: per frame, the box's scale (the geometric mean of its sides)
+ * and its aspect (height / width) follow the measured ones by at most GLCV_TM_SIZE_STEP of
+ * themselves, the scale half way (GLCV_TM_SIZE_GAIN), the aspect a tenth as fast (a part of the
+ * object hidden or unlike its model changes the measured aspect much more than the scale); the
+ * filter's measurement noise and acceleration are these fractions of the box's larger side (plus
+ * a pixel, half a pixel); a lost object's velocity decays by GLCV_TM_COAST each frame. */
 #define GLCV_TM_SIZE_STEP 0.125
 #define GLCV_TM_SIZE_GAIN 0.5
+#define GLCV_TM_ASPECT_GAIN 0.05
 #define GLCV_TM_MEASURE_NOISE 0.1
 #define GLCV_TM_ACCEL_NOISE 0.05
 #define GLCV_TM_COAST 0.8
+/* A frame whose mass is above GLCV_TM_MASS_JUMP times the object's average is not measured (its
+ * window took in something else: an occluder, a neighbour); the average follows at
+ * GLCV_TM_MASS_RATE. */
+#define GLCV_TM_MASS_JUMP 2.0
+#define GLCV_TM_MASS_RATE 0.1
 
 /* An object's ADAPTIVE state for a window given by the caller: centred on it, at rest, its size. */
 GLCV_TM void glcv_tm_adaptive_init(glcv_tm_object *o, glcv_tm_rect w)
@@ -391,6 +400,7 @@ GLCV_TM void glcv_tm_adaptive_init(glcv_tm_object *o, glcv_tm_rect w)
     o->p11 = s * s;
     o->bw = (double)glcv_tm_max(w.w, 1);
     o->bh = (double)glcv_tm_max(w.h, 1);
+    o->mass = 0.0;
 }
 
 /* The mean-shift window grown by a quarter of its size on each side (at least 2 pixels), inside
@@ -450,14 +460,25 @@ GLCV_TM glcv_tm_rect glcv_tm_adaptive_box(const uint64_t *m, glcv_tm_rect g, con
     return glcv_tm_centred(b[0], b[1], o->bw, o->bh, c);
 }
 
-/* One side of the box: the measured one, limited to a change of GLCV_TM_SIZE_STEP, followed by
- * GLCV_TM_SIZE_GAIN, between 2 pixels and `most`. */
-GLCV_TM double glcv_tm_adaptive_side(double prev, double measured, double most)
+/* `prev` moved towards `measured`, limited to a change of GLCV_TM_SIZE_STEP, by `gain`. */
+GLCV_TM double glcv_tm_adaptive_follow(double prev, double measured, double gain)
 {
     double lo = prev * (1.0 - GLCV_TM_SIZE_STEP), hi = prev * (1.0 + GLCV_TM_SIZE_STEP);
     double v = measured < lo ? lo : measured > hi ? hi : measured;
-    v = prev + GLCV_TM_SIZE_GAIN * (v - prev);
-    return v < 2.0 ? 2.0 : v > most ? most : v;
+    return prev + gain * (v - prev);
+}
+
+/* The box's sides after a measurement of sides mw x mh (each at least a pixel): its scale and its
+ * aspect follow, each side between 2 pixels and the frame's. */
+GLCV_TM void glcv_tm_adaptive_resize(glcv_tm_object *o, double mw, double mh, const glcv_tm_config *c)
+{
+    mw = mw > 1.0 ? mw : 1.0;
+    mh = mh > 1.0 ? mh : 1.0;
+    double scale = glcv_tm_adaptive_follow(glcv_tm_sqrt(o->bw * o->bh), glcv_tm_sqrt(mw * mh), GLCV_TM_SIZE_GAIN);
+    double aspect = glcv_tm_adaptive_follow(o->bh / o->bw, mh / mw, GLCV_TM_ASPECT_GAIN);
+    double r = glcv_tm_sqrt(aspect), w = scale / r, h = scale * r;
+    o->bw = w < 2.0 ? 2.0 : w > (double)c->width ? (double)c->width : w;
+    o->bh = h < 2.0 ? 2.0 : h > (double)c->height ? (double)c->height : h;
 }
 
 /* The filter's measurement update of one axis (position p, velocity v) with z. */
@@ -479,7 +500,10 @@ GLCV_TM glcv_tm_rect glcv_tm_adaptive_finish(glcv_tm_object *o, glcv_tm_result *
     double r = GLCV_TM_MEASURE_NOISE * size + 1.0, q = GLCV_TM_ACCEL_NOISE * size + 0.5;
     r = r * r;
     q = q * q;
-    if (!res->lost && glcv_tm_adaptive_measure(res->m, res->measured, b)) {
+    double m00 = (double)res->m[GLCV_TM_M00];
+    int merged = o->mass > 0.0 && m00 > GLCV_TM_MASS_JUMP * o->mass;
+    if (!res->lost && !merged && glcv_tm_adaptive_measure(res->m, res->measured, b)) {
+        o->mass = o->mass > 0.0 ? o->mass + GLCV_TM_MASS_RATE * (m00 - o->mass) : m00;
         glcv_tm_kalman_update(&o->kx, &o->kvx, o, r, b[0]);
         glcv_tm_kalman_update(&o->ky, &o->kvy, o, r, b[1]);
         double s = o->p00 + r, k0 = o->p00 / s, k1 = o->p01 / s;
@@ -487,9 +511,8 @@ GLCV_TM glcv_tm_rect glcv_tm_adaptive_finish(glcv_tm_object *o, glcv_tm_result *
         o->p00 = p00;
         o->p01 = p01;
         o->p11 = p11;
-        o->bw = glcv_tm_adaptive_side(o->bw, b[2], (double)c->width);
-        o->bh = glcv_tm_adaptive_side(o->bh, b[3], (double)c->height);
-    } else if (res->lost) {
+        glcv_tm_adaptive_resize(o, b[2], b[3], c);
+    } else if (res->lost || merged) {
         o->kvx = o->kvx * GLCV_TM_COAST;
         o->kvy = o->kvy * GLCV_TM_COAST;
     }

@@ -235,9 +235,9 @@ static void test_adaptive(void)
     int n = 0;
     double cx = 0;
     for (int f = 0; f < 60; f++) {
-        /* 20 x 40 pixels moving 4 px a frame right; 30 x 40 from frame 30; hidden in 44..47 */
+        /* 20 x 40 pixels moving 4 px a frame right; 30 x 60 from frame 30 (closer); hidden in 44..47 */
         cx = 40.0 + 4.0 * f;
-        scene_blob blob = {cx, 120, f < 30 ? 10 : 15, 20, 0, 1, 40, 200, 90};
+        scene_blob blob = {cx, 120, f < 30 ? 10 : 15, f < 30 ? 20 : 30, 0, 1, 40, 200, 90};
         scene_draw(&frame, &blob, f >= 44 && f < 48 ? 0 : 1, (uint32_t)f);
         if (f == 0)
             add_from_frame(tr, &frame, (glcv_rect){30, 100, 20, 40});
@@ -258,7 +258,8 @@ static void test_adaptive(void)
         if (f == 30 || f == 31)
             CHECK(r.width < 20 * 1.13 + 0.5, "frame %d: width %g grew by more than 1/8 in a frame", f, (double)r.width);
         if (f == 43)
-            CHECK(fabs(r.width - 30) < 1.5, "frame 43: width %g, the object 30 wide", (double)r.width);
+            CHECK(fabs(r.width - 30) < 1.5 && fabs(r.height - 60) < 3.0, "frame 43: box %g x %g, the object 30 x 60",
+                  (double)r.width, (double)r.height);
         if (f >= 44 && f < 48) {
             CHECK(r.lost != 0, "frame %d: the object is hidden, not lost", f);
             CHECK(r.cx > cx - 4.0 * (f - 43) + 2.0, "frame %d: the box stopped at %g (hidden since x %g)", f,

@@ -203,6 +203,16 @@ GLCV_API glcv_status glcv_track_hist_compute(glcv_track *track, const glcv_image
 GLCV_API glcv_status glcv_track_hist_compute_texture(glcv_track *track, unsigned int frame, unsigned int mask,
                                                      glcv_rect region, glcv_track_hist *out);
 
+/* Comaniciu, Ramesh and Meer's background-weighted histogram (2003): scales each bin u of `hist`
+ * (a model of the object in `region` of `frame`, of the tracker's bins) by min(1, o* / o_u), where
+ * o_u counts the pixels of bin u in the ring around the region (the region grown to three times its
+ * area, clipped to the frame, without the region; every pixel within the limits counts) and o* is
+ * the smallest nonzero o_u, then renormalises so the largest bin is 255. Colours common around the
+ * object lose weight, so the back-projection of a background like the object's lights up less.
+ * Errors: INVALID_ARGUMENT (NULL, bad image, bins differ, region outside the frame),
+ * SIZE_MISMATCH. */
+GLCV_API glcv_status glcv_track_hist_weight_background(glcv_track *track, const glcv_image *frame, glcv_rect region,
+                                                       glcv_track_hist *hist);
 /* Histogram files: a small text format.
  *   line 1:          glcv-track-hist 1
  *   per histogram:   hist HUE_BINS SAT_BINS

@@ -62,7 +62,9 @@ const char cmd_track_help[] =
     "                        light) is tracked without it. On by default for image files and\n"
     "                        folders; a media source is opened twice: the background is learned\n"
     "                        from its first 200 frames (at most --max-frames) before tracking\n"
-    "  --no-mask             no segmenter's mask (image files and folders)\n"    "  --Ts F                the segmenter's threshold with --mask-from-segmenter [310]\n"
+    "  --no-mask             no segmenter's mask (image files and folders)\n"
+    "  --bg-weighted         background-weighted histograms (Comaniciu et al. 2003): colours common\n"
+    "                        in a ring around each --roi lose weight in its histogram\n"    "  --Ts F                the segmenter's threshold with --mask-from-segmenter [310]\n"
     "  --hist FILE           the objects' histograms: read from FILE when it exists (one per\n"
     "                        --roi, in order), else taken from the first frame and written to FILE\n"
     "  --bins N              hue bins, 1..180 [60]\n"
@@ -92,7 +94,7 @@ typedef struct track_options {
     glcv_rect rois[MAX_ROIS];
     int n_rois;
     const char *csv, *overlay, *hist;
-    int mask_from_segmenter, no_mask;
+    int mask_from_segmenter, no_mask, bg_weighted;
     double ts;
     int bins, sat_bins, s_min, v_min, v_max;
     int window; /* index in window_names */
@@ -360,6 +362,8 @@ static int object_histograms(track_run *t, glcv_track_hist *h, int *from_file)
     if (!o->hist || access(o->hist, F_OK) != 0) {
         for (int k = 0; k < o->n_rois; k++) {
             glcv_status st = glcv_track_hist_compute(t->tr, &t->frame, frame_mask(t), o->rois[k], &h[k]);
+            if (st == GLCV_OK && o->bg_weighted)
+                st = glcv_track_hist_weight_background(t->tr, &t->frame, o->rois[k], &h[k]);
             if (st != GLCV_OK) {
                 cli_error("--roi %d,%d,%d,%d: %s", o->rois[k].x, o->rois[k].y, o->rois[k].width, o->rois[k].height,
                           glcv_status_string(st));
@@ -533,6 +537,7 @@ int cmd_track(int argc, char **argv)
         {"--hist", NULL, &o.hist, .kind = CLI_STRING, .what = "file name"},
         {"--mask-from-segmenter", NULL, &o.mask_from_segmenter, .kind = CLI_FLAG},
         {"--no-mask", NULL, &o.no_mask, .kind = CLI_FLAG},
+        {"--bg-weighted", NULL, &o.bg_weighted, .kind = CLI_FLAG},
         {"--Ts", NULL, &o.ts, .kind = CLI_REAL, .max = 1e9},
         {"--bins", NULL, &o.bins, .kind = CLI_INT, .min = 1, .max = 180},
         {"--sat-bins", NULL, &o.sat_bins, .kind = CLI_INT, .min = 1, .max = 256},
@@ -622,7 +627,7 @@ const char cmd_eval_otb_help[] =
     "within 20 pixels of the ground truth's) and the frames lost; then a summary line: the means\n"
     "over the sequences.\n"
     "\n"
-    "options: as 'glcv track' (see its --help): --no-mask --Ts --bins --sat-bins --smin --vmin\n"
+    "options: as 'glcv track' (see its --help): --no-mask --bg-weighted --Ts --bins --sat-bins --smin --vmin\n"
     "--vmax --window --engine -q -v; the defaults are glcv track's (the segmenter's mask, the\n"
     "adaptive window).\n"
     "Example: glcv eval otb OTB100/Crossing OTB100/Walking\n";
@@ -772,6 +777,7 @@ int cmd_eval_otb(int argc, char **argv)
     const cli_option options[] = {
         CLI_QUIET_VERBOSE_OPTIONS(&o.quiet, &o.verbose),
         {"--no-mask", NULL, &o.no_mask, .kind = CLI_FLAG},
+        {"--bg-weighted", NULL, &o.bg_weighted, .kind = CLI_FLAG},
         {"--Ts", NULL, &o.ts, .kind = CLI_REAL, .max = 1e9},
         {"--bins", NULL, &o.bins, .kind = CLI_INT, .min = 1, .max = 180},
         {"--sat-bins", NULL, &o.sat_bins, .kind = CLI_INT, .min = 1, .max = 256},
