@@ -6,7 +6,9 @@ usage:
 
 OTB_DIR holds img/*.jpg and groundtruth_rect.txt (x,y,w,h per frame, 1-based pixels).
 
-Prints, per tracker, the mean IoU and the success rate at IoU 0.5 over all frames (the OTB
+Prints, per tracker, the mean IoU, the success rate at IoU 0.5, the success AUC (the mean over
+the thresholds 0, 0.05, ..., 1 of the share of frames whose IoU is above it) and the precision at
+20 px (centre within 20 pixels), over all frames - the scores of 'glcv eval otb' (the OTB
 one-pass evaluation; frame 1 included, its box is the initial one): OpenCV's cv::CamShift with the
 recipe of its camshift samples (C++ camshiftdemo: 16 hue bins, S >= 30, 10 <= V <= 255; Python
 camshift.py: 16 bins, S >= 60, V >= 32), each box being the rotated box's bounding rectangle
@@ -53,11 +55,19 @@ def iou(a, b):
 
 
 def score(boxes, truth):
-    n = min(len(boxes), len(truth))
-    ious = [iou(boxes[i], truth[i]) for i in range(n)]
-    mean = sum(ious) / n if n else 0.0
-    success = sum(1 for v in ious if v >= 0.5) / n if n else 0.0
-    return mean, success, n
+    """mean IoU, success@0.5, success AUC, precision@20, frames (boxes of width or height <= 0 in
+    the ground truth are not scored)"""
+    pairs = [(b, t) for b, t in zip(boxes, truth) if t[2] > 0 and t[3] > 0]
+    n = len(pairs)
+    if not n:
+        return 0.0, 0.0, 0.0, 0.0, 0
+    ious = [iou(b, t) for b, t in pairs]
+    mean = sum(ious) / n
+    success = sum(1 for v in ious if v >= 0.5) / n
+    auc = sum(sum(1 for v in ious if v > k / 20.0) / n for k in range(21)) / 21.0
+    near = sum(1 for b, t in pairs
+               if (b[0] + b[2] / 2 - t[0] - t[2] / 2) ** 2 + (b[1] + b[3] / 2 - t[1] - t[3] / 2) ** 2 <= 400) / n
+    return mean, success, auc, near, n
 
 
 def read_csv(path):
@@ -155,16 +165,16 @@ def main(argv):
     roi = (int(round(x)), int(round(y)), int(round(w)), int(round(h)))
     print("sequence %s: %d frames %dx%d, first box %s (0-based)" % (folder, len(frames), frames[0].shape[1],
                                                                     frames[0].shape[0], roi))
-    print("%-44s %8s %12s" % ("tracker", "mean IoU", "success@0.5"))
+    print("%-58s %8s %12s %7s %7s" % ("tracker", "mean IoU", "success@0.5", "AUC", "prec20"))
     for name, bins, smin, vmin, vmax in (("opencv CamShift (C++ sample: 16 bins, S>=30, V 10..255)", 16, 30, 10, 255),
                                          ("opencv CamShift (Python sample: 16 bins, S>=60, V>=32)", 16, 60, 32, 255)):
         run = camshift_run(cv2, np, frames, roi, bins, smin, vmin, vmax)
-        m, s, n = score([b for b, _ in run], truth)
-        print("%-44s %8.3f %12.3f" % (name, m, s))
+        m, s, a, p, n = score([b for b, _ in run], truth)
+        print("%-58s %8.3f %12.3f %7.3f %7.3f" % (name, m, s, a, p))
     for name, path in csvs:
         boxes = read_csv(path)
-        m, s, n = score([b[:4] for b in boxes], truth)
-        print("%-44s %8.3f %12.3f" % ("glcv " + name, m, s))
+        m, s, a, p, n = score([b[:4] for b in boxes], truth)
+        print("%-58s %8.3f %12.3f %7.3f %7.3f" % ("glcv " + name, m, s, a, p))
     if compare:
         run = camshift_run(cv2, np, frames, roi, 60, 30, 10, 255)
         boxes = read_csv(compare)

@@ -6,6 +6,9 @@
  *   GPU   the paper's table 2 per mask: upload, kernel, download and total (CUDA events, one piece,
  *         input from pinned memory), the wall time of a whole call from ordinary memory, and the
  *         total with 4 pipelined pieces; every metric at 32x32; every device when there are several.
+ *   GL    a 1920x1080 RGBA8 frame, SSD 16x16: the whole call from host memory against the same
+ *         pixels in a GL texture (registered with CUDA once and mapped per call, read in place),
+ *         when the GL context is on the CUDA device.
  *   PMCC  8192 images of 320x240 against one reference (Temizel et al.): the resident bank's kernel
  *         time and bandwidth (1, 2 and 4 images per block), the bank streamed from host memory, and
  *         the CPU engine on a part of the bank.
@@ -25,6 +28,7 @@
 #include <glcv/glcv.h>
 #include <glcv/match.h>
 
+#include <epoxy/gl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -276,6 +280,64 @@ static void bench_gpu(int devices)
 
 /* ---- PMCC ---------------------------------------------------------------------------------------- */
 
+/* The whole call from host memory and from a GL texture, 1920x1080 RGBA8, SSD 16x16. */
+static void bench_texture(void)
+{
+    enum { TW = 1920, TH = 1080 };
+    glcv_context *ctx = NULL;
+    glcv_context_params cp = GLCV_CONTEXT_PARAMS(.min_gl_version = 33);
+    glcv_cuda_info info;
+    if (glcv_context_create(&cp, &ctx) != GLCV_OK || (glcv_cuda_query(&info), info.gl_device < 0)) {
+        printf("\n(no GL context on a CUDA device: no texture-input rows)\n");
+        glcv_context_destroy(&ctx);
+        return;
+    }
+    glcv_image frame;
+    if (glcv_image_alloc(TW, TH, GLCV_PIXEL_RGBA8, &frame) != GLCV_OK) {
+        glcv_context_destroy(&ctx);
+        return;
+    }
+    fill_random(frame.data, (size_t)TW * TH * 4);
+    GLuint tex = 0;
+    glGenTextures(1, &tex);
+    glBindTexture(GL_TEXTURE_2D, tex);
+    glTexImage2D(GL_TEXTURE_2D, 0, GL_RGBA8, TW, TH, 0, GL_RGBA, GL_UNSIGNED_BYTE, frame.data);
+    glBindTexture(GL_TEXTURE_2D, 0);
+    glcv_logger lg = {glcv_log_stderr, NULL, GLCV_LOG_WARN};
+    glcv_match_params p = GLCV_MATCH_PARAMS(.width = TW, .height = TH, .format = GLCV_PIXEL_GRAY8,
+                                            .engine = GLCV_ENGINE_CUDA, .metric = GLCV_MATCH_SSD, .logger = lg);
+    glcv_match *m = NULL;
+    int k = 3; /* 16x16 */
+    if (glcv_match_create(&p, &m) == GLCV_OK && glcv_match_set_template(m, &g_templ[k], NULL) == GLCV_OK) {
+        double *t = malloc((size_t)g_repeat * sizeof *t);
+        printf("\n## A 1920x1080 RGBA8 frame, SSD %dx%d, the whole call (gray matching)\n\n", masks[k], masks[k]);
+        printf("| input | ms median (best) |\n|---|---|\n");
+        for (int from_texture = 0; from_texture < 2 && t; from_texture++) {
+            glcv_status st = from_texture ? glcv_match_image_texture(m, tex) : glcv_match_image(m, &frame);
+            for (int i = 0; i < g_repeat && st == GLCV_OK; i++) {
+                double t0 = bench_now_ms();
+                st = from_texture ? glcv_match_image_texture(m, tex) : glcv_match_image(m, &frame);
+                t[i] = bench_now_ms() - t0;
+            }
+            if (st != GLCV_OK) {
+                printf("| %s | %s |\n", from_texture ? "GL texture" : "host memory", glcv_status_string(st));
+                continue;
+            }
+            stat2 s2 = stats(t, g_repeat);
+            printf("| %s |", from_texture ? "GL texture (registered once, mapped per call)" : "host memory");
+            print_cell(s2);
+            printf("\n");
+            csv_row("texture", from_texture ? "gl_texture" : "host", "1920x1080", s2.median);
+        }
+        free(t);
+        glcv_match_forget_texture(m, tex);
+    }
+    glcv_match_destroy(&m);
+    glDeleteTextures(1, &tex);
+    glcv_image_free(&frame);
+    glcv_context_destroy(&ctx);
+}
+
 static void bench_pmcc(int n_gpu, int n_cpu, int gpu, int cpu)
 {
     int pw = 320, ph = 240, n = gpu ? n_gpu : n_cpu;
@@ -461,6 +523,8 @@ int main(int argc, char **argv)
         bench_cpu(quick);
     if (gpu)
         bench_gpu(info.devices);
+    if (gpu)
+        bench_texture();
     bench_pmcc(n_pmcc, n_pmcc_cpu, gpu, cpu);
     if (g_csv)
         fclose(g_csv);

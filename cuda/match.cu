@@ -333,9 +333,22 @@ __global__ void planes_kernel(const glcv_cuda_planes_params p)
     const int y = p.row_begin + blockIdx.y;
     if (x >= p.width || y >= p.row_end)
         return;
-    const uint8_t *s = p.src + (size_t)y * p.src_pitch + (size_t)x * (size_t)p.src_bpp;
     uint8_t *d = p.planes + (size_t)y * p.pitch + x;
-    const unsigned r = s[p.src_r], g = s[p.src_g], b = s[p.src_b];
+    unsigned r, g, b, a = 255;
+    if (p.src_texture) {
+        // point sampling at the pixel's centre returns exactly element (x, y)
+        const uchar4 v = tex2D<uchar4>((cudaTextureObject_t)p.src_texture, (float)x + 0.5f, (float)y + 0.5f);
+        r = v.x;
+        g = v.y;
+        b = v.z;
+    } else {
+        const uint8_t *s = p.src + (size_t)y * p.src_pitch + (size_t)x * (size_t)p.src_bpp;
+        r = s[p.src_r];
+        g = s[p.src_g];
+        b = s[p.src_b];
+        if (p.src_a >= 0)
+            a = s[p.src_a];
+    }
     if (p.channels == 1) {
         d[0] = p.src_gray ? (uint8_t)r : (uint8_t)((77u * r + 150u * g + 29u * b + 128u) >> 8);
         return;
@@ -344,7 +357,7 @@ __global__ void planes_kernel(const glcv_cuda_planes_params p)
     d[p.plane_size] = (uint8_t)g;
     d[2 * p.plane_size] = (uint8_t)b;
     if (p.channels == 4)
-        d[3 * p.plane_size] = p.src_a >= 0 ? s[p.src_a] : (uint8_t)255;
+        d[3 * p.plane_size] = (uint8_t)a;
 }
 
 }  // namespace

@@ -490,6 +490,13 @@ glcv_status glcv_match_image_texture(glcv_match *m, unsigned int texture)
     return st;
 }
 
+glcv_status glcv_match_forget_texture(glcv_match *m, unsigned int texture)
+{
+    if (!m)
+        return GLCV_ERROR_INVALID_ARGUMENT;
+    GLCV_LOCKED_CALL(m, m->cuda ? glcv_match_cuda_forget_texture(m, texture) : GLCV_OK);
+}
+
 /* ---- results -------------------------------------------------------------------------------- */
 
 static int is_distance(const glcv_match *m)

@@ -257,6 +257,8 @@ typedef struct cuda_source {
     const uint8_t *device; /* device rows on the first device (the bridge), or NULL */
     size_t device_pitch;
     glcv_pixel_format format;
+    unsigned long long texture; /* a texture object on the first device (the bridge's registered
+                                   texture, RGBA8), or 0 */
 } cuda_source;
 
 static void layout_params(glcv_pixel_format f, glcv_cuda_planes_params *pp)
@@ -284,8 +286,9 @@ static glcv_status cuda_run(glcv_match *m, const cuda_source *src)
     size_t row_bytes = (size_t)w * (size_t)bpp;
     size_t elem = store_bytes(m->map.store);
     int direct = src->format == GLCV_PIXEL_GRAY8 && m->channels == 1; /* rows go straight into the plane */
-    int n_dev = src->device ? 1 : c->n_dev;
-    int chunks = src->device ? 1 : c->chunks;
+    int on_device = src->device || src->texture; /* the frame is on the first device already */
+    int n_dev = on_device ? 1 : c->n_dev;
+    int chunks = on_device ? 1 : c->chunks;
 
     glcv_cuda_match_params kp;
     memset(&kp, 0, sizeof kp);
@@ -314,7 +317,7 @@ static glcv_status cuda_run(glcv_match *m, const cuda_source *src)
     for (int k = 0; k < chunks; k++) {
         for (int d = 0; d < n_dev; d++) {
             match_device *dv = &c->dev[d];
-            int rb = src->device ? 0 : dv->row_begin, re = src->device ? h : dv->row_end;
+            int rb = on_device ? 0 : dv->row_begin, re = on_device ? h : dv->row_end;
             int span = re - rb;
             int cb = rb + (int)((int64_t)span * k / chunks), ce = rb + (int)((int64_t)span * (k + 1) / chunks);
             /* input rows this piece adds: up to its last position row + th - 1 */
@@ -330,7 +333,7 @@ static glcv_status cuda_run(glcv_match *m, const cuda_source *src)
             CUDA_TRY(cudaSetDevice(dv->device), "match: cudaSetDevice");
             if (d == 0)
                 CUDA_TRY(cudaEventRecord(dv->ev[k][0], s), "match: event");
-            if (ue > ub && !src->device) {
+            if (ue > ub && !on_device) {
                 const uint8_t *rows = src->host + (size_t)ub * src->stride;
                 size_t rows_stride = src->stride;
                 if (!src->in_staging) {
@@ -347,14 +350,15 @@ static glcv_status cuda_run(glcv_match *m, const cuda_source *src)
             }
             if (d == 0)
                 CUDA_TRY(cudaEventRecord(dv->ev[k][1], s), "match: event");
-            if (ue > ub && (!direct || src->device)) {
+            if (ue > ub && (!direct || on_device)) {
                 glcv_cuda_planes_params pp;
                 memset(&pp, 0, sizeof pp);
                 layout_params(src->format, &pp);
-                if (src->device)
+                if (on_device)
                     pp.src_a = -1; /* as the host path's texture read-back: alpha 255 */
-                pp.src = src->device ? src->device : dv->raw;
-                pp.src_pitch = src->device ? src->device_pitch : dv->raw_pitch;
+                pp.src = on_device ? src->device : dv->raw;
+                pp.src_pitch = on_device ? src->device_pitch : dv->raw_pitch;
+                pp.src_texture = src->texture;
                 pp.planes = dv->planes;
                 pp.pitch = pitch;
                 pp.plane_size = kp.plane_size;
@@ -412,7 +416,7 @@ static glcv_status cuda_run(glcv_match *m, const cuda_source *src)
 
 glcv_status glcv_match_cuda_image(glcv_match *m, const glcv_image *image, int in_staging)
 {
-    cuda_source src = {image->data, glcv_image_stride(image), in_staging, NULL, 0, image->format};
+    cuda_source src = {image->data, glcv_image_stride(image), in_staging, NULL, 0, image->format, 0};
     return cuda_run(m, &src);
 }
 
@@ -421,19 +425,42 @@ glcv_status glcv_match_cuda_texture(glcv_match *m, unsigned int texture)
     glcv_match_cuda *c = m->cuda;
     if (!c->with_gl)
         return GLCV_ERROR_UNSUPPORTED;
-    /* through the bridge: GL copies the texture into a buffer that CUDA maps on device 0 */
+    /* through the bridge: an RGBA8 texture registered once and mapped, read in place through a
+     * texture object; other formats copied by GL into a buffer that CUDA maps on device 0 */
     glcv_status st = GLCV_OK;
     if (!c->bridge)
-        st = glcv_cuda_bridge_create(m->p.width, m->p.height, &m->p.logger, &c->bridge);
+        st = glcv_cuda_bridge_create_for_textures(m->p.width, m->p.height, &m->p.logger, &c->bridge);
     glcv_cuda_frame frame;
-    if (st == GLCV_OK && (st = glcv_cuda_bridge_map_frame(c->bridge, texture, 0, c->dev[0].streams[0], &frame)) ==
+    if (st == GLCV_OK && (st = glcv_cuda_bridge_map_textures(c->bridge, texture, 0, c->dev[0].streams[0], &frame)) ==
                              GLCV_OK) {
-        cuda_source src = {NULL, 0, 0, frame.rgba, frame.rgba_pitch, GLCV_PIXEL_RGBA8};
+        cuda_source src = {NULL, 0, 0, frame.rgba, frame.rgba_pitch, GLCV_PIXEL_RGBA8,
+                           (unsigned long long)frame.rgba_texture};
         st = cuda_run(m, &src);
         glcv_status un = glcv_cuda_bridge_unmap(c->bridge, c->dev[0].streams[0]);
         st = st != GLCV_OK ? st : un;
     }
     return st;
+}
+
+glcv_status glcv_match_cuda_forget_texture(glcv_match *m, unsigned int texture)
+{
+    glcv_match_cuda *c = m->cuda;
+    if (!c || !c->bridge)
+        return GLCV_OK;
+    cudaSetDevice(c->dev[0].device);
+    return glcv_cuda_bridge_forget(c->bridge, texture);
+}
+
+void glcv_match_texture_stats(glcv_match *m, int *direct, int *registered)
+{
+    glcv_cuda_bridge_stats s = {0};
+    *direct = -1;
+    *registered = 0;
+    if (!m->cuda || !m->cuda->bridge)
+        return;
+    glcv_cuda_bridge_get_stats(m->cuda->bridge, &s);
+    *direct = s.direct;
+    *registered = s.registered;
 }
 
 #else /* built without CUDA: glcv_cuda_choose never picks this engine */
@@ -465,6 +492,19 @@ glcv_status glcv_match_cuda_texture(glcv_match *m, unsigned int texture)
 {
     (void)m, (void)texture;
     return GLCV_ERROR_UNSUPPORTED;
+}
+
+glcv_status glcv_match_cuda_forget_texture(glcv_match *m, unsigned int texture)
+{
+    (void)m, (void)texture;
+    return GLCV_OK;
+}
+
+void glcv_match_texture_stats(glcv_match *m, int *direct, int *registered)
+{
+    (void)m;
+    *direct = -1;
+    *registered = 0;
 }
 
 #endif

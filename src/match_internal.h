@@ -160,5 +160,10 @@ glcv_status glcv_match_cuda_image(glcv_match *m, const glcv_image *image, int in
 /* Matches a GL texture through the CUDA-GL bridge on the engine's first device, when that is the
  * current GL context's device; UNSUPPORTED (not logged) otherwise: the caller reads it back. */
 glcv_status glcv_match_cuda_texture(glcv_match *m, unsigned int texture);
+/* Drops the bridge's registration of `texture` (OK when there is none, or no bridge). */
+glcv_status glcv_match_cuda_forget_texture(glcv_match *m, unsigned int texture);
+/* Tests: whether the last texture went in place (1) or through the pixel buffer (0), and how many
+ * textures are registered; -1 and 0 without a bridge. */
+void glcv_match_texture_stats(glcv_match *m, int *direct, int *registered);
 
 #endif

@@ -32,6 +32,8 @@ static inline size_t glcv_cuda_match_pitch(int width)
 typedef struct glcv_cuda_planes_params {
     const uint8_t *src;
     size_t src_pitch;
+    unsigned long long src_texture; /* nonzero: a cudaTextureObject_t of uchar4 elements (RGBA,
+                                       alpha read as 255) read instead of src */
     int src_bpp;              /* bytes per pixel: 1, 3 or 4 */
     int src_r, src_g, src_b;  /* byte offsets of the channels in a pixel (all 0 for gray) */
     int src_a;                /* byte offset of alpha, or -1 */

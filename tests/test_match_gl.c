@@ -4,6 +4,7 @@
  * engine, textures read back in GL) or "auto" (the AUTO engine, which must pick CUDA: through the
  * CUDA-GL bridge when the GL context is on the CUDA device). Exits 77 without a GL context, and
  * with "auto" without a CUDA device. */
+#include "match_internal.h"
 #include "testutil.h"
 
 #include <glcv/correlate.h>
@@ -69,6 +70,34 @@ static void test_match(glcv_engine_mode engine, glcv_pixel_format format)
     for (int i = 0; i < W * H; i++)
         bad += a[i] != b[i];
     CHECK(bad == 0, "texture inputs: %d of %d scores differ from host inputs", bad, W * H);
+    int direct = -1, registered = 0;
+    if (g_expected == GLCV_ENGINE_CUDA) {
+        glcv_match_texture_stats(gl, &direct, &registered);
+        CHECK(direct == 1 && registered == 1,
+              "CUDA engine: the RGBA8 texture was not read in place (direct %d, registered %d)", direct, registered);
+    }
+    /* new pixels in the same texture: read again (the registration is kept, not the pixels) */
+    glcv_image img2 = random_rgba(W, H, &rng);
+    glBindTexture(GL_TEXTURE_2D, tex_img);
+    glPixelStorei(GL_UNPACK_ALIGNMENT, 1);
+    glTexSubImage2D(GL_TEXTURE_2D, 0, 0, 0, W, H, GL_RGBA, GL_UNSIGNED_BYTE, img2.data);
+    glPixelStorei(GL_UNPACK_ALIGNMENT, 4);
+    glBindTexture(GL_TEXTURE_2D, 0);
+    CHECK_OK(glcv_match_image(host, &img2));
+    CHECK_OK(glcv_match_read_scores(host, a, 0));
+    CHECK_OK(glcv_match_image_texture(gl, tex_img));
+    CHECK_OK(glcv_match_read_scores(gl, b, 0));
+    bad = 0;
+    for (int i = 0; i < W * H; i++)
+        bad += a[i] != b[i];
+    CHECK(bad == 0, "the texture's new pixels: %d of %d scores differ from host inputs", bad, W * H);
+    glcv_image_free(&img2);
+    CHECK_OK(glcv_match_forget_texture(gl, tex_img));
+    CHECK_OK(glcv_match_forget_texture(gl, tex_img)); /* nothing left to forget */
+    if (g_expected == GLCV_ENGINE_CUDA) {
+        glcv_match_texture_stats(gl, &direct, &registered);
+        CHECK(registered == 0, "forget: %d textures still registered", registered);
+    }
 
     /* the map texture, and the host's binding left alone */
     GLuint mine = 0;

@@ -154,8 +154,19 @@ GLCV_API glcv_status glcv_match_set_roi(glcv_match *match, const glcv_rect *roi)
 GLCV_API glcv_status glcv_match_image(glcv_match *match, const glcv_image *image);
 
 /* Matches against the caller's GL_TEXTURE_2D of the object's size, read in the current context
- * (as for glcv_match_set_template_texture). Errors: those of glcv_match_image, NO_CONTEXT. */
+ * (as for glcv_match_set_template_texture). With the CUDA engine on the GL context's device, a
+ * GL_RGBA8 texture is registered with CUDA on first use and the registration kept (by name, size
+ * and internal format, checked every call); each call maps it and the kernels read it in place
+ * (other formats are copied by GL into a buffer of the matcher's). Before deleting or
+ * re-specifying a texture given here, call glcv_match_forget_texture (or destroy the matcher), as
+ * for the tracker (glcv/track.h). Errors: those of glcv_match_image, NO_CONTEXT. */
 GLCV_API glcv_status glcv_match_image_texture(glcv_match *match, unsigned int texture);
+
+/* Drops the CUDA registration of a texture given to glcv_match_image_texture, if there is one,
+ * once the work queued on it is done; needs the GL context current when there is one. Nothing to
+ * do (GLCV_OK) for a texture never registered or with the CPU engine. Errors: INVALID_ARGUMENT,
+ * CUDA. */
+GLCV_API glcv_status glcv_match_forget_texture(glcv_match *match, unsigned int texture);
 
 /* Zero-copy input: returns in `out` an image of the object's size and format (stride width *
  * channels) whose pixels lie in pinned memory that the GPU copies from directly (plain memory with
