@@ -1,6 +1,12 @@
 /* glcv track: CAMSHIFT tracking of objects through image files, folders of frames or a media
- * source (a video file, a camera, a lavfi graph), with the segmenter's mask on request; writes
- * one CSV row per frame and object, and frames with the boxes drawn. */
+ * source (a video file, a camera, a lavfi graph), with the segmenter's mask (by default for files);
+ * writes one CSV row per frame and object, and frames with the boxes drawn. glcv eval otb: the same
+ * tracking on OTB sequences, scored.
+ *
+ * Why one file of about 800 lines: glcv eval otb is glcv track's own run - the same options, the
+ * same steps (the tracker, the segmenter and its median background, the frames, the mask of each
+ * frame) - with boxes kept instead of a CSV file; apart, those steps would become a shared header
+ * that only these two commands use. */
 #define _POSIX_C_SOURCE 200809L
 
 #include "cli.h"
@@ -102,6 +108,22 @@ typedef struct track_options {
     int quiet, verbose;
     cli_source src;
 } track_options;
+
+/* The defaults, and the options glcv track and glcv eval otb share (the tracker, its mask). */
+#define TRACK_OPTIONS_INIT                                                                                   \
+    {.ts = 310, .bins = 60, .sat_bins = 1, .s_min = 30, .v_min = 10, .v_max = 255, .window = 2,                \
+     .engine = GLCV_ENGINE_AUTO, .src = CLI_SOURCE_INIT}
+#define TRACK_OPTIONS(o)                                                                                     \
+    {"--no-mask", NULL, &(o)->no_mask, .kind = CLI_FLAG},                                                    \
+    {"--bg-weighted", NULL, &(o)->bg_weighted, .kind = CLI_FLAG},                                            \
+    {"--Ts", NULL, &(o)->ts, .kind = CLI_REAL, .max = 1e9},                                                  \
+    {"--bins", NULL, &(o)->bins, .kind = CLI_INT, .min = 1, .max = 180},                                     \
+    {"--sat-bins", NULL, &(o)->sat_bins, .kind = CLI_INT, .min = 1, .max = 256},                             \
+    {"--smin", NULL, &(o)->s_min, .kind = CLI_INT, .max = 255},                                              \
+    {"--vmin", NULL, &(o)->v_min, .kind = CLI_INT, .max = 255},                                              \
+    {"--vmax", NULL, &(o)->v_max, .kind = CLI_INT, .max = 255},                                              \
+    {"--window", NULL, &(o)->window, .kind = CLI_CHOICE, .choices = window_names, .what = "a window"},       \
+    {"--engine", NULL, &(o)->engine, .kind = CLI_ENGINE, .choices = cli_cuda_engines}
 
 typedef struct track_run {
     const track_options *opt;
@@ -527,8 +549,7 @@ static void track_run_free(track_run *t)
 
 int cmd_track(int argc, char **argv)
 {
-    track_options o = {.ts = 310, .bins = 60, .sat_bins = 1, .s_min = 30, .v_min = 10, .v_max = 255,
-                       .window = 2, .engine = GLCV_ENGINE_AUTO, .src = CLI_SOURCE_INIT};
+    track_options o = TRACK_OPTIONS_INIT;
     const cli_option options[] = {
         CLI_QUIET_VERBOSE_OPTIONS(&o.quiet, &o.verbose),
         {"--roi", NULL, o.rois, .kind = CLI_RECT, .count = &o.n_rois, .max_count = MAX_ROIS},
@@ -536,16 +557,7 @@ int cmd_track(int argc, char **argv)
         {"--overlay", NULL, &o.overlay, .kind = CLI_STRING, .what = "folder name"},
         {"--hist", NULL, &o.hist, .kind = CLI_STRING, .what = "file name"},
         {"--mask-from-segmenter", NULL, &o.mask_from_segmenter, .kind = CLI_FLAG},
-        {"--no-mask", NULL, &o.no_mask, .kind = CLI_FLAG},
-        {"--bg-weighted", NULL, &o.bg_weighted, .kind = CLI_FLAG},
-        {"--Ts", NULL, &o.ts, .kind = CLI_REAL, .max = 1e9},
-        {"--bins", NULL, &o.bins, .kind = CLI_INT, .min = 1, .max = 180},
-        {"--sat-bins", NULL, &o.sat_bins, .kind = CLI_INT, .min = 1, .max = 256},
-        {"--smin", NULL, &o.s_min, .kind = CLI_INT, .max = 255},
-        {"--vmin", NULL, &o.v_min, .kind = CLI_INT, .max = 255},
-        {"--vmax", NULL, &o.v_max, .kind = CLI_INT, .max = 255},
-        {"--window", NULL, &o.window, .kind = CLI_CHOICE, .choices = window_names, .what = "a window"},
-        {"--engine", NULL, &o.engine, .kind = CLI_ENGINE, .choices = cli_cuda_engines},
+        TRACK_OPTIONS(&o),
         CLI_SOURCE_OPTIONS(&o.src),
         {NULL},
     };
@@ -772,20 +784,10 @@ static int eval_sequence(track_options *o, const char *dir, otb_score *score)
 
 int cmd_eval_otb(int argc, char **argv)
 {
-    track_options o = {.ts = 310, .bins = 60, .sat_bins = 1, .s_min = 30, .v_min = 10, .v_max = 255,
-                       .window = 2, .engine = GLCV_ENGINE_AUTO, .src = CLI_SOURCE_INIT};
+    track_options o = TRACK_OPTIONS_INIT;
     const cli_option options[] = {
         CLI_QUIET_VERBOSE_OPTIONS(&o.quiet, &o.verbose),
-        {"--no-mask", NULL, &o.no_mask, .kind = CLI_FLAG},
-        {"--bg-weighted", NULL, &o.bg_weighted, .kind = CLI_FLAG},
-        {"--Ts", NULL, &o.ts, .kind = CLI_REAL, .max = 1e9},
-        {"--bins", NULL, &o.bins, .kind = CLI_INT, .min = 1, .max = 180},
-        {"--sat-bins", NULL, &o.sat_bins, .kind = CLI_INT, .min = 1, .max = 256},
-        {"--smin", NULL, &o.s_min, .kind = CLI_INT, .max = 255},
-        {"--vmin", NULL, &o.v_min, .kind = CLI_INT, .max = 255},
-        {"--vmax", NULL, &o.v_max, .kind = CLI_INT, .max = 255},
-        {"--window", NULL, &o.window, .kind = CLI_CHOICE, .choices = window_names, .what = "a window"},
-        {"--engine", NULL, &o.engine, .kind = CLI_ENGINE, .choices = cli_cuda_engines},
+        TRACK_OPTIONS(&o),
         {NULL},
     };
     static const cli_command otb = {"eval otb", "", cmd_eval_otb_help, cmd_eval_otb};
