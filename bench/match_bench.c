@@ -7,8 +7,9 @@
  *         input from pinned memory), the wall time of a whole call from ordinary memory, and the
  *         total with 4 pipelined pieces; every metric at 32x32; every device when there are several.
  *   GL    a 1920x1080 RGBA8 frame, SSD 16x16: the whole call from host memory against the same
- *         pixels in a GL texture (registered with CUDA once and mapped per call, read in place),
- *         when the GL context is on the CUDA device.
+ *         pixels in a GL texture (registered with CUDA once and mapped per call, read in place), and
+ *         the Pearson coefficients of 64 images of 320x240 from host memory and from GL textures (a
+ *         piece of them per hand-over), when the GL context is on the CUDA device.
  *   PMCC  8192 images of 320x240 against one reference (Temizel et al.): the resident bank's kernel
  *         time and bandwidth (1, 2 and 4 images per block), the bank streamed from host memory, and
  *         the CPU engine on a part of the bank.
@@ -334,6 +335,56 @@ static void bench_texture(void)
     }
     glcv_match_destroy(&m);
     glDeleteTextures(1, &tex);
+    /* Pearson correlation of 64 textures of 320x240 against a reference: a piece of `batch` of them
+     * per hand-over */
+    enum { CN = 64, CW = 320, CH = 240 };
+    glcv_image imgs[CN];
+    GLuint texs[CN];
+    int made = 0;
+    for (; made < CN && glcv_image_alloc(CW, CH, GLCV_PIXEL_RGBA8, &imgs[made]) == GLCV_OK; made++) {
+        fill_random(imgs[made].data, (size_t)CW * CH * 4);
+        glGenTextures(1, &texs[made]);
+        glBindTexture(GL_TEXTURE_2D, texs[made]);
+        glTexImage2D(GL_TEXTURE_2D, 0, GL_RGBA8, CW, CH, 0, GL_RGBA, GL_UNSIGNED_BYTE, imgs[made].data);
+    }
+    glBindTexture(GL_TEXTURE_2D, 0);
+    glcv_correlate_params cpar = GLCV_CORRELATE_PARAMS(.width = CW, .height = CH, .engine = GLCV_ENGINE_CUDA,
+                                                       .logger = lg);
+    glcv_correlate *c = NULL;
+    double r[CN], *t = malloc((size_t)g_repeat * sizeof *t);
+    if (made == CN && t && glcv_correlate_create(&cpar, &c) == GLCV_OK &&
+        glcv_correlate_set_reference(c, &imgs[0]) == GLCV_OK) {
+        glcv_correlate_params used;
+        glcv_correlate_get_params(c, &used);
+        printf("\n## Pearson correlation of %d RGBA8 images of %dx%d (gray), pieces of %d, the whole call\n\n", CN, CW,
+               CH, used.batch);
+        printf("| input | ms median (best) |\n|---|---|\n");
+        for (int from_texture = 0; from_texture < 2; from_texture++) {
+            glcv_status st = from_texture ? glcv_correlate_textures(c, texs, CN, r) : glcv_correlate_images(c, imgs, CN, r);
+            for (int i = 0; i < g_repeat && st == GLCV_OK; i++) {
+                double t0 = bench_now_ms();
+                st = from_texture ? glcv_correlate_textures(c, texs, CN, r) : glcv_correlate_images(c, imgs, CN, r);
+                t[i] = bench_now_ms() - t0;
+            }
+            if (st != GLCV_OK) {
+                printf("| %s | %s |\n", from_texture ? "GL textures" : "host memory", glcv_status_string(st));
+                continue;
+            }
+            stat2 s2 = stats(t, g_repeat);
+            printf("| %s |", from_texture ? "GL textures" : "host memory");
+            print_cell(s2);
+            printf("\n");
+            csv_row("texture", from_texture ? "correlate_gl_textures" : "correlate_host", "64x320x240", s2.median);
+        }
+        for (int i = 0; i < CN; i++)
+            glcv_correlate_forget_texture(c, texs[i]);
+    }
+    free(t);
+    glcv_correlate_destroy(&c);
+    for (int i = 0; i < made; i++) {
+        glDeleteTextures(1, &texs[i]);
+        glcv_image_free(&imgs[i]);
+    }
     glcv_image_free(&frame);
     glcv_context_destroy(&ctx);
 }

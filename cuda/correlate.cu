@@ -188,14 +188,26 @@ __global__ void pack_kernel(const glcv_cuda_correlate_pack_params p)
     const int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y;
     if (x >= p.width || y >= p.height)
         return;
-    const uint8_t *s = p.rgba + (size_t)y * p.rgba_pitch + (size_t)x * 4;
+    unsigned r, g, b;
+    if (p.texture) {
+        // point sampling at the pixel's centre returns exactly element (x, y)
+        const uchar4 v = tex2D<uchar4>((cudaTextureObject_t)p.texture, (float)x + 0.5f, (float)y + 0.5f);
+        r = v.x;
+        g = v.y;
+        b = v.z;
+    } else {
+        const uint8_t *s = p.rgba + (size_t)y * p.rgba_pitch + (size_t)x * 4;
+        r = s[0];
+        g = s[1];
+        b = s[2];
+    }
     uint8_t *d = p.dst + ((size_t)y * (size_t)p.width + (size_t)x) * (size_t)p.channels;
     if (p.channels == 1) {
-        d[0] = (uint8_t)((77u * s[0] + 150u * s[1] + 29u * s[2] + 128u) >> 8);
+        d[0] = (uint8_t)((77u * r + 150u * g + 29u * b + 128u) >> 8);
     } else {
-        d[0] = s[0];
-        d[1] = s[1];
-        d[2] = s[2];
+        d[0] = (uint8_t)r;
+        d[1] = (uint8_t)g;
+        d[2] = (uint8_t)b;
     }
 }
 

@@ -298,6 +298,11 @@ glcv_status glcv_correlate_textures(glcv_correlate *c, const unsigned int *textu
     return st;
 }
 
+glcv_status glcv_correlate_forget_texture(glcv_correlate *c, unsigned int texture)
+{
+    GLCV_LOCKED_CALL(c, c->cuda ? glcv_correlate_cuda_forget_texture(c, texture) : GLCV_OK);
+}
+
 glcv_status glcv_correlate_bank_load(glcv_correlate *c, const glcv_image *images, int n)
 {
     if (!c)

@@ -37,6 +37,7 @@ struct glcv_correlate_cuda {
     double *h_r;             /* pinned */
     size_t r_capacity;
     glcv_cuda_bridge *bridge;
+    cudaTextureObject_t *objects; /* a piece's textures' objects (map_many), batch of them */
 };
 
 #define CUDA_TRY(call, what) GLCV_CUDA_TRY(&c->p.logger, call, what)
@@ -77,6 +78,7 @@ void glcv_correlate_cuda_destroy(glcv_correlate *c)
     if (g->bridge)
         glcv_cuda_bridge_destroy(&g->bridge);
     (void)cudaGetLastError();
+    free(g->objects);
     free(g);
     c->cuda = NULL;
 }
@@ -231,12 +233,27 @@ static glcv_status cuda_stream(glcv_correlate *c, stream_source src, int n, doub
                      "correlate: upload");
         } else {
             CUDA_TRY(cudaEventRecord(g->ev[s][0], stream), "correlate: event");
-            for (int i = 0; i < count; i++) {
+            /* the piece's textures in one hand-over when they can go in place, else one by one */
+            glcv_status many = glcv_cuda_bridge_map_many(g->bridge, src.textures + first, count, stream, g->objects);
+            if (many != GLCV_OK && many != GLCV_ERROR_UNSUPPORTED)
+                return many;
+            for (int i = 0; i < count && many == GLCV_OK; i++) {
+                glcv_cuda_correlate_pack_params pp = {NULL, 0, (unsigned long long)g->objects[i], c->p.width,
+                                                      c->p.height, c->channels, g->d_slots[s] + (size_t)i * c->padded};
+                cudaError_t err = (cudaError_t)glcv_cuda_correlate_pack(pp, stream);
+                if (err != cudaSuccess) {
+                    (void)glcv_cuda_bridge_unmap(g->bridge, stream);
+                    return glcv_cuda_fail(&c->p.logger, err, "correlate: pack kernel");
+                }
+            }
+            if (many == GLCV_OK && (st = glcv_cuda_bridge_unmap(g->bridge, stream)) != GLCV_OK)
+                return st;
+            for (int i = 0; i < count && many != GLCV_OK; i++) {
                 glcv_cuda_frame frame;
                 glcv_status bst = glcv_cuda_bridge_map_frame(g->bridge, src.textures[first + i], 0, stream, &frame);
                 if (bst != GLCV_OK)
                     return bst;
-                glcv_cuda_correlate_pack_params pp = {frame.rgba, frame.rgba_pitch, c->p.width, c->p.height,
+                glcv_cuda_correlate_pack_params pp = {frame.rgba, frame.rgba_pitch, 0, c->p.width, c->p.height,
                                                       c->channels, g->d_slots[s] + (size_t)i * c->padded};
                 cudaError_t err = (cudaError_t)glcv_cuda_correlate_pack(pp, stream);
                 bst = glcv_cuda_bridge_unmap(g->bridge, stream);
@@ -343,12 +360,35 @@ glcv_status glcv_correlate_cuda_textures(glcv_correlate *c, const unsigned int *
     if (!g->with_gl)
         return GLCV_ERROR_UNSUPPORTED;
     if (!g->bridge) {
-        glcv_status st = glcv_cuda_bridge_create(c->p.width, c->p.height, &c->p.logger, &g->bridge);
+        glcv_status st = glcv_cuda_bridge_create_for_textures(c->p.width, c->p.height, &c->p.logger, &g->bridge);
         if (st != GLCV_OK)
             return st;
     }
+    if (!g->objects && !(g->objects = calloc((size_t)c->p.batch, sizeof *g->objects)))
+        return GLCV_ERROR_OUT_OF_MEMORY;
     stream_source src = {NULL, textures};
     return cuda_stream(c, src, n, r);
+}
+
+glcv_status glcv_correlate_cuda_forget_texture(glcv_correlate *c, unsigned int texture)
+{
+    glcv_correlate_cuda *g = c->cuda;
+    if (!g || !g->bridge)
+        return GLCV_OK;
+    cudaSetDevice(g->device);
+    return glcv_cuda_bridge_forget(g->bridge, texture);
+}
+
+void glcv_correlate_texture_stats(glcv_correlate *c, int *direct, int *registered)
+{
+    glcv_cuda_bridge_stats s = {0};
+    *direct = -1;
+    *registered = 0;
+    if (!c->cuda || !c->cuda->bridge)
+        return;
+    glcv_cuda_bridge_get_stats(c->cuda->bridge, &s);
+    *direct = s.direct;
+    *registered = s.registered;
 }
 
 #else /* built without CUDA: glcv_cuda_choose never picks this engine */
@@ -392,6 +432,19 @@ glcv_status glcv_correlate_cuda_bank_run(glcv_correlate *c, double *r)
 {
     (void)c, (void)r;
     return GLCV_ERROR_UNSUPPORTED;
+}
+
+glcv_status glcv_correlate_cuda_forget_texture(glcv_correlate *c, unsigned int texture)
+{
+    (void)c, (void)texture;
+    return GLCV_OK;
+}
+
+void glcv_correlate_texture_stats(glcv_correlate *c, int *direct, int *registered)
+{
+    (void)c;
+    *direct = -1;
+    *registered = 0;
 }
 
 #endif

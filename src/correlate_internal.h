@@ -61,6 +61,11 @@ glcv_status glcv_correlate_cuda_images(glcv_correlate *c, const glcv_image *imag
 /* Streams n GL textures through the CUDA-GL bridge when the engine is on the current GL context's
  * device; UNSUPPORTED (not logged) otherwise: the caller reads them back. */
 glcv_status glcv_correlate_cuda_textures(glcv_correlate *c, const unsigned int *textures, int n, double *r);
+/* Drops the bridge's registration of `texture` (OK when there is none, or no bridge). */
+glcv_status glcv_correlate_cuda_forget_texture(glcv_correlate *c, unsigned int texture);
+/* Tests: whether the last hand-over went in place (1) or through the pixel buffer (0), and how many
+ * textures are registered; -1 and 0 without a bridge. */
+void glcv_correlate_texture_stats(glcv_correlate *c, int *direct, int *registered);
 /* The resident bank in device memory, and its coefficients against the reference. */
 glcv_status glcv_correlate_cuda_bank_load(glcv_correlate *c, const glcv_image *images, int n);
 glcv_status glcv_correlate_cuda_bank_run(glcv_correlate *c, double *r);

@@ -56,6 +56,7 @@ int glcv_cuda_correlate_finish(glcv_cuda_correlate_finish_params p, cudaStream_t
 typedef struct glcv_cuda_correlate_pack_params {
     const uint8_t *rgba;
     size_t rgba_pitch;
+    unsigned long long texture; /* nonzero: a cudaTextureObject_t of uchar4 elements read instead of rgba */
     int width, height;
     int channels;               /* 1 or 3 */
     uint8_t *dst;

@@ -47,7 +47,9 @@ typedef struct cached_texture {
     unsigned long long used;            /* the last map that used it (eviction) */
 } cached_texture;
 
-enum { CACHE_SLOTS = 8 };
+/* Slots of the registration cache: 8 at first, more when a batch needs them (map_many), up to
+ * MAX_CACHE_SLOTS. */
+enum { CACHE_SLOTS = 8, MAX_CACHE_SLOTS = 4096 };
 
 struct glcv_cuda_bridge {
     glcv_logger logger;
@@ -59,9 +61,10 @@ struct glcv_cuda_bridge {
     int mapped;   /* 1: the pixel buffer, 2: registered textures, 3: registered texture arrays */
     int no_flush; /* benchmarks only: leave the copies unflushed before the map */
 
-    cached_texture cache[CACHE_SLOTS];
-    struct cudaGraphicsResource *mapped_images[2];
-    int n_mapped_images;
+    cached_texture *cache;
+    int cache_slots;
+    struct cudaGraphicsResource **mapped_images; /* map_textures, map_many: what is mapped */
+    int n_mapped_images, mapped_capacity;
     glcv_cuda_image *mapped_arrays[2];
     int n_mapped_arrays;
     cudaStream_t last_stream; /* the last map's stream, waited for before a registration goes */
@@ -107,8 +110,20 @@ static glcv_status bridge_new(int width, int height, int layers, const glcv_logg
     if (!glcv_gl_context_current())
         return glcv_fail(logger, GLCV_ERROR_NO_CONTEXT, "cuda bridge: no GL context is current");
     glcv_cuda_bridge *b = calloc(1, sizeof *b);
-    if (!b)
+    if (b) {
+        b->cache = calloc(CACHE_SLOTS, sizeof *b->cache);
+        b->mapped_images = calloc(2, sizeof *b->mapped_images);
+        b->cache_slots = CACHE_SLOTS;
+        b->mapped_capacity = 2;
+    }
+    if (!b || !b->cache || !b->mapped_images) {
+        if (b) {
+            free(b->cache);
+            free(b->mapped_images);
+        }
+        free(b);
         return GLCV_ERROR_OUT_OF_MEMORY;
+    }
     if (logger)
         b->logger = *logger;
     b->width = width;
@@ -194,9 +209,11 @@ void glcv_cuda_bridge_destroy(glcv_cuda_bridge **bridge)
     if (b->mapped)
         (void)glcv_cuda_bridge_unmap(b, b->last_stream);
     wait_last_stream(b);
-    for (int i = 0; i < CACHE_SLOTS; i++)
+    for (int i = 0; i < b->cache_slots; i++)
         if (b->cache[i].texture)
             drop_slot(b, &b->cache[i]);
+    free(b->cache);
+    free(b->mapped_images);
     if (b->resource) {
         cudaError_t err = cudaGraphicsUnregisterResource(b->resource);
         if (err != cudaSuccess)
@@ -420,21 +437,44 @@ static void register_slot(glcv_cuda_bridge *b, cached_texture *s)
     }
 }
 
+/* Room for `n` textures mapped at once (more slots, and the map's list); 0 when there is none.
+ * Moves the slots: no slot pointer may be held across it. */
+static int reserve_slots(glcv_cuda_bridge *b, int n)
+{
+    if (n > MAX_CACHE_SLOTS)
+        return 0;
+    if (n > b->cache_slots) {
+        cached_texture *c = realloc(b->cache, (size_t)n * sizeof *c);
+        if (!c)
+            return 0;
+        memset(c + b->cache_slots, 0, (size_t)(n - b->cache_slots) * sizeof *c);
+        b->cache = c;
+        b->cache_slots = n;
+    }
+    if (n > b->mapped_capacity) {
+        struct cudaGraphicsResource **m = realloc(b->mapped_images, (size_t)n * sizeof *m);
+        if (!m)
+            return 0;
+        b->mapped_images = m;
+        b->mapped_capacity = n;
+    }
+    return 1;
+}
+
 /* The slot of `texture` (level 0 of width x height, `internal`; `layers` 0 for a GL_TEXTURE_2D,
  * else an array texture of the bridge's layers), registered on first use and again when the
- * texture was re-specified with another size or format; NULL when no slot can be had. `keep`: a
- * slot not to evict (the frame's other texture). */
-static cached_texture *texture_slot(glcv_cuda_bridge *b, GLuint texture, int layers, GLint internal, int channels,
-                                    const cached_texture *keep)
+ * texture was re-specified with another size or format; NULL when no slot can be had. Slots taken
+ * by this map already (used == b->maps) are not evicted. */
+static cached_texture *texture_slot(glcv_cuda_bridge *b, GLuint texture, int layers, GLint internal, int channels)
 {
     cached_texture *s = NULL, *free_slot = NULL, *oldest = NULL;
-    for (int i = 0; i < CACHE_SLOTS; i++) {
+    for (int i = 0; i < b->cache_slots; i++) {
         cached_texture *c = &b->cache[i];
         if (c->texture == texture)
             s = c;
         else if (!c->texture && !free_slot)
             free_slot = c;
-        else if (c->texture && c != keep && (!oldest || c->used < oldest->used))
+        else if (c->texture && c->used != b->maps && (!oldest || c->used < oldest->used))
             oldest = c;
     }
     if (s && (s->layers != layers || s->width != b->width || s->height != b->height || s->internal != internal)) {
@@ -518,12 +558,14 @@ cudaError_t glcv_cuda_texture_object(cudaArray_t array, cudaTextureObject_t *out
  * should be used instead. */
 static glcv_status map_slots(glcv_cuda_bridge *b, cached_texture **slots, int n, cudaStream_t stream)
 {
-    struct cudaGraphicsResource *res[2];
+    struct cudaGraphicsResource **res = b->mapped_images; /* room for n: reserve_slots */
     for (int i = 0; i < n; i++)
         res[i] = slots[i]->resource;
     /* GL's writes to the textures must be submitted before CUDA waits for them (see map_frame) */
     if (!b->no_flush)
         glFlush();
+    cudaStream_t previous = b->last_stream; /* the last map's kernels may still read old objects */
+    int had_previous = b->have_stream;
     cudaError_t err = cudaGraphicsMapResources(n, res, stream);
     if (err != cudaSuccess) {
         /* e.g. a texture deleted without being forgotten: register afresh next time */
@@ -566,6 +608,8 @@ static glcv_status map_slots(glcv_cuda_bridge *b, cached_texture **slots, int n,
             if (s->object) {
                 /* the previous frame's kernels may still read the old object */
                 (void)cudaStreamSynchronize(stream);
+                if (had_previous)
+                    (void)cudaStreamSynchronize(previous);
                 (void)cudaDestroyTextureObject(s->object);
                 s->object = 0;
             }
@@ -581,8 +625,6 @@ static glcv_status map_slots(glcv_cuda_bridge *b, cached_texture **slots, int n,
             b->stats.texture_objects++;
         }
     }
-    for (int i = 0; i < n; i++)
-        b->mapped_images[i] = res[i];
     b->n_mapped_images = n;
     b->mapped = 2;
     return GLCV_OK;
@@ -592,7 +634,7 @@ glcv_status glcv_cuda_bridge_forget(glcv_cuda_bridge *b, unsigned int texture)
 {
     if (!b)
         return GLCV_ERROR_INVALID_ARGUMENT;
-    for (int i = 0; i < CACHE_SLOTS; i++) {
+    for (int i = 0; i < b->cache_slots; i++) {
         cached_texture *s = &b->cache[i];
         if (!texture || s->texture != texture)
             continue;
@@ -727,7 +769,7 @@ static glcv_status query_input(glcv_cuda_bridge *b, GLuint texture, int layers, 
     } else {
         st = query_texture(b, texture, what, internal);
     }
-    for (int i = 0; st != GLCV_OK && i < CACHE_SLOTS; i++)
+    for (int i = 0; st != GLCV_OK && i < b->cache_slots; i++)
         if (b->cache[i].texture && b->cache[i].texture == texture) {
             wait_last_stream(b);
             drop_slot(b, &b->cache[i]);
@@ -752,9 +794,9 @@ static glcv_status map_registered(glcv_cuda_bridge *b, GLuint frame, GLuint mask
     int fc = direct_channels(frame_format, 0), mc = mask ? direct_channels(mask_format, 1) : 0;
     if (fc && (!mask || mc) && frame != mask) {
         cached_texture *slots[2] = {NULL, NULL};
-        slots[0] = texture_slot(b, frame, layers, frame_format, fc, NULL);
+        slots[0] = texture_slot(b, frame, layers, frame_format, fc);
         if (slots[0] && mask)
-            slots[1] = texture_slot(b, mask, layers, mask_format, mc, slots[0]);
+            slots[1] = texture_slot(b, mask, layers, mask_format, mc);
         int n = mask ? 2 : 1;
         int usable = slots[0] && !slots[0]->refused && (!mask || (slots[1] && !slots[1]->refused));
         if (usable) {
@@ -789,6 +831,51 @@ glcv_status glcv_cuda_bridge_map_layers(glcv_cuda_bridge *b, unsigned int frames
                                         cudaStream_t stream, glcv_cuda_frame *out)
 {
     return map_registered(b, frames, masks, b ? b->layers : 1, stream, out);
+}
+
+glcv_status glcv_cuda_bridge_map_many(glcv_cuda_bridge *b, const unsigned int *textures, int n, cudaStream_t stream,
+                                      cudaTextureObject_t *objects)
+{
+    glcv_cuda_frame unused;
+    glcv_status st = map_begin(b, &unused);
+    if (st == GLCV_OK && (!textures || !objects || n < 1))
+        st = glcv_fail(&b->logger, GLCV_ERROR_INVALID_ARGUMENT, "cuda bridge: map_many of %d textures", n);
+    int direct = 1;
+    for (int i = 0; i < n && st == GLCV_OK; i++) {
+        GLint internal = 0;
+        st = query_input(b, textures[i], 0, "correlate texture", &internal);
+        direct = direct && direct_channels(internal, 0) == 4;
+    }
+    if (st != GLCV_OK)
+        return st;
+    if (!direct || !reserve_slots(b, n))
+        return GLCV_ERROR_UNSUPPORTED;
+    b->maps++;
+    cached_texture **slots = malloc((size_t)n * sizeof *slots);
+    if (!slots)
+        return GLCV_ERROR_OUT_OF_MEMORY;
+    int unique = 0;
+    for (int i = 0; i < n && direct; i++) {
+        cached_texture *s = texture_slot(b, textures[i], 0, GL_RGBA8, 4);
+        direct = s && !s->refused;
+        int seen = 0;
+        for (int k = 0; direct && k < unique && !seen; k++)
+            seen = slots[k] == s;
+        if (direct && !seen)
+            slots[unique++] = s;
+    }
+    st = direct ? map_slots(b, slots, unique, stream) : GLCV_ERROR_UNSUPPORTED;
+    free(slots);
+    if (st != GLCV_OK)
+        return st;
+    for (int i = 0; i < n; i++)
+        for (int k = 0; k < b->cache_slots; k++)
+            if (b->cache[k].texture == textures[i]) {
+                objects[i] = b->cache[k].object;
+                break;
+            }
+    b->stats.direct = 1;
+    return GLCV_OK;
 }
 
 /* ---- registered textures ------------------------------------------------------------------ */

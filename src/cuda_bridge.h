@@ -116,6 +116,15 @@ glcv_status glcv_cuda_bridge_map_textures(glcv_cuda_bridge *bridge, unsigned int
  * one (the pixel buffer is used). */
 glcv_status glcv_cuda_bridge_map_layers(glcv_cuda_bridge *bridge, unsigned int frames, unsigned int masks,
                                         cudaStream_t stream, glcv_cuda_frame *out);
+/* A batch of `n` colour GL_TEXTURE_2Ds of the bridge's size (a correlator's images) in one hand-over:
+ * each registered on first use (kept as map_textures keeps them; the cache grows to the batch, at
+ * most 4096), all mapped in one cudaGraphicsMapResources call on `stream`, objects[i] the texture
+ * object (uchar4 elements) of textures[i]; unmap as for the others. UNSUPPORTED (nothing mapped,
+ * nothing logged as an error) when one of them is not GL_RGBA8, CUDA refuses one, or the batch is
+ * above 4096: then the caller hands them over one by one (map_frame). Errors: INVALID_ARGUMENT
+ * (NULL, n < 1, not a texture), SIZE_MISMATCH, STATE (already mapped), OUT_OF_MEMORY, GL, CUDA. */
+glcv_status glcv_cuda_bridge_map_many(glcv_cuda_bridge *bridge, const unsigned int *textures, int n,
+                                      cudaStream_t stream, cudaTextureObject_t *objects);
 /* Drops the registration (and texture objects) of `texture`, if there is one, after the work
  * queued on the last map's stream is done; call it before deleting or re-specifying a texture
  * that was given to glcv_cuda_bridge_map_textures or glcv_cuda_bridge_map_layers. STATE while

@@ -122,11 +122,15 @@ expect_rc clip_two 2 "two video files"
 
 echo "== glcv track on the video and on its PNG frames"
 # The synthetic scene's red disc is near (103,67) in the first 160x120 frame: the same frames give
-# the same tracks, whether read from the video or from the files.
+# the same tracks, whether read from the video or from the files (without the segmenter's mask,
+# whose background each learns its own way: a median of the files, the video's first frames).
 for input in clip.mkv clip; do
-    run "track_$input" track "$TMP/$input" --roi 96,60,14,14 --engine cpu --csv "$TMP/track_$input.csv"
+    run "track_$input" track "$TMP/$input" --roi 96,60,14,14 --engine cpu --no-mask --csv "$TMP/track_$input.csv"
     expect_rc "track_$input" 0 "glcv track $input"
 done
+run track_video_mask track "$TMP/clip.mkv" --roi 96,60,14,14 --engine cpu --csv "$TMP/track_video_mask.csv"
+expect_rc track_video_mask 0 "glcv track on a video, the mask by default"
+expect_in track_video_mask err "background learned from the first 16 frames" "glcv track learns a video's background by default"
 CHECKS=$((CHECKS + 1))
 cmp -s "$TMP/track_clip.mkv.csv" "$TMP/track_clip.csv" || fail "glcv track: the video's tracks differ from the files'"
 expect_in track_clip.mkv out "frames 16 objects 1" "glcv track: every frame of the video"

@@ -4,6 +4,7 @@
  * engine, textures read back in GL) or "auto" (the AUTO engine, which must pick CUDA: through the
  * CUDA-GL bridge when the GL context is on the CUDA device). Exits 77 without a GL context, and
  * with "auto" without a CUDA device. */
+#include "correlate_internal.h"
 #include "match_internal.h"
 #include "testutil.h"
 
@@ -165,6 +166,34 @@ static void test_correlate(glcv_engine_mode engine)
         CHECK_OK(glcv_correlate_textures(c, tex, N, b));
         for (int i = 0; i < N; i++)
             CHECK(a[i] == b[i], "correlate texture %d: r %.17g, host r %.17g", i, b[i], a[i]);
+        int direct = -1, registered = 0;
+        if (g_expected == GLCV_ENGINE_CUDA) {
+            glcv_correlate_texture_stats(c, &direct, &registered);
+            CHECK(direct == 1 && registered == N,
+                  "CUDA engine: the RGBA8 textures were not handed over in place (direct %d, registered %d of %d)",
+                  direct, registered, N);
+        }
+        /* a texture twice in one batch, and new pixels in a registered texture */
+        glcv_image fresh = random_rgba(w, h, &rng);
+        glBindTexture(GL_TEXTURE_2D, tex[1]);
+        glPixelStorei(GL_UNPACK_ALIGNMENT, 1);
+        glTexSubImage2D(GL_TEXTURE_2D, 0, 0, 0, w, h, GL_RGBA, GL_UNSIGNED_BYTE, fresh.data);
+        glPixelStorei(GL_UNPACK_ALIGNMENT, 4);
+        glBindTexture(GL_TEXTURE_2D, 0);
+        const GLuint again[3] = {tex[1], tex[1], tex[0]};
+        const glcv_image host_again[3] = {fresh, fresh, imgs[0]};
+        CHECK_OK(glcv_correlate_images(c, host_again, 3, a));
+        CHECK_OK(glcv_correlate_textures(c, again, 3, b));
+        for (int i = 0; i < 3; i++)
+            CHECK(a[i] == b[i], "correlate texture batch %d (a texture twice, new pixels): r %.17g, host r %.17g", i,
+                  b[i], a[i]);
+        glcv_image_free(&fresh);
+        for (int i = 0; i < N; i++)
+            CHECK_OK(glcv_correlate_forget_texture(c, tex[i]));
+        if (g_expected == GLCV_ENGINE_CUDA) {
+            glcv_correlate_texture_stats(c, &direct, &registered);
+            CHECK(registered == 0, "forget: %d textures still registered", registered);
+        }
         glcv_correlate_destroy(&c);
     }
     glDeleteTextures(1, &tex_ref);

@@ -86,9 +86,18 @@ GLCV_API glcv_status glcv_correlate_images(glcv_correlate *correlate, const glcv
 GLCV_API glcv_status glcv_correlate_files(glcv_correlate *correlate, const char *const *paths, int n, double *r);
 
 /* Correlates n of the caller's GL_TEXTURE_2Ds (as for set_reference_texture). With the CUDA engine
- * on the GL context's device they go through the CUDA-GL bridge (a GPU-side copy), otherwise they
- * are read back to host memory. Errors: those of correlate_images, NO_CONTEXT. */
+ * on the GL context's device, GL_RGBA8 textures are registered with CUDA on first use (the
+ * registrations kept, by name, size and format, up to 4096) and each piece of `batch` of them is
+ * handed over in one map and read in place; other formats go through a GPU-side copy one by one.
+ * Otherwise they are read back to host memory. Before deleting or re-specifying a texture given
+ * here, call glcv_correlate_forget_texture (or destroy the object), as for the tracker
+ * (glcv/track.h). Errors: those of correlate_images, NO_CONTEXT. */
 GLCV_API glcv_status glcv_correlate_textures(glcv_correlate *correlate, const unsigned int *textures, int n, double *r);
+
+/* Drops the CUDA registration of a texture given to glcv_correlate_textures, if there is one,
+ * once the work queued on it is done; needs the GL context current when there is one. GLCV_OK for
+ * a texture never registered or with the CPU engine. Errors: INVALID_ARGUMENT, CUDA. */
+GLCV_API glcv_status glcv_correlate_forget_texture(glcv_correlate *correlate, unsigned int texture);
 
 /* The image bank, resident: copies n >= 1 host images into the engine's memory (GPU memory with
  * CUDA) once, replacing the last bank; glcv_correlate_bank_run then correlates them with the

@@ -65,10 +65,11 @@ const char cmd_track_help[] =
     "                        segment) against their per-pixel median and the mask excludes the\n"
     "                        background from the histograms and the back-projection; a frame\n"
     "                        whose mask is more than half foreground (a moving camera, a change of\n"
-    "                        light) is tracked without it. On by default for image files and\n"
-    "                        folders; a media source is opened twice: the background is learned\n"
-    "                        from its first 200 frames (at most --max-frames) before tracking\n"
-    "  --no-mask             no segmenter's mask (image files and folders)\n"
+    "                        light) is tracked without it. On by default for image files, folders,\n"
+    "                        video files, --frames and --sequence (not cameras and lavfi graphs);\n"
+    "                        a media source is opened twice: the background is learned from its\n"
+    "                        first 200 frames (at most --max-frames) before tracking starts\n"
+    "  --no-mask             no segmenter's mask\n"
     "  --bg-weighted         background-weighted histograms (Comaniciu et al. 2003): colours common\n"
     "                        in a ring around each --roi lose weight in its histogram\n"    "  --Ts F                the segmenter's threshold with --mask-from-segmenter [310]\n"
     "  --hist FILE           the objects' histograms: read from FILE when it exists (one per\n"
@@ -588,7 +589,10 @@ int cmd_track(int argc, char **argv)
     if (rc == CLI_OK)
         rc = create_tracker(&t);
     cli_interrupt_catch();
-    if (rc == CLI_OK && (o.mask_from_segmenter || (kind < 0 && !o.no_mask)))
+    /* the mask by default where a background can be learned: files, folders, a video file, frames
+     * of a folder or pattern - not a camera or a lavfi graph (live: asked for with the flag) */
+    int finite = kind < 0 || kind == CLI_SOURCE_VIDEO || kind == CLI_SOURCE_FRAMES || kind == CLI_SOURCE_SEQUENCE;
+    if (rc == CLI_OK && (o.mask_from_segmenter || (finite && !o.no_mask)))
         rc = start_segmenter(&t, &args, kind);
     if (rc == CLI_OK && !o.quiet)
         print_engines(&t);
