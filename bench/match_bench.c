@@ -281,6 +281,59 @@ static void bench_gpu(int devices)
 
 /* ---- PMCC ---------------------------------------------------------------------------------------- */
 
+/* One call from host memory (from_texture 0) or from GL textures (1). */
+typedef glcv_status (*input_fn)(void *run, int from_texture);
+
+typedef struct match_run {
+    glcv_match *m;
+    const glcv_image *frame;
+    GLuint tex;
+} match_run;
+
+static glcv_status match_input(void *run, int from_texture)
+{
+    match_run *r = run;
+    return from_texture ? glcv_match_image_texture(r->m, r->tex) : glcv_match_image(r->m, r->frame);
+}
+
+typedef struct correlate_run {
+    glcv_correlate *c;
+    const glcv_image *imgs;
+    const GLuint *texs;
+    int n;
+    double *r;
+} correlate_run;
+
+static glcv_status correlate_input(void *run, int from_texture)
+{
+    correlate_run *r = run;
+    return from_texture ? glcv_correlate_textures(r->c, r->texs, r->n, r->r) : glcv_correlate_images(r->c, r->imgs, r->n, r->r);
+}
+
+/* A table row per input (host memory, then GL textures): the median and best of --repeat calls
+ * after a warm-up one; `t` holds g_repeat times. */
+static void time_inputs(input_fn call, void *run, const char *const rows[2], const char *const names[2],
+                        const char *param, double *t)
+{
+    for (int from_texture = 0; from_texture < 2; from_texture++) {
+        glcv_status st = call(run, from_texture);
+        for (int i = 0; i < g_repeat && st == GLCV_OK; i++) {
+            double t0 = bench_now_ms();
+            st = call(run, from_texture);
+            t[i] = bench_now_ms() - t0;
+        }
+        if (st != GLCV_OK) {
+            printf("| %s | %s |\n", rows[from_texture], glcv_status_string(st));
+            continue;
+        }
+        stat2 s2 = stats(t, g_repeat);
+        printf("| %s |", rows[from_texture]);
+        print_cell(s2);
+        printf("\n");
+        csv_row("texture", names[from_texture], param, s2.median);
+    }
+}
+
 /* The whole call from host memory and from a GL texture, 1920x1080 RGBA8, SSD 16x16. */
 static void bench_texture(void)
 {
@@ -313,23 +366,10 @@ static void bench_texture(void)
         double *t = malloc((size_t)g_repeat * sizeof *t);
         printf("\n## A 1920x1080 RGBA8 frame, SSD %dx%d, the whole call (gray matching)\n\n", masks[k], masks[k]);
         printf("| input | ms median (best) |\n|---|---|\n");
-        for (int from_texture = 0; from_texture < 2 && t; from_texture++) {
-            glcv_status st = from_texture ? glcv_match_image_texture(m, tex) : glcv_match_image(m, &frame);
-            for (int i = 0; i < g_repeat && st == GLCV_OK; i++) {
-                double t0 = bench_now_ms();
-                st = from_texture ? glcv_match_image_texture(m, tex) : glcv_match_image(m, &frame);
-                t[i] = bench_now_ms() - t0;
-            }
-            if (st != GLCV_OK) {
-                printf("| %s | %s |\n", from_texture ? "GL texture" : "host memory", glcv_status_string(st));
-                continue;
-            }
-            stat2 s2 = stats(t, g_repeat);
-            printf("| %s |", from_texture ? "GL texture (registered once, mapped per call)" : "host memory");
-            print_cell(s2);
-            printf("\n");
-            csv_row("texture", from_texture ? "gl_texture" : "host", "1920x1080", s2.median);
-        }
+        static const char *const rows[2] = {"host memory", "GL texture (registered once, mapped per call)"};
+        static const char *const names[2] = {"host", "gl_texture"};
+        if (t)
+            time_inputs(match_input, &(match_run){m, &frame, tex}, rows, names, "1920x1080", t);
         free(t);
         glcv_match_forget_texture(m, tex);
     }
@@ -359,23 +399,9 @@ static void bench_texture(void)
         printf("\n## Pearson correlation of %d RGBA8 images of %dx%d (gray), pieces of %d, the whole call\n\n", CN, CW,
                CH, used.batch);
         printf("| input | ms median (best) |\n|---|---|\n");
-        for (int from_texture = 0; from_texture < 2; from_texture++) {
-            glcv_status st = from_texture ? glcv_correlate_textures(c, texs, CN, r) : glcv_correlate_images(c, imgs, CN, r);
-            for (int i = 0; i < g_repeat && st == GLCV_OK; i++) {
-                double t0 = bench_now_ms();
-                st = from_texture ? glcv_correlate_textures(c, texs, CN, r) : glcv_correlate_images(c, imgs, CN, r);
-                t[i] = bench_now_ms() - t0;
-            }
-            if (st != GLCV_OK) {
-                printf("| %s | %s |\n", from_texture ? "GL textures" : "host memory", glcv_status_string(st));
-                continue;
-            }
-            stat2 s2 = stats(t, g_repeat);
-            printf("| %s |", from_texture ? "GL textures" : "host memory");
-            print_cell(s2);
-            printf("\n");
-            csv_row("texture", from_texture ? "correlate_gl_textures" : "correlate_host", "64x320x240", s2.median);
-        }
+        static const char *const rows[2] = {"host memory", "GL textures"};
+        static const char *const names[2] = {"correlate_host", "correlate_gl_textures"};
+        time_inputs(correlate_input, &(correlate_run){c, imgs, texs, CN, r}, rows, names, "64x320x240", t);
         for (int i = 0; i < CN; i++)
             glcv_correlate_forget_texture(c, texs[i]);
     }

@@ -10,6 +10,7 @@
 // with warp shuffles, and the coefficient comes from the exact integers:
 //   r = (n Sxy - Sx Sy) / sqrt((n Sxx - Sx^2)(n Syy - Sy^2)),  0 when a variance is 0.
 #include "correlate_kernels.h"
+#include "cuda_bridge.cuh"
 
 #include <cuda_runtime.h>
 
@@ -190,11 +191,7 @@ __global__ void pack_kernel(const glcv_cuda_correlate_pack_params p)
         return;
     unsigned r, g, b;
     if (p.texture) {
-        // point sampling at the pixel's centre returns exactly element (x, y)
-        const uchar4 v = tex2D<uchar4>((cudaTextureObject_t)p.texture, (float)x + 0.5f, (float)y + 0.5f);
-        r = v.x;
-        g = v.y;
-        b = v.z;
+        glcv_texel_rgb(p.texture, x, y, &r, &g, &b);
     } else {
         const uint8_t *s = p.rgba + (size_t)y * p.rgba_pitch + (size_t)x * 4;
         r = s[0];

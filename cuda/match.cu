@@ -16,6 +16,7 @@
 // before the difference, so they add nothing. All sums are exact integers: 32 bits when the
 // largest possible score fits, else per-row 32-bit sums added into 64 bits.
 #include "match_kernels.h"
+#include "cuda_bridge.cuh"
 
 #include <cuda_runtime.h>
 
@@ -336,11 +337,7 @@ __global__ void planes_kernel(const glcv_cuda_planes_params p)
     uint8_t *d = p.planes + (size_t)y * p.pitch + x;
     unsigned r, g, b, a = 255;
     if (p.src_texture) {
-        // point sampling at the pixel's centre returns exactly element (x, y)
-        const uchar4 v = tex2D<uchar4>((cudaTextureObject_t)p.src_texture, (float)x + 0.5f, (float)y + 0.5f);
-        r = v.x;
-        g = v.y;
-        b = v.z;
+        glcv_texel_rgb(p.src_texture, x, y, &r, &g, &b);
     } else {
         const uint8_t *s = p.src + (size_t)y * p.src_pitch + (size_t)x * (size_t)p.src_bpp;
         r = s[p.src_r];

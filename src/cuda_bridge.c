@@ -1,6 +1,6 @@
 /* The CUDA-GL interop bridge (see cuda_bridge.h).
  *
- * Why one file of about 900 lines: it holds every cudaGraphics* call of the library. The
+ * Why one file of about 1,000 lines: it holds every cudaGraphics* call of the library. The
  * pixel-buffer path, the registered 2D textures and the registered texture arrays share one cache
  * of registrations and one map entry, and the rules they keep together - a registration never
  * outlives its texture, is made again when the texture's size or format changed, and everything a
