@@ -1,7 +1,7 @@
 /* The CUDA engine against the CPU implementation: the same frames, objects and parameters give
  * identical results - exact moments, windows, boxes, iteration counts, lost flags and
  * distances (tolerance: none; every field of every result is compared bit for bit) - for many
- * objects, both window modes, 1-D and 2-D histograms, masks, lost objects searching the whole
+ * objects, every window mode, 1-D and 2-D histograms, masks, lost objects searching the whole
  * frame, and every cluster size. Exits 77 (skipped) without a CUDA device. */
 #include "testutil.h"
 #include "test_track_scene.h"
