@@ -267,7 +267,8 @@ int demo_make_tracker(demo *d)
     if (d->track && d->track_engine == engine)
         return 1;
     glcv_track_params p = GLCV_TRACK_PARAMS(.width = d->width, .height = d->height, .max_objects = MAX_BOXES,
-                                            .engine = engine, .logger = d->logger);
+                                            .window = GLCV_TRACK_WINDOW_ADAPTIVE, .engine = engine,
+                                            .logger = d->logger);
     glcv_track *tr = NULL;
     glcv_status st = glcv_track_create(&p, &tr);
     if (st != GLCV_OK && engine == GLCV_ENGINE_CUDA) {
