@@ -96,14 +96,15 @@ run cpu track "$TMP/seq" "${ROIS[@]}" --engine cpu --csv "$TMP/cpu.csv" --overla
     --hist "$TMP/model.hist" -q
 expect_rc cpu 0 "track on the CPU"
 CHECKS=$((CHECKS + 1))
-if [ "$(head -n 1 "$TMP/cpu.csv")" != "frame,object,cx,cy,w,h,angle,x,y,bw,bh,iterations,lost" ]; then
+if [ "$(head -n 1 "$TMP/cpu.csv")" != "frame,object,cx,cy,w,h,angle,x,y,bw,bh,iterations,lost,state" ]; then
     fail "CSV header: $(head -n 1 "$TMP/cpu.csv")"
 fi
 rows=$(($(wc -l <"$TMP/cpu.csv") - 1))
 [ "$rows" -eq $((2 * N)) ] || fail "CSV has $rows rows, expected $((2 * N))"
 # every row: 13 fields; the boxes follow the blobs within 2 pixels; never lost
 bad=$(awk -F, 'NR > 1 {
-    if (NF != 13) { print "row " NR ": " NF " fields"; next }
+    if (NF != 14) { print "row " NR ": " NF " fields"; next }
+    if ($14 != "tracked") print "frame " $1 " object " $2 ": state " $14
     f = $1; o = $2
     if (o == 0) { ex = 40 + 3 * f; ey = 50 + 1.5 * f } else { ex = 150 - 2 * f; ey = 125 - 0.5 * f }
     d = sqrt(($3 - ex) ^ 2 + ($4 - ey) ^ 2)
@@ -136,6 +137,22 @@ if [ "$cuda_rc" = 77 ]; then
     run cuda_refused track "$TMP/seq" "${ROIS[@]}" --engine cuda --csv "$TMP/x.csv"
     expect_rc cuda_refused 1 "--engine cuda without a CUDA device"
 fi
+
+# ---- an object hidden in frames 10..14: lost there (its box coasting on), recovered at 15 ------------
+mkdir -p "$TMP/hide"
+"$FRAMES_TOOL" "$TMP/hide" 30 10 14 || { echo "test_track_cli: cannot write frames"; exit 1; }
+run hide track "$TMP/hide" --roi 142,117,16,16 --engine cpu --csv "$TMP/hide.csv"
+expect_rc hide 0 "track an object that hides"
+bad=$(awk -F, 'NR > 1 {
+    f = $1; want = f >= 10 && f <= 14 ? "lost" : f == 15 ? "recovered" : "tracked"
+    if ($14 != want) print "frame " f ": state " $14 ", expected " want
+    if (f >= 11 && f <= 14 && $3 >= prev) print "frame " f ": the box stopped at x " $3
+    if (f >= 15 && sqrt(($3 - (150 - 2 * f)) ^ 2 + ($4 - (125 - 0.5 * f)) ^ 2) > 2) print "frame " f ": centre " $3 "," $4
+    prev = $3
+}' "$TMP/hide.csv")
+CHECKS=$((CHECKS + 1))
+[ -z "$bad" ] || fail "hidden object: $(echo "$bad" | head -n 5)"
+grep -q "^object 0: lost in 5 of 30 frames, recovered 1 times" "$TMP/hide.out" || fail "summary: $(tail -n 1 "$TMP/hide.out")"
 
 # ---- glcv eval otb: an OTB folder of the same frames, object 0's boxes as its ground truth -------------
 mkdir -p "$TMP/otb/Blob/img"

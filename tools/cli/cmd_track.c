@@ -53,12 +53,14 @@ const char cmd_track_help[] =
     "  --roi x,y,w,h         an object's box in the first frame, in pixels (x, y of its top-left\n"
     "                        pixel, row 0 at the top); repeat for more objects (at most 1024)\n"
     "  --csv FILE            write the tracks: a header line, then one line per frame and object:\n"
-    "                          frame,object,cx,cy,w,h,angle,x,y,bw,bh,iterations,lost\n"
+    "                          frame,object,cx,cy,w,h,angle,x,y,bw,bh,iterations,lost,state\n"
     "                        frame and object count from 0 (objects in --roi order); cx,cy,w,h,angle\n"
-    "                        the rotated box (centre, minor and major axis in pixels, degrees 0..180\n"
-    "                        as cv::CamShift reports it); x,y,bw,bh its axis-aligned bounding box in\n"
-    "                        pixels; iterations the mean-shift iterations; lost 0 when tracked, else\n"
-    "                        why: 1 iteration cap, 2 too little mass, 4 histogram too far\n"
+    "                        the box (centre, sizes in pixels, angle in degrees 0..180: adaptive,\n"
+    "                        width and height of an upright box, angle 0; opencv, minor and major\n"
+    "                        axis as cv::CamShift reports them); x,y,bw,bh its axis-aligned bounding\n"
+    "                        box in pixels; iterations the mean-shift iterations; lost 0 when\n"
+    "                        tracked, else why: 1 iteration cap, 2 too little mass, 4 histogram too\n"
+    "                        far; state tracked, lost, or recovered (tracked after lost frames)\n"
     "  --overlay DIR         also write DIR/<frame name>_track.png: the frame with each object's\n"
     "                        box drawn (lost objects in grey)\n"
     "  --mask-from-segmenter count only the segmenter's foreground: the frames are segmented (glcv\n"
@@ -355,7 +357,7 @@ static int open_csv(track_run *t)
         cli_error("%s: cannot write: %s", t->opt->csv, strerror(errno));
         return CLI_FAIL;
     }
-    fputs("frame,object,cx,cy,w,h,angle,x,y,bw,bh,iterations,lost\n", t->out);
+    fputs("frame,object,cx,cy,w,h,angle,x,y,bw,bh,iterations,lost,state\n", t->out);
     return CLI_OK;
 }
 
@@ -441,7 +443,7 @@ static int run_frames(track_run *t)
 {
     const int n_rois = t->opt->n_rois;
     glcv_track_result *res = calloc((size_t)n_rois, sizeof *res);
-    int *lost = calloc((size_t)n_rois, sizeof *lost);
+    int *lost = calloc((size_t)n_rois, 3 * sizeof *lost); /* per object: lost frames, recoveries, lost now */
     int rc = res && lost ? CLI_OK : cli_out_of_memory();
     size_t total = t->media ? (size_t)t->opt->src.max_frames : (size_t)t->files.count;
     if (!t->media && t->opt->src.max_frames > 0 && t->opt->src.max_frames < t->files.count)
@@ -474,10 +476,14 @@ static int run_frames(track_run *t)
         t->lost_first += count > 0 && res[0].lost != 0;
         for (int k = 0; k < count && t->out; k++) {
             const glcv_track_result *r = &res[k];
+            int *was_lost = &lost[2 * n_rois + k], recovered = !r->lost && *was_lost;
             lost[k] += r->lost != 0;
-            fprintf(t->out, "%" PRId64 ",%d,%.3f,%.3f,%.3f,%.3f,%.3f,%d,%d,%d,%d,%d,%u\n", t->index, r->id,
+            lost[n_rois + k] += recovered;
+            *was_lost = r->lost != 0;
+            fprintf(t->out, "%" PRId64 ",%d,%.3f,%.3f,%.3f,%.3f,%.3f,%d,%d,%d,%d,%d,%u,%s\n", t->index, r->id,
                     (double)r->cx, (double)r->cy, (double)r->width, (double)r->height, (double)r->angle, r->bbox.x,
-                    r->bbox.y, r->bbox.width, r->bbox.height, r->iterations, r->lost);
+                    r->bbox.y, r->bbox.width, r->bbox.height, r->iterations, r->lost,
+                    r->lost ? "lost" : recovered ? "recovered" : "tracked");
         }
         if (t->opt->overlay)
             rc = write_overlay(t, res, count);
@@ -491,7 +497,8 @@ static int run_frames(track_run *t)
             printf("%d frames tracked without the mask (more than half of them foreground)\n", t->unmasked);
         printf("tracking %.3f ms per frame (mean of the frame and results calls)\n", sum_ms / t->frames);
         for (int k = 0; k < n_rois; k++)
-            printf("object %d: lost in %d of %d frames\n", k, lost[k], t->frames);
+            printf("object %d: lost in %d of %d frames, recovered %d times\n", k, lost[k], t->frames,
+                   lost[n_rois + k]);
     }
     free(res);
     free(lost);
