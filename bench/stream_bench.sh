@@ -18,6 +18,8 @@
 #   --frames   frames served in each loopback run [300]
 #   --viewers  viewers of run 3 [8]
 set -uo pipefail
+# shellcheck source=../scripts/stream_port.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../scripts/stream_port.sh"
 
 BUILD=${1:-}
 shift || true
@@ -69,13 +71,7 @@ serve() {
         >"$TMP/$name.out" 2>"$TMP/$name.err" &
     SERVER=$!
     PIDS+=("$SERVER")
-    PORT=
-    local i
-    for i in $(seq 1 600); do
-        PORT=$(sed -n 's/^glcv: listening on .* port \([0-9]*\).*/\1/p' "$TMP/$name.err" 2>/dev/null | head -n 1)
-        [ -n "$PORT" ] && return 0
-        sleep 0.1
-    done
+    PORT=$(stream_port "$TMP/$name.err" "$SERVER") && return 0
     echo "stream_bench.sh: the server did not start:" >&2
     cat "$TMP/$name.err" >&2
     exit 1

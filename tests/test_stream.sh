@@ -31,6 +31,8 @@ fi
 
 # shellcheck source=testlib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/testlib.sh"
+# shellcheck source=../scripts/stream_port.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../scripts/stream_port.sh"
 testlib_init "glcv_stream_$SECTION"
 RUN=("$GLCV")
 PIDS=()
@@ -55,14 +57,7 @@ start_server() {
     "$GLCV" stream serve "$@" --port 0 >"$TMP/$name.out" 2>"$TMP/$name.err" &
     SERVER_PID=$!
     PIDS+=("$SERVER_PID")
-    PORT=
-    local i
-    for i in $(seq 1 600); do
-        PORT=$(sed -n 's/^glcv: listening on .* port \([0-9][0-9]*\).*/\1/p' "$TMP/$name.err" 2>/dev/null | head -n 1)
-        [ -n "$PORT" ] && return 0
-        kill -0 "$SERVER_PID" 2>/dev/null || break
-        sleep 0.1
-    done
+    PORT=$(stream_port "$TMP/$name.err" "$SERVER_PID") && return 0
     wait "$SERVER_PID" 2>/dev/null
     echo $? >"$TMP/$name.rc"
     fail "$name: the server did not start listening"
