@@ -851,29 +851,36 @@ glcv_status glcv_cuda_bridge_map_many(glcv_cuda_bridge *b, const unsigned int *t
     if (!direct || !reserve_slots(b, n))
         return GLCV_ERROR_UNSUPPORTED;
     b->maps++;
+    /* the distinct slots, each once in the map's list; which[i]: textures[i]'s slot */
     cached_texture **slots = malloc((size_t)n * sizeof *slots);
-    if (!slots)
+    int *which = malloc((size_t)n * sizeof *which);
+    unsigned char *listed = calloc((size_t)b->cache_slots, 1);
+    if (!slots || !which || !listed) {
+        free(slots);
+        free(which);
+        free(listed);
         return GLCV_ERROR_OUT_OF_MEMORY;
+    }
     int unique = 0;
     for (int i = 0; i < n && direct; i++) {
         cached_texture *s = texture_slot(b, textures[i], 0, GL_RGBA8, 4);
         direct = s && !s->refused;
-        int seen = 0;
-        for (int k = 0; direct && k < unique && !seen; k++)
-            seen = slots[k] == s;
-        if (direct && !seen)
+        if (!direct)
+            break;
+        which[i] = (int)(s - b->cache);
+        if (!listed[which[i]]) {
+            listed[which[i]] = 1;
             slots[unique++] = s;
+        }
     }
     st = direct ? map_slots(b, slots, unique, stream) : GLCV_ERROR_UNSUPPORTED;
+    for (int i = 0; i < n && st == GLCV_OK; i++)
+        objects[i] = b->cache[which[i]].object;
     free(slots);
+    free(which);
+    free(listed);
     if (st != GLCV_OK)
         return st;
-    for (int i = 0; i < n; i++)
-        for (int k = 0; k < b->cache_slots; k++)
-            if (b->cache[k].texture == textures[i]) {
-                objects[i] = b->cache[k].object;
-                break;
-            }
     b->stats.direct = 1;
     return GLCV_OK;
 }
