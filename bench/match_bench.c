@@ -415,7 +415,73 @@ static void bench_texture(void)
     glcv_context_destroy(&ctx);
 }
 
-static void bench_pmcc(int n_gpu, int n_cpu, int gpu, int cpu)
+/* The bank split across 1..devices devices: the resident bank's call (kernels, download, wait)
+ * and a streamed call from host memory, medians of --repeat calls; the coefficients must be those
+ * of one device. */
+static void bench_pmcc_devices(const glcv_image *imgs, int n, const glcv_image *ref, int devices)
+{
+    glcv_logger lg = {glcv_log_stderr, NULL, GLCV_LOG_WARN};
+    double *r1 = malloc((size_t)n * sizeof *r1), *r = malloc((size_t)n * sizeof *r);
+    int runs = g_repeat < 10 ? g_repeat : 10;
+    double *t = malloc((size_t)g_repeat * sizeof *t);
+    if (!r1 || !r || !t) {
+        free(r1), free(r), free(t);
+        return;
+    }
+    printf("\n## PMCC over several GPUs: %d images of %dx%d gray, contiguous shares, one per device\n\n", n,
+           ref->width, ref->height);
+    printf("| devices | resident bank call ms | speed-up | streamed call ms | speed-up | same as 1 device |\n"
+           "|---|---|---|---|---|---|\n");
+    double bank1 = 0, stream1 = 0;
+    for (int d = 1; d <= devices; d++) {
+        glcv_correlate_params p = GLCV_CORRELATE_PARAMS(.width = ref->width, .height = ref->height,
+                                                        .engine = GLCV_ENGINE_CUDA, .batch = 1024,
+                                                        .cuda_devices = d, .logger = lg);
+        glcv_correlate *c = NULL;
+        if (glcv_correlate_create(&p, &c) != GLCV_OK || glcv_correlate_set_reference(c, ref) != GLCV_OK ||
+            glcv_correlate_bank_load(c, imgs, n) != GLCV_OK || glcv_correlate_bank_run(c, r) != GLCV_OK) {
+            printf("| %d | (failed) | | | | |\n", d);
+            glcv_correlate_destroy(&c);
+            continue;
+        }
+        for (int i = 0; i < g_repeat; i++) {
+            double c0 = bench_now_ms();
+            glcv_correlate_bank_run(c, r);
+            t[i] = bench_now_ms() - c0;
+        }
+        stat2 bank = stats(t, g_repeat);
+        int same = 1;
+        if (d == 1)
+            memcpy(r1, r, (size_t)n * sizeof *r);
+        for (int i = 0; i < n; i++)
+            same &= r[i] == r1[i];
+        glcv_correlate_images(c, imgs, n, r);
+        for (int i = 0; i < runs; i++) {
+            double c0 = bench_now_ms();
+            glcv_correlate_images(c, imgs, n, r);
+            t[i] = bench_now_ms() - c0;
+        }
+        stat2 streamed = stats(t, runs);
+        for (int i = 0; i < n; i++)
+            same &= r[i] == r1[i];
+        if (d == 1) {
+            bank1 = bank.median;
+            stream1 = streamed.median;
+        }
+        printf("| %d | %.3f | %.2fx | %.2f | %.2fx | %s |\n", d, bank.median, bank1 / bank.median, streamed.median,
+               stream1 / streamed.median, same ? "yes" : "NO");
+        char name[32];
+        snprintf(name, sizeof name, "%d_devices", d);
+        csv_row("pmcc_devices_bank", name, "ms", bank.median);
+        csv_row("pmcc_devices_streamed", name, "ms", streamed.median);
+        glcv_correlate_destroy(&c);
+    }
+    free(r1);
+    free(r);
+    free(t);
+}
+
+static void bench_pmcc(int n_gpu, int n_cpu, int gpu, int cpu, int devices)
 {
     int pw = 320, ph = 240, n = gpu ? n_gpu : n_cpu;
     size_t bytes = (size_t)pw * ph;
@@ -493,6 +559,8 @@ static void bench_pmcc(int n_gpu, int n_cpu, int gpu, int cpu)
             csv_row("pmcc_streamed", "call", "ms", s.median);
             free(st);
             glcv_correlate_destroy(&c);
+            if (devices > 1)
+                bench_pmcc_devices(imgs, n, &ref, devices);
         } else {
             printf("(no CUDA correlator)\n");
         }
@@ -602,7 +670,7 @@ int main(int argc, char **argv)
         bench_gpu(info.devices);
     if (gpu)
         bench_texture();
-    bench_pmcc(n_pmcc, n_pmcc_cpu, gpu, cpu);
+    bench_pmcc(n_pmcc, n_pmcc_cpu, gpu, cpu, gpu ? info.devices : 0);
     if (g_csv)
         fclose(g_csv);
     glcv_image_free(&g_image);

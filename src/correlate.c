@@ -55,6 +55,10 @@ glcv_status glcv_correlate_create(const glcv_correlate_params *params, glcv_corr
     if (p.threads < 0 || p.threads > 4096 || p.cuda_device < 0)
         return glcv_fail(lg, GLCV_ERROR_INVALID_ARGUMENT, "correlate: threads %d / cuda_device %d out of range",
                          p.threads, p.cuda_device);
+    GLCV_DEFAULT(p.cuda_devices, 1);
+    if (p.cuda_devices < -1 || p.cuda_devices > GLCV_CORRELATE_MAX_DEVICES)
+        return glcv_fail(lg, GLCV_ERROR_INVALID_ARGUMENT, "correlate: cuda_devices %d must be -1 or 1..%d",
+                         p.cuda_devices, GLCV_CORRELATE_MAX_DEVICES);
     if (p.batch == 0)
         p.batch = DEFAULT_BATCH;
     if (p.batch < 1 || p.batch > MAX_BATCH)
@@ -84,6 +88,8 @@ glcv_status glcv_correlate_create(const glcv_correlate_params *params, glcv_corr
     if (st == GLCV_OK && c->p.engine == GLCV_ENGINE_CUDA) {
         st = glcv_correlate_cuda_create(c, &device);
         c->p.cuda_device = device.device;
+    } else {
+        c->p.cuda_devices = 0; /* the CPU engine uses none */
     }
     if (st != GLCV_OK) {
         glcv_correlate_destroy(&c);

@@ -18,6 +18,8 @@
 
 typedef struct glcv_correlate_cuda glcv_correlate_cuda; /* the CUDA engine's state (correlate_cuda.c) */
 
+#define GLCV_CORRELATE_MAX_DEVICES 16 /* CUDA devices one correlator splits over */
+
 struct glcv_correlate {
     pthread_mutex_t lock;
     glcv_correlate_params p; /* resolved */

@@ -131,6 +131,10 @@ static void test_api(void)
     CHECK_STATUS(glcv_correlate_create(&p, &c), GLCV_ERROR_INVALID_ARGUMENT);
     p = GLCV_CORRELATE_PARAMS(.width = 4, .height = 4, .batch = -1);
     CHECK_STATUS(glcv_correlate_create(&p, &c), GLCV_ERROR_INVALID_ARGUMENT);
+    p = GLCV_CORRELATE_PARAMS(.width = 4, .height = 4, .cuda_devices = -2);
+    CHECK_STATUS(glcv_correlate_create(&p, &c), GLCV_ERROR_INVALID_ARGUMENT);
+    p = GLCV_CORRELATE_PARAMS(.width = 4, .height = 4, .cuda_devices = 17);
+    CHECK_STATUS(glcv_correlate_create(&p, &c), GLCV_ERROR_INVALID_ARGUMENT);
     CHECK(c == NULL, "out set on error");
     glcv_correlate_destroy(NULL);
     glcv_correlate_destroy(&c);
@@ -140,8 +144,9 @@ static void test_api(void)
         return;
     glcv_correlate_params got;
     CHECK_OK(glcv_correlate_get_params(c, &got));
-    CHECK(got.engine == GLCV_ENGINE_CPU && got.format == GLCV_PIXEL_GRAY8 && got.batch == 256,
-          "resolved: engine %d format %d batch %d", got.engine, got.format, got.batch);
+    CHECK(got.engine == GLCV_ENGINE_CPU && got.format == GLCV_PIXEL_GRAY8 && got.batch == 256 && got.cuda_devices == 0,
+          "resolved: engine %d format %d batch %d cuda_devices %d", got.engine, got.format, got.batch,
+          got.cuda_devices);
     glcv_image a = make(8, 6, GLCV_PIXEL_GRAY8, 0), wrong = make(8, 5, GLCV_PIXEL_GRAY8, 0);
     double r[2];
     CHECK_STATUS(glcv_correlate_images(c, &a, 1, r), GLCV_ERROR_STATE);

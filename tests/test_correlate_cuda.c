@@ -16,6 +16,7 @@
 #include <string.h>
 
 static int g_exact, g_total;
+static int g_devices = 1; /* the CUDA correlators' cuda_devices */
 
 static void fill(glcv_image *img, uint64_t *rng, const glcv_image *like, int every)
 {
@@ -45,6 +46,7 @@ static void compare(const char *what, const double *gpu, const double *cpu, int 
 static glcv_correlate *make(int w, int h, glcv_pixel_format f, glcv_engine_mode e, int batch)
 {
     glcv_correlate_params p = GLCV_CORRELATE_PARAMS(.width = w, .height = h, .format = f, .engine = e, .batch = batch,
+                                                    .cuda_devices = e == GLCV_ENGINE_CUDA ? g_devices : 0,
                                                     .logger = test_logger());
     glcv_correlate *c = NULL;
     CHECK_OK(glcv_correlate_create(&p, &c));
@@ -78,8 +80,8 @@ static void run(int w, int h, glcv_pixel_format f, int n, int batch, int per_blo
         CHECK_OK(glcv_correlate_set_reference(g, &ref));
         CHECK_OK(glcv_correlate_images(c, imgs, n, cpu));
         CHECK_OK(glcv_correlate_images(g, imgs, n, gpu));
-        snprintf(what, sizeof what, "%dx%d %s, %d images streamed in pieces of %d, %d per block", w, h,
-                 f == GLCV_PIXEL_RGB8 ? "RGB" : "gray", n, batch, per_block);
+        snprintf(what, sizeof what, "%dx%d %s, %d images streamed in pieces of %d, %d per block, %d devices", w, h,
+                 f == GLCV_PIXEL_RGB8 ? "RGB" : "gray", n, batch, per_block, g_devices);
         compare(what, gpu, cpu, n);
         /* (in gray, the negative of a colour image is not exactly the negative of its gray values) */
         if (n > 2 && w * h > 1)
@@ -88,8 +90,8 @@ static void run(int w, int h, glcv_pixel_format f, int n, int batch, int per_blo
         CHECK_OK(glcv_correlate_bank_load(g, imgs, n));
         memset(gpu, 0, (size_t)n * sizeof *gpu);
         CHECK_OK(glcv_correlate_bank_run(g, gpu));
-        snprintf(what, sizeof what, "%dx%d %s, resident bank of %d, %d per block", w, h,
-                 f == GLCV_PIXEL_RGB8 ? "RGB" : "gray", n, per_block);
+        snprintf(what, sizeof what, "%dx%d %s, resident bank of %d, %d per block, %d devices", w, h,
+                 f == GLCV_PIXEL_RGB8 ? "RGB" : "gray", n, per_block, g_devices);
         compare(what, gpu, cpu, n);
         glcv_timing t[4];
         int nt = 0;
@@ -122,6 +124,30 @@ int main(void)
     for (int k = 0; k < 3; k++)
         run(64, 48, GLCV_PIXEL_GRAY8, 5001, 1024, per_block[k], &rng);
     run(64, 48, GLCV_PIXEL_RGB8, 4099, 4096, 0, &rng);
+    if (info.devices > 1) {
+        /* the images split across every device: shares of 0 (fewer images than devices), 1, a
+         * few and thousands of images, each a piece or several */
+        g_devices = info.devices;
+        run(1, 1, GLCV_PIXEL_GRAY8, 1, 1, 0, &rng);
+        run(5, 3, GLCV_PIXEL_RGB8, 7, 3, 0, &rng);
+        run(320, 240, GLCV_PIXEL_RGB8, 40, 16, 0, &rng);
+        run(1920, 1080, GLCV_PIXEL_GRAY8, 3, 256, 0, &rng);
+        run(64, 48, GLCV_PIXEL_GRAY8, 5001, 1024, 2, &rng);
+        glcv_correlate *c = make(8, 8, GLCV_PIXEL_GRAY8, GLCV_ENGINE_CUDA, 0);
+        glcv_correlate_params used;
+        if (c && glcv_correlate_get_params(c, &used) == GLCV_OK)
+            CHECK(used.cuda_devices == info.devices, "cuda_devices resolved to %d, %d expected", used.cuda_devices,
+                  info.devices);
+        glcv_correlate_destroy(&c);
+    } else {
+        printf("one CUDA device: the split across devices is not run\n");
+    }
+    /* more devices than present: UNSUPPORTED */
+    glcv_correlate_params p = GLCV_CORRELATE_PARAMS(.width = 8, .height = 8, .engine = GLCV_ENGINE_CUDA,
+                                                    .cuda_devices = info.devices + 1, .logger = test_logger());
+    glcv_correlate *c = NULL;
+    CHECK(glcv_correlate_create(&p, &c) == GLCV_ERROR_UNSUPPORTED && !c, "%d devices of %d: not UNSUPPORTED",
+          info.devices + 1, info.devices);
     printf("CUDA vs CPU: %d of %d coefficients bit-identical\n", g_exact, g_total);
     return test_finish("test_correlate_cuda");
 }

@@ -43,8 +43,15 @@ typedef struct glcv_correlate_params {
     int threads;     /* CPU engine: OpenMP threads; default 0 = OpenMP's default (every core) */
     int no_simd;     /* CPU engine: nonzero = portable C only (for comparisons); default 0 = AVX2
                         where the processor has it */
-    int cuda_device; /* CUDA engine: the device when the current GL context is not on one
-                        (glcv/cuda.h); default 0 */
+    int cuda_device; /* CUDA engine: the (first) device when the current GL context is not on
+                        one (glcv/cuda.h); default 0 */
+    /* CUDA engine: the number of devices the images are split across (contiguous shares, one per
+     * device: devices cuda_device, cuda_device + 1, ...; each streams, or holds in its memory,
+     * its share of a batch or of the resident bank); default 1; -1 = every device from
+     * cuda_device on; at most 16. More than are present is UNSUPPORTED. Textures are correlated
+     * on the first device only (they live on the GL context's device). The coefficients do not
+     * depend on the number of devices. */
+    int cuda_devices;
     int batch;       /* CUDA engine: images per piece when a host batch streams through the GPU;
                         default 0 = 256; 1..65536 */
     glcv_logger logger;
@@ -114,7 +121,8 @@ GLCV_API int glcv_correlate_bank_size(glcv_correlate *correlate);
 
 /* Times of the last call that correlated, in ms: CUDA "upload", "kernel", "download" (CUDA events,
  * summed over the pieces; they overlap when streaming) and "total" (first upload to last
- * download), GLCV_CLOCK_GPU; CPU "correlate" (wall time, GLCV_CLOCK_HOST). Writes up to `capacity` entries and their number to
+ * download), GLCV_CLOCK_GPU, each the largest over the devices when there are several (they
+ * work side by side); CPU "correlate" (wall time, GLCV_CLOCK_HOST). Writes up to `capacity` entries and their number to
  * *count. Errors: INVALID_ARGUMENT. */
 GLCV_API glcv_status glcv_correlate_timings(glcv_correlate *correlate, glcv_timing *out, int capacity,
                                            int *count);
