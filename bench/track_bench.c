@@ -81,11 +81,14 @@ static unsigned int upload_texture(const glcv_image *img)
 }
 
 static glcv_track_window g_window = GLCV_TRACK_WINDOW_OPENCV; /* --window */
+static int g_devices = 1; /* the trackers' cuda_devices */
 
 static glcv_track *make_tracker(glcv_engine_mode engine, const glcv_image *frame, int n, int ww, int wh)
 {
     glcv_track_params p = GLCV_TRACK_PARAMS(.width = W, .height = H, .max_objects = MAX_OBJ, .engine = engine,
-                                            .window = g_window, .logger = {glcv_log_stderr, NULL, GLCV_LOG_WARN});
+                                            .window = g_window,
+                                            .cuda_devices = engine == GLCV_ENGINE_CPU ? 0 : g_devices,
+                                            .logger = {glcv_log_stderr, NULL, GLCV_LOG_WARN});
     glcv_track *tr = NULL;
     if (glcv_track_create(&p, &tr) != GLCV_OK)
         return NULL;
@@ -499,6 +502,18 @@ int main(int argc, char **argv)
         cuda_kernels(&frame, runs, quick);
         whole_calls(GLCV_ENGINE_CUDA, "cuda: frame from host + results", &frame, 1, 1080, 720, runs / 4 + 1);
         whole_calls(GLCV_ENGINE_CUDA, "cuda: frame from host + results", &frame, 64, 200, 200, runs / 4 + 1);
+        if (info.devices > 1) {
+            /* the objects spread over the devices (id % devices), each device given the frame */
+            printf("objects spread over 1..%d devices, frame from host + results (wall time):\n", info.devices);
+            for (int d = 1; d <= info.devices; d++) {
+                char what[64];
+                g_devices = d;
+                snprintf(what, sizeof what, "cuda: %d device%s, host frame + results", d, d == 1 ? "" : "s");
+                whole_calls(GLCV_ENGINE_CUDA, what, &frame, 64, 1080, 720, runs / 4 + 1);
+                whole_calls(GLCV_ENGINE_CUDA, what, &frame, 64, 400, 400, runs / 4 + 1);
+            }
+            g_devices = 1;
+        }
     } else {
         printf("no CUDA device: the CUDA rows, and the many-camera comparison on CUDA, are skipped\n");
     }

@@ -75,8 +75,15 @@ struct glcv_track {
     int read_frames;
     glcv_image *set_images; /* 2 * streams: frames and masks read back, as images */
 
-    glcv_track_cuda *cuda; /* the CUDA engine, NULL with the CPU engine */
-    int cuda_with_gl; /* the CUDA engine is on the GL context's device: textures go through the bridge */
+    glcv_track_cuda *cuda; /* the CUDA engine (its first device's), NULL with the CPU engine */
+    int cuda_with_gl; /* ... on the GL context's device, alone: textures go through the bridge */
+    /* Several devices (params.cuda_devices): an engine per device, object id on engine
+     * id % n_engines (engines[0] == cuda); a set's objects split into per-engine lists */
+    glcv_track_cuda *engines[GLCV_TRACK_MAX_DEVICES];
+    int n_engines;
+    int *part_ids, *part_pos;   /* max_objects each: per engine, its ids and their places in the list */
+    glcv_tm_result *part_results;
+    glcv_tm_object *part_states;
 };
 
 /* ---- parameters ------------------------------------------------------------------------------- */
@@ -95,6 +102,10 @@ static glcv_status resolve_params(const glcv_track_params *in, glcv_track_params
         return st;
     GLCV_DEFAULT(p->streams, 1);
     GLCV_DEFAULT(p->max_objects, DEFAULT_MAX_OBJECTS);
+    GLCV_DEFAULT(p->cuda_devices, 1);
+    if (p->cuda_devices < -1 || p->cuda_devices > GLCV_TRACK_MAX_DEVICES)
+        return glcv_fail(lg, GLCV_ERROR_INVALID_ARGUMENT, "track: cuda_devices %d must be -1 or 1..%d",
+                         p->cuda_devices, GLCV_TRACK_MAX_DEVICES);
     GLCV_DEFAULT(p->hue_bins, DEFAULT_HUE_BINS);
     GLCV_DEFAULT(p->sat_bins, 1);
     GLCV_DEFAULT(p->epsilon, DEFAULT_EPSILON);
@@ -218,11 +229,36 @@ glcv_status glcv_track_create(const glcv_track_params *params, glcv_track **out)
         goto fail;
     if (t->p.engine == GLCV_ENGINE_CUDA) {
         glcv_tm_config c = make_config(t);
-        st = glcv_track_cuda_create(device.device, &c, &t->tables, p.max_objects, p.streams, lg, &t->cuda);
-        if (st != GLCV_OK)
+        int n = p.cuda_devices < 0 ? device.count - device.device : p.cuda_devices;
+        if (n < 1 || device.device + n > device.count) {
+            st = glcv_fail(lg, GLCV_ERROR_UNSUPPORTED, "track: %d CUDA device%s from device %d asked for, %d present",
+                           n, n == 1 ? "" : "s", device.device, device.count);
             goto fail;
+        }
+        for (int e = 0; e < n; e++) {
+            st = glcv_track_cuda_create(device.device + e, &c, &t->tables, p.max_objects, p.streams, lg,
+                                        &t->engines[e]);
+            if (st != GLCV_OK)
+                goto fail;
+            t->n_engines = e + 1;
+        }
+        t->cuda = t->engines[0];
         t->p.cuda_device = device.device;
-        t->cuda_with_gl = device.with_gl;
+        t->p.cuda_devices = n;
+        t->cuda_with_gl = device.with_gl && n == 1;
+        if (n > 1) {
+            size_t m = (size_t)p.max_objects;
+            t->part_ids = malloc(m * sizeof *t->part_ids);
+            t->part_pos = malloc(m * sizeof *t->part_pos);
+            t->part_results = malloc(m * sizeof *t->part_results);
+            t->part_states = malloc(m * sizeof *t->part_states);
+            if (!t->part_ids || !t->part_pos || !t->part_results || !t->part_states) {
+                st = GLCV_ERROR_OUT_OF_MEMORY;
+                goto fail;
+            }
+        }
+    } else {
+        t->p.cuda_devices = 0; /* the CPU engine uses none */
     }
     if (t->p.engine == GLCV_ENGINE_CPU) {
         size_t n = (size_t)p.width * (size_t)p.height * (size_t)p.streams;
@@ -247,7 +283,13 @@ void glcv_track_destroy(glcv_track **track)
     if (!track || !*track)
         return;
     glcv_track *t = *track;
-    glcv_track_cuda_destroy(&t->cuda);
+    for (int e = 0; e < t->n_engines; e++)
+        glcv_track_cuda_destroy(&t->engines[e]);
+    t->cuda = NULL;
+    free(t->part_ids);
+    free(t->part_pos);
+    free(t->part_results);
+    free(t->part_states);
     if (t->slots) {
         for (int i = 0; i < t->p.max_objects; i++) {
             free(t->slots[i].value);
@@ -560,6 +602,40 @@ static glcv_status check_id(const glcv_track *t, int id)
     return valid_id(t, id) ? GLCV_OK : glcv_fail(&t->logger, GLCV_ERROR_INVALID_ARGUMENT, "track: no object %d", id);
 }
 
+/* Several engines: the objects of list ids[0..n-1] on engine e (id % n_engines), into
+ * part_ids[0..], their places in the list into part_pos; returns their number. */
+static int engine_part(glcv_track *t, const int *ids, int n, int e)
+{
+    int k = 0;
+    for (int i = 0; i < n; i++)
+        if (ids[i] % t->n_engines == e) {
+            t->part_ids[k] = ids[i];
+            t->part_pos[k++] = i;
+        }
+    return k;
+}
+
+/* Waits for the results and states of list ids[0..n-1] (in list order) from every engine. */
+static glcv_status engines_results(glcv_track *t, glcv_tm_result *results, glcv_tm_object *states, const int *ids,
+                                   int n)
+{
+    if (t->n_engines == 1)
+        return glcv_track_cuda_results(t->cuda, results, states, ids, n);
+    glcv_status first = GLCV_OK;
+    for (int e = 0; e < t->n_engines; e++) {
+        int k = engine_part(t, ids, n, e);
+        if (k == 0)
+            continue;
+        glcv_status st = glcv_track_cuda_results(t->engines[e], t->part_results, t->part_states, t->part_ids, k);
+        for (int i = 0; i < k && st == GLCV_OK; i++) {
+            results[t->part_pos[i]] = t->part_results[i];
+            states[t->part_pos[i]] = t->part_states[i];
+        }
+        first = first == GLCV_OK ? st : first; /* every engine is waited for */
+    }
+    return first;
+}
+
 /* CUDA: fetches the last frame's results and the objects' states before the host changes them. */
 static glcv_status settle(glcv_track *t)
 {
@@ -567,7 +643,7 @@ static glcv_status settle(glcv_track *t)
         glcv_tm_object *states = malloc((size_t)t->p.max_objects * sizeof *states);
         if (!states)
             return GLCV_ERROR_OUT_OF_MEMORY;
-        glcv_status st = glcv_track_cuda_results(t->cuda, t->results, states, t->ids, t->n_ids);
+        glcv_status st = engines_results(t, t->results, states, t->ids, t->n_ids);
         if (st == GLCV_OK)
             for (int k = 0; k < t->n_ids; k++)
                 if (t->slots[t->ids[k]].used)
@@ -584,7 +660,7 @@ static glcv_status upload_object(glcv_track *t, int id, int model)
     if (!t->cuda)
         return GLCV_OK;
     track_slot *s = &t->slots[id];
-    return glcv_track_cuda_set_object(t->cuda, id, &s->state, model ? s->lut : NULL, model ? s->sqrt_model : NULL,
+    return glcv_track_cuda_set_object(t->engines[id % t->n_engines], id, &s->state, model ? s->lut : NULL, model ? s->sqrt_model : NULL,
                                       s->model_sum);
 }
 
@@ -728,13 +804,26 @@ static void cpu_track_all(glcv_track *t, const glcv_tm_config *c)
  * are fetched later. The list becomes the set's (t->ids) once the set is queued; a set refused
  * before anything was queued (a bad argument or texture) leaves the last set's list and results
  * as they were; after a CUDA or GL error there are none. */
-typedef glcv_status (*cuda_queue_fn)(glcv_track *t, const glcv_tm_config *c, const void *args, int n);
+typedef glcv_status (*cuda_queue_fn)(glcv_track *t, glcv_track_cuda *engine, const glcv_tm_config *c,
+                                     const void *args, const int *ids, int n);
 
 static glcv_status cuda_set(glcv_track *t, cuda_queue_fn queue, const void *args)
 {
     glcv_tm_config c = make_config(t);
     int n = list_into(t, t->next_ids, t->next_streams);
-    glcv_status st = queue(t, &c, args, n);
+    glcv_status st = GLCV_OK;
+    if (t->n_engines == 1)
+        st = queue(t, t->cuda, &c, args, t->next_ids, n);
+    /* several: each engine gets the frames and its objects, queued one after the other (they
+     * run side by side). The first engine's staging memory is written again only once every
+     * engine's upload from it is done; it queues the set even without objects of its own. */
+    for (int e = 1; e < t->n_engines && st == GLCV_OK; e++)
+        st = glcv_track_cuda_wait_upload(t->engines[e]);
+    for (int e = 0; e < t->n_engines && t->n_engines > 1 && st == GLCV_OK; e++) {
+        int k = engine_part(t, t->next_ids, n, e);
+        if (k > 0 || e == 0)
+            st = queue(t, t->engines[e], &c, args, t->part_ids, k);
+    }
     if (st == GLCV_OK) {
         int *ids = t->ids, *streams = t->id_streams;
         t->ids = t->next_ids;
@@ -756,10 +845,13 @@ typedef struct host_set_args {
     int count;
 } host_set_args;
 
-static glcv_status queue_host_set(glcv_track *t, const glcv_tm_config *c, const void *args, int n)
+static glcv_status queue_host_set(glcv_track *t, glcv_track_cuda *engine, const glcv_tm_config *c, const void *args,
+                                  const int *ids, int n)
 {
     const host_set_args *a = args;
-    return glcv_track_cuda_frames(t->cuda, c, a->frames, a->masks, a->count, t->next_ids, n);
+    /* several engines: the first stages the set, the others upload from its staging memory */
+    const glcv_track_cuda *staged = engine == t->cuda ? NULL : t->cuda;
+    return glcv_track_cuda_frames(engine, c, a->frames, a->masks, a->count, staged, ids, n);
 }
 
 typedef struct texture_args {
@@ -767,10 +859,12 @@ typedef struct texture_args {
     int layered;
 } texture_args;
 
-static glcv_status queue_textures(glcv_track *t, const glcv_tm_config *c, const void *args, int n)
+static glcv_status queue_textures(glcv_track *t, glcv_track_cuda *engine, const glcv_tm_config *c, const void *args,
+                                  const int *ids, int n)
 {
+    (void)t;
     const texture_args *a = args;
-    return glcv_track_cuda_frame_texture(t->cuda, c, a->frame, a->mask, a->layered, t->next_ids, n);
+    return glcv_track_cuda_frame_texture(engine, c, a->frame, a->mask, a->layered, ids, n);
 }
 
 /* A checked host frame set (count frames, masks NULL or count) through the engine. */
@@ -1001,7 +1095,8 @@ glcv_status glcv_track_set_cuda_cluster(glcv_track *t, int blocks)
         return GLCV_ERROR_INVALID_ARGUMENT;
     if (t->cuda) {
         pthread_mutex_lock(&t->lock);
-        glcv_track_cuda_set_cluster(t->cuda, blocks);
+        for (int e = 0; e < t->n_engines; e++)
+            glcv_track_cuda_set_cluster(t->engines[e], blocks);
         pthread_mutex_unlock(&t->lock);
         return GLCV_OK;
     }
@@ -1035,6 +1130,8 @@ glcv_status glcv_track_bench_prepare(glcv_track *t, const glcv_rect *windows, in
 {
     if (!t || n < 1 || !windows)
         return GLCV_ERROR_INVALID_ARGUMENT;
+    if (t->n_engines > 1)
+        return glcv_fail(&t->logger, GLCV_ERROR_UNSUPPORTED, "track: kernel benchmarks run on one device");
     if (t->cuda) {
         pthread_mutex_lock(&t->lock);
         glcv_status st = settle(t);
@@ -1066,6 +1163,8 @@ glcv_status glcv_track_bench_time(glcv_track *t, int hsv, int runs, double *ms_p
 {
     if (!t || runs < 1 || !ms_per_frame)
         return GLCV_ERROR_INVALID_ARGUMENT;
+    if (t->n_engines > 1)
+        return glcv_fail(&t->logger, GLCV_ERROR_UNSUPPORTED, "track: kernel benchmarks run on one device");
     if (t->cuda) {
         pthread_mutex_lock(&t->lock);
         glcv_tm_config c = make_config(t);

@@ -308,23 +308,19 @@ static glcv_status run_bins_frame(glcv_track_cuda *c_, const glcv_tm_config *c, 
     return launch_bins(c_, c, b, streams);
 }
 
-/* Makes the staging and upload buffers, for sets of up to 4 bytes a pixel with masks. */
-static glcv_status upload_buffers(glcv_track_cuda *c_)
+/* Makes the upload buffer and, with `staging`, the pinned staging buffer, for sets of up to 4
+ * bytes a pixel with masks. */
+static glcv_status upload_buffers(glcv_track_cuda *c_, int staging)
 {
-    if (c_->upload)
-        return GLCV_OK;
     size_t rows = (size_t)c_->height * (size_t)c_->streams;
     size_t frames = rows * (((size_t)c_->width * 4 + 15) & ~(size_t)15);
     c_->mask_offset = (frames + 255) & ~(size_t)255;
     size_t bytes = c_->mask_offset + rows * (size_t)c_->width;
-    CHECK_CUDA(cudaMallocHost((void **)&c_->staging, bytes), "track: pinned staging for frame sets");
-    cudaError_t err = cudaMalloc((void **)&c_->upload, bytes);
-    if (err != cudaSuccess) {
-        cudaFreeHost(c_->staging);
-        c_->staging = NULL;
-        c_->upload = NULL;
-        return glcv_cuda_fail(&c_->logger, err, "track: device memory for frame sets");
-    }
+    if (!c_->upload)
+        CHECK_CUDA(cudaMalloc((void **)&c_->upload, bytes), "track: device memory for frame sets");
+    /* pinned memory is every device's (unified addressing): other devices upload from it too */
+    if (staging && !c_->staging)
+        CHECK_CUDA(cudaMallocHost((void **)&c_->staging, bytes), "track: pinned staging for frame sets");
     return GLCV_OK;
 }
 
@@ -340,26 +336,39 @@ static void stage_images(uint8_t *dst, size_t pitch, const glcv_image *images, i
     }
 }
 
+glcv_status glcv_track_cuda_wait_upload(glcv_track_cuda *c_)
+{
+    if (!c_->staging_busy)
+        return GLCV_OK;
+    CHECK_CUDA(cudaSetDevice(c_->device), "track: cudaSetDevice");
+    CHECK_CUDA(cudaEventSynchronize(c_->staged), "track: waiting for the last upload");
+    c_->staging_busy = 0;
+    return GLCV_OK;
+}
+
 glcv_status glcv_track_cuda_frames(glcv_track_cuda *c_, const glcv_tm_config *c, const glcv_image *frames,
-                                   const glcv_image *masks, int count, const int *ids, int n)
+                                   const glcv_image *masks, int count, const glcv_track_cuda *staged, const int *ids,
+                                   int n)
 {
     CHECK_CUDA(cudaSetDevice(c_->device), "track: cudaSetDevice");
-    glcv_status st = upload_buffers(c_);
+    glcv_status st = upload_buffers(c_, !staged);
     if (st != GLCV_OK)
         return st;
     int channels = glcv_pixel_format_size(frames[0].format);
     int bgr = frames[0].format == GLCV_PIXEL_BGR8 || frames[0].format == GLCV_PIXEL_BGRA8;
     size_t pitch = ((size_t)c_->width * (size_t)channels + 15) & ~(size_t)15;
     size_t rows = (size_t)c_->height * (size_t)count;
-    /* the staging memory is written again only once the last set's upload from it is done */
-    if (c_->staging_busy)
-        CHECK_CUDA(cudaEventSynchronize(c_->staged), "track: waiting for the last upload");
-    c_->staging_busy = 0;
-    stage_images(c_->staging, pitch, frames, count);
-    if (masks)
-        stage_images(c_->staging + c_->mask_offset, (size_t)c_->width, masks, count);
+    if (!staged) {
+        /* the staging memory is written again only once the last set's upload from it is done */
+        if ((st = glcv_track_cuda_wait_upload(c_)) != GLCV_OK)
+            return st;
+        stage_images(c_->staging, pitch, frames, count);
+        if (masks)
+            stage_images(c_->staging + c_->mask_offset, (size_t)c_->width, masks, count);
+    }
     size_t bytes = masks ? c_->mask_offset + rows * (size_t)c_->width : rows * pitch;
-    CHECK_CUDA(cudaMemcpyAsync(c_->upload, c_->staging, bytes, cudaMemcpyHostToDevice, c_->stream),
+    CHECK_CUDA(cudaMemcpyAsync(c_->upload, staged ? staged->staging : c_->staging, bytes, cudaMemcpyHostToDevice,
+                               c_->stream),
                "track: frame set upload");
     CHECK_CUDA(cudaEventRecord(c_->staged, c_->stream), "track: cudaEventRecord");
     c_->staging_busy = 1;
@@ -543,10 +552,17 @@ glcv_status glcv_track_cuda_set_object(glcv_track_cuda *cuda, int id, const glcv
     return GLCV_ERROR_UNSUPPORTED;
 }
 
-glcv_status glcv_track_cuda_frames(glcv_track_cuda *cuda, const glcv_tm_config *c, const glcv_image *frames,
-                                   const glcv_image *masks, int count, const int *ids, int n)
+glcv_status glcv_track_cuda_wait_upload(glcv_track_cuda *cuda)
 {
-    (void)cuda, (void)c, (void)frames, (void)masks, (void)count, (void)ids, (void)n;
+    (void)cuda;
+    return GLCV_ERROR_UNSUPPORTED;
+}
+
+glcv_status glcv_track_cuda_frames(glcv_track_cuda *cuda, const glcv_tm_config *c, const glcv_image *frames,
+                                   const glcv_image *masks, int count, const glcv_track_cuda *staged, const int *ids,
+                                   int n)
+{
+    (void)cuda, (void)c, (void)frames, (void)masks, (void)count, (void)staged, (void)ids, (void)n;
     return GLCV_ERROR_UNSUPPORTED;
 }
 

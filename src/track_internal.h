@@ -83,6 +83,8 @@ typedef struct glcv_track_texture_stats {
 
 typedef struct glcv_track_cuda glcv_track_cuda;
 
+#define GLCV_TRACK_MAX_DEVICES 16 /* CUDA devices one tracker spreads its objects over */
+
 /* Creates the engine on `device` for sets of `streams` frames of c->width x c->height and up to
  * max_objects objects of c->nbins bins. Errors: UNSUPPORTED (device unusable, or no CUDA in this
  * build), OUT_OF_MEMORY, CUDA. */
@@ -99,9 +101,14 @@ glcv_status glcv_track_cuda_set_object(glcv_track_cuda *cuda, int id, const glcv
 /* Tracks objects ids[0..n-1], each in its stream's frame: host frames (count of them, checked:
  * one pixel format; masks NULL or count GRAY8 images), or GL textures - a GL_TEXTURE_2D frame
  * (and mask), or with `layered` GL_TEXTURE_2D_ARRAY frames (and masks) of the engine's streams.
- * Queued; results come with glcv_track_cuda_results. */
+ * Queued; results come with glcv_track_cuda_results. Host frames are copied into the engine's
+ * pinned staging memory, or with `staged` (another device's engine that staged this same set
+ * just before) uploaded from that engine's: one host copy for every device. */
 glcv_status glcv_track_cuda_frames(glcv_track_cuda *cuda, const glcv_tm_config *c, const glcv_image *frames,
-                                   const glcv_image *masks, int count, const int *ids, int n);
+                                   const glcv_image *masks, int count, const glcv_track_cuda *staged, const int *ids,
+                                   int n);
+/* Waits until the engine's last upload from staging memory (its own or another's) is done. */
+glcv_status glcv_track_cuda_wait_upload(glcv_track_cuda *cuda);
 glcv_status glcv_track_cuda_frame_texture(glcv_track_cuda *cuda, const glcv_tm_config *c, unsigned int frame,
                                           unsigned int mask, int layered, const int *ids, int n);
 

@@ -612,6 +612,11 @@ static void test_api(void)
     p.max_objects = GLCV_TRACK_MAX_OBJECTS + 1;
     CHECK_STATUS(glcv_track_create(&p, &tr), GLCV_ERROR_INVALID_ARGUMENT);
     p = cpu_params(64, 48);
+    p.cuda_devices = -2;
+    CHECK_STATUS(glcv_track_create(&p, &tr), GLCV_ERROR_INVALID_ARGUMENT);
+    p.cuda_devices = 17;
+    CHECK_STATUS(glcv_track_create(&p, &tr), GLCV_ERROR_INVALID_ARGUMENT);
+    p = cpu_params(64, 48);
     p.engine = (glcv_engine_mode)9;
     CHECK_STATUS(glcv_track_create(&p, &tr), GLCV_ERROR_INVALID_ARGUMENT);
     glcv_track_destroy(NULL);

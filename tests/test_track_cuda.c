@@ -65,6 +65,8 @@ static void clutter(glcv_image *img, int f, uint64_t seed)
     }
 }
 
+static int g_cuda_devices = 1; /* the CUDA tracker's cuda_devices */
+
 static void run(const sequence *s)
 {
     glcv_image frame, mask;
@@ -78,6 +80,7 @@ static void run(const sequence *s)
     glcv_track *cpu = NULL, *gpu = NULL;
     CHECK_OK(glcv_track_create(&p, &cpu));
     p.engine = GLCV_ENGINE_CUDA;
+    p.cuda_devices = g_cuda_devices;
     CHECK_OK(glcv_track_create(&p, &gpu));
     if (!cpu || !gpu) {
         glcv_track_destroy(&cpu);
@@ -130,8 +133,10 @@ static void run(const sequence *s)
         }
     }
     g_differences += differences;
-    printf("%-28s %2d frames x %3d objects, cluster %2d: %d differing results (%d lost, %d iterations)\n", s->name,
-           s->frames, s->objects, glcv_track_cuda_cluster_used(gpu), differences, lost, iterations);
+    printf("%-28s %2d frames x %3d objects, cluster %2d, %d device%s: %d differing results (%d lost, %d "
+           "iterations)\n",
+           s->name, s->frames, s->objects, glcv_track_cuda_cluster_used(gpu), g_cuda_devices,
+           g_cuda_devices == 1 ? "" : "s", differences, lost, iterations);
     CHECK(differences == 0, "%s: %d results differ between CUDA and the CPU", s->name, differences);
     free(blobs);
     free(a);
@@ -171,6 +176,20 @@ int main(void)
         sequence s = {name, 640, 480, 20, 6, GLCV_TRACK_WINDOW_OPENCV, 1, 1, clusters[i], 3.0, 1, 0};
         run(&s);
     }
+    if (info.devices > 1) {
+        /* the objects spread over every device (the 1-object sequences leave devices idle) */
+        g_cuda_devices = info.devices;
+        for (size_t i = 0; i < sizeof seqs / sizeof seqs[0]; i++)
+            if (i == 1 || i == 3 || i == 5 || i == 6 || i == 8 || i == 9)
+                run(&seqs[i]);
+    } else {
+        printf("one CUDA device: the spread over devices is not run\n");
+    }
+    glcv_track_params p = GLCV_TRACK_PARAMS(.width = 64, .height = 48, .engine = GLCV_ENGINE_CUDA,
+                                            .cuda_devices = info.devices + 1, .logger = test_logger());
+    glcv_track *t = NULL;
+    CHECK(glcv_track_create(&p, &t) == GLCV_ERROR_UNSUPPORTED && !t, "%d devices of %d: not UNSUPPORTED",
+          info.devices + 1, info.devices);
     printf("%d differing results in all\n", g_differences);
     return test_finish("test_track_cuda");
 }

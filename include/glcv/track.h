@@ -129,8 +129,15 @@ typedef struct glcv_track_params {
     /* Engines: CUDA, CPU; AUTO (the default) is CUDA when a device can be used, else the CPU
      * (logged once). FRAGMENT and COMPUTE are INVALID_ARGUMENT. */
     glcv_engine_mode engine;
-    int cuda_device;         /* CUDA engine: the device when the current GL context is not on one
-                                (glcv/cuda.h); default 0 */
+    int cuda_device;         /* CUDA engine: the (first) device when the current GL context is not
+                                on one (glcv/cuda.h); default 0 */
+    /* CUDA engine: the number of devices the objects are spread over (object id on device
+     * cuda_device + id % cuda_devices; each device receives the frames and tracks its objects,
+     * side by side with the others); default 1; -1 = every device from cuda_device on; at most
+     * 16. More than are present is UNSUPPORTED. With several, texture inputs are read back to
+     * host memory once and uploaded to each device. The results do not depend on the number of
+     * devices. */
+    int cuda_devices;
     glcv_logger logger;
 } glcv_track_params;
 
