@@ -114,6 +114,19 @@ glcv_status glcv_check_size(const glcv_logger *logger, const char *module, int w
     return GLCV_OK;
 }
 
+glcv_status glcv_check_rect(const glcv_logger *logger, const char *module, const char *what, glcv_rect r)
+{
+    if (r.width < 1 || r.height < 1)
+        return glcv_fail(logger, GLCV_ERROR_INVALID_ARGUMENT, "%s: %s %d,%d %dx%d: width and height must be >= 1",
+                         module, what, r.x, r.y, r.width, r.height);
+    if (r.width > GLCV_MAX_COORD || r.height > GLCV_MAX_COORD || r.x < -GLCV_MAX_COORD || r.x > GLCV_MAX_COORD ||
+        r.y < -GLCV_MAX_COORD || r.y > GLCV_MAX_COORD)
+        return glcv_fail(logger, GLCV_ERROR_INVALID_ARGUMENT,
+                         "%s: %s %d,%d %dx%d: coordinates and sizes must be within +-%d", module, what, r.x, r.y,
+                         r.width, r.height, GLCV_MAX_COORD);
+    return GLCV_OK;
+}
+
 int glcv_finite(double v)
 {
     return isfinite(v);

@@ -92,6 +92,15 @@ glcv_status glcv_check_range(const glcv_logger *logger, const char *module, cons
                              double hi);
 glcv_status glcv_check_size(const glcv_logger *logger, const char *module, int width, int height, int max);
 
+/* The largest coordinate or size a caller's rectangle may have: every sum the modules make of
+ * rectangles (x + width, a window grown by half its size, ...) then fits an int. */
+#define GLCV_MAX_COORD (1 << 24)
+
+/* A caller's rectangle (a window, a region): INVALID_ARGUMENT, logged as "<module>: <what>
+ * x,y wxh: ...", unless width and height are 1..GLCV_MAX_COORD and |x|, |y| <= GLCV_MAX_COORD. It
+ * may lie partly or wholly outside the frame; what a module does then is its own contract. */
+glcv_status glcv_check_rect(const glcv_logger *logger, const char *module, const char *what, glcv_rect r);
+
 /* Nonzero for finite floats. */
 int glcv_finite(double v);
 

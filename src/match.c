@@ -527,12 +527,25 @@ static glcv_status check_map(glcv_match *m)
     return GLCV_OK;
 }
 
+/* A caller's map buffer: rows of `stride` elements (0 = width) of `size` bytes; a stride below
+ * the width (rows would overlap and the last one run past the buffer) or a map whose byte size
+ * overflows is INVALID_ARGUMENT. */
+static glcv_status check_stride(glcv_match *m, size_t stride, size_t size, const char *fn)
+{
+    size_t w = (size_t)m->p.width, h = (size_t)m->p.height, s = stride ? stride : w;
+    if (s < w || s > SIZE_MAX / size / h)
+        return glcv_fail(&m->p.logger, GLCV_ERROR_INVALID_ARGUMENT,
+                         "match: %s: stride %zu for a map %zu wide (at least the width, 0 = the width)", fn,
+                         stride, w);
+    return check_map(m);
+}
+
 glcv_status glcv_match_read_scores(glcv_match *m, double *out, size_t stride)
 {
     if (!m || !out)
         return GLCV_ERROR_INVALID_ARGUMENT;
     pthread_mutex_lock(&m->lock);
-    glcv_status st = check_map(m);
+    glcv_status st = check_stride(m, stride, sizeof *out, "read_scores");
     if (st == GLCV_OK) {
         size_t w = (size_t)m->p.width, s = stride ? stride : w;
         double worst = is_distance(m) ? HUGE_VAL : -HUGE_VAL;
@@ -570,7 +583,7 @@ static void normalized_locked(const glcv_match *m, float *out, size_t stride)
 
 static glcv_status read_normalized(glcv_match *m, float *out, size_t stride)
 {
-    glcv_status st = check_map(m);
+    glcv_status st = check_stride(m, stride, sizeof *out, "read_normalized");
     if (st == GLCV_OK)
         normalized_locked(m, out, stride);
     return st;

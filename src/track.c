@@ -483,6 +483,10 @@ static glcv_status hist_compute_locked(glcv_track *t, const glcv_image *frame, c
                                        glcv_rect region, glcv_track_hist *out)
 {
     glcv_status st = check_frame(t, frame, mask);
+    if (st == GLCV_OK)
+        st = glcv_check_rect(&t->logger, "track", "region", region);
+    if (st != GLCV_OK)
+        return st;
     glcv_tm_config c = make_config(t);
     glcv_tm_rect r = {region.x, region.y, region.width, region.height};
     r = glcv_tm_intersect(r, glcv_tm_frame_rect(&c));
@@ -523,6 +527,8 @@ static glcv_status weight_background_locked(glcv_track *t, const glcv_image *fra
                                             glcv_track_hist *hist)
 {
     glcv_status st = check_frame(t, frame, NULL);
+    if (st == GLCV_OK)
+        st = glcv_check_rect(&t->logger, "track", "region", region);
     glcv_tm_config c = make_config(t);
     glcv_tm_rect r = {region.x, region.y, region.width, region.height};
     if (st == GLCV_OK && (hist->hue_bins != t->p.hue_bins || hist->sat_bins != t->p.sat_bins))
@@ -685,9 +691,8 @@ glcv_status glcv_track_add_to_stream(glcv_track *t, int stream, const glcv_track
         return glcv_fail(&t->logger, GLCV_ERROR_INVALID_ARGUMENT,
                          "track: the histogram has %d x %d bins, the tracker %d x %d", hist->hue_bins, hist->sat_bins,
                          t->p.hue_bins, t->p.sat_bins);
-    if (window.width < 1 || window.height < 1)
-        return glcv_fail(&t->logger, GLCV_ERROR_INVALID_ARGUMENT, "track: window %dx%d: width and height must be >= 1",
-                         window.width, window.height);
+    if ((st = glcv_check_rect(&t->logger, "track", "window", window)) != GLCV_OK)
+        return st;
     pthread_mutex_lock(&t->lock);
     int slot = 0;
     while (slot < t->p.max_objects && t->slots[slot].used)
@@ -730,9 +735,8 @@ glcv_status glcv_track_set_window(glcv_track *t, int id, glcv_rect window)
         return GLCV_ERROR_INVALID_ARGUMENT;
     pthread_mutex_lock(&t->lock);
     glcv_status st = check_id(t, id);
-    if (st == GLCV_OK && (window.width < 1 || window.height < 1))
-        st = glcv_fail(&t->logger, GLCV_ERROR_INVALID_ARGUMENT, "track: window %dx%d: width and height must be >= 1",
-                       window.width, window.height);
+    if (st == GLCV_OK)
+        st = glcv_check_rect(&t->logger, "track", "window", window);
     if (st == GLCV_OK)
         st = settle(t);
     if (st == GLCV_OK) {
@@ -997,6 +1001,16 @@ glcv_rect glcv_track_box_bounds(float cx, float cy, float w, float h, float angl
         y0 = py[i] < y0 ? py[i] : y0;
         y1 = py[i] > y1 ? py[i] : y1;
     }
+    glcv_rect empty = {0, 0, 0, 0};
+    if (!(isfinite(x0) && isfinite(x1) && isfinite(y0) && isfinite(y1)) || frame_w < 1 || frame_h < 1)
+        return empty;
+    /* only what lies in the frame is kept: clamp before converting (a float beyond an int's range
+     * has no int value) */
+    float fx = (float)frame_w + 1.0f, fy = (float)frame_h + 1.0f;
+    x0 = fminf(fmaxf(x0, -1.0f), fx);
+    x1 = fminf(fmaxf(x1, -1.0f), fx);
+    y0 = fminf(fmaxf(y0, -1.0f), fy);
+    y1 = fminf(fmaxf(y1, -1.0f), fy);
     int rx = (int)floorf(x0), ry = (int)floorf(y0);
     int rw = (int)ceilf(x1) - rx + 1, rh = (int)ceilf(y1) - ry + 1;
     glcv_tm_rect r = {rx, ry, rw, rh}, frame = {0, 0, frame_w, frame_h};

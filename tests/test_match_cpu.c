@@ -11,6 +11,7 @@
 #include <glcv/match.h>
 
 #include <float.h>
+#include <stdint.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -632,8 +633,31 @@ static void test_normalized(void)
         return;
     double scores[600];
     float norm[600];
+    /* a stride below the width would overlap the rows and write past the buffer: refused, and
+     * nothing written (the guard words after a 29-wide map's last row stay) */
+    double guard[29 * 20 + 40];
+    for (int i = 0; i < 29 * 20 + 40; i++)
+        guard[i] = -7.0;
+    CHECK_STATUS(glcv_match_read_scores(m, guard, 29), GLCV_ERROR_INVALID_ARGUMENT);
+    CHECK_STATUS(glcv_match_read_normalized(m, norm, 1), GLCV_ERROR_INVALID_ARGUMENT);
+    CHECK_STATUS(glcv_match_read_scores(m, guard, SIZE_MAX / 4), GLCV_ERROR_INVALID_ARGUMENT);
+    int touched = 0;
+    for (int i = 0; i < 29 * 20 + 40; i++)
+        touched += guard[i] != -7.0;
+    CHECK(touched == 0, "a refused read wrote %d doubles", touched);
+    /* a wider stride: each row where it belongs, the gaps left alone */
+    double wide[32 * 20];
+    for (int i = 0; i < 32 * 20; i++)
+        wide[i] = -7.0;
+    CHECK_OK(glcv_match_read_scores(m, wide, 32));
     CHECK_OK(glcv_match_read_scores(m, scores, 0));
     CHECK_OK(glcv_match_read_normalized(m, norm, 0));
+    int misplaced = 0;
+    for (int y = 0; y < 20; y++)
+        for (int x = 0; x < 32; x++)
+            misplaced += x < 30 ? memcmp(&wide[y * 32 + x], &scores[y * 30 + x], sizeof(double)) != 0
+                                : wide[y * 32 + x] != -7.0;
+    CHECK(misplaced == 0, "stride 32: %d values misplaced", misplaced);
     double lo = HUGE_VAL, hi = -HUGE_VAL;
     for (int i = 0; i < 600; i++)
         if (isfinite(scores[i])) {

@@ -8,6 +8,7 @@
 
 #include <glcv/glcv.h>
 
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -611,6 +612,42 @@ static void test_api(void)
     p = cpu_params(64, 48);
     p.max_objects = GLCV_TRACK_MAX_OBJECTS + 1;
     CHECK_STATUS(glcv_track_create(&p, &tr), GLCV_ERROR_INVALID_ARGUMENT);
+    /* rectangles far outside any frame: refused before any sum of them can overflow an int */
+    p = cpu_params(64, 48);
+    CHECK_OK(glcv_track_create(&p, &tr));
+    if (tr) {
+        glcv_image f;
+        CHECK_OK(glcv_image_alloc(64, 48, GLCV_PIXEL_RGB8, &f));
+        memset(f.data, 90, f.stride * 48);
+        glcv_track_hist *h = calloc(1, sizeof *h);
+        int id = -1;
+        CHECK_OK(glcv_track_hist_compute(tr, &f, NULL, (glcv_rect){0, 0, 8, 8}, h));
+        static const glcv_rect far[] = {{INT_MAX - 10, 0, 100, 10}, {0, INT_MAX - 1, 10, 10}, {-INT_MAX, 0, 10, 10},
+                                        {0, 0, INT_MAX, 10}, {5, 5, 10, INT_MAX}, {1 << 25, 0, 10, 10}};
+        for (size_t i = 0; i < sizeof far / sizeof far[0]; i++) {
+            CHECK_STATUS(glcv_track_add(tr, h, far[i], &id), GLCV_ERROR_INVALID_ARGUMENT);
+            CHECK_STATUS(glcv_track_hist_compute(tr, &f, NULL, far[i], h), GLCV_ERROR_INVALID_ARGUMENT);
+            CHECK_STATUS(glcv_track_hist_weight_background(tr, &f, far[i], h), GLCV_ERROR_INVALID_ARGUMENT);
+        }
+        CHECK_OK(glcv_track_hist_compute(tr, &f, NULL, (glcv_rect){0, 0, 8, 8}, h));
+        CHECK_OK(glcv_track_add(tr, h, (glcv_rect){-100, -100, 300, 300}, &id)); /* partly outside: fine */
+        for (size_t i = 0; i < sizeof far / sizeof far[0]; i++)
+            CHECK_STATUS(glcv_track_set_window(tr, id, far[i]), GLCV_ERROR_INVALID_ARGUMENT);
+        CHECK_OK(glcv_track_frame(tr, &f, NULL));
+        /* boxes whose corners lie beyond an int's range, or are not numbers */
+        glcv_rect b = glcv_track_box_bounds(3e9f, 10.0f, 20.0f, 20.0f, 30.0f, 64, 48);
+        CHECK(b.width == 0 && b.height == 0, "a box at x 3e9: %d,%d %dx%d", b.x, b.y, b.width, b.height);
+        b = glcv_track_box_bounds(-3e9f, -3e9f, 7e9f, 7e9f, 0.0f, 64, 48);
+        CHECK(b.x == 0 && b.y == 0 && b.width == 64 && b.height == 48, "a box over the frame: %d,%d %dx%d", b.x, b.y,
+              b.width, b.height);
+        b = glcv_track_box_bounds(NAN, 10.0f, 20.0f, 20.0f, 0.0f, 64, 48);
+        CHECK(b.width == 0 && b.height == 0, "a NaN box: %dx%d", b.width, b.height);
+        b = glcv_track_box_bounds(10.0f, 10.0f, 4.0f, 4.0f, INFINITY, 64, 48);
+        CHECK(b.width == 0 && b.height == 0, "an infinite angle: %dx%d", b.width, b.height);
+        free(h);
+        glcv_image_free(&f);
+        glcv_track_destroy(&tr);
+    }
     p = cpu_params(64, 48);
     p.cuda_devices = -2;
     CHECK_STATUS(glcv_track_create(&p, &tr), GLCV_ERROR_INVALID_ARGUMENT);

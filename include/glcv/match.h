@@ -181,7 +181,8 @@ GLCV_API glcv_status glcv_match_image_mapped(glcv_match *match);
 /* Copies the last score map (width x height doubles, row-major; `stride` = doubles between rows,
  * 0 = width) into caller's memory. SAD, SSD and LINF give their exact integers, ZNCC its
  * coefficient; positions not evaluated (the border band, outside the ROI) hold +HUGE_VAL for the
- * distances and -HUGE_VAL for ZNCC. Errors: INVALID_ARGUMENT, STATE (nothing matched yet). */
+ * distances and -HUGE_VAL for ZNCC. The buffer holds (height - 1) * stride + width doubles.
+ * Errors: INVALID_ARGUMENT (NULL, a stride below the width), STATE (nothing matched yet). */
 GLCV_API glcv_status glcv_match_read_scores(glcv_match *match, double *out, size_t stride);
 
 /* The last score map scaled for display (width x height floats, `stride` as above): 1 at the best

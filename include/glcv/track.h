@@ -348,7 +348,8 @@ GLCV_API glcv_status glcv_track_results(glcv_track *track, glcv_track_result *ou
 GLCV_API void glcv_track_box_points(float cx, float cy, float w, float h, float angle, float x[4], float y[4]);
 
 /* The axis-aligned bounding box of a rotated box (centre cx, cy, size w x h, angle in degrees),
- * as cv::RotatedRect::boundingRect, clipped to a frame of frame_w x frame_h (may be empty). */
+ * as cv::RotatedRect::boundingRect, clipped to a frame of frame_w x frame_h (may be empty; empty
+ * for non-finite arguments or a frame smaller than 1 x 1). */
 GLCV_API glcv_rect glcv_track_box_bounds(float cx, float cy, float w, float h, float angle, int frame_w,
                                                int frame_h);
 
