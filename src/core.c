@@ -21,6 +21,7 @@ const char *glcv_status_string(glcv_status status)
     case GLCV_ERROR_IO: return "input/output error";
     case GLCV_ERROR_CORRUPT_DATA: return "corrupt or unreadable data";
     case GLCV_ERROR_CUDA: return "CUDA error";
+    case GLCV_ERROR_LIMIT: return "above a resource limit";
     }
     return "unknown status";
 }

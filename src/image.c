@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <stdatomic.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +22,21 @@
 
 /* The largest image accepted, in pixels: keeps every size computation far from overflow. */
 #define MAX_PIXELS ((size_t)1 << 30)
+
+/* glcv_image_load's limit (glcv_image_set_max_pixels). */
+static atomic_size_t g_max_pixels = GLCV_IMAGE_DEFAULT_MAX_PIXELS;
+
+size_t glcv_image_set_max_pixels(size_t n)
+{
+    n = n < 1 ? 1 : n > MAX_PIXELS ? MAX_PIXELS : n;
+    atomic_store(&g_max_pixels, n);
+    return n;
+}
+
+size_t glcv_image_max_pixels(void)
+{
+    return atomic_load(&g_max_pixels);
+}
 
 /* Bytes of one tightly packed row, or 0 if the width or format is invalid. */
 static size_t row_bytes(int width, glcv_pixel_format format)
@@ -150,8 +166,10 @@ glcv_status glcv_image_convert(const glcv_image *src, glcv_image *dst)
 
 /* ---- Loading ---- */
 
-/* Opens an image file and reads its header; on success *file is open at the start. */
-static glcv_status open_image(const char *path, const glcv_logger *logger, FILE **file, int *w, int *h, int *comp)
+/* Opens an image file and reads its header; on success *file is open at the start. `limit`: more
+ * pixels than glcv_image_max_pixels is LIMIT. */
+static glcv_status open_image(const char *path, const glcv_logger *logger, int limit, FILE **file, int *w, int *h,
+                              int *comp)
 {
     *file = NULL;
     FILE *f = fopen(path, "rb");
@@ -166,6 +184,11 @@ static glcv_status open_image(const char *path, const glcv_logger *logger, FILE 
                            stbi_failure_reason());
     } else if (!size_ok(*w, *h)) {
         st = glcv_fail(logger, GLCV_ERROR_CORRUPT_DATA, "image: '%s' has an unusable size %dx%d", path, *w, *h);
+    } else if (limit && (size_t)*w * (size_t)*h > glcv_image_max_pixels()) {
+        st = glcv_fail(logger, GLCV_ERROR_LIMIT,
+                       "image: '%s' is %dx%d (%.1f Mpixel), above the limit of %.1f Mpixel: not decoded (a larger "
+                       "limit: glcv_image_set_max_pixels, or --max-pixels on the command line)",
+                       path, *w, *h, (double)*w * (double)*h / 1e6, (double)glcv_image_max_pixels() / 1e6);
     }
     if (st != GLCV_OK) {
         fclose(f);
@@ -180,7 +203,7 @@ glcv_status glcv_image_info(const char *path, int *width, int *height, int *chan
     if (!path || !*path || !width || !height || !channels)
         return glcv_fail(logger, GLCV_ERROR_INVALID_ARGUMENT, "image info: NULL or empty argument");
     FILE *f = NULL;
-    glcv_status st = open_image(path, logger, &f, width, height, channels);
+    glcv_status st = open_image(path, logger, 0, &f, width, height, channels);
     if (f)
         fclose(f);
     return st;
@@ -202,7 +225,7 @@ glcv_status glcv_image_load(const char *path, glcv_pixel_format format, const gl
     int w = 0, h = 0, comp = 0, want = 0;
     int lw = 0, lh = 0, lcomp = 0;
     unsigned char *pixels = NULL;
-    glcv_status st = open_image(path, logger, &f, &w, &h, &comp);
+    glcv_status st = open_image(path, logger, 1, &f, &w, &h, &comp);
     if (st != GLCV_OK)
         return st;
     if (format == GLCV_PIXEL_DEFAULT)

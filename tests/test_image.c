@@ -450,6 +450,84 @@ static void test_png_levels(void)
     glcv_image_free(&photo);
 }
 
+/* A PNG of nothing but its signature and header chunk: w x h, 8-bit gray (type 0) or RGB (2),
+ * its CRC-32 right. */
+static void write_png_header(const char *path, uint32_t w, uint32_t h, uint8_t type)
+{
+    uint8_t b[33] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n', 0, 0, 0, 13, 'I', 'H', 'D', 'R'};
+    for (int i = 0; i < 4; i++) {
+        b[16 + i] = (uint8_t)(w >> (24 - 8 * i));
+        b[20 + i] = (uint8_t)(h >> (24 - 8 * i));
+    }
+    b[24] = 8; /* bit depth */
+    b[25] = type;
+    uint32_t crc = 0xFFFFFFFFu;
+    for (int i = 12; i < 29; i++) {
+        crc ^= b[i];
+        for (int k = 0; k < 8; k++)
+            crc = crc >> 1 ^ (0xEDB88320u & (0u - (crc & 1u)));
+    }
+    crc ^= 0xFFFFFFFFu;
+    for (int i = 0; i < 4; i++)
+        b[29 + i] = (uint8_t)(crc >> (24 - 8 * i));
+    write_bytes(path, (const char *)b, sizeof b);
+}
+
+/* Decompression bombs: a small file whose header claims a huge image is refused before any
+ * pixel is decoded (LIMIT, the log naming the file and the limit); info still reads its size;
+ * with the limit raised, the same file goes to the decoder (and fails there: it has no data). */
+static void test_load_limits(void)
+{
+    char path[512];
+    capture cap;
+    glcv_logger lg = capture_logger(&cap);
+    glcv_image img;
+    CHECK(glcv_image_max_pixels() == GLCV_IMAGE_DEFAULT_MAX_PIXELS, "default limit %zu", glcv_image_max_pixels());
+    /* (a 32768 x 32768 RGB header is too large for the decoder's own check: gray is not) */
+    static const uint32_t sides[][3] = {{16384, 16384, 2}, {32768, 32768, 0}, {8193, 8192, 2}, {100000, 700, 0}};
+    for (size_t i = 0; i < sizeof sides / sizeof sides[0]; i++) {
+        path_in_tmp(path, sizeof path, "bomb.png");
+        write_png_header(path, sides[i][0], sides[i][1], (uint8_t)sides[i][2]);
+        lg = capture_logger(&cap);
+        memset(&img, 0xAB, sizeof img);
+        CHECK_STATUS(glcv_image_load(path, GLCV_PIXEL_DEFAULT, &lg, &img), GLCV_ERROR_LIMIT);
+        CHECK(is_zeroed(&img), "bomb %ux%u: out not zeroed", sides[i][0], sides[i][1]);
+        CHECK(cap.count > 0 && strstr(cap.last, "bomb.png") && strstr(cap.last, "limit"),
+              "bomb %ux%u: log says '%s'", sides[i][0], sides[i][1], cap.last);
+        int w = 0, h = 0, c = 0;
+        CHECK_OK(glcv_image_info(path, &w, &h, &c, NULL));
+        CHECK(w == (int)sides[i][0] && h == (int)sides[i][1], "info of the bomb: %dx%d", w, h);
+    }
+    /* a JPEG header (SOI, SOF0) claiming 16384 x 16384 */
+    static const uint8_t jpeg[] = {0xFF, 0xD8, 0xFF, 0xC0, 0x00, 0x11, 0x08, 0x40, 0x00, 0x40, 0x00, 0x03, 0x01,
+                                   0x11, 0x00, 0x02, 0x11, 0x00, 0x03, 0x11, 0x00, 0xFF, 0xD9};
+    path_in_tmp(path, sizeof path, "bomb.jpg");
+    write_bytes(path, (const char *)jpeg, sizeof jpeg);
+    CHECK_STATUS(glcv_image_load(path, GLCV_PIXEL_RGB8, NULL, &img), GLCV_ERROR_LIMIT);
+    /* the limit is the caller's: a header of 100 x 100 with no data is refused at 9999 pixels,
+     * decoded (and found corrupt) at 10000; a real 40 x 30 image is refused at 1199, loaded at 1200 */
+    CHECK(glcv_image_set_max_pixels((size_t)1 << 40) == (size_t)1 << 30, "the limit is clamped to 2^30");
+    path_in_tmp(path, sizeof path, "header.png");
+    write_png_header(path, 100, 100, 2);
+    glcv_image_set_max_pixels(9999);
+    CHECK_STATUS(glcv_image_load(path, GLCV_PIXEL_RGB8, NULL, &img), GLCV_ERROR_LIMIT);
+    glcv_image_set_max_pixels(10000);
+    CHECK_STATUS(glcv_image_load(path, GLCV_PIXEL_RGB8, NULL, &img), GLCV_ERROR_CORRUPT_DATA);
+    glcv_image small;
+    CHECK_OK(glcv_image_alloc(40, 30, GLCV_PIXEL_RGB8, &small));
+    path_in_tmp(path, sizeof path, "small.png");
+    CHECK_OK(glcv_image_save_png(path, &small, NULL));
+    CHECK(glcv_image_set_max_pixels(1199) == 1199, "limit 1199");
+    CHECK_STATUS(glcv_image_load(path, GLCV_PIXEL_RGB8, NULL, &img), GLCV_ERROR_LIMIT);
+    glcv_image_set_max_pixels(1200);
+    CHECK_OK(glcv_image_load(path, GLCV_PIXEL_RGB8, NULL, &img));
+    glcv_image_free(&img);
+    glcv_image_free(&small);
+    CHECK(glcv_image_set_max_pixels(0) == 1, "limit 0 is clamped to 1");
+    glcv_image_set_max_pixels(GLCV_IMAGE_DEFAULT_MAX_PIXELS);
+    CHECK(strcmp(glcv_status_string(GLCV_ERROR_LIMIT), "above a resource limit") == 0, "LIMIT's text");
+}
+
 static void test_load_errors(void)
 {
     char path[512];
@@ -882,6 +960,7 @@ int main(void)
     test_png_round_trip();
     test_png_levels();
     test_load_errors();
+    test_load_limits();
     test_save_errors();
     test_convert();
     test_median();

@@ -69,7 +69,11 @@ typedef enum glcv_status {
     /* Caller's data: a file exists but cannot be decoded (corrupt or unknown format). */
     GLCV_ERROR_CORRUPT_DATA = 9,
     /* GPU/driver: a CUDA call failed (the logger names the call and CUDA's error). */
-    GLCV_ERROR_CUDA = 10
+    GLCV_ERROR_CUDA = 10,
+    /* Caller's data or settings: an input above a resource limit the caller can raise (the logger
+     * names the input, the limit and the call that sets it), e.g. an image file whose header
+     * claims more pixels than glcv_image_max_pixels. */
+    GLCV_ERROR_LIMIT = 11
 } glcv_status;
 
 /* A short constant English text for a status ("invalid argument"); never NULL. */

@@ -21,14 +21,25 @@ GLCV_API glcv_status glcv_image_alloc(int width, int height, glcv_pixel_format f
  * struct. NULL and already-freed (zeroed) images are accepted. */
 GLCV_API void glcv_image_free(glcv_image *image);
 
+/* The largest image glcv_image_load decodes, in pixels (width x height, as the file's header
+ * says, checked before any pixel is decoded): a small file whose header claims a huge image
+ * (a decompression bomb) is refused instead of taking gigabytes and minutes. Process-wide;
+ * default GLCV_IMAGE_DEFAULT_MAX_PIXELS (8192 x 8192, 64 Mi pixels: 256 MiB as RGBA); set it
+ * before other threads load images. n is clamped to 1..2^30; returns the limit now in force. */
+#define GLCV_IMAGE_DEFAULT_MAX_PIXELS ((size_t)8192 * 8192)
+GLCV_API size_t glcv_image_set_max_pixels(size_t n);
+GLCV_API size_t glcv_image_max_pixels(void);
+
 /* Loads an image file and converts it to `format` (GRAY8, RGB8 or RGBA8; UNKNOWN keeps the
  * file's own channel count: GRAY8, RGB8 or RGBA8; a gray+alpha file becomes RGBA8).
  * Errors: INVALID_ARGUMENT, IO (missing or unreadable file), CORRUPT_DATA (not a decodable
- * image), OUT_OF_MEMORY. On error *out is zeroed and the logger says why. */
+ * image), LIMIT (more pixels than glcv_image_max_pixels), OUT_OF_MEMORY. On error *out is
+ * zeroed and the logger says why. */
 GLCV_API glcv_status glcv_image_load(const char *path, glcv_pixel_format format, const glcv_logger *logger,
                                      glcv_image *out);
 
-/* Reads an image file's size and channel count (1..4) without decoding the pixels.
+/* Reads an image file's size and channel count (1..4) without decoding the pixels (any size up
+ * to 2^30 pixels: the load limit does not apply).
  * Errors: INVALID_ARGUMENT, IO (missing or unreadable), CORRUPT_DATA (not an image). */
 GLCV_API glcv_status glcv_image_info(const char *path, int *width, int *height, int *channels,
                                      const glcv_logger *logger);

@@ -128,6 +128,11 @@ static int parse_real(const char *name, const char *text, double lo, int lo_open
         return cli_usage("%s: '%s' is not a number", name, text);
     if (!isfinite(v) || (errno == ERANGE && fabs(v) > 1.0) || fabs(v) > FLT_MAX)
         return cli_usage("%s: '%s' is not a finite number", name, text);
+    /* a value that becomes 0 in the library's floats would silently mean "the default" */
+    if (v != 0.0 && fabs(v) < FLT_MIN)
+        return cli_usage("%s: '%s' is too close to 0: it would be 0 (the default) in single precision; the "
+                         "smallest is %g",
+                         name, text, (double)FLT_MIN);
     if (v < lo || (lo_open && v == lo))
         return cli_usage("%s: '%s' must be %s %g", name, text, lo_open ? ">" : ">=", lo);
     if (v > hi || (hi_open && v == hi))

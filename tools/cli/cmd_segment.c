@@ -993,8 +993,6 @@ int cmd_segment(int argc, char **argv)
         return rc;
     segment_run run = {.opt = &o, .logger = cli_logger(o.verbose)};
     rc = plan_segment(&run, &args);
-    for (int i = 0; rc == CLI_OK && run.outdirs && i < run.streams; i++)
-        rc = cli_make_dir(run.outdirs[i]);
     if (rc == CLI_OK)
         rc = cli_subtractor_create_gpus(&o.method, &args, run.width, run.height, run.streams, gpus_of(&o), o.timing,
                                         o.quiet, &run.logger, &run.ctx, &run.sub);
@@ -1002,6 +1000,9 @@ int cmd_segment(int argc, char **argv)
         rc = allocate_slots(&run);
     if (rc == CLI_OK)
         rc = set_background(&run);
+    /* the output folders once the background is in (a --bg that does not decode creates none) */
+    for (int i = 0; rc == CLI_OK && run.outdirs && i < run.streams; i++)
+        rc = cli_make_dir(run.outdirs[i]);
     if (rc == CLI_OK)
         rc = segment_frames(&run);
     if (rc == CLI_OK || rc == CLI_INTERRUPTED)

@@ -91,7 +91,10 @@ const char cmd_track_help[] =
     "  -h, --help            show this help\n"
     "\n"
     "Options may also be written --name=value.\n"
-    "Everything is checked (files, sizes, values) before anything is written. stderr gets a\n"
+    "Options, files' headers and sizes are checked before anything is written; the CSV file and\n"
+    "the overlays are written under temporary names and renamed, so none is ever half-written.\n"
+    "A frame that fails to decode stops the run (exit status 1) with the frames before it\n"
+    "written, the CSV file holding their rows. stderr gets a\n"
     "progress bar with the frames per second when it is a terminal; stdout a summary: frames,\n"
     "objects, the time per frame of the tracking calls, frames lost per object.\n"
     "Example: glcv track seq/img --roi 205,151,17,50 --mask-from-segmenter --csv tracks.csv\n";
@@ -151,6 +154,17 @@ typedef struct track_run {
 /* ---- checks ----------------------------------------------------------------------------------- */
 
 /* The options; *kind gets the media source (cli_source_of_args). */
+/* The options every track command checks the same way: the histogram's size, the value limits. */
+static int check_model_options(const track_options *o)
+{
+    if ((long)o->bins * o->sat_bins > GLCV_TRACK_MAX_BINS)
+        return cli_usage("--bins %d x --sat-bins %d is %ld bins: at most %d in all", o->bins, o->sat_bins,
+                         (long)o->bins * o->sat_bins, GLCV_TRACK_MAX_BINS);
+    if (o->v_min > o->v_max)
+        return cli_usage("--vmin %d is above --vmax %d", o->v_min, o->v_max);
+    return CLI_OK;
+}
+
 static int check_options(const track_options *o, const cli_args *args, int *kind)
 {
     int rc = cli_source_of_args(&o->src, args, kind);
@@ -164,8 +178,8 @@ static int check_options(const track_options *o, const cli_args *args, int *kind
         return cli_usage("no object: give --roi x,y,w,h");
     if (!o->csv)
         return cli_usage("no output: give --csv FILE");
-    if (o->v_min > o->v_max)
-        return cli_usage("--vmin %d is above --vmax %d", o->v_min, o->v_max);
+    if ((rc = check_model_options(o)) != CLI_OK)
+        return rc;
     if (o->no_mask && o->mask_from_segmenter)
         return cli_usage("--no-mask and --mask-from-segmenter: give one");
     return CLI_OK;
@@ -591,8 +605,6 @@ int cmd_track(int argc, char **argv)
     }
     if (rc == CLI_OK)
         rc = check_rois(&t);
-    if (rc == CLI_OK && o.overlay)
-        rc = cli_make_dir(o.overlay);
     if (rc == CLI_OK)
         rc = create_tracker(&t);
     cli_interrupt_catch();
@@ -601,6 +613,9 @@ int cmd_track(int argc, char **argv)
     int finite = kind < 0 || kind == CLI_SOURCE_VIDEO || kind == CLI_SOURCE_FRAMES || kind == CLI_SOURCE_SEQUENCE;
     if (rc == CLI_OK && (o.mask_from_segmenter || (finite && !o.no_mask)))
         rc = start_segmenter(&t, &args, kind);
+    /* the overlay folder once the background's frames have all decoded */
+    if (rc == CLI_OK && o.overlay)
+        rc = cli_make_dir(o.overlay);
     if (rc == CLI_OK && !o.quiet)
         print_engines(&t);
     int end = 0;
@@ -805,10 +820,10 @@ int cmd_eval_otb(int argc, char **argv)
     cli_start("glcv", &otb); /* its help and usage lines */
     cli_args args;
     int rc = cli_parse_expecting(options, argc, argv, &args, 1, 100000, "one or more sequence folders");
+    if (rc == CLI_OK)
+        rc = check_model_options(&o);
     if (rc != CLI_OK)
         return rc;
-    if (o.v_min > o.v_max)
-        return cli_usage("--vmin %d is above --vmax %d", o.v_min, o.v_max);
     o.quiet = 1; /* no progress bars, no engine lines: one line per sequence */
     printf("%-24s %7s %7s %7s %7s %6s\n", "sequence", "frames", "meanIoU", "AUC", "prec20", "lost");
     double sum_iou = 0, sum_auc = 0, sum_prec = 0;

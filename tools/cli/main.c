@@ -5,7 +5,11 @@
 #include "cli.h"
 #include "commands.h"
 
+#include <glcv/image.h>
+
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static const cli_command commands[] = {
@@ -42,6 +46,9 @@ static const char help_tail[] =
     "options:\n"
     "  -h, --help   show this help; 'glcv <command> --help' shows a command's options\n"
     "  --version    print the version\n"
+    "  --max-pixels N\n"
+    "               (after the command) the largest image file decoded, in pixels [67108864 =\n"
+    "               8192 x 8192]: a file whose header claims more is refused before decoding\n"
     "\n"
     "examples:\n"
     "  glcv segment --synthetic 60 --timing -o out/synthetic\n"
@@ -58,6 +65,33 @@ static void print_help(FILE *out)
     for (int i = 0; i < COMMAND_COUNT; i++)
         fprintf(out, "  %-9s %s\n", commands[i].name, commands[i].summary);
     fputs(help_tail, out);
+}
+
+/* --max-pixels N (or =N), anywhere after the command: the largest image file decoded
+ * (glcv_image_set_max_pixels); taken out of argv before the command parses its options. */
+static int take_max_pixels(int *argc, char **argv)
+{
+    static const char name[] = "--max-pixels";
+    size_t len = sizeof name - 1;
+    for (int i = 2; i < *argc; i++) {
+        if (strncmp(argv[i], name, len) != 0 || (argv[i][len] != '\0' && argv[i][len] != '='))
+            continue;
+        const char *text = argv[i][len] == '=' ? argv[i] + len + 1 : i + 1 < *argc ? argv[i + 1] : NULL;
+        int taken = argv[i][len] == '=' ? 1 : 2;
+        if (!text)
+            return cli_usage("%s needs a value (pixels, 1..%d)", name, 1 << 30);
+        char *end = NULL;
+        errno = 0;
+        long long v = strtoll(text, &end, 10);
+        if (end == text || *end != '\0' || errno == ERANGE || v < 1 || v > (1LL << 30))
+            return cli_usage("%s: '%s' must be a number of pixels between 1 and %d", name, text, 1 << 30);
+        glcv_image_set_max_pixels((size_t)v);
+        for (int k = i; k + taken <= *argc; k++)
+            argv[k] = argv[k + taken];
+        *argc -= taken;
+        i--;
+    }
+    return CLI_OK;
 }
 
 static const cli_command *find_command(const char *name)
@@ -88,7 +122,10 @@ int main(int argc, char **argv)
     if (!command)
         return cli_usage("unknown command '%s'", first);
     cli_start("glcv", command);
-    int rc = command->run(argc - 2, argv + 2);
+    int rc = take_max_pixels(&argc, argv);
+    if (rc != CLI_OK)
+        return cli_exit_status(rc);
+    rc = command->run(argc - 2, argv + 2);
     fflush(stdout);
     return cli_exit_status(rc);
 }
