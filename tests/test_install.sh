@@ -56,6 +56,27 @@ log "install the build tree"
 quiet cmake --install "$build_dir" --prefix "$tmp/installed"
 consume "$tmp/installed" installed
 
+# the installed tools run from the prefix, and from a copy of it elsewhere, with no library path
+if [ -e "$tmp/installed/bin/glcv" ]; then
+    log "installed bin/glcv --version, in place and moved"
+    want=$(LD_LIBRARY_PATH="" "$build_dir/tools/glcv" --version)
+    got=$(env -u LD_LIBRARY_PATH "$tmp/installed/bin/glcv" --version) || {
+        echo "test_install: the installed bin/glcv does not run" >&2
+        exit 1
+    }
+    cp -a "$tmp/installed" "$tmp/moved"
+    rm -rf "$tmp/installed-hidden" && mv "$tmp/installed" "$tmp/installed-hidden"
+    moved=$(env -u LD_LIBRARY_PATH "$tmp/moved/bin/glcv" --version) || {
+        echo "test_install: bin/glcv of a moved prefix does not run" >&2
+        exit 1
+    }
+    mv "$tmp/installed-hidden" "$tmp/installed"
+    if [ "$got" != "$want" ] || [ "$moved" != "$want" ]; then
+        echo "test_install: installed bin/glcv says '$got' (moved: '$moved'), the build's '$want'" >&2
+        exit 1
+    fi
+fi
+
 log "build and install a static archive from the sources"
 quiet cmake -S "$source_dir" -B "$tmp/static-build" -DCMAKE_BUILD_TYPE=Release -DGLCV_SHARED=OFF \
     -DGLCV_BUILD_TESTS=OFF -DGLCV_BUILD_TOOLS=OFF -DGLCV_BUILD_BENCH=OFF
