@@ -83,6 +83,7 @@ struct glcv_media {
     int synth_frames;
     int64_t next_index;
     double clock_start; /* LIVE pacing: monotonic time of pts 0 */
+    int clock_set;      /* clock_start is set (at the first frame) */
     int quiet_ffmpeg;   /* probing cameras: FFmpeg's errors are expected, log them as DEBUG */
     glcv_log_level fail_level; /* level of open_input's failure messages (ERROR; lower when expected) */
 
@@ -573,19 +574,28 @@ static void deadline_after(struct timespec *ts, double seconds)
     }
 }
 
+/* LIVE pacing: a frame more than this many seconds from its time (a timestamp jump) restarts the
+ * clock instead of waiting. */
+#define PACE_JUMP 2.0
+
 /* LIVE pacing: waits until the frame's time has come (returns early when stopping). */
 static void pace(glcv_media *m, double pts)
 {
     if (m->p.mode != GLCV_MEDIA_LIVE || m->p.source == GLCV_MEDIA_CAMERA)
         return;
     double now = monotonic_now();
-    if (m->clock_start == 0.0)
+    if (!m->clock_set)
         m->clock_start = now - pts;
+    m->clock_set = 1;
     double wait = m->clock_start + pts - now;
+    /* a timestamp jump (forward, or back as when a source restarts its clock or loops): the clock
+     * starts again at this frame, which is due now */
+    if (wait > PACE_JUMP || wait < -PACE_JUMP) {
+        m->clock_start = now - pts;
+        return;
+    }
     if (wait <= 0.0)
         return;
-    if (wait > 10.0) /* a timestamp jump: start the clock again */
-        wait = 10.0;
     struct timespec ts;
     deadline_after(&ts, wait);
     pthread_mutex_lock(&m->lock);

@@ -377,6 +377,23 @@ static void test_live(void)
         glcv_media_destroy(&m);
     }
 
+    /* Timestamp jumps, forward by 100 s after frame 5 and back by 50 s after frame 10: the clock
+     * starts again at each, so 16 frames at 20 fps still take about 0.8 s (not a wait of the jump,
+     * nor every later frame waiting). */
+    m = open_ok(GLCV_MEDIA_PARAMS(
+        .source = GLCV_MEDIA_LAVFI,
+        .location = "testsrc=size=32x32:rate=20:duration=0.8,setpts='PTS+if(gte(N,5),100/TB,0)-if(gte(N,10),50/TB,0)'"));
+    if (m) {
+        double t0 = now_s();
+        read_result rr = read_all(m, 0, 0);
+        double t = now_s() - t0;
+        printf("  timestamp jumps: %d frames in %.3f s\n", rr.frames, t);
+        CHECK(rr.eos && rr.frames >= 14 && rr.error == GLCV_OK, "jumps: %d frames (eos %d, %s), expected 16 (live: a drop or two)",
+              rr.frames, rr.eos, glcv_status_string(rr.error));
+        CHECK(t > 0.5 && t < 4.0, "16 frames at 20 fps with two timestamp jumps took %.3f s", t);
+        glcv_media_destroy(&m);
+    }
+
     /* A reader slower than the source: newest frame wins, the rest are dropped and counted. */
     m = open_ok(GLCV_MEDIA_PARAMS(.source = GLCV_MEDIA_LAVFI, .location = "testsrc=size=64x48:rate=100",
                                   .ring_frames = 3));
