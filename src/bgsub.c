@@ -265,7 +265,7 @@ static glcv_status frames_locked(glcv_bgsub *b, const glcv_image *frames, int co
 
 glcv_status glcv_bgsub_frames(glcv_bgsub *b, const glcv_image *frames, int count, int wait)
 {
-    GLCV_LOCKED_CALL(b, frames_locked(b, frames, count, wait));
+    GLCV_LOCKED_GL_CALL(b, "bgsub: frames", frames_locked(b, frames, count, wait));
 }
 
 static glcv_status map_locked(glcv_bgsub *b, glcv_image *out, int count)
@@ -297,7 +297,7 @@ static glcv_status map_locked(glcv_bgsub *b, glcv_image *out, int count)
 
 glcv_status glcv_bgsub_map_frames(glcv_bgsub *b, glcv_image *out, int count)
 {
-    GLCV_LOCKED_CALL(b, map_locked(b, out, count));
+    GLCV_LOCKED_GL_CALL(b, "bgsub: map_frames", map_locked(b, out, count));
 }
 
 static glcv_status mapped_locked(glcv_bgsub *b, int wait)
@@ -322,7 +322,7 @@ static glcv_status mapped_locked(glcv_bgsub *b, int wait)
 
 glcv_status glcv_bgsub_frames_mapped(glcv_bgsub *b, int wait)
 {
-    GLCV_LOCKED_CALL(b, mapped_locked(b, wait));
+    GLCV_LOCKED_GL_CALL(b, "bgsub: frames_mapped", mapped_locked(b, wait));
 }
 
 /* ---- learning ------------------------------------------------------------------------------- */
@@ -338,7 +338,7 @@ static glcv_status learn_begin_locked(glcv_bgsub *b)
 
 glcv_status glcv_bgsub_learn_begin(glcv_bgsub *b)
 {
-    GLCV_LOCKED_CALL(b, learn_begin_locked(b));
+    GLCV_LOCKED_GL_CALL(b, "bgsub: learn_begin", learn_begin_locked(b));
 }
 
 static glcv_status learn_add_locked(glcv_bgsub *b, const glcv_image *frames, int count)
@@ -380,7 +380,7 @@ static glcv_status learn_add_locked(glcv_bgsub *b, const glcv_image *frames, int
 
 glcv_status glcv_bgsub_learn_add(glcv_bgsub *b, const glcv_image *frames, int count)
 {
-    GLCV_LOCKED_CALL(b, learn_add_locked(b, frames, count));
+    GLCV_LOCKED_GL_CALL(b, "bgsub: learn_add", learn_add_locked(b, frames, count));
 }
 
 typedef struct learn_source {
@@ -468,7 +468,7 @@ static glcv_status learn_end_locked(glcv_bgsub *b)
 
 glcv_status glcv_bgsub_learn_end(glcv_bgsub *b)
 {
-    GLCV_LOCKED_CALL(b, learn_end_locked(b));
+    GLCV_LOCKED_GL_CALL(b, "bgsub: learn_end", learn_end_locked(b));
 }
 
 /* ---- outputs -------------------------------------------------------------------------------- */
@@ -509,7 +509,7 @@ static glcv_status map_masks_locked(glcv_bgsub *b, int age, glcv_image *out, int
 
 glcv_status glcv_bgsub_map_masks(glcv_bgsub *b, int age, glcv_image *out, int count)
 {
-    GLCV_LOCKED_CALL(b, map_masks_locked(b, age, out, count));
+    GLCV_LOCKED_GL_CALL(b, "bgsub: map_masks", map_masks_locked(b, age, out, count));
 }
 
 static glcv_status read_masks_locked(glcv_bgsub *b, int age, glcv_image *out, int count)
@@ -539,7 +539,7 @@ static glcv_status read_masks_locked(glcv_bgsub *b, int age, glcv_image *out, in
 
 glcv_status glcv_bgsub_read_masks(glcv_bgsub *b, int age, glcv_image *out, int count)
 {
-    GLCV_LOCKED_CALL(b, read_masks_locked(b, age, out, count));
+    GLCV_LOCKED_GL_CALL(b, "bgsub: read_masks", read_masks_locked(b, age, out, count));
 }
 
 static glcv_status read_state_locked(glcv_bgsub *b, int stream, uint16_t *bg, uint16_t *th)
@@ -564,7 +564,7 @@ static glcv_status read_state_locked(glcv_bgsub *b, int stream, uint16_t *bg, ui
 
 glcv_status glcv_bgsub_read_state(glcv_bgsub *b, int stream, uint16_t *bg, uint16_t *th)
 {
-    GLCV_LOCKED_CALL(b, read_state_locked(b, stream, bg, th));
+    GLCV_LOCKED_GL_CALL(b, "bgsub: read_state", read_state_locked(b, stream, bg, th));
 }
 
 unsigned int glcv_bgsub_mask_texture(glcv_bgsub *b)
@@ -589,7 +589,7 @@ static glcv_status reset_locked(glcv_bgsub *b)
 
 glcv_status glcv_bgsub_reset(glcv_bgsub *b)
 {
-    GLCV_LOCKED_CALL(b, reset_locked(b));
+    GLCV_LOCKED_GL_CALL(b, "bgsub: reset", reset_locked(b));
 }
 
 static glcv_status timings_locked(glcv_bgsub *b, glcv_timing *out, int capacity, int *count, int wait)
@@ -605,5 +605,5 @@ static glcv_status timings_locked(glcv_bgsub *b, glcv_timing *out, int capacity,
 
 glcv_status glcv_bgsub_timings(glcv_bgsub *b, glcv_timing *out, int capacity, int *count, int wait)
 {
-    GLCV_LOCKED_CALL(b, timings_locked(b, out, capacity, count, wait));
+    GLCV_LOCKED_GL_CALL(b, "bgsub: timings", timings_locked(b, out, capacity, count, wait));
 }

@@ -258,7 +258,7 @@ void glcv_bgsub_gl_destroy(glcv_bgsub *b)
 {
     if (!b->engine)
         return;
-    if (glcv_gl_context_current()) {
+    if (glcv_engine_context_current(b->engine)) {
         glcv_engine_begin(b->engine);
         glcv_tex *all[] = {&b->ring[0], &b->ring[1], &b->ring[2],    &b->ring[3], &b->bg[0],    &b->bg[1],
                            &b->th[0],   &b->th[1],   &b->count[0],   &b->count[1], &b->raw,     &b->moving,

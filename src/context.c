@@ -18,6 +18,7 @@
  * easiest to keep when one file holds every EGL call.
  */
 #include "core_internal.h"
+#include "gl.h"
 
 #include <glcv/context.h>
 
@@ -205,6 +206,78 @@ static int egl_gl_context_current(void)
 int glcv_gl_context_current(void)
 {
     return glx_context_current() || egl_gl_context_current();
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Context tokens: the live contexts glcv made, each with a serial number, so that an object made
+ * in a context that was destroyed is not taken for one of a new context at the same address.
+ */
+
+#define MAX_TRACKED_CONTEXTS 256
+
+typedef struct live_context {
+    const void *ctx;
+    uint64_t serial;
+} live_context;
+
+static pthread_mutex_t g_live_lock = PTHREAD_MUTEX_INITIALIZER;
+static live_context g_live[MAX_TRACKED_CONTEXTS];
+static uint64_t g_next_serial = 1;
+
+static void live_add(const void *ctx)
+{
+    pthread_mutex_lock(&g_live_lock);
+    for (int i = 0; i < MAX_TRACKED_CONTEXTS; i++)
+        if (!g_live[i].ctx) {
+            g_live[i] = (live_context){ctx, g_next_serial++};
+            break;
+        }
+    pthread_mutex_unlock(&g_live_lock);
+}
+
+static void live_remove(const void *ctx)
+{
+    pthread_mutex_lock(&g_live_lock);
+    for (int i = 0; i < MAX_TRACKED_CONTEXTS; i++)
+        if (g_live[i].ctx == ctx)
+            g_live[i] = (live_context){NULL, 0};
+    pthread_mutex_unlock(&g_live_lock);
+}
+
+static uint64_t live_serial(const void *ctx)
+{
+    uint64_t serial = 0;
+    pthread_mutex_lock(&g_live_lock);
+    for (int i = 0; i < MAX_TRACKED_CONTEXTS && !serial; i++)
+        if (g_live[i].ctx == ctx)
+            serial = g_live[i].serial;
+    pthread_mutex_unlock(&g_live_lock);
+    return serial;
+}
+
+glcv_gl_token glcv_gl_current_token(void)
+{
+    glcv_gl_token t = {NULL, 0};
+    if (egl_gl_context_current()) {
+        probe_resolve();
+        pthread_mutex_lock(&g_probe_lock);
+        PFNEGLGETCURRENTCONTEXTPROC get_context = g_probe.egl_get_current_context;
+        pthread_mutex_unlock(&g_probe_lock);
+        t.ctx = get_context ? (const void *)get_context() : NULL;
+    } else if (glx_context_current()) {
+        pthread_mutex_lock(&g_probe_lock);
+        glx_get_current_context_fn fn = g_probe.glx_get_current_context;
+        pthread_mutex_unlock(&g_probe_lock);
+        t.ctx = fn ? (const void *)fn() : NULL;
+    }
+    t.serial = t.ctx ? live_serial(t.ctx) : 0;
+    return t;
+}
+
+int glcv_gl_token_current(glcv_gl_token t)
+{
+    glcv_gl_token now = glcv_gl_current_token();
+    return t.ctx && now.ctx == t.ctx && now.serial == t.serial;
 }
 
 /* ---------------------------------------------------------------------------------------------
@@ -786,6 +859,7 @@ glcv_status glcv_context_create(const glcv_context_params *params, glcv_context 
         glcv_logf(lg, GLCV_LOG_WARN, "CUDA device %d was asked for; the context is on %s", p->cuda_device,
                   c->cuda_device >= 0 ? "another CUDA device" : "an EGL device without CUDA");
     free(at);
+    live_add(c->egl_ctx);
     *out = c;
     return GLCV_OK;
 }
@@ -823,6 +897,7 @@ void glcv_context_destroy(glcv_context **ctx)
     if (c->surface != EGL_NO_SURFACE && !eglDestroySurface(c->dpy, c->surface))
         glcv_logf(&c->logger, GLCV_LOG_WARN, "glcv_context_destroy: eglDestroySurface failed (%s)",
                   egl_error_text(eglGetError(), e, sizeof e));
+    live_remove(c->egl_ctx);
     if (!eglDestroyContext(c->dpy, c->egl_ctx))
         glcv_logf(&c->logger, GLCV_LOG_WARN, "glcv_context_destroy: eglDestroyContext failed (%s)",
                   egl_error_text(eglGetError(), e, sizeof e));

@@ -270,7 +270,7 @@ glcv_status glcv_delta_encode(glcv_delta *d, const glcv_image *frame, const glcv
 {
     if (!frame)
         return GLCV_ERROR_INVALID_ARGUMENT;
-    GLCV_LOCKED_CALL(d, encode_gl_once(d, frame, 0, mask, 0, flags, packet, bytes));
+    GLCV_LOCKED_GL_CALL(d, "delta: encode", encode_gl_once(d, frame, 0, mask, 0, flags, packet, bytes));
 }
 
 glcv_status glcv_delta_encode_texture(glcv_delta *d, unsigned int frame, unsigned int mask, int flags,
@@ -278,7 +278,7 @@ glcv_status glcv_delta_encode_texture(glcv_delta *d, unsigned int frame, unsigne
 {
     if (!frame)
         return GLCV_ERROR_INVALID_ARGUMENT;
-    GLCV_LOCKED_CALL(d, encode_gl_once(d, NULL, frame, NULL, mask, flags, packet, bytes));
+    GLCV_LOCKED_GL_CALL(d, "delta: encode_texture", encode_gl_once(d, NULL, frame, NULL, mask, flags, packet, bytes));
 }
 
 static glcv_status map_frame_locked(glcv_delta *d, glcv_image *out)
@@ -300,7 +300,7 @@ static glcv_status map_frame_locked(glcv_delta *d, glcv_image *out)
 
 glcv_status glcv_delta_map_frame(glcv_delta *d, glcv_image *out)
 {
-    GLCV_LOCKED_CALL(d, map_frame_locked(d, out));
+    GLCV_LOCKED_GL_CALL(d, "delta: map_frame", map_frame_locked(d, out));
 }
 
 static glcv_status encode_mapped_locked(glcv_delta *d, const glcv_image *mask, int flags, const uint8_t **packet,
@@ -315,7 +315,7 @@ static glcv_status encode_mapped_locked(glcv_delta *d, const glcv_image *mask, i
 glcv_status glcv_delta_encode_mapped(glcv_delta *d, const glcv_image *mask, int flags, const uint8_t **packet,
                                      size_t *bytes)
 {
-    GLCV_LOCKED_CALL(d, encode_mapped_locked(d, mask, flags, packet, bytes));
+    GLCV_LOCKED_GL_CALL(d, "delta: encode_mapped", encode_mapped_locked(d, mask, flags, packet, bytes));
 }
 
 static glcv_status snapshot_locked(glcv_delta *d, const uint8_t **packet, size_t *bytes)
@@ -343,7 +343,7 @@ static glcv_status snapshot_locked(glcv_delta *d, const uint8_t **packet, size_t
 
 glcv_status glcv_delta_snapshot(glcv_delta *d, const uint8_t **packet, size_t *bytes)
 {
-    GLCV_LOCKED_CALL(d, snapshot_locked(d, packet, bytes));
+    GLCV_LOCKED_GL_CALL(d, "delta: snapshot", snapshot_locked(d, packet, bytes));
 }
 
 static glcv_status read_reference_locked(glcv_delta *d, glcv_image *out)
@@ -375,7 +375,7 @@ static glcv_status read_reference_locked(glcv_delta *d, glcv_image *out)
 
 glcv_status glcv_delta_read_reference(glcv_delta *d, glcv_image *out)
 {
-    GLCV_LOCKED_CALL(d, read_reference_locked(d, out));
+    GLCV_LOCKED_GL_CALL(d, "delta: read_reference", read_reference_locked(d, out));
 }
 
 glcv_status glcv_delta_timings(glcv_delta *d, glcv_timing *out, int capacity, int *count, int wait)

@@ -285,7 +285,7 @@ glcv_status glcv_delta_gl_create(glcv_delta *d)
 void glcv_delta_gl_destroy(glcv_delta *d)
 {
     struct glcv_delta_gl *g = d->gl;
-    if (g && d->engine && glcv_gl_context_current()) {
+    if (g && d->engine && glcv_engine_context_current(d->engine)) {
         glcv_engine_begin(d->engine);
         glcv_tex *all[] = {&g->cur,      &g->ref[0],      &g->ref[1],       &g->in,        &g->mask,
                            &g->bitmap,   &g->counts,      &g->deltas,       &g->indices,   &g->assembled,

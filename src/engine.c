@@ -1046,6 +1046,7 @@ glcv_status glcv_engine_create(glcv_engine_mode mode, int timing, const glcv_log
     if (logger)
         e->logger = *logger;
     e->frame_index = -1;
+    e->context = glcv_gl_current_token();
     e->state = glcv_glstate_new();
     if (!e->state) {
         free(e);
@@ -1106,7 +1107,11 @@ void glcv_engine_destroy(glcv_engine **engine)
     glcv_engine *e = engine ? *engine : NULL;
     if (!e)
         return;
-    if (glcv_gl_context_current()) {
+    if (!glcv_engine_context_current(e))
+        glcv_logf(&e->logger, GLCV_LOG_WARN,
+                  "engine: destroyed without its OpenGL context current: its GL objects are left to that context "
+                  "(gone with it, or leaked if it lives on)");
+    else {
         glcv_engine_begin(e);
         for (int i = 0; i < e->n_programs; i++)
             glDeleteProgram(e->programs[i].id);
@@ -1133,6 +1138,21 @@ void glcv_engine_destroy(glcv_engine **engine)
     glcv_glstate_free(e->state);
     free(e);
     *engine = NULL;
+}
+
+int glcv_engine_context_current(const glcv_engine *e)
+{
+    return glcv_gl_token_current(e->context);
+}
+
+glcv_status glcv_engine_check_context(const glcv_engine *e, const char *what)
+{
+    if (glcv_engine_context_current(e))
+        return GLCV_OK;
+    return glcv_fail(&e->logger, GLCV_ERROR_NO_CONTEXT,
+                     "%s: the OpenGL context this object was made in is not current (destroyed, or another "
+                     "context is current): make it current, or destroy the object",
+                     what);
 }
 
 glcv_engine_mode glcv_engine_mode_of(const glcv_engine *e)

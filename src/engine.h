@@ -148,7 +148,30 @@ void glcv_pass_add_uniform_4iv(glcv_pass *pass, const char *name, const int *arr
 /* Creates an engine in the current context. `mode` AUTO/DEFAULT picks per renderer (timed once
  * per process and renderer, cached); FRAGMENT needs GL 3.3, COMPUTE 4.3. */
 glcv_status glcv_engine_create(glcv_engine_mode mode, int timing, const glcv_logger *logger, glcv_engine **out);
+/* Frees the engine; deletes its GL objects when the context it was made in is current, else
+ * leaves them to that context (logged as a warning: destroyed with it, or leaked when it lives on)
+ * and makes no GL call. */
 void glcv_engine_destroy(glcv_engine **engine);
+
+/* Whether the context the engine was made in is current on this thread (not destroyed, not
+ * another context). A module checks it before any GL work with its objects: GLCV_OK, or
+ * NO_CONTEXT logged as "<what>: the OpenGL context ... is not current". */
+int glcv_engine_context_current(const glcv_engine *e);
+glcv_status glcv_engine_check_context(const glcv_engine *e, const char *what);
+
+/* A module's public call on object OBJ (with the field `engine`, NULL for the CPU engine): NULL
+ * is INVALID_ARGUMENT; under the object's lock, the engine's context is checked before CALL runs. */
+#define GLCV_LOCKED_GL_CALL(OBJ, WHAT, CALL)                                                                  \
+    do {                                                                                                      \
+        if (!(OBJ))                                                                                           \
+            return GLCV_ERROR_INVALID_ARGUMENT;                                                               \
+        pthread_mutex_lock(&(OBJ)->lock);                                                                     \
+        glcv_status locked_status_ = (OBJ)->engine ? glcv_engine_check_context((OBJ)->engine, (WHAT)) : GLCV_OK; \
+        if (locked_status_ == GLCV_OK)                                                                        \
+            locked_status_ = (CALL);                                                                          \
+        pthread_mutex_unlock(&(OBJ)->lock);                                                                   \
+        return locked_status_;                                                                                \
+    } while (0)
 glcv_engine_mode glcv_engine_mode_of(const glcv_engine *engine);
 const glcv_logger *glcv_engine_logger(const glcv_engine *engine);
 

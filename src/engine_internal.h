@@ -62,6 +62,7 @@ typedef struct stage_ring {
 struct glcv_engine {
     glcv_engine_mode mode;
     glcv_logger logger;
+    glcv_gl_token context; /* the context it was made in: the only one it touches */
     int gl_version;
     GLuint vertex_shader; /* fragment mode: the full-screen triangle */
     GLuint layered_shaders[2]; /* layered fragment passes: vertex and geometry shader, made on first use */

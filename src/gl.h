@@ -12,6 +12,19 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* ---- which context: objects made in one must never touch another, or a destroyed one ---------- */
+
+/* The current context (EGL, else GLX) of this thread, and for contexts glcv_context_create made,
+ * a serial number that a later context at the same address does not share; ctx NULL when none is
+ * current. Implemented in context.c. */
+typedef struct glcv_gl_token {
+    const void *ctx;
+    uint64_t serial; /* 0 for a host application's context */
+} glcv_gl_token;
+glcv_gl_token glcv_gl_current_token(void);
+/* Nonzero when `t` (taken when an object was made) is the current context. */
+int glcv_gl_token_current(glcv_gl_token t);
+
 /* Logs every pending GL error as "<what>: <name> (0x....)" and returns GLCV_ERROR_GL
  * (GLCV_ERROR_OUT_OF_MEMORY for GL_OUT_OF_MEMORY); GLCV_OK when there was none. */
 glcv_status glcv_gl_check(const glcv_logger *logger, const char *what);

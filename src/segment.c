@@ -389,12 +389,12 @@ glcv_status glcv_segment_use_background(glcv_segment *s, const glcv_image *img, 
 
 glcv_status glcv_segment_set_background(glcv_segment *s, const glcv_image *background)
 {
-    GLCV_LOCKED_CALL(s, background ? set_background(s, background, 0) : glcv_segment_no_input(s, "background", 0));
+    GLCV_LOCKED_GL_CALL(s, "segment: set_background", background ? set_background(s, background, 0) : glcv_segment_no_input(s, "background", 0));
 }
 
 glcv_status glcv_segment_set_background_texture(glcv_segment *s, unsigned int texture)
 {
-    GLCV_LOCKED_CALL(s, texture ? set_background(s, NULL, texture) : glcv_segment_no_input(s, "background", 1));
+    GLCV_LOCKED_GL_CALL(s, "segment: set_background_texture", texture ? set_background(s, NULL, texture) : glcv_segment_no_input(s, "background", 1));
 }
 
 glcv_status glcv_segment_no_input(glcv_segment *s, const char *what, int texture)
@@ -470,7 +470,7 @@ static glcv_status segment_frame(glcv_segment *s, const glcv_image *img, unsigne
 
 glcv_status glcv_segment_frame(glcv_segment *s, const glcv_image *frame, int wait)
 {
-    GLCV_LOCKED_CALL(s, frame ? segment_frame(s, frame, 0, wait) : glcv_segment_no_input(s, "frame", 0));
+    GLCV_LOCKED_GL_CALL(s, "segment: frame", frame ? segment_frame(s, frame, 0, wait) : glcv_segment_no_input(s, "frame", 0));
 }
 
 /* Pinned memory (plain memory for the CPU engine) for `count` frames, one after the other. */
@@ -512,12 +512,12 @@ static glcv_status map_frames(glcv_segment *s, glcv_pixel_format format, glcv_im
 
 glcv_status glcv_segment_map_frame(glcv_segment *s, glcv_pixel_format format, glcv_image *out)
 {
-    GLCV_LOCKED_CALL(s, s->p.streams > 1 ? glcv_segment_one_stream(s, "map_frame") : map_frames(s, format, out, 1, "map_frame"));
+    GLCV_LOCKED_GL_CALL(s, "segment: map_frame", s->p.streams > 1 ? glcv_segment_one_stream(s, "map_frame") : map_frames(s, format, out, 1, "map_frame"));
 }
 
 glcv_status glcv_segment_map_frames(glcv_segment *s, glcv_pixel_format format, glcv_image *out, int count)
 {
-    GLCV_LOCKED_CALL(s, map_frames(s, format, out, count, "map_frames"));
+    GLCV_LOCKED_GL_CALL(s, "segment: map_frames", map_frames(s, format, out, count, "map_frames"));
 }
 
 static glcv_status frame_mapped(glcv_segment *s, int wait)
@@ -537,12 +537,12 @@ static glcv_status frame_mapped(glcv_segment *s, int wait)
 
 glcv_status glcv_segment_frame_mapped(glcv_segment *s, int wait)
 {
-    GLCV_LOCKED_CALL(s, frame_mapped(s, wait));
+    GLCV_LOCKED_GL_CALL(s, "segment: frame_mapped", frame_mapped(s, wait));
 }
 
 glcv_status glcv_segment_frame_texture(glcv_segment *s, unsigned int texture, int wait)
 {
-    GLCV_LOCKED_CALL(s, texture ? segment_frame(s, NULL, texture, wait) : glcv_segment_no_input(s, "frame", 1));
+    GLCV_LOCKED_GL_CALL(s, "segment: frame_texture", texture ? segment_frame(s, NULL, texture, wait) : glcv_segment_no_input(s, "frame", 1));
 }
 
 static glcv_status reset(glcv_segment *s)
@@ -558,7 +558,7 @@ static glcv_status reset(glcv_segment *s)
 
 glcv_status glcv_segment_reset(glcv_segment *s)
 {
-    GLCV_LOCKED_CALL(s, reset(s));
+    GLCV_LOCKED_GL_CALL(s, "segment: reset", reset(s));
 }
 
 /* ---- outputs ------------------------------------------------------------------------------- */
@@ -694,12 +694,12 @@ static glcv_status read_output(glcv_segment *s, glcv_image *out, int mask)
 
 glcv_status glcv_segment_read_mask(glcv_segment *s, glcv_image *out)
 {
-    GLCV_LOCKED_CALL(s, read_output(s, out, 1));
+    GLCV_LOCKED_GL_CALL(s, "segment: read_mask", read_output(s, out, 1));
 }
 
 glcv_status glcv_segment_read_background(glcv_segment *s, glcv_image *out)
 {
-    GLCV_LOCKED_CALL(s, read_output(s, out, 0));
+    GLCV_LOCKED_GL_CALL(s, "segment: read_background", read_output(s, out, 0));
 }
 
 static void copy_if(void *dst, const void *src, size_t bytes)
@@ -734,12 +734,12 @@ static glcv_status read_planes(glcv_segment *s, int qualifiers, void *a, void *b
 
 glcv_status glcv_segment_read_qualifiers(glcv_segment *s, int32_t *fore, int32_t *back, int32_t *cross)
 {
-    GLCV_LOCKED_CALL(s, read_planes(s, 1, fore, back, cross));
+    GLCV_LOCKED_GL_CALL(s, "segment: read_qualifiers", read_planes(s, 1, fore, back, cross));
 }
 
 glcv_status glcv_segment_read_thresholds(glcv_segment *s, uint8_t *m_min_b1, uint8_t *m_min_b2)
 {
-    GLCV_LOCKED_CALL(s, read_planes(s, 0, m_min_b1, m_min_b2, NULL));
+    GLCV_LOCKED_GL_CALL(s, "segment: read_thresholds", read_planes(s, 0, m_min_b1, m_min_b2, NULL));
 }
 
 static glcv_status read_noise(glcv_segment *s, float *k)

@@ -163,7 +163,7 @@ glcv_status glcv_segment_learn_add_frames(glcv_segment *s, const glcv_image *fra
 {
     if (s && s->p.streams == 1 && count == 1 && frames)
         return glcv_segment_learn_add(s, frames);
-    GLCV_LOCKED_CALL(s, learn_add_frames(s, frames, count));
+    GLCV_LOCKED_GL_CALL(s, "segment: learn_add_frames", learn_add_frames(s, frames, count));
 }
 
 /* Each stream's learned state into its layer (GL engines), and every stream's noise factors into
@@ -241,7 +241,7 @@ glcv_status glcv_segment_set_backgrounds(glcv_segment *s, const glcv_image *back
 {
     if (s && s->p.streams == 1 && count == 1 && backgrounds)
         return glcv_segment_set_background(s, backgrounds);
-    GLCV_LOCKED_CALL(s, set_backgrounds(s, backgrounds, count));
+    GLCV_LOCKED_GL_CALL(s, "segment: set_backgrounds", set_backgrounds(s, backgrounds, count));
 }
 
 /* The GL passes over the set in staging slot `slot`. */
@@ -293,7 +293,7 @@ glcv_status glcv_segment_frames(glcv_segment *s, const glcv_image *frames, int c
 {
     if (s && s->p.streams == 1 && count == 1 && frames)
         return glcv_segment_frame(s, frames, wait);
-    GLCV_LOCKED_CALL(s, segment_frames(s, frames, count, wait));
+    GLCV_LOCKED_GL_CALL(s, "segment: frames", segment_frames(s, frames, count, wait));
 }
 
 static glcv_status frames_mapped(glcv_segment *s, int wait)
@@ -323,7 +323,7 @@ glcv_status glcv_segment_frames_mapped(glcv_segment *s, int wait)
 {
     if (s && s->p.streams == 1)
         return glcv_segment_frame_mapped(s, wait);
-    GLCV_LOCKED_CALL(s, frames_mapped(s, wait));
+    GLCV_LOCKED_GL_CALL(s, "segment: frames_mapped", frames_mapped(s, wait));
 }
 
 static glcv_status read_masks(glcv_segment *s, glcv_image *out, int count)
@@ -375,14 +375,14 @@ static glcv_status map_masks(glcv_segment *s, glcv_image *out, int count)
 
 glcv_status glcv_segment_map_masks(glcv_segment *s, glcv_image *out, int count)
 {
-    GLCV_LOCKED_CALL(s, map_masks(s, out, count));
+    GLCV_LOCKED_GL_CALL(s, "segment: map_masks", map_masks(s, out, count));
 }
 
 glcv_status glcv_segment_read_masks(glcv_segment *s, glcv_image *out, int count)
 {
     if (s && s->p.streams == 1 && count == 1 && out)
         return glcv_segment_read_mask(s, out);
-    GLCV_LOCKED_CALL(s, read_masks(s, out, count));
+    GLCV_LOCKED_GL_CALL(s, "segment: read_masks", read_masks(s, out, count));
 }
 
 static glcv_status read_backgrounds(glcv_segment *s, glcv_image *out, int count)
@@ -417,7 +417,7 @@ glcv_status glcv_segment_read_backgrounds(glcv_segment *s, glcv_image *out, int 
 {
     if (s && s->p.streams == 1 && count == 1 && out)
         return glcv_segment_read_background(s, out);
-    GLCV_LOCKED_CALL(s, read_backgrounds(s, out, count));
+    GLCV_LOCKED_GL_CALL(s, "segment: read_backgrounds", read_backgrounds(s, out, count));
 }
 
 static glcv_status stream_params(glcv_segment *s, int stream, glcv_segment_params *out)

@@ -125,7 +125,7 @@ void glcv_segment_gl_destroy(glcv_segment *s)
 {
     if (!s->engine)
         return;
-    if (!glcv_gl_context_current()) { /* the GL objects die with their context */
+    if (!glcv_engine_context_current(s->engine)) { /* its GL objects are its context's (logged) */
         glcv_engine_destroy(&s->engine);
         return;
     }

@@ -283,7 +283,7 @@ static glcv_status learn_begin(glcv_segment *s)
 
 glcv_status glcv_segment_learn_begin(glcv_segment *s)
 {
-    GLCV_LOCKED_CALL(s, learn_begin(s));
+    GLCV_LOCKED_GL_CALL(s, "segment: learn_begin", learn_begin(s));
 }
 
 static glcv_status learn_add(glcv_segment *s, const glcv_image *img, unsigned int texture)
@@ -317,13 +317,13 @@ static glcv_status learn_add(glcv_segment *s, const glcv_image *img, unsigned in
 
 glcv_status glcv_segment_learn_add(glcv_segment *s, const glcv_image *frame)
 {
-    GLCV_LOCKED_CALL(s, frame ? learn_add(s, frame, 0) : glcv_segment_no_input(s, "learn_add", 0));
+    GLCV_LOCKED_GL_CALL(s, "segment: learn_add", frame ? learn_add(s, frame, 0) : glcv_segment_no_input(s, "learn_add", 0));
 }
 
 glcv_status glcv_segment_learn_add_texture(glcv_segment *s, unsigned int texture)
 {
     /* learn_add reports a missing learn_begin before a missing texture */
-    GLCV_LOCKED_CALL(s, texture || !s->learning ? learn_add(s, NULL, texture)
+    GLCV_LOCKED_GL_CALL(s, "segment: learn_add_texture", texture || !s->learning ? learn_add(s, NULL, texture)
                                                 : glcv_segment_no_input(s, "learn_add", 1));
 }
 
@@ -358,7 +358,7 @@ static glcv_status learn_end(glcv_segment *s)
 
 glcv_status glcv_segment_learn_end(glcv_segment *s)
 {
-    GLCV_LOCKED_CALL(s, learn_end(s));
+    GLCV_LOCKED_GL_CALL(s, "segment: learn_end", learn_end(s));
 }
 
 /* ---- calibration on any frames -------------------------------------------------------------- */
@@ -376,7 +376,7 @@ static glcv_status calibrate_begin(glcv_segment *s)
 
 glcv_status glcv_segment_calibrate_begin(glcv_segment *s)
 {
-    GLCV_LOCKED_CALL(s, calibrate_begin(s));
+    GLCV_LOCKED_GL_CALL(s, "segment: calibrate_begin", calibrate_begin(s));
 }
 
 static glcv_status calibrate_add(glcv_segment *s, const glcv_image *img, unsigned int texture)
@@ -396,12 +396,12 @@ static glcv_status calibrate_add(glcv_segment *s, const glcv_image *img, unsigne
 
 glcv_status glcv_segment_calibrate_add(glcv_segment *s, const glcv_image *frame)
 {
-    GLCV_LOCKED_CALL(s, frame ? calibrate_add(s, frame, 0) : glcv_segment_no_input(s, "calibrate_add", 0));
+    GLCV_LOCKED_GL_CALL(s, "segment: calibrate_add", frame ? calibrate_add(s, frame, 0) : glcv_segment_no_input(s, "calibrate_add", 0));
 }
 
 glcv_status glcv_segment_calibrate_add_texture(glcv_segment *s, unsigned int texture)
 {
-    GLCV_LOCKED_CALL(s, texture ? calibrate_add(s, NULL, texture) : glcv_segment_no_input(s, "calibrate_add", 1));
+    GLCV_LOCKED_GL_CALL(s, "segment: calibrate_add_texture", texture ? calibrate_add(s, NULL, texture) : glcv_segment_no_input(s, "calibrate_add", 1));
 }
 
 static glcv_status calibrate_end(glcv_segment *s, float *g_out)
@@ -418,6 +418,6 @@ static glcv_status calibrate_end(glcv_segment *s, float *g_out)
 
 glcv_status glcv_segment_calibrate_end(glcv_segment *s, float *g_out)
 {
-    GLCV_LOCKED_CALL(s, calibrate_end(s, g_out));
+    GLCV_LOCKED_GL_CALL(s, "segment: calibrate_end", calibrate_end(s, g_out));
 }
 
