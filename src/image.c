@@ -166,35 +166,49 @@ glcv_status glcv_image_convert(const glcv_image *src, glcv_image *dst)
 
 /* ---- Loading ---- */
 
-/* Opens an image file and reads its header; on success *file is open at the start. `limit`: more
- * pixels than glcv_image_max_pixels is LIMIT. */
-static glcv_status open_image(const char *path, const glcv_logger *logger, int limit, FILE **file, int *w, int *h,
-                              int *comp)
+/* Reads an open image's header (`path` names it in messages); on success `f` is at its start
+ * again. `limit`: more pixels than glcv_image_max_pixels is LIMIT. */
+static glcv_status read_header(FILE *f, const char *path, const glcv_logger *logger, int limit, int *w, int *h,
+                               int *comp)
 {
-    *file = NULL;
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return glcv_fail(logger, GLCV_ERROR_IO, "image: cannot open '%s': %s", path, strerror(errno));
-    glcv_status st = GLCV_OK;
     if (!stbi_info_from_file(f, w, h, comp)) {
         if (ferror(f))
-            st = glcv_fail(logger, GLCV_ERROR_IO, "image: cannot read '%s'", path);
-        else
-            st = glcv_fail(logger, GLCV_ERROR_CORRUPT_DATA, "image: '%s' is not a decodable image: %s", path,
-                           stbi_failure_reason());
-    } else if (!size_ok(*w, *h)) {
-        st = glcv_fail(logger, GLCV_ERROR_CORRUPT_DATA, "image: '%s' has an unusable size %dx%d", path, *w, *h);
-    } else if (limit && (size_t)*w * (size_t)*h > glcv_image_max_pixels()) {
-        st = glcv_fail(logger, GLCV_ERROR_LIMIT,
-                       "image: '%s' is %dx%d (%.1f Mpixel), above the limit of %.1f Mpixel: not decoded (a larger "
-                       "limit: glcv_image_set_max_pixels, or --max-pixels on the command line)",
-                       path, *w, *h, (double)*w * (double)*h / 1e6, (double)glcv_image_max_pixels() / 1e6);
+            return glcv_fail(logger, GLCV_ERROR_IO, "image: cannot read '%s': %s", path, strerror(errno));
+        return glcv_fail(logger, GLCV_ERROR_CORRUPT_DATA, "image: '%s' is not a decodable image: %s", path,
+                         stbi_failure_reason());
     }
-    if (st != GLCV_OK) {
-        fclose(f);
-        return st;
-    }
-    *file = f;
+    if (!size_ok(*w, *h))
+        return glcv_fail(logger, GLCV_ERROR_CORRUPT_DATA, "image: '%s' has an unusable size %dx%d", path, *w, *h);
+    if (limit && (size_t)*w * (size_t)*h > glcv_image_max_pixels())
+        return glcv_fail(logger, GLCV_ERROR_LIMIT,
+                         "image: '%s' is %dx%d (%.1f Mpixel), above the limit of %.1f Mpixel: not decoded (a larger "
+                         "limit: glcv_image_set_max_pixels, or --max-pixels on the command line)",
+                         path, *w, *h, (double)*w * (double)*h / 1e6, (double)glcv_image_max_pixels() / 1e6);
+    return GLCV_OK;
+}
+
+static int load_format_ok(glcv_pixel_format format)
+{
+    return format == GLCV_PIXEL_DEFAULT || format == GLCV_PIXEL_GRAY8 || format == GLCV_PIXEL_RGB8 ||
+           format == GLCV_PIXEL_RGBA8;
+}
+
+static glcv_status load_format_error(const glcv_logger *logger, glcv_pixel_format format)
+{
+    return glcv_fail(logger, GLCV_ERROR_INVALID_ARGUMENT,
+                     "image load: format %d not supported (GRAY8, RGB8, RGBA8 or UNKNOWN)", (int)format);
+}
+
+/* Opens an image file: a folder or a missing file is IO, named. */
+static glcv_status open_file(const char *path, const glcv_logger *logger, FILE **file)
+{
+    struct stat sb;
+    *file = NULL;
+    if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode))
+        return glcv_fail(logger, GLCV_ERROR_IO, "image: '%s' is a folder, not an image file", path);
+    *file = fopen(path, "rb");
+    if (!*file)
+        return glcv_fail(logger, GLCV_ERROR_IO, "image: cannot open '%s': %s", path, strerror(errno));
     return GLCV_OK;
 }
 
@@ -203,7 +217,9 @@ glcv_status glcv_image_info(const char *path, int *width, int *height, int *chan
     if (!path || !*path || !width || !height || !channels)
         return glcv_fail(logger, GLCV_ERROR_INVALID_ARGUMENT, "image info: NULL or empty argument");
     FILE *f = NULL;
-    glcv_status st = open_image(path, logger, 0, &f, width, height, channels);
+    glcv_status st = open_file(path, logger, &f);
+    if (st == GLCV_OK)
+        st = read_header(f, path, logger, 0, width, height, channels);
     if (f)
         fclose(f);
     return st;
@@ -216,16 +232,28 @@ glcv_status glcv_image_load(const char *path, glcv_pixel_format format, const gl
         memset(out, 0, sizeof *out);
     if (!path || !*path || !out)
         return glcv_fail(logger, GLCV_ERROR_INVALID_ARGUMENT, "image load: NULL or empty argument");
-    if (format != GLCV_PIXEL_DEFAULT && format != GLCV_PIXEL_GRAY8 && format != GLCV_PIXEL_RGB8 &&
-        format != GLCV_PIXEL_RGBA8)
-        return glcv_fail(logger, GLCV_ERROR_INVALID_ARGUMENT,
-                         "image load: format %d not supported (GRAY8, RGB8, RGBA8 or UNKNOWN)", (int)format);
-
+    if (!load_format_ok(format))
+        return load_format_error(logger, format);
     FILE *f = NULL;
+    glcv_status st = open_file(path, logger, &f);
+    if (st != GLCV_OK)
+        return st;
+    st = glcv_image_load_stream(f, path, format, logger, out);
+    fclose(f);
+    return st;
+}
+
+glcv_status glcv_image_load_stream(FILE *f, const char *path, glcv_pixel_format format, const glcv_logger *logger,
+                                   glcv_image *out)
+{
+    memset(out, 0, sizeof *out);
+    if (!load_format_ok(format))
+        return load_format_error(logger, format);
+
     int w = 0, h = 0, comp = 0, want = 0;
     int lw = 0, lh = 0, lcomp = 0;
     unsigned char *pixels = NULL;
-    glcv_status st = open_image(path, logger, 1, &f, &w, &h, &comp);
+    glcv_status st = read_header(f, path, logger, 1, &w, &h, &comp);
     if (st != GLCV_OK)
         return st;
     if (format == GLCV_PIXEL_DEFAULT)
@@ -237,7 +265,7 @@ glcv_status glcv_image_load(const char *path, glcv_pixel_format format, const gl
     if (!pixels) {
         const char *why = stbi_failure_reason();
         if (ferror(f))
-            st = glcv_fail(logger, GLCV_ERROR_IO, "image load: cannot read '%s'", path);
+            st = glcv_fail(logger, GLCV_ERROR_IO, "image load: cannot read '%s': %s", path, strerror(errno));
         else if (why && strcmp(why, "outofmem") == 0)
             st = glcv_fail(logger, GLCV_ERROR_OUT_OF_MEMORY, "image load: out of memory decoding '%s'", path);
         else
@@ -264,7 +292,6 @@ glcv_status glcv_image_load(const char *path, glcv_pixel_format format, const gl
 
 done:
     stbi_image_free(pixels);
-    fclose(f);
     return st;
 }
 

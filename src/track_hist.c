@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 glcv_status glcv_track_hist_check(const glcv_logger *lg, const glcv_track_hist *h)
@@ -124,9 +125,21 @@ glcv_status glcv_track_hist_load(const char *path, glcv_track_hist *hists, int c
     if (!path || !hists || capacity < 1 || !count)
         return glcv_fail(lg, GLCV_ERROR_INVALID_ARGUMENT, "track: hist_load needs a path and room");
     *count = 0;
+    struct stat sb;
+    if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode))
+        return glcv_fail(lg, GLCV_ERROR_IO, "%s: is a folder, not a histogram file", path);
     FILE *f = fopen(path, "r");
     if (!f)
         return glcv_fail(lg, GLCV_ERROR_IO, "%s: cannot open: %s", path, strerror(errno));
+    glcv_status st = glcv_track_hist_read(f, path, hists, capacity, count, lg);
+    fclose(f);
+    return st;
+}
+
+glcv_status glcv_track_hist_read(FILE *f, const char *path, glcv_track_hist *hists, int capacity, int *count,
+                                 const glcv_logger *lg)
+{
+    *count = 0;
     char tok[64];
     long version = 0;
     glcv_status st = GLCV_OK;
@@ -173,9 +186,9 @@ glcv_status glcv_track_hist_load(const char *path, glcv_track_hist *hists, int c
     if (*count == 0)
         st = glcv_fail(lg, GLCV_ERROR_CORRUPT_DATA, "%s: no histogram", path);
 done:
-    if (ferror(f) && st == GLCV_OK)
-        st = glcv_fail(lg, GLCV_ERROR_IO, "%s: read error", path);
-    fclose(f);
+    /* a read that failed is the cause, whatever the parsing made of what it got */
+    if (ferror(f))
+        st = glcv_fail(lg, GLCV_ERROR_IO, "%s: read error: %s", path, strerror(errno));
     return st;
 }
 

@@ -10,11 +10,16 @@
 
 #include <glcv/track.h>
 
+#include <stdio.h>
+
 #include "track_math.h"
 
 /* Checks a histogram: bins in range, every value finite and in 0..255 (track_hist.c).
  * Errors: INVALID_ARGUMENT, logged. */
 glcv_status glcv_track_hist_check(const glcv_logger *logger, const glcv_track_hist *hist);
+/* glcv_track_hist_load's parsing, from an open stream (`path` names it in messages). */
+glcv_status glcv_track_hist_read(FILE *f, const char *path, glcv_track_hist *hists, int capacity, int *count,
+                                 const glcv_logger *lg);
 
 /* ---- the CPU implementation (track_cpu.c) -----------------------------------------------------------
  * It runs the shared arithmetic of track_math.h over a bin image (one uint16 bin index per pixel,

@@ -20,7 +20,7 @@ static glcv_logger lg;
 
 static char last_error[1024];
 
-static void capture(void *user, glcv_log_level level, const char *message)
+static void keep_error(void *user, glcv_log_level level, const char *message)
 {
     (void)user;
     if (level == GLCV_LOG_ERROR)
@@ -30,7 +30,7 @@ static void capture(void *user, glcv_log_level level, const char *message)
         fprintf(stderr, "  (expected) %s\n", message);
 }
 
-static const glcv_logger quiet = {capture, NULL, GLCV_LOG_ERROR};
+static const glcv_logger quiet = {keep_error, NULL, GLCV_LOG_ERROR};
 
 /* Whether the last error logged contains `text` (NULL: anything or nothing). */
 static int logged(const char *text)

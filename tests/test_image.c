@@ -12,27 +12,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* A logger that keeps the last message, to check that failures say why. */
-typedef struct capture {
-    char last[1024];
-    int count;
-} capture;
-
-static void capture_fn(void *user, glcv_log_level level, const char *message)
-{
-    capture *c = user;
-    (void)level;
-    snprintf(c->last, sizeof c->last, "%s", message);
-    c->count++;
-}
-
-static glcv_logger capture_logger(capture *c)
-{
-    memset(c, 0, sizeof *c);
-    glcv_logger lg = {capture_fn, c, GLCV_LOG_DEBUG};
-    return lg;
-}
-
 static int is_zeroed(const glcv_image *img)
 {
     return img->data == NULL && img->width == 0 && img->height == 0 && img->stride == 0 &&

@@ -580,6 +580,11 @@ static void test_hist_files(void)
     CHECK(n == 1 && back[0].value[0] == 1.5f && back[0].value[1] == 255.0f, "comments: %d, %g %g", n,
           (double)back[0].value[0], (double)back[0].value[1]);
     CHECK_STATUS(glcv_track_hist_load("/nonexistent/x.hist", back, 4, &n, NULL), GLCV_ERROR_IO);
+    /* a folder: an input/output error that says so, not "not a histogram file" */
+    capture cap;
+    glcv_logger lg = capture_logger(&cap);
+    CHECK_STATUS(glcv_track_hist_load(dir, back, 4, &n, &lg), GLCV_ERROR_IO);
+    CHECK(cap.count > 0 && strstr(cap.last, "is a folder"), "a folder as histogram file: '%s'", cap.last);
     CHECK_STATUS(glcv_track_hist_save("/nonexistent/x.hist", h, 1, NULL), GLCV_ERROR_IO);
     remove(path);
     remove(bad);

@@ -179,3 +179,18 @@ unsigned int test_texture_make(unsigned int internal, unsigned int format, int w
     test_texture_upload(tex, internal, format, w, h, px, 1);
     return tex;
 }
+
+static void capture_fn(void *user, glcv_log_level level, const char *message)
+{
+    capture *c = user;
+    (void)level;
+    snprintf(c->last, sizeof c->last, "%s", message);
+    c->count++;
+}
+
+glcv_logger capture_logger(capture *c)
+{
+    memset(c, 0, sizeof *c);
+    glcv_logger lg = {capture_fn, c, GLCV_LOG_DEBUG};
+    return lg;
+}

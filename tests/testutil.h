@@ -71,6 +71,13 @@ double test_decision_x(int32_t fore, int32_t back, int32_t cross, double ts, dou
 /* A logger that prints to stderr at WARN level and above (INFO with GLCV_TEST_VERBOSE=1). */
 glcv_logger test_logger(void);
 
+/* A logger that keeps the last message and counts them, to check that failures say why. */
+typedef struct capture {
+    char last[1024];
+    int count;
+} capture;
+glcv_logger capture_logger(capture *c);
+
 /* Deterministic random numbers for test inputs (xorshift64*). */
 uint64_t test_rand(uint64_t *state);
 
