@@ -5,7 +5,8 @@
 #                                segment the built-in synthetic sequence into out/synthetic
 #   bash scripts/build.sh test   install what is missing, build build/test (-Werror) and run the
 #                                tests, then build build/sanitize (AddressSanitizer,
-#                                UndefinedBehaviorSanitizer, LeakSanitizer) and run them again
+#                                UndefinedBehaviorSanitizer, LeakSanitizer) and run them again,
+#                                then runs every fuzzer for GLCV_FUZZ_SECONDS (default 60) each
 #
 # Packages are installed with apt-get only when missing (as root, or through sudo). CUDA modules
 # are built when CMake finds a CUDA compiler.
@@ -17,7 +18,8 @@ JOBS=$(nproc 2>/dev/null || echo 2)
 
 PACKAGES=(build-essential g++ cmake pkg-config libepoxy-dev libegl-dev libegl-mesa0 libgl1-mesa-dri
           libgbm1 libstb-dev libglfw3-dev xvfb xauth
-          libavformat-dev libavcodec-dev libavdevice-dev libswscale-dev libavutil-dev libzstd-dev)
+          libavformat-dev libavcodec-dev libavdevice-dev libswscale-dev libavutil-dev libzstd-dev
+          clang libclang-rt-14-dev)
 
 section() {
     printf '\n==== %s ====\n' "$*"
@@ -107,6 +109,8 @@ do_test() {
     LSAN_OPTIONS=suppressions=$ROOT/tests/lsan.supp \
     UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
         ctest --test-dir "$ROOT/build/sanitize" --output-on-failure -j2
+    section "Fuzzing (libFuzzer with AddressSanitizer and UndefinedBehaviorSanitizer, ${GLCV_FUZZ_SECONDS:-60} s each)"
+    bash "$ROOT/scripts/fuzz.sh" "$ROOT/build/test" "${GLCV_FUZZ_SECONDS:-60}"
     section "All tests passed"
 }
 
