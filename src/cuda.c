@@ -157,7 +157,26 @@ glcv_status glcv_cuda_query(glcv_cuda_info *out)
     return GLCV_OK;
 }
 
+glcv_status glcv_cuda_memory_used(int device, size_t *used)
+{
+    size_t free_bytes = 0, total = 0;
+    *used = 0;
+    if (cudaSetDevice(device) != cudaSuccess || cudaMemGetInfo(&free_bytes, &total) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return GLCV_ERROR_UNSUPPORTED;
+    }
+    *used = total - free_bytes;
+    return GLCV_OK;
+}
+
 #else /* built without CUDA: the engine is never available */
+
+glcv_status glcv_cuda_memory_used(int device, size_t *used)
+{
+    (void)device;
+    *used = 0;
+    return GLCV_ERROR_UNSUPPORTED;
+}
 
 glcv_status glcv_cuda_pick(int requested, glcv_cuda_device *out, char *why, size_t why_size)
 {

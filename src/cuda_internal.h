@@ -30,6 +30,10 @@ glcv_status glcv_cuda_pick(int requested, glcv_cuda_device *out, char *why, size
 glcv_status glcv_cuda_choose(const char *module, glcv_engine_mode requested, int cuda_device,
                              const glcv_logger *logger, glcv_engine_mode *engine, glcv_cuda_device *device);
 
+/* Device memory in use on `device` (total - free, from cudaMemGetInfo), in bytes: for the soak
+ * benchmark's curves. UNSUPPORTED without CUDA or the device. */
+glcv_status glcv_cuda_memory_used(int device, size_t *used);
+
 #if GLCV_HAVE_CUDA
 #include <cuda_runtime_api.h>
 
