@@ -279,6 +279,10 @@ static glcv_status resolve_params(const glcv_media_params *in, glcv_media_params
         (!p->location || !*p->location))
         return glcv_fail(lg, GLCV_ERROR_INVALID_ARGUMENT, "media: a %s source needs a location",
                          glcv_media_source_string(p->source));
+    /* NULL is a camera's or a graph's default; an empty text is a mistake, not the default */
+    if (p->location && !*p->location)
+        return glcv_fail(lg, GLCV_ERROR_INVALID_ARGUMENT, "media: an empty %s location (NULL for the default)",
+                         glcv_media_source_string(p->source));
     return GLCV_OK;
 }
 
@@ -367,8 +371,9 @@ static glcv_status open_input(glcv_media *m, glcv_media_source kind, const char 
     av_dict_free(&opts);
     if (r < 0) {
         glcv_status st = status_of(r);
-        if (kind == GLCV_MEDIA_LAVFI && st == GLCV_ERROR_IO)
-            st = GLCV_ERROR_CORRUPT_DATA;
+        /* a graph FFmpeg cannot build (an unknown filter, a bad option) is the caller's argument */
+        if (kind == GLCV_MEDIA_LAVFI && (st == GLCV_ERROR_IO || st == GLCV_ERROR_CORRUPT_DATA))
+            st = GLCV_ERROR_INVALID_ARGUMENT;
         if (r == AVERROR(ENOENT) || r == AVERROR(EACCES) || r == AVERROR(ENODEV) || r == AVERROR(EIO))
             st = GLCV_ERROR_IO;
         return input_fail(m, st, "media: cannot open %s '%s': %s", glcv_media_source_string(kind), url,
@@ -384,10 +389,12 @@ static glcv_status open_input(glcv_media *m, glcv_media_source kind, const char 
     const AVCodec *codec = NULL;
     r = av_find_best_stream(m->fmt, AVMEDIA_TYPE_VIDEO, -1, -1, &codec, 0);
     if (r < 0) {
-        glcv_status st = r == AVERROR_DECODER_NOT_FOUND ? GLCV_ERROR_UNSUPPORTED : GLCV_ERROR_CORRUPT_DATA;
+        glcv_status st = r == AVERROR_DECODER_NOT_FOUND ? GLCV_ERROR_UNSUPPORTED
+                         : kind == GLCV_MEDIA_LAVFI    ? GLCV_ERROR_INVALID_ARGUMENT /* the graph has no video */
+                                                       : GLCV_ERROR_CORRUPT_DATA;
         close_input(m);
-        return input_fail(m, st, "media: '%s' has no %s video stream", url,
-                         st == GLCV_ERROR_UNSUPPORTED ? "decodable" : "");
+        return input_fail(m, st, "media: %s '%s' has no %svideo stream", glcv_media_source_string(kind), url,
+                         r == AVERROR_DECODER_NOT_FOUND ? "decodable " : "");
     }
     m->stream = r;
     AVStream *stream = m->fmt->streams[r];

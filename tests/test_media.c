@@ -242,7 +242,16 @@ static void test_params(void)
     CHECK_STATUS(open_status(GLCV_MEDIA_PARAMS(.source = GLCV_MEDIA_IMAGE_SEQUENCE, .location = path)),
                  GLCV_ERROR_IO);
     st = open_status(GLCV_MEDIA_PARAMS(.source = GLCV_MEDIA_LAVFI, .location = "nosuchfilter=size=10x10"));
-    CHECK(st == GLCV_ERROR_CORRUPT_DATA, "a bad lavfi graph: %s, expected corrupt data", glcv_status_string(st));
+    CHECK(st == GLCV_ERROR_INVALID_ARGUMENT, "a bad lavfi graph: %s, expected invalid argument",
+          glcv_status_string(st));
+    st = open_status(GLCV_MEDIA_PARAMS(.source = GLCV_MEDIA_LAVFI, .location = "anullsrc"));
+    CHECK(st == GLCV_ERROR_INVALID_ARGUMENT, "a lavfi graph without video: %s, expected invalid argument",
+          glcv_status_string(st));
+    /* an empty location is refused (NULL means the default graph or camera) */
+    CHECK_STATUS(open_status(GLCV_MEDIA_PARAMS(.source = GLCV_MEDIA_LAVFI, .location = "")),
+                 GLCV_ERROR_INVALID_ARGUMENT);
+    CHECK_STATUS(open_status(GLCV_MEDIA_PARAMS(.source = GLCV_MEDIA_CAMERA, .location = "")),
+                 GLCV_ERROR_INVALID_ARGUMENT);
     CHECK_STATUS(open_status(GLCV_MEDIA_PARAMS(.source = GLCV_MEDIA_CAMERA, .location = "/dev/video999")),
                  GLCV_ERROR_IO);
 

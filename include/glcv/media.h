@@ -135,8 +135,9 @@ typedef struct glcv_media_stats {
  * returns, so a missing file or device is reported here; frame size, rate and the resolved
  * source kind are then known (glcv_media_get_params).
  * Errors: INVALID_ARGUMENT (NULL, a bad field, no location for VIDEO, FRAMES_DIR or
- * IMAGE_SEQUENCE), IO (a file, folder or device that cannot be opened or read; an empty folder;
- * no camera for CAMERA), CORRUPT_DATA (no decodable video stream, a bad lavfi graph),
+ * IMAGE_SEQUENCE, an empty location (NULL is the default's), a lavfi graph FFmpeg cannot build or
+ * without video), IO (a file, folder or device that cannot be opened or read; an empty folder;
+ * no camera for CAMERA), CORRUPT_DATA (a file without a decodable video stream),
  * UNSUPPORTED (a codec FFmpeg cannot decode), OUT_OF_MEMORY. *out is NULL on error; the logger
  * says why. */
 GLCV_API glcv_status glcv_media_create(const glcv_media_params *params, glcv_media **out);

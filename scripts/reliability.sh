@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# Regenerates docs/RELIABILITY.md from runs on this machine:
+#   scripts/reliability.sh BUILD_DIR [FUZZ_SECONDS] [SOAK_FRAMES]
+# BUILD_DIR is a configured and built tree (the fuzzers need clang with libFuzzer; BUILD_DIR of a
+# -DGLCV_SANITIZE=ON build runs the fault tests under the sanitizers). It runs every fuzzer for
+# FUZZ_SECONDS (default 600), the fault and contract tests, and soak_bench for SOAK_FRAMES (default
+# 100000); soak results of other machines (the GPU machine's) are added from files named in
+# GLCV_SOAK_FILES ("label=path ..." of soak_bench's output); GLCV_SOAK_LOCAL=path uses a finished
+# local soak run's output instead of running it again.
+set -uo pipefail
+build=$(cd "${1:?usage: scripts/reliability.sh BUILD_DIR [FUZZ_SECONDS] [SOAK_FRAMES]}" && pwd)
+fuzz_seconds=${2:-600}
+soak_frames=${3:-100000}
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+out=$root/docs/RELIABILITY.md
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+machine="$(nproc) cores, $(uname -sm), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')"
+when=$(date -u '+%Y-%m-%d %H:%M UTC')
+
+echo "reliability.sh: fuzzing ($fuzz_seconds s each)"
+bash "$root/scripts/fuzz.sh" "$build" "$fuzz_seconds" >"$work/fuzz.txt" 2>&1
+fuzz_rc=$?
+echo "reliability.sh: fault and contract tests"
+tests='test_context_lost|test_image$|test_cli$|test_track_cli$|test_track_cpu|test_match_cpu|test_media$|test_correlate$|fuzz_'
+(cd "$build" && ctest -R "$tests" >"$work/ctest.txt" 2>&1)
+ctest_summary=$(grep -E 'tests passed' "$work/ctest.txt")
+if [ -n "${GLCV_SOAK_LOCAL:-}" ]; then
+    cp "$GLCV_SOAK_LOCAL" "$work/soak.txt"
+else
+    echo "reliability.sh: soak ($soak_frames frames)"
+    "$build/bench/soak_bench" --frames "$soak_frames" --samples 50 --size 160x120 >"$work/soak.txt" 2>&1
+fi
+sanitized=$(grep -q 'GLCV_SANITIZE:BOOL=ON' "$build/CMakeCache.txt" && echo "yes" || echo "no")
+
+soak_section() { # label file
+    echo "### $1"
+    echo
+    grep -E '^soak_bench:|^GL:|^CUDA:' "$2" | sed 's/^/    /'
+    echo
+    sed -n '/^| quantity/,/^$/p' "$2"
+    grep -E 'frames in .* s' "$2"
+    echo
+}
+
+{
+cat <<EOF
+# Reliability
+
+glcv promises that bad input gets a clear error and loses nothing, and that the library never
+aborts or prints except through its logger. This page says how that is checked and what the last
+runs found. It is written by \`scripts/reliability.sh\` (last: $when, on $machine;
+build \`$(basename "$build")\`, sanitizers: $sanitized); the sections below the table are its output.
+
+## Input classes and how each is checked
+
+| class | examples | checked by |
+|---|---|---|
+| image files | corrupt, truncated, empty, a folder, not an image, decompression bombs (a 33-byte PNG or a 23-byte JPEG whose header claims 16384x16384 or 32768x32768) | \`fuzz_image_load\` (libFuzzer, every stb format); \`test_image\` (\`test_load_errors\`, \`test_load_limits\`); \`test_cli\` (a bomb as \`--bg\`: exit 1, nothing written); the limit: \`glcv_image_set_max_pixels\`, \`--max-pixels\` (default 8192x8192) |
+| histogram files | any bytes, a folder, bins out of range, NaN values | \`fuzz_track_hist\`; \`test_track_cpu\` |
+| command lines | every option kind, values out of range, reals that are 0 in single precision (\`--Ts 1e-50\`), products of flags (\`--bins 180 --sat-bins 256\`) | \`fuzz_cli_args\`; \`test_cli\`, \`test_track_cli\` (usage errors, exit 2, nothing written) |
+| network input | frame-delta packets, the stream handshake | \`fuzz_delta_packet\`, \`fuzz_stream_handshake\`; \`test_stream_hostile\` |
+| API arguments | NULL, sizes, strides below the width, rectangles near INT_MAX, NaN parameters, more devices than present | \`test_match_cpu\` (score-map strides), \`test_track_cpu\` (windows and regions beyond +-2^24, box bounds of huge or NaN boxes), \`test_correlate\`, the modules' API tests |
+| call order and GL contexts | objects used or destroyed after their context was destroyed, with none current, with another (new) one current | \`test_context_lost\` (every call NO_CONTEXT, no GL call; under AddressSanitizer in the sanitizer suite) |
+| media sources | timestamp jumps forward and back in a live source | \`test_media\` (16 frames with two jumps take 0.8 s, not 10 s a frame) |
+| long runs | 100,000 frames of segment + track, objects made again every 10,000 (or 1,000) frames | \`bench/soak_bench\` (below): host memory, descriptors, threads, GL and CUDA memory |
+
+Every change runs the whole test suite plain and with AddressSanitizer, UndefinedBehaviorSanitizer
+and LeakSanitizer (\`scripts/build.sh test\`, also in CI), then every fuzzer for 60 s
+(\`scripts/fuzz.sh\`). A crash input a fuzzer finds goes into \`tests/fuzz/corpus/<target>\` once
+fixed, so that its replay test keeps it fixed.
+
+Not covered yet: a fuzzer for the media opener (FFmpeg's demuxers on memory), the stream tool on
+loopback under the soak, a disk that fills while masks are written, a GPU context lost or refused
+(EGL failure injected), a camera unplugged mid-stream.
+
+## Fuzzing (\`scripts/fuzz.sh $fuzz_seconds\`)
+
+| target | result |
+|---|---|
+EOF
+grep -E '^fuzz_' "$work/fuzz.txt" | sed -E 's/^(fuzz_[a-z_]+): (.*)$/| \1 | \2 |/'
+echo
+[ $fuzz_rc -eq 0 ] || { echo "**A fuzzer failed:**"; echo; echo '```'; tail -n 60 "$work/fuzz.txt"; echo '```'; }
+cat <<EOF
+
+## Fault and contract tests (\`ctest -R '$tests'\`)
+
+$ctest_summary
+
+## Soak (\`bench/soak_bench\`)
+
+A steady slope is a leak; the C library's and the GL driver's allocators rise to a high-water mark
+and stay there (a slope over the whole run, none over the last half). Host memory (RSS), open
+file descriptors and threads are the process's; GL memory (GL_NVX_gpu_memory_info) and CUDA
+memory (cudaMemGetInfo) are the device's.
+
+EOF
+soak_section "This machine ($machine)" "$work/soak.txt"
+for entry in ${GLCV_SOAK_FILES:-}; do
+    label=${entry%%=*}
+    soak_section "${label//_/ }" "${entry#*=}"
+done
+} >"$out"
+echo "reliability.sh: wrote $out"
+[ $fuzz_rc -eq 0 ]
