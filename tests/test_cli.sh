@@ -626,6 +626,27 @@ expect_rc cd_mismatch 1 "eval cdnet with a ground truth of another size"
 expect_in cd_mismatch err "64x48" "eval cdnet names the mismatching size"
 expect_absent "$TMP/cdnet/bin_mismatch" "eval cdnet: nothing written on a layout error"
 
+echo "== a disk that fills while masks are written (a file size limit: writes fail with EFBIG)"
+(
+    trap '' XFSZ
+    ulimit -f 8
+    "${RUN[@]}" segment --synthetic 20 --size 160x120 --engine cpu -o "$TMP/full" >"$TMP/full.out" 2>"$TMP/full.err"
+    echo $? >"$TMP/full.rc"
+)
+expect_rc full 1 "segment onto a full disk"
+expect_in full err "cannot write '$TMP/full/frame_" "the full disk's error names the file"
+CHECKS=$((CHECKS + 1))
+leftovers=$(find "$TMP/full" -name '*.tmp*' | wc -l)
+[ "$leftovers" -eq 0 ] || fail "a failed write left $leftovers temporary files"
+CHECKS=$((CHECKS + 1))
+written=0
+for f in "$TMP/full"/*.png; do
+    [ -e "$f" ] || continue
+    written=$((written + 1))
+    "${RUN[@]}" compare "$f" "$f" >/dev/null 2>&1 || fail "$f was written but does not decode"
+done
+[ "$written" -ge 1 ] || fail "no mask was written before the disk filled"
+
 run info info
 expect_rc info 0 "glcv info"
 expect_in info out "engine:" "glcv info names the engine"
