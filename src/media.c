@@ -76,6 +76,7 @@ struct glcv_media {
     double pts_offset;    /* seconds added to the timestamps after each loop */
     double last_pts;      /* timestamp of the last frame produced (offset included) */
     int frames_this_pass; /* frames produced since the input was (re)opened */
+    int64_t errors_this_pass_start; /* stats.decode_errors when it was (re)opened */
     int consecutive_errors;
     glcv_file_list files; /* FRAMES_DIR: sorted paths */
     int file_index;
@@ -423,6 +424,7 @@ static glcv_status open_input(glcv_media *m, glcv_media_source kind, const char 
     }
     m->first_pts = AV_NOPTS_VALUE;
     m->frames_this_pass = 0;
+    m->errors_this_pass_start = m->stats.decode_errors; /* only this thread writes it */
     m->draining = 0;
     return GLCV_OK;
 }
@@ -500,6 +502,28 @@ static void count_decode_error(glcv_media *m)
 {
     pthread_mutex_lock(&m->lock);
     m->stats.decode_errors++;
+    pthread_mutex_unlock(&m->lock);
+}
+
+/* At the end of a video file: frames its container declares (nb_frames, where it says) that never
+ * came out - a truncated or damaged file - are logged and counted as decode errors, so that such
+ * an end is not taken for a normal one. */
+static void count_missing_frames(glcv_media *m)
+{
+    int64_t declared = m->fmt && m->stream >= 0 ? m->fmt->streams[m->stream]->nb_frames : 0;
+    int64_t missing = declared - (int64_t)m->frames_this_pass;
+    if (declared <= 0 || missing <= 0)
+        return;
+    /* packets already counted as bad in this pass are among the missing frames */
+    missing -= m->stats.decode_errors - m->errors_this_pass_start;
+    if (missing <= 0)
+        return;
+    glcv_logf(&m->p.logger, GLCV_LOG_WARN,
+              "media: '%s' ended after %d of the %lld frames its container declares (truncated or damaged): %lld "
+              "more counted as decode errors",
+              m->location, m->frames_this_pass, (long long)declared, (long long)missing);
+    pthread_mutex_lock(&m->lock);
+    m->stats.decode_errors += missing;
     pthread_mutex_unlock(&m->lock);
 }
 
@@ -732,6 +756,8 @@ static void *capture_thread(void *arg)
         int got = m->p.source == GLCV_MEDIA_FRAMES_DIR ? folder_next(m) : decode_next(m);
         if (got < 0)
             break;
+        if (got == 0 && m->p.source == GLCV_MEDIA_VIDEO)
+            count_missing_frames(m);
         if (got == 0) {
             if (!m->p.loop || m->frames_this_pass == 0 || m->p.source == GLCV_MEDIA_CAMERA ||
                 m->p.source == GLCV_MEDIA_LAVFI)

@@ -537,8 +537,14 @@ static void test_video(void)
             m = open_ok(GLCV_MEDIA_PARAMS(.source = GLCV_MEDIA_VIDEO, .location = path));
             if (m) {
                 read_result rr = read_all(m, 0, 0);
-                printf("  truncated: %d frames, eos %d, status %s\n", rr.frames, rr.eos, glcv_status_string(rr.error));
+                glcv_media_stats s;
+                glcv_media_get_stats(m, &s);
+                printf("  truncated: %d frames, eos %d, status %s, decode errors %lld\n", rr.frames, rr.eos,
+                       glcv_status_string(rr.error), (long long)s.decode_errors);
                 CHECK(rr.frames >= 1 && rr.frames < n, "truncated file: %d frames", rr.frames);
+                /* the frames the file declares and never gave are not a normal end */
+                CHECK(s.decode_errors >= n - rr.frames, "truncated file: %lld decode errors for %d missing frames",
+                      (long long)s.decode_errors, n - rr.frames);
                 CHECK(rr.eos || rr.error == GLCV_ERROR_CORRUPT_DATA || rr.error == GLCV_ERROR_IO,
                       "truncated file ends with %s", glcv_status_string(rr.error));
                 glcv_media_destroy(&m);

@@ -128,7 +128,9 @@ typedef struct glcv_media_stats {
     int64_t captured;      /* frames decoded by the capture thread */
     int64_t delivered;     /* frames returned by glcv_media_read */
     int64_t dropped;       /* frames captured but never delivered (LIVE mode, slow reader) */
-    int64_t decode_errors; /* packets or images that failed to decode and were skipped */
+    int64_t decode_errors; /* packets or images that failed to decode and were skipped, and
+                              frames a video file's container declares that never came out (a
+                              truncated or damaged file; logged at its end) */
 } glcv_media_stats;
 
 /* Opens a source and starts its capture thread. The source is opened and probed before this
