@@ -63,7 +63,8 @@ build \`$(basename "$build")\`, sanitizers: $sanitized); the sections below the 
 | network input | frame-delta packets, the stream handshake | \`fuzz_delta_packet\`, \`fuzz_stream_handshake\`; \`test_stream_hostile\` |
 | API arguments | NULL, sizes, strides below the width, rectangles near INT_MAX, NaN parameters, more devices than present | \`test_match_cpu\` (score-map strides), \`test_track_cpu\` (windows and regions beyond +-2^24, box bounds of huge or NaN boxes), \`test_correlate\`, the modules' API tests |
 | call order and GL contexts | objects used or destroyed after their context was destroyed, with none current, with another (new) one current | \`test_context_lost\` (every call NO_CONTEXT, no GL call; under AddressSanitizer in the sanitizer suite) |
-| media sources | timestamp jumps forward and back in a live source | \`test_media\` (16 frames with two jumps take 0.8 s, not 10 s a frame) |
+| media sources | timestamp jumps forward and back in a live source; truncated and corrupted video files; empty locations, lavfi graphs without video | \`test_media\` (16 frames with two jumps take 0.8 s, not 10 s a frame; a truncated file's missing frames counted as decode errors) |
+| output | a disk that fills while masks are written (a file size limit) | \`test_cli\` (exit 1 naming the file, no temporary file left, every mask written decodes) |
 | long runs | 100,000 frames of segment + track, objects made again every 10,000 (or 1,000) frames | \`bench/soak_bench\` (below): host memory, descriptors, threads, GL and CUDA memory |
 
 Every change runs the whole test suite plain and with AddressSanitizer, UndefinedBehaviorSanitizer
@@ -72,8 +73,8 @@ and LeakSanitizer (\`scripts/build.sh test\`, also in CI), then every fuzzer for
 fixed, so that its replay test keeps it fixed.
 
 Not covered yet: a fuzzer for the media opener (FFmpeg's demuxers on memory), the stream tool on
-loopback under the soak, a disk that fills while masks are written, a GPU context lost or refused
-(EGL failure injected), a camera unplugged mid-stream.
+loopback under the soak, a GPU context lost or refused (EGL failure injected), a camera unplugged
+mid-stream.
 
 ## Fuzzing (\`scripts/fuzz.sh $fuzz_seconds\`)
 
