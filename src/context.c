@@ -13,9 +13,13 @@
  * unload its driver with its process-lifetime caches. A small table guarded by a mutex counts the
  * live glcv contexts of each display (for diagnostics and to keep creation attempts tidy).
  *
- * Why one file of about 850 lines: the EGL platform walk, the display table and the probe of the
- * current context share the one rule above (no EGL call before its extension is seen), which is
- * easiest to keep when one file holds every EGL call.
+ * Context tokens: the live contexts glcv made carry a serial number, so that an object made in a
+ * context that was destroyed is not taken for one of a new context at the same address
+ * (glcv_gl_current_token, gl.h).
+ *
+ * Why one file of about 950 lines: the EGL platform walk, the display table, the context tokens
+ * and the probe of the current context share the one rule above (no EGL call before its extension
+ * is seen), which is easiest to keep when one file holds every EGL call.
  */
 #include "core_internal.h"
 #include "gl.h"

@@ -2,9 +2,9 @@
  * frame to its engine - CUDA (track_cuda.c, cuda/track.cu) or the CPU implementation
  * (track_cpu.c); results with cv::CamShift's rotated boxes. Histogram files: track_hist.c.
  *
- * Why one file of about 1,000 lines: every public call locks the object and reads or changes the
+ * Why one file of about 1,200 lines: every public call locks the object and reads or changes the
  * same private fields - the object slots, the list of the set being tracked and its streams, the
- * results still pending on the GPU - and the frame paths (host frames and sets, textures and
+ * results still pending on the GPU (on one device or spread over several) - and the frame paths (host frames and sets, textures and
  * texture arrays read back for the CPU engine or handed to CUDA) must keep them consistent with
  * each other (a refused set changes none of them). Split, those fields would move into the
  * private header for every file to change. The arithmetic both engines share is track_math.h. */
