@@ -1,5 +1,6 @@
 # Finds what glcv is built with (included by the top CMakeLists.txt). Sets:
-#   GLCV_HAVE_CUDA, GLCV_HAVE_FFMPEG, GLCV_HAVE_GLFW, GLCV_HAVE_ZSTD, GLCV_HAVE_OPENMP   ON/OFF
+#   GLCV_HAVE_CUDA, GLCV_HAVE_FFMPEG, GLCV_HAVE_GLFW, GLCV_HAVE_ZSTD, GLCV_HAVE_OPENMP,
+#   GLCV_HAVE_PYTHON (GLCV_PYTHON_EXECUTABLE: a python3 with numpy), GLCV_HAVE_GSTREAMER   ON/OFF
 #   GLCV_DEPS                 the link dependencies of the library (imported targets, m, dl)
 #   GLCV_PC_REQUIRES_PRIVATE  pkg-config modules the static archive needs
 #   GLCV_PC_LIBS_PRIVATE      further link flags the static archive needs
@@ -84,6 +85,35 @@ if(NOT GLCV_WITH_ZSTD STREQUAL "OFF")
   endif()
 endif()
 glcv_report(ZSTD ${GLCV_HAVE_ZSTD} "Zstandard (compressed delta packets)")
+
+# Python 3 with numpy: the Python package (python/), which loads the shared library with ctypes.
+set(GLCV_HAVE_PYTHON OFF)
+if(NOT GLCV_WITH_PYTHON STREQUAL "OFF")
+  # The first python3 on PATH may be one without numpy (a pyenv, a venv): then the system's.
+  find_package(Python3 COMPONENTS Interpreter)
+  foreach(py IN ITEMS ${Python3_EXECUTABLE} /usr/bin/python3)
+    if(NOT GLCV_HAVE_PYTHON AND EXISTS "${py}")
+      execute_process(COMMAND ${py} -c "import numpy"
+                      RESULT_VARIABLE glcv_numpy_rc OUTPUT_QUIET ERROR_QUIET)
+      if(glcv_numpy_rc EQUAL 0)
+        set(GLCV_HAVE_PYTHON ON)
+        set(GLCV_PYTHON_EXECUTABLE "${py}")
+      endif()
+    endif()
+  endforeach()
+endif()
+glcv_report(PYTHON ${GLCV_HAVE_PYTHON} "Python 3 with numpy (Python package)")
+
+# GStreamer 1.x with its GL library: the glcvsegment, glcvbgsub and glcvtrack elements (gst/).
+set(GLCV_HAVE_GSTREAMER OFF)
+if(NOT GLCV_WITH_GSTREAMER STREQUAL "OFF")
+  pkg_check_modules(GLCV_GST IMPORTED_TARGET GLOBAL
+                    gstreamer-1.0 gstreamer-base-1.0 gstreamer-video-1.0 gstreamer-gl-1.0)
+  if(GLCV_GST_FOUND)
+    set(GLCV_HAVE_GSTREAMER ON)
+  endif()
+endif()
+glcv_report(GSTREAMER ${GLCV_HAVE_GSTREAMER} "GStreamer with GL (plugin)")
 
 # OpenMP: the CPU engines' loops over rows and images (optional, always looked for).
 find_package(OpenMP COMPONENTS C GLOBAL)
