@@ -380,7 +380,22 @@ static glcv_status open_input(glcv_media *m, glcv_media_source kind, const char 
         return input_fail(m, st, "media: cannot open %s '%s': %s", glcv_media_source_string(kind), url,
                          av_error_text(r, err, sizeof err));
     }
-    r = avformat_find_stream_info(m->fmt, NULL);
+    /* The decoders that probe the streams refuse frames above the image limit too. Their bound
+     * is twice the limit: they count the padded, aligned picture (97x61 is allocated as 128x61);
+     * the exact limit is checked on the stream's declared size below. */
+    AVDictionary **probe_opts = NULL;
+    size_t limit = glcv_image_max_pixels();
+    int64_t decoder_max_pixels = limit > 0 && limit < (size_t)INT64_MAX / 2 ? (int64_t)limit * 2 : 0;
+    if (m->fmt->nb_streams > 0 && m->fmt->nb_streams < 1024 && decoder_max_pixels > 0) {
+        probe_opts = av_calloc(m->fmt->nb_streams, sizeof *probe_opts);
+        snprintf(value, sizeof value, "%lld", (long long)decoder_max_pixels);
+        for (unsigned i = 0; probe_opts && i < m->fmt->nb_streams; i++)
+            av_dict_set(&probe_opts[i], "max_pixels", value, 0);
+    }
+    r = avformat_find_stream_info(m->fmt, probe_opts);
+    for (unsigned i = 0; probe_opts && i < m->fmt->nb_streams; i++)
+        av_dict_free(&probe_opts[i]);
+    av_freep(&probe_opts);
     if (r < 0 && r != AVERROR(EAGAIN)) {
         glcv_status st = status_of(r);
         close_input(m);
@@ -405,11 +420,23 @@ static glcv_status open_input(glcv_media *m, glcv_media_source kind, const char 
         close_input(m);
         return input_fail(m, GLCV_ERROR_OUT_OF_MEMORY, "media: out of memory");
     }
+    int64_t pixels = (int64_t)stream->codecpar->width * stream->codecpar->height;
+    if (limit > 0 && pixels > 0 && (uint64_t)pixels > limit) {
+        int w = stream->codecpar->width, h = stream->codecpar->height;
+        close_input(m);
+        return input_fail(m, GLCV_ERROR_LIMIT,
+                          "media: '%s' has %dx%d frames (%.1f Mpixels), above the limit of %.1f Mpixels (to raise "
+                          "the limit: glcv_image_set_max_pixels, or --max-pixels on the command line)",
+                          url, w, h, (double)pixels / 1e6, (double)limit / 1e6);
+    }
     r = avcodec_parameters_to_context(m->dec, stream->codecpar);
     if (r >= 0) {
         m->dec->pkt_timebase = stream->time_base;
         m->dec->thread_count = 0; /* FFmpeg's choice */
         m->dec->opaque = m;       /* names this object in messages from decoder threads */
+        /* the decoder refuses frames above the limit (padded, as above) when the size changes later */
+        if (decoder_max_pixels > 0)
+            m->dec->max_pixels = decoder_max_pixels;
         r = avcodec_open2(m->dec, codec, NULL);
     }
     if (r < 0) {

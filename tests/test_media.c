@@ -493,6 +493,15 @@ static void test_video(void)
             CHECK(rr.worst_max_diff == 0, "FFV1 is lossless, yet a pixel differs by %d", rr.worst_max_diff);
             glcv_media_destroy(&m);
         }
+        /* Frames above the image limit: refused at open with LIMIT (97x61 = 5917 pixels). */
+        size_t saved = glcv_image_max_pixels();
+        glcv_image_set_max_pixels(97 * 61 - 1);
+        CHECK(open_status(GLCV_MEDIA_PARAMS(.source = GLCV_MEDIA_VIDEO, .location = ffv1)) == GLCV_ERROR_LIMIT,
+              "a video of frames above the pixel limit must be refused with LIMIT");
+        glcv_image_set_max_pixels(97 * 61);
+        m = open_ok(GLCV_MEDIA_PARAMS(.source = GLCV_MEDIA_VIDEO, .location = ffv1));
+        glcv_media_destroy(&m);
+        glcv_image_set_max_pixels(saved);
         /* Looping: indices count on, content repeats. */
         m = open_ok(GLCV_MEDIA_PARAMS(.source = GLCV_MEDIA_VIDEO, .location = ffv1, .loop = 1));
         if (m) {

@@ -23,7 +23,10 @@ GLCV_API void glcv_image_free(glcv_image *image);
 
 /* The largest image glcv_image_load decodes, in pixels (width x height, as the file's header
  * says, checked before any pixel is decoded): a small file whose header claims a huge image
- * (a decompression bomb) is refused instead of taking gigabytes and minutes. Process-wide;
+ * (a decompression bomb) is refused instead of taking gigabytes and minutes. Media input
+ * (glcv/media.h) applies it to video frames too: a video whose frames are larger is refused at
+ * open (LIMIT), and its decoder drops frames of more than twice the limit (decoders count
+ * padded pictures) that come later in the stream. Process-wide;
  * default GLCV_IMAGE_DEFAULT_MAX_PIXELS (8192 x 8192, 64 Mi pixels: 256 MiB as RGBA); set it
  * before other threads load images. n is clamped to 1..2^30; returns the limit now in force. */
 #define GLCV_IMAGE_DEFAULT_MAX_PIXELS ((size_t)8192 * 8192)
