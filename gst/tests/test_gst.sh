@@ -1,0 +1,155 @@
+#!/usr/bin/env bash
+# Tests of the GStreamer plugin (glcvsegment, glcvtrack, glcvbgsub) in real pipelines, against the
+# glcv command-line tool on the same frames.
+#
+# usage: test_gst.sh PART GLCV ROI_DUMP PYTHON      (exit 0 pass, 1 fail, 77 skip)
+#   PART      inspect | segment | track | bgsub | errors
+#   GLCV      the glcv executable (frames, and the masks and tracks to compare with)
+#   ROI_DUMP  gst_roi_dump (runs a pipeline, prints its ROI metas as CSV)
+#   PYTHON    a python3 with numpy and cv2 (gst_fixture.py)
+# GST_PLUGIN_PATH must name the folder of libgstglcv.so; ctest also points GST_REGISTRY into the
+# build folder. Headless (no display), GStreamer's GL needs EGL on a device:
+#   GST_GL_PLATFORM=egl GST_GL_WINDOW=egl-device GST_GL_API=opengl3
+# (the defaults below; glcv needs an OpenGL 3.3 core context, 4.3 for its compute engine).
+set -uo pipefail
+
+PART=${1:-}
+GLCV=${2:-}
+ROI_DUMP=${3:-}
+PYTHON=${4:-}
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+FIXTURE="$HERE/gst_fixture.py"
+
+export GST_GL_PLATFORM=${GST_GL_PLATFORM:-egl}
+export GST_GL_WINDOW=${GST_GL_WINDOW:-egl-device}
+export GST_GL_API=${GST_GL_API:-opengl3}
+
+skip() {
+    echo "test_gst $PART: $*: skipped"
+    exit 77
+}
+
+command -v gst-launch-1.0 >/dev/null && command -v gst-inspect-1.0 >/dev/null || skip "no gst-launch-1.0"
+[ -n "$GLCV" ] && [ -x "$GLCV" ] || skip "no glcv executable given ('$GLCV')"
+for element in pngdec pngenc multifilesrc multifilesink glupload glcolorconvert gldownload videoconvert; do
+    gst-inspect-1.0 "$element" >/dev/null 2>&1 || skip "GStreamer element $element missing"
+done
+if ! gst-launch-1.0 -q videotestsrc num-buffers=1 ! glupload ! glcolorconvert ! gldownload ! fakesink \
+    >/dev/null 2>&1; then
+    skip "GStreamer cannot make an OpenGL context here (GST_GL_WINDOW=$GST_GL_WINDOW)"
+fi
+gst-inspect-1.0 glcvsegment >/dev/null 2>&1 || {
+    echo "FAIL: gst-inspect-1.0 does not find glcvsegment (GST_PLUGIN_PATH=${GST_PLUGIN_PATH:-})"
+    exit 1
+}
+
+# shellcheck source=../../tests/testlib.sh
+source "$HERE/../../tests/testlib.sh"
+testlib_init "test_gst_$PART"
+
+need_python() {
+    [ -n "$PYTHON" ] && "$PYTHON" -c "import numpy, cv2" 2>/dev/null || skip "no python3 with numpy and cv2"
+}
+
+# gst NAME PIPELINE...: gst-launch-1.0 with the pipeline, its output and status kept as NAME
+gst() {
+    local name=$1
+    shift
+    gst-launch-1.0 -q "$@" >"$TMP/$name.out" 2>"$TMP/$name.err"
+    echo $? >"$TMP/$name.rc"
+}
+
+# check NAME DESCRIPTION COMMAND...: the command must succeed; its output is shown when it does not
+check() {
+    local name=$1 what=$2
+    shift 2
+    CHECKS=$((CHECKS + 1))
+    if ! "$@" >"$TMP/$name.check" 2>&1; then
+        fail "$what"
+        sed 's/^/  | /' "$TMP/$name.check"
+    fi
+}
+
+# png_in PATTERN: PNG=(the start of a pipeline that reads numbered PNG files into GL memory)
+png_in() {
+    PNG=(multifilesrc "location=$1" caps=image/png,framerate=25/1 ! pngdec ! glupload ! glcolorconvert)
+}
+
+part_inspect() {
+    RUN=(gst-inspect-1.0)
+    local element props
+    for element in glcvsegment; do
+        run "inspect_$element" "$element"
+        expect_rc "inspect_$element" 0 "gst-inspect-1.0 $element"
+        expect_in "inspect_$element" out "Filename" "gst-inspect-1.0 $element names the plugin file"
+        case $element in
+        glcvsegment) props="output background-location learn-frames engine preset fixed-parameters ts odc b1 b2 iterations seed adapt-rate" ;;
+        glcvtrack) props="boxes draw-boxes bins sat-bins epsilon max-iterations window aspect min-mass max-distance lost-criteria recovery recovery-interval min-window-area reset-width s-min v-min v-max engine" ;;
+        glcvbgsub) props="output method learn-frames background-location engine gray alpha c min-threshold absorb vote passes" ;;
+        esac
+        for p in $props; do
+            expect_in "inspect_$element" out "  $p " "$element has the property $p"
+        done
+    done
+}
+
+# The element's masks against glcv segment's on the same frames: with a learned background (the
+# default way, on each GL engine) and with a background file.
+part_segment() {
+    need_python
+    RUN=("$GLCV")
+    run synth synth -o "$TMP/seq" --frames 10 --size 160x120
+    expect_rc synth 0 "glcv synth"
+    png_in "$TMP/seq/frame_%04d.png"
+    local engine
+    for engine in fragment compute; do
+        mkdir -p "$TMP/gst_$engine"
+        gst "gst_$engine" "${PNG[@]}" \
+            ! glcvsegment learn-frames=4 engine=$engine ! gldownload ! videoconvert ! pngenc \
+            ! multifilesink location="$TMP/gst_$engine/mask_%04d.png"
+        expect_rc "gst_$engine" 0 "pipeline with glcvsegment engine=$engine learn-frames=4"
+        expect_count "$TMP/gst_$engine/mask_*.png" 10 "one mask per frame (engine $engine)"
+        run "cli_$engine" segment --learn 4 --engine "$engine" -q "$TMP"/seq/frame_*.png -o "$TMP/cli_$engine"
+        expect_rc "cli_$engine" 0 "glcv segment --learn 4 --engine $engine"
+        check "masks_$engine" "masks of glcvsegment engine=$engine = glcv segment's (learned background)" \
+            "$PYTHON" "$FIXTURE" masks "$TMP/gst_$engine/mask_%04d.png" "$TMP/cli_$engine/frame_%04d_mask.png" 4 6 4
+    done
+    mkdir -p "$TMP/gst_bg"
+    gst gst_bg "${PNG[@]}" \
+        ! glcvsegment background-location="$TMP/seq/background.png" ! gldownload ! videoconvert ! pngenc \
+        ! multifilesink location="$TMP/gst_bg/mask_%04d.png"
+    expect_rc gst_bg 0 "pipeline with glcvsegment background-location"
+    run cli_bg segment --bg "$TMP/seq/background.png" -q "$TMP"/seq/frame_*.png -o "$TMP/cli_bg"
+    expect_rc cli_bg 0 "glcv segment --bg"
+    check masks_bg "masks of glcvsegment background-location = glcv segment --bg's" \
+        "$PYTHON" "$FIXTURE" masks "$TMP/gst_bg/mask_%04d.png" "$TMP/cli_bg/frame_%04d_mask.png" 0 10
+    # The overlay: the frame where the mask is background, tinted where it is foreground.
+    mkdir -p "$TMP/gst_overlay"
+    gst gst_overlay "${PNG[@]}" \
+        ! glcvsegment background-location="$TMP/seq/background.png" output=overlay ! gldownload ! videoconvert \
+        ! pngenc ! multifilesink location="$TMP/gst_overlay/overlay_%04d.png"
+    expect_rc gst_overlay 0 "pipeline with glcvsegment output=overlay"
+    check overlay "the overlay is the frame where the mask is background and differs where it is foreground" \
+        "$PYTHON" - "$TMP" <<'EOF'
+import sys, cv2, numpy as np
+t = sys.argv[1]
+for k in range(10):
+    o = cv2.imread(f"{t}/gst_overlay/overlay_{k:04d}.png")
+    f = cv2.imread(f"{t}/seq/frame_{k:04d}.png")
+    m = cv2.imread(f"{t}/cli_bg/frame_{k:04d}_mask.png", cv2.IMREAD_UNCHANGED) > 0
+    bg_diff = np.count_nonzero((o != f).any(axis=2) & ~m)
+    fg_same = np.count_nonzero((o == f).all(axis=2) & m)
+    if bg_diff or fg_same or not m.any():
+        sys.exit(f"frame {k}: {bg_diff} background pixels changed, {fg_same} foreground pixels not tinted, "
+                 f"{np.count_nonzero(m)} foreground")
+EOF
+}
+
+case $PART in
+inspect | segment | track | bgsub | errors) "part_$PART" ;;
+*)
+    echo "test_gst: unknown part '$PART'"
+    exit 1
+    ;;
+esac
+testlib_finish "test_gst $PART"
