@@ -29,13 +29,14 @@ def imread(path, mode="rgb"):
     img = ffi.new("glcv_image *")
     _core.call("glcv_image_load", _path(path, "imread"), _READ_FORMATS[mode],
                ffi.new("glcv_logger *", _core.logger()), img)
+    h, w = img.height, img.width
     try:
         channels = lib.glcv_pixel_format_size(img.format)
         rows = np.frombuffer(ffi.buffer(img.data, img.stride * img.height), np.uint8)
         out = rows.reshape(img.height, img.stride)[:, :img.width * channels].copy()
     finally:
         lib.glcv_image_free(img)
-    out = out.reshape(img.height, img.width) if channels == 1 else out.reshape(img.height, img.width, channels)
+    out = out.reshape(h, w) if channels == 1 else out.reshape(h, w, channels)
     if mode in ("bgr", "bgra"):
         out = np.ascontiguousarray(out[:, :, [2, 1, 0] + ([3] if channels == 4 else [])])
     return out
