@@ -306,6 +306,9 @@ class Object:
 
     def _create(self, params, context):
         self._context = context  # kept alive as long as the object: destroyed after it
+        # close() on one thread waits for a call on another to return (the C object would be
+        # freed under it); the C functions lock the object themselves.
+        self._lock = threading.Lock()
         out = ffi.new(f"glcv_{self._kind} **")
         call(f"glcv_{self._kind}_create", params, out)
         self._ptr = out
@@ -318,19 +321,37 @@ class Object:
         return ptr[0]
 
     def _call(self, function, *args):
-        call(f"glcv_{self._kind}_{function}", self._h, *args)
+        with self._guard():
+            call(f"glcv_{self._kind}_{function}", self._h, *args)
+
+    def _get(self, function):
+        """lib.glcv_<kind>_<function>(handle) for the functions that return a value, not a status."""
+        with self._guard():
+            return getattr(lib, f"glcv_{self._kind}_{function}")(self._h)
+
+    def _guard(self):
+        lock = getattr(self, "_lock", None)
+        if lock is None:
+            raise StateError(3, f"the {type(self).__name__} is closed", type(self).__name__)
+        return lock
 
     def close(self):
         """Destroys the library object (with a GL engine: in its context, made current when it
         was given at creation). Calling it again does nothing."""
-        ptr = getattr(self, "_ptr", None)
-        if ptr is None or ptr[0] == ffi.NULL:
+        ptr, lock = getattr(self, "_ptr", None), getattr(self, "_lock", None)
+        if ptr is None or lock is None:
             return
-        ctx = getattr(self, "_context", None)
-        if ctx is not None and ctx._open and not lib.glcv_gl_context_current():
-            lib.glcv_context_make_current(ctx._h)
+        with lock:
+            if ptr[0] == ffi.NULL:
+                return
+            ctx = getattr(self, "_context", None)
+            if ctx is not None and not ctx.closed and not lib.glcv_gl_context_current():
+                lib.glcv_context_make_current(ctx._ptr[0])
+            self._destroy(ptr)
+            self._context = None
+
+    def _destroy(self, ptr):
         getattr(lib, f"glcv_{self._kind}_destroy")(ptr)
-        self._context = None
 
     @property
     def closed(self):

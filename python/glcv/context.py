@@ -26,30 +26,27 @@ class Context(_core.Object):
         params.logger = _core.logger()
         self._create(params, None)
 
-    @property
-    def _open(self):
-        return not self.closed
-
     def make_current(self):
         """Makes the context current on the calling thread."""
         self._call("make_current")
 
     def describe(self):
         """"<GL_RENDERER> | <GL_VERSION> | <EGL platform>"."""
-        return ffi.string(lib.glcv_context_describe(self._h)).decode()
+        return ffi.string(self._get("describe")).decode()
 
     description = property(describe)
 
     @property
     def cuda_device(self):
         """The CUDA device of the context's EGL device, or -1."""
-        return int(lib.glcv_context_cuda_device(self._h))
+        return int(self._get("cuda_device"))
 
     def close(self):
         """Destroys the context (objects made in it should be closed first)."""
-        ptr = getattr(self, "_ptr", None)
-        if ptr is not None and ptr[0] != ffi.NULL:
-            lib.glcv_context_destroy(ptr)
+        super().close()
+
+    def _destroy(self, ptr):
+        lib.glcv_context_destroy(ptr)
 
     def __repr__(self):
         return "<glcv.Context closed>" if self.closed else f"<glcv.Context {self.describe()}>"

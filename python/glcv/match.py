@@ -204,4 +204,4 @@ class Correlator(_core.Object):
 
     @property
     def bank_size(self):
-        return int(lib.glcv_correlate_bank_size(self._h))
+        return int(self._get("bank_size"))
