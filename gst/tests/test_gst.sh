@@ -78,7 +78,7 @@ png_in() {
 part_inspect() {
     RUN=(gst-inspect-1.0)
     local element props
-    for element in glcvsegment; do
+    for element in glcvsegment glcvtrack; do
         run "inspect_$element" "$element"
         expect_rc "inspect_$element" 0 "gst-inspect-1.0 $element"
         expect_in "inspect_$element" out "Filename" "gst-inspect-1.0 $element names the plugin file"
@@ -143,6 +143,104 @@ for k in range(10):
         sys.exit(f"frame {k}: {bg_diff} background pixels changed, {fg_same} foreground pixels not tinted, "
                  f"{np.count_nonzero(m)} foreground")
 EOF
+}
+
+# glcvtrack's ROI metas against glcv track's CSV (no mask: the element tracks the frames as they are)
+# and against the square's true position.
+part_track() {
+    need_python
+    [ -x "$ROI_DUMP" ] || skip "no gst_roi_dump given ('$ROI_DUMP')"
+    local box
+    box=$("$PYTHON" "$FIXTURE" track-frames "$TMP/seq") || {
+        fail "cannot write the tracking frames"
+        return
+    }
+    png_in "$TMP/seq/frame_%04d.png"
+    RUN=("$ROI_DUMP")
+    run roi "${PNG[*]} ! glcvtrack boxes=$box ! fakesink name=sink signal-handoffs=true"
+    expect_rc roi 0 "pipeline with glcvtrack boxes=$box"
+    expect_in roi out ",glcv-object," "ROI metas of type glcv-object"
+    RUN=("$GLCV")
+    run cli track "$TMP"/seq/frame_*.png --roi "$box" --no-mask --csv "$TMP/cli.csv" -q
+    expect_rc cli 0 "glcv track --roi $box --no-mask"
+    check boxes "glcvtrack's boxes = glcv track's, and on the square" "$PYTHON" "$FIXTURE" track "$TMP/roi.out" \
+        "$TMP/cli.csv"
+    # draw-boxes: the frame with the box outline; the metas stay the same.
+    RUN=("$ROI_DUMP")
+    run roi_drawn "${PNG[*]} ! glcvtrack boxes=$box draw-boxes=true ! gldownload ! videoconvert ! tee name=t \
+        t. ! queue ! pngenc ! multifilesink location=$TMP/drawn_%04d.png \
+        t. ! queue ! fakesink name=sink signal-handoffs=true"
+    expect_rc roi_drawn 0 "pipeline with glcvtrack draw-boxes=true"
+    CHECKS=$((CHECKS + 1))
+    cmp -s "$TMP/roi.out" "$TMP/roi_drawn.out" || fail "draw-boxes changed the ROI metas"
+    check drawn "the drawn box is green on the object's box outline, the frame elsewhere" "$PYTHON" - "$TMP" <<'EOF'
+import csv, sys, cv2, numpy as np
+t = sys.argv[1]
+rows = list(csv.DictReader(open(f"{t}/roi.out")))
+for r in rows[::5]:
+    k, x, y, w, h = (int(r[n]) for n in ("frame", "x", "y", "w", "h"))
+    d = cv2.imread(f"{t}/drawn_{k:04d}.png")
+    f = cv2.imread(f"{t}/seq/frame_{k:04d}.png")
+    changed = (d != f).any(axis=2)
+    outline = np.zeros(changed.shape, bool)
+    outline[y:y + h, x:x + w] = True
+    outline[y + 2:y + h - 2, x + 2:x + w - 2] = False
+    if changed[~outline].any() or not (d[outline] == (51, 255, 26)).all():
+        sys.exit(f"frame {k}: {np.count_nonzero(changed & ~outline)} pixels changed off the outline of "
+                 f"{x},{y},{w},{h}, {np.count_nonzero((d[outline] != (51, 255, 26)).any(axis=1))} on it not green")
+EOF
+}
+
+# Errors: a clear message from GStreamer and a failed pipeline, never a crash.
+part_errors() {
+    local src=(videotestsrc num-buffers=3 ! video/x-raw,width=64,height=48 ! glupload ! glcolorconvert)
+    gst missing_bg "${src[@]}" ! glcvsegment background-location="$TMP/nonexistent.png" ! fakesink
+    expect_failure missing_bg "glcvsegment with a missing background file"
+    expect_in missing_bg err "Could not read the background image \"$TMP/nonexistent.png\"" \
+        "the error names the missing background file"
+    # Outside a property's range (NaN included) GObject refuses the value with a warning that names
+    # it, and the element keeps its default; within the range, a value glcv refuses (B1 = 0) stops
+    # the pipeline with glcv's reason.
+    gst bad_range "${src[@]}" ! glcvsegment iterations=5000 ! fakesink
+    expect_in bad_range err "out of range for property 'iterations'" "GObject names the property out of range"
+    gst bad_nan "${src[@]}" ! glcvsegment ts=nan ! fakesink
+    expect_in bad_nan err "out of range for property 'ts'" "GObject refuses ts=nan"
+    gst bad_enum "${src[@]}" ! glcvsegment engine=quantum ! fakesink
+    expect_failure bad_enum "glcvsegment engine=quantum"
+    expect_in bad_enum err "engine" "the error names the bad engine"
+    gst bad_b1 "${src[@]}" ! glcvsegment learn-frames=0 b1=0 ! fakesink
+    expect_failure bad_b1 "glcvsegment b1=0 (glcv refuses it)"
+    expect_in bad_b1 err "Property b1 refused: invalid argument" "the error says glcv refused b1"
+    RUN=("$GLCV")
+    run small synth -o "$TMP/small" --frames 1 --size 64x48
+    gst bg_size videotestsrc num-buffers=3 ! video/x-raw,width=80,height=48 ! glupload ! glcolorconvert \
+        ! glcvsegment background-location="$TMP/small/background.png" ! fakesink
+    expect_failure bg_size "glcvsegment with a background of another size"
+    expect_in bg_size err "is 64x48, the frames 80x48" "the error gives both sizes"
+    gst bad_boxes "${src[@]}" ! glcvtrack boxes="1,2,3" ! fakesink
+    expect_failure bad_boxes "glcvtrack boxes=1,2,3"
+    expect_in bad_boxes err "Cannot parse boxes=\"1,2,3\"" "the error quotes the bad boxes"
+    gst bad_bins "${src[@]}" ! glcvtrack boxes="4,4,8,8" bins=100 sat-bins=100 ! fakesink
+    expect_failure bad_bins "glcvtrack bins=100 sat-bins=100 (over 4096 bins)"
+    expect_in bad_bins err "Cannot create the tracker: invalid argument" "glcv's refusal reaches the bus"
+    gst box_outside "${src[@]}" ! glcvtrack boxes="500,500,8,8" ! fakesink
+    expect_failure box_outside "glcvtrack with a box outside the frame"
+    expect_in box_outside err "Box 500,500,8,8 (frame 64x48)" "the error names the box and the frame"
+    # The frame size changes mid-stream: PNG files of two sizes.
+    mkdir -p "$TMP/sizes"
+    gst size_a videotestsrc num-buffers=1 ! video/x-raw,width=64,height=48 ! pngenc ! filesink location="$TMP/sizes/f_0.png"
+    gst size_b videotestsrc num-buffers=1 ! video/x-raw,width=80,height=60 ! pngenc ! filesink location="$TMP/sizes/f_1.png"
+    cp "$TMP/sizes/f_1.png" "$TMP/sizes/f_2.png"
+    local element name
+    png_in "$TMP/sizes/f_%d.png"
+    for element in "glcvsegment learn-frames=1" "glcvtrack boxes=4,4,8,8"; do
+        name=resize_${element%% *}
+        # shellcheck disable=SC2086
+        gst "$name" "${PNG[@]}" ! $element ! fakesink
+        expect_failure "$name" "$element with the frame size changing mid-stream"
+        expect_in "$name" err "The frame size changed mid-stream from 64x48 to 80x60" \
+            "$element: the error gives both sizes"
+    done
 }
 
 case $PART in
