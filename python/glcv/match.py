@@ -1,6 +1,5 @@
 """Template matching (include/glcv/match.h) and Pearson correlation (include/glcv/correlate.h)."""
 import collections
-import os
 
 import numpy as np
 

@@ -2,7 +2,7 @@
 import numpy as np
 
 from . import _core
-from ._lib import ffi, lib
+from ._lib import ffi
 
 _PRESETS = {"calibrated": 1, "paper": 2}
 

@@ -1,6 +1,5 @@
 """The CAMSHIFT tracker (include/glcv/track.h) and its histograms."""
 import collections
-import os
 
 import numpy as np
 

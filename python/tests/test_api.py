@@ -319,6 +319,30 @@ class Segmenter(unittest.TestCase):
             self.assertTrue(np.array_equal(seg.segment(frame), ref))
 
 
+    def test_close_while_another_thread_segments(self):
+        bg, frame = scene(w=320, h=240)
+        seg = glcv.Segmenter(320, 240, engine="cpu")
+        seg.set_background(bg)
+        seen, started = [], threading.Event()
+
+        def work():
+            try:
+                while True:
+                    seg.segment(frame)
+                    started.set()
+            except glcv.StateError as e:  # the object was closed between two calls
+                seen.append(e)
+            started.set()
+
+        t = threading.Thread(target=work)
+        t.start()
+        started.wait(60)
+        seg.close()  # waits for the call in progress
+        t.join(60)
+        self.assertEqual(len(seen), 1)
+        self.assertIn("closed", str(seen[0]))
+
+
 class BackgroundSubtractor(unittest.TestCase):
     def test_vsam(self):
         bg, frame = scene()
