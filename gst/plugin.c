@@ -8,7 +8,8 @@ static gboolean plugin_init(GstPlugin *plugin)
 {
     GST_DEBUG_CATEGORY_INIT(glcvgst_debug, "glcv", 0, "glcv elements");
     return gst_element_register(plugin, "glcvsegment", GST_RANK_NONE, gst_glcv_segment_get_type()) &&
-           gst_element_register(plugin, "glcvtrack", GST_RANK_NONE, gst_glcv_track_get_type());
+           gst_element_register(plugin, "glcvtrack", GST_RANK_NONE, gst_glcv_track_get_type()) &&
+           gst_element_register(plugin, "glcvbgsub", GST_RANK_NONE, gst_glcv_bgsub_get_type());
 }
 
 #define PACKAGE "glcv"

@@ -78,7 +78,7 @@ png_in() {
 part_inspect() {
     RUN=(gst-inspect-1.0)
     local element props
-    for element in glcvsegment glcvtrack; do
+    for element in glcvsegment glcvtrack glcvbgsub; do
         run "inspect_$element" "$element"
         expect_rc "inspect_$element" 0 "gst-inspect-1.0 $element"
         expect_in "inspect_$element" out "Filename" "gst-inspect-1.0 $element names the plugin file"
@@ -143,6 +143,35 @@ for k in range(10):
         sys.exit(f"frame {k}: {bg_diff} background pixels changed, {fg_same} foreground pixels not tinted, "
                  f"{np.count_nonzero(m)} foreground")
 EOF
+}
+
+# glcvbgsub's masks against glcv segment --method's: VSAM learned (on each GL engine) and from a
+# file, and two-frame differencing without learning.
+part_bgsub() {
+    need_python
+    RUN=("$GLCV")
+    run synth synth -o "$TMP/seq" --frames 10 --size 160x120
+    expect_rc synth 0 "glcv synth"
+    png_in "$TMP/seq/frame_%04d.png"
+    local name props args first empty
+    for name in vsam_fragment vsam_compute vsam_bg diff2; do
+        case $name in
+        vsam_fragment) props="method=vsam learn-frames=4 engine=fragment" args="--method vsam --learn 4 --engine fragment" first=4 empty=4 ;;
+        vsam_compute) props="method=vsam learn-frames=4 engine=compute" args="--method vsam --learn 4 --engine compute" first=4 empty=4 ;;
+        vsam_bg) props="method=vsam background-location=$TMP/seq/background.png" args="--method vsam --bg $TMP/seq/background.png" first=0 empty=0 ;;
+        diff2) props="method=diff2" args="--method diff2" first=1 empty=1 ;;
+        esac
+        mkdir -p "$TMP/gst_$name"
+        # shellcheck disable=SC2086
+        gst "gst_$name" "${PNG[@]}" ! glcvbgsub $props ! gldownload ! videoconvert ! pngenc \
+            ! multifilesink location="$TMP/gst_$name/mask_%04d.png"
+        expect_rc "gst_$name" 0 "pipeline with glcvbgsub $props"
+        # shellcheck disable=SC2086
+        run "cli_$name" segment $args -q "$TMP"/seq/frame_*.png -o "$TMP/cli_$name"
+        expect_rc "cli_$name" 0 "glcv segment $args"
+        check "masks_$name" "masks of glcvbgsub $props = glcv segment $args" "$PYTHON" "$FIXTURE" masks \
+            "$TMP/gst_$name/mask_%04d.png" "$TMP/cli_$name/frame_%04d_mask.png" "$first" $((10 - first)) "$empty"
+    done
 }
 
 # glcvtrack's ROI metas against glcv track's CSV (no mask: the element tracks the frames as they are)
