@@ -1,0 +1,99 @@
+#!/bin/bash
+# glcvsegment in a GStreamer pipeline against 'glcv segment' on the same frames: the element hands
+# the pipeline's texture to the segmenter and draws the mask texture into its output, so it should
+# cost what the segmenter's GPU passes cost, with no upload or read-back of its own.
+#
+# usage: gst_bench.sh BUILD_DIR [--size WxH] [--frames N] [--learn L] [--engine E]
+#   BUILD_DIR  a build folder with tools/glcv and gst/libgstglcv.so
+#   --size     frame size (default 1920x1080)
+#   --frames   frames of the synthetic sequence, written once as PNG files (default 200)
+#   --learn    frames the background is learned from, in every run (default 10)
+#   --engine   the segmenter's engine: auto, fragment, compute (default auto)
+# Rows: 'glcv segment' on the files (decode, upload, passes, mask read back; no PNG written), the
+# pipeline on the files with and without glcvsegment (pngdec, glupload, glcolorconvert), and one
+# frame kept on the GPU (imagefreeze after glcolorconvert) with and without glcvsegment: the
+# difference of the last two is what the element costs per frame. Each pipeline ends in fakesink
+# and is timed by gst-launch-1.0 (PLAYING to end of stream, so the GL context's creation is not
+# counted). Without a display: GST_GL_PLATFORM=egl GST_GL_WINDOW=egl-device GST_GL_API=opengl3
+# (the defaults here). Prints a Markdown table.
+set -euo pipefail
+if [ $# -lt 1 ]; then
+    sed -n '6,12p' "$0" | sed 's/^# \{0,1\}//' >&2
+    exit 2
+fi
+build=$(cd "$1" && pwd)
+shift
+size=1920x1080
+frames=200
+learn=10
+engine=auto
+while [ $# -gt 0 ]; do
+    case $1 in
+    --size) size=$2; shift 2 ;;
+    --frames) frames=$2; shift 2 ;;
+    --learn) learn=$2; shift 2 ;;
+    --engine) engine=$2; shift 2 ;;
+    *) echo "gst_bench: unknown option $1" >&2; exit 2 ;;
+    esac
+done
+glcv=$build/tools/glcv
+[ -x "$glcv" ] || { echo "gst_bench: no $glcv" >&2; exit 1; }
+[ -f "$build/gst/libgstglcv.so" ] || { echo "gst_bench: no $build/gst/libgstglcv.so" >&2; exit 1; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+export GST_PLUGIN_PATH=$build/gst
+export GST_REGISTRY=$tmp/registry.bin
+export GST_GL_PLATFORM=${GST_GL_PLATFORM:-egl}
+export GST_GL_WINDOW=${GST_GL_WINDOW:-egl-device}
+export GST_GL_API=${GST_GL_API:-opengl3}
+
+"$glcv" synth -o "$tmp/seq" --frames "$frames" --size "$size" >/dev/null
+cat "$tmp"/seq/frame_*.png >/dev/null # into the page cache for every run
+
+# The CLI: its summary gives the wall time, and per frame the segmenter's thread and GPU passes.
+"$glcv" segment --learn "$learn" --engine "$engine" --no-masks --timing -q "$tmp"/seq/frame_*.png \
+    -o "$tmp/cli" >"$tmp/cli.txt"
+cli_wall=$(sed -n 's/^wall time: *\([0-9.]*\) s.*/\1/p' "$tmp/cli.txt")
+cli_engine=$(sed -n 's/^frames: .* engine \([a-z]*\).*/\1/p' "$tmp/cli.txt")
+cli_frame=$(sed -n 's/^frame time: mean [0-9.]* ms, median \([0-9.]*\) ms.*/\1/p' "$tmp/cli.txt")
+cli_gpu=$(sed -n 's/^ *GPU passes (timer queries) *[0-9.]* *\([0-9.]*\).*/\1/p' "$tmp/cli.txt")
+
+# time_pipeline NAME PIPELINE...: seconds from PLAYING to end of stream
+time_pipeline() {
+    local name=$1
+    shift
+    if ! gst-launch-1.0 "$@" >"$tmp/$name.txt" 2>&1; then
+        echo "gst_bench: pipeline $name failed:" >&2
+        cat "$tmp/$name.txt" >&2
+        exit 1
+    fi
+    sed -n 's/^Execution ended after \([0-9]*\):\([0-9]*\):\([0-9.]*\)$/\1 \2 \3/p' "$tmp/$name.txt" |
+        awk '{ printf "%.3f", $1 * 3600 + $2 * 60 + $3 }'
+}
+files=(multifilesrc "location=$tmp/seq/frame_%04d.png" caps=image/png,framerate=25/1 ! pngdec ! glupload
+    ! glcolorconvert)
+resident=(multifilesrc "location=$tmp/seq/frame_0000.png" num-buffers=1 caps=image/png,framerate=25/1 ! pngdec
+    ! glupload ! glcolorconvert ! imagefreeze "num-buffers=$frames")
+element=(glcvsegment "learn-frames=$learn" "engine=$engine")
+t_files=$(time_pipeline files "${files[@]}" ! fakesink)
+t_files_seg=$(time_pipeline files_seg "${files[@]}" ! "${element[@]}" ! fakesink)
+t_res=$(time_pipeline resident "${resident[@]}" ! fakesink)
+t_res_seg=$(time_pipeline resident_seg "${resident[@]}" ! "${element[@]}" ! fakesink)
+
+row() { # row LABEL SECONDS
+    awk -v l="$1" -v s="$2" -v n="$frames" 'BEGIN { printf "| %s | %d | %.3f | %.1f | %.2f |\n", l, n, s, n / s, 1000 * s / n }'
+}
+echo "glcvsegment vs glcv segment: $frames frames of $size, background learned from $learn, engine $engine" \
+    "(the CLI used $cli_engine); $(date -u +%Y-%m-%d)"
+echo
+echo "| path | frames | wall s | frames/s | ms/frame |"
+echo "|---|---|---|---|---|"
+row "glcv segment, PNG files (decode, upload, passes, mask read back)" "$cli_wall"
+row "pipeline, PNG files -> glupload -> glcolorconvert -> fakesink" "$t_files"
+row "pipeline, PNG files -> ... -> glcvsegment -> fakesink" "$t_files_seg"
+row "pipeline, one resident frame (imagefreeze) -> fakesink" "$t_res"
+row "pipeline, one resident frame -> glcvsegment -> fakesink" "$t_res_seg"
+echo
+awk -v a="$t_res" -v b="$t_res_seg" -v n="$frames" -v f="$cli_frame" -v g="$cli_gpu" 'BEGIN {
+    printf "glcvsegment per frame (resident rows): %.2f ms; glcv segment per frame: %s ms (upload + passes + wait, median), GPU passes %s ms (median)\n",
+        1000 * (b - a) / n, f, g }'
