@@ -17,6 +17,10 @@
 
 #define GST_CAT_DEFAULT glcvgst_debug
 
+/* More distinct input textures than this: the upstream pool was replaced (or is unusually big),
+ * and the registrations of the ones seen are dropped. */
+#define GLCVGST_MAX_TRACKED_TEXTURES 16
+
 typedef struct _GstGlcvTrack {
     GstGLFilter parent;
 
@@ -35,6 +39,12 @@ typedef struct _GstGlcvTrack {
     gboolean ok;
     glcv_track_result *results; /* the frame's results, for the metas */
     int count, capacity;
+    /* The textures given to glcv_track_frame_texture: the CUDA engine keeps a registration of
+     * each, which must not outlive it (glcv/track.h), and GStreamer deletes a pool's textures when
+     * it replaces the pool. They are forgotten on new caps and when more turn up than a pool
+     * holds. */
+    unsigned int textures[GLCVGST_MAX_TRACKED_TEXTURES];
+    int n_textures;
 } GstGlcvTrack;
 
 typedef struct _GstGlcvTrackClass {
@@ -391,6 +401,29 @@ static gboolean track_start(GstGlcvTrack *self, unsigned int frame)
     return ok;
 }
 
+/* Drops the tracker's registrations of every texture it was given (on the GL thread). */
+static void forget_textures(GstGLContext *context, gpointer data)
+{
+    (void)context;
+    GstGlcvTrack *self = data;
+    for (int k = 0; k < self->n_textures && self->track; k++)
+        glcv_track_forget_texture(self->track, self->textures[k]);
+    self->n_textures = 0;
+}
+
+/* Notes a texture given to the tracker. */
+static void note_texture(GstGlcvTrack *self, unsigned int tex)
+{
+    for (int k = 0; k < self->n_textures; k++)
+        if (self->textures[k] == tex)
+            return;
+    if (self->n_textures == GLCVGST_MAX_TRACKED_TEXTURES) {
+        GST_DEBUG_OBJECT(self, "more than %d input textures: forgetting the ones seen", GLCVGST_MAX_TRACKED_TEXTURES);
+        forget_textures(NULL, self);
+    }
+    self->textures[self->n_textures++] = tex;
+}
+
 static void process_frame(GstGLContext *context, gpointer data)
 {
     (void)context;
@@ -402,6 +435,7 @@ static void process_frame(GstGLContext *context, gpointer data)
         return;
     glcv_status st;
     if (self->capacity > 0) {
+        note_texture(self, tex);
         if ((st = glcv_track_frame_texture(self->track, tex, 0)) != GLCV_OK) {
             lib_failed(self, "Cannot track in the frame", st);
             return;
@@ -476,6 +510,9 @@ static gboolean gst_glcv_track_set_caps(GstGLFilter *filter, GstCaps *incaps, Gs
                           (NULL));
         return FALSE;
     }
+    /* New caps: upstream's pool, and its textures, may be new. */
+    if (w > 0)
+        gst_gl_context_thread_add(GST_GL_BASE_FILTER(filter)->context, forget_textures, self);
     return TRUE;
 }
 
@@ -489,6 +526,7 @@ static void gst_glcv_track_gl_stop(GstGLBaseFilter *base)
     GST_OBJECT_UNLOCK(self);
     glcv_track_destroy(&track); /* drops its registrations of the upstream textures */
     self->count = 0;
+    self->n_textures = 0;
     if (self->shader)
         gst_object_unref(self->shader);
     self->shader = NULL;
