@@ -574,8 +574,8 @@ unsigned int glcv_bgsub_mask_texture(glcv_bgsub *b)
     pthread_mutex_lock(&b->lock);
     unsigned int id = 0;
     /* fused: the newest set's masks are made when asked for, with its context current */
-    if (b->engine && b->total > 0 &&
-        (!b->fused || (glcv_gl_context_current() && glcv_bgsub_gl_vote_newest(b) == GLCV_OK)))
+    if (b->engine && b->total > 0 && glcv_engine_check_context(b->engine, "bgsub: mask_texture") == GLCV_OK &&
+        (!b->fused || glcv_bgsub_gl_vote_newest(b) == GLCV_OK))
         id = b->mask[(b->total - 1) % 2].id;
     pthread_mutex_unlock(&b->lock);
     return id;
@@ -595,7 +595,8 @@ glcv_status glcv_bgsub_reset(glcv_bgsub *b)
 static glcv_status timings_locked(glcv_bgsub *b, glcv_timing *out, int capacity, int *count, int wait)
 {
     if (!count || capacity < 0 || (!out && capacity > 0))
-        return GLCV_ERROR_INVALID_ARGUMENT;
+        return glcv_fail(&b->p.logger, GLCV_ERROR_INVALID_ARGUMENT, "bgsub: timings: %s",
+                         !count ? "NULL count" : capacity < 0 ? "capacity < 0" : "NULL out with capacity > 0");
     glcv_status st = gl_ready(b, "timings");
     if (st != GLCV_OK)
         return st;

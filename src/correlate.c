@@ -151,8 +151,6 @@ static glcv_status set_reference_locked(glcv_correlate *c, const glcv_image *ref
 
 glcv_status glcv_correlate_set_reference(glcv_correlate *c, const glcv_image *reference)
 {
-    if (!c || !reference)
-        return GLCV_ERROR_INVALID_ARGUMENT;
     GLCV_LOCKED_CALL(c, set_reference_locked(c, reference));
 }
 
@@ -218,6 +216,9 @@ glcv_status glcv_correlate_files(glcv_correlate *c, const char *const *paths, in
         return GLCV_ERROR_INVALID_ARGUMENT;
     if (!paths || n < 1 || !r)
         return glcv_fail(&c->p.logger, GLCV_ERROR_INVALID_ARGUMENT, "correlate: NULL paths or results, or n < 1");
+    for (int i = 0; i < n; i++)
+        if (!paths[i] || !*paths[i])
+            return glcv_fail(&c->p.logger, GLCV_ERROR_INVALID_ARGUMENT, "correlate: paths[%d] is NULL or empty", i);
     pthread_mutex_lock(&c->lock);
     glcv_status st =
         c->have_reference ? GLCV_OK : glcv_fail(&c->p.logger, GLCV_ERROR_STATE, "correlate: no reference set");
@@ -353,8 +354,10 @@ static glcv_status bank_run(glcv_correlate *c, double *r)
 
 glcv_status glcv_correlate_bank_run(glcv_correlate *c, double *r)
 {
-    if (!r)
+    if (!c)
         return GLCV_ERROR_INVALID_ARGUMENT;
+    if (!r)
+        return glcv_fail(&c->p.logger, GLCV_ERROR_INVALID_ARGUMENT, "correlate: bank_run: NULL r");
     GLCV_LOCKED_CALL(c, bank_run(c, r));
 }
 

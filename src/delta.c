@@ -265,19 +265,30 @@ static glcv_status encode_gl_once(glcv_delta *d, const glcv_image *frame, unsign
     return st;
 }
 
+/* Every call that gives a packet clears *packet and *bytes first, whatever its outcome. */
+static void clear_packet(const uint8_t **packet, size_t *bytes)
+{
+    if (packet)
+        *packet = NULL;
+    if (bytes)
+        *bytes = 0;
+}
+
 glcv_status glcv_delta_encode(glcv_delta *d, const glcv_image *frame, const glcv_image *mask, int flags,
                               const uint8_t **packet, size_t *bytes)
 {
-    if (!frame)
-        return GLCV_ERROR_INVALID_ARGUMENT;
+    clear_packet(packet, bytes);
+    if (d && !frame)
+        return glcv_fail(&d->p.logger, GLCV_ERROR_INVALID_ARGUMENT, "delta: encode: NULL frame");
     GLCV_LOCKED_GL_CALL(d, "delta: encode", encode_gl_once(d, frame, 0, mask, 0, flags, packet, bytes));
 }
 
 glcv_status glcv_delta_encode_texture(glcv_delta *d, unsigned int frame, unsigned int mask, int flags,
                                       const uint8_t **packet, size_t *bytes)
 {
-    if (!frame)
-        return GLCV_ERROR_INVALID_ARGUMENT;
+    clear_packet(packet, bytes);
+    if (d && !frame)
+        return glcv_fail(&d->p.logger, GLCV_ERROR_INVALID_ARGUMENT, "delta: encode_texture: frame texture 0");
     GLCV_LOCKED_GL_CALL(d, "delta: encode_texture", encode_gl_once(d, NULL, frame, NULL, mask, flags, packet, bytes));
 }
 
@@ -315,15 +326,14 @@ static glcv_status encode_mapped_locked(glcv_delta *d, const glcv_image *mask, i
 glcv_status glcv_delta_encode_mapped(glcv_delta *d, const glcv_image *mask, int flags, const uint8_t **packet,
                                      size_t *bytes)
 {
+    clear_packet(packet, bytes);
     GLCV_LOCKED_GL_CALL(d, "delta: encode_mapped", encode_mapped_locked(d, mask, flags, packet, bytes));
 }
 
 static glcv_status snapshot_locked(glcv_delta *d, const uint8_t **packet, size_t *bytes)
 {
     if (!packet || !bytes)
-        return GLCV_ERROR_INVALID_ARGUMENT;
-    *packet = NULL;
-    *bytes = 0;
+        return glcv_fail(&d->p.logger, GLCV_ERROR_INVALID_ARGUMENT, "delta: snapshot: NULL packet or bytes");
     if (!d->has_reference)
         return glcv_fail(&d->p.logger, GLCV_ERROR_STATE, "delta: snapshot: no reference (no frame encoded since the "
                                                           "start or the last error)");
@@ -343,6 +353,7 @@ static glcv_status snapshot_locked(glcv_delta *d, const uint8_t **packet, size_t
 
 glcv_status glcv_delta_snapshot(glcv_delta *d, const uint8_t **packet, size_t *bytes)
 {
+    clear_packet(packet, bytes);
     GLCV_LOCKED_GL_CALL(d, "delta: snapshot", snapshot_locked(d, packet, bytes));
 }
 
@@ -378,16 +389,18 @@ glcv_status glcv_delta_read_reference(glcv_delta *d, glcv_image *out)
     GLCV_LOCKED_GL_CALL(d, "delta: read_reference", read_reference_locked(d, out));
 }
 
+static glcv_status timings_locked(glcv_delta *d, glcv_timing *out, int capacity, int *count, int wait)
+{
+    if (!count || capacity < 0 || (capacity > 0 && !out))
+        return glcv_fail(&d->p.logger, GLCV_ERROR_INVALID_ARGUMENT, "delta: timings: %s",
+                         !count ? "NULL count" : capacity < 0 ? "capacity < 0" : "NULL out with capacity > 0");
+    if (!d->engine)
+        return glcv_timings_copy(d->cpu_timings, d->n_cpu_timings, out, capacity, count);
+    *count = glcv_engine_timings(d->engine, out, capacity, wait);
+    return GLCV_OK;
+}
+
 glcv_status glcv_delta_timings(glcv_delta *d, glcv_timing *out, int capacity, int *count, int wait)
 {
-    if (!d || !count || (capacity > 0 && !out) || capacity < 0)
-        return GLCV_ERROR_INVALID_ARGUMENT;
-    pthread_mutex_lock(&d->lock);
-    glcv_status st = GLCV_OK;
-    if (d->engine)
-        *count = glcv_engine_timings(d->engine, out, capacity, wait);
-    else
-        st = glcv_timings_copy(d->cpu_timings, d->n_cpu_timings, out, capacity, count);
-    pthread_mutex_unlock(&d->lock);
-    return st;
+    GLCV_LOCKED_GL_CALL(d, "delta: timings", timings_locked(d, out, capacity, count, wait));
 }

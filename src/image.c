@@ -530,6 +530,10 @@ glcv_status glcv_image_median(int count, glcv_image_source source, void *user, c
     if (count < 1 || count > GLCV_IMAGE_MEDIAN_MAX_FRAMES)
         return glcv_fail(logger, GLCV_ERROR_INVALID_ARGUMENT, "image median: %d frames (1..%d)", count,
                          GLCV_IMAGE_MEDIAN_MAX_FRAMES);
+    if (!size_ok(out->width, out->height))
+        return glcv_fail(logger, GLCV_ERROR_INVALID_ARGUMENT,
+                         "image median: output %dx%d too large (at most %zu pixels)", out->width, out->height,
+                         MAX_PIXELS);
     size_t row = row_bytes(out->width, out->format), out_stride = glcv_image_stride(out);
     size_t n = row * (size_t)out->height;
     /* hist: the 16 bins of every channel value; below: how many values lie under the chosen high

@@ -90,7 +90,7 @@ static void match_free(glcv_match *m)
         free(m->map.data);
         free(m->mapped);
     }
-    if (m->map_texture && glcv_gl_context_current()) {
+    if (m->map_texture && glcv_gl_token_current(m->map_context)) {
         GLuint tex = m->map_texture;
         glDeleteTextures(1, &tex);
     }
@@ -278,8 +278,6 @@ static glcv_status set_template_locked(glcv_match *m, const glcv_image *templ, c
 
 glcv_status glcv_match_set_template(glcv_match *m, const glcv_image *templ, const glcv_image *mask)
 {
-    if (!m || !templ)
-        return GLCV_ERROR_INVALID_ARGUMENT;
     GLCV_LOCKED_CALL(m, set_template_locked(m, templ, mask));
 }
 
@@ -427,7 +425,7 @@ static glcv_status match_host(glcv_match *m, const glcv_image *image, int in_sta
 
 glcv_status glcv_match_image(glcv_match *m, const glcv_image *image)
 {
-    if (!m || !image)
+    if (!m)
         return GLCV_ERROR_INVALID_ARGUMENT;
     if (glcv_image_check(image) != GLCV_OK)
         return glcv_fail(&m->p.logger, GLCV_ERROR_INVALID_ARGUMENT, "match: the image is not valid");
@@ -542,8 +540,10 @@ static glcv_status check_stride(glcv_match *m, size_t stride, size_t size, const
 
 glcv_status glcv_match_read_scores(glcv_match *m, double *out, size_t stride)
 {
-    if (!m || !out)
+    if (!m)
         return GLCV_ERROR_INVALID_ARGUMENT;
+    if (!out)
+        return glcv_fail(&m->p.logger, GLCV_ERROR_INVALID_ARGUMENT, "match: read_scores: NULL out");
     pthread_mutex_lock(&m->lock);
     glcv_status st = check_stride(m, stride, sizeof *out, "read_scores");
     if (st == GLCV_OK) {
@@ -591,8 +591,10 @@ static glcv_status read_normalized(glcv_match *m, float *out, size_t stride)
 
 glcv_status glcv_match_read_normalized(glcv_match *m, float *out, size_t stride)
 {
-    if (!out)
+    if (!m)
         return GLCV_ERROR_INVALID_ARGUMENT;
+    if (!out)
+        return glcv_fail(&m->p.logger, GLCV_ERROR_INVALID_ARGUMENT, "match: read_normalized: NULL out");
     GLCV_LOCKED_CALL(m, read_normalized(m, out, stride));
 }
 
@@ -609,11 +611,15 @@ unsigned int glcv_match_map_texture(glcv_match *m)
             glcv_fail(&m->p.logger, GLCV_ERROR_OUT_OF_MEMORY, "match: out of memory for the map texture");
         } else {
             normalized_locked(m, values, 0);
-            GLuint tex = m->map_texture;
+            /* a texture made in another (or a destroyed) context is not touched: its name may be
+             * another texture here */
+            GLuint tex = glcv_gl_token_current(m->map_context) ? m->map_texture : 0;
             if (glcv_gl_upload_texture(&tex, m->p.width, m->p.height, GL_R32F, GL_RED, GL_FLOAT, values,
-                                       &m->p.logger) == GLCV_OK)
+                                       &m->p.logger) == GLCV_OK) {
                 result = tex;
-            m->map_texture = tex;
+                m->map_texture = tex;
+                m->map_context = glcv_gl_current_token();
+            }
         }
     }
     free(values);
@@ -656,8 +662,11 @@ static void sift_down(heap *h, size_t i)
 
 glcv_status glcv_match_best(glcv_match *m, int k, glcv_match_hit *hits, int *count)
 {
-    if (!m || !hits || !count || k < 1)
+    if (!m)
         return GLCV_ERROR_INVALID_ARGUMENT;
+    if (!hits || !count || k < 1)
+        return glcv_fail(&m->p.logger, GLCV_ERROR_INVALID_ARGUMENT, "match: best: %s",
+                         !hits ? "NULL hits" : !count ? "NULL count" : "k < 1");
     *count = 0;
     pthread_mutex_lock(&m->lock);
     glcv_status st = check_map(m);

@@ -11,6 +11,7 @@
 #include <glcv/match.h>
 
 #include "cuda_internal.h"
+#include "gl.h"
 
 #include <pthread.h>
 #include <stddef.h>
@@ -138,6 +139,7 @@ struct glcv_match {
     int n_timings;
 
     unsigned int map_texture;
+    glcv_gl_token map_context; /* the context map_texture was made in: another never sees the name */
     int nms_auto; /* nms_distance follows the template's size */
 
     glcv_match_cuda *cuda; /* the CUDA engine, NULL with the CPU engine */

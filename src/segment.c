@@ -214,7 +214,7 @@ void glcv_segment_destroy(glcv_segment **seg)
         return;
     glcv_segment_batch_destroy(s);
     glcv_segment_gl_destroy(s);
-    if (s->cpu_mask_texture && glcv_gl_context_current())
+    if (s->cpu_mask_texture && glcv_gl_token_current(s->cpu_mask_context))
         glDeleteTextures(1, &s->cpu_mask_texture);
     glcv_segment_cpu_free(&s->cpu);
     for (int i = 0; i < GLCV_SEGMENT_CALIB_KEEP; i++)
@@ -566,6 +566,10 @@ glcv_status glcv_segment_reset(glcv_segment *s)
 /* The CPU engine's mask as a texture, uploaded when it changed. */
 static unsigned int cpu_mask_texture(glcv_segment *s)
 {
+    /* A texture made in another context (or a destroyed one) is not touched: its name may be
+     * another texture here. A new one is made in the current context. */
+    if (s->cpu_mask_texture && !glcv_gl_token_current(s->cpu_mask_context))
+        s->cpu_mask_texture = 0;
     if (s->cpu_mask_texture && !s->cpu_mask_dirty)
         return s->cpu_mask_texture;
     size_t n = (size_t)s->width * (size_t)s->height;
@@ -581,6 +585,7 @@ static unsigned int cpu_mask_texture(glcv_segment *s)
     free(bytes);
     if (st != GLCV_OK)
         return 0;
+    s->cpu_mask_context = glcv_gl_current_token();
     s->cpu_mask_dirty = 0;
     return s->cpu_mask_texture;
 }
@@ -590,8 +595,12 @@ unsigned int glcv_segment_mask_texture(glcv_segment *s)
     if (!s)
         return 0;
     pthread_mutex_lock(&s->lock);
-    unsigned int id = s->engine ? s->mask.id : s->p.streams > 1 ? 0 : cpu_mask_texture(s);
-    if (!id && s->p.streams > 1)
+    unsigned int id = 0;
+    if (s->engine)
+        id = glcv_engine_check_context(s->engine, "segment: mask_texture") == GLCV_OK ? s->mask.id : 0;
+    else if (s->p.streams == 1)
+        id = cpu_mask_texture(s);
+    if (!id && !s->engine && s->p.streams > 1)
         glcv_logf(&s->p.logger, GLCV_LOG_ERROR, "mask_texture: several streams on the CPU engine have no texture");
     pthread_mutex_unlock(&s->lock);
     return id;
@@ -602,7 +611,10 @@ unsigned int glcv_segment_background_texture(glcv_segment *s)
     if (!s)
         return 0;
     pthread_mutex_lock(&s->lock);
-    unsigned int id = s->engine && s->have_background ? s->background.id : 0;
+    unsigned int id = s->engine && s->have_background &&
+                              glcv_engine_check_context(s->engine, "segment: background_texture") == GLCV_OK
+                          ? s->background.id
+                          : 0;
     pthread_mutex_unlock(&s->lock);
     return id;
 }
@@ -752,17 +764,23 @@ static glcv_status read_noise(glcv_segment *s, float *k)
 
 glcv_status glcv_segment_read_noise(glcv_segment *s, float *k)
 {
-    if (!k)
+    if (!s)
         return GLCV_ERROR_INVALID_ARGUMENT;
+    if (!k)
+        return glcv_fail(&s->p.logger, GLCV_ERROR_INVALID_ARGUMENT, "read_noise: NULL k");
     GLCV_LOCKED_CALL(s, read_noise(s, k));
+}
+
+static glcv_status timings(glcv_segment *s, glcv_timing *out, int capacity, int *count, int wait)
+{
+    if (!count || capacity < 0 || (capacity > 0 && !out))
+        return glcv_fail(&s->p.logger, GLCV_ERROR_INVALID_ARGUMENT, "timings: %s",
+                         !count ? "NULL count" : capacity < 0 ? "capacity < 0" : "NULL out with capacity > 0");
+    *count = s->engine ? glcv_engine_timings(s->engine, out, capacity, wait) : 0;
+    return GLCV_OK;
 }
 
 glcv_status glcv_segment_timings(glcv_segment *s, glcv_timing *out, int capacity, int *count, int wait)
 {
-    if (!s || !count || (capacity > 0 && !out) || capacity < 0)
-        return GLCV_ERROR_INVALID_ARGUMENT;
-    pthread_mutex_lock(&s->lock);
-    *count = s->engine ? glcv_engine_timings(s->engine, out, capacity, wait) : 0;
-    pthread_mutex_unlock(&s->lock);
-    return GLCV_OK;
+    GLCV_LOCKED_GL_CALL(s, "segment: timings", timings(s, out, capacity, count, wait));
 }

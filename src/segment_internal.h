@@ -153,6 +153,7 @@ struct glcv_segment {
     /* CPU engine */
     glcv_segment_cpu cpu;
     GLuint cpu_mask_texture; /* made on demand by glcv_segment_mask_texture */
+    glcv_gl_token cpu_mask_context; /* the context it was made in: another never sees the name */
     int cpu_mask_dirty;
 
     /* Several streams (params.streams > 1; segment_batch.c). The GL engines keep every texture

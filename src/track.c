@@ -516,8 +516,10 @@ static glcv_status hist_compute_locked(glcv_track *t, const glcv_image *frame, c
 glcv_status glcv_track_hist_compute(glcv_track *t, const glcv_image *frame, const glcv_image *mask,
                                     glcv_rect region, glcv_track_hist *out)
 {
-    if (!t || !out)
+    if (!t)
         return GLCV_ERROR_INVALID_ARGUMENT;
+    if (!out)
+        return glcv_fail(&t->logger, GLCV_ERROR_INVALID_ARGUMENT, "track: hist_compute: NULL out");
     GLCV_LOCKED_CALL(t, hist_compute_locked(t, frame, mask, region, out));
 }
 
@@ -531,6 +533,8 @@ static glcv_status weight_background_locked(glcv_track *t, const glcv_image *fra
         st = glcv_check_rect(&t->logger, "track", "region", region);
     glcv_tm_config c = make_config(t);
     glcv_tm_rect r = {region.x, region.y, region.width, region.height};
+    if (st == GLCV_OK)
+        st = glcv_track_hist_check(&t->logger, hist);
     if (st == GLCV_OK && (hist->hue_bins != t->p.hue_bins || hist->sat_bins != t->p.sat_bins))
         st = glcv_fail(&t->logger, GLCV_ERROR_INVALID_ARGUMENT, "track: a histogram of %d x %d bins, the tracker's %d x %d",
                        hist->hue_bins, hist->sat_bins, t->p.hue_bins, t->p.sat_bins);
@@ -576,16 +580,20 @@ static glcv_status weight_background_locked(glcv_track *t, const glcv_image *fra
 glcv_status glcv_track_hist_weight_background(glcv_track *t, const glcv_image *frame, glcv_rect region,
                                               glcv_track_hist *hist)
 {
-    if (!t || !hist)
+    if (!t)
         return GLCV_ERROR_INVALID_ARGUMENT;
+    if (!hist)
+        return glcv_fail(&t->logger, GLCV_ERROR_INVALID_ARGUMENT, "track: weight_background: NULL hist");
     GLCV_LOCKED_CALL(t, weight_background_locked(t, frame, region, hist));
 }
 
 glcv_status glcv_track_hist_compute_texture(glcv_track *t, unsigned int frame, unsigned int mask,
                                             glcv_rect region, glcv_track_hist *out)
 {
-    if (!t || !out)
+    if (!t)
         return GLCV_ERROR_INVALID_ARGUMENT;
+    if (!out)
+        return glcv_fail(&t->logger, GLCV_ERROR_INVALID_ARGUMENT, "track: hist_compute_texture: NULL out");
     pthread_mutex_lock(&t->lock);
     glcv_status st = read_textures(t, frame, mask);
     if (st == GLCV_OK) {
@@ -678,9 +686,12 @@ glcv_status glcv_track_add(glcv_track *t, const glcv_track_hist *hist, glcv_rect
 glcv_status glcv_track_add_to_stream(glcv_track *t, int stream, const glcv_track_hist *hist, glcv_rect window,
                                      int *id)
 {
-    if (!t || !id)
+    if (id)
+        *id = -1;
+    if (!t)
         return GLCV_ERROR_INVALID_ARGUMENT;
-    *id = -1;
+    if (!id)
+        return glcv_fail(&t->logger, GLCV_ERROR_INVALID_ARGUMENT, "track: add: NULL id");
     if (stream < 0 || stream >= t->p.streams)
         return glcv_fail(&t->logger, GLCV_ERROR_INVALID_ARGUMENT, "track: stream %d: the tracker has %d (0..%d)",
                          stream, t->p.streams, t->p.streams - 1);
@@ -976,6 +987,8 @@ glcv_status glcv_track_forget_texture(glcv_track *t, unsigned int texture)
 void glcv_track_box_points(float cx, float cy, float w, float h, float angle, float px[4], float py[4])
 {
     /* cv::RotatedRect::points */
+    if (!px || !py)
+        return;
     double a_rad = (double)angle * 3.14159265358979323846 / 180.0;
     float b = (float)cos(a_rad) * 0.5f;
     float a = (float)sin(a_rad) * 0.5f;

@@ -14,10 +14,12 @@
 
 glcv_status glcv_track_hist_check(const glcv_logger *lg, const glcv_track_hist *h)
 {
-    if (!h || h->hue_bins < 1 || h->hue_bins > 180 || h->sat_bins < 1 || h->sat_bins > 256 ||
+    if (!h)
+        return glcv_fail(lg, GLCV_ERROR_INVALID_ARGUMENT, "track: NULL histogram");
+    if (h->hue_bins < 1 || h->hue_bins > 180 || h->sat_bins < 1 || h->sat_bins > 256 ||
         h->hue_bins * h->sat_bins > GLCV_TRACK_MAX_BINS)
         return glcv_fail(lg, GLCV_ERROR_INVALID_ARGUMENT, "track: histogram bins %d x %d out of range",
-                         h ? h->hue_bins : 0, h ? h->sat_bins : 0);
+                         h->hue_bins, h->sat_bins);
     for (int b = 0; b < h->hue_bins * h->sat_bins; b++)
         if (!glcv_finite(h->value[b]) || h->value[b] < 0 || h->value[b] > 255)
             return glcv_fail(lg, GLCV_ERROR_INVALID_ARGUMENT, "track: histogram bin %d is %g (must be 0..255)", b,
