@@ -129,7 +129,7 @@ typedef struct glcv_bgsub_params {
     /* Pixels of the 3 x 3 that must be foreground for the mask to say foreground, 1..9;
      * default 5 (majority); -1: no vote, each pixel's own decision. */
     int vote;
-    glcv_engine_mode engine;  /* default AUTO */
+    glcv_engine_mode engine;  /* default AUTO; FRAGMENT, COMPUTE or CPU (CUDA: INVALID_ARGUMENT) */
     glcv_bgsub_passes passes; /* default SINGLE */
     glcv_bgsub_upload upload; /* default: see glcv_bgsub_upload */
     /* Gray only: 1 packs 4 horizontally adjacent pixels into one RGBA8 texel (the chapter's
@@ -208,14 +208,14 @@ GLCV_API glcv_status glcv_bgsub_read_state(glcv_bgsub *bgsub, int stream, uint16
  * turns (one set's masks are read back while the next set's are made): ask again after every
  * set. GPU engines only: 0 with the CPU engine or before the first set. With
  * GLCV_BGSUB_UPLOAD_STREAM_FUSED the call makes the masks first (a pass, in the object's context,
- * which must be current: else 0). */
+ * which must be current: else 0). 0 (logged) whenever the object's context is not current. */
 GLCV_API unsigned int glcv_bgsub_mask_texture(glcv_bgsub *bgsub);
 
 /* Forgets the frame history (the next set starts it again); B and T stay. */
 GLCV_API glcv_status glcv_bgsub_reset(glcv_bgsub *bgsub);
 
 /* Per-pass GPU times of the most recent set whose timer queries are complete (params.timing):
- * as glcv_segment_timings. */
+ * as glcv_segment_timings (errors too). */
 GLCV_API glcv_status glcv_bgsub_timings(glcv_bgsub *bgsub, glcv_timing *out, int capacity, int *count, int wait);
 
 #ifdef __cplusplus

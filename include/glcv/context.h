@@ -27,7 +27,8 @@ typedef struct glcv_context_params {
     int cuda_device;
     /* Nonzero: skip the device platform and use the surfaceless platform only. */
     int surfaceless_only;
-    /* Oldest GL version accepted as major*10+minor (e.g. 43); 0 = 33. */
+    /* Oldest GL version accepted as major*10+minor (e.g. 43); 0 = 33; negative is INVALID_ARGUMENT,
+     * above 46 NO_CONTEXT. */
     int min_gl_version;
     glcv_logger logger;
 } glcv_context_params;
@@ -35,18 +36,22 @@ typedef struct glcv_context_params {
 #define GLCV_CONTEXT_PARAMS(...) ((glcv_context_params){__VA_ARGS__})
 
 /* Creates a headless GL context and makes it current on the calling thread.
- * `params` may be NULL (all defaults). Errors: NO_CONTEXT (no EGL display/device could give a
- * GL context of the minimum version), OUT_OF_MEMORY. *out is NULL on error. */
+ * `params` may be NULL (all defaults). Errors: INVALID_ARGUMENT (NULL out, a negative
+ * min_gl_version), NO_CONTEXT (no EGL display/device could give a GL context of the minimum
+ * version), OUT_OF_MEMORY. *out is NULL on error. Objects made while it is current must be
+ * destroyed, or used no more, once it is destroyed: their calls then return NO_CONTEXT. */
 GLCV_API glcv_status glcv_context_create(const glcv_context_params *params, glcv_context **out);
 
-/* Releases and destroys the context; accepts NULL and &NULL; sets *ctx to NULL. */
+/* Releases and destroys the context (on the thread where it is current, if it is); accepts NULL
+ * and &NULL; sets *ctx to NULL. */
 GLCV_API void glcv_context_destroy(glcv_context **ctx);
 
-/* Makes the context current on the calling thread. Errors: INVALID_ARGUMENT, NO_CONTEXT. */
+/* Makes the context current on the calling thread. Errors: INVALID_ARGUMENT (NULL, not logged),
+ * NO_CONTEXT (EGL refused, e.g. the context is current on another thread; logged). */
 GLCV_API glcv_status glcv_context_make_current(glcv_context *ctx);
 
 /* Describes the context: "<GL_RENDERER> | <GL_VERSION> | <EGL platform>"; static storage in the
- * object, valid until it is destroyed. */
+ * object, valid until it is destroyed; "no context" for NULL. */
 GLCV_API const char *glcv_context_describe(const glcv_context *ctx);
 
 /* The CUDA device of the context's EGL device (EGL_CUDA_DEVICE_NV), or -1 if it has none. */

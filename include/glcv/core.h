@@ -9,6 +9,15 @@
  * struct the caller owns rather than an object: glcv_image_alloc and glcv_image_load fill it
  * with pixels, glcv_image_free releases them.
  *
+ * Arguments: a NULL object is INVALID_ARGUMENT (not logged: there is no logger to log it to);
+ * every other refused argument - a NULL pointer, a size or count out of range, a NaN or infinite
+ * real, an unknown enum value, an image whose stride is below a row or whose last row lies beyond
+ * the address space - is INVALID_ARGUMENT, logged naming the argument through the object's logger
+ * (or the `logger` argument; functions with neither log nothing). Sizes are multiplied in 64 bits.
+ * An argument refused leaves the object as it was. Out-pointers: *out of a create is NULL on any
+ * error; other outputs hold nothing to rely on after an error unless the function says what they
+ * hold.
+ *
  * The GL rules, for every function that takes a GL texture name, returns one, or runs on a GL
  * engine (the segmenter's FRAGMENT and COMPUTE engines, texture inputs of the CUDA modules):
  *  1. It works in the GL context current on the calling thread. An object that uses GL is

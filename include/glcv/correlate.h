@@ -40,11 +40,11 @@ typedef struct glcv_correlate_params {
     /* Engines: CUDA, CPU; AUTO (the default) is CUDA when a device can be used, else the CPU
      * (logged once). FRAGMENT and COMPUTE are INVALID_ARGUMENT. */
     glcv_engine_mode engine;
-    int threads;     /* CPU engine: OpenMP threads; default 0 = OpenMP's default (every core) */
+    int threads;     /* CPU engine: OpenMP threads; default 0 = OpenMP's default (every core); 0..4096 */
     int no_simd;     /* CPU engine: nonzero = portable C only (for comparisons); default 0 = AVX2
                         where the processor has it */
     int cuda_device; /* CUDA engine: the (first) device when the current GL context is not on
-                        one (glcv/cuda.h); default 0 */
+                        one (glcv/cuda.h); default 0; >= 0 */
     /* CUDA engine: the number of devices the images are split across (contiguous shares, one per
      * device: devices cuda_device, cuda_device + 1, ...; each streams, or holds in its memory,
      * its share of a batch or of the resident bank); default 1; -1 = every device from
@@ -88,8 +88,9 @@ GLCV_API glcv_status glcv_correlate_set_reference_texture(glcv_correlate *correl
 GLCV_API glcv_status glcv_correlate_images(glcv_correlate *correlate, const glcv_image *images, int n, double *r);
 
 /* Correlates n image files (read with glcv_image_load and converted; each must have the object's
- * size), loading them one piece at a time. Errors: those of correlate_images, IO and CORRUPT_DATA
- * (a file that cannot be read; the logger names it). */
+ * size), loading them one piece at a time. Errors: those of correlate_images (also a NULL or empty
+ * paths[i], before any file is read), IO and CORRUPT_DATA (a file that cannot be read; the logger
+ * names it). */
 GLCV_API glcv_status glcv_correlate_files(glcv_correlate *correlate, const char *const *paths, int n, double *r);
 
 /* Correlates n of the caller's GL_TEXTURE_2Ds (as for set_reference_texture). With the CUDA engine

@@ -142,7 +142,7 @@ typedef struct glcv_delta_params {
     /* Records' layout: DEFAULT (the smaller of INDICES and BITMAP, per frame), INDICES or BITMAP.
      * Whatever it says, a frame whose records would take more bytes than the frame is a keyframe. */
     glcv_delta_layout layout;
-    glcv_engine_mode engine; /* default AUTO */
+    glcv_engine_mode engine; /* default AUTO; FRAGMENT, COMPUTE or CPU (CUDA: INVALID_ARGUMENT) */
     int timing;              /* nonzero: GPU timer queries per pass (glcv_delta_timings) */
     glcv_logger logger;
 } glcv_delta_params;
@@ -169,7 +169,8 @@ enum {
 /* Encodes the next frame (host memory: the encoder's size, any of the five formats, any stride)
  * with an optional `mask` (GRAY8, the encoder's size, any stride; NULL: every pixel may change):
  * *packet receives the packet (header and payload, uncompressed) in the encoder's memory, valid
- * until the next call on the encoder, and *bytes its size. The frame's number is the count of
+ * until the next call on the encoder, and *bytes its size (every call that gives a packet first
+ * sets *packet to NULL and *bytes to 0, so they are so after any error). The frame's number is the count of
  * frames encoded before it. Errors: INVALID_ARGUMENT, SIZE_MISMATCH, GL, OUT_OF_MEMORY. A frame
  * refused for its arguments changes nothing; after an error in the work itself (GL, memory) the
  * frame has no number, no packet says what happened to the reference, and so the next frame is a
@@ -211,7 +212,7 @@ GLCV_API glcv_status glcv_delta_snapshot(glcv_delta *delta, const uint8_t **pack
 GLCV_API glcv_status glcv_delta_read_reference(glcv_delta *delta, glcv_image *out);
 
 /* Per-pass times of the most recent frame whose timer queries are complete (params.timing; GL
- * engines), as glcv_segment_timings; with the CPU engine, host times of its steps. */
+ * engines), as glcv_segment_timings (errors too); with the CPU engine, host times of its steps. */
 GLCV_API glcv_status glcv_delta_timings(glcv_delta *delta, glcv_timing *out, int capacity, int *count, int wait);
 
 /* ---- the decoder -------------------------------------------------------------------------------- */

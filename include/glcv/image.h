@@ -76,8 +76,10 @@ GLCV_API glcv_status glcv_image_save_png_level(const char *path, const glcv_imag
  * SIZE_MISMATCH. */
 GLCV_API glcv_status glcv_image_convert(const glcv_image *src, glcv_image *dst);
 
-/* Checks that an image is usable: data != NULL, size >= 1, known format, stride 0 or large
- * enough. Returns INVALID_ARGUMENT otherwise. */
+/* Checks that an image is usable: data != NULL, size >= 1, known format, stride 0 or at least
+ * width * bytes per pixel, and its last row ending inside the address space ((height - 1) *
+ * stride + row computed without overflow). Returns INVALID_ARGUMENT otherwise (NULL too); logs
+ * nothing (it has no logger). The modules check every image they take with it. */
 GLCV_API glcv_status glcv_image_check(const glcv_image *image);
 
 /* The stride of an image, with 0 resolved to width * bytes per pixel. */
@@ -105,7 +107,7 @@ typedef glcv_status (*glcv_image_source)(void *user, int index, glcv_image *fram
  * fetched twice through `source`, in order 0..count-1 each time (it must give the same pixels
  * both times), and the memory is 34 bytes per byte of `out` whatever the count. `user` is passed
  * to `source`. The frames must not share memory with `out`.
- * Errors: INVALID_ARGUMENT (NULL source, an invalid `out`, count outside
+ * Errors: INVALID_ARGUMENT (NULL source, an invalid `out` or one above 2^30 pixels, count outside
  * 1..GLCV_IMAGE_MEDIAN_MAX_FRAMES, a frame that fails glcv_image_check), SIZE_MISMATCH (a frame of
  * another size), OUT_OF_MEMORY, and whatever status the source returns (logged with the frame's
  * index). On error the content of `out` is undefined. */

@@ -86,10 +86,11 @@ typedef struct glcv_match_params {
      * (|dx| < d and |dy| < d) is not reported. Default: half the template's smaller side,
      * rounded up; 1 reports neighbouring positions too. 1..16384. */
     int nms_distance;
-    int threads;          /* CPU engine: OpenMP threads; default 0 = OpenMP's default (every core) */
+    int threads;          /* CPU engine: OpenMP threads; default 0 = OpenMP's default (every core);
+                             0..4096 */
     glcv_match_simd simd; /* CPU engine: instruction set; default the best available */
     int cuda_device;      /* CUDA engine: the first device when the current GL context is not on
-                             one (glcv/cuda.h); default 0 */
+                             one (glcv/cuda.h); default 0; >= 0 */
     /* CUDA engine: the number of devices the image is split across (bands of rows, one per
      * device, devices cuda_device, cuda_device + 1, ...); default 1; -1 = every device from
      * cuda_device on. More than are present is UNSUPPORTED. */
@@ -191,7 +192,8 @@ GLCV_API glcv_status glcv_match_read_scores(glcv_match *match, double *out, size
 GLCV_API glcv_status glcv_match_read_normalized(glcv_match *match, float *out, size_t stride);
 
 /* The normalised map (as glcv_match_read_normalized) in a GL_TEXTURE_2D, GL_R32F, width x height,
- * row order as the image, made in the current context on first use and refreshed by each call.
+ * row order as the image, made in the current context on first use and refreshed by each call
+ * (called with another context current, it makes a new one there and leaves the old one alone).
  * Owned by the matcher: valid until it is destroyed (GL rules: glcv/core.h). Returns 0 on error
  * (logged): no context, nothing matched yet. */
 GLCV_API unsigned int glcv_match_map_texture(glcv_match *match);

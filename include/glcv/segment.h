@@ -60,7 +60,7 @@ typedef struct glcv_segment_params {
     float b2;   /* compactness of the later iterations; default per preset (500 / 200); > 0, <= 1e9 */
     int iterations; /* MRF iterations with B2 after the B1 iteration; default 8; 0..1000 */
     uint64_t seed;  /* PRNG seed of the subset orders; 0 = default 0x5EED */
-    glcv_engine_mode engine; /* default AUTO */
+    glcv_engine_mode engine; /* default AUTO; FRAGMENT, COMPUTE or CPU (CUDA: INVALID_ARGUMENT) */
     /* VSAM-style background adaptation where the mask says background:
      * bg = (1 - rate) * bg + rate * frame after each frame; 0 < rate <= 1. Default per preset:
      * 0.01 (CALIBRATED), off (PAPER); glcv_segment_set_adapt_rate(seg, 0) turns it off. */
@@ -187,12 +187,14 @@ GLCV_API glcv_status glcv_segment_frame_texture(glcv_segment *seg, unsigned int 
 /* The mask as a GL_TEXTURE_2D, GL_R8, width x height, 1.0 (255) = foreground, 0 = background,
  * row order as the input. Owned by the segmenter: valid until it is destroyed; its content
  * changes with each frame. Do not delete or modify it. With the CPU engine the texture is made
- * and filled on demand (needs a current context). Returns 0 on error (logged). */
+ * and filled on demand in the current context (one made in another context is left alone and a new
+ * one made). Returns 0 on error (logged): no context, or with the GL engines not the context the
+ * segmenter was made in. */
 GLCV_API unsigned int glcv_segment_mask_texture(glcv_segment *seg);
 
 /* The background the rule uses as a GL_TEXTURE_2D, GL_RGBA8, width x height (for display).
  * Owned by the segmenter, valid until it is destroyed. GPU engines only: returns 0 with the CPU
- * engine or before a background is set. */
+ * engine, before a background is set, or when the segmenter's context is not current (logged). */
 GLCV_API unsigned int glcv_segment_background_texture(glcv_segment *seg);
 
 /* Reads the last mask into `out` (GRAY8, RGB8 or RGBA8, the object's size, caller's memory,
@@ -212,7 +214,8 @@ GLCV_API glcv_status glcv_segment_read_thresholds(glcv_segment *seg, uint8_t *m_
 GLCV_API glcv_status glcv_segment_read_background(glcv_segment *seg, glcv_image *out);
 
 /* The per-pixel noise factors k(x) >= 1 of the last calibration (width * height floats,
- * row-major, into the caller's memory): all 1 before any calibration. Errors: INVALID_ARGUMENT. */
+ * row-major, into the caller's memory): all 1 before any calibration. Errors: INVALID_ARGUMENT
+ * (NULL). */
 GLCV_API glcv_status glcv_segment_read_noise(glcv_segment *seg, float *k);
 
 /* Forgets the temporal prior: the next frame starts from an all-background mask. */
@@ -221,7 +224,8 @@ GLCV_API glcv_status glcv_segment_reset(glcv_segment *seg);
 /* Per-pass GPU times (GLCV_CLOCK_GPU) of the most recent frame whose timer queries are complete
  * (params.timing must be set). Writes up to `capacity` entries and their count to *count (0 before results
  * arrive or with the CPU engine). With `wait` nonzero, waits for the last frame's results.
- * Errors: INVALID_ARGUMENT. */
+ * Errors: INVALID_ARGUMENT (NULL count, capacity < 0, NULL out with capacity > 0), NO_CONTEXT
+ * (GL engines: the segmenter's context is not current; *count is then unchanged). */
 GLCV_API glcv_status glcv_segment_timings(glcv_segment *seg, glcv_timing *out, int capacity, int *count,
                                           int wait);
 

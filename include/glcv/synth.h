@@ -32,24 +32,26 @@ typedef enum glcv_synth_scene {
 } glcv_synth_scene;
 
 typedef struct glcv_synth_params {
-    int width;               /* default 320 */
-    int height;              /* default 240 */
-    int frames;              /* length of the sequence; default 60 */
+    int width;               /* default 320; 1..16384 */
+    int height;              /* default 240; 1..16384 */
+    int frames;              /* length of the sequence; default 60; >= 1 */
     int objects;             /* moving objects, 1..16; default 4 (at least one dark) */
-    float noise_sigma;       /* sensor noise standard deviation in grey levels; default 2.0; <0 = none */
-    float illumination_gain; /* brightness factor reached at the last frame; default 0.85; must be > 0 */
+    float noise_sigma;       /* sensor noise standard deviation in grey levels; default 2.0; <0 = none;
+                                finite, at most 255 */
+    float illumination_gain; /* brightness factor reached at the last frame; default 0.85; > 0 and
+                                at most 16 */
     uint32_t seed;           /* 0 = default seed 1 */
     glcv_synth_scene scene;  /* default STATIC */
 } glcv_synth_params;
 
 #define GLCV_SYNTH_PARAMS(...) ((glcv_synth_params){__VA_ARGS__})
 
-/* Creates a generator. Errors: INVALID_ARGUMENT (NULL, negative sizes, NaN, gain <= 0, objects
- * out of range), OUT_OF_MEMORY. *out is NULL on error. */
+/* Creates a generator. Errors: INVALID_ARGUMENT (NULL, a field outside its range above, NaN or
+ * inf, an unknown scene), OUT_OF_MEMORY. *out is NULL on error. Not logged (no logger). */
 GLCV_API glcv_status glcv_synth_create(const glcv_synth_params *params, glcv_synth **out);
 /* Destroys a generator; accepts NULL and &NULL; sets *synth to NULL. */
 GLCV_API void glcv_synth_destroy(glcv_synth **synth);
-/* The resolved parameters (defaults filled in). */
+/* The resolved parameters (defaults filled in); all zero for a NULL synth; nothing for a NULL out. */
 GLCV_API void glcv_synth_get_params(const glcv_synth *synth, glcv_synth_params *out);
 
 /* Renders the clean background (no objects, no noise, illumination of frame 0; the DYNAMIC

@@ -123,14 +123,15 @@ typedef struct glcv_track_params {
     int recovery_interval;   /* RECOVERY_FRAME: the whole frame is searched after every
                                 recovery_interval consecutive lost frames (1 = at once); default 4
                                 (a lost frame or two do not make the object jump); 1..1e6 */
-    int min_window_area;     /* a window of fewer pixels (w * h) is reset; default 20; -1 = never */
+    int min_window_area;     /* a window of fewer pixels (w * h) is reset; default 20; -1 = never;
+                                -1..1e9 */
     int reset_width;         /* width of a reset window (height: aspect * width in PAPER mode);
-                                default 200; clipped to the frame */
+                                default 200; 1..1e6; clipped to the frame */
     /* Engines: CUDA, CPU; AUTO (the default) is CUDA when a device can be used, else the CPU
      * (logged once). FRAGMENT and COMPUTE are INVALID_ARGUMENT. */
     glcv_engine_mode engine;
     int cuda_device;         /* CUDA engine: the (first) device when the current GL context is not
-                                on one (glcv/cuda.h); default 0 */
+                                on one (glcv/cuda.h); default 0; 0..1024 */
     /* CUDA engine: the number of devices the objects are spread over (object id on device
      * cuda_device + id % cuda_devices; each device receives the frames and tracks its objects,
      * side by side with the others); default 1; -1 = every device from cuda_device on; at most
@@ -216,8 +217,8 @@ GLCV_API glcv_status glcv_track_hist_compute_texture(glcv_track *track, unsigned
  * area, clipped to the frame, without the region; every pixel within the limits counts) and o* is
  * the smallest nonzero o_u, then renormalises so the largest bin is 255. Colours common around the
  * object lose weight, so the back-projection of a background like the object's lights up less.
- * Errors: INVALID_ARGUMENT (NULL, bad image, bins differ, region outside the frame),
- * SIZE_MISMATCH. */
+ * Errors: INVALID_ARGUMENT (NULL, bad image, bins differ, a bin value NaN or outside 0..255,
+ * region outside the frame), SIZE_MISMATCH. On error `hist` is unchanged. */
 GLCV_API glcv_status glcv_track_hist_weight_background(glcv_track *track, const glcv_image *frame, glcv_rect region,
                                                        glcv_track_hist *hist);
 /* Histogram files: a small text format.
@@ -241,7 +242,7 @@ GLCV_API glcv_status glcv_track_hist_distance(const glcv_track_hist *a, const gl
 
 /* Adds an object with a model histogram (of the tracker's bins) and its first search window
  * (clipped to the frame when it is tracked), in stream 0. *id receives its id (0..max_objects-1;
- * the smallest free one, whatever the stream). The histogram is copied. Errors: INVALID_ARGUMENT
+ * the smallest free one, whatever the stream; -1 on error). The histogram is copied. Errors: INVALID_ARGUMENT
  * (NULL, bins differ from the tracker's, a value outside 0..255 or NaN, window width or height
  * < 1), STATE (max_objects reached), CUDA. */
 GLCV_API glcv_status glcv_track_add(glcv_track *track, const glcv_track_hist *hist, glcv_rect window, int *id);
@@ -344,7 +345,8 @@ GLCV_API glcv_status glcv_track_results(glcv_track *track, glcv_track_result *ou
 /* The four corners of a rotated box (centre cx, cy, size w x h, angle in degrees; a result's cx,
  * cy, width, height, angle) in pixels, as cv::RotatedRect::points: x[0], y[0] is the corner at
  * (-w/2, +h/2) from the centre before the rotation, then the others in turn (-w/2, -h/2),
- * (+w/2, -h/2), (+w/2, +h/2). For drawing a tracked object's box. x and y hold 4 values each. */
+ * (+w/2, -h/2), (+w/2, +h/2). For drawing a tracked object's box. x and y hold 4 values each;
+ * with either NULL nothing is written. Non-finite arguments give non-finite corners. */
 GLCV_API void glcv_track_box_points(float cx, float cy, float w, float h, float angle, float x[4], float y[4]);
 
 /* The axis-aligned bounding box of a rotated box (centre cx, cy, size w x h, angle in degrees),
