@@ -23,7 +23,7 @@ echo "reliability.sh: fuzzing ($fuzz_seconds s each)"
 bash "$root/scripts/fuzz.sh" "$build" "$fuzz_seconds" >"$work/fuzz.txt" 2>&1
 fuzz_rc=$?
 echo "reliability.sh: fault and contract tests"
-tests='test_context_lost|test_image$|test_cli$|test_track_cli$|test_track_cpu|test_match_cpu|test_media$|test_correlate$|fuzz_'
+tests='test_context_lost|test_contracts|test_image$|test_cli$|test_track_cli$|test_track_cpu|test_match_cpu|test_media$|test_correlate$|fuzz_'
 (cd "$build" && ctest -R "$tests" >"$work/ctest.txt" 2>&1)
 ctest_summary=$(grep -E 'tests passed' "$work/ctest.txt")
 if [ -n "${GLCV_SOAK_LOCAL:-}" ]; then
@@ -62,6 +62,7 @@ build \`$(basename "$build")\`, sanitizers: $sanitized); the sections below the 
 | command lines | every option kind, values out of range, reals that are 0 in single precision (\`--Ts 1e-50\`), products of flags (\`--bins 180 --sat-bins 256\`) | \`fuzz_cli_args\`; \`test_cli\`, \`test_track_cli\` (usage errors, exit 2, nothing written) |
 | network input | frame-delta packets, the stream handshake | \`fuzz_delta_packet\`, \`fuzz_stream_handshake\`; \`test_stream_hostile\` |
 | API arguments | NULL, sizes, strides below the width, rectangles near INT_MAX, NaN parameters, more devices than present | \`test_match_cpu\` (score-map strides), \`test_track_cpu\` (windows and regions beyond +-2^24, box bounds of huge or NaN boxes), \`test_correlate\`, the modules' API tests |
+| every public function's contract | one bad argument a row, per class: NULL pointers, sizes and counts below 1, sizes whose products overflow, strides below a row, NaN and inf, enums out of range, no GL context current | \`test_contracts\` (the exact status, out-pointers NULL or unchanged, a message naming the argument; CPU engines, and objects of a destroyed Mesa EGL context; plain and under AddressSanitizer) |
 | call order and GL contexts | objects used or destroyed after their context was destroyed, with none current, with another (new) one current | \`test_context_lost\` (every call NO_CONTEXT, no GL call; under AddressSanitizer in the sanitizer suite) |
 | media sources | timestamp jumps forward and back in a live source; truncated and corrupted video files; empty locations, lavfi graphs without video | \`test_media\` (16 frames with two jumps take 0.8 s, not 10 s a frame; a truncated file's missing frames counted as decode errors) |
 | output | a disk that fills while masks are written (a file size limit) | \`test_cli\` (exit 1 naming the file, no temporary file left, every mask written decodes) |
