@@ -57,8 +57,8 @@ enum {
     PROP_PASSES
 };
 
-#define DEFAULT_PARAMS                                                                                      \
-    GLCV_BGSUB_PARAMS(.method = GLCV_BGSUB_VSAM, .alpha = 0.92f, .c = 3.0f, .min_threshold = 20.0f, .absorb = 100, \
+#define DEFAULT_PARAMS                                                                                                 \
+    GLCV_BGSUB_PARAMS(.method = GLCV_BGSUB_VSAM, .alpha = 0.92f, .c = 3.0f, .min_threshold = 20.0f, .absorb = 100,     \
                       .vote = 5, .engine = GLCV_ENGINE_AUTO, .passes = GLCV_BGSUB_SINGLE_PASS)
 
 static GType method_get_type(void)
@@ -460,23 +460,23 @@ static void gst_glcv_bgsub_class_init(GstGlcvBgsubClass *klass)
                             "Image file of the empty scene, learned from (B is it, T the minimum); when set, "
                             "learn-frames is not used",
                             NULL, ready));
-    g_object_class_install_property(gobject, PROP_ENGINE,
-                                    g_param_spec_enum("engine", "Engine", "Where the passes run", engine_get_type(),
-                                                      GLCV_ENGINE_AUTO, ready));
-    g_object_class_install_property(gobject, PROP_GRAY,
-                                    g_param_spec_boolean("gray", "Gray", "Work on luma instead of the three colours",
-                                                         FALSE, ready));
+    g_object_class_install_property(
+        gobject, PROP_ENGINE,
+        g_param_spec_enum("engine", "Engine", "Where the passes run", engine_get_type(), GLCV_ENGINE_AUTO, ready));
+    g_object_class_install_property(
+        gobject, PROP_GRAY,
+        g_param_spec_boolean("gray", "Gray", "Work on luma instead of the three colours", FALSE, ready));
     g_object_class_install_property(gobject, PROP_ALPHA,
                                     g_param_spec_float("alpha", "Alpha",
                                                        "VSAM: how slowly B and T adapt, 0 < alpha < 1", 0.0001f,
                                                        0.9999f, d.alpha, ready));
-    g_object_class_install_property(gobject, PROP_C,
-                                    g_param_spec_float("c", "C", "T's multiple of |I - B|, 0 < c <= 16", 0.0001f,
-                                                       16.0f, d.c, ready));
     g_object_class_install_property(
-        gobject, PROP_MIN_THRESHOLD,
-        g_param_spec_float("min-threshold", "Min threshold", "T never falls below it (0: the default 20)", 0.0f,
-                           255.0f, d.min_threshold, ready));
+        gobject, PROP_C,
+        g_param_spec_float("c", "C", "T's multiple of |I - B|, 0 < c <= 16", 0.0001f, 16.0f, d.c, ready));
+    g_object_class_install_property(gobject, PROP_MIN_THRESHOLD,
+                                    g_param_spec_float("min-threshold", "Min threshold",
+                                                       "T never falls below it (0: the default 20)", 0.0f, 255.0f,
+                                                       d.min_threshold, ready));
     g_object_class_install_property(
         gobject, PROP_ABSORB,
         g_param_spec_int("absorb", "Absorb",

@@ -115,9 +115,9 @@ GType glcvgst_track_engine_get_type(void)
 
 /* ---- shaders --------------------------------------------------------------------------------- */
 
-/* The sources carry their #version line (GstGLSLStage does not add one). GstGLFilter draws its quad with the attributes a_position and a_texcoord; texture coordinate
- * (0, 0) is texel row 0 of the input, which is image row 0 (the top row) as glupload fills it
- * and as glcv reads it, so the output keeps the input's row order. */
+/* The sources carry their #version line (GstGLSLStage does not add one). GstGLFilter draws its quad with the attributes
+ * a_position and a_texcoord; texture coordinate (0, 0) is texel row 0 of the input, which is image row 0 (the top row)
+ * as glupload fills it and as glcv reads it, so the output keeps the input's row order. */
 static const char vertex_source[] = "#version 330 core\n"
                                     "in vec4 a_position;\n"
                                     "in vec2 a_texcoord;\n"
@@ -151,6 +151,8 @@ static const char mask_fragment_format[] =
     "        frag_colour = vec4(m, m, m, 1.0);\n"
     "}\n";
 
+/* The box arrays hold GLCVGST_MAX_DRAWN_BOXES (64) boxes. */
+G_STATIC_ASSERT(GLCVGST_MAX_DRAWN_BOXES == 64);
 static const char box_fragment_source[] =
     "#version 330 core\n"
     "in vec2 v_texcoord;\n"
@@ -158,8 +160,8 @@ static const char box_fragment_source[] =
     "uniform sampler2D tex;\n"
     "uniform vec2 size;\n"
     "uniform int count;\n"
-    "uniform vec4 boxes[" G_STRINGIFY(GLCVGST_MAX_DRAWN_BOXES) "];\n"
-    "uniform float lost[" G_STRINGIFY(GLCVGST_MAX_DRAWN_BOXES) "];\n"
+    "uniform vec4 boxes[64];\n"
+    "uniform float lost[64];\n"
     "void main() {\n"
     "    vec4 colour = texture(tex, v_texcoord);\n"
     "    vec2 p = floor(v_texcoord * size) + 0.5;\n"
@@ -184,9 +186,8 @@ static GstGLShader *shader_new(GstGLFilter *filter, const char *fragment)
         return NULL;
     }
     GError *error = NULL;
-    GstGLSLStage *vs =
-        gst_glsl_stage_new_with_string(context, GL_VERTEX_SHADER, GST_GLSL_VERSION_330, GST_GLSL_PROFILE_CORE,
-                                       vertex_source);
+    GstGLSLStage *vs = gst_glsl_stage_new_with_string(context, GL_VERTEX_SHADER, GST_GLSL_VERSION_330,
+                                                      GST_GLSL_PROFILE_CORE, vertex_source);
     GstGLSLStage *fs = gst_glsl_stage_new_with_string(context, GL_FRAGMENT_SHADER, GST_GLSL_VERSION_330,
                                                       GST_GLSL_PROFILE_CORE, fragment);
     GstGLShader *shader = NULL;

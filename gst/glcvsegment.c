@@ -67,8 +67,7 @@ static GType preset_get_type(void)
     static gsize type = 0;
     static const GEnumValue values[] = {
         {GLCV_SEGMENT_CALIBRATED, "Parameters not given are calibrated on the learned frames", "calibrated"},
-        {GLCV_SEGMENT_PAPER, "The paper's fixed values (Ts 310, Odc 5800, B1 2, B2 200), mean background",
-         "paper"},
+        {GLCV_SEGMENT_PAPER, "The paper's fixed values (Ts 310, Odc 5800, B1 2, B2 200), mean background", "paper"},
         {0, NULL, NULL},
     };
     if (g_once_init_enter(&type))
@@ -241,9 +240,20 @@ typedef struct settings {
 static void take_settings(GstGlcvSegment *self, settings *s)
 {
     GST_OBJECT_LOCK(self);
-    *s = (settings){self->ts, self->odc, self->b1, self->b2, self->adapt_rate, self->iterations, self->seed,
-                    self->engine, self->preset, self->learn_frames_set, self->output, self->fixed_parameters,
-                    g_strdup(self->background_location), self->dirty};
+    s->ts = self->ts;
+    s->odc = self->odc;
+    s->b1 = self->b1;
+    s->b2 = self->b2;
+    s->adapt_rate = self->adapt_rate;
+    s->iterations = self->iterations;
+    s->seed = self->seed;
+    s->engine = self->engine;
+    s->preset = self->preset;
+    s->learn_frames = self->learn_frames_set;
+    s->output = self->output;
+    s->fixed_parameters = self->fixed_parameters;
+    s->background_location = g_strdup(self->background_location);
+    s->dirty = self->dirty;
     self->dirty = 0;
     GST_OBJECT_UNLOCK(self);
 }
@@ -254,8 +264,9 @@ static gboolean apply_setters(GstGlcvSegment *self, const settings *s)
     static const struct {
         unsigned bit;
         const char *name;
-    } names[] = {{SET_TS, "ts"}, {SET_ODC, "odc"}, {SET_B1, "b1"}, {SET_B2, "b2"}, {SET_ITERATIONS, "iterations"},
-                 {SET_SEED, "seed"}, {SET_ADAPT, "adapt-rate"}};
+    } names[] = {
+        {SET_TS, "ts"},     {SET_ODC, "odc"},         {SET_B1, "b1"}, {SET_B2, "b2"}, {SET_ITERATIONS, "iterations"},
+        {SET_SEED, "seed"}, {SET_ADAPT, "adapt-rate"}};
     for (size_t k = 0; k < G_N_ELEMENTS(names); k++) {
         if (!(s->dirty & names[k].bit))
             continue;
@@ -328,9 +339,9 @@ static gboolean segment_start(GstGlcvSegment *self, settings *s)
     if (!self->shader && !(self->shader = glcvgst_mask_shader_new(filter, GLCVGST_MASK_2D)))
         return FALSE;
     glcvgst_log_clear(&self->log);
-    glcv_segment_params p = GLCV_SEGMENT_PARAMS(.width = width, .height = height, .engine = s->engine,
-                                                .preset = s->preset, .fixed_parameters = s->fixed_parameters,
-                                                .logger = glcvgst_logger(&self->log));
+    glcv_segment_params p =
+        GLCV_SEGMENT_PARAMS(.width = width, .height = height, .engine = s->engine, .preset = s->preset,
+                            .fixed_parameters = s->fixed_parameters, .logger = glcvgst_logger(&self->log));
     glcv_segment *seg = NULL;
     glcv_status st = glcv_segment_create(&p, &seg);
     if (st != GLCV_OK)
@@ -470,10 +481,10 @@ static void gst_glcv_segment_class_init(GstGlcvSegmentClass *klass)
     gobject->get_property = gst_glcv_segment_get_property;
     gobject->finalize = gst_glcv_segment_finalize;
 
-    g_object_class_install_property(
-        gobject, PROP_OUTPUT,
-        g_param_spec_enum("output", "Output", "The mask (grey RGBA) or the frame with the foreground tinted",
-                          glcvgst_output_get_type(), GLCVGST_OUTPUT_MASK, live));
+    g_object_class_install_property(gobject, PROP_OUTPUT,
+                                    g_param_spec_enum("output", "Output",
+                                                      "The mask (grey RGBA) or the frame with the foreground tinted",
+                                                      glcvgst_output_get_type(), GLCVGST_OUTPUT_MASK, live));
     g_object_class_install_property(
         gobject, PROP_BACKGROUND_LOCATION,
         g_param_spec_string("background-location", "Background location",
@@ -504,9 +515,8 @@ static void gst_glcv_segment_class_init(GstGlcvSegmentClass *klass)
                            1e9f, -1.0f, live));
     g_object_class_install_property(
         gobject, PROP_ODC,
-        g_param_spec_float("odc", "Odc",
-                           "Darkness compensation; 0 = purely illumination invariant (-1: the preset's)", -1.0f, 1e9f,
-                           -1.0f, live));
+        g_param_spec_float("odc", "Odc", "Darkness compensation; 0 = purely illumination invariant (-1: the preset's)",
+                           -1.0f, 1e9f, -1.0f, live));
     g_object_class_install_property(
         gobject, PROP_B1,
         g_param_spec_float("b1", "B1",
@@ -514,8 +524,8 @@ static void gst_glcv_segment_class_init(GstGlcvSegmentClass *klass)
                            1e9f, -1.0f, live));
     g_object_class_install_property(
         gobject, PROP_B2,
-        g_param_spec_float("b2", "B2", "Compactness of the later MRF iterations; > 0 (-1: the preset's)", -1.0f,
-                           1e9f, -1.0f, live));
+        g_param_spec_float("b2", "B2", "Compactness of the later MRF iterations; > 0 (-1: the preset's)", -1.0f, 1e9f,
+                           -1.0f, live));
     g_object_class_install_property(gobject, PROP_ITERATIONS,
                                     g_param_spec_int("iterations", "Iterations",
                                                      "MRF iterations with B2 after the B1 iteration (-1: 8)", -1, 1000,

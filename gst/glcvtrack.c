@@ -77,11 +77,11 @@ enum {
 };
 
 /* The defaults are glcv track's: the library's, with the adaptive window. */
-#define DEFAULT_PARAMS                                                                                      \
-    GLCV_TRACK_PARAMS(.hue_bins = 60, .sat_bins = 1, .epsilon = 1.0f, .max_iterations = 10,                 \
-                      .window = GLCV_TRACK_WINDOW_ADAPTIVE, .aspect = 1.2f, .min_mass = 0.1f, .max_distance = 0.7f, \
-                      .lost_criteria = GLCV_TRACK_LOST_MASS | GLCV_TRACK_LOST_HISTOGRAM,                    \
-                      .recovery = GLCV_TRACK_RECOVERY_FRAME, .recovery_interval = 4, .min_window_area = 20, \
+#define DEFAULT_PARAMS                                                                                                 \
+    GLCV_TRACK_PARAMS(.hue_bins = 60, .sat_bins = 1, .epsilon = 1.0f, .max_iterations = 10,                            \
+                      .window = GLCV_TRACK_WINDOW_ADAPTIVE, .aspect = 1.2f, .min_mass = 0.1f, .max_distance = 0.7f,    \
+                      .lost_criteria = GLCV_TRACK_LOST_MASS | GLCV_TRACK_LOST_HISTOGRAM,                               \
+                      .recovery = GLCV_TRACK_RECOVERY_FRAME, .recovery_interval = 4, .min_window_area = 20,            \
                       .reset_width = 200, .engine = GLCV_ENGINE_AUTO)
 
 static GType window_get_type(void)
@@ -103,8 +103,7 @@ static GType recovery_get_type(void)
 {
     static gsize type = 0;
     static const GEnumValue values[] = {
-        {GLCV_TRACK_RECOVERY_FRAME, "A lost object searches the whole frame every recovery-interval frames",
-         "frame"},
+        {GLCV_TRACK_RECOVERY_FRAME, "A lost object searches the whole frame every recovery-interval frames", "frame"},
         {GLCV_TRACK_RECOVERY_NONE, "A lost object keeps its last window", "none"},
         {0, NULL, NULL},
     };
@@ -378,8 +377,8 @@ static gboolean track_start(GstGlcvTrack *self, unsigned int frame)
     self->height = p.height;
     GST_OBJECT_UNLOCK(self);
     glcv_track_get_params(track, &p);
-    GST_INFO_OBJECT(self, "tracker %dx%d, engine %s, %d objects", p.width, p.height,
-                    glcv_engine_mode_string(p.engine), n);
+    GST_INFO_OBJECT(self, "tracker %dx%d, engine %s, %d objects", p.width, p.height, glcv_engine_mode_string(p.engine),
+                    n);
     gboolean ok = TRUE;
     for (int k = 0; k < n && ok; k++) {
         glcv_track_hist hist;
@@ -485,8 +484,8 @@ static gboolean gst_glcv_track_filter(GstGLFilter *filter, GstBuffer *inbuf, Gst
         gst_video_region_of_interest_meta_add_param(
             meta, gst_structure_new("glcv-object", "cx", G_TYPE_DOUBLE, (double)r->cx, "cy", G_TYPE_DOUBLE,
                                     (double)r->cy, "width", G_TYPE_DOUBLE, (double)r->width, "height", G_TYPE_DOUBLE,
-                                    (double)r->height, "angle", G_TYPE_DOUBLE, (double)r->angle, "lost",
-                                    G_TYPE_BOOLEAN, r->lost != 0, "iterations", G_TYPE_INT, r->iterations, NULL));
+                                    (double)r->height, "angle", G_TYPE_DOUBLE, (double)r->angle, "lost", G_TYPE_BOOLEAN,
+                                    r->lost != 0, "iterations", G_TYPE_INT, r->iterations, NULL));
     }
     return TRUE;
 }
@@ -560,32 +559,33 @@ static void gst_glcv_track_class_init(GstGlcvTrackClass *klass)
         g_param_spec_boolean("draw-boxes", "Draw boxes",
                              "Draw each object's box over the frame (green, orange when lost)", FALSE,
                              rw | GST_PARAM_MUTABLE_PLAYING));
-    g_object_class_install_property(gobject, PROP_BINS,
-                                    g_param_spec_int("bins", "Bins", "Hue bins of the histograms (over H 0..179)", 1,
-                                                     180, d.hue_bins, ready));
+    g_object_class_install_property(
+        gobject, PROP_BINS,
+        g_param_spec_int("bins", "Bins", "Hue bins of the histograms (over H 0..179)", 1, 180, d.hue_bins, ready));
     g_object_class_install_property(
         gobject, PROP_SAT_BINS,
         g_param_spec_int("sat-bins", "Saturation bins",
                          "Saturation bins: 1 = hue only, 2..256 = hue x saturation (bins x sat-bins <= 4096)", 1, 256,
                          d.sat_bins, ready));
-    g_object_class_install_property(
-        gobject, PROP_EPSILON,
-        g_param_spec_float("epsilon", "Epsilon", "Mean-shift convergence: stop when the window moves less",
-                           0.001f, 1000.0f, d.epsilon, ready));
+    g_object_class_install_property(gobject, PROP_EPSILON,
+                                    g_param_spec_float("epsilon", "Epsilon",
+                                                       "Mean-shift convergence: stop when the window moves less",
+                                                       0.001f, 1000.0f, d.epsilon, ready));
     g_object_class_install_property(gobject, PROP_MAX_ITERATIONS,
                                     g_param_spec_int("max-iterations", "Max iterations",
                                                      "Mean-shift iterations per frame", 1, 1000, d.max_iterations,
                                                      ready));
     g_object_class_install_property(gobject, PROP_WINDOW,
-                                    g_param_spec_enum("window", "Window", "How the window is sized after the mean shift",
-                                                      window_get_type(), d.window, ready));
-    g_object_class_install_property(gobject, PROP_ASPECT,
-                                    g_param_spec_float("aspect", "Aspect", "window=paper: height / width", 0.01f,
-                                                       100.0f, d.aspect, ready));
+                                    g_param_spec_enum("window", "Window",
+                                                      "How the window is sized after the mean shift", window_get_type(),
+                                                      d.window, ready));
     g_object_class_install_property(
-        gobject, PROP_MIN_MASS,
-        g_param_spec_float("min-mass", "Min mass", "Lost below this fraction of the first M00 (0: the default 0.1)",
-                           0.0f, 1.0f, d.min_mass, ready));
+        gobject, PROP_ASPECT,
+        g_param_spec_float("aspect", "Aspect", "window=paper: height / width", 0.01f, 100.0f, d.aspect, ready));
+    g_object_class_install_property(gobject, PROP_MIN_MASS,
+                                    g_param_spec_float("min-mass", "Min mass",
+                                                       "Lost below this fraction of the first M00 (0: the default 0.1)",
+                                                       0.0f, 1.0f, d.min_mass, ready));
     g_object_class_install_property(
         gobject, PROP_MAX_DISTANCE,
         g_param_spec_float("max-distance", "Max distance",
@@ -595,9 +595,9 @@ static void gst_glcv_track_class_init(GstGlcvTrackClass *klass)
                                     g_param_spec_flags("lost-criteria", "Lost criteria",
                                                        "What marks an object lost (none: the default, mass+histogram)",
                                                        lost_get_type(), d.lost_criteria, ready));
-    g_object_class_install_property(gobject, PROP_RECOVERY,
-                                    g_param_spec_enum("recovery", "Recovery", "What a lost object does",
-                                                      recovery_get_type(), d.recovery, ready));
+    g_object_class_install_property(
+        gobject, PROP_RECOVERY,
+        g_param_spec_enum("recovery", "Recovery", "What a lost object does", recovery_get_type(), d.recovery, ready));
     g_object_class_install_property(
         gobject, PROP_RECOVERY_INTERVAL,
         g_param_spec_int("recovery-interval", "Recovery interval",
@@ -608,18 +608,18 @@ static void gst_glcv_track_class_init(GstGlcvTrackClass *klass)
         g_param_spec_int("min-window-area", "Min window area",
                          "A window of fewer pixels is reset to reset-width; -1 = never (0: the default 20)", -1,
                          G_MAXINT, d.min_window_area, ready));
-    g_object_class_install_property(gobject, PROP_RESET_WIDTH,
-                                    g_param_spec_int("reset-width", "Reset width", "Width of a reset window", 1, 16384,
-                                                     d.reset_width, ready));
-    g_object_class_install_property(gobject, PROP_S_MIN,
-                                    g_param_spec_int("s-min", "S min", "A pixel counts when its saturation >= s-min",
-                                                     0, 255, 30, ready));
-    g_object_class_install_property(gobject, PROP_V_MIN,
-                                    g_param_spec_int("v-min", "V min", "A pixel counts when v-min <= its value", 0,
-                                                     255, 10, ready));
-    g_object_class_install_property(gobject, PROP_V_MAX,
-                                    g_param_spec_int("v-max", "V max", "A pixel counts when its value <= v-max", 0,
-                                                     255, 255, ready));
+    g_object_class_install_property(
+        gobject, PROP_RESET_WIDTH,
+        g_param_spec_int("reset-width", "Reset width", "Width of a reset window", 1, 16384, d.reset_width, ready));
+    g_object_class_install_property(
+        gobject, PROP_S_MIN,
+        g_param_spec_int("s-min", "S min", "A pixel counts when its saturation >= s-min", 0, 255, 30, ready));
+    g_object_class_install_property(
+        gobject, PROP_V_MIN,
+        g_param_spec_int("v-min", "V min", "A pixel counts when v-min <= its value", 0, 255, 10, ready));
+    g_object_class_install_property(
+        gobject, PROP_V_MAX,
+        g_param_spec_int("v-max", "V max", "A pixel counts when its value <= v-max", 0, 255, 255, ready));
     g_object_class_install_property(gobject, PROP_ENGINE,
                                     g_param_spec_enum("engine", "Engine", "Where the tracker runs",
                                                       glcvgst_track_engine_get_type(), GLCV_ENGINE_AUTO, ready));

@@ -55,7 +55,8 @@ int main(int argc, char **argv)
         rc = 1;
     }
     GstBus *bus = gst_element_get_bus(pipeline);
-    GstMessage *msg = rc ? NULL : gst_bus_timed_pop_filtered(bus, GST_CLOCK_TIME_NONE, GST_MESSAGE_ERROR | GST_MESSAGE_EOS);
+    GstMessage *msg =
+        rc ? NULL : gst_bus_timed_pop_filtered(bus, GST_CLOCK_TIME_NONE, GST_MESSAGE_ERROR | GST_MESSAGE_EOS);
     if (msg && GST_MESSAGE_TYPE(msg) == GST_MESSAGE_ERROR) {
         GError *err = NULL;
         char *debug = NULL;

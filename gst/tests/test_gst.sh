@@ -72,6 +72,7 @@ check() {
 
 # png_in PATTERN: PNG=(the start of a pipeline that reads numbered PNG files into GL memory)
 png_in() {
+    # shellcheck disable=SC2054 # the commas are in caps
     PNG=(multifilesrc "location=$1" caps=image/png,framerate=25/1 ! pngdec ! glupload ! glcolorconvert)
 }
 
@@ -83,9 +84,18 @@ part_inspect() {
         expect_rc "inspect_$element" 0 "gst-inspect-1.0 $element"
         expect_in "inspect_$element" out "Filename" "gst-inspect-1.0 $element names the plugin file"
         case $element in
-        glcvsegment) props="output background-location learn-frames engine preset fixed-parameters ts odc b1 b2 iterations seed adapt-rate" ;;
-        glcvtrack) props="boxes draw-boxes bins sat-bins epsilon max-iterations window aspect min-mass max-distance lost-criteria recovery recovery-interval min-window-area reset-width s-min v-min v-max engine" ;;
-        glcvbgsub) props="output method learn-frames background-location engine gray alpha c min-threshold absorb vote passes" ;;
+        glcvsegment)
+            props="output background-location learn-frames engine preset fixed-parameters ts odc b1 b2 iterations"
+            props+=" seed adapt-rate"
+            ;;
+        glcvtrack)
+            props="boxes draw-boxes bins sat-bins epsilon max-iterations window aspect min-mass max-distance"
+            props+=" lost-criteria recovery recovery-interval min-window-area reset-width s-min v-min v-max engine"
+            ;;
+        glcvbgsub)
+            props="output method learn-frames background-location engine gray alpha c min-threshold absorb vote"
+            props+=" passes"
+            ;;
         esac
         for p in $props; do
             expect_in "inspect_$element" out "  $p " "$element has the property $p"
@@ -156,9 +166,14 @@ part_bgsub() {
     local name props args first empty
     for name in vsam_fragment vsam_compute vsam_bg diff2; do
         case $name in
-        vsam_fragment) props="method=vsam learn-frames=4 engine=fragment" args="--method vsam --learn 4 --engine fragment" first=4 empty=4 ;;
-        vsam_compute) props="method=vsam learn-frames=4 engine=compute" args="--method vsam --learn 4 --engine compute" first=4 empty=4 ;;
-        vsam_bg) props="method=vsam background-location=$TMP/seq/background.png" args="--method vsam --bg $TMP/seq/background.png" first=0 empty=0 ;;
+        vsam_fragment | vsam_compute)
+            props="method=vsam learn-frames=4 engine=${name#vsam_}"
+            args="--method vsam --learn 4 --engine ${name#vsam_}" first=4 empty=4
+            ;;
+        vsam_bg)
+            props="method=vsam background-location=$TMP/seq/background.png"
+            args="--method vsam --bg $TMP/seq/background.png" first=0 empty=0
+            ;;
         diff2) props="method=diff2" args="--method diff2" first=1 empty=1 ;;
         esac
         mkdir -p "$TMP/gst_$name"
@@ -222,6 +237,7 @@ EOF
 
 # Errors: a clear message from GStreamer and a failed pipeline, never a crash.
 part_errors() {
+    # shellcheck disable=SC2054 # the commas are in caps
     local src=(videotestsrc num-buffers=3 ! video/x-raw,width=64,height=48 ! glupload ! glcolorconvert)
     gst missing_bg "${src[@]}" ! glcvsegment background-location="$TMP/nonexistent.png" ! fakesink
     expect_failure missing_bg "glcvsegment with a missing background file"
