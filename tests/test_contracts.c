@@ -595,10 +595,11 @@ static void small_sizes(fixture *f)
         "capacity");
     ROW("glcv_segment_frames", "count", INVALID, glcv_segment_frames(f->seg2, f->rgb2, 0, 1), 1, "0 images");
     ROW("glcv_segment_frames", "count", INVALID, glcv_segment_frames(f->seg2, f->rgb2, -1, 1), 1, "-1 images");
-    ROW("glcv_segment_map_frames", "count", INVALID, glcv_segment_map_frames(f->seg2, GLCV_PIXEL_RGB8, f->rgb2, 0), 1,
-        "0 images");
+    ROW("glcv_segment_map_frames", "count", INVALID,
+        glcv_segment_map_frames(f->seg2, GLCV_PIXEL_RGB8, (glcv_image[2]){{0}}, 0), 1, "0 images");
     ROW("glcv_segment_read_masks", "count", INVALID, glcv_segment_read_masks(f->seg2, f->gray2, -1), 1, "-1 images");
-    ROW("glcv_segment_map_masks", "count", INVALID, glcv_segment_map_masks(f->seg2, f->gray2, 0), 1, "0 images");
+    ROW("glcv_segment_map_masks", "count", INVALID, glcv_segment_map_masks(f->seg2, (glcv_image[2]){{0}}, 0), 1,
+        "0 images");
     ROW("glcv_segment_set_backgrounds", "count", INVALID, glcv_segment_set_backgrounds(f->seg2, f->rgb2, -1), 1,
         "-1 images");
     ROW("glcv_segment_learn_add_frames", "count", INVALID, glcv_segment_learn_add_frames(f->seg2, f->rgb2, 0), 1,
@@ -1157,8 +1158,9 @@ static void bad_enums(fixture *f)
         "format");
     ROW("glcv_segment_map_frame", "format", INVALID, glcv_segment_map_frame(f->seg, GLCV_PIXEL_GRAY8, &out), 1,
         "format");
+    glcv_image mapped[2] = {f->rgb, f->rgb};
     ROW("glcv_segment_map_frames", "format", INVALID,
-        glcv_segment_map_frames(f->seg2, (glcv_pixel_format)-1, f->rgb2, 2), 1, "format");
+        glcv_segment_map_frames(f->seg2, (glcv_pixel_format)-1, mapped, 2), 1, "format");
     ROW("glcv_segment_frame", "frame->format", INVALID, glcv_segment_frame(f->seg, &im, 1), 1, "frame");
     glcv_segment_score score = {1, 2, 3, 4, 5};
     ROW("glcv_segment_score_add", "labels", INVALID,
