@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """The cost of calling libglcv from Python through ctypes and through cffi's ABI mode.
 
-Three calls, each through both bindings, numpy arrays passed as the Python package passes them
-(a pointer taken from the array, a glcv_image filled per call):
+Each call through both bindings, numpy arrays passed as each binding passes them fastest (ctypes:
+the array's ctypes.data; cffi: ffi.from_buffer, which the package uses for C-contiguous arrays),
+a glcv_image filled per call:
   status_string   glcv_status_string(1): the call itself, one int in, one char * out
   get_params      glcv_segment_get_params(seg, &params): a struct filled through a pointer
   image_arg       building the glcv_image argument of a numpy frame (no call): what every frame
@@ -10,7 +11,7 @@ Three calls, each through both bindings, numpy arrays passed as the Python packa
   segment         glcv_segment_frame + glcv_segment_read_mask of a 320x240 RGB frame on the CPU
                   engine: the realistic call, where the binding's share is what matters
 
-usage: python_call_bench.py [--library build/release/libglcv.so] [--repeat N]
+usage: python_call_bench.py [--library build/release/libglcv.so] [--repeat N] [--segments N]
 Prints one line per call and binding: the median over 7 runs of the mean time per call.
 """
 import argparse
@@ -86,7 +87,7 @@ def ctypes_calls(path, frame, background, mask):
     assert lib.glcv_segment_create(ctypes.byref(params), ctypes.byref(seg)) == 0
 
     def image(a, fmt):
-        return CImage(a.__array_interface__["data"][0], a.shape[1], a.shape[0], a.strides[0], fmt)
+        return CImage(a.ctypes.data, a.shape[1], a.shape[0], a.strides[0], fmt)
 
     assert lib.glcv_segment_set_background(seg, ctypes.byref(image(background, RGB8))) == 0
     out = CSegmentParams()
@@ -114,8 +115,7 @@ def cffi_calls(path, frame, background, mask):
     seg = segp[0]
 
     def image(a, fmt):
-        return ffi.new("glcv_image *", (ffi.cast("uint8_t *", a.__array_interface__["data"][0]), a.shape[1],
-                                        a.shape[0], a.strides[0], fmt))
+        return ffi.new("glcv_image *", (ffi.from_buffer("uint8_t[]", a), a.shape[1], a.shape[0], a.strides[0], fmt))
 
     assert lib.glcv_segment_set_background(seg, image(background, RGB8)) == 0
     out = ffi.new("glcv_segment_params *")

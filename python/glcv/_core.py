@@ -222,7 +222,10 @@ def as_frame(frame, what, order="rgb", gray=True, size=None):
 def image_struct(array, fmt, out=None):
     """A glcv_image over a numpy array (which must stay alive while the struct is used)."""
     img = out if out is not None else ffi.new("glcv_image *")
-    img.data = ffi.cast("uint8_t *", array.ctypes.data)
+    # from_buffer costs 0.5 us where ctypes.data costs 1.3 (bench/python_call_bench.py's machine);
+    # it takes only contiguous arrays
+    img.data = ffi.from_buffer("uint8_t[]", array) if array.flags.c_contiguous else \
+        ffi.cast("uint8_t *", array.ctypes.data)
     img.height, img.width = array.shape[0], array.shape[1]
     img.stride = array.strides[0]
     img.format = fmt
