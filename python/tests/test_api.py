@@ -4,6 +4,8 @@ kind of bad input (wrong dtype, shape, size, layout, NaN parameters, use after c
 raise glcv.Error subclasses, never crash.
 
 usage: test_api.py           the API on the CPU engines (no GL, no CUDA needed)
+       test_api.py --layout PATH/TO/glcv_py_struct_layout
+                             the structs' sizes and offsets as cffi sees them equal the C compiler's
        test_api.py --gl      the GL engines in a headless Context (exit 77 without one)
        test_api.py --cuda    the CUDA engines against the CPU's (exit 77 without a CUDA device)
 Exit status 0 pass, 1 fail, 77 skip.
@@ -704,8 +706,26 @@ class Cuda(unittest.TestCase):
         self.assertTrue(np.array_equal(scores["cuda"][1], scores["cpu"][1]))
 
 
+def check_layout(program):
+    """Compares the C compiler's sizes and offsets (struct_layout.c) with cffi's."""
+    from glcv._lib import ffi
+    out = subprocess.run([program], capture_output=True, text=True, check=True, timeout=60).stdout
+    bad = 0
+    for line in out.splitlines():
+        name, value = line.split()
+        struct, _, field = name.partition(".")
+        mine = ffi.offsetof(struct, field) if field else ffi.sizeof(struct)
+        if mine != int(value):
+            print(f"FAIL: {name}: C {value}, cffi {mine}")
+            bad += 1
+    print(f"{len(out.splitlines())} sizes and offsets compared, {bad} differ")
+    return 1 if bad or not out else 0
+
+
 def main():
     mode = sys.argv[1] if len(sys.argv) > 1 else "--api"
+    if mode == "--layout" and len(sys.argv) == 3:
+        return check_layout(sys.argv[2])
     loader = unittest.TestLoader()
     if mode == "--gl":
         try:
@@ -727,7 +747,7 @@ def main():
                                    (Errors, Frames, Segmenter, BackgroundSubtractor, Tracker, Matcher,
                                     Correlator, Images, NoContext))
     else:
-        print("usage: test_api.py [--gl | --cuda]", file=sys.stderr)
+        print("usage: test_api.py [--gl | --cuda | --layout PROGRAM]", file=sys.stderr)
         return 2
     print("glcv library:", glcv.library_path)
     result = unittest.TextTestRunner(verbosity=2).run(suite)
