@@ -52,18 +52,18 @@ export GST_GL_API=${GST_GL_API:-opengl3}
 cat "$tmp"/seq/frame_*.png >/dev/null # into the page cache for every run
 
 # The CLI: its summary gives the wall time, and per frame the segmenter's thread and GPU passes.
-"$glcv" segment --learn "$learn" --engine "$engine" --no-masks --timing -q "$tmp"/seq/frame_*.png \
-    -o "$tmp/cli" >"$tmp/cli.txt"
+"$glcv" segment --learn "$learn" --engine "$engine" --no-masks --timing "$tmp"/seq/frame_*.png \
+    -o "$tmp/cli" >"$tmp/cli.txt" 2>"$tmp/cli.err"
 cli_wall=$(sed -n 's/^wall time: *\([0-9.]*\) s.*/\1/p' "$tmp/cli.txt")
 cli_engine=$(sed -n 's/^frames: .* engine \([a-z]*\).*/\1/p' "$tmp/cli.txt")
 cli_frame=$(sed -n 's/^frame time: mean [0-9.]* ms, median \([0-9.]*\) ms.*/\1/p' "$tmp/cli.txt")
 cli_gpu=$(sed -n 's/^ *GPU passes (timer queries) *[0-9.]* *\([0-9.]*\).*/\1/p' "$tmp/cli.txt")
 
-# time_pipeline NAME PIPELINE...: seconds from PLAYING to end of stream
+# time_pipeline NAME PIPELINE...: seconds from PLAYING to end of stream (with GST_DEBUG=$debug)
 time_pipeline() {
     local name=$1
     shift
-    if ! GST_DEBUG=glcv:4 gst-launch-1.0 "$@" >"$tmp/$name.txt" 2>&1; then
+    if ! GST_DEBUG=${debug:-} GST_DEBUG_NO_COLOR=1 gst-launch-1.0 "$@" >"$tmp/$name.txt" 2>&1; then
         echo "gst_bench: pipeline $name failed:" >&2
         cat "$tmp/$name.txt" >&2
         exit 1
@@ -90,15 +90,20 @@ t_res_seg=$(time_pipeline resident_seg "${RESIDENT[@]}" ! "${element[@]}" ! fake
 # (learning, the calibration on the host and the first frame's set-up are in both).
 short=$((learn + 1))
 resident "$short"
-t_res_seg_short=$(time_pipeline resident_seg_short "${RESIDENT[@]}" ! "${element[@]}" ! fakesink)
+# (this run also logs the GL renderer and the element's engine; the others log nothing)
+t_res_seg_short=$(debug=glcv:4,glcontext:4 time_pipeline resident_seg_short "${RESIDENT[@]}" ! "${element[@]}" \
+    ! fakesink)
 
-gst_engine=$(sed -n 's/.*segmenter [0-9]*x[0-9]*, engine \([a-z]*\).*/\1/p' "$tmp/resident_seg.txt" | head -1)
+gst_engine=$(sed -n 's/.*segmenter [0-9]*x[0-9]*, engine \([a-z]*\).*/\1/p' "$tmp/resident_seg_short.txt" | head -1)
+gst_renderer=$(sed -n 's/.*GL_RENDERER: \(.*\)$/\1/p' "$tmp/resident_seg_short.txt" | head -1)
+gst_version=$(sed -n 's/.*GL_VERSION: \(.*\)$/\1/p' "$tmp/resident_seg_short.txt" | head -1)
 row() { # row LABEL SECONDS
     awk -v l="$1" -v s="$2" -v n="$frames" \
         'BEGIN { printf "| %s | %d | %.3f | %.1f | %.2f |\n", l, n, s, n / s, 1000 * s / n }'
 }
 echo "glcvsegment vs glcv segment: $frames frames of $size, background learned from $learn, engine $engine" \
     "(the element used $gst_engine, the CLI $cli_engine); $(date -u +%Y-%m-%d)"
+echo "GStreamer's GL: $gst_renderer, $gst_version; the CLI's: $(sed -n 's/^glcv: engine [a-z]* on //p' "$tmp/cli.err")"
 echo
 echo "| path | frames | wall s | frames/s | ms/frame |"
 echo "|---|---|---|---|---|"
