@@ -43,6 +43,7 @@ enum {
 };
 
 static const double default_rate = 25.0;
+#define DEFAULT_STALL_SECONDS 10.0
 static const char default_camera[] = "/dev/video0";
 static const char default_lavfi[] = "testsrc=size=320x240:rate=25";
 
@@ -86,6 +87,12 @@ struct glcv_media {
     double clock_start; /* LIVE pacing: monotonic time of pts 0 */
     int clock_set;      /* clock_start is set (at the first frame) */
     int quiet_ffmpeg;   /* probing cameras: FFmpeg's errors are expected, log them as DEBUG */
+    /* Stall detection (p.stall_timeout): when the current wait for the input's data began (0 when
+     * not waiting), whether a poll of a non-blocking camera is under way, and whether the wait
+     * was cut for lasting too long. Touched by the thread doing the input's I/O only. */
+    double wait_started;
+    int polling;
+    int stalled;
     glcv_log_level fail_level; /* level of open_input's failure messages (ERROR; lower when expected) */
 
     /* FFmpeg's messages about this object, assembled into lines (decoder threads log too). */
@@ -271,6 +278,9 @@ static glcv_status resolve_params(const glcv_media_params *in, glcv_media_params
                          (int)p->format);
     if ((int)p->mode < 0 || (int)p->mode > GLCV_MEDIA_EVERY_FRAME)
         return glcv_fail(lg, GLCV_ERROR_INVALID_ARGUMENT, "media: unknown mode %d", (int)p->mode);
+    if (!glcv_finite(p->stall_timeout))
+        return glcv_fail(lg, GLCV_ERROR_INVALID_ARGUMENT, "media: stall_timeout %g is not finite", p->stall_timeout);
+    GLCV_DEFAULT(p->stall_timeout, DEFAULT_STALL_SECONDS);
     GLCV_DEFAULT(p->ring_frames, DEFAULT_RING);
     if (p->ring_frames < 2 || p->ring_frames > MAX_RING)
         return glcv_fail(lg, GLCV_ERROR_INVALID_ARGUMENT, "media: ring of %d frames: 2..%d", p->ring_frames,
@@ -289,10 +299,18 @@ static glcv_status resolve_params(const glcv_media_params *in, glcv_media_params
 
 /* ---- FFmpeg inputs ----------------------------------------------------------------------- */
 
+static int stalled_now(glcv_media *m)
+{
+    if (m->p.stall_timeout > 0 && m->wait_started > 0 && monotonic_now() - m->wait_started > m->p.stall_timeout)
+        m->stalled = 1;
+    return m->stalled;
+}
+
+/* FFmpeg calls it while it waits for data: nonzero ends the wait (AVERROR_EXIT). */
 static int interrupt_cb(void *opaque)
 {
     glcv_media *m = opaque;
-    return atomic_load(&m->stop);
+    return atomic_load(&m->stop) || stalled_now(m);
 }
 
 static void close_input(glcv_media *m)
@@ -368,8 +386,14 @@ static glcv_status open_input(glcv_media *m, glcv_media_source kind, const char 
     m->fmt->interrupt_callback.opaque = m;
     if (kind == GLCV_MEDIA_CAMERA)
         m->fmt->flags |= AVFMT_FLAG_NONBLOCK; /* so that closing never waits for a stalled camera */
+    m->stalled = 0;
+    m->polling = 0;
+    m->wait_started = monotonic_now();
     int r = avformat_open_input(&m->fmt, url, ifmt, &opts); /* frees m->fmt on failure */
     av_dict_free(&opts);
+    if (r < 0 && m->stalled)
+        return input_fail(m, GLCV_ERROR_IO, "media: cannot open %s '%s': no data for %g s (stall_timeout)",
+                          glcv_media_source_string(kind), url, m->p.stall_timeout);
     if (r < 0) {
         glcv_status st = status_of(r);
         /* a graph FFmpeg cannot build (an unknown filter, a bad option) is the caller's argument */
@@ -396,6 +420,12 @@ static glcv_status open_input(glcv_media *m, glcv_media_source kind, const char 
     for (unsigned i = 0; probe_opts && i < m->fmt->nb_streams; i++)
         av_dict_free(&probe_opts[i]);
     av_freep(&probe_opts);
+    m->wait_started = 0;
+    if (r < 0 && m->stalled) {
+        close_input(m);
+        return input_fail(m, GLCV_ERROR_IO, "media: cannot read stream information of '%s': no data for %g s "
+                          "(stall_timeout)", url, m->p.stall_timeout);
+    }
     if (r < 0 && r != AVERROR(EAGAIN)) {
         glcv_status st = status_of(r);
         close_input(m);
@@ -487,13 +517,28 @@ static int decode_next(glcv_media *m)
         }
         if (m->draining)
             return 0;
+        if (!m->polling)
+            m->wait_started = monotonic_now();
         r = av_read_frame(m->fmt, m->pkt);
-        if (r == AVERROR(EAGAIN)) {
+        m->polling = r == AVERROR(EAGAIN);
+        if (m->polling && !stalled_now(m)) {
             struct timespec ts = {0, CAMERA_POLL_MS * 1000000L};
             nanosleep(&ts, NULL);
             continue;
         }
-        if (r == AVERROR_EOF || (r < 0 && m->fmt->pb && avio_feof(m->fmt->pb))) {
+        m->wait_started = 0;
+        if (r < 0 && m->stalled && !atomic_load(&m->stop)) {
+            m->source_error = GLCV_ERROR_IO;
+            glcv_logf(lg, GLCV_LOG_ERROR, "media: no data from %s '%s' for %g s (stall_timeout)",
+                      glcv_media_source_string(m->p.source), m->location, m->p.stall_timeout);
+            return -1;
+        }
+        /* The byte stream's own error outranks the demuxer's "end of file": a connection reset
+         * or a device that went away mid-stream is a failure, not the end of the input. */
+        int io_error = m->fmt->pb ? m->fmt->pb->error : 0;
+        if (r < 0 && io_error < 0 && io_error != AVERROR_EOF && io_error != AVERROR_EXIT && !atomic_load(&m->stop))
+            r = io_error;
+        else if (r == AVERROR_EOF || (r < 0 && m->fmt->pb && avio_feof(m->fmt->pb))) {
             avcodec_send_packet(m->dec, NULL);
             m->draining = 1;
             continue;

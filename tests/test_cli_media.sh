@@ -2,7 +2,7 @@
 # Tests of 'glcv segment' on media sources: a lavfi graph with --max-frames; a lossless video file
 # that test_video_fixture encodes from the synthetic scene, given as a FRAME and with --video,
 # whose masks must be byte for byte those of the same frames as PNG files; a background of another
-# size; a missing video; Ctrl-C on an endless source. Without media input in glcv (no FFmpeg), a
+# size; a missing video; a network source cut or stalled mid-stream; Ctrl-C on an endless source. Without media input in glcv (no FFmpeg), a
 # media source must fail with exit status 1, and the rest is skipped.
 #
 # usage: test_cli_media.sh PATH/TO/glcv PATH/TO/test_video_fixture   (exit 0 pass, 1 fail, 77 skip)
@@ -141,6 +141,69 @@ expect_in track_lavfi err "background learned from the first 12 frames" "glcv tr
 CHECKS=$((CHECKS + 1))
 [ "$(wc -l <"$TMP/track_lavfi.csv")" = 13 ] || fail "glcv track --lavfi --max-frames 12: not a header and 12 rows"
 expect_count "$TMP/track_lavfi/frame_0000??_track.png" 12 "glcv track --lavfi: overlays named by the frames' indices"
+
+echo "== a network source cut or stalled mid-stream"
+# A loopback server sends part of a video, then resets the connection (a network camera that went
+# away) or stops sending (one that hangs). glcv segment must end with exit status 1 naming the
+# cause, with the masks of the frames before it written whole and equal to those of the same frames
+# read from the file. 200 frames at 25 fps: opening reads at most 5 s, so the fault comes after it.
+PYTHON=$(command -v /usr/bin/python3 || command -v python3 || true)
+"$FIXTURE" "$TMP/long.mkv" "$TMP/long" 200 64x48 >/dev/null 2>&1
+if [ -z "$PYTHON" ] || [ ! -f "$TMP/long.mkv" ]; then
+    echo "  skipped: no python3 for the loopback server, or no fixture video"
+else
+    cat >"$TMP/serve.py" <<'PY'
+import socket, struct, sys, time
+data = open(sys.argv[1], "rb").read()
+cut = len(data) * int(sys.argv[2]) // 100
+s = socket.socket()
+s.bind(("127.0.0.1", 0))
+s.listen(1)
+open(sys.argv[4], "w").write(str(s.getsockname()[1]))
+s.settimeout(60)
+c, _ = s.accept()
+c.sendall(data[:cut])
+if sys.argv[3] == "reset":
+    time.sleep(0.3)
+    c.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+else:
+    time.sleep(60)
+c.close()
+PY
+    run long_file segment --learn 4 "$TMP/long.mkv" --engine cpu -o "$TMP/long_file"
+    expect_rc long_file 0 "the whole video from the file"
+    for end in reset stall; do
+        rm -f "$TMP/port_$end"
+        "$PYTHON" "$TMP/serve.py" "$TMP/long.mkv" 60 "$end" "$TMP/port_$end" &
+        server=$!
+        for _ in $(seq 100); do [ -s "$TMP/port_$end" ] && break; sleep 0.05; done
+        start=$SECONDS
+        run "net_$end" segment --learn 4 --video "tcp://127.0.0.1:$(cat "$TMP/port_$end")" --stall-timeout 1 \
+            --engine cpu -o "$TMP/net_$end"
+        took=$((SECONDS - start))
+        kill "$server" 2>/dev/null
+        wait "$server" 2>/dev/null
+        expect_rc "net_$end" 1 "a network source that ends with a $end"
+        if [ "$end" = reset ]; then
+            expect_in "net_$end" err "Connection reset by peer" "the reset is named"
+        else
+            expect_in "net_$end" err "no data from video" "the stall is named"
+            CHECKS=$((CHECKS + 1))
+            [ "$took" -lt 20 ] || fail "a stalled source with --stall-timeout 1 took $took s"
+        fi
+        expect_count "$TMP/net_$end/*.tmp-*" 0 "$end: no temporary file is left"
+        CHECKS=$((CHECKS + 1))
+        masks=$(compgen -G "$TMP/net_$end/*_mask.png" | wc -l)
+        [ "$masks" -ge 20 ] && [ "$masks" -lt 196 ] || fail "$end: $masks masks written (expected the frames before the fault)"
+        for f in "$TMP/net_$end"/*_mask.png; do
+            if ! cmp -s "$f" "$TMP/long_file/$(basename "$f")"; then
+                fail "$end: $(basename "$f") differs from the same frame read from the file"
+                break
+            fi
+        done
+        echo "  $end: exit $(rc_of "net_$end") after $took s, $masks masks, equal to the file's"
+    done
+fi
 
 echo "== Ctrl-C on an endless source"
 # Once the 7th mask exists the pipeline runs; SIGINT then stops the reading, the frames read are

@@ -2,7 +2,8 @@
  * content, scaling, RGBA, live pacing and frame drops, timeouts); videos this test encodes itself
  * with FFmpeg's libraries (lossless FFV1 in Matroska: exact pixels; MPEG-4 in AVI: within
  * tolerance; looping; truncated and corrupted files); image folders and numbered sequences; the
- * synthetic scene; closing while the capture thread waits. Optional argument: a video file that
+ * synthetic scene; closing while the capture thread waits; a network source that is cut or stalls
+ * mid-stream. Optional argument: a video file that
  * must play (the OpenCV sample vtest.avi). Exits 77 when glcv was built without FFmpeg. */
 #define _POSIX_C_SOURCE 200809L
 
@@ -25,9 +26,14 @@ int main(void)
 #include <libavformat/avformat.h>
 #include <libavutil/imgutils.h>
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <math.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -202,6 +208,8 @@ static void test_params(void)
     CHECK_STATUS(open_status(GLCV_MEDIA_PARAMS(.source = GLCV_MEDIA_SYNTHETIC, .width = 64)),
                  GLCV_ERROR_INVALID_ARGUMENT);
     CHECK_STATUS(open_status(GLCV_MEDIA_PARAMS(.source = GLCV_MEDIA_SYNTHETIC, .width = -1, .height = 5)),
+                 GLCV_ERROR_INVALID_ARGUMENT);
+    CHECK_STATUS(open_status(GLCV_MEDIA_PARAMS(.source = GLCV_MEDIA_SYNTHETIC, .stall_timeout = NAN)),
                  GLCV_ERROR_INVALID_ARGUMENT);
     CHECK_STATUS(open_status(GLCV_MEDIA_PARAMS(.source = GLCV_MEDIA_SYNTHETIC, .frame_rate = NAN)),
                  GLCV_ERROR_INVALID_ARGUMENT);
@@ -743,6 +751,160 @@ static void test_sample_video(const char *path)
     glcv_media_destroy(&m);
 }
 
+/* ---- a network source that fails mid-stream --------------------------------------------- */
+
+typedef enum { SERVE_RESET, SERVE_STALL } serve_end;
+
+typedef struct server {
+    int listener;
+    const uint8_t *data;
+    size_t bytes; /* sent before the end */
+    serve_end end;
+    atomic_int release; /* SERVE_STALL: close when set */
+} server;
+
+static void *serve(void *arg)
+{
+    server *sv = arg;
+    int c = accept(sv->listener, NULL, NULL);
+    if (c < 0)
+        return NULL;
+    for (size_t done = 0; done < sv->bytes;) {
+        ssize_t n = send(c, sv->data + done, sv->bytes - done, MSG_NOSIGNAL);
+        if (n <= 0)
+            break;
+        done += (size_t)n;
+    }
+    if (sv->end == SERVE_RESET) {
+        sleep_ms(200);
+        struct linger lg = {1, 0}; /* close with a reset, as a peer that went away */
+        setsockopt(c, SOL_SOCKET, SO_LINGER, &lg, sizeof lg);
+    } else {
+        while (!atomic_load(&sv->release))
+            sleep_ms(10);
+    }
+    close(c);
+    return NULL;
+}
+
+/* Serves the first `bytes` of `data` on a loopback port, then resets or stalls; returns the port. */
+static int serve_start(server *sv, pthread_t *thread)
+{
+    sv->listener = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t len = sizeof a;
+    if (sv->listener < 0 || bind(sv->listener, (struct sockaddr *)&a, sizeof a) != 0 || listen(sv->listener, 1) != 0 ||
+        getsockname(sv->listener, (struct sockaddr *)&a, &len) != 0 || pthread_create(thread, NULL, serve, sv) != 0) {
+        CHECK(0, "cannot start a loopback server: %s", strerror(errno));
+        return -1;
+    }
+    return ntohs(a.sin_port);
+}
+
+static void serve_stop(server *sv, pthread_t thread)
+{
+    atomic_store(&sv->release, 1);
+    pthread_join(thread, NULL);
+    close(sv->listener);
+}
+
+static uint8_t *read_whole(const char *path, size_t *size)
+{
+    FILE *f = fopen(path, "rb");
+    uint8_t *data = NULL;
+    long n = -1;
+    if (f && fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) > 0 && fseek(f, 0, SEEK_SET) == 0 &&
+        (data = malloc((size_t)n)) && fread(data, 1, (size_t)n, f) != (size_t)n) {
+        free(data);
+        data = NULL;
+    }
+    if (f)
+        fclose(f);
+    *size = data ? (size_t)n : 0;
+    return data;
+}
+
+static void test_network_faults(void)
+{
+    printf("== a network source cut or stalled mid-stream\n");
+    char path[512], url[64];
+    snprintf(path, sizeof path, "%s/network.mkv", g_tmp);
+    /* 8 s of video: opening reads at most FFmpeg's 5 s analysis window, so a stall after 80 % of
+     * the bytes comes after the open */
+    const int n = 200;
+    if (test_video_encode(path, "matroska", AV_CODEC_ID_FFV1, AV_PIX_FMT_BGR0, 97, 61, n, 25, fill_pattern, NULL) != 0) {
+        CHECK(0, "could not encode the network test video");
+        return;
+    }
+    size_t size;
+    uint8_t *data = read_whole(path, &size);
+    CHECK(data != NULL, "cannot read %s back", path);
+    if (!data)
+        return;
+
+    /* Cut: the peer resets the connection after half the file. The frames before it come out
+     * whole, then the read fails with IO (before: a quiet end of stream). */
+    server sv = {.data = data, .bytes = size / 2, .end = SERVE_RESET};
+    pthread_t thread;
+    int port = serve_start(&sv, &thread);
+    if (port > 0) {
+        snprintf(url, sizeof url, "tcp://127.0.0.1:%d", port);
+        glcv_media *m = open_ok(GLCV_MEDIA_PARAMS(.source = GLCV_MEDIA_VIDEO, .location = url));
+        if (m) {
+            read_result rr = read_all(m, 0, n);
+            printf("  reset after %zu of %zu bytes: %d frames, then %s\n", sv.bytes, size, rr.frames,
+                   glcv_status_string(rr.error));
+            CHECK(rr.frames >= 1 && rr.frames < n && rr.worst_max_diff == 0, "reset: %d whole frames of %d", rr.frames,
+                  n);
+            CHECK(rr.error == GLCV_ERROR_IO && !rr.eos, "a reset connection must end with IO, not %s (eos %d)",
+                  glcv_status_string(rr.error), rr.eos);
+            glcv_media_destroy(&m);
+        }
+        serve_stop(&sv, thread);
+    }
+
+    /* Stall: the peer stops sending but keeps the connection. With stall_timeout 0.5 s the read
+     * fails with IO about 0.5 s after the last data (before: it waited for ever). */
+    sv = (server){.data = data, .bytes = size / 10 * 8, .end = SERVE_STALL};
+    port = serve_start(&sv, &thread);
+    if (port > 0) {
+        snprintf(url, sizeof url, "tcp://127.0.0.1:%d", port);
+        glcv_media *m = open_ok(GLCV_MEDIA_PARAMS(.source = GLCV_MEDIA_VIDEO, .location = url, .stall_timeout = 0.5));
+        if (m) {
+            double t0 = now_s();
+            read_result rr = read_all(m, 0, n);
+            double t = now_s() - t0;
+            printf("  stalled after %zu bytes: %d frames, then %s after %.2f s\n", sv.bytes, rr.frames,
+                   glcv_status_string(rr.error), t);
+            CHECK(rr.frames >= 1 && rr.error == GLCV_ERROR_IO, "stall: %d frames, %s", rr.frames,
+                  glcv_status_string(rr.error));
+            CHECK(t >= 0.4 && t < 5.0, "stall: reported after %.2f s with stall_timeout 0.5", t);
+            glcv_media_destroy(&m);
+        }
+        serve_stop(&sv, thread);
+    }
+
+    /* Stall with no timeout (negative): closing still ends the wait at once. */
+    sv = (server){.data = data, .bytes = size / 10 * 8, .end = SERVE_STALL};
+    port = serve_start(&sv, &thread);
+    if (port > 0) {
+        snprintf(url, sizeof url, "tcp://127.0.0.1:%d", port);
+        glcv_media *m = open_ok(GLCV_MEDIA_PARAMS(.source = GLCV_MEDIA_VIDEO, .location = url, .stall_timeout = -1));
+        if (m) {
+            read_result rr = read_all(m, 1, n);
+            CHECK(rr.frames == 1, "stall without timeout: first frame not read");
+            sleep_ms(300);
+            double t0 = now_s();
+            glcv_media_destroy(&m);
+            double t = now_s() - t0;
+            printf("  closed while the input stalls: %.3f s\n", t);
+            CHECK(t < 2.0, "closing a stalled input took %.2f s", t);
+        }
+        serve_stop(&sv, thread);
+    }
+    free(data);
+}
+
 int main(int argc, char **argv)
 {
     snprintf(g_tmp, sizeof g_tmp, "%s/glcv_media.XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
@@ -756,6 +918,7 @@ int main(int argc, char **argv)
     test_video();
     test_images();
     test_synthetic();
+    test_network_faults();
     if (argc > 1)
         test_sample_video(argv[1]);
     char cmd[600];

@@ -101,6 +101,12 @@ typedef struct glcv_media_params {
     /* The synthetic scene's parameters (zero fields are its defaults; its width and height are
      * replaced by `width` and `height` when those are set). Ignored by other sources. */
     glcv_synth_params synth;
+    /* The longest one wait for the input's data may last, in seconds, before the input counts as
+     * failed (IO, "no data for N s"): a network stream that stopped sending, a camera that stopped
+     * delivering, a source that never answers while opening. Default 10; negative: wait for ever
+     * (glcv_media_destroy still ends the wait); finite. Files on a local disk never wait that long;
+     * a named pipe (FIFO) is read without this bound. */
+    double stall_timeout;
     glcv_logger logger;
 } glcv_media_params;
 

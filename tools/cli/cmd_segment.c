@@ -86,6 +86,9 @@ const char cmd_segment_help[] =
     "                     dropped when segmenting is slower (the default for cameras; the output\n"
     "                     names keep the source's frame indices)\n"
     "  --loop, --no-loop  start a video, folder or sequence again at its end [--no-loop]\n"
+    "  --stall-timeout S  a source that sends no data for S seconds (a network stream or camera\n"
+    "                     that stopped) ends the run with an error, the frames before it written\n"
+    "                     [10]\n"
     "  --max-frames N     read at most N frames (learned ones included), of any input. Cameras,\n"
     "                     lavfi graphs and --loop run until N frames or Ctrl-C\n"
     "\n"
@@ -284,9 +287,10 @@ static int check_batch(const segment_options *opt, const cli_args *args, int *ki
         return cli_usage("--batch takes folders or video files, not both");
     *kind = videos ? CLI_SOURCE_VIDEO : -1;
     const void *media_only[] = {&opt->src.rate, &opt->src.camera_format, &opt->src.mode, &opt->src.loop,
-                                &opt->src.size};
-    const char *names[] = {"--rate", "--camera-format", "--mode", "--loop and --no-loop", "--size"};
-    for (int i = 0; i < 5 && !videos; i++)
+                                &opt->src.size, &opt->src.stall_timeout};
+    const char *names[] = {"--rate", "--camera-format", "--mode", "--loop and --no-loop", "--size",
+                           "--stall-timeout"};
+    for (int i = 0; i < 6 && !videos; i++)
         if (cli_given(args, media_only[i]))
             return cli_usage("%s applies only to media sources, not to a batch of folders", names[i]);
     if (cli_given(args, &opt->src.camera_format))

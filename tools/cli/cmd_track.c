@@ -43,6 +43,7 @@ const char cmd_track_help[] =
     "video files fail with exit status 1; see 'glcv segment --help' for the details):\n"
     "  --video FILE  --camera DEV  --frames DIR  --sequence PATTERN  --lavfi GRAPH\n"
     "  --size WxH  --rate FPS  --camera-format F  --mode live|every-frame  --loop  --no-loop\n"
+    "  --stall-timeout S\n"
     "  --max-frames N        track at most N frames (of any input); cameras, lavfi graphs and\n"
     "                        --loop run until N frames or Ctrl-C (exit status 130, the CSV file\n"
     "                        holds the frames tracked)\n"

@@ -50,7 +50,8 @@ glcv_media_params cli_source_media_params(const cli_source *s, int kind, glcv_pi
     static const glcv_media_mode mode_values[] = {GLCV_MEDIA_LIVE, GLCV_MEDIA_EVERY_FRAME};
     glcv_media_params p = GLCV_MEDIA_PARAMS(.width = s->size.width, .height = s->size.height,
                                             .frame_rate = s->rate, .format = format,
-                                            .loop = s->loop >= 0 ? s->loop : default_loop, .logger = *logger);
+                                            .loop = s->loop >= 0 ? s->loop : default_loop,
+                                            .stall_timeout = s->stall_timeout, .logger = *logger);
     if (kind >= 0) {
         p.source = source_kinds[kind].source;
         p.location = s->location[kind];
@@ -93,9 +94,9 @@ int cli_source_of_args(const cli_source *s, const cli_args *args, int *kind)
             return cli_usage("%s: a video file must be the only input", args->items[i]);
         *kind = CLI_SOURCE_VIDEO;
     }
-    const void *media_only[] = {&s->rate, &s->camera_format, &s->mode, &s->loop};
-    const char *names[] = {"--rate", "--camera-format", "--mode", "--loop and --no-loop"};
-    for (int i = 0; i < 4 && *kind < 0; i++)
+    const void *media_only[] = {&s->rate, &s->camera_format, &s->mode, &s->loop, &s->stall_timeout};
+    const char *names[] = {"--rate", "--camera-format", "--mode", "--loop and --no-loop", "--stall-timeout"};
+    for (int i = 0; i < 5 && *kind < 0; i++)
         if (cli_given(args, media_only[i]))
             return cli_usage("%s applies only to media sources (--video, --camera, --frames, --sequence, --lavfi)",
                              names[i]);

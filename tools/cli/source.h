@@ -1,6 +1,6 @@
 /* Media sources on the command line, shared by 'glcv segment', 'glcv track' and glcv-demo: the
  * options --camera, --video, --frames, --sequence, --lavfi (and the demo's --synthetic), --size,
- * --rate, --camera-format, --mode, --loop / --no-loop and --max-frames; turning them into a
+ * --rate, --camera-format, --mode, --loop / --no-loop, --max-frames and --stall-timeout; turning them into a
  * glcv_media, and reading its frames. Media input exists only when glcv was built with FFmpeg
  * (GLCV_HAVE_FFMPEG); without it the options still parse, and opening a source fails with a
  * message that says so (exit status 1). Ctrl-C handling for commands that read until the end
@@ -36,6 +36,7 @@ typedef struct cli_source {
     int mode;                               /* index in cli_media_modes; -1: not given */
     int loop;                               /* 1 --loop, 0 --no-loop, -1: neither */
     int max_frames;                         /* --max-frames; 0: not given */
+    double stall_timeout;                   /* --stall-timeout; 0: not given */
 } cli_source;
 
 #define CLI_SOURCE_INIT {.camera_format = -1, .mode = -1, .loop = -1}
@@ -63,7 +64,8 @@ extern const char *const cli_media_modes[];    /* "live", "every-frame" */
     {"--mode", NULL, &(s)->mode, .kind = CLI_CHOICE, .choices = cli_media_modes, .what = "a mode"}, \
     {"--loop", NULL, &(s)->loop, .kind = CLI_FLAG},                                                 \
     {"--no-loop", NULL, &(s)->loop, .kind = CLI_FLAG, .clear = 1},                                  \
-    {"--max-frames", NULL, &(s)->max_frames, .kind = CLI_INT, .min = 1, .max = 1000000000}
+    {"--max-frames", NULL, &(s)->max_frames, .kind = CLI_INT, .min = 1, .max = 1000000000},         \
+    {"--stall-timeout", NULL, &(s)->stall_timeout, .kind = CLI_REAL, .min = 0.01, .max = 1e6}
 
 /* The source option given (CLI_SOURCE_CAMERA ..), or -1 for none. A usage error when two were
  * given ("--video, --lavfi: only one source may be given"); *kind is then -1 too. */
