@@ -32,6 +32,7 @@
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -297,6 +298,56 @@ static pthread_mutex_t g_display_lock = PTHREAD_MUTEX_INITIALIZER;
 static display_ref g_displays[MAX_TRACKED_DISPLAYS];
 
 /* Initialises `dpy` (if needed) for one more user. Returns 0 with *err set on failure. */
+/* ---- EGL failures injected by the tests (gl.h: glcv_egl_fail_next) ----------------------------- */
+
+static const char *const k_fault_calls[] = {"", "eglInitialize", "eglCreateContext", "eglMakeCurrent",
+                                            "eglCreatePbufferSurface"};
+/* the index of a call in k_fault_calls */
+enum { FAULT_NONE, FAULT_INITIALIZE, FAULT_CREATE_CONTEXT, FAULT_MAKE_CURRENT, FAULT_PBUFFER };
+enum { FAULT_CALLS = 5 };
+static atomic_int g_fault_count[FAULT_CALLS]; /* per call: failures still to inject */
+static atomic_int g_fault_error[FAULT_CALLS];
+/* The error of the last injected failure on this thread, returned by the next egl_error(). */
+static _Thread_local EGLint tls_injected_error;
+
+void glcv_egl_fail_next(const char *call, int count, int egl_error)
+{
+    int which = FAULT_NONE;
+    for (int i = 1; call && i < FAULT_CALLS; i++)
+        if (strcmp(call, k_fault_calls[i]) == 0)
+            which = i;
+    if (which == FAULT_NONE) {
+        for (int i = 0; i < FAULT_CALLS; i++)
+            atomic_store(&g_fault_count[i], 0);
+        return;
+    }
+    atomic_store(&g_fault_error[which], egl_error ? egl_error : EGL_BAD_ALLOC);
+    atomic_store(&g_fault_count[which], count > 0 ? count : 0);
+}
+
+/* Whether this call of `which` is to fail (one of the injected count). */
+static int fault(int which)
+{
+    int left = atomic_load(&g_fault_count[which]);
+    while (left > 0 && !atomic_compare_exchange_weak(&g_fault_count[which], &left, left - 1)) {
+    }
+    if (left <= 0)
+        return 0;
+    tls_injected_error = atomic_load(&g_fault_error[which]);
+    return 1;
+}
+
+/* eglGetError, or the injected failure's error. */
+static EGLint egl_error(void)
+{
+    EGLint e = tls_injected_error;
+    if (!e)
+        return eglGetError();
+    tls_injected_error = 0;
+    (void)eglGetError();
+    return e;
+}
+
 static int display_acquire(EGLDisplay dpy, EGLint *major, EGLint *minor, EGLint *err)
 {
     pthread_mutex_lock(&g_display_lock);
@@ -307,8 +358,8 @@ static int display_acquire(EGLDisplay dpy, EGLint *major, EGLint *minor, EGLint 
         else if (g_displays[i].refs == 0 && !free_slot)
             free_slot = &g_displays[i];
     }
-    if (!eglInitialize(dpy, major, minor)) {
-        *err = eglGetError();
+    if (fault(FAULT_INITIALIZE) || !eglInitialize(dpy, major, minor)) {
+        *err = egl_error();
         pthread_mutex_unlock(&g_display_lock);
         return 0;
     }
@@ -434,10 +485,9 @@ static int make_current_headless(EGLDisplay dpy, const char *exts, EGLConfig cfg
     *surface = EGL_NO_SURFACE;
     why[0] = '\0';
     if (has_token(exts, "EGL_KHR_surfaceless_context")) {
-        if (eglMakeCurrent(dpy, EGL_NO_SURFACE, EGL_NO_SURFACE, ctx))
+        if (!fault(FAULT_MAKE_CURRENT) && eglMakeCurrent(dpy, EGL_NO_SURFACE, EGL_NO_SURFACE, ctx))
             return 1;
-        appendf(why, why_size, "eglMakeCurrent without surface failed (%s)",
-                egl_error_text(eglGetError(), e, sizeof e));
+        appendf(why, why_size, "eglMakeCurrent without surface failed (%s)", egl_error_text(egl_error(), e, sizeof e));
     } else {
         appendf(why, why_size, "no EGL_KHR_surfaceless_context");
     }
@@ -449,13 +499,13 @@ static int make_current_headless(EGLDisplay dpy, const char *exts, EGLConfig cfg
         return 0;
     }
     static const EGLint pbuffer_attribs[] = {EGL_WIDTH, 1, EGL_HEIGHT, 1, EGL_NONE};
-    EGLSurface s = eglCreatePbufferSurface(dpy, cfg, pbuffer_attribs);
+    EGLSurface s = fault(FAULT_PBUFFER) ? EGL_NO_SURFACE : eglCreatePbufferSurface(dpy, cfg, pbuffer_attribs);
     if (s == EGL_NO_SURFACE) {
-        appendf(why, why_size, "; eglCreatePbufferSurface failed (%s)", egl_error_text(eglGetError(), e, sizeof e));
+        appendf(why, why_size, "; eglCreatePbufferSurface failed (%s)", egl_error_text(egl_error(), e, sizeof e));
         return 0;
     }
-    if (!eglMakeCurrent(dpy, s, s, ctx)) {
-        appendf(why, why_size, "; eglMakeCurrent on a pbuffer failed (%s)", egl_error_text(eglGetError(), e, sizeof e));
+    if (fault(FAULT_MAKE_CURRENT) || !eglMakeCurrent(dpy, s, s, ctx)) {
+        appendf(why, why_size, "; eglMakeCurrent on a pbuffer failed (%s)", egl_error_text(egl_error(), e, sizeof e));
         eglDestroySurface(dpy, s);
         return 0;
     }
@@ -507,11 +557,11 @@ static int try_display(attempt *at, glcv_context *c, EGLDisplay dpy, const char 
                                   EGL_CONTEXT_MINOR_VERSION, k_versions[i] % 10,
                                   EGL_CONTEXT_OPENGL_PROFILE_MASK, EGL_CONTEXT_OPENGL_CORE_PROFILE_BIT,
                                   EGL_NONE};
-        ctx = eglCreateContext(dpy, cfg, EGL_NO_CONTEXT, attribs);
+        ctx = fault(FAULT_CREATE_CONTEXT) ? EGL_NO_CONTEXT : eglCreateContext(dpy, cfg, EGL_NO_CONTEXT, attribs);
         if (ctx != EGL_NO_CONTEXT) {
             requested = k_versions[i];
         } else {
-            egl_error_text(eglGetError(), e, sizeof e);
+            egl_error_text(egl_error(), e, sizeof e);
             glcv_logf(at->lg, GLCV_LOG_DEBUG, "EGL %s: eglCreateContext for OpenGL %d.%d core failed (%s)", label,
                       k_versions[i] / 10, k_versions[i] % 10, e);
             appendf(why, sizeof why, "%s%d.%d core: %s", why[0] ? ", " : "eglCreateContext failed for ",
@@ -919,13 +969,16 @@ glcv_status glcv_context_make_current(glcv_context *ctx)
                          egl_error_text(eglGetError(), e, sizeof e));
     if (eglGetCurrentContext() == ctx->egl_ctx)
         return GLCV_OK;
-    if (!eglMakeCurrent(ctx->dpy, ctx->surface, ctx->surface, ctx->egl_ctx)) {
-        EGLint err = eglGetError();
+    if (fault(FAULT_MAKE_CURRENT) || !eglMakeCurrent(ctx->dpy, ctx->surface, ctx->surface, ctx->egl_ctx)) {
+        EGLint err = egl_error();
         return glcv_fail(&ctx->logger, GLCV_ERROR_NO_CONTEXT, "eglMakeCurrent failed (%s)%s",
                          egl_error_text(err, e, sizeof e),
-                         err == EGL_BAD_ACCESS ? ": the context is current on another thread, or another window "
-                                                 "system's (GLX) context is current on this one"
-                                               : "");
+                         err == EGL_BAD_ACCESS    ? ": the context is current on another thread, or another window "
+                                                    "system's (GLX) context is current on this one"
+                         : err == EGL_CONTEXT_LOST ? ": the GPU lost the context (a reset, a removed device): "
+                                                     "destroy what was made in it and the context, then create them "
+                                                     "again"
+                                                   : "");
     }
     return GLCV_OK;
 }

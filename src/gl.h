@@ -25,6 +25,13 @@ glcv_gl_token glcv_gl_current_token(void);
 /* Nonzero when `t` (taken when an object was made) is the current context. */
 int glcv_gl_token_current(glcv_gl_token t);
 
+/* Fault injection, for the tests only (not part of the API): the next `count` calls that glcv
+ * makes of the EGL function `call` ("eglInitialize", "eglCreateContext", "eglMakeCurrent",
+ * "eglCreatePbufferSurface") fail as the driver would, with `egl_error` (0: EGL_BAD_ALLOC), without
+ * calling it; each call has its own count. NULL or an unknown name stops every injection, count 0
+ * that call's. Process-wide; thread-safe. */
+void glcv_egl_fail_next(const char *call, int count, int egl_error);
+
 /* Logs every pending GL error as "<what>: <name> (0x....)" and returns GLCV_ERROR_GL
  * (GLCV_ERROR_OUT_OF_MEMORY for GL_OUT_OF_MEMORY); GLCV_OK when there was none. */
 glcv_status glcv_gl_check(const glcv_logger *logger, const char *what);
