@@ -86,7 +86,8 @@ if(NOT GLCV_WITH_ZSTD STREQUAL "OFF")
 endif()
 glcv_report(ZSTD ${GLCV_HAVE_ZSTD} "Zstandard (compressed delta packets)")
 
-# Python 3 with numpy: the Python package (python/), which loads the shared library with ctypes.
+# Python 3 with numpy: the Python package (python/), which loads the shared library through cffi
+# (python/CMakeLists.txt leaves the package out, saying so, when cffi is missing).
 set(GLCV_HAVE_PYTHON OFF)
 if(NOT GLCV_WITH_PYTHON STREQUAL "OFF")
   # The first python3 on PATH may be one without numpy (a pyenv, a venv): then the system's.

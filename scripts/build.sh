@@ -20,7 +20,7 @@ PACKAGES=(build-essential g++ cmake pkg-config libepoxy-dev libegl-dev libegl-me
           libgbm1 libstb-dev libglfw3-dev xvfb xauth
           libavformat-dev libavcodec-dev libavdevice-dev libswscale-dev libavutil-dev libzstd-dev
           clang libclang-rt-14-dev
-          python3 python3-numpy
+          python3 python3-numpy python3-cffi
           libgstreamer1.0-dev libgstreamer-plugins-base1.0-dev gstreamer1.0-tools
           gstreamer1.0-plugins-base gstreamer1.0-plugins-good gstreamer1.0-gl)
 
