@@ -828,8 +828,13 @@ glcv_status glcv_context_create(const glcv_context_params *params, glcv_context 
     if (!out)
         return glcv_fail(lg, GLCV_ERROR_INVALID_ARGUMENT, "glcv_context_create: out is NULL");
     *out = NULL;
-    if (p->min_gl_version < 0)
-        return glcv_fail(lg, GLCV_ERROR_INVALID_ARGUMENT, "glcv_context_create: min_gl_version %d is negative",
+    /* a version as major*10+minor: 3.3, or 4.0 and later with a one-digit minor; above 4.6 is
+     * NO_CONTEXT below (a version EGL cannot be asked for), anything else a mistake */
+    if (p->min_gl_version < 0 || (p->min_gl_version > 0 && p->min_gl_version < 33) ||
+        (p->min_gl_version > 33 && p->min_gl_version < 40) || p->min_gl_version > 99)
+        return glcv_fail(lg, GLCV_ERROR_INVALID_ARGUMENT,
+                         "glcv_context_create: min_gl_version %d is not a GL version 3.3 or later as "
+                         "major*10+minor (e.g. 43 for 4.3), or 0 for 3.3",
                          p->min_gl_version);
     int min_version = p->min_gl_version ? p->min_gl_version : 33;
     if (min_version > k_versions[0])

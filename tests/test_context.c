@@ -204,12 +204,15 @@ int main(void)
         quiet.logger = silent_logger();
         CHECK_STATUS(glcv_context_create(&quiet, NULL), GLCV_ERROR_INVALID_ARGUMENT);
     }
-    {
-        glcv_context_params neg = {0};
-        neg.min_gl_version = -1;
+    /* not GL versions: negative, 1..32 (3 for 3.0, say), 34..39, 100 and above */
+    static const int not_versions[] = {-1, 1, 3, 30, 32, 34, 39, 100, 330, 450};
+    for (size_t i = 0; i < sizeof not_versions / sizeof not_versions[0]; i++) {
+        glcv_context_params bad = {0};
+        bad.min_gl_version = not_versions[i];
+        bad.logger = silent_logger();
         glcv_context *c = NULL;
-        CHECK_STATUS(glcv_context_create(&neg, &c), GLCV_ERROR_INVALID_ARGUMENT);
-        CHECK(c == NULL, "*out not NULL after a negative min_gl_version");
+        CHECK_STATUS(glcv_context_create(&bad, &c), GLCV_ERROR_INVALID_ARGUMENT);
+        CHECK(c == NULL, "*out not NULL after min_gl_version %d", not_versions[i]);
     }
     CHECK_STATUS(glcv_context_make_current(NULL), GLCV_ERROR_INVALID_ARGUMENT);
     glcv_context_destroy(NULL);

@@ -27,8 +27,8 @@ typedef struct glcv_context_params {
     int cuda_device;
     /* Nonzero: skip the device platform and use the surfaceless platform only. */
     int surfaceless_only;
-    /* Oldest GL version accepted as major*10+minor (e.g. 43); 0 = 33; negative is INVALID_ARGUMENT,
-     * above 46 NO_CONTEXT. */
+    /* Oldest GL version accepted as major*10+minor (e.g. 43); 0 = 33; 33 or 40..99; other values
+     * (negative, 1..32, 34..39, 100 and above) are INVALID_ARGUMENT; above 46 is NO_CONTEXT. */
     int min_gl_version;
     glcv_logger logger;
 } glcv_context_params;
@@ -36,8 +36,8 @@ typedef struct glcv_context_params {
 #define GLCV_CONTEXT_PARAMS(...) ((glcv_context_params){__VA_ARGS__})
 
 /* Creates a headless GL context and makes it current on the calling thread.
- * `params` may be NULL (all defaults). Errors: INVALID_ARGUMENT (NULL out, a negative
- * min_gl_version), NO_CONTEXT (no EGL display/device could give a GL context of the minimum
+ * `params` may be NULL (all defaults). Errors: INVALID_ARGUMENT (NULL out, a min_gl_version that
+ * is not a GL version, see above), NO_CONTEXT (no EGL display/device could give a GL context of the minimum
  * version), OUT_OF_MEMORY. *out is NULL on error. Objects made while it is current must be
  * destroyed, or used no more, once it is destroyed: their calls then return NO_CONTEXT. */
 GLCV_API glcv_status glcv_context_create(const glcv_context_params *params, glcv_context **out);

@@ -143,11 +143,13 @@ typedef struct glcv_media_stats {
  * returns, so a missing file or device is reported here; frame size, rate and the resolved
  * source kind are then known (glcv_media_get_params).
  * Errors: INVALID_ARGUMENT (NULL, a bad field, no location for VIDEO, FRAMES_DIR or
- * IMAGE_SEQUENCE, an empty location (NULL is the default's), a lavfi graph FFmpeg cannot build or
- * without video), IO (a file, folder or device that cannot be opened or read; an empty folder;
- * no camera for CAMERA), CORRUPT_DATA (a file without a decodable video stream),
- * UNSUPPORTED (a codec FFmpeg cannot decode), OUT_OF_MEMORY. *out is NULL on error; the logger
- * says why. */
+ * IMAGE_SEQUENCE, an empty location (NULL is the default's), a NaN or infinite frame_rate or
+ * stall_timeout, an enum out of range, a lavfi graph FFmpeg cannot build or without video),
+ * IO (a file, folder, network stream or device that cannot be opened or read; an empty folder;
+ * no camera for CAMERA; no data for stall_timeout while opening), CORRUPT_DATA (a file without a
+ * decodable video stream), UNSUPPORTED (a codec FFmpeg cannot decode), LIMIT (frames of more
+ * pixels than glcv_image_max_pixels), OUT_OF_MEMORY. *out is NULL on error; the logger says why.
+ * Thread safety: any thread; the object may then be read from one thread at a time. */
 GLCV_API glcv_status glcv_media_create(const glcv_media_params *params, glcv_media **out);
 
 /* Waits up to `timeout_ms` milliseconds (< 0: without limit, 0: do not wait) for a frame and
@@ -157,24 +159,28 @@ GLCV_API glcv_status glcv_media_create(const glcv_media_params *params, glcv_med
  *     and stay valid and unchanged until the next glcv_media_read or glcv_media_destroy.
  *   GLCV_OK with info->end_of_stream or info->timed_out set: no frame; frame->data is NULL.
  * Errors (no frame; frames captured before the problem are delivered first):
- *   IO: the device went away (an unplugged camera) or the input could not be read any more;
+ *   IO: the device went away (an unplugged camera), the connection of a network stream was cut,
+ *     the input sent no data for stall_timeout seconds, or it could not be read any more;
  *   CORRUPT_DATA: the stream stopped decoding (too many consecutive decoding errors; single
  *     bad packets are skipped and counted in stats.decode_errors);
  *   INVALID_ARGUMENT: NULL media or frame.
- * After an error every later read returns the same error. `info` may be NULL. */
+ * After an error every later read returns the same error. `info` may be NULL; on every return
+ * *info is filled (zeroed when there is no frame) and on error *frame is zeroed.
+ * Thread safety: one reader thread at a time (the capture thread runs beside it). */
 GLCV_API glcv_status glcv_media_read(glcv_media *media, glcv_image *frame, glcv_media_frame_info *info,
                                      int timeout_ms);
 
-/* The counters since open. Errors: INVALID_ARGUMENT. */
+/* The counters since open. Errors: INVALID_ARGUMENT (NULL media or out). Any thread. */
 GLCV_API glcv_status glcv_media_get_stats(glcv_media *media, glcv_media_stats *out);
 
 /* The resolved parameters: the source kind actually opened, its location (valid while the object
  * is open), the delivered width and height, the frame rate (0 when unknown), format, mode and ring
- * size. Errors: INVALID_ARGUMENT. */
+ * size. Errors: INVALID_ARGUMENT (NULL media or out). Any thread. */
 GLCV_API glcv_status glcv_media_get_params(glcv_media *media, glcv_media_params *out);
 
 /* One line saying what was opened, e.g. "camera /dev/video0: 640x480 yuyv422 at 30 fps" or
- * "synthetic scene: 320x240 at 25 fps"; owned by the object, valid until it is closed. */
+ * "synthetic scene: 320x240 at 25 fps"; owned by the object, valid until it is closed;
+ * "" for NULL. */
 GLCV_API const char *glcv_media_describe(const glcv_media *media);
 
 /* "camera", "video", "frames", "sequence", "lavfi", "synthetic" ("default" for DEFAULT; "?" for
