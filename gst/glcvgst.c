@@ -171,7 +171,8 @@ static const char box_fragment_source[] =
     "        bool outer = all(greaterThanEqual(p, b.xy)) && all(lessThan(p, b.xy + b.zw));\n"
     "        bool inner = all(greaterThanEqual(p, b.xy + t)) && all(lessThan(p, b.xy + b.zw - t));\n"
     "        if (outer && !inner)\n"
-    "            colour = lost[i] > 0.5 ? vec4(1.0, 0.55, 0.0, 1.0) : vec4(0.1, 1.0, 0.2, 1.0);\n"
+    "            colour = lost[i] > 0.5 ? vec4(1.0, 140.0 / 255.0, 0.0, 1.0)\n"
+    "                                   : vec4(26.0 / 255.0, 1.0, 51.0 / 255.0, 1.0);\n"
     "    }\n"
     "    frag_colour = colour;\n"
     "}\n";
