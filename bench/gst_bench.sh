@@ -13,7 +13,8 @@
 # pipeline on the files with and without glcvsegment (pngdec, queue, glupload, glcolorconvert), and one
 # frame kept on the GPU (imagefreeze after glcolorconvert) with and without glcvsegment; the
 # element's time per segmented frame comes from that run and one of only the learned frames and
-# one more. Each pipeline ends in fakesink
+# one more; and the resident frame through gleffects effect=identity, GStreamer's own GL filter, as
+# the cost of a GL filter element that draws a new output texture. Each pipeline ends in fakesink
 # and is timed by gst-launch-1.0 (PLAYING to end of stream, so the GL context's creation is not
 # counted). Without a display: GST_GL_PLATFORM=egl GST_GL_WINDOW=egl-device GST_GL_API=opengl3
 # (the defaults here). Prints a Markdown table.
@@ -86,6 +87,9 @@ t_files_seg=$(time_pipeline files_seg "${files[@]}" ! "${element[@]}" ! fakesink
 resident "$frames"
 t_res=$(time_pipeline resident "${RESIDENT[@]}" ! fakesink)
 t_res_seg=$(time_pipeline resident_seg "${RESIDENT[@]}" ! "${element[@]}" ! fakesink)
+# the control: a GL filter of GStreamer's own that draws its input into a new output texture, as
+# glcvsegment draws its mask (the cost of being a GL filter element, without glcv)
+t_res_filter=$(time_pipeline resident_filter "${RESIDENT[@]}" ! gleffects effect=identity ! fakesink)
 # The same with only the learned frames and one more: the difference is the segmented frames alone
 # (learning, the calibration on the host and the first frame's set-up are in both).
 short=$((learn + 1))
@@ -111,6 +115,7 @@ row "glcv segment, PNG files (decode, upload, passes, mask read back)" "$cli_wal
 row "pipeline, PNG files -> glupload -> glcolorconvert -> fakesink" "$t_files"
 row "pipeline, PNG files -> ... -> glcvsegment -> fakesink" "$t_files_seg"
 row "pipeline, one resident frame (imagefreeze) -> fakesink" "$t_res"
+row "pipeline, one resident frame -> gleffects identity (a GL filter, no glcv) -> fakesink" "$t_res_filter"
 row "pipeline, one resident frame -> glcvsegment -> fakesink" "$t_res_seg"
 echo
 awk -v a="$t_res_seg_short" -v b="$t_res_seg" -v n="$((frames - short))" -v f="$cli_frame" -v g="$cli_gpu" 'BEGIN {
