@@ -6,7 +6,8 @@
 # FUZZ_SECONDS (default 600), the fault and contract tests, and soak_bench for SOAK_FRAMES (default
 # 100000); soak results of other machines (the GPU machine's) are added from files named in
 # GLCV_SOAK_FILES ("label=path ..." of soak_bench's output); GLCV_SOAK_LOCAL=path uses a finished
-# local soak run's output instead of running it again.
+# local soak run's output instead of running it again. The stream tool's soak (bench/stream_soak.sh,
+# SOAK_FRAMES frames) likewise: GLCV_STREAM_SOAK_LOCAL=path, GLCV_STREAM_SOAK_FILES="label=path ...".
 set -uo pipefail
 build=$(cd "${1:?usage: scripts/reliability.sh BUILD_DIR [FUZZ_SECONDS] [SOAK_FRAMES]}" && pwd)
 fuzz_seconds=${2:-600}
@@ -32,7 +33,22 @@ else
     echo "reliability.sh: soak ($soak_frames frames)"
     "$build/bench/soak_bench" --frames "$soak_frames" --samples 50 --size 160x120 >"$work/soak.txt" 2>&1
 fi
+if [ -n "${GLCV_STREAM_SOAK_LOCAL:-}" ]; then
+    cp "$GLCV_STREAM_SOAK_LOCAL" "$work/stream_soak.txt"
+else
+    echo "reliability.sh: stream soak ($soak_frames frames)"
+    bash "$root/bench/stream_soak.sh" "$build" --frames "$soak_frames" --interval 5 >"$work/stream_soak.txt" 2>&1
+fi
 sanitized=$(grep -q 'GLCV_SANITIZE:BOOL=ON' "$build/CMakeCache.txt" && echo "yes" || echo "no")
+
+stream_soak_section() { # label file
+    echo "### $1"
+    echo
+    grep -E '^stream_soak:|^    ' "$2"
+    echo
+    sed -n '/^| server/,/^$/p' "$2"
+    sed -n '/^| steady viewer/,/^$/p' "$2"
+}
 
 soak_section() { # label file
     echo "### $1"
@@ -66,15 +82,15 @@ build \`$(basename "$build")\`, sanitizers: $sanitized); the sections below the 
 | call order and GL contexts | objects used or destroyed after their context was destroyed, with none current, with another (new) one current; a context that cannot be made (eglInitialize, eglCreateContext, eglCreatePbufferSurface or eglMakeCurrent failing, injected through a private hook) or that the GPU lost (EGL_CONTEXT_LOST) | \`test_context_lost\` (every call NO_CONTEXT, no GL call; creation fails naming the EGL call, the AUTO engine then gives the CPU's exact mask; a lost context is named, its objects refuse every call and go without a GL call, a new context works; under AddressSanitizer in the sanitizer suite) |
 | media sources | any bytes as a video file (every demuxer and decoder FFmpeg picks); timestamp jumps forward and back in a live source; truncated and corrupted video files; videos of frames above the pixel limit; empty locations, lavfi graphs without video; a network source (a camera) cut by a reset or stalled mid-stream | \`fuzz_media_open\`; \`test_media\` (16 frames with two jumps take 0.8 s, not 10 s a frame; a truncated file's missing frames counted as decode errors; LIMIT at open; a reset: the frames before it whole, then IO; a stall: IO after \`stall_timeout\`, and closing ends the wait at once); \`test_cli_media\` (cut and stalled loopback streams: exit 1 naming the cause, the masks written equal the file's) |
 | output | a disk that fills while masks are written (a file size limit) | \`test_cli\` (exit 1 naming the file, no temporary file left, every mask written decodes) |
-| long runs | 100,000 frames of segment + track, objects made again every 10,000 (or 1,000) frames | \`bench/soak_bench\` (below): host memory, descriptors, threads, GL and CUDA memory |
+| long runs | 100,000 frames of segment + track, objects made again every 10,000 (or 1,000) frames; 100,000 frames streamed on loopback to a viewer while another joins and leaves every 2 s | \`bench/soak_bench\` (below): host memory, descriptors, threads, GL and CUDA memory; \`bench/stream_soak.sh\`: the server's and the viewer's memory, descriptors and threads |
 
 Every change runs the whole test suite plain and with AddressSanitizer, UndefinedBehaviorSanitizer
 and LeakSanitizer (\`scripts/build.sh test\`, also in CI), then every fuzzer for 60 s
 (\`scripts/fuzz.sh\`). A crash input a fuzzer finds goes into \`tests/fuzz/corpus/<target>\` once
 fixed, so that its replay test keeps it fixed.
 
-Not covered yet: the stream tool on loopback under the soak; a named pipe (FIFO) that stalls is
-read without the stall bound (FFmpeg's file reads block).
+Not covered yet: a named pipe (FIFO) that stalls is read without the stall bound (FFmpeg's file
+reads block); a real camera unplugged (simulated above by a network stream cut mid-way).
 
 ## Fuzzing (\`scripts/fuzz.sh $fuzz_seconds\`)
 
@@ -102,6 +118,21 @@ soak_section "This machine ($machine)" "$work/soak.txt"
 for entry in ${GLCV_SOAK_FILES:-}; do
     label=${entry%%=*}
     soak_section "${label//_/ }" "${entry#*=}"
+done
+cat <<EOF
+
+## The stream tool on loopback (\`bench/stream_soak.sh\`)
+
+\`glcv stream serve\` sends the synthetic scene as fast as it encodes to one viewer for the whole
+run, while a second viewer joins and leaves every few seconds (a connection, a handshake, a
+keyframe and a teardown each time); the server's and the steady viewer's memory, descriptors and
+threads are sampled from /proc.
+
+EOF
+stream_soak_section "This machine ($machine)" "$work/stream_soak.txt"
+for entry in ${GLCV_STREAM_SOAK_FILES:-}; do
+    label=${entry%%=*}
+    stream_soak_section "${label//_/ }" "${entry#*=}"
 done
 } >"$out"
 echo "reliability.sh: wrote $out"
