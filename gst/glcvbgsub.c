@@ -25,14 +25,10 @@ typedef struct _GstGlcvBgsub {
 
     /* The GL thread's state. */
     glcv_bgsub *bgsub;
-    int width, height; /* the object's size (object lock), 0 without one */
+    glcvgst_gl gl; /* the size is the object's */
     int learn_frames, learned;
     gboolean learning;
     glcv_image scratch; /* a frame read back while learning */
-    GstGLShader *shader;
-    glcvgst_log log;
-    GstGLMemory *in, *out; /* the frame in flight */
-    gboolean ok;
 } GstGlcvBgsub;
 
 typedef struct _GstGlcvBgsubClass {
@@ -70,9 +66,7 @@ static GType method_get_type(void)
         {GLCV_BGSUB_DIFF3, "Three-frame differencing", "diff3"},
         {0, NULL, NULL},
     };
-    if (g_once_init_enter(&type))
-        g_once_init_leave(&type, g_enum_register_static("GlcvGstBgsubMethod", values));
-    return (GType)type;
+    return glcvgst_enum_type(&type, "GlcvGstBgsubMethod", values);
 }
 
 static GType engine_get_type(void)
@@ -84,9 +78,7 @@ static GType engine_get_type(void)
         {GLCV_ENGINE_COMPUTE, "Compute-shader passes (GL 4.3)", "compute"},
         {0, NULL, NULL},
     };
-    if (g_once_init_enter(&type))
-        g_once_init_leave(&type, g_enum_register_static("GlcvGstBgsubEngine", values));
-    return (GType)type;
+    return glcvgst_enum_type(&type, "GlcvGstBgsubEngine", values);
 }
 
 static GType passes_get_type(void)
@@ -97,16 +89,14 @@ static GType passes_get_type(void)
         {GLCV_BGSUB_MULTI_PASS, "The chapter's chain of passes (slower; for comparison)", "multi"},
         {0, NULL, NULL},
     };
-    if (g_once_init_enter(&type))
-        g_once_init_leave(&type, g_enum_register_static("GlcvGstBgsubPasses", values));
-    return (GType)type;
+    return glcvgst_enum_type(&type, "GlcvGstBgsubPasses", values);
 }
 
 static void gst_glcv_bgsub_init(GstGlcvBgsub *self)
 {
     self->params = DEFAULT_PARAMS;
     self->output = GLCVGST_OUTPUT_MASK;
-    glcvgst_log_init(&self->log, GST_ELEMENT(self));
+    glcvgst_log_init(&self->gl.log, GST_ELEMENT(self));
 }
 
 static void gst_glcv_bgsub_finalize(GObject *object)
@@ -114,7 +104,7 @@ static void gst_glcv_bgsub_finalize(GObject *object)
     GstGlcvBgsub *self = (GstGlcvBgsub *)object;
     g_free(self->background_location);
     glcv_image_free(&self->scratch);
-    glcvgst_log_dispose(&self->log);
+    glcvgst_log_dispose(&self->gl.log);
     G_OBJECT_CLASS(gst_glcv_bgsub_parent_class)->finalize(object);
 }
 
@@ -219,74 +209,48 @@ static void gst_glcv_bgsub_get_property(GObject *object, guint id, GValue *value
 
 /* ---- the GL thread --------------------------------------------------------------------------- */
 
-static gboolean lib_failed(GstGlcvBgsub *self, const char *what, glcv_status st)
-{
-    char *text = glcvgst_error_text(&self->log, what, st);
-    GST_ELEMENT_ERROR(self, LIBRARY, FAILED, ("%s", text), ("glcv status %d", (int)st));
-    g_free(text);
-    return FALSE;
-}
-
 /* background-location: B is the image and T the minimum threshold, as glcv segment --bg does
  * (learning from that one image). */
 static gboolean learn_from_file(GstGlcvBgsub *self, const char *path)
 {
-    glcv_logger logger = glcvgst_logger(&self->log);
     glcv_image image = {0};
-    glcv_status st = glcv_image_load(path, GLCV_PIXEL_RGBA8, &logger, &image);
-    if (st != GLCV_OK) {
-        char *text = glcvgst_error_text(&self->log, path, st);
-        GST_ELEMENT_ERROR(self, RESOURCE, OPEN_READ, ("Could not read the background image \"%s\".", path),
-                          ("%s", text));
-        g_free(text);
+    if (!glcvgst_load_background(&self->gl, path, &image))
         return FALSE;
-    }
-    gboolean ok = TRUE;
-    if (image.width != self->width || image.height != self->height) {
-        GST_ELEMENT_ERROR(self, STREAM, FORMAT,
-                          ("The background image \"%s\" is %dx%d, the frames %dx%d.", path, image.width, image.height,
-                           self->width, self->height),
-                          (NULL));
-        ok = FALSE;
-    } else {
-        st = glcv_bgsub_learn_begin(self->bgsub);
-        if (st == GLCV_OK)
-            st = glcv_bgsub_learn_add(self->bgsub, &image, 1);
-        if (st == GLCV_OK)
-            st = glcv_bgsub_learn_end(self->bgsub);
-        if (st != GLCV_OK)
-            ok = lib_failed(self, "Cannot learn the background image", st);
-    }
+    glcv_status st = glcv_bgsub_learn_begin(self->bgsub);
+    if (st == GLCV_OK)
+        st = glcv_bgsub_learn_add(self->bgsub, &image, 1);
+    if (st == GLCV_OK)
+        st = glcv_bgsub_learn_end(self->bgsub);
     glcv_image_free(&image);
-    return ok;
+    return st == GLCV_OK || glcvgst_fail(&self->gl, "Cannot learn the background image", st);
 }
 
 static gboolean bgsub_start(GstGlcvBgsub *self)
 {
     GstGLFilter *filter = GST_GL_FILTER(self);
-    if (!self->shader && !(self->shader = glcvgst_mask_shader_new(filter, GLCVGST_MASK_ARRAY)))
+    if (!self->gl.shader && !(self->gl.shader = glcvgst_mask_shader_new(filter, GLCVGST_MASK_ARRAY)))
         return FALSE;
     GST_OBJECT_LOCK(self);
     glcv_bgsub_params p = self->params;
     char *location = g_strdup(self->background_location);
     const int learn_frames = self->learn_frames_set;
     GST_OBJECT_UNLOCK(self);
-    glcvgst_log_clear(&self->log);
+    glcvgst_log_clear(&self->gl.log);
     p.width = GST_VIDEO_INFO_WIDTH(&filter->in_info);
     p.height = GST_VIDEO_INFO_HEIGHT(&filter->in_info);
     p.format = GLCV_PIXEL_RGBA8; /* what the frame textures read back as: uploaded as it is */
     p.packed = -1;               /* one pixel per mask texel: a GL_R8 mask the shader reads */
-    p.logger = glcvgst_logger(&self->log);
+    p.logger = glcvgst_logger(&self->gl.log);
     glcv_bgsub *bgsub = NULL;
     glcv_status st = glcv_bgsub_create(&p, &bgsub);
     if (st != GLCV_OK) {
         g_free(location);
-        return lib_failed(self, "Cannot create the background subtraction", st);
+        return glcvgst_fail(&self->gl, "Cannot create the background subtraction", st);
     }
     GST_OBJECT_LOCK(self);
     self->bgsub = bgsub;
-    self->width = p.width;
-    self->height = p.height;
+    self->gl.width = p.width;
+    self->gl.height = p.height;
     GST_OBJECT_UNLOCK(self);
     glcv_bgsub_get_params(bgsub, &p);
     GST_INFO_OBJECT(self, "%s %dx%d, engine %s", glcv_bgsub_method_string(p.method), p.width, p.height,
@@ -303,7 +267,7 @@ static gboolean bgsub_start(GstGlcvBgsub *self)
         if (st == GLCV_OK)
             st = glcv_bgsub_learn_begin(bgsub);
         self->learning = st == GLCV_OK;
-        ok = st == GLCV_OK || lib_failed(self, "Cannot start learning the background", st);
+        ok = st == GLCV_OK || glcvgst_fail(&self->gl, "Cannot start learning the background", st);
     }
     g_free(location);
     return ok;
@@ -312,20 +276,21 @@ static gboolean bgsub_start(GstGlcvBgsub *self)
 /* Reads the frame texture into `image` (RGBA8 of the frame's size, any stride). */
 static gboolean read_frame(GstGlcvBgsub *self, glcv_image *image)
 {
-    const size_t row = (size_t)self->width * 4;
+    const int width = self->gl.width, height = self->gl.height;
+    const size_t row = (size_t)width * 4;
     uint8_t *target = image->stride == row ? image->data : self->scratch.data;
     if (!target) {
-        glcv_status st = glcv_image_alloc(self->width, self->height, GLCV_PIXEL_RGBA8, &self->scratch);
+        glcv_status st = glcv_image_alloc(width, height, GLCV_PIXEL_RGBA8, &self->scratch);
         if (st != GLCV_OK)
-            return lib_failed(self, "Cannot read the frame", st);
+            return glcvgst_fail(&self->gl, "Cannot read the frame", st);
         target = self->scratch.data;
     }
-    if (!gst_gl_memory_read_pixels(self->in, target)) {
+    if (!gst_gl_memory_read_pixels(self->gl.in, target)) {
         GST_ELEMENT_ERROR(self, RESOURCE, READ, ("Cannot read the frame texture"), (NULL));
         return FALSE;
     }
     if (target != image->data)
-        for (int y = 0; y < self->height; y++)
+        for (int y = 0; y < height; y++)
             memcpy(image->data + (size_t)y * image->stride, target + (size_t)y * row, row);
     return TRUE;
 }
@@ -334,7 +299,7 @@ static void process_frame(GstGLContext *context, gpointer data)
 {
     (void)context;
     GstGlcvBgsub *self = data;
-    self->ok = FALSE;
+    self->gl.ok = FALSE;
     if (!self->bgsub && !bgsub_start(self))
         return;
     unsigned int mask = 0;
@@ -343,12 +308,12 @@ static void process_frame(GstGLContext *context, gpointer data)
         if (!read_frame(self, &self->scratch))
             return;
         if ((st = glcv_bgsub_learn_add(self->bgsub, &self->scratch, 1)) != GLCV_OK) {
-            lib_failed(self, "Cannot learn from the frame", st);
+            glcvgst_fail(&self->gl, "Cannot learn from the frame", st);
             return;
         }
         if (++self->learned >= self->learn_frames) {
             if ((st = glcv_bgsub_learn_end(self->bgsub)) != GLCV_OK) {
-                lib_failed(self, "Cannot learn the background", st);
+                glcvgst_fail(&self->gl, "Cannot learn the background", st);
                 return;
             }
             self->learning = FALSE;
@@ -356,56 +321,37 @@ static void process_frame(GstGLContext *context, gpointer data)
     } else {
         glcv_image frame;
         if ((st = glcv_bgsub_map_frames(self->bgsub, &frame, 1)) != GLCV_OK) {
-            lib_failed(self, "Cannot map the upload memory", st);
+            glcvgst_fail(&self->gl, "Cannot map the upload memory", st);
             return;
         }
         if (!read_frame(self, &frame))
             return;
         if ((st = glcv_bgsub_frames_mapped(self->bgsub, 0)) != GLCV_OK) {
-            lib_failed(self, "Cannot process the frame", st);
+            glcvgst_fail(&self->gl, "Cannot process the frame", st);
             return;
         }
         if (!(mask = glcv_bgsub_mask_texture(self->bgsub))) {
-            lib_failed(self, "No mask texture", GLCV_ERROR_GL);
+            glcvgst_fail(&self->gl, "No mask texture", GLCV_ERROR_GL);
             return;
         }
     }
     GST_OBJECT_LOCK(self);
     const int output = self->output;
     GST_OBJECT_UNLOCK(self);
-    self->ok = glcvgst_draw_mask(GST_GL_FILTER(self), self->shader, GLCVGST_MASK_ARRAY, self->in, self->out, mask,
-                                 (GlcvGstOutput)output);
+    self->gl.ok = glcvgst_draw_mask(GST_GL_FILTER(self), self->gl.shader, GLCVGST_MASK_ARRAY, self->gl.in,
+                                    self->gl.out, mask, (GlcvGstOutput)output);
 }
 
 static gboolean gst_glcv_bgsub_filter_texture(GstGLFilter *filter, GstGLMemory *input, GstGLMemory *output)
 {
-    GstGlcvBgsub *self = (GstGlcvBgsub *)filter;
-    self->in = input;
-    self->out = output;
-    gst_gl_context_thread_add(GST_GL_BASE_FILTER(filter)->context, process_frame, self);
-    self->in = self->out = NULL;
-    return self->ok;
+    return glcvgst_process_frame(filter, &((GstGlcvBgsub *)filter)->gl, process_frame, input, output);
 }
 
 static gboolean gst_glcv_bgsub_set_caps(GstGLFilter *filter, GstCaps *incaps, GstCaps *outcaps)
 {
     (void)outcaps;
-    GstGlcvBgsub *self = (GstGlcvBgsub *)filter;
-    GstVideoInfo info;
-    if (!gst_video_info_from_caps(&info, incaps))
-        return FALSE;
-    GST_OBJECT_LOCK(self);
-    const int w = self->width, h = self->height;
-    GST_OBJECT_UNLOCK(self);
-    if (w > 0 && (GST_VIDEO_INFO_WIDTH(&info) != w || GST_VIDEO_INFO_HEIGHT(&info) != h)) {
-        GST_ELEMENT_ERROR(self, STREAM, FORMAT,
-                          ("The frame size changed mid-stream from %dx%d to %dx%d; glcvbgsub keeps a background of "
-                           "the first size (restart the pipeline for a new size).",
-                           w, h, GST_VIDEO_INFO_WIDTH(&info), GST_VIDEO_INFO_HEIGHT(&info)),
-                          (NULL));
-        return FALSE;
-    }
-    return TRUE;
+    return glcvgst_keep_frame_size(filter, &((GstGlcvBgsub *)filter)->gl, incaps,
+                                   "glcvbgsub keeps a background of the first size", NULL);
 }
 
 static void gst_glcv_bgsub_gl_stop(GstGLBaseFilter *base)
@@ -414,13 +360,11 @@ static void gst_glcv_bgsub_gl_stop(GstGLBaseFilter *base)
     GST_OBJECT_LOCK(self);
     glcv_bgsub *bgsub = self->bgsub;
     self->bgsub = NULL;
-    self->width = self->height = 0;
+    self->gl.width = self->gl.height = 0;
     GST_OBJECT_UNLOCK(self);
     glcv_bgsub_destroy(&bgsub);
     glcv_image_free(&self->scratch);
-    if (self->shader)
-        gst_object_unref(self->shader);
-    self->shader = NULL;
+    gst_clear_object(&self->gl.shader);
     GST_GL_BASE_FILTER_CLASS(gst_glcv_bgsub_parent_class)->gl_stop(base);
 }
 
@@ -440,10 +384,7 @@ static void gst_glcv_bgsub_class_init(GstGlcvBgsubClass *klass)
     gobject->get_property = gst_glcv_bgsub_get_property;
     gobject->finalize = gst_glcv_bgsub_finalize;
 
-    g_object_class_install_property(
-        gobject, PROP_OUTPUT,
-        g_param_spec_enum("output", "Output", "The mask (grey RGBA) or the frame with the foreground tinted",
-                          glcvgst_output_get_type(), GLCVGST_OUTPUT_MASK, rw | GST_PARAM_MUTABLE_PLAYING));
+    glcvgst_install_output_property(gobject, PROP_OUTPUT, rw | GST_PARAM_MUTABLE_PLAYING);
     g_object_class_install_property(gobject, PROP_METHOD,
                                     g_param_spec_enum("method", "Method", "How foreground is told from background",
                                                       method_get_type(), d.method, ready));
@@ -495,8 +436,7 @@ static void gst_glcv_bgsub_class_init(GstGlcvBgsubClass *klass)
     gst_element_class_set_static_metadata(
         element, "glcv background subtraction", "Filter/Analyzer/Video",
         "VSAM background subtraction or frame differencing of GL frames with glcv: mask or overlay out", "glcv");
-    gst_gl_filter_add_rgba_pad_templates(filter);
-    base->supported_gl_api = GST_GL_API_OPENGL | GST_GL_API_OPENGL3;
+    glcvgst_filter_class_setup(filter);
     base->gl_stop = gst_glcv_bgsub_gl_stop;
     filter->filter_texture = gst_glcv_bgsub_filter_texture;
     filter->set_caps = gst_glcv_bgsub_set_caps;

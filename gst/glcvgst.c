@@ -1,5 +1,6 @@
-/* What the glcv elements share: glcv's logger into GStreamer's debug log, the property enums,
- * and the shaders that draw a mask, an overlay or boxes into the output texture. */
+/* What the glcv elements share: glcv's logger into GStreamer's debug log, the GL thread's
+ * plumbing, the property enums, and the shaders that draw a mask, an overlay or boxes into the
+ * output texture. */
 #include "glcvgst.h"
 
 #include <gst/gl/gstglfuncs.h>
@@ -69,7 +70,85 @@ char *glcvgst_error_text(glcvgst_log *log, const char *what, glcv_status status)
     return text;
 }
 
+/* ---- the GL thread --------------------------------------------------------------------------- */
+
+gboolean glcvgst_fail(glcvgst_gl *gl, const char *what, glcv_status status)
+{
+    char *text = glcvgst_error_text(&gl->log, what, status);
+    GST_ELEMENT_ERROR(gl->log.element, LIBRARY, FAILED, ("%s", text), ("glcv status %d", (int)status));
+    g_free(text);
+    return FALSE;
+}
+
+gboolean glcvgst_process_frame(GstGLFilter *filter, glcvgst_gl *gl, GstGLContextThreadFunc process, GstGLMemory *input,
+                               GstGLMemory *output)
+{
+    gl->in = input;
+    gl->out = output;
+    gst_gl_context_thread_add(GST_GL_BASE_FILTER(filter)->context, process, filter);
+    gl->in = gl->out = NULL;
+    return gl->ok;
+}
+
+gboolean glcvgst_keep_frame_size(GstGLFilter *filter, glcvgst_gl *gl, GstCaps *incaps, const char *keeps,
+                                 gboolean *started)
+{
+    GstVideoInfo info;
+    if (!gst_video_info_from_caps(&info, incaps))
+        return FALSE;
+    GST_OBJECT_LOCK(filter);
+    const int w = gl->width, h = gl->height;
+    GST_OBJECT_UNLOCK(filter);
+    if (started)
+        *started = w > 0;
+    if (w > 0 && (GST_VIDEO_INFO_WIDTH(&info) != w || GST_VIDEO_INFO_HEIGHT(&info) != h)) {
+        GST_ELEMENT_ERROR(filter, STREAM, FORMAT,
+                          ("The frame size changed mid-stream from %dx%d to %dx%d; %s (restart the pipeline for a "
+                           "new size).",
+                           w, h, GST_VIDEO_INFO_WIDTH(&info), GST_VIDEO_INFO_HEIGHT(&info), keeps),
+                          (NULL));
+        return FALSE;
+    }
+    return TRUE;
+}
+
+gboolean glcvgst_load_background(glcvgst_gl *gl, const char *path, glcv_image *image)
+{
+    GstElement *element = gl->log.element;
+    glcv_logger logger = glcvgst_logger(&gl->log);
+    glcv_status st = glcv_image_load(path, GLCV_PIXEL_RGBA8, &logger, image);
+    if (st != GLCV_OK) {
+        char *text = glcvgst_error_text(&gl->log, path, st);
+        GST_ELEMENT_ERROR(element, RESOURCE, OPEN_READ, ("Could not read the background image \"%s\".", path),
+                          ("%s", text));
+        g_free(text);
+        return FALSE;
+    }
+    if (image->width != gl->width || image->height != gl->height) {
+        GST_ELEMENT_ERROR(element, STREAM, FORMAT,
+                          ("The background image \"%s\" is %dx%d, the frames %dx%d.", path, image->width,
+                           image->height, gl->width, gl->height),
+                          (NULL));
+        glcv_image_free(image);
+        return FALSE;
+    }
+    return TRUE;
+}
+
+void glcvgst_filter_class_setup(GstGLFilterClass *klass)
+{
+    gst_gl_filter_add_rgba_pad_templates(klass);
+    GST_GL_BASE_FILTER_CLASS(klass)->supported_gl_api = GST_GL_API_OPENGL | GST_GL_API_OPENGL3;
+}
+
 /* ---- property enums -------------------------------------------------------------------------- */
+
+GType glcvgst_enum_type(gsize *once, const char *name, const GEnumValue *values)
+{
+    if (g_once_init_enter(once))
+        g_once_init_leave(once, g_enum_register_static(name, values));
+    return (GType)*once;
+}
 
 GType glcvgst_output_get_type(void)
 {
@@ -79,9 +158,15 @@ GType glcvgst_output_get_type(void)
         {GLCVGST_OUTPUT_OVERLAY, "The frame with the foreground tinted", "overlay"},
         {0, NULL, NULL},
     };
-    if (g_once_init_enter(&type))
-        g_once_init_leave(&type, g_enum_register_static("GlcvGstOutput", values));
-    return (GType)type;
+    return glcvgst_enum_type(&type, "GlcvGstOutput", values);
+}
+
+void glcvgst_install_output_property(GObjectClass *klass, guint id, GParamFlags flags)
+{
+    g_object_class_install_property(klass, id,
+                                    g_param_spec_enum("output", "Output",
+                                                      "The mask (grey RGBA) or the frame with the foreground tinted",
+                                                      glcvgst_output_get_type(), GLCVGST_OUTPUT_MASK, flags));
 }
 
 GType glcvgst_gl_engine_get_type(void)
@@ -94,9 +179,7 @@ GType glcvgst_gl_engine_get_type(void)
         {GLCV_ENGINE_CPU, "The CPU implementation (textures read back, masks uploaded)", "cpu"},
         {0, NULL, NULL},
     };
-    if (g_once_init_enter(&type))
-        g_once_init_leave(&type, g_enum_register_static("GlcvGstGLEngine", values));
-    return (GType)type;
+    return glcvgst_enum_type(&type, "GlcvGstGLEngine", values);
 }
 
 GType glcvgst_track_engine_get_type(void)
@@ -108,9 +191,7 @@ GType glcvgst_track_engine_get_type(void)
         {GLCV_ENGINE_CPU, "The CPU implementation (textures read back)", "cpu"},
         {0, NULL, NULL},
     };
-    if (g_once_init_enter(&type))
-        g_once_init_leave(&type, g_enum_register_static("GlcvGstTrackEngine", values));
-    return (GType)type;
+    return glcvgst_enum_type(&type, "GlcvGstTrackEngine", values);
 }
 
 /* ---- shaders --------------------------------------------------------------------------------- */

@@ -1,6 +1,7 @@
-/* What the glcv GStreamer elements share: the glcv logger that feeds GStreamer's debug log,
- * the enum types of their properties, and the shader that draws a mask or an overlay into the
- * element's output texture.
+/* What the glcv GStreamer elements share: the glcv logger that feeds GStreamer's debug log, the
+ * GL thread's state and plumbing (errors, the frame handed to the GL thread, the frame size kept,
+ * the background image), the enum types of their properties, and the shaders that draw a mask,
+ * an overlay or boxes into the element's output texture.
  *
  * The elements are GstGLFilter subclasses. Their glcv objects live on the pipeline's GL thread
  * (the GstGLContext of the filter is current there): they are created at the first frame, used
@@ -14,6 +15,7 @@
 #include <gst/gst.h>
 
 #include <glcv/core.h>
+#include <glcv/image.h>
 
 G_BEGIN_DECLS
 
@@ -35,12 +37,53 @@ glcv_logger glcvgst_logger(glcvgst_log *log);
 /* "<what>: <status text> (<glcv's last message>)", for GST_ELEMENT_ERROR; g_free it. */
 char *glcvgst_error_text(glcvgst_log *log, const char *what, glcv_status status);
 
+/* What every element keeps for its GL thread. `width` and `height` are written under the
+ * element's object lock (set_caps reads them on the streaming thread); the rest is the GL
+ * thread's. */
+typedef struct glcvgst_gl {
+    glcvgst_log log;
+    GstGLShader *shader;   /* what the element draws with, built at the first frame */
+    int width, height;     /* the glcv object's size, 0 without one */
+    GstGLMemory *in, *out; /* the frame in flight */
+    gboolean ok;           /* what the frame's work on the GL thread came to */
+} glcvgst_gl;
+
+/* Posts "<what>: <status text> (<glcv's last message>)" as the element's LIBRARY FAILED error.
+ * Returns FALSE. */
+gboolean glcvgst_fail(glcvgst_gl *gl, const char *what, glcv_status status);
+
+/* The body of filter_texture: runs `process(context, filter)` on the GL thread with gl->in and
+ * gl->out set to the frame, and returns the gl->ok it leaves. */
+gboolean glcvgst_process_frame(GstGLFilter *filter, glcvgst_gl *gl, GstGLContextThreadFunc process, GstGLMemory *input,
+                               GstGLMemory *output);
+
+/* The body of set_caps for an element whose glcv object keeps the first frame size: FALSE, and
+ * an element error whose reason is `keeps` ("glcvxxx keeps ... of the first size"), when the
+ * object exists and `incaps` has another size. `*started` (may be NULL): whether it exists. */
+gboolean glcvgst_keep_frame_size(GstGLFilter *filter, glcvgst_gl *gl, GstCaps *incaps, const char *keeps,
+                                 gboolean *started);
+
+/* Loads the RGBA image at `path` into `image` (glcv_image_free it) when it has the frames' size
+ * (gl->width x gl->height); else FALSE and an element error ("Could not read the background
+ * image ...", or its size against the frames'). */
+gboolean glcvgst_load_background(glcvgst_gl *gl, const char *path, glcv_image *image);
+
+/* The class setup every element shares: RGBA pad templates, desktop OpenGL only (the shaders
+ * then ask for 3.3 core). */
+void glcvgst_filter_class_setup(GstGLFilterClass *klass);
+
+/* The enum type `name` of `values` (static), registered at the first call: the body of a
+ * *_get_type function whose `static gsize type = 0` is `once`. */
+GType glcvgst_enum_type(gsize *once, const char *name, const GEnumValue *values);
+
 /* Output of the mask-producing elements. */
 typedef enum {
     GLCVGST_OUTPUT_MASK = 0,   /* the mask as grey RGBA: white foreground, black background */
     GLCVGST_OUTPUT_OVERLAY = 1 /* the frame with the foreground tinted */
 } GlcvGstOutput;
 GType glcvgst_output_get_type(void);
+/* Installs the "output" property (GlcvGstOutput, default mask) as property `id`. */
+void glcvgst_install_output_property(GObjectClass *klass, guint id, GParamFlags flags);
 
 /* glcv_engine_mode values of the GL modules (segmenter, background subtraction). */
 GType glcvgst_gl_engine_get_type(void);

@@ -24,14 +24,10 @@ typedef struct _GstGlcvSegment {
 
     /* The GL thread's state. */
     glcv_segment *seg;
-    int width, height; /* the segmenter's size (object lock), 0 without one */
+    glcvgst_gl gl; /* the size is the segmenter's */
     int learned;
     int learn_frames; /* of this stream */
     gboolean learning, background_from_first_frame;
-    GstGLShader *shader;
-    glcvgst_log log;
-    GstGLMemory *in, *out; /* the frame in flight */
-    gboolean ok;
 } GstGlcvSegment;
 
 typedef struct _GstGlcvSegmentClass {
@@ -70,9 +66,7 @@ static GType preset_get_type(void)
         {GLCV_SEGMENT_PAPER, "The paper's fixed values (Ts 310, Odc 5800, B1 2, B2 200), mean background", "paper"},
         {0, NULL, NULL},
     };
-    if (g_once_init_enter(&type))
-        g_once_init_leave(&type, g_enum_register_static("GlcvGstSegmentPreset", values));
-    return (GType)type;
+    return glcvgst_enum_type(&type, "GlcvGstSegmentPreset", values);
 }
 
 static void gst_glcv_segment_init(GstGlcvSegment *self)
@@ -83,14 +77,14 @@ static void gst_glcv_segment_init(GstGlcvSegment *self)
     self->preset = GLCV_SEGMENT_CALIBRATED;
     self->learn_frames_set = DEFAULT_LEARN_FRAMES;
     self->output = GLCVGST_OUTPUT_MASK;
-    glcvgst_log_init(&self->log, GST_ELEMENT(self));
+    glcvgst_log_init(&self->gl.log, GST_ELEMENT(self));
 }
 
 static void gst_glcv_segment_finalize(GObject *object)
 {
     GstGlcvSegment *self = (GstGlcvSegment *)object;
     g_free(self->background_location);
-    glcvgst_log_dispose(&self->log);
+    glcvgst_log_dispose(&self->gl.log);
     G_OBJECT_CLASS(gst_glcv_segment_parent_class)->finalize(object);
 }
 
@@ -217,14 +211,6 @@ static void gst_glcv_segment_get_property(GObject *object, guint id, GValue *val
 
 /* ---- the GL thread --------------------------------------------------------------------------- */
 
-static gboolean lib_failed(GstGlcvSegment *self, const char *what, glcv_status st)
-{
-    char *text = glcvgst_error_text(&self->log, what, st);
-    GST_ELEMENT_ERROR(self, LIBRARY, FAILED, ("%s", text), ("glcv status %d", (int)st));
-    g_free(text);
-    return FALSE;
-}
-
 /* The properties, as one frame uses them (copied under the object lock: glcv is not called and
  * no message posted while it is held). */
 typedef struct settings {
@@ -296,7 +282,7 @@ static gboolean apply_setters(GstGlcvSegment *self, const settings *s)
         }
         if (st != GLCV_OK) {
             char *what = g_strdup_printf("Property %s refused", names[k].name);
-            lib_failed(self, what, st);
+            glcvgst_fail(&self->gl, what, st);
             g_free(what);
             return FALSE;
         }
@@ -307,28 +293,12 @@ static gboolean apply_setters(GstGlcvSegment *self, const settings *s)
 /* Loads background-location into the segmenter. */
 static gboolean load_background(GstGlcvSegment *self, const char *path)
 {
-    glcv_logger logger = glcvgst_logger(&self->log);
     glcv_image image = {0};
-    glcv_status st = glcv_image_load(path, GLCV_PIXEL_RGBA8, &logger, &image);
-    if (st != GLCV_OK) {
-        char *text = glcvgst_error_text(&self->log, path, st);
-        GST_ELEMENT_ERROR(self, RESOURCE, OPEN_READ, ("Could not read the background image \"%s\".", path),
-                          ("%s", text));
-        g_free(text);
+    if (!glcvgst_load_background(&self->gl, path, &image))
         return FALSE;
-    }
-    gboolean ok = TRUE;
-    if (image.width != self->width || image.height != self->height) {
-        GST_ELEMENT_ERROR(self, STREAM, FORMAT,
-                          ("The background image \"%s\" is %dx%d, the frames %dx%d.", path, image.width, image.height,
-                           self->width, self->height),
-                          (NULL));
-        ok = FALSE;
-    } else if ((st = glcv_segment_set_background(self->seg, &image)) != GLCV_OK) {
-        ok = lib_failed(self, "Cannot set the background", st);
-    }
+    const glcv_status st = glcv_segment_set_background(self->seg, &image);
     glcv_image_free(&image);
-    return ok;
+    return st == GLCV_OK || glcvgst_fail(&self->gl, "Cannot set the background", st);
 }
 
 /* Creates the segmenter for the negotiated size and sets up its background. */
@@ -336,20 +306,20 @@ static gboolean segment_start(GstGlcvSegment *self, settings *s)
 {
     GstGLFilter *filter = GST_GL_FILTER(self);
     const int width = GST_VIDEO_INFO_WIDTH(&filter->in_info), height = GST_VIDEO_INFO_HEIGHT(&filter->in_info);
-    if (!self->shader && !(self->shader = glcvgst_mask_shader_new(filter, GLCVGST_MASK_2D)))
+    if (!self->gl.shader && !(self->gl.shader = glcvgst_mask_shader_new(filter, GLCVGST_MASK_2D)))
         return FALSE;
-    glcvgst_log_clear(&self->log);
+    glcvgst_log_clear(&self->gl.log);
     glcv_segment_params p =
         GLCV_SEGMENT_PARAMS(.width = width, .height = height, .engine = s->engine, .preset = s->preset,
-                            .fixed_parameters = s->fixed_parameters, .logger = glcvgst_logger(&self->log));
+                            .fixed_parameters = s->fixed_parameters, .logger = glcvgst_logger(&self->gl.log));
     glcv_segment *seg = NULL;
     glcv_status st = glcv_segment_create(&p, &seg);
     if (st != GLCV_OK)
-        return lib_failed(self, "Cannot create the segmenter", st);
+        return glcvgst_fail(&self->gl, "Cannot create the segmenter", st);
     GST_OBJECT_LOCK(self);
     self->seg = seg;
-    self->width = width;
-    self->height = height;
+    self->gl.width = width;
+    self->gl.height = height;
     GST_OBJECT_UNLOCK(self);
     s->dirty = ~0u; /* every threshold given is set */
     self->learned = 0;
@@ -362,7 +332,7 @@ static gboolean segment_start(GstGlcvSegment *self, settings *s)
     if (s->learn_frames > 0) {
         st = glcv_segment_learn_begin(seg);
         self->learning = st == GLCV_OK;
-        return st == GLCV_OK || lib_failed(self, "Cannot start learning the background", st);
+        return st == GLCV_OK || glcvgst_fail(&self->gl, "Cannot start learning the background", st);
     }
     self->background_from_first_frame = TRUE;
     return TRUE;
@@ -372,24 +342,24 @@ static void process_frame(GstGLContext *context, gpointer data)
 {
     (void)context;
     GstGlcvSegment *self = data;
-    self->ok = FALSE;
+    self->gl.ok = FALSE;
     settings s;
     take_settings(self, &s);
     gboolean ready = (self->seg || segment_start(self, &s)) && apply_setters(self, &s);
     g_free(s.background_location);
     if (!ready)
         return;
-    const unsigned int tex = gst_gl_memory_get_texture_id(self->in);
+    const unsigned int tex = gst_gl_memory_get_texture_id(self->gl.in);
     unsigned int mask = 0;
     glcv_status st;
     if (self->learning) {
         if ((st = glcv_segment_learn_add_texture(self->seg, tex)) != GLCV_OK) {
-            lib_failed(self, "Cannot learn from the frame", st);
+            glcvgst_fail(&self->gl, "Cannot learn from the frame", st);
             return;
         }
         if (++self->learned >= self->learn_frames) {
             if ((st = glcv_segment_learn_end(self->seg)) != GLCV_OK) {
-                lib_failed(self, "Cannot learn the background", st);
+                glcvgst_fail(&self->gl, "Cannot learn the background", st);
                 return;
             }
             self->learning = FALSE;
@@ -400,54 +370,35 @@ static void process_frame(GstGLContext *context, gpointer data)
         }
     } else if (self->background_from_first_frame) {
         if ((st = glcv_segment_set_background_texture(self->seg, tex)) != GLCV_OK) {
-            lib_failed(self, "Cannot take the first frame as the background", st);
+            glcvgst_fail(&self->gl, "Cannot take the first frame as the background", st);
             return;
         }
         self->background_from_first_frame = FALSE;
     } else {
         if ((st = glcv_segment_frame_texture(self->seg, tex, 0)) != GLCV_OK) {
-            lib_failed(self, "Cannot segment the frame", st);
+            glcvgst_fail(&self->gl, "Cannot segment the frame", st);
             return;
         }
         if (!(mask = glcv_segment_mask_texture(self->seg))) {
-            lib_failed(self, "No mask texture", GLCV_ERROR_GL);
+            glcvgst_fail(&self->gl, "No mask texture", GLCV_ERROR_GL);
             return;
         }
     }
-    self->ok = glcvgst_draw_mask(GST_GL_FILTER(self), self->shader, GLCVGST_MASK_2D, self->in, self->out, mask,
-                                 (GlcvGstOutput)s.output);
+    self->gl.ok = glcvgst_draw_mask(GST_GL_FILTER(self), self->gl.shader, GLCVGST_MASK_2D, self->gl.in, self->gl.out,
+                                    mask, (GlcvGstOutput)s.output);
 }
 
 static gboolean gst_glcv_segment_filter_texture(GstGLFilter *filter, GstGLMemory *input, GstGLMemory *output)
 {
-    GstGlcvSegment *self = (GstGlcvSegment *)filter;
-    self->in = input;
-    self->out = output;
-    gst_gl_context_thread_add(GST_GL_BASE_FILTER(filter)->context, process_frame, self);
-    self->in = self->out = NULL;
-    return self->ok;
+    return glcvgst_process_frame(filter, &((GstGlcvSegment *)filter)->gl, process_frame, input, output);
 }
 
 /* The segmenter keeps a background and a mask of one size: a new size mid-stream is an error. */
 static gboolean gst_glcv_segment_set_caps(GstGLFilter *filter, GstCaps *incaps, GstCaps *outcaps)
 {
     (void)outcaps;
-    GstGlcvSegment *self = (GstGlcvSegment *)filter;
-    GstVideoInfo info;
-    if (!gst_video_info_from_caps(&info, incaps))
-        return FALSE;
-    GST_OBJECT_LOCK(self);
-    const int w = self->width, h = self->height;
-    GST_OBJECT_UNLOCK(self);
-    if (w > 0 && (GST_VIDEO_INFO_WIDTH(&info) != w || GST_VIDEO_INFO_HEIGHT(&info) != h)) {
-        GST_ELEMENT_ERROR(self, STREAM, FORMAT,
-                          ("The frame size changed mid-stream from %dx%d to %dx%d; glcvsegment keeps one background "
-                           "of the first size (restart the pipeline for a new size).",
-                           w, h, GST_VIDEO_INFO_WIDTH(&info), GST_VIDEO_INFO_HEIGHT(&info)),
-                          (NULL));
-        return FALSE;
-    }
-    return TRUE;
+    return glcvgst_keep_frame_size(filter, &((GstGlcvSegment *)filter)->gl, incaps,
+                                   "glcvsegment keeps one background of the first size", NULL);
 }
 
 static void gst_glcv_segment_gl_stop(GstGLBaseFilter *base)
@@ -456,12 +407,10 @@ static void gst_glcv_segment_gl_stop(GstGLBaseFilter *base)
     GST_OBJECT_LOCK(self);
     glcv_segment *seg = self->seg;
     self->seg = NULL;
-    self->width = self->height = 0;
+    self->gl.width = self->gl.height = 0;
     GST_OBJECT_UNLOCK(self);
     glcv_segment_destroy(&seg);
-    if (self->shader)
-        gst_object_unref(self->shader);
-    self->shader = NULL;
+    gst_clear_object(&self->gl.shader);
     GST_GL_BASE_FILTER_CLASS(gst_glcv_segment_parent_class)->gl_stop(base);
 }
 
@@ -481,10 +430,7 @@ static void gst_glcv_segment_class_init(GstGlcvSegmentClass *klass)
     gobject->get_property = gst_glcv_segment_get_property;
     gobject->finalize = gst_glcv_segment_finalize;
 
-    g_object_class_install_property(gobject, PROP_OUTPUT,
-                                    g_param_spec_enum("output", "Output",
-                                                      "The mask (grey RGBA) or the frame with the foreground tinted",
-                                                      glcvgst_output_get_type(), GLCVGST_OUTPUT_MASK, live));
+    glcvgst_install_output_property(gobject, PROP_OUTPUT, live);
     g_object_class_install_property(
         gobject, PROP_BACKGROUND_LOCATION,
         g_param_spec_string("background-location", "Background location",
@@ -545,8 +491,7 @@ static void gst_glcv_segment_class_init(GstGlcvSegmentClass *klass)
         "Foreground/background segmentation (colinearity, darkness compensation, MRF) of GL frames with glcv: "
         "mask or overlay out, on the pipeline's GL context",
         "glcv");
-    gst_gl_filter_add_rgba_pad_templates(filter);
-    base->supported_gl_api = GST_GL_API_OPENGL | GST_GL_API_OPENGL3;
+    glcvgst_filter_class_setup(filter);
     base->gl_stop = gst_glcv_segment_gl_stop;
     filter->filter_texture = gst_glcv_segment_filter_texture;
     filter->set_caps = gst_glcv_segment_set_caps;

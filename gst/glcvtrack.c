@@ -32,11 +32,7 @@ typedef struct _GstGlcvTrack {
 
     /* The GL thread's state. */
     glcv_track *track;
-    int width, height; /* the tracker's size (object lock), 0 without one */
-    GstGLShader *shader;
-    glcvgst_log log;
-    GstGLMemory *in, *out; /* the frame in flight */
-    gboolean ok;
+    glcvgst_gl gl; /* the size is the tracker's */
     glcv_track_result *results; /* the frame's results, for the metas */
     int count, capacity;
     /* The textures given to glcv_track_frame_texture: the CUDA engine keeps a registration of
@@ -94,9 +90,7 @@ static GType window_get_type(void)
          "adaptive"},
         {0, NULL, NULL},
     };
-    if (g_once_init_enter(&type))
-        g_once_init_leave(&type, g_enum_register_static("GlcvGstTrackWindow", values));
-    return (GType)type;
+    return glcvgst_enum_type(&type, "GlcvGstTrackWindow", values);
 }
 
 static GType recovery_get_type(void)
@@ -107,9 +101,7 @@ static GType recovery_get_type(void)
         {GLCV_TRACK_RECOVERY_NONE, "A lost object keeps its last window", "none"},
         {0, NULL, NULL},
     };
-    if (g_once_init_enter(&type))
-        g_once_init_leave(&type, g_enum_register_static("GlcvGstTrackRecovery", values));
-    return (GType)type;
+    return glcvgst_enum_type(&type, "GlcvGstTrackRecovery", values);
 }
 
 static GType lost_get_type(void)
@@ -132,7 +124,7 @@ static void gst_glcv_track_init(GstGlcvTrack *self)
     self->s_min = 30;
     self->v_min = 10;
     self->v_max = 255;
-    glcvgst_log_init(&self->log, GST_ELEMENT(self));
+    glcvgst_log_init(&self->gl.log, GST_ELEMENT(self));
 }
 
 static void gst_glcv_track_finalize(GObject *object)
@@ -140,7 +132,7 @@ static void gst_glcv_track_finalize(GObject *object)
     GstGlcvTrack *self = (GstGlcvTrack *)object;
     g_free(self->boxes);
     g_free(self->results);
-    glcvgst_log_dispose(&self->log);
+    glcvgst_log_dispose(&self->gl.log);
     G_OBJECT_CLASS(gst_glcv_track_parent_class)->finalize(object);
 }
 
@@ -287,14 +279,6 @@ static void gst_glcv_track_get_property(GObject *object, guint id, GValue *value
 
 /* ---- the GL thread --------------------------------------------------------------------------- */
 
-static gboolean lib_failed(GstGlcvTrack *self, const char *what, glcv_status st)
-{
-    char *text = glcvgst_error_text(&self->log, what, st);
-    GST_ELEMENT_ERROR(self, LIBRARY, FAILED, ("%s", text), ("glcv status %d", (int)st));
-    g_free(text);
-    return FALSE;
-}
-
 /* Parses "x,y,w,h;x,y,w,h;..." (spaces allowed) into at most `capacity` rectangles; -1 when the
  * text is not that (or a width or height below 1). */
 static int parse_boxes(const char *text, glcv_rect *out, int capacity)
@@ -335,7 +319,7 @@ static int parse_boxes(const char *text, glcv_rect *out, int capacity)
 static gboolean track_start(GstGlcvTrack *self, unsigned int frame)
 {
     GstGLFilter *filter = GST_GL_FILTER(self);
-    if (!self->shader && !(self->shader = glcvgst_box_shader_new(filter)))
+    if (!self->gl.shader && !(self->gl.shader = glcvgst_box_shader_new(filter)))
         return FALSE;
     GST_OBJECT_LOCK(self);
     glcv_track_params p = self->params;
@@ -357,11 +341,11 @@ static gboolean track_start(GstGlcvTrack *self, unsigned int frame)
     if (n == 0)
         GST_ELEMENT_WARNING(self, RESOURCE, SETTINGS, ("No boxes given: nothing is tracked."),
                             ("set boxes=\"x,y,w,h;...\" (the objects in the first frame)"));
-    glcvgst_log_clear(&self->log);
+    glcvgst_log_clear(&self->gl.log);
     p.width = GST_VIDEO_INFO_WIDTH(&filter->in_info);
     p.height = GST_VIDEO_INFO_HEIGHT(&filter->in_info);
     p.max_objects = n > 0 ? n : 1;
-    p.logger = glcvgst_logger(&self->log);
+    p.logger = glcvgst_logger(&self->gl.log);
     glcv_track *track = NULL;
     glcv_status st = glcv_track_create(&p, &track);
     if (st == GLCV_OK)
@@ -369,12 +353,12 @@ static gboolean track_start(GstGlcvTrack *self, unsigned int frame)
     if (st != GLCV_OK) {
         glcv_track_destroy(&track);
         g_free(boxes);
-        return lib_failed(self, "Cannot create the tracker", st);
+        return glcvgst_fail(&self->gl, "Cannot create the tracker", st);
     }
     GST_OBJECT_LOCK(self);
     self->track = track;
-    self->width = p.width;
-    self->height = p.height;
+    self->gl.width = p.width;
+    self->gl.height = p.height;
     GST_OBJECT_UNLOCK(self);
     glcv_track_get_params(track, &p);
     GST_INFO_OBJECT(self, "tracker %dx%d, engine %s, %d objects", p.width, p.height, glcv_engine_mode_string(p.engine),
@@ -389,7 +373,7 @@ static gboolean track_start(GstGlcvTrack *self, unsigned int frame)
         if (st != GLCV_OK) {
             char *what = g_strdup_printf("Box %d,%d,%d,%d (frame %dx%d)", rects[k].x, rects[k].y, rects[k].width,
                                          rects[k].height, p.width, p.height);
-            ok = lib_failed(self, what, st);
+            ok = glcvgst_fail(&self->gl, what, st);
             g_free(what);
         }
     }
@@ -427,8 +411,8 @@ static void process_frame(GstGLContext *context, gpointer data)
 {
     (void)context;
     GstGlcvTrack *self = data;
-    const unsigned int tex = gst_gl_memory_get_texture_id(self->in);
-    self->ok = FALSE;
+    const unsigned int tex = gst_gl_memory_get_texture_id(self->gl.in);
+    self->gl.ok = FALSE;
     self->count = 0;
     if (!self->track && !track_start(self, tex))
         return;
@@ -436,11 +420,11 @@ static void process_frame(GstGLContext *context, gpointer data)
     if (self->capacity > 0) {
         note_texture(self, tex);
         if ((st = glcv_track_frame_texture(self->track, tex, 0)) != GLCV_OK) {
-            lib_failed(self, "Cannot track in the frame", st);
+            glcvgst_fail(&self->gl, "Cannot track in the frame", st);
             return;
         }
         if ((st = glcv_track_results(self->track, self->results, self->capacity, &self->count)) != GLCV_OK) {
-            lib_failed(self, "Cannot read the tracking results", st);
+            glcvgst_fail(&self->gl, "Cannot read the tracking results", st);
             return;
         }
     }
@@ -457,17 +441,13 @@ static void process_frame(GstGLContext *context, gpointer data)
         boxes[4 * drawn + 3] = (float)b->height;
         lost[drawn] = self->results[k].lost ? 1.0f : 0.0f;
     }
-    self->ok = glcvgst_draw_boxes(GST_GL_FILTER(self), self->shader, self->in, self->out, boxes, lost, drawn);
+    self->gl.ok =
+        glcvgst_draw_boxes(GST_GL_FILTER(self), self->gl.shader, self->gl.in, self->gl.out, boxes, lost, drawn);
 }
 
 static gboolean gst_glcv_track_filter_texture(GstGLFilter *filter, GstGLMemory *input, GstGLMemory *output)
 {
-    GstGlcvTrack *self = (GstGlcvTrack *)filter;
-    self->in = input;
-    self->out = output;
-    gst_gl_context_thread_add(GST_GL_BASE_FILTER(filter)->context, process_frame, self);
-    self->in = self->out = NULL;
-    return self->ok;
+    return glcvgst_process_frame(filter, &((GstGlcvTrack *)filter)->gl, process_frame, input, output);
 }
 
 /* Tracks (filter_texture), then attaches the objects' boxes to the output buffer. */
@@ -494,24 +474,13 @@ static gboolean gst_glcv_track_filter(GstGLFilter *filter, GstBuffer *inbuf, Gst
 static gboolean gst_glcv_track_set_caps(GstGLFilter *filter, GstCaps *incaps, GstCaps *outcaps)
 {
     (void)outcaps;
-    GstGlcvTrack *self = (GstGlcvTrack *)filter;
-    GstVideoInfo info;
-    if (!gst_video_info_from_caps(&info, incaps))
+    gboolean started = FALSE;
+    if (!glcvgst_keep_frame_size(filter, &((GstGlcvTrack *)filter)->gl, incaps,
+                                 "glcvtrack's objects are in the first size's pixels", &started))
         return FALSE;
-    GST_OBJECT_LOCK(self);
-    const int w = self->width, h = self->height;
-    GST_OBJECT_UNLOCK(self);
-    if (w > 0 && (GST_VIDEO_INFO_WIDTH(&info) != w || GST_VIDEO_INFO_HEIGHT(&info) != h)) {
-        GST_ELEMENT_ERROR(self, STREAM, FORMAT,
-                          ("The frame size changed mid-stream from %dx%d to %dx%d; glcvtrack's objects are in the "
-                           "first size's pixels (restart the pipeline for a new size).",
-                           w, h, GST_VIDEO_INFO_WIDTH(&info), GST_VIDEO_INFO_HEIGHT(&info)),
-                          (NULL));
-        return FALSE;
-    }
     /* New caps: upstream's pool, and its textures, may be new. */
-    if (w > 0)
-        gst_gl_context_thread_add(GST_GL_BASE_FILTER(filter)->context, forget_textures, self);
+    if (started)
+        gst_gl_context_thread_add(GST_GL_BASE_FILTER(filter)->context, forget_textures, filter);
     return TRUE;
 }
 
@@ -521,14 +490,12 @@ static void gst_glcv_track_gl_stop(GstGLBaseFilter *base)
     GST_OBJECT_LOCK(self);
     glcv_track *track = self->track;
     self->track = NULL;
-    self->width = self->height = 0;
+    self->gl.width = self->gl.height = 0;
     GST_OBJECT_UNLOCK(self);
     glcv_track_destroy(&track); /* drops its registrations of the upstream textures */
     self->count = 0;
     self->n_textures = 0;
-    if (self->shader)
-        gst_object_unref(self->shader);
-    self->shader = NULL;
+    gst_clear_object(&self->gl.shader);
     GST_GL_BASE_FILTER_CLASS(gst_glcv_track_parent_class)->gl_stop(base);
 }
 
@@ -629,8 +596,7 @@ static void gst_glcv_track_class_init(GstGlcvTrackClass *klass)
         "CAMSHIFT tracking of objects given in the first frame, with glcv on GL frames: the frame out with a "
         "GstVideoRegionOfInterestMeta (\"glcv-object\") per object, and optionally the boxes drawn",
         "glcv");
-    gst_gl_filter_add_rgba_pad_templates(filter);
-    base->supported_gl_api = GST_GL_API_OPENGL | GST_GL_API_OPENGL3;
+    glcvgst_filter_class_setup(filter);
     base->gl_stop = gst_glcv_track_gl_stop;
     filter->filter = gst_glcv_track_filter;
     filter->filter_texture = gst_glcv_track_filter_texture;
