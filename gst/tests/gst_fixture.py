@@ -15,10 +15,36 @@ import csv
 import os
 import sys
 
-import cv2
 import numpy as np
 
+try:  # the build's own package reads and writes the images; else OpenCV, where it is installed
+    import glcv
+    cv2 = None
+except ImportError:
+    import cv2
+
 W, H, FRAMES, SIDE = 160, 120, 24, 24
+
+
+def imread(path, mode=None):
+    """The image, or None: mode None keeps the file's channels (HxW, or RGB(A) order), "bgr" gives
+    HxWx3 in BGR order (as cv2.imread)."""
+    if cv2 is None:
+        try:
+            return glcv.imread(path, mode)
+        except glcv.Error:
+            return None
+    a = cv2.imread(path, cv2.IMREAD_UNCHANGED if mode is None else cv2.IMREAD_COLOR)
+    if a is not None and mode is None and a.ndim == 3:
+        a = np.ascontiguousarray(a[..., [2, 1, 0, 3][:a.shape[2]]])
+    return a
+
+
+def imwrite_bgr(path, frame):
+    if cv2 is None:
+        glcv.imwrite(path, frame, order="bgr")
+    elif not cv2.imwrite(path, frame):
+        raise OSError(f"cannot write {path}")
 
 
 def square_at(k):
@@ -28,18 +54,18 @@ def square_at(k):
 def masks(gst_pattern, cli_pattern, first, count, empty=0):
     failures = 0
     for k in range(empty):
-        a = cv2.imread(gst_pattern % k, cv2.IMREAD_UNCHANGED)
-        if a is None or np.count_nonzero(a[..., 2]) != 0:
+        a = imread(gst_pattern % k)
+        if a is None or np.count_nonzero(a[..., 0]) != 0:
             print(f"frame {k}: learned from, but its mask is not empty (or unreadable)")
             failures += 1
     for k in range(first, first + count):
-        a = cv2.imread(gst_pattern % k, cv2.IMREAD_UNCHANGED)
-        b = cv2.imread(cli_pattern % k, cv2.IMREAD_UNCHANGED)
+        a = imread(gst_pattern % k)
+        b = imread(cli_pattern % k)
         if a is None or b is None:
             print(f"frame {k}: missing mask ({gst_pattern % k}: {a is not None}, {cli_pattern % k}: {b is not None})")
             failures += 1
             continue
-        got = a[..., 2] if a.ndim == 3 else a  # OpenCV reads BGRA: the red channel is index 2
+        got = a[..., 0] if a.ndim == 3 else a  # RGBA: the red channel is index 0
         if got.shape != b.shape:
             print(f"frame {k}: element mask {got.shape}, glcv segment's {b.shape}")
             failures += 1
@@ -66,7 +92,7 @@ def track_frames(folder):
         frame = np.repeat(texture[:, :, None], 3, axis=2).copy()
         x, y = square_at(k)
         frame[y:y + SIDE, x:x + SIDE] = (30, 40, 220)  # BGR: red
-        cv2.imwrite(os.path.join(folder, f"frame_{k:04d}.png"), frame)
+        imwrite_bgr(os.path.join(folder, f"frame_{k:04d}.png"), frame)
     x, y = square_at(0)
     print(f"{x},{y},{SIDE},{SIDE}")
     return True

@@ -6,7 +6,7 @@
 #   PART      inspect | segment | track | bgsub | errors
 #   GLCV      the glcv executable (frames, and the masks and tracks to compare with)
 #   ROI_DUMP  gst_roi_dump (runs a pipeline, prints its ROI metas as CSV)
-#   PYTHON    a python3 with numpy and cv2 (gst_fixture.py)
+#   PYTHON    a python3 with numpy and the build's glcv package (PYTHONPATH), or OpenCV (gst_fixture.py)
 # GST_PLUGIN_PATH must name the folder of libgstglcv.so; ctest also points GST_REGISTRY into the
 # build folder. Headless (no display), GStreamer's GL needs EGL on a device:
 #   GST_GL_PLATFORM=egl GST_GL_WINDOW=egl-device GST_GL_API=opengl3
@@ -48,7 +48,8 @@ source "$HERE/../../tests/testlib.sh"
 testlib_init "test_gst_$PART"
 
 need_python() {
-    [ -n "$PYTHON" ] && "$PYTHON" -c "import numpy, cv2" 2>/dev/null || skip "no python3 with numpy and cv2"
+    [ -n "$PYTHON" ] && { "$PYTHON" -c "import numpy, glcv" 2>/dev/null || "$PYTHON" -c "import numpy, cv2" 2>/dev/null; } ||
+        skip "no python3 with numpy and the glcv package or OpenCV"
 }
 
 # gst NAME PIPELINE...: gst-launch-1.0 with the pipeline, its output and status kept as NAME
@@ -140,13 +141,15 @@ part_segment() {
         ! pngenc ! multifilesink location="$TMP/gst_overlay/overlay_%04d.png"
     expect_rc gst_overlay 0 "pipeline with glcvsegment output=overlay"
     check overlay "the overlay is the frame where the mask is background and differs where it is foreground" \
-        "$PYTHON" - "$TMP" <<'EOF'
-import sys, cv2, numpy as np
+        "$PYTHON" - "$TMP" "$HERE" <<'EOF'
+import sys, numpy as np
+sys.path.insert(0, sys.argv[2])
+from gst_fixture import imread
 t = sys.argv[1]
 for k in range(10):
-    o = cv2.imread(f"{t}/gst_overlay/overlay_{k:04d}.png")
-    f = cv2.imread(f"{t}/seq/frame_{k:04d}.png")
-    m = cv2.imread(f"{t}/cli_bg/frame_{k:04d}_mask.png", cv2.IMREAD_UNCHANGED) > 0
+    o = imread(f"{t}/gst_overlay/overlay_{k:04d}.png", "bgr")
+    f = imread(f"{t}/seq/frame_{k:04d}.png", "bgr")
+    m = imread(f"{t}/cli_bg/frame_{k:04d}_mask.png", None) > 0
     bg_diff = np.count_nonzero((o != f).any(axis=2) & ~m)
     fg_same = np.count_nonzero((o == f).all(axis=2) & m)
     if bg_diff or fg_same or not m.any():
@@ -217,14 +220,16 @@ part_track() {
     expect_rc roi_drawn 0 "pipeline with glcvtrack draw-boxes=true"
     CHECKS=$((CHECKS + 1))
     cmp -s "$TMP/roi.out" "$TMP/roi_drawn.out" || fail "draw-boxes changed the ROI metas"
-    check drawn "the drawn box is green on the object's box outline, the frame elsewhere" "$PYTHON" - "$TMP" <<'EOF'
-import csv, sys, cv2, numpy as np
+    check drawn "the drawn box is green on the object's box outline, the frame elsewhere" "$PYTHON" - "$TMP" "$HERE" <<'EOF'
+import csv, sys, numpy as np
+sys.path.insert(0, sys.argv[2])
+from gst_fixture import imread
 t = sys.argv[1]
 rows = list(csv.DictReader(open(f"{t}/roi.out")))
 for r in rows[::5]:
     k, x, y, w, h = (int(r[n]) for n in ("frame", "x", "y", "w", "h"))
-    d = cv2.imread(f"{t}/drawn_{k:04d}.png")
-    f = cv2.imread(f"{t}/seq/frame_{k:04d}.png")
+    d = imread(f"{t}/drawn_{k:04d}.png", "bgr")
+    f = imread(f"{t}/seq/frame_{k:04d}.png", "bgr")
     changed = (d != f).any(axis=2)
     outline = np.zeros(changed.shape, bool)
     outline[y:y + h, x:x + w] = True
