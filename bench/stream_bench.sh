@@ -45,13 +45,7 @@ if [ ! -x "$GLCV" ] || [ ! -x "$CODEC" ]; then
     exit 2
 fi
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/stream_bench.XXXXXX")
-PIDS=()
-cleanup() {
-    local p
-    for p in "${PIDS[@]}"; do kill -KILL "$p" 2>/dev/null; done
-    rm -rf "$TMP"
-}
-trap cleanup EXIT
+stream_cleanup_at_exit
 
 echo "# glcv stream: $(date -u +%Y-%m-%d), $(nproc) processors, engine $ENGINE, threshold $THRESHOLD"
 "$GLCV" info 2>/dev/null | head -n 3 | sed 's/^/# /'

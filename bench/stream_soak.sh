@@ -45,13 +45,7 @@ if [ ! -x "$GLCV" ]; then
     exit 2
 fi
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/stream_soak.XXXXXX")
-PIDS=()
-cleanup() {
-    local p
-    for p in "${PIDS[@]}"; do kill -KILL "$p" 2>/dev/null; done
-    rm -rf "$TMP"
-}
-trap cleanup EXIT
+stream_cleanup_at_exit
 
 "$GLCV" stream serve synthetic --size "$SIZE" --fast --max-frames "$FRAMES" --wait 1 --port 0 --engine "$ENGINE" \
     --filter "$FILTER" --trace "$TMP/server.trace" >"$TMP/server.out" 2>"$TMP/server.err" &

@@ -44,10 +44,12 @@ sanitized=$(grep -q 'GLCV_SANITIZE:BOOL=ON' "$build/CMakeCache.txt" && echo "yes
 stream_soak_section() { # label file
     echo "### $1"
     echo
-    grep -E '^stream_soak:|^    ' "$2"
+    grep -E '^stream_soak:|^    ' "$2" | sed 's/^ *//; s/^/    /'
     echo
-    sed -n '/^| server/,/^$/p' "$2"
-    sed -n '/^| steady viewer/,/^$/p' "$2"
+    sed -n '/^| server/,/^[^|]/p' "$2" | grep '^|'
+    echo
+    sed -n '/^| steady viewer/,/^[^|]/p' "$2" | grep '^|'
+    echo
 }
 
 soak_section() { # label file

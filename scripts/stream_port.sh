@@ -1,6 +1,6 @@
 # shellcheck shell=bash
 # Sourced by the scripts that start 'glcv stream serve --port 0' (tests/test_stream.sh,
-# bench/stream_bench.sh).
+# bench/stream_bench.sh, bench/stream_soak.sh).
 #
 # stream_port ERRFILE PID: waits (up to 60 s) until the server of process PID writes its
 # "glcv: listening on ... port N" line to ERRFILE and prints N; returns 1 when the process ends
@@ -17,4 +17,20 @@ stream_port() {
         sleep 0.1
     done
     return 1
+}
+
+# stream_cleanup_at_exit: from now on, at exit, the processes whose pids the caller appends to the
+# array PIDS are killed (stopped ones continued first) and the folder TMP is removed.
+stream_cleanup_at_exit() {
+    PIDS=()
+    trap stream_cleanup EXIT
+}
+
+stream_cleanup() {
+    local p
+    for p in "${PIDS[@]}"; do
+        kill -CONT "$p" 2>/dev/null
+        kill -KILL "$p" 2>/dev/null
+    done
+    rm -rf "$TMP"
 }

@@ -35,17 +35,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/testlib.sh"
 source "$(dirname "${BASH_SOURCE[0]}")/../scripts/stream_port.sh"
 testlib_init "glcv_stream_$SECTION"
 RUN=("$GLCV")
-PIDS=()
-
-cleanup() {
-    local p
-    for p in "${PIDS[@]}"; do
-        kill -CONT "$p" 2>/dev/null
-        kill -KILL "$p" 2>/dev/null
-    done
-    rm -rf "$TMP"
-}
-trap cleanup EXIT
+stream_cleanup_at_exit
 
 # ---- helpers ---------------------------------------------------------------------------------------
 
