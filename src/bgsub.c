@@ -594,10 +594,9 @@ glcv_status glcv_bgsub_reset(glcv_bgsub *b)
 
 static glcv_status timings_locked(glcv_bgsub *b, glcv_timing *out, int capacity, int *count, int wait)
 {
-    if (!count || capacity < 0 || (!out && capacity > 0))
-        return glcv_fail(&b->p.logger, GLCV_ERROR_INVALID_ARGUMENT, "bgsub: timings: %s",
-                         !count ? "NULL count" : capacity < 0 ? "capacity < 0" : "NULL out with capacity > 0");
-    glcv_status st = gl_ready(b, "timings");
+    glcv_status st = glcv_check_timings_args(&b->p.logger, "bgsub", out, capacity, count);
+    if (st == GLCV_OK)
+        st = gl_ready(b, "timings");
     if (st != GLCV_OK)
         return st;
     *count = b->engine ? glcv_engine_timings(b->engine, out, capacity, wait) : 0;

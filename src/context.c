@@ -17,8 +17,10 @@
  * context that was destroyed is not taken for one of a new context at the same address
  * (glcv_gl_current_token, gl.h).
  *
- * Why one file of about 950 lines: the EGL platform walk, the display table, the context tokens
- * and the probe of the current context share the one rule above (no EGL call before its extension
+ * Fault injection: the tests make chosen EGL calls fail through glcv_egl_fail_next (gl.h).
+ *
+ * Why one file of about 1,000 lines: the EGL platform walk, the display table, the context tokens,
+ * the fault injection and the probe of the current context share the one rule above (no EGL call before its extension
  * is seen), which is easiest to keep when one file holds every EGL call.
  */
 #include "core_internal.h"

@@ -85,6 +85,15 @@ glcv_status glcv_timings_copy(const glcv_timing *src, int n, glcv_timing *out, i
     return GLCV_OK;
 }
 
+glcv_status glcv_check_timings_args(const glcv_logger *logger, const char *module, const glcv_timing *out,
+                                    int capacity, const int *count)
+{
+    if (count && capacity >= 0 && (capacity == 0 || out))
+        return GLCV_OK;
+    return glcv_fail(logger, GLCV_ERROR_INVALID_ARGUMENT, "%s: timings: %s", module,
+                     !count ? "NULL count" : capacity < 0 ? "capacity < 0" : "NULL out with capacity > 0");
+}
+
 const char *glcv_enum_name(const char *const *names, int count, int value)
 {
     return value >= 0 && value < count && names[value] ? names[value] : "?";

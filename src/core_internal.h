@@ -21,6 +21,11 @@ glcv_status glcv_fail(const glcv_logger *logger, glcv_status status, const char 
  * NULL out with capacity > 0. */
 glcv_status glcv_timings_copy(const glcv_timing *src, int n, glcv_timing *out, int capacity, int *count);
 
+/* The arguments of a module's *_timings getter: INVALID_ARGUMENT, logged as "<module>: timings:
+ * <which>", for NULL count, capacity < 0, or NULL out with capacity > 0; else OK. */
+glcv_status glcv_check_timings_args(const glcv_logger *logger, const char *module, const glcv_timing *out,
+                                    int capacity, const int *count);
+
 /* Enum names: names[v] is the name of value v (v = 0, the DEFAULT, names the default's value).
  * glcv_enum_name returns "?" for values outside 0..count-1; glcv_enum_parse returns the value
  * >= 1 whose name is `name`, or -1 (also for NULL). */

@@ -391,9 +391,9 @@ glcv_status glcv_delta_read_reference(glcv_delta *d, glcv_image *out)
 
 static glcv_status timings_locked(glcv_delta *d, glcv_timing *out, int capacity, int *count, int wait)
 {
-    if (!count || capacity < 0 || (capacity > 0 && !out))
-        return glcv_fail(&d->p.logger, GLCV_ERROR_INVALID_ARGUMENT, "delta: timings: %s",
-                         !count ? "NULL count" : capacity < 0 ? "capacity < 0" : "NULL out with capacity > 0");
+    glcv_status st = glcv_check_timings_args(&d->p.logger, "delta", out, capacity, count);
+    if (st != GLCV_OK)
+        return st;
     if (!d->engine)
         return glcv_timings_copy(d->cpu_timings, d->n_cpu_timings, out, capacity, count);
     *count = glcv_engine_timings(d->engine, out, capacity, wait);

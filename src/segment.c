@@ -773,9 +773,9 @@ glcv_status glcv_segment_read_noise(glcv_segment *s, float *k)
 
 static glcv_status timings(glcv_segment *s, glcv_timing *out, int capacity, int *count, int wait)
 {
-    if (!count || capacity < 0 || (capacity > 0 && !out))
-        return glcv_fail(&s->p.logger, GLCV_ERROR_INVALID_ARGUMENT, "timings: %s",
-                         !count ? "NULL count" : capacity < 0 ? "capacity < 0" : "NULL out with capacity > 0");
+    glcv_status st = glcv_check_timings_args(&s->p.logger, "segment", out, capacity, count);
+    if (st != GLCV_OK)
+        return st;
     *count = s->engine ? glcv_engine_timings(s->engine, out, capacity, wait) : 0;
     return GLCV_OK;
 }
