@@ -911,7 +911,10 @@ static glcv_status image_register(glcv_cuda_image *image, unsigned int texture, 
     cudaArray_t *layers = NULL;
     if (target == GL_TEXTURE_2D_ARRAY && !(layers = calloc((size_t)d, sizeof *layers)))
         return GLCV_ERROR_OUT_OF_MEMORY;
-    unsigned flags = write_discard ? cudaGraphicsRegisterFlagsWriteDiscard : cudaGraphicsRegisterFlagsReadOnly;
+    unsigned flags = write_discard == GLCV_CUDA_IMAGE_SURFACE
+                         ? cudaGraphicsRegisterFlagsWriteDiscard | cudaGraphicsRegisterFlagsSurfaceLoadStore
+                     : write_discard ? cudaGraphicsRegisterFlagsWriteDiscard
+                                     : cudaGraphicsRegisterFlagsReadOnly;
     cudaError_t err = cudaGraphicsGLRegisterImage(&image->resource, texture, target, flags);
     if (err != cudaSuccess) {
         image->resource = NULL;

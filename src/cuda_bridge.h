@@ -149,6 +149,11 @@ typedef struct glcv_cuda_image {
     cudaArray_t *layer_arrays;          /* an array texture, while mapped: each layer's array */
 } glcv_cuda_image;
 
+/* `write_discard` of the registrations below: 0 read-only, 1 write-discard (outputs written by
+ * copies into the mapped arrays), GLCV_CUDA_IMAGE_SURFACE write-discard with surface writes allowed
+ * (kernels write the mapped arrays through surface objects). */
+#define GLCV_CUDA_IMAGE_SURFACE 2
+
 /* Registers a GL_TEXTURE_2D once (read-only, or write-discard for outputs). The texture must
  * not be deleted before glcv_cuda_image_unregister. Errors: INVALID_ARGUMENT, NO_CONTEXT, GL,
  * CUDA. */

@@ -5,6 +5,7 @@
  * that FFmpeg's types and headers stay out of every other source and of the public API. */
 #include "core_internal.h"
 #include "image_internal.h"
+#include "media_internal.h"
 
 #include <glcv/media.h>
 #include <glcv/synth.h>
@@ -14,6 +15,8 @@
 #include <libavformat/avformat.h>
 #include <libavutil/dict.h>
 #include <libavutil/error.h>
+#include <libavutil/hwcontext.h>
+#include <libavutil/imgutils.h>
 #include <libavutil/log.h>
 #include <libavutil/pixdesc.h>
 #include <libswscale/swscale.h>
@@ -39,7 +42,9 @@ enum {
     BUFFER_ALIGN = 4096,
     BUFFER_PADDING = 64,
     /* Sleep between polls of a camera opened non-blocking (milliseconds). */
-    CAMERA_POLL_MS = 2
+    CAMERA_POLL_MS = 2,
+    MAX_DECODER_THREADS = 64,
+    MAX_CUDA_DEVICES = 16
 };
 
 static const double default_rate = 25.0;
@@ -54,10 +59,15 @@ typedef struct slot {
     slot_state state;
     uint64_t seq; /* order of publication */
     glcv_media_frame_info info;
+    /* pictures: what the slot holds (hw: an NVDEC frame kept in GPU memory, a reference into the
+     * decoder's pool; else `data` holds 4:2:0 planes or RGB) */
+    AVFrame *hw;
+    glcv_media_picture picture;
 } slot;
 
 struct glcv_media {
     glcv_media_params p; /* resolved; p.location points at `location` */
+    glcv_media_options opt;
     char *location;
     char description[512];
     int bpp;
@@ -68,7 +78,11 @@ struct glcv_media {
     AVFormatContext *fmt;
     AVCodecContext *dec;
     AVFrame *frame;
+    AVFrame *sw_frame; /* an NVDEC frame copied to the host (RGB delivery) */
     AVPacket *pkt;
+    AVBufferRef *hw_device; /* NVDEC: the CUDA device's FFmpeg context (a reference) */
+    int nvdec;              /* the open decoder uses NVDEC */
+    int nvdec_auto;         /* a set's source: NVDEC where it takes the stream, else the CPU */
     struct SwsContext *sws;
     int stream;
     int draining;
@@ -254,6 +268,13 @@ const char *glcv_media_source_string(glcv_media_source source)
     return "?";
 }
 
+static const char *const decoder_names[] = {"default", "cpu", "nvdec"};
+
+const char *glcv_media_decoder_string(glcv_media_decoder decoder)
+{
+    return glcv_enum_name(decoder_names, (int)(sizeof decoder_names / sizeof decoder_names[0]), (int)decoder);
+}
+
 /* ---- parameters -------------------------------------------------------------------------- */
 
 static glcv_status resolve_params(const glcv_media_params *in, glcv_media_params *p)
@@ -281,6 +302,15 @@ static glcv_status resolve_params(const glcv_media_params *in, glcv_media_params
     if (!glcv_finite(p->stall_timeout))
         return glcv_fail(lg, GLCV_ERROR_INVALID_ARGUMENT, "media: stall_timeout %g is not finite", p->stall_timeout);
     GLCV_DEFAULT(p->stall_timeout, DEFAULT_STALL_SECONDS);
+    if ((int)p->decoder < GLCV_MEDIA_DECODER_DEFAULT || (int)p->decoder > GLCV_MEDIA_DECODER_NVDEC)
+        return glcv_fail(lg, GLCV_ERROR_INVALID_ARGUMENT, "media: unknown decoder %d", (int)p->decoder);
+    GLCV_DEFAULT(p->decoder, GLCV_MEDIA_DECODER_CPU);
+    if (p->cuda_device < 0 || p->cuda_device >= MAX_CUDA_DEVICES)
+        return glcv_fail(lg, GLCV_ERROR_INVALID_ARGUMENT, "media: cuda_device %d: 0..%d", p->cuda_device,
+                         MAX_CUDA_DEVICES - 1);
+    if (p->decoder_threads < 0 || p->decoder_threads > MAX_DECODER_THREADS)
+        return glcv_fail(lg, GLCV_ERROR_INVALID_ARGUMENT, "media: decoder_threads %d: 0..%d", p->decoder_threads,
+                         MAX_DECODER_THREADS);
     GLCV_DEFAULT(p->ring_frames, DEFAULT_RING);
     if (p->ring_frames < 2 || p->ring_frames > MAX_RING)
         return glcv_fail(lg, GLCV_ERROR_INVALID_ARGUMENT, "media: ring of %d frames: 2..%d", p->ring_frames,
@@ -343,6 +373,59 @@ static glcv_status input_fail(glcv_media *m, glcv_status status, const char *fmt
     va_end(ap);
     glcv_logf(&m->p.logger, m->fail_level, "%s", text);
     return status;
+}
+
+/* ---- NVDEC through FFmpeg's CUDA hardware acceleration ----------------------------------------
+ * One FFmpeg CUDA device context per GPU, made on first use and kept for the process (what it holds
+ * is the CUDA primary context, which the CUDA runtime of the rest of the library shares: frames in
+ * its memory are read by glcv's kernels in place). FFmpeg loads libcuda and libnvcuvid at run time,
+ * so a machine without the NVIDIA driver only fails to make it. */
+
+static pthread_mutex_t hw_lock = PTHREAD_MUTEX_INITIALIZER;
+static AVBufferRef *hw_devices[MAX_CUDA_DEVICES];
+static int hw_failed[MAX_CUDA_DEVICES];
+
+/* A new reference to device `index`'s context, or NULL (the reason logged at DEBUG once). */
+static AVBufferRef *hw_device_ref(int index, const glcv_logger *lg)
+{
+    AVBufferRef *ref = NULL;
+    pthread_mutex_lock(&hw_lock);
+    if (!hw_devices[index] && !hw_failed[index]) {
+        char name[16], err[128];
+        snprintf(name, sizeof name, "%d", index);
+        AVDictionary *opts = NULL;
+        av_dict_set(&opts, "primary_ctx", "1", 0);
+        int r = av_hwdevice_ctx_create(&hw_devices[index], AV_HWDEVICE_TYPE_CUDA, name, opts, 0);
+        av_dict_free(&opts);
+        if (r < 0) {
+            hw_failed[index] = 1;
+            glcv_logf(lg, GLCV_LOG_DEBUG, "media: no CUDA device %d for NVDEC: %s", index,
+                      av_error_text(r, err, sizeof err));
+        }
+    }
+    if (hw_devices[index])
+        ref = av_buffer_ref(hw_devices[index]);
+    pthread_mutex_unlock(&hw_lock);
+    return ref;
+}
+
+/* The decoder's format choice: CUDA frames when offered. When the hardware cannot take the stream
+ * (FFmpeg then offers the software formats only) the frames are decoded on the CPU. */
+static enum AVPixelFormat pick_cuda_format(AVCodecContext *ctx, const enum AVPixelFormat *formats)
+{
+    (void)ctx;
+    for (const enum AVPixelFormat *f = formats; *f != AV_PIX_FMT_NONE; f++)
+        if (*f == AV_PIX_FMT_CUDA)
+            return *f;
+    return formats[0];
+}
+
+/* Whether NVDEC decodes this stream into 8-bit 4:2:0 frames: H.264 or HEVC of 8 bits, 4:2:0. */
+static int nvdec_takes(const AVCodecParameters *par)
+{
+    if (par->codec_id != AV_CODEC_ID_H264 && par->codec_id != AV_CODEC_ID_HEVC)
+        return 0;
+    return par->format == AV_PIX_FMT_YUV420P || par->format == AV_PIX_FMT_YUVJ420P;
 }
 
 /* Opens `url` as the given kind of source, finds its best video stream and opens a decoder. */
@@ -459,10 +542,42 @@ static glcv_status open_input(glcv_media *m, glcv_media_source kind, const char 
                           "the limit: glcv_image_set_max_pixels, or --max-pixels on the command line)",
                           url, w, h, (double)pixels / 1e6, (double)limit / 1e6);
     }
+    m->nvdec = 0;
+    int nvdec_asked = m->p.decoder == GLCV_MEDIA_DECODER_NVDEC && m->p.source != GLCV_MEDIA_FRAMES_DIR;
+    if (m->nvdec_auto && nvdec_takes(stream->codecpar) && m->p.source != GLCV_MEDIA_FRAMES_DIR) {
+        if (!m->hw_device)
+            m->hw_device = hw_device_ref(m->p.cuda_device, &m->p.logger);
+        m->nvdec = m->hw_device != NULL;
+    } else if (nvdec_asked) {
+        if (!nvdec_takes(stream->codecpar)) {
+            const char *pix = av_get_pix_fmt_name((enum AVPixelFormat)stream->codecpar->format);
+            close_input(m);
+            return input_fail(m, GLCV_ERROR_UNSUPPORTED,
+                              "media: NVDEC decodes 8-bit 4:2:0 H.264 and HEVC; '%s' is %s %s (decode it on the CPU)",
+                              url, codec->name, pix ? pix : "of an unknown pixel format");
+        }
+        if (!m->hw_device)
+            m->hw_device = hw_device_ref(m->p.cuda_device, &m->p.logger);
+        if (!m->hw_device) {
+            close_input(m);
+            return input_fail(m, GLCV_ERROR_UNSUPPORTED,
+                              "media: NVDEC for '%s': no CUDA device %d with the NVIDIA driver's decoder libraries",
+                              url, m->p.cuda_device);
+        }
+        m->nvdec = 1;
+    }
     r = avcodec_parameters_to_context(m->dec, stream->codecpar);
+    if (r >= 0 && m->nvdec) {
+        m->dec->hw_device_ctx = av_buffer_ref(m->hw_device);
+        m->dec->get_format = pick_cuda_format;
+        /* the frames a reader and the ring hold on to, beyond what the decoder needs */
+        m->dec->extra_hw_frames = m->p.ring_frames + 2;
+        if (!m->dec->hw_device_ctx)
+            r = AVERROR(ENOMEM);
+    }
     if (r >= 0) {
         m->dec->pkt_timebase = stream->time_base;
-        m->dec->thread_count = 0; /* FFmpeg's choice */
+        m->dec->thread_count = m->nvdec ? 1 : m->p.decoder_threads; /* 0: FFmpeg's choice */
         m->dec->opaque = m;       /* names this object in messages from decoder threads */
         /* the decoder refuses frames above the limit (padded, as above) when the size changes later */
         if (decoder_max_pixels > 0)
@@ -736,9 +851,10 @@ static int acquire_slot(glcv_media *m)
     return chosen;
 }
 
-static void publish_slot(glcv_media *m, int i, double pts)
+static void publish_slot(glcv_media *m, int i, double pts, int nvdec)
 {
     pthread_mutex_lock(&m->lock);
+    m->stats.nvdec_frames += nvdec;
     slot *s = &m->slots[i];
     s->state = SLOT_READY;
     s->seq = ++m->seq;
@@ -760,10 +876,152 @@ static void finish(glcv_media *m, glcv_status error)
     pthread_mutex_unlock(&m->lock);
 }
 
-/* Converts m->frame into slot i; 0 on success. */
+/* ---- colour ----------------------------------------------------------------------------------- */
+
+static const glcv_yuv_coeffs yuv_coeffs[GLCV_YUV_MATRICES][2] = GLCV_YUV_COEFFS_INIT;
+
+const glcv_yuv_coeffs *glcv_media_yuv_coeffs(int matrix, int full_range)
+{
+    if (matrix < 0 || matrix >= GLCV_YUV_MATRICES)
+        matrix = GLCV_YUV_BT601;
+    return &yuv_coeffs[matrix][full_range ? 1 : 0];
+}
+
+void glcv_media_picture_to_rgb(const glcv_media_picture *pic, glcv_pixel_format format, uint8_t *dst,
+                               size_t dst_stride)
+{
+    const glcv_yuv_coeffs *c = glcv_media_yuv_coeffs(pic->matrix, pic->full_range);
+    int bpp = format == GLCV_PIXEL_RGBA8 ? 4 : 3;
+    const glcv_yuv_planes *p = &pic->planes;
+    for (int y = 0; y < p->height; y++) {
+        uint8_t *row = dst + (size_t)y * dst_stride;
+        for (int x = 0; x < p->width; x++) {
+            uint8_t *px = row + (size_t)x * (size_t)bpp;
+            glcv_yuv_at(c, p, x, y, &px[0], &px[1], &px[2]);
+            if (bpp == 4)
+                px[3] = 255;
+        }
+    }
+}
+
+/* The colour matrix of a decoded frame: the one the stream says, else BT.601 below 720 rows
+ * (standard definition) and BT.709 from 720 rows up, as players assume. */
+static int frame_matrix(const AVFrame *f)
+{
+    switch (f->colorspace) {
+    case AVCOL_SPC_BT709: return GLCV_YUV_BT709;
+    case AVCOL_SPC_BT2020_NCL:
+    case AVCOL_SPC_BT2020_CL: return GLCV_YUV_BT2020;
+    case AVCOL_SPC_BT470BG:
+    case AVCOL_SPC_SMPTE170M:
+    case AVCOL_SPC_FCC:
+    case AVCOL_SPC_SMPTE240M: return GLCV_YUV_BT601;
+    default: return f->height >= 720 ? GLCV_YUV_BT709 : GLCV_YUV_BT601;
+    }
+}
+
+/* A host frame of 8-bit 4:2:0 at the object's size, which the shared definition converts; *out
+ * gets its planes. */
+static int frame_planes(const glcv_media *m, const AVFrame *f, glcv_media_picture *out)
+{
+    int nv12 = f->format == AV_PIX_FMT_NV12;
+    if (!nv12 && f->format != AV_PIX_FMT_YUV420P && f->format != AV_PIX_FMT_YUVJ420P)
+        return 0;
+    if (f->width != m->p.width || f->height != m->p.height || f->linesize[0] < 0 || f->linesize[1] < 0 ||
+        (!nv12 && f->linesize[2] < 0))
+        return 0;
+    *out = (glcv_media_picture){.kind = GLCV_PICTURE_YUV420};
+    out->planes = (glcv_yuv_planes){.y = f->data[0],
+                                    .u = f->data[1],
+                                    .v = nv12 ? f->data[1] + 1 : f->data[2],
+                                    .y_pitch = (size_t)f->linesize[0],
+                                    .u_pitch = (size_t)f->linesize[1],
+                                    .v_pitch = (size_t)(nv12 ? f->linesize[1] : f->linesize[2]),
+                                    .c_step = nv12 ? 2 : 1,
+                                    .width = f->width,
+                                    .height = f->height};
+    out->matrix = frame_matrix(f);
+    out->full_range = f->color_range == AVCOL_RANGE_JPEG || f->format == AV_PIX_FMT_YUVJ420P;
+    return 1;
+}
+
+/* Bytes of the planes of a tightly packed 4:2:0 picture of the object's size (I420). */
+static size_t i420_bytes(const glcv_media *m)
+{
+    size_t cw = (size_t)(m->p.width + 1) / 2, ch = (size_t)(m->p.height + 1) / 2;
+    return (size_t)m->p.width * (size_t)m->p.height + 2 * cw * ch;
+}
+
+/* Copies a host 4:2:0 picture's planes into `dst` (I420, tightly packed) and points *pic there. */
+static void copy_planes(const glcv_media *m, glcv_media_picture *pic, uint8_t *dst)
+{
+    const glcv_yuv_planes *p = &pic->planes;
+    int cw = (p->width + 1) / 2, ch = (p->height + 1) / 2;
+    uint8_t *y = dst, *u = y + (size_t)p->width * (size_t)p->height, *v = u + (size_t)cw * (size_t)ch;
+    av_image_copy_plane(y, p->width, p->y, (int)p->y_pitch, p->width, p->height);
+    if (p->c_step == 1) {
+        av_image_copy_plane(u, cw, p->u, (int)p->u_pitch, cw, ch);
+        av_image_copy_plane(v, cw, p->v, (int)p->v_pitch, cw, ch);
+    } else {
+        for (int j = 0; j < ch; j++) {
+            const uint8_t *uv = p->u + (size_t)j * p->u_pitch;
+            for (int i = 0; i < cw; i++) {
+                u[(size_t)j * (size_t)cw + (size_t)i] = uv[2 * i];
+                v[(size_t)j * (size_t)cw + (size_t)i] = uv[2 * i + 1];
+            }
+        }
+    }
+    (void)m;
+    pic->planes = (glcv_yuv_planes){.y = y, .u = u, .v = v, .y_pitch = (size_t)p->width, .u_pitch = (size_t)cw,
+                                    .v_pitch = (size_t)cw, .c_step = 1, .width = p->width, .height = p->height};
+}
+
+/* Converts m->frame into slot i (RGB, or with options.pictures the picture as kept); 0 on success. */
 static int convert_frame(glcv_media *m, int i)
 {
     AVFrame *f = m->frame;
+    slot *s = &m->slots[i];
+    if (s->hw)
+        av_frame_free(&s->hw); /* the GPU frame the slot held before (a pool buffer goes back) */
+    s->picture = (glcv_media_picture){0};
+    if (f->format == AV_PIX_FMT_CUDA) {
+        const AVHWFramesContext *fc = f->hw_frames_ctx ? (const AVHWFramesContext *)f->hw_frames_ctx->data : NULL;
+        if (m->opt.pictures && fc && fc->sw_format == AV_PIX_FMT_NV12 && f->width == m->p.width &&
+            f->height == m->p.height && (s->hw = av_frame_alloc()) != NULL && av_frame_ref(s->hw, f) == 0) {
+            /* kept in GPU memory: data[0] and data[1] are the luma and UV planes' device addresses */
+            s->picture = (glcv_media_picture){.kind = GLCV_PICTURE_YUV420, .device = 1};
+            s->picture.planes = (glcv_yuv_planes){.y = f->data[0],
+                                                  .u = f->data[1],
+                                                  .v = f->data[1] + 1,
+                                                  .y_pitch = (size_t)f->linesize[0],
+                                                  .u_pitch = (size_t)f->linesize[1],
+                                                  .v_pitch = (size_t)f->linesize[1],
+                                                  .c_step = 2,
+                                                  .width = f->width,
+                                                  .height = f->height};
+            s->picture.matrix = frame_matrix(f);
+            s->picture.full_range = f->color_range == AVCOL_RANGE_JPEG;
+            return 0;
+        }
+        av_frame_free(&s->hw);
+        av_frame_unref(m->sw_frame);
+        if (av_hwframe_transfer_data(m->sw_frame, f, 0) < 0 || av_frame_copy_props(m->sw_frame, f) < 0) {
+            glcv_logf(&m->p.logger, GLCV_LOG_WARN, "media: cannot copy a decoded frame from the GPU");
+            return -1;
+        }
+        f = m->sw_frame;
+    }
+    glcv_media_picture pic;
+    if (frame_planes(m, f, &pic)) {
+        if (m->opt.pictures) {
+            copy_planes(m, &pic, s->data);
+            s->picture = pic;
+        } else {
+            glcv_media_picture_to_rgb(&pic, m->p.format, s->data, m->stride);
+            s->picture = (glcv_media_picture){.kind = GLCV_PICTURE_RGB, .rgb = s->data, .stride = m->stride};
+        }
+        return 0;
+    }
     enum AVPixelFormat dst_fmt = m->p.format == GLCV_PIXEL_RGBA8 ? AV_PIX_FMT_RGBA : AV_PIX_FMT_RGB24;
     m->sws = sws_getCachedContext(m->sws, f->width, f->height, (enum AVPixelFormat)f->format, m->p.width,
                                   m->p.height, dst_fmt, SWS_BILINEAR | SWS_ACCURATE_RND, NULL, NULL, NULL);
@@ -773,9 +1031,10 @@ static int convert_frame(glcv_media *m, int i)
                   name ? name : "?");
         return -1;
     }
-    uint8_t *dst[4] = {m->slots[i].data, NULL, NULL, NULL};
+    uint8_t *dst[4] = {s->data, NULL, NULL, NULL};
     int dst_stride[4] = {(int)m->stride, 0, 0, 0};
     int rows = sws_scale(m->sws, (const uint8_t *const *)f->data, f->linesize, 0, f->height, dst, dst_stride);
+    s->picture = (glcv_media_picture){.kind = GLCV_PICTURE_RGB, .rgb = s->data, .stride = m->stride};
     return rows == m->p.height ? 0 : -1;
 }
 
@@ -821,7 +1080,8 @@ static void *capture_thread(void *arg)
                 break;
             glcv_image view = {m->slots[i].data, m->p.width, m->p.height, m->stride, m->p.format};
             glcv_synth_frame(m->synth, (int)synth_index++, &view, NULL);
-            publish_slot(m, i, pts);
+            m->slots[i].picture = (glcv_media_picture){.kind = GLCV_PICTURE_RGB, .rgb = view.data, .stride = m->stride};
+            publish_slot(m, i, pts, 0);
             continue;
         }
 
@@ -849,6 +1109,7 @@ static void *capture_thread(void *arg)
             av_frame_unref(m->frame);
             break;
         }
+        int decoded_on_gpu = m->frame->format == AV_PIX_FMT_CUDA;
         if (convert_frame(m, i) != 0) {
             av_frame_unref(m->frame);
             pthread_mutex_lock(&m->lock);
@@ -862,7 +1123,7 @@ static void *capture_thread(void *arg)
             continue;
         }
         av_frame_unref(m->frame);
-        publish_slot(m, i, pts);
+        publish_slot(m, i, pts, decoded_on_gpu);
     }
     finish(m, m->source_error);
     tls_media = NULL;
@@ -984,7 +1245,7 @@ static glcv_status open_source(glcv_media *m)
     if (m->p.source == GLCV_MEDIA_FRAMES_DIR)
         snprintf(what, sizeof what, "%d images", m->files.count);
     else
-        snprintf(what, sizeof what, "%s %s", codec, pix ? pix : "?");
+        snprintf(what, sizeof what, "%s %s%s", codec, pix ? pix : "?", m->nvdec ? " (NVDEC)" : "");
     char scaled[64] = "";
     if (m->p.width != src_w || m->p.height != src_h)
         snprintf(scaled, sizeof scaled, ", scaled to %dx%d", m->p.width, m->p.height);
@@ -1001,11 +1262,18 @@ static void free_media(glcv_media *m)
     close_input(m);
     sws_freeContext(m->sws);
     av_frame_free(&m->frame);
+    av_frame_free(&m->sw_frame);
     av_packet_free(&m->pkt);
     glcv_synth_destroy(&m->synth);
     glcv_file_list_free(&m->files);
-    for (int i = 0; i < MAX_RING; i++)
-        free(m->slots[i].data);
+    for (int i = 0; i < MAX_RING; i++) {
+        av_frame_free(&m->slots[i].hw);
+        if (m->slots[i].data && m->opt.release)
+            m->opt.release(m->slots[i].data, m->opt.alloc_user);
+        else
+            free(m->slots[i].data);
+    }
+    av_buffer_unref(&m->hw_device);
     if (m->sync_ready) {
         live_remove(m); /* after close_input: no decoder thread can log about it any more */
         pthread_mutex_destroy(&m->log_lock);
@@ -1017,6 +1285,12 @@ static void free_media(glcv_media *m)
 }
 
 glcv_status glcv_media_create(const glcv_media_params *params, glcv_media **out)
+{
+    return glcv_media_create_with(params, NULL, out);
+}
+
+glcv_status glcv_media_create_with(const glcv_media_params *params, const glcv_media_options *options,
+                                   glcv_media **out)
 {
     if (out)
         *out = NULL;
@@ -1033,6 +1307,9 @@ glcv_status glcv_media_create(const glcv_media_params *params, glcv_media **out)
     if (!m)
         return glcv_fail(&p.logger, GLCV_ERROR_OUT_OF_MEMORY, "media: out of memory");
     m->p = p;
+    if (options)
+        m->opt = *options;
+    m->nvdec_auto = m->opt.nvdec_auto && params->decoder == GLCV_MEDIA_DECODER_DEFAULT;
     m->p.location = NULL;
     m->stream = -1;
     m->held = -1;
@@ -1068,8 +1345,9 @@ glcv_status glcv_media_create(const glcv_media_params *params, glcv_media **out)
     glcv_media *outer = tls_media;
     tls_media = m;
     m->frame = av_frame_alloc();
+    m->sw_frame = av_frame_alloc();
     m->pkt = av_packet_alloc();
-    if (!m->frame || !m->pkt)
+    if (!m->frame || !m->sw_frame || !m->pkt)
         st = glcv_fail(&p.logger, GLCV_ERROR_OUT_OF_MEMORY, "media: out of memory");
     else
         st = open_source(m);
@@ -1088,10 +1366,17 @@ glcv_status glcv_media_create(const glcv_media_params *params, glcv_media **out)
     m->stride = (size_t)m->p.width * (size_t)m->bpp;
     m->frame_bytes = m->stride * (size_t)m->p.height;
     m->slot_count = m->p.ring_frames;
-    size_t alloc = (m->frame_bytes + BUFFER_PADDING + BUFFER_ALIGN - 1) / BUFFER_ALIGN * BUFFER_ALIGN;
+    size_t bytes = m->frame_bytes;
+    if (m->opt.pictures && i420_bytes(m) > bytes)
+        bytes = i420_bytes(m);
+    size_t alloc = (bytes + BUFFER_PADDING + BUFFER_ALIGN - 1) / BUFFER_ALIGN * BUFFER_ALIGN;
     for (int i = 0; i < m->slot_count; i++) {
         void *mem = NULL;
-        if (posix_memalign(&mem, BUFFER_ALIGN, alloc) != 0) {
+        if (m->opt.alloc)
+            mem = m->opt.alloc(alloc, m->opt.alloc_user);
+        else if (posix_memalign(&mem, BUFFER_ALIGN, alloc) != 0)
+            mem = NULL;
+        if (!mem) {
             st = glcv_fail(&p.logger, GLCV_ERROR_OUT_OF_MEMORY, "media: out of memory for %d frames of %zu bytes",
                            m->slot_count, m->frame_bytes);
             goto fail;
@@ -1115,17 +1400,11 @@ fail:
 
 /* ---- reading ----------------------------------------------------------------------------- */
 
-glcv_status glcv_media_read(glcv_media *m, glcv_image *frame, glcv_media_frame_info *info, int timeout_ms)
+/* Waits for the next frame to deliver (see glcv_media_read) and holds its slot: *held is the slot,
+ * or -1 with no frame (end of stream, timed out, or an error returned). */
+static glcv_status take_frame(glcv_media *m, glcv_media_frame_info *info, int timeout_ms, int *held)
 {
-    glcv_media_frame_info local;
-    if (!info)
-        info = &local;
-    *info = (glcv_media_frame_info){0};
-    if (frame)
-        *frame = (glcv_image){0};
-    if (!m || !frame)
-        return glcv_fail(m ? &m->p.logger : NULL, GLCV_ERROR_INVALID_ARGUMENT, "media: NULL media or frame");
-
+    *held = -1;
     struct timespec deadline;
     if (timeout_ms > 0)
         deadline_after(&deadline, timeout_ms / 1000.0);
@@ -1160,7 +1439,7 @@ glcv_status glcv_media_read(glcv_media *m, glcv_image *frame, glcv_media_frame_i
             m->held = chosen;
             m->stats.delivered++;
             *info = m->slots[chosen].info;
-            *frame = (glcv_image){m->slots[chosen].data, m->p.width, m->p.height, m->stride, m->p.format};
+            *held = chosen;
             break;
         }
         if (m->finished) {
@@ -1184,6 +1463,59 @@ glcv_status glcv_media_read(glcv_media *m, glcv_image *frame, glcv_media_frame_i
         return glcv_fail(&m->p.logger, st, "media: %s '%s' stopped: %s", glcv_media_source_string(m->p.source),
                          m->location, glcv_status_string(st));
     return GLCV_OK;
+}
+
+glcv_status glcv_media_read(glcv_media *m, glcv_image *frame, glcv_media_frame_info *info, int timeout_ms)
+{
+    glcv_media_frame_info local;
+    if (!info)
+        info = &local;
+    *info = (glcv_media_frame_info){0};
+    if (frame)
+        *frame = (glcv_image){0};
+    if (!m || !frame)
+        return glcv_fail(m ? &m->p.logger : NULL, GLCV_ERROR_INVALID_ARGUMENT, "media: NULL media or frame");
+    if (m->opt.pictures)
+        return glcv_fail(&m->p.logger, GLCV_ERROR_STATE, "media: this source delivers pictures to its set");
+    int held = -1;
+    glcv_status st = take_frame(m, info, timeout_ms, &held);
+    if (held >= 0)
+        *frame = (glcv_image){m->slots[held].data, m->p.width, m->p.height, m->stride, m->p.format};
+    return st;
+}
+
+glcv_status glcv_media_read_picture(glcv_media *m, glcv_media_picture *picture, glcv_media_frame_info *info,
+                                    int timeout_ms)
+{
+    glcv_media_frame_info local;
+    if (!info)
+        info = &local;
+    *info = (glcv_media_frame_info){0};
+    if (picture)
+        *picture = (glcv_media_picture){0};
+    if (!m || !picture)
+        return GLCV_ERROR_INVALID_ARGUMENT;
+    int held = -1;
+    glcv_status st = take_frame(m, info, timeout_ms, &held);
+    if (held >= 0)
+        *picture = m->slots[held].picture;
+    return st;
+}
+
+int glcv_media_uses_nvdec(const glcv_media *m)
+{
+    return m && m->nvdec;
+}
+
+int glcv_media_ready(glcv_media *m)
+{
+    int ready = 0;
+    pthread_mutex_lock(&m->lock);
+    for (int i = 0; i < m->slot_count && !ready; i++)
+        ready = m->slots[i].state == SLOT_READY;
+    ready |= m->finished;
+    pthread_mutex_unlock(&m->lock);
+    return ready;
 }
 
 glcv_status glcv_media_get_stats(glcv_media *m, glcv_media_stats *out)

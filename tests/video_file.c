@@ -5,6 +5,7 @@
 #include <libswscale/swscale.h>
 
 #include <stdio.h>
+#include <string.h>
 
 static int drain_encoder(AVCodecContext *enc, AVFormatContext *oc, AVStream *st, AVPacket *pkt)
 {
@@ -32,7 +33,12 @@ int test_video_encode(const char *path, const char *container, enum AVCodecID co
     AVPacket *pkt = NULL;
     struct SwsContext *sws = NULL;
     glcv_image rgb = {0};
-    const AVCodec *codec = avcodec_find_encoder(codec_id);
+    /* H.264 and HEVC: x264 / x265 where FFmpeg has them, else the GPU's encoder */
+    const char *const h264[] = {"libx264", "h264_nvenc", NULL}, *const hevc[] = {"libx265", "hevc_nvenc", NULL};
+    const char *const *names = codec_id == AV_CODEC_ID_H264 ? h264 : codec_id == AV_CODEC_ID_HEVC ? hevc : NULL;
+    const AVCodec *codec = names ? NULL : avcodec_find_encoder(codec_id);
+    for (int i = 0; names && names[i] && !codec; i++)
+        codec = avcodec_find_encoder_by_name(names[i]);
     if (!codec) {
         printf("no encoder for %s\n", avcodec_get_name(codec_id));
         return -1;
@@ -55,9 +61,16 @@ int test_video_encode(const char *path, const char *container, enum AVCodecID co
         enc->flags |= AV_CODEC_FLAG_QSCALE;
         enc->global_quality = FF_QP2LAMBDA * 2;
     }
+    if (codec_id == AV_CODEC_ID_H264 || codec_id == AV_CODEC_ID_HEVC)
+        enc->max_b_frames = 2; /* frames out of order: the decoders must reorder them alike */
+    AVDictionary *opts = NULL;
+    if (!strcmp(codec->name, "libx265"))
+        av_dict_set(&opts, "x265-params", "log-level=error", 0);
     if (oc->oformat->flags & AVFMT_GLOBALHEADER)
         enc->flags |= AV_CODEC_FLAG_GLOBAL_HEADER;
-    if ((r = avcodec_open2(enc, codec, NULL)) < 0)
+    r = avcodec_open2(enc, codec, &opts);
+    av_dict_free(&opts);
+    if (r < 0)
         goto done;
     if ((r = avcodec_parameters_from_context(st->codecpar, enc)) < 0)
         goto done;

@@ -73,6 +73,22 @@ typedef enum glcv_media_camera_format {
     GLCV_MEDIA_CAMERA_MJPEG = 2           /* motion JPEG */
 } glcv_media_camera_format;
 
+/* Which decoder turns compressed video into frames. */
+typedef enum glcv_media_decoder {
+    /* A glcv_media on its own: CPU. A source of a glcv_media_set: chosen by the set (see
+     * glcv_media_set_params.decoder). */
+    GLCV_MEDIA_DECODER_DEFAULT = 0,
+    /* libavcodec on the CPU (FFmpeg's threads, see decoder_threads). */
+    GLCV_MEDIA_DECODER_CPU = 1,
+    /* The GPU's video decoders (NVDEC, through FFmpeg's CUDA hardware acceleration; the driver's
+     * libraries are loaded at run time): H.264 and HEVC, 8-bit 4:2:0. Frames stay in the GPU's
+     * memory when a glcv_media_set delivers them as a texture; glcv_media_read copies them to the
+     * host. Anything else (another codec, 10-bit, 4:2:2, no NVIDIA driver or device): UNSUPPORTED
+     * at create. The frames are the CPU decoder's, bit for bit (decoding is exact and both paths
+     * convert 4:2:0 to RGB with one integer definition; see glcv_media_read). */
+    GLCV_MEDIA_DECODER_NVDEC = 2
+} glcv_media_decoder;
+
 /* Zero fields mean defaults. */
 typedef struct glcv_media_params {
     glcv_media_source source; /* default: first camera, else the synthetic scene */
@@ -107,6 +123,11 @@ typedef struct glcv_media_params {
      * (glcv_media_destroy still ends the wait); finite. Files on a local disk never wait that long;
      * a named pipe (FIFO) is read without this bound. */
     double stall_timeout;
+    glcv_media_decoder decoder; /* default: CPU (see glcv_media_decoder) */
+    int cuda_device;            /* NVDEC: the CUDA device whose decoders are used, default 0 */
+    /* CPU decoding: threads of libavcodec's decoder, 0 (default) = FFmpeg's choice (the online
+     * processors); 1 when many sources share the processors (glcv_media_set does so). 0..64. */
+    int decoder_threads;
     glcv_logger logger;
 } glcv_media_params;
 
@@ -137,6 +158,7 @@ typedef struct glcv_media_stats {
     int64_t decode_errors; /* packets or images that failed to decode and were skipped, and
                               frames a video file's container declares that never came out (a
                               truncated or damaged file; logged at its end) */
+    int64_t nvdec_frames;  /* frames decoded by NVDEC (the rest by the CPU) */
 } glcv_media_stats;
 
 /* Opens a source and starts its capture thread. The source is opened and probed before this
@@ -166,6 +188,11 @@ GLCV_API glcv_status glcv_media_create(const glcv_media_params *params, glcv_med
  *   INVALID_ARGUMENT: NULL media or frame.
  * After an error every later read returns the same error. `info` may be NULL; on every return
  * *info is filled (zeroed when there is no frame) and on error *frame is zeroed.
+ * Colour: 8-bit 4:2:0 video (H.264, HEVC, MPEG-4 ... in their usual form) delivered at its own size
+ * is converted by glcv's one integer definition, which the GPU path of glcv_media_set uses too:
+ * the stream's matrix (BT.601, BT.709, BT.2020; when unsaid, BT.601 below 720 rows, else BT.709)
+ * and range, chroma mixed bilinearly at H.264's default siting. Other pixel formats, and scaled
+ * frames, go through libswscale (bilinear, accurate rounding).
  * Thread safety: one reader thread at a time (the capture thread runs beside it). */
 GLCV_API glcv_status glcv_media_read(glcv_media *media, glcv_image *frame, glcv_media_frame_info *info,
                                      int timeout_ms);
@@ -190,6 +217,115 @@ GLCV_API const char *glcv_media_source_string(glcv_media_source source);
 /* Stops the capture thread, closes the source and frees everything (frame views returned by
  * glcv_media_read become invalid). Accepts NULL and &NULL; sets *media to NULL. */
 GLCV_API void glcv_media_destroy(glcv_media **media);
+
+/* "cpu", "nvdec" ("default" for DEFAULT; "?" for unknown values). */
+GLCV_API const char *glcv_media_decoder_string(glcv_media_decoder decoder);
+
+/* ---- Camera sets --------------------------------------------------------------------------------
+ * Many sources of one frame size read together, a frame of each at a time, for the modules that
+ * take a camera set (glcv_bgsub and glcv_segment with streams, glcv_track with streams): as host
+ * images, or as one GL_TEXTURE_2D_ARRAY (a layer per source) made on the GPU.
+ *
+ * Texture sets, on a GPU with CUDA and NVDEC: H.264 and HEVC sources are decoded by NVDEC into
+ * the GPU's memory; each set is converted from 4:2:0 to RGBA by one CUDA launch that writes every
+ * layer of the array, handed from CUDA to GL with one map per set; no frame crosses to the host.
+ * Sources decoded on the CPU (other codecs, cpu_sources, or no NVDEC) go to the GPU as 4:2:0
+ * (half the bytes of RGB) from pinned memory and are converted by the same launch. Without CUDA the
+ * CPU converts and GL uploads. Every path gives the same bits as glcv_media_read (one definition of
+ * the conversion; H.264/HEVC decoding is exact).
+ *
+ * Sources fail alone: one that cannot be opened or stops (a camera unplugged, a cut connection)
+ * is reported by its slot in glcv_media_set_frame and the others go on; glcv_media_set_reopen
+ * tries it again (the caller's back-off). */
+
+typedef struct glcv_media_set glcv_media_set;
+
+/* The most sources in one set. */
+#define GLCV_MEDIA_SET_MAX 2048
+
+/* Zero fields mean defaults. */
+typedef struct glcv_media_set_params {
+    int count;                        /* sources, 1..GLCV_MEDIA_SET_MAX; required */
+    const glcv_media_params *sources; /* `count` source parameters, copied at create; required */
+    /* The set's frame size: 0, 0 = the first source that opens. Sources of another size are
+     * scaled to it by the CPU path (see glcv_media_params.width). */
+    int width;
+    int height;
+    /* DEFAULT: each H.264/HEVC source on NVDEC when the set makes textures on a CUDA device whose
+     * decoders take it, else on the CPU; CPU: all on the CPU; NVDEC: as DEFAULT, but a source NVDEC
+     * cannot decode is UNSUPPORTED at open. A source's own glcv_media_params.decoder, when set,
+     * overrides this for that source. */
+    glcv_media_decoder decoder;
+    /* DEFAULT and NVDEC: the share of the NVDEC sources decoded on CPU threads instead, 0..1
+     * (default 0): with cores to spare, both kinds of decoder work at once. */
+    double cpu_share;
+    /* Nonzero: frames are delivered as a GL texture array (glcv_media_set_texture); the GL context
+     * current at create is used by every read and must be current then. 0 (default): host images. */
+    int texture;
+    int cuda_device;         /* the GPU of NVDEC and of the texture's CUDA conversion, default 0 */
+    int open_threads;        /* sources opened at once at create, default 16 (network sources are slow) */
+    glcv_logger logger;
+} glcv_media_set_params;
+
+#define GLCV_MEDIA_SET_PARAMS(...) ((glcv_media_set_params){__VA_ARGS__})
+
+/* One source's part of a read. */
+typedef struct glcv_media_set_frame {
+    /* Nonzero: a new frame of this source is in the set (frames[i] / layer i); zero: the layer and
+     * frames[i] hold what they held (the source had nothing new, ended or failed). */
+    int has_frame;
+    /* OK, or why the source stopped or never opened (IO, CORRUPT_DATA, UNSUPPORTED, LIMIT, ...);
+     * once not OK it stays so until glcv_media_set_reopen. */
+    glcv_status status;
+    glcv_media_frame_info info; /* the frame's info; info.end_of_stream: the source ended */
+} glcv_media_set_frame;
+
+/* Opens every source (open_threads at a time) and, for texture sets, makes the texture array
+ * (RGBA8, width x height x count) in the current GL context. Sources that fail to open do not fail
+ * the set: their status says why (logged). Errors: INVALID_ARGUMENT (NULL, count, a source's params,
+ * cpu_share), SIZE_MISMATCH (no source opened and no size given), NO_CONTEXT (texture without a
+ * current context), UNSUPPORTED (GL_TEXTURE_2D_ARRAY of that size or layers), GL, CUDA,
+ * OUT_OF_MEMORY. *out is NULL on error. Thread safety: any thread; the set is then used by one
+ * thread at a time. */
+GLCV_API glcv_status glcv_media_set_create(const glcv_media_set_params *params, glcv_media_set **out);
+
+/* Reads a set: every running source in EVERY_FRAME mode contributes its next frame (waiting for
+ * it), every running LIVE source its newest frame since the last read, if one came (frames it
+ * skipped are counted as dropped); when no source has anything yet, waits up to `timeout_ms`
+ * (< 0: without limit) for the first one. frames[0..count-1] (host sets; may be NULL for texture
+ * sets) are the set's images, owned by the set, RGB8 of the set's size, valid until the next read;
+ * out[0..count-1] (required) tells what each source did. *running (may be NULL) gets the sources
+ * still running (0: every source ended or failed). Texture sets: the texture array holds the set
+ * when this returns (GL commands issued afterwards see it). Errors (the set itself, not a source):
+ * INVALID_ARGUMENT, NO_CONTEXT, GL, CUDA. Thread safety: the set's thread. */
+GLCV_API glcv_status glcv_media_set_read(glcv_media_set *set, glcv_image *frames, glcv_media_set_frame *out,
+                                         int *running, int timeout_ms);
+
+/* Texture sets: the GL_TEXTURE_2D_ARRAY holding the last set read (GL_RGBA8, alpha 255, layer i =
+ * source i, row 0 at the top as glcv_image rows); owned by the set, valid until it is destroyed.
+ * 0 for host sets. */
+GLCV_API unsigned int glcv_media_set_texture(const glcv_media_set *set);
+
+/* Closes source `source` and opens it again (a live source that failed or ended: a reconnect).
+ * Returns the open's status (the source's status too); a source of another frame size than the
+ * set's is scaled to it. Errors: INVALID_ARGUMENT (source out of range), and the open's. */
+GLCV_API glcv_status glcv_media_set_reopen(glcv_media_set *set, int source);
+
+/* Source `source`'s counters (zeros while it is closed), and which decoder it uses now. Errors:
+ * INVALID_ARGUMENT. */
+GLCV_API glcv_status glcv_media_set_get_stats(glcv_media_set *set, int source, glcv_media_stats *out,
+                                              glcv_media_decoder *decoder);
+
+/* The set's resolved parameters (size, decoder, texture; sources as given). Errors: INVALID_ARGUMENT. */
+GLCV_API glcv_status glcv_media_set_get_params(glcv_media_set *set, glcv_media_set_params *out);
+
+/* Source `source`'s description (glcv_media_describe), or its error while it is not open; "" out of
+ * range. Valid until the next call on the set. */
+GLCV_API const char *glcv_media_set_describe(glcv_media_set *set, int source);
+
+/* Closes every source and frees the set (texture sets: with the set's context current, else the
+ * texture is left to die with the context). Accepts NULL and &NULL; sets *set to NULL. */
+GLCV_API void glcv_media_set_destroy(glcv_media_set **set);
 
 #ifdef __cplusplus
 }

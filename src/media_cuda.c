@@ -1,0 +1,188 @@
+/* The GPU side of a texture set (glcv_media_set): the set's GL texture array registered with CUDA
+ * once (surface writes), and per set one map, one launch of cuda/media.cu over every new layer, one
+ * unmap - the hand-over of the whole set costs one synchronisation between GL and CUDA.
+ *
+ * Ordering with the decoders: FFmpeg's NVDEC frames are mapped decoder surfaces, made ready on the
+ * legacy default stream of the CUDA primary context that glcv shares; this file's stream is a
+ * blocking one (cudaStreamCreate, not glcv_cuda_stream_create's non-blocking kind), so that the
+ * launch waits for that work. The call returns after the launch is done, so the frames' memory
+ * (NVDEC surfaces and pinned host slots) may be handed back to the decoders at once. */
+#include "core_internal.h"
+#include "cuda_bridge.h"
+#include "cuda_internal.h"
+#include "gl.h"
+#include "media_internal.h"
+#include "media_kernels.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct glcv_media_cuda {
+    glcv_logger logger;
+    int device;
+    int width, height, layers;
+    glcv_cuda_image image;           /* the texture array, registered for surface writes */
+    cudaArray_t *arrays;             /* per layer: the array its surface was made for */
+    cudaSurfaceObject_t *surfaces;   /* per layer */
+    glcv_cuda_media_layer *host;     /* the descriptors of a launch (pinned) */
+    glcv_cuda_media_layer *dev;      /* ... in device memory */
+    cudaStream_t stream;
+};
+
+void *glcv_media_cuda_host_alloc(size_t bytes, void *cuda)
+{
+    const glcv_media_cuda *c = cuda;
+    void *ptr = NULL;
+    if (cudaSetDevice(c->device) != cudaSuccess ||
+        cudaHostAlloc(&ptr, bytes, cudaHostAllocMapped | cudaHostAllocPortable) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return NULL;
+    }
+    memset(ptr, 0, bytes);
+    return ptr;
+}
+
+void glcv_media_cuda_host_free(void *ptr, void *cuda)
+{
+    (void)cuda;
+    if (ptr)
+        (void)cudaFreeHost(ptr);
+}
+
+void glcv_media_cuda_destroy(glcv_media_cuda **cuda)
+{
+    glcv_media_cuda *c = cuda ? *cuda : NULL;
+    if (!c)
+        return;
+    (void)cudaSetDevice(c->device);
+    if (c->stream)
+        (void)cudaStreamSynchronize(c->stream);
+    for (int l = 0; c->surfaces && l < c->layers; l++)
+        if (c->surfaces[l])
+            (void)cudaDestroySurfaceObject(c->surfaces[l]);
+    glcv_cuda_image_unregister(&c->image, &c->logger);
+    if (c->stream)
+        (void)cudaStreamDestroy(c->stream);
+    (void)cudaFreeHost(c->host);
+    (void)cudaFree(c->dev);
+    (void)cudaGetLastError();
+    free(c->arrays);
+    free(c->surfaces);
+    free(c);
+    *cuda = NULL;
+}
+
+glcv_status glcv_media_cuda_create(unsigned int texture, int width, int height, int layers, int cuda_device,
+                                   const glcv_logger *logger, glcv_media_cuda **out)
+{
+    *out = NULL;
+    int count = 0;
+    if (cudaGetDeviceCount(&count) != cudaSuccess || cuda_device >= count) {
+        (void)cudaGetLastError();
+        glcv_logf(logger, GLCV_LOG_DEBUG, "media set: no CUDA device %d", cuda_device);
+        return GLCV_ERROR_UNSUPPORTED;
+    }
+    struct cudaDeviceProp prop;
+    if (cudaGetDeviceProperties(&prop, cuda_device) != cudaSuccess || !prop.unifiedAddressing) {
+        (void)cudaGetLastError();
+        glcv_logf(logger, GLCV_LOG_DEBUG, "media set: CUDA device %d has no unified addressing", cuda_device);
+        return GLCV_ERROR_UNSUPPORTED;
+    }
+    glcv_media_cuda *c = calloc(1, sizeof *c);
+    if (!c)
+        return glcv_fail(logger, GLCV_ERROR_OUT_OF_MEMORY, "media set: out of memory");
+    if (logger)
+        c->logger = *logger;
+    c->device = cuda_device;
+    c->width = width;
+    c->height = height;
+    c->layers = layers;
+    glcv_status st = GLCV_OK;
+    c->arrays = calloc((size_t)layers, sizeof *c->arrays);
+    c->surfaces = calloc((size_t)layers, sizeof *c->surfaces);
+    if (!c->arrays || !c->surfaces)
+        st = glcv_fail(logger, GLCV_ERROR_OUT_OF_MEMORY, "media set: out of memory");
+    if (st == GLCV_OK && cudaSetDevice(cuda_device) != cudaSuccess)
+        st = glcv_cuda_fail(logger, cudaGetLastError(), "media set: cudaSetDevice");
+    size_t desc_bytes = sizeof(glcv_cuda_media_layer) * (size_t)layers;
+    if (st == GLCV_OK && cudaHostAlloc((void **)&c->host, desc_bytes, cudaHostAllocDefault) != cudaSuccess)
+        st = glcv_cuda_fail(logger, cudaGetLastError(), "media set: cudaHostAlloc");
+    if (st == GLCV_OK && cudaMalloc((void **)&c->dev, desc_bytes) != cudaSuccess)
+        st = glcv_cuda_fail(logger, cudaGetLastError(), "media set: cudaMalloc");
+    if (st == GLCV_OK && cudaStreamCreate(&c->stream) != cudaSuccess)
+        st = glcv_cuda_fail(logger, cudaGetLastError(), "media set: cudaStreamCreate");
+    if (st == GLCV_OK)
+        st = glcv_cuda_image_register_layers(&c->image, texture, GLCV_CUDA_IMAGE_SURFACE, logger);
+    if (st != GLCV_OK) {
+        glcv_media_cuda_destroy(&c);
+        return st;
+    }
+    *out = c;
+    return GLCV_OK;
+}
+
+/* The surface of layer l over the array CUDA mapped it to (kept while the array stays the same). */
+static glcv_status layer_surface(glcv_media_cuda *c, int l)
+{
+    cudaArray_t array = c->image.layer_arrays[l];
+    if (c->surfaces[l] && c->arrays[l] == array)
+        return GLCV_OK;
+    if (c->surfaces[l])
+        (void)cudaDestroySurfaceObject(c->surfaces[l]);
+    c->surfaces[l] = 0;
+    struct cudaResourceDesc rd;
+    memset(&rd, 0, sizeof rd);
+    rd.resType = cudaResourceTypeArray;
+    rd.res.array.array = array;
+    GLCV_CUDA_TRY(&c->logger, cudaCreateSurfaceObject(&c->surfaces[l], &rd), "media set: cudaCreateSurfaceObject");
+    c->arrays[l] = array;
+    return GLCV_OK;
+}
+
+glcv_status glcv_media_cuda_convert(glcv_media_cuda *c, const glcv_media_cuda_layer *layers, int n)
+{
+    if (n < 1)
+        return GLCV_OK;
+    GLCV_CUDA_TRY(&c->logger, cudaSetDevice(c->device), "media set: cudaSetDevice");
+    glcv_cuda_image *img = &c->image;
+    glcv_status st = glcv_cuda_images_map(&img, 1, c->stream, &c->logger);
+    if (st != GLCV_OK)
+        return st;
+    for (int i = 0; i < n && st == GLCV_OK; i++) {
+        const glcv_media_cuda_layer *in = &layers[i];
+        st = layer_surface(c, in->layer);
+        if (st != GLCV_OK)
+            break;
+        glcv_cuda_media_layer *d = &c->host[i];
+        memset(d, 0, sizeof *d);
+        d->surface = c->surfaces[in->layer];
+        const glcv_media_picture *pic = &in->picture;
+        if (pic->kind == GLCV_PICTURE_YUV420) {
+            d->planes = pic->planes;
+            d->coeffs = *glcv_media_yuv_coeffs(pic->matrix, pic->full_range);
+        } else {
+            d->rgb_bytes = 3; /* the set's sources deliver RGB8 */
+            d->rgb = pic->rgb;
+            d->rgb_pitch = pic->stride;
+        }
+    }
+    cudaError_t err = cudaSuccess;
+    if (st == GLCV_OK) {
+        err = cudaMemcpyAsync(c->dev, c->host, sizeof(glcv_cuda_media_layer) * (size_t)n, cudaMemcpyHostToDevice,
+                              c->stream);
+        if (err == cudaSuccess)
+            err = (cudaError_t)glcv_cuda_media_convert(
+                (glcv_cuda_media_convert_params){.layers = c->dev, .count = n, .width = c->width, .height = c->height},
+                c->stream);
+        if (err != cudaSuccess)
+            st = glcv_cuda_fail(&c->logger, err, "media set: the conversion kernel");
+    }
+    glcv_status unmapped = glcv_cuda_images_unmap(&img, 1, c->stream, &c->logger);
+    if (st == GLCV_OK)
+        st = unmapped;
+    /* the frames' memory goes back to the decoders after this: wait until the kernel has read it */
+    err = cudaStreamSynchronize(c->stream);
+    if (err != cudaSuccess && st == GLCV_OK)
+        st = glcv_cuda_fail(&c->logger, err, "media set: cudaStreamSynchronize");
+    return st;
+}
