@@ -268,6 +268,37 @@ glcv_status glcv_bgsub_frames(glcv_bgsub *b, const glcv_image *frames, int count
     GLCV_LOCKED_GL_CALL(b, "bgsub: frames", frames_locked(b, frames, count, wait));
 }
 
+static glcv_status frames_texture_locked(glcv_bgsub *b, unsigned int texture, int wait)
+{
+    const glcv_logger *lg = &b->p.logger;
+    if (!texture)
+        return glcv_fail(lg, GLCV_ERROR_INVALID_ARGUMENT, "bgsub: frames_texture: texture 0");
+    glcv_status st = gl_ready(b, "frames_texture");
+    if (st != GLCV_OK)
+        return st;
+    if (b->learning)
+        return glcv_fail(lg, GLCV_ERROR_STATE, "bgsub: learning is in progress");
+    if (!b->engine) {
+        /* the CPU engine takes them as host frames */
+        glcv_image *set = NULL;
+        st = glcv_gl_read_frames(texture, b->p.streams, b->p.width, b->p.height, GLCV_PIXEL_RGBA8, &set, lg);
+        if (st == GLCV_OK)
+            st = frames_locked(b, set, b->p.streams, wait);
+        free(set);
+        return st;
+    }
+    /* GL: copied on the GPU to where the passes read a staged set, which they then take as one */
+    if ((st = glcv_bgsub_gl_take_texture(b, texture)) != GLCV_OK)
+        return st;
+    b->mapped = 0;
+    return run_set(b, -1, wait);
+}
+
+glcv_status glcv_bgsub_frames_texture(glcv_bgsub *b, unsigned int texture, int wait)
+{
+    GLCV_LOCKED_GL_CALL(b, "bgsub: frames_texture", frames_texture_locked(b, texture, wait));
+}
+
 static glcv_status map_locked(glcv_bgsub *b, glcv_image *out, int count)
 {
     if (!out || count != b->p.streams)
@@ -381,6 +412,27 @@ static glcv_status learn_add_locked(glcv_bgsub *b, const glcv_image *frames, int
 glcv_status glcv_bgsub_learn_add(glcv_bgsub *b, const glcv_image *frames, int count)
 {
     GLCV_LOCKED_GL_CALL(b, "bgsub: learn_add", learn_add_locked(b, frames, count));
+}
+
+static glcv_status learn_add_texture_locked(glcv_bgsub *b, unsigned int texture)
+{
+    if (!b->learning)
+        return glcv_fail(&b->p.logger, GLCV_ERROR_STATE, "bgsub: learn_add_texture without learn_begin");
+    if (!texture)
+        return glcv_fail(&b->p.logger, GLCV_ERROR_INVALID_ARGUMENT, "bgsub: learn_add_texture: texture 0");
+    /* Learning keeps its frames in host memory, whatever the engine. */
+    glcv_image *set = NULL;
+    glcv_status st =
+        glcv_gl_read_frames(texture, b->p.streams, b->p.width, b->p.height, GLCV_PIXEL_RGBA8, &set, &b->p.logger);
+    if (st == GLCV_OK)
+        st = learn_add_locked(b, set, b->p.streams);
+    free(set);
+    return st;
+}
+
+glcv_status glcv_bgsub_learn_add_texture(glcv_bgsub *b, unsigned int texture)
+{
+    GLCV_LOCKED_GL_CALL(b, "bgsub: learn_add_texture", learn_add_texture_locked(b, texture));
 }
 
 typedef struct learn_source {

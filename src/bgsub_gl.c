@@ -262,7 +262,8 @@ void glcv_bgsub_gl_destroy(glcv_bgsub *b)
         glcv_engine_begin(b->engine);
         glcv_tex *all[] = {&b->ring[0], &b->ring[1], &b->ring[2],    &b->ring[3], &b->bg[0],    &b->bg[1],
                            &b->th[0],   &b->th[1],   &b->count[0],   &b->count[1], &b->raw,     &b->moving,
-                           &b->mask[0], &b->mask[1], &b->raw_prev,   &b->state[0], &b->state[1]};
+                           &b->mask[0], &b->mask[1], &b->raw_prev,   &b->state[0], &b->state[1], &b->luma,
+                           &b->stage_dev};
         for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
             glcv_engine_tex_destroy(b->engine, all[i]);
         glcv_engine_end(b->engine);
@@ -275,6 +276,49 @@ glcv_status glcv_bgsub_gl_stage(glcv_bgsub *b, void **ptr, int *slot)
     glcv_engine_begin(b->engine);
     glcv_status st = glcv_engine_stage(b->engine, set_bytes_padded(b), ptr, slot);
     glcv_engine_end(b->engine);
+    return st;
+}
+
+/* GRAY8 frames from a caller's colour frames: their luma into b->luma (shaders/bgsub_luma.glsl),
+ * the program and the array made on first use. */
+static glcv_status luma_pass(glcv_bgsub *b, GLuint texture)
+{
+    static const char *const files[] = {"bgsub_luma.glsl"};
+    const glcv_format r8 = GLCV_FORMAT_R8;
+    glcv_program *prog = NULL;
+    glcv_status st = glcv_engine_program(b->engine, "bgsub luma", files, 1, "#define GLCV_LAYERED 1\n", &r8, 1, &prog);
+    if (st == GLCV_OK && !b->luma.id)
+        st = glcv_engine_tex_create_layers(b->engine, &b->luma, b->p.width, b->p.height, b->p.streams, r8);
+    if (st != GLCV_OK)
+        return st;
+    /* the caller's array as an input of the layered pass (its layers past `streams` are not read) */
+    const glcv_tex frames = {.id = texture, .width = b->p.width, .height = b->p.height, .layers = b->p.streams};
+    glcv_pass p = glcv_pass_make(prog, "luma", b->p.width, b->p.height);
+    glcv_pass_add_input_tex(&p, "u_frames", &frames, GLCV_SAMPLE_NEAREST);
+    glcv_pass_add_output(&p, &b->luma);
+    st = glcv_engine_run(b->engine, &p);
+    glcv_engine_sync_writes(b->engine);
+    return st;
+}
+
+glcv_status glcv_bgsub_gl_take_texture(glcv_bgsub *b, GLuint texture)
+{
+    glcv_engine *e = b->engine;
+    const int w = b->p.width, h = b->p.height, n = b->p.streams;
+    const int gray = b->p.format == GLCV_PIXEL_GRAY8;
+    /* Where a host set would be: the streamed passes read it from a buffer (as from the staging
+     * memory) and write it into the ring; the others read it in the ring, where the copy puts it. */
+    const glcv_tex *dst = b->stream ? &b->stage_dev : &b->ring[(b->ring_cur + 1) % GLCV_BGSUB_GL_RING];
+    glcv_engine_begin(e);
+    glcv_status st = glcv_gl_check_frames(texture, w, h, n, &b->p.logger);
+    if (st == GLCV_OK && b->stream && !b->stage_dev.buffer)
+        st = glcv_engine_storage_create(e, &b->stage_dev, set_bytes_padded(b));
+    if (st == GLCV_OK && gray)
+        st = luma_pass(b, texture);
+    if (st == GLCV_OK)
+        st = glcv_engine_pack_layers(e, gray ? b->luma.id : texture, n, w, h,
+                                     gray ? GL_RED : glcv_engine_pixel_gl_format(b->p.format), dst->buffer, dst->bytes);
+    glcv_engine_end(e);
     return st;
 }
 
@@ -417,12 +461,12 @@ glcv_status glcv_bgsub_gl_run(glcv_bgsub *b, int slot, int wait)
     GLuint stage_buf = 0, mask_out = 0;
     int dl = -1;
     if (b->stream) {
-        stage_buf = glcv_engine_stage_buffer(e, slot);
+        stage_buf = slot >= 0 ? glcv_engine_stage_buffer(e, slot) : b->stage_dev.buffer;
         if (!stage_buf)
             st = glcv_fail(&b->p.logger, GLCV_ERROR_GL, "bgsub: no persistently mapped staging memory");
         if (st == GLCV_OK && b->p.download && (!b->fused || vote_prev))
             st = reserve_mask_words(b, &dl, &mask_out);
-    } else {
+    } else if (slot >= 0) {
         st = glcv_engine_copy_staged(e, slot, &b->ring[cur], set_bytes(b));
     }
     if (st == GLCV_OK) {

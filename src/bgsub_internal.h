@@ -140,6 +140,8 @@ struct glcv_bgsub {
     glcv_tex raw, moving;       /* decisions (in blocks: a buffer), the chain's moving pixels */
     glcv_tex raw_prev;          /* fused: the set before's decisions, which this set's dispatch votes */
     glcv_tex mask[2];           /* masks of even and odd sets: one is read back while the next is made */
+    glcv_tex luma;              /* GRAY8 frames from a caller's texture: their luma, copied from here */
+    glcv_tex stage_dev;         /* streamed: a caller's texture's set, read as the staging memory is */
     glcv_program *update;       /* stage 0: decisions, B, T, counter */
     glcv_program *chain[5];     /* the chain's stages 1..5 */
     glcv_program *vote;         /* stage 6 */
@@ -156,7 +158,12 @@ glcv_status glcv_bgsub_gl_create(glcv_bgsub *b);
 void glcv_bgsub_gl_destroy(glcv_bgsub *b);
 /* Staging memory for one set of raw frames (streams * width * height * bpp bytes). */
 glcv_status glcv_bgsub_gl_stage(glcv_bgsub *b, void **ptr, int *slot);
-/* Uploads staging slot `slot` as the newest frame set and runs the passes. */
+/* Copies the first `streams` layers of a caller's frames array (checked: glcv_gl_check_frames) on
+ * the GPU, in params.format (GRAY8: their luma, by a pass), to where the next set's passes read a
+ * set the host staged: glcv_bgsub_gl_run with slot -1 then runs them. */
+glcv_status glcv_bgsub_gl_take_texture(glcv_bgsub *b, GLuint texture);
+/* Uploads staging slot `slot` (-1: the set glcv_bgsub_gl_take_texture copied) as the newest frame
+ * set and runs the passes. */
 glcv_status glcv_bgsub_gl_run(glcv_bgsub *b, int slot, int wait);
 /* Sets B and T of every stream (streams * width * height * lanes each, 8.8). */
 glcv_status glcv_bgsub_gl_set_state(glcv_bgsub *b, const uint16_t *bg, const uint16_t *th);

@@ -217,6 +217,23 @@ void glcv_engine_sync_writes(glcv_engine *engine);
  * and end (the memory stays valid after end, until the slot comes round again). */
 glcv_status glcv_engine_stage(glcv_engine *engine, size_t bytes, void **ptr, int *slot);
 
+/* The GL format of the bytes of a colour pixel format (GL_RGB, GL_RGBA, GL_BGR, GL_BGRA); 0 for
+ * GRAY8 and unknown values. */
+GLenum glcv_engine_pixel_gl_format(glcv_pixel_format format);
+
+/* Frames already on the GPU, without a trip through host memory. pack_layers writes layers
+ * 0..layers-1 of level 0 (width x height) of a GL_TEXTURE_2D_ARRAY - a caller's frames (checked
+ * with glcv_gl_check_frames) or an engine texture - into `buffer` (of `bytes`) from offset 0, as
+ * `gl_format`/GL_UNSIGNED_BYTE for glGetTexImage, rows tightly packed, layer after layer: the
+ * bytes a host image set of those pixels has. copy_layers puts them into engine texture `dst`
+ * (every layer of an array, or a 2D texture from layer 0) as glTexSubImage takes host pixels of
+ * `gl_format`, through a device buffer the engine keeps. GL 4.5: glGetTextureSubImage; older GL:
+ * glReadPixels of each layer through a framebuffer (the format must be colour-renderable).
+ * Between begin and end. */
+glcv_status glcv_engine_pack_layers(glcv_engine *engine, GLuint texture, int layers, int width, int height,
+                                    GLenum gl_format, GLuint buffer, size_t bytes);
+glcv_status glcv_engine_copy_layers(glcv_engine *engine, GLuint texture, const glcv_tex *dst, GLenum gl_format);
+
 /* Copies a staged, tightly packed colour image (RGB8, RGBA8, BGR8, BGRA8) into a texture on the
  * GPU side (DMA from pinned memory); into every layer of a texture array, the layers' images one
  * after the other in the slot. Between begin and end. */

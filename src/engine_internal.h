@@ -83,6 +83,9 @@ struct glcv_engine {
     GLsync dl_fences[GLCV_ENGINE_DOWNLOAD_SLOTS];
     size_t dl_size;
     int dl_next;
+    /* frames arrays copied into engine textures (glcv_engine_copy_layers): a device buffer */
+    GLuint copy_buffer;
+    size_t copy_size;
     glcv_glstate *state;
     int depth; /* begin/end nesting */
     /* timing */
@@ -96,7 +99,8 @@ struct glcv_engine {
 };
 
 
-/* Deletes the staging ring, the download ring and the read-back buffer (engine destroy). */
+/* Deletes the staging ring, the download ring, the read-back buffer and the layer copy buffer
+ * (engine destroy). */
 void glcv_engine_transfers_release(glcv_engine *e);
 
 #endif

@@ -5,10 +5,11 @@
 #include "core_internal.h"
 #include "gl.h"
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
-static GLenum pixel_gl_format(glcv_pixel_format f)
+GLenum glcv_engine_pixel_gl_format(glcv_pixel_format f)
 {
     switch (f) {
     case GLCV_PIXEL_RGB8: return GL_RGB;
@@ -104,7 +105,19 @@ glcv_status glcv_engine_stage(glcv_engine *e, size_t bytes, void **ptr, int *slo
     return GLCV_OK;
 }
 
-/* Tightly packed rows and layers, bytes as they are. */
+/* Tightly packed rows and layers, bytes as they are: for packs into buffers, and unpacks. */
+static void pack_defaults(void)
+{
+    glPixelStorei(GL_PACK_ALIGNMENT, 1);
+    glPixelStorei(GL_PACK_ROW_LENGTH, 0);
+    glPixelStorei(GL_PACK_SKIP_PIXELS, 0);
+    glPixelStorei(GL_PACK_SKIP_ROWS, 0);
+    glPixelStorei(GL_PACK_SWAP_BYTES, GL_FALSE);
+    glPixelStorei(GL_PACK_LSB_FIRST, GL_FALSE);
+    glPixelStorei(GL_PACK_IMAGE_HEIGHT, 0);
+    glPixelStorei(GL_PACK_SKIP_IMAGES, 0);
+}
+
 static void unpack_defaults(void)
 {
     glPixelStorei(GL_UNPACK_ALIGNMENT, 1);
@@ -121,7 +134,7 @@ glcv_status glcv_engine_upload_staged(glcv_engine *e, const glcv_tex *tex, int s
                                       int width, int height)
 {
     stage_ring *r = &e->up;
-    GLenum gl_format = pixel_gl_format(format);
+    GLenum gl_format = glcv_engine_pixel_gl_format(format);
     if (!gl_format || slot < 0 || slot >= STAGE_SLOTS || !r->buffers[slot])
         return glcv_fail(&e->logger, GLCV_ERROR_INVALID_ARGUMENT, "upload: bad staging slot or format");
     glBindBuffer(GL_PIXEL_UNPACK_BUFFER, r->buffers[slot]);
@@ -197,7 +210,7 @@ void glcv_engine_stage_fence(glcv_engine *e, int slot)
 
 glcv_status glcv_engine_upload(glcv_engine *e, const glcv_tex *tex, const glcv_image *img)
 {
-    if (!pixel_gl_format(img->format))
+    if (!glcv_engine_pixel_gl_format(img->format))
         return glcv_fail(&e->logger, GLCV_ERROR_INVALID_ARGUMENT, "upload: a colour image is needed");
     size_t row = (size_t)img->width * (size_t)glcv_pixel_format_size(img->format);
     size_t stride = img->stride ? img->stride : row;
@@ -232,6 +245,83 @@ glcv_status glcv_engine_upload_layers(glcv_engine *e, const glcv_tex *tex, int f
         glTexSubImage2D(GL_TEXTURE_2D, 0, 0, 0, tex->width, tex->height, gl_format, gl_type, data);
     }
     return glcv_gl_check(&e->logger, "upload");
+}
+
+/* Bytes per pixel of the formats frames are packed in. */
+static size_t pack_pixel_bytes(GLenum gl_format)
+{
+    return gl_format == GL_RED ? 1 : gl_format == GL_RGB || gl_format == GL_BGR ? 3 : 4;
+}
+
+glcv_status glcv_engine_pack_layers(glcv_engine *e, GLuint texture, int layers, int width, int height,
+                                    GLenum gl_format, GLuint buffer, size_t bytes)
+{
+    size_t row = (size_t)width * pack_pixel_bytes(gl_format), layer_bytes = row * (size_t)height;
+    if (layers < 1 || !buffer || layer_bytes * (size_t)layers > bytes)
+        return glcv_fail(&e->logger, GLCV_ERROR_INVALID_ARGUMENT, "packing %d layers: bad buffer or size", layers);
+    glcv_status st = GLCV_OK;
+    glBindBuffer(GL_PIXEL_PACK_BUFFER, buffer);
+    pack_defaults();
+    if (e->gl_version >= 45) {
+        /* As many layers per call as a GLsizei of bytes holds (all of them, but for sets of GiBs). */
+        int per_call = layer_bytes * (size_t)layers <= INT_MAX ? layers : (int)(INT_MAX / layer_bytes);
+        for (int l = 0; l < layers; l += per_call) {
+            int n = layers - l < per_call ? layers - l : per_call;
+            glGetTextureSubImage(texture, 0, 0, 0, l, width, height, n, gl_format, GL_UNSIGNED_BYTE,
+                                 (GLsizei)(layer_bytes * (size_t)n), (void *)(layer_bytes * (size_t)l));
+        }
+        st = glcv_gl_check(&e->logger, "packing texture layers");
+    } else {
+        /* GL 3.3: no call reads some layers of an array; each one through a framebuffer */
+        if (!e->read_fbo)
+            glGenFramebuffers(1, &e->read_fbo);
+        for (int l = 0; l < layers && st == GLCV_OK; l++)
+            st = glcv_gl_read_pixels_layer(e->read_fbo, texture, l, width, height, gl_format, GL_UNSIGNED_BYTE,
+                                           (void *)(layer_bytes * (size_t)l), row, &e->logger);
+    }
+    glBindBuffer(GL_PIXEL_PACK_BUFFER, 0);
+    return st;
+}
+
+glcv_status glcv_engine_copy_layers(glcv_engine *e, GLuint texture, const glcv_tex *dst, GLenum gl_format)
+{
+    int layers = dst->layers ? dst->layers : 1;
+    size_t bytes = (size_t)dst->width * (size_t)dst->height * pack_pixel_bytes(gl_format) * (size_t)layers;
+    if (!dst->id || dst->buffer)
+        return glcv_fail(&e->logger, GLCV_ERROR_INVALID_ARGUMENT, "copying layers: bad target texture");
+    if (bytes > e->copy_size) {
+        /* written and read by the GL only: device memory */
+        if (!e->copy_buffer)
+            glGenBuffers(1, &e->copy_buffer);
+        glBindBuffer(GL_PIXEL_PACK_BUFFER, e->copy_buffer);
+        glBufferData(GL_PIXEL_PACK_BUFFER, (GLsizeiptr)bytes, NULL, GL_STREAM_COPY);
+        glBindBuffer(GL_PIXEL_PACK_BUFFER, 0);
+        glcv_status st = glcv_gl_check(&e->logger, "layer copy buffer");
+        if (st != GLCV_OK) {
+            glDeleteBuffers(1, &e->copy_buffer);
+            e->copy_buffer = 0;
+            e->copy_size = 0;
+            return st;
+        }
+        e->copy_size = bytes;
+    }
+    glcv_status st =
+        glcv_engine_pack_layers(e, texture, layers, dst->width, dst->height, gl_format, e->copy_buffer, e->copy_size);
+    if (st != GLCV_OK)
+        return st;
+    glBindBuffer(GL_PIXEL_UNPACK_BUFFER, e->copy_buffer);
+    unpack_defaults();
+    glActiveTexture(GL_TEXTURE0);
+    if (dst->layers) {
+        glBindTexture(GL_TEXTURE_2D_ARRAY, dst->id);
+        glTexSubImage3D(GL_TEXTURE_2D_ARRAY, 0, 0, 0, 0, dst->width, dst->height, layers, gl_format,
+                        GL_UNSIGNED_BYTE, (const void *)0);
+    } else {
+        glBindTexture(GL_TEXTURE_2D, dst->id);
+        glTexSubImage2D(GL_TEXTURE_2D, 0, 0, 0, dst->width, dst->height, gl_format, GL_UNSIGNED_BYTE, (const void *)0);
+    }
+    glBindBuffer(GL_PIXEL_UNPACK_BUFFER, 0);
+    return glcv_gl_check(&e->logger, "copying layers");
 }
 
 /* Copies `height` rows of `row` bytes at a pitch of `pitch`, leaving the bytes between rows
@@ -380,14 +470,7 @@ glcv_status glcv_engine_download(glcv_engine *e, const glcv_tex *tex, GLenum gl_
         glUnmapBuffer(GL_PIXEL_PACK_BUFFER);
         e->dl_maps[i] = NULL;
     }
-    glPixelStorei(GL_PACK_ALIGNMENT, 1);
-    glPixelStorei(GL_PACK_ROW_LENGTH, 0);
-    glPixelStorei(GL_PACK_SKIP_PIXELS, 0);
-    glPixelStorei(GL_PACK_SKIP_ROWS, 0);
-    glPixelStorei(GL_PACK_SWAP_BYTES, GL_FALSE);
-    glPixelStorei(GL_PACK_LSB_FIRST, GL_FALSE);
-    glPixelStorei(GL_PACK_IMAGE_HEIGHT, 0);
-    glPixelStorei(GL_PACK_SKIP_IMAGES, 0);
+    pack_defaults();
     GLenum target = tex->layers ? GL_TEXTURE_2D_ARRAY : GL_TEXTURE_2D;
     glActiveTexture(GL_TEXTURE0);
     glBindTexture(target, tex->id);
@@ -465,4 +548,8 @@ void glcv_engine_transfers_release(glcv_engine *e)
     e->down_buffer = 0;
     e->down_map = NULL;
     e->down_size = 0;
+    if (e->copy_buffer)
+        glDeleteBuffers(1, &e->copy_buffer);
+    e->copy_buffer = 0;
+    e->copy_size = 0;
 }

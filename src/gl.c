@@ -223,8 +223,9 @@ void glcv_glstate_restore(const glcv_glstate *s)
 
 /* ---- textures ---------------------------------------------------------------------------------------- */
 
-/* glcv_gl_check_input for a GL_TEXTURE_2D (layers 0) or a GL_TEXTURE_2D_ARRAY of `layers` layers. */
-static glcv_status check_input(GLuint texture, int width, int height, int layers, GLint *internal_out,
+/* glcv_gl_check_input for a GL_TEXTURE_2D (layers 0) or a GL_TEXTURE_2D_ARRAY of `layers` layers
+ * (`at_least`: of `layers` or more). */
+static glcv_status check_input(GLuint texture, int width, int height, int layers, int at_least, GLint *internal_out,
                                const glcv_logger *lg)
 {
     const GLenum target = layers ? GL_TEXTURE_2D_ARRAY : GL_TEXTURE_2D;
@@ -244,9 +245,9 @@ static glcv_status check_input(GLuint texture, int width, int height, int layers
     glGetTexParameteriv(target, GL_TEXTURE_BASE_LEVEL, &base);
     if (w == 0 || h == 0 || d == 0)
         return glcv_fail(lg, GLCV_ERROR_INVALID_ARGUMENT, "texture %u has no level 0 image", texture);
-    if (layers && d != layers)
-        return glcv_fail(lg, GLCV_ERROR_INVALID_ARGUMENT, "texture %u has %d layers, expected %d (one per stream)",
-                         texture, d, layers);
+    if (layers && (at_least ? d < layers : d != layers))
+        return glcv_fail(lg, GLCV_ERROR_INVALID_ARGUMENT, "texture %u has %d layers, expected %s%d (one per stream)",
+                         texture, d, at_least ? "at least " : "", layers);
     if (w != width || h != height)
         return glcv_fail(lg, GLCV_ERROR_SIZE_MISMATCH, "texture %u is %dx%d, expected %dx%d", texture, w, h, width,
                          height);
@@ -265,7 +266,7 @@ static glcv_status check_input(GLuint texture, int width, int height, int layers
 
 glcv_status glcv_gl_check_input(GLuint texture, int width, int height, const glcv_logger *lg)
 {
-    return check_input(texture, width, height, 0, NULL, lg);
+    return check_input(texture, width, height, 0, 0, NULL, lg);
 }
 
 glcv_status glcv_gl_check_input_layers(GLuint texture, int width, int height, int layers, GLint *internal,
@@ -273,7 +274,20 @@ glcv_status glcv_gl_check_input_layers(GLuint texture, int width, int height, in
 {
     if (layers < 1)
         return glcv_fail(lg, GLCV_ERROR_INVALID_ARGUMENT, "texture %u: %d layers expected", texture, layers);
-    return check_input(texture, width, height, layers, internal, lg);
+    return check_input(texture, width, height, layers, 0, internal, lg);
+}
+
+glcv_status glcv_gl_check_frames(GLuint texture, int width, int height, int layers, const glcv_logger *lg)
+{
+    if (layers < 1)
+        return glcv_fail(lg, GLCV_ERROR_INVALID_ARGUMENT, "texture %u: %d layers expected", texture, layers);
+    GLint internal = 0;
+    glcv_status st = check_input(texture, width, height, layers, 1, &internal, lg);
+    /* Exactly 8 bits a channel: the bytes read from it are the pixels, as from a host image. */
+    if (st == GLCV_OK && internal != GL_RGBA8 && internal != GL_RGB8)
+        st = glcv_fail(lg, GLCV_ERROR_UNSUPPORTED, "texture %u: internal format 0x%04x; frames are GL_RGBA8 or GL_RGB8",
+                       texture, internal);
+    return st;
 }
 
 /* Attaches level 0 of `texture` (layer < 0: a GL_TEXTURE_2D; else that layer of an array) to the
@@ -326,10 +340,17 @@ glcv_status glcv_gl_read_pixels(GLuint fbo, GLuint texture, int width, int heigh
     return read_pixels(fbo, texture, -1, width, height, format, type, dst, row_bytes, lg);
 }
 
-/* The bytes of a GL_TEXTURE_2D (layers 0) or of layer `layer` of an array of `layers`, in `format`
+glcv_status glcv_gl_read_pixels_layer(GLuint fbo, GLuint texture, int layer, int width, int height, GLenum format,
+                                      GLenum type, void *dst, size_t row_bytes, const glcv_logger *lg)
+{
+    return read_pixels(fbo, texture, layer, width, height, format, type, dst, row_bytes, lg);
+}
+
+/* The bytes of a GL_TEXTURE_2D (layers 0), of layer `layer` of an array of `layers`, or (frames) of
+ * layers 0..layers-1 of a frames array (glcv_gl_check_frames) one after the other, in `format`
  * (GL_RED, GL_RGB, GL_BGR, GL_RGBA or GL_BGRA). */
-static glcv_status read_bytes(GLuint texture, int layers, int layer, int width, int height, GLenum format, uint8_t *dst,
-                              const glcv_logger *lg)
+static glcv_status read_bytes(GLuint texture, int layers, int layer, int frames, int width, int height, GLenum format,
+                              uint8_t *dst, const glcv_logger *lg)
 {
     if (!glcv_gl_context_current())
         return glcv_fail(lg, GLCV_ERROR_NO_CONTEXT, "reading texture %u needs a current GL context", texture);
@@ -338,13 +359,20 @@ static glcv_status read_bytes(GLuint texture, int layers, int layer, int width, 
         return GLCV_ERROR_OUT_OF_MEMORY;
     glcv_gl_clear_errors();
     glcv_glstate_save(state, 0);
-    glcv_status st = check_input(texture, width, height, layers, NULL, lg);
+    glcv_status st = frames ? glcv_gl_check_frames(texture, width, height, layers, lg)
+                            : check_input(texture, width, height, layers, 0, NULL, lg);
     if (st == GLCV_OK) {
         GLuint fbo = 0;
         glGenFramebuffers(1, &fbo);
         size_t px = format == GL_RED ? 1 : format == GL_RGB || format == GL_BGR ? 3 : 4;
-        st = read_pixels(fbo, texture, layers ? layer : -1, width, height, format, GL_UNSIGNED_BYTE, dst,
-                         (size_t)width * px, lg);
+        size_t row = (size_t)width * px;
+        if (frames) {
+            for (int i = 0; i < layers && st == GLCV_OK; i++)
+                st = read_pixels(fbo, texture, i, width, height, format, GL_UNSIGNED_BYTE,
+                                 dst + row * (size_t)height * (size_t)i, row, lg);
+        } else {
+            st = read_pixels(fbo, texture, layers ? layer : -1, width, height, format, GL_UNSIGNED_BYTE, dst, row, lg);
+        }
         glDeleteFramebuffers(1, &fbo);
     }
     glcv_glstate_restore(state);
@@ -354,13 +382,13 @@ static glcv_status read_bytes(GLuint texture, int layers, int layer, int width, 
 
 glcv_status glcv_gl_read_rgb(GLuint texture, int width, int height, uint8_t *rgb, const glcv_logger *lg)
 {
-    return read_bytes(texture, 0, 0, width, height, GL_RGB, rgb, lg);
+    return read_bytes(texture, 0, 0, 0, width, height, GL_RGB, rgb, lg);
 }
 
 glcv_status glcv_gl_read_bytes(GLuint texture, int width, int height, GLenum format, uint8_t *dst,
                                const glcv_logger *lg)
 {
-    return read_bytes(texture, 0, 0, width, height, format, dst, lg);
+    return read_bytes(texture, 0, 0, 0, width, height, format, dst, lg);
 }
 
 glcv_status glcv_gl_read_rgb_layer(GLuint texture, int layers, int layer, int width, int height, uint8_t *rgb,
@@ -368,7 +396,28 @@ glcv_status glcv_gl_read_rgb_layer(GLuint texture, int layers, int layer, int wi
 {
     if (layers < 1 || layer < 0 || layer >= layers)
         return glcv_fail(lg, GLCV_ERROR_INVALID_ARGUMENT, "texture %u: layer %d of %d", texture, layer, layers);
-    return read_bytes(texture, layers, layer, width, height, GL_RGB, rgb, lg);
+    return read_bytes(texture, layers, layer, 0, width, height, GL_RGB, rgb, lg);
+}
+
+glcv_status glcv_gl_read_frames(GLuint texture, int layers, int width, int height, glcv_pixel_format format,
+                                glcv_image **frames, const glcv_logger *lg)
+{
+    const int rgba = format == GLCV_PIXEL_RGBA8;
+    size_t n = layers > 0 ? (size_t)layers : 0, frame = (size_t)width * (size_t)height * (rgba ? 4 : 3);
+    *frames = NULL;
+    glcv_image *set = malloc(n * sizeof *set + n * frame);
+    if (!set)
+        return glcv_fail(lg, GLCV_ERROR_OUT_OF_MEMORY, "reading texture %u: no memory for %d frames", texture, layers);
+    uint8_t *px = (uint8_t *)(set + n);
+    glcv_status st = read_bytes(texture, layers, 0, 1, width, height, rgba ? GL_RGBA : GL_RGB, px, lg);
+    if (st != GLCV_OK) {
+        free(set);
+        return st;
+    }
+    for (size_t i = 0; i < n; i++)
+        set[i] = (glcv_image){px + frame * i, width, height, 0, rgba ? GLCV_PIXEL_RGBA8 : GLCV_PIXEL_RGB8};
+    *frames = set;
+    return GLCV_OK;
 }
 
 glcv_status glcv_gl_upload_texture(GLuint *texture, int width, int height, GLenum internal, GLenum format,

@@ -73,11 +73,21 @@ glcv_status glcv_gl_check_input(GLuint texture, int width, int height, const glc
 glcv_status glcv_gl_check_input_layers(GLuint texture, int width, int height, int layers, GLint *internal,
                                        const glcv_logger *logger);
 
+/* A caller's frames array (the modules' *_frames_texture input): a
+ * GL_TEXTURE_2D_ARRAY of at least `layers` layers (layer i is stream i; the others are not read)
+ * whose level 0 is width x height, GL_RGBA8 or GL_RGB8. Binds it on the active unit: call it with
+ * the state saved. Errors: INVALID_ARGUMENT (0, not a texture or not an array, no level 0, fewer
+ * layers), SIZE_MISMATCH, UNSUPPORTED (another format, base level), GL. */
+glcv_status glcv_gl_check_frames(GLuint texture, int width, int height, int layers, const glcv_logger *logger);
+
 /* Reads level 0 of `texture` through the framebuffer `fbo` (bound as the read framebuffer and
  * left bound) with glReadPixels: `format`/`type` as for glReadPixels, `row_bytes` between rows
  * at `dst` (an offset when a pixel-pack buffer is bound). Call it with the state saved. */
 glcv_status glcv_gl_read_pixels(GLuint fbo, GLuint texture, int width, int height, GLenum format, GLenum type,
                                 void *dst, size_t row_bytes, const glcv_logger *logger);
+/* As glcv_gl_read_pixels, for layer `layer` of a GL_TEXTURE_2D_ARRAY. */
+glcv_status glcv_gl_read_pixels_layer(GLuint fbo, GLuint texture, int layer, int width, int height, GLenum format,
+                                      GLenum type, void *dst, size_t row_bytes, const glcv_logger *logger);
 
 /* Reads a caller's texture (checked as glcv_gl_check_input) into packed RGB8 host memory
  * (width * height * 3 bytes; values 0..1 scaled by 255 and rounded). Saves and restores the
@@ -89,6 +99,14 @@ glcv_status glcv_gl_read_rgb(GLuint texture, int width, int height, uint8_t *rgb
  * a layer outside 0..layers-1. */
 glcv_status glcv_gl_read_rgb_layer(GLuint texture, int layers, int layer, int width, int height, uint8_t *rgb,
                                    const glcv_logger *logger);
+
+/* Reads layers 0..layers-1 of a caller's frames array (checked as glcv_gl_check_frames) into host
+ * memory: *frames becomes `layers` images in `format` (RGB8, or RGBA8 with alpha 255 from GL_RGB8),
+ * tightly packed, row 0 first as the texture holds it, in one block with their pixels (free it;
+ * NULL on failure). Saves and restores the state itself. Errors: NO_CONTEXT, OUT_OF_MEMORY, those
+ * of glcv_gl_check_frames. */
+glcv_status glcv_gl_read_frames(GLuint texture, int layers, int width, int height, glcv_pixel_format format,
+                                glcv_image **frames, const glcv_logger *logger);
 
 /* As glcv_gl_read_rgb, in `format` (GL_RED, GL_RGB, GL_BGR, GL_RGBA or GL_BGRA; a channel the
  * texture lacks reads as 0, alpha as 255): width * height * (1, 3 or 4) bytes at `dst`. */

@@ -468,6 +468,11 @@ static glcv_status segment_frame(glcv_segment *s, const glcv_image *img, unsigne
     return GLCV_OK;
 }
 
+glcv_status glcv_segment_frame_locked(glcv_segment *s, const glcv_image *frame, int wait)
+{
+    return segment_frame(s, frame, 0, wait);
+}
+
 glcv_status glcv_segment_frame(glcv_segment *s, const glcv_image *frame, int wait)
 {
     GLCV_LOCKED_GL_CALL(s, "segment: frame", frame ? segment_frame(s, frame, 0, wait) : glcv_segment_no_input(s, "frame", 0));

@@ -244,11 +244,13 @@ glcv_status glcv_segment_set_backgrounds(glcv_segment *s, const glcv_image *back
     GLCV_LOCKED_GL_CALL(s, "segment: set_backgrounds", set_backgrounds(s, backgrounds, count));
 }
 
-/* The GL passes over the set in staging slot `slot`. */
-static glcv_status run_set(glcv_segment *s, int slot, glcv_pixel_format format, int wait)
+/* The GL passes over a set: host frames in staging slot `slot`, or (slot < 0) a caller's frames
+ * array `texture`. */
+static glcv_status run_set(glcv_segment *s, int slot, glcv_pixel_format format, GLuint texture, int wait)
 {
     glcv_engine_begin(s->engine);
-    glcv_status st = glcv_segment_gl_upload_set(s, slot, format);
+    glcv_status st =
+        slot >= 0 ? glcv_segment_gl_upload_set(s, slot, format) : glcv_segment_gl_take_texture(s, texture);
     if (st == GLCV_OK)
         st = glcv_segment_gl_upload_rules(s);
     if ((st = glcv_segment_gl_frame(s, st, s->last_input, wait)) == GLCV_OK)
@@ -286,7 +288,7 @@ static glcv_status segment_frames(glcv_segment *s, const glcv_image *frames, int
         glcv_image dst = {(uint8_t *)ptr + bytes * (size_t)i, s->width, s->height, 0, GLCV_PIXEL_RGB8};
         st = glcv_image_convert(&frames[i], &dst);
     }
-    return st == GLCV_OK ? run_set(s, slot, GLCV_PIXEL_RGB8, wait) : st;
+    return st == GLCV_OK ? run_set(s, slot, GLCV_PIXEL_RGB8, 0, wait) : st;
 }
 
 glcv_status glcv_segment_frames(glcv_segment *s, const glcv_image *frames, int count, int wait)
@@ -302,7 +304,7 @@ static glcv_status frames_mapped(glcv_segment *s, int wait)
     if (st == GLCV_OK && (s->engine ? s->mapped_slot < 0 : !s->mapped_host))
         st = glcv_fail(&s->p.logger, GLCV_ERROR_STATE, "frames_mapped without map_frames");
     if (st == GLCV_OK && s->engine) {
-        st = run_set(s, s->mapped_slot, s->mapped_format, wait);
+        st = run_set(s, s->mapped_slot, s->mapped_format, 0, wait);
     } else if (st == GLCV_OK) {
         glcv_image *set = malloc(sizeof *set * (size_t)s->p.streams);
         size_t bytes = (size_t)s->width * (size_t)s->height * (size_t)glcv_pixel_format_size(s->mapped_format);
@@ -324,6 +326,30 @@ glcv_status glcv_segment_frames_mapped(glcv_segment *s, int wait)
     if (s && s->p.streams == 1)
         return glcv_segment_frame_mapped(s, wait);
     GLCV_LOCKED_GL_CALL(s, "segment: frames_mapped", frames_mapped(s, wait));
+}
+
+/* A set already on the GPU: the GL engines copy it on the GPU into the next frame array as a host
+ * set is uploaded (packed RGB); the CPU engine reads it back into host frames. */
+static glcv_status frames_texture(glcv_segment *s, unsigned int texture, int wait)
+{
+    if (!texture)
+        return glcv_segment_no_input(s, "frames_texture", 1);
+    glcv_status st = glcv_segment_ready(s, "frames_texture");
+    if (st != GLCV_OK)
+        return st;
+    if (s->engine)
+        return run_set(s, -1, GLCV_PIXEL_RGB8, texture, wait);
+    const int n = s->p.streams;
+    glcv_image *set = NULL;
+    if ((st = glcv_gl_read_frames(texture, n, s->width, s->height, GLCV_PIXEL_RGB8, &set, &s->p.logger)) == GLCV_OK)
+        st = n > 1 ? frames_cpu(s, set) : glcv_segment_frame_locked(s, set, wait);
+    free(set);
+    return st;
+}
+
+glcv_status glcv_segment_frames_texture(glcv_segment *s, unsigned int texture, int wait)
+{
+    GLCV_LOCKED_GL_CALL(s, "segment: frames_texture", frames_texture(s, texture, wait));
 }
 
 static glcv_status read_masks(glcv_segment *s, glcv_image *out, int count)

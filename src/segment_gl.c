@@ -456,6 +456,17 @@ glcv_status glcv_segment_gl_upload_set(glcv_segment *s, int slot, glcv_pixel_for
     return glcv_engine_upload_staged(s->engine, t, slot, format, s->width, s->height);
 }
 
+glcv_status glcv_segment_gl_take_texture(glcv_segment *s, GLuint texture)
+{
+    glcv_status st = glcv_gl_check_frames(texture, s->width, s->height, s->p.streams, &s->p.logger);
+    if (st != GLCV_OK)
+        return st;
+    const glcv_tex *t = glcv_segment_gl_next_frame(s);
+    s->last_input = t->id;
+    /* as packed RGB, the layout a host set is staged in (so alpha is 1, as after its upload) */
+    return glcv_engine_copy_layers(s->engine, texture, t, GL_RGB);
+}
+
 glcv_status glcv_segment_gl_read_masks(glcv_segment *s, const uint8_t **masks)
 {
     size_t bytes = (size_t)s->width * (size_t)s->height * (size_t)s->layers;

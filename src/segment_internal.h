@@ -181,6 +181,8 @@ glcv_segment_values glcv_segment_rule_values(const glcv_segment *s);
 void glcv_segment_draw_order(glcv_segment *s, int order[4]);
 glcv_status glcv_segment_take_input(glcv_segment *s, const glcv_image *image, unsigned int texture,
                                     GLuint *gl_input);
+/* glcv_segment_frame with the object's lock held (one stream). */
+glcv_status glcv_segment_frame_locked(glcv_segment *s, const glcv_image *frame, int wait);
 /* Checks a host frame: a valid colour image of the segmenter's size. */
 glcv_status glcv_segment_check_image(glcv_segment *s, const glcv_image *image, const char *what);
 /* Makes a checked host image or (img NULL) a caller's texture the background; clears the mask. */
@@ -235,6 +237,9 @@ glcv_status glcv_segment_gl_set_layer(glcv_segment *s, int layer, const uint8_t 
                                       const float rule[4]);
 glcv_status glcv_segment_gl_upload_rules(glcv_segment *s);
 glcv_status glcv_segment_gl_upload_set(glcv_segment *s, int slot, glcv_pixel_format format);
+/* As upload_set, for a caller's frames array (checked: glcv_gl_check_frames; its first `streams`
+ * layers), copied on the GPU. */
+glcv_status glcv_segment_gl_take_texture(glcv_segment *s, GLuint texture);
 /* Reads the masks of every layer (layer after layer, w * h bytes each, 0/255); the memory is the
  * engine's, valid until its next download. */
 glcv_status glcv_segment_gl_read_masks(glcv_segment *s, const uint8_t **masks);

@@ -292,6 +292,7 @@ static void null_pointers(fixture *f)
     ROW("glcv_segment_map_frames", "out", INVALID, glcv_segment_map_frames(f->seg2, GLCV_PIXEL_RGB8, NULL, 2), 1,
         "NULL image");
     ROW("glcv_segment_frames_mapped", "seg", INVALID, glcv_segment_frames_mapped(NULL, 1), 1, NULL);
+    ROW("glcv_segment_frames_texture", "seg", INVALID, glcv_segment_frames_texture(NULL, 1, 1), 1, NULL);
     ROW("glcv_segment_read_masks", "out", INVALID, glcv_segment_read_masks(f->seg2, NULL, 2), 1, "NULL images");
     ROW("glcv_segment_map_masks", "out", INVALID, glcv_segment_map_masks(f->seg2, NULL, 2), 1, "NULL images");
     ROW("glcv_segment_set_backgrounds", "backgrounds", INVALID, glcv_segment_set_backgrounds(f->seg2, NULL, 2), 1,
@@ -330,6 +331,8 @@ static void null_pointers(fixture *f)
     ROW("glcv_bgsub_frames", "frames->data", INVALID, glcv_bgsub_frames(f->bgsub, &nodata, 1, 1), 1, "frame 0");
     ROW("glcv_bgsub_map_frames", "out", INVALID, glcv_bgsub_map_frames(f->bgsub, NULL, 1), 1, "map_frames");
     ROW("glcv_bgsub_frames_mapped", "bgsub", INVALID, glcv_bgsub_frames_mapped(NULL, 1), 1, NULL);
+    ROW("glcv_bgsub_frames_texture", "bgsub", INVALID, glcv_bgsub_frames_texture(NULL, 1, 1), 1, NULL);
+    ROW("glcv_bgsub_learn_add_texture", "bgsub", INVALID, glcv_bgsub_learn_add_texture(NULL, 1), 1, NULL);
     ROW("glcv_bgsub_learn_begin", "bgsub", INVALID, glcv_bgsub_learn_begin(NULL), 1, NULL);
     ROW("glcv_bgsub_learn_add", "bgsub", INVALID, glcv_bgsub_learn_add(NULL, &im, 1), 1, NULL);
     ROW("glcv_bgsub_learn_end", "bgsub", INVALID, glcv_bgsub_learn_end(NULL), 1, NULL);
@@ -1351,6 +1354,7 @@ static void no_context(fixture *f)
         ROW("glcv_segment_map_frame", "seg", NOCTX, glcv_segment_map_frame(seg, GLCV_PIXEL_RGBA8, &out), 1, gone);
         ROW("glcv_segment_frame_mapped", "seg", NOCTX, glcv_segment_frame_mapped(seg, 1), 1, gone);
         ROW("glcv_segment_frame_texture", "seg", NOCTX, glcv_segment_frame_texture(seg, 1, 1), 1, gone);
+        ROW("glcv_segment_frames_texture", "seg", NOCTX, glcv_segment_frames_texture(seg, 1, 1), 1, gone);
         ROW("glcv_segment_reset", "seg", NOCTX, glcv_segment_reset(seg), 1, gone);
         ROW("glcv_segment_timings", "seg", NOCTX, glcv_segment_timings(seg, t, 8, &count, 1), count == 7, gone);
         ROW("glcv_segment_mask_texture", "seg", GLCV_OK, glcv_segment_mask_texture(seg) == 0 ? GLCV_OK : NOCTX, 1,
@@ -1364,6 +1368,7 @@ static void no_context(fixture *f)
         count = 7;
         ROW("glcv_bgsub_frames", "bgsub", NOCTX, glcv_bgsub_frames(bg, &im, 1, 1), 1, gone);
         ROW("glcv_bgsub_map_frames", "bgsub", NOCTX, glcv_bgsub_map_frames(bg, &out, 1), 1, gone);
+        ROW("glcv_bgsub_frames_texture", "bgsub", NOCTX, glcv_bgsub_frames_texture(bg, 1, 1), 1, gone);
         ROW("glcv_bgsub_read_masks", "bgsub", NOCTX, glcv_bgsub_read_masks(bg, 0, &gray, 1), 1, gone);
         ROW("glcv_bgsub_map_masks", "bgsub", NOCTX, glcv_bgsub_map_masks(bg, 0, &out, 1), 1, gone);
         ROW("glcv_bgsub_read_state", "bgsub", NOCTX, glcv_bgsub_read_state(bg, 0, NULL, NULL), 1, gone);
@@ -1402,6 +1407,8 @@ static void no_context(fixture *f)
     ROW("glcv_segment_set_background_texture", "texture", NOCTX, glcv_segment_set_background_texture(f->seg, 1), 1,
         needs);
     ROW("glcv_segment_frame_texture", "texture", NOCTX, glcv_segment_frame_texture(f->seg, 1, 1), 1, needs);
+    ROW("glcv_segment_frames_texture", "texture", NOCTX, glcv_segment_frames_texture(f->seg, 1, 1), 1, needs);
+    ROW("glcv_bgsub_frames_texture", "texture", NOCTX, glcv_bgsub_frames_texture(f->bgsub, 1, 1), 1, needs);
     ROW("glcv_delta_encode_texture", "frame", NOCTX, glcv_delta_encode_texture(f->delta, 1, 0, 0, &packet, &bytes),
         packet == NULL && bytes == 0, needs);
     ROW("glcv_match_set_template_texture", "texture", NOCTX, glcv_match_set_template_texture(f->match, 1, 4, 4, NULL),

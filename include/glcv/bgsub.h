@@ -23,8 +23,9 @@
  * The exact integer arithmetic is written in src/bgsub_internal.h.
  *
  * Many cameras: `streams` cameras of one size are one object. Their frames are handed over as a
- * set (one image per stream), uploaded in one transfer and processed by one draw or dispatch per
- * pass for all streams (GL texture arrays, one layer per stream).
+ * set (one image per stream, or one texture array already on the GPU), uploaded in one transfer
+ * and processed by one draw or dispatch per pass for all streams (GL texture arrays, one layer per
+ * stream).
  *
  * Engines: FRAGMENT and COMPUTE (GL passes in the current context; GL 3.3 core, compute 4.3) and
  * CPU (the same integer arithmetic in C: the fallback and the tests' oracle). AUTO (the default)
@@ -174,6 +175,26 @@ GLCV_API glcv_status glcv_bgsub_frames(glcv_bgsub *bgsub, const glcv_image *fram
 GLCV_API glcv_status glcv_bgsub_map_frames(glcv_bgsub *bgsub, glcv_image *out, int count);
 GLCV_API glcv_status glcv_bgsub_frames_mapped(glcv_bgsub *bgsub, int wait);
 
+/* Processes one frame set already on the GPU (frames decoded by CUDA into a texture array, say):
+ * `texture` is a GL_TEXTURE_2D_ARRAY of the current context with at least `streams` layers, layer
+ * i holding stream i's frame (further layers are not read); level 0 of the object's size, internal
+ * format GL_RGBA8 or GL_RGB8 (alpha unused); row 0 of a layer is row 0 of the frame, as in a
+ * glcv_image (the order in which glTexSubImage3D takes a host image's rows). Everything that
+ * follows - masks, B, T, counters - is bit for bit what glcv_bgsub_frames gives for the same
+ * pixels as host images. The GL engines copy the layers within GPU memory, in params.format
+ * (GRAY8: their luma, by a pass of its own), to where the passes read a host set - the frame ring,
+ * or for the streamed uploads a buffer they read as they read the staging memory - so every upload
+ * mode runs as for host frames and no pixel crosses the bus. The CPU engine reads them back first
+ * (with a GL context current). The texture is read, never modified; the copy is queued before the
+ * call returns, so later GL commands, and CUDA through its map, may write it at once. `wait` as
+ * for glcv_bgsub_frames; the host's GL state is restored. Thread safety: the object's lock; the GL
+ * rules of glcv/core.h (the texture is a name of the context current on the calling thread).
+ * Errors: INVALID_ARGUMENT (0, not a texture, not a 2D array, no level 0, fewer layers than
+ * streams), SIZE_MISMATCH, UNSUPPORTED (another internal format, base level not 0), STATE
+ * (learning), NO_CONTEXT (none current; GL engines: the object's context not current), GL,
+ * OUT_OF_MEMORY (CPU engine). */
+GLCV_API glcv_status glcv_bgsub_frames_texture(glcv_bgsub *bgsub, unsigned int texture, int wait);
+
 /* Learning: begin, add N >= 1 frame sets, end. B becomes the per-pixel median of up to 16 of the
  * sets (evenly spaced) and T the spread of the learned frames around it, c times the median of
  * |I - B| and at least min_threshold, per pixel and channel; the counters restart at 0, and so
@@ -182,6 +203,10 @@ GLCV_API glcv_status glcv_bgsub_frames_mapped(glcv_bgsub *bgsub, int wait);
  * Errors: as frames; STATE for add/end without begin, or end with no set; OUT_OF_MEMORY. */
 GLCV_API glcv_status glcv_bgsub_learn_begin(glcv_bgsub *bgsub);
 GLCV_API glcv_status glcv_bgsub_learn_add(glcv_bgsub *bgsub, const glcv_image *frames, int count);
+/* As learn_add, with the set from a frames array as glcv_bgsub_frames_texture takes it: read back
+ * into host memory (where learning keeps its frames) whatever the engine, so a GL context must be
+ * current. Errors: those of learn_add and, for the texture, those of frames_texture. */
+GLCV_API glcv_status glcv_bgsub_learn_add_texture(glcv_bgsub *bgsub, unsigned int texture);
 GLCV_API glcv_status glcv_bgsub_learn_end(glcv_bgsub *bgsub);
 
 /* Reads masks (255 foreground, 0 background) into out[0..count-1], GRAY8 images of the object's

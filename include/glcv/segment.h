@@ -243,6 +243,25 @@ GLCV_API glcv_status glcv_segment_frames(glcv_segment *seg, const glcv_image *fr
 GLCV_API glcv_status glcv_segment_map_frames(glcv_segment *seg, glcv_pixel_format format, glcv_image *out, int count);
 GLCV_API glcv_status glcv_segment_frames_mapped(glcv_segment *seg, int wait);
 
+/* Segments one frame of every stream already on the GPU (frames decoded by CUDA into a texture
+ * array, say); works with one stream too. `texture` is a GL_TEXTURE_2D_ARRAY of the current
+ * context with at least `streams` layers, layer i holding stream i's frame (further layers are not
+ * read); level 0 of the segmenter's size, internal format GL_RGBA8 or GL_RGB8 (alpha unused); row 0
+ * of a layer is row 0 of the frame, as in a glcv_image (the order in which glTexSubImage3D takes a
+ * host image's rows). Masks, backgrounds and everything else are then bit for bit what
+ * glcv_segment_frames gives for the same pixels as host images. The GL engines copy the layers
+ * within GPU memory into their frame array as a host set is uploaded (as packed RGB), and run as
+ * for host frames; no pixel crosses the bus. The CPU engine reads them back first (with a GL
+ * context current). The texture is read, never modified; the copy is queued before the call
+ * returns, so later GL commands, and CUDA through its map, may write it at once. `wait` as for
+ * glcv_segment_frame; the host's GL state is restored. Thread safety: the object's lock; the GL
+ * rules of glcv/core.h (the texture is a name of the context current on the calling thread).
+ * Errors: INVALID_ARGUMENT (0, not a texture, not a 2D array, no level 0, fewer layers than
+ * streams), SIZE_MISMATCH, UNSUPPORTED (another internal format, base level not 0), STATE (no
+ * background yet, or learning), NO_CONTEXT (none current; GL engines: the segmenter's context not
+ * current), GL, OUT_OF_MEMORY (CPU engine). */
+GLCV_API glcv_status glcv_segment_frames_texture(glcv_segment *seg, unsigned int texture, int wait);
+
 /* Reads the last masks of every stream (as glcv_segment_read_mask: one download for all). */
 GLCV_API glcv_status glcv_segment_read_masks(glcv_segment *seg, glcv_image *out, int count);
 
