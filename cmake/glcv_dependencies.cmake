@@ -63,6 +63,15 @@ if(NOT GLCV_WITH_FFMPEG STREQUAL "OFF")
   endif()
 endif()
 glcv_report(FFMPEG ${GLCV_HAVE_FFMPEG} "FFmpeg (media input)")
+# nv-codec-headers (Debian libffmpeg-nvenc-dev): the CUDA context type, so that FFmpeg's NVDEC decodes in
+# the CUDA runtime's primary context even when the runtime made it first (glcv_media_set).
+set(GLCV_HAVE_FFNVCODEC OFF)
+if(GLCV_HAVE_FFMPEG)
+  pkg_check_modules(GLCV_FFNVCODEC QUIET ffnvcodec)
+  if(GLCV_FFNVCODEC_FOUND)
+    set(GLCV_HAVE_FFNVCODEC ON)
+  endif()
+endif()
 
 # GLFW: the windowed demo and the texture-ID integration example (not the library).
 set(GLCV_HAVE_GLFW OFF)

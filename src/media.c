@@ -16,6 +16,14 @@
 #include <libavutil/dict.h>
 #include <libavutil/error.h>
 #include <libavutil/hwcontext.h>
+#ifdef GLCV_HAVE_FFNVCODEC
+/* CUcontext for AVCUDADeviceContext without the CUDA toolkit's cuda.h, and the driver's CUDA
+ * functions loaded at run time (for the streams of NVDEC's maps); the loader prints nothing. */
+#define FFNV_LOG_FUNC(logctx, msg, ...) ((void)(logctx))
+#define FFNV_DEBUG_LOG_FUNC(logctx, msg, ...) ((void)(logctx))
+#include <ffnvcodec/dynlink_loader.h>
+#include <libavutil/hwcontext_cuda.h>
+#endif
 #include <libavutil/imgutils.h>
 #include <libavutil/log.h>
 #include <libavutil/pixdesc.h>
@@ -24,6 +32,7 @@
 #include <errno.h>
 #include <math.h>
 #include <pthread.h>
+#include <semaphore.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -81,6 +90,7 @@ struct glcv_media {
     AVFrame *sw_frame; /* an NVDEC frame copied to the host (RGB delivery) */
     AVPacket *pkt;
     AVBufferRef *hw_device; /* NVDEC: the CUDA device's FFmpeg context (a reference) */
+    void *nvdec_stream;     /* NVDEC: this object's CUDA stream for the decoder's maps (or NULL) */
     int nvdec;              /* the open decoder uses NVDEC */
     int nvdec_auto;         /* a set's source: NVDEC where it takes the stream, else the CPU */
     struct SwsContext *sws;
@@ -385,11 +395,39 @@ static pthread_mutex_t hw_lock = PTHREAD_MUTEX_INITIALIZER;
 static AVBufferRef *hw_devices[MAX_CUDA_DEVICES];
 static int hw_failed[MAX_CUDA_DEVICES];
 
-/* A new reference to device `index`'s context, or NULL (the reason logged at DEBUG once). */
-static AVBufferRef *hw_device_ref(int index, const glcv_logger *lg)
+/* FFmpeg's CUDA device over a context the caller made (the runtime's primary context), or NULL. */
+static AVBufferRef *hw_device_over(void *cuda_context, const glcv_logger *lg)
+{
+#ifdef GLCV_HAVE_FFNVCODEC
+    AVBufferRef *ref = av_hwdevice_ctx_alloc(AV_HWDEVICE_TYPE_CUDA);
+    if (!ref)
+        return NULL;
+    AVCUDADeviceContext *cu = ((AVHWDeviceContext *)ref->data)->hwctx;
+    cu->cuda_ctx = (CUcontext)cuda_context;
+    char err[128];
+    int r = av_hwdevice_ctx_init(ref);
+    if (r < 0) {
+        glcv_logf(lg, GLCV_LOG_DEBUG, "media: FFmpeg cannot use the CUDA context for NVDEC: %s",
+                  av_error_text(r, err, sizeof err));
+        av_buffer_unref(&ref);
+    }
+    return ref;
+#else
+    (void)cuda_context;
+    glcv_logf(lg, GLCV_LOG_DEBUG, "media: built without nv-codec-headers: NVDEC only in FFmpeg's own context");
+    return NULL;
+#endif
+}
+
+/* A new reference to device `index`'s context, or NULL (the reason logged at DEBUG once). With
+ * `cuda_context` (the runtime's primary context of that device) FFmpeg works in it; otherwise FFmpeg
+ * takes the primary context itself. Either way the frames live in the primary context. */
+static AVBufferRef *hw_device_ref(int index, void *cuda_context, const glcv_logger *lg)
 {
     AVBufferRef *ref = NULL;
     pthread_mutex_lock(&hw_lock);
+    if (!hw_devices[index] && cuda_context)
+        hw_devices[index] = hw_device_over(cuda_context, lg);
     if (!hw_devices[index] && !hw_failed[index]) {
         char name[16], err[128];
         snprintf(name, sizeof name, "%d", index);
@@ -407,6 +445,110 @@ static AVBufferRef *hw_device_ref(int index, const glcv_logger *lg)
         ref = av_buffer_ref(hw_devices[index]);
     pthread_mutex_unlock(&hw_lock);
     return ref;
+}
+
+#ifdef GLCV_HAVE_FFNVCODEC
+static CudaFunctions *cuda_fns; /* loaded once, under hw_lock; kept for the process */
+static int cuda_fns_failed;
+
+static CudaFunctions *cuda_functions(void)
+{
+    pthread_mutex_lock(&hw_lock);
+    if (!cuda_fns && !cuda_fns_failed && cuda_load_functions(&cuda_fns, NULL) < 0)
+        cuda_fns_failed = 1;
+    pthread_mutex_unlock(&hw_lock);
+    return cuda_fns;
+}
+#endif
+
+/* The FFmpeg CUDA device of one object's decoder: the device's context with a stream of its own for
+ * NVDEC's maps (on the shared default stream, hundreds of decoders serialise on each other), or the
+ * device's context as it is. */
+static AVBufferRef *object_device(glcv_media *m)
+{
+#ifdef GLCV_HAVE_FFNVCODEC
+    CudaFunctions *cu = cuda_functions();
+    const AVCUDADeviceContext *shared = ((AVHWDeviceContext *)m->hw_device->data)->hwctx;
+    CUcontext dummy;
+    if (cu && !m->nvdec_stream && cu->cuCtxPushCurrent(shared->cuda_ctx) == CUDA_SUCCESS) {
+        CUstream stream = NULL;
+        if (cu->cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING) == CUDA_SUCCESS)
+            m->nvdec_stream = stream;
+        cu->cuCtxPopCurrent(&dummy);
+    }
+    if (m->nvdec_stream) {
+        AVBufferRef *ref = av_hwdevice_ctx_alloc(AV_HWDEVICE_TYPE_CUDA);
+        if (ref) {
+            AVCUDADeviceContext *own = ((AVHWDeviceContext *)ref->data)->hwctx;
+            own->cuda_ctx = shared->cuda_ctx;
+            own->stream = (CUstream)m->nvdec_stream;
+            if (av_hwdevice_ctx_init(ref) == 0)
+                return ref;
+            av_buffer_unref(&ref);
+        }
+    }
+#endif
+    return av_buffer_ref(m->hw_device);
+}
+
+/* Waits for the NVDEC work queued on the object's stream (the map of the frame just received), so
+ * that other streams may read the frame. */
+static void sync_object_stream(glcv_media *m)
+{
+#ifdef GLCV_HAVE_FFNVCODEC
+    CudaFunctions *cu = m->nvdec_stream ? cuda_functions() : NULL;
+    if (cu)
+        cu->cuStreamSynchronize((CUstream)m->nvdec_stream);
+#else
+    (void)m;
+#endif
+}
+
+static void destroy_object_stream(glcv_media *m)
+{
+#ifdef GLCV_HAVE_FFNVCODEC
+    CudaFunctions *cu = m->nvdec_stream ? cuda_functions() : NULL;
+    if (cu) {
+        const AVCUDADeviceContext *shared = ((AVHWDeviceContext *)m->hw_device->data)->hwctx;
+        CUcontext dummy;
+        if (cu->cuCtxPushCurrent(shared->cuda_ctx) == CUDA_SUCCESS) {
+            cu->cuStreamDestroy((CUstream)m->nvdec_stream);
+            cu->cuCtxPopCurrent(&dummy);
+        }
+    }
+#endif
+    m->nvdec_stream = NULL;
+}
+
+/* At most this many threads inside NVDEC decoders at once per device (0: no bound); benchmarks
+ * set it through glcv_media_set_nvdec_concurrency. */
+static int nvdec_limit;
+static sem_t nvdec_slots[MAX_CUDA_DEVICES];
+static int nvdec_slots_ready;
+
+void glcv_media_set_nvdec_concurrency(int threads)
+{
+    pthread_mutex_lock(&hw_lock);
+    if (!nvdec_slots_ready && threads > 0) {
+        for (int i = 0; i < MAX_CUDA_DEVICES; i++)
+            sem_init(&nvdec_slots[i], 0, (unsigned)threads);
+        nvdec_slots_ready = 1;
+        nvdec_limit = threads;
+    }
+    pthread_mutex_unlock(&hw_lock);
+}
+
+static void nvdec_enter(const glcv_media *m)
+{
+    if (m->nvdec && nvdec_limit > 0)
+        while (sem_wait(&nvdec_slots[m->p.cuda_device]) != 0 && errno == EINTR) {
+        }
+}
+
+static void nvdec_leave(const glcv_media *m)
+{
+    if (m->nvdec && nvdec_limit > 0)
+        sem_post(&nvdec_slots[m->p.cuda_device]);
 }
 
 /* The decoder's format choice: CUDA frames when offered. When the hardware cannot take the stream
@@ -546,7 +688,7 @@ static glcv_status open_input(glcv_media *m, glcv_media_source kind, const char 
     int nvdec_asked = m->p.decoder == GLCV_MEDIA_DECODER_NVDEC && m->p.source != GLCV_MEDIA_FRAMES_DIR;
     if (m->nvdec_auto && nvdec_takes(stream->codecpar) && m->p.source != GLCV_MEDIA_FRAMES_DIR) {
         if (!m->hw_device)
-            m->hw_device = hw_device_ref(m->p.cuda_device, &m->p.logger);
+            m->hw_device = hw_device_ref(m->p.cuda_device, m->opt.cuda_context, &m->p.logger);
         m->nvdec = m->hw_device != NULL;
     } else if (nvdec_asked) {
         if (!nvdec_takes(stream->codecpar)) {
@@ -557,7 +699,7 @@ static glcv_status open_input(glcv_media *m, glcv_media_source kind, const char 
                               url, codec->name, pix ? pix : "of an unknown pixel format");
         }
         if (!m->hw_device)
-            m->hw_device = hw_device_ref(m->p.cuda_device, &m->p.logger);
+            m->hw_device = hw_device_ref(m->p.cuda_device, m->opt.cuda_context, &m->p.logger);
         if (!m->hw_device) {
             close_input(m);
             return input_fail(m, GLCV_ERROR_UNSUPPORTED,
@@ -568,7 +710,7 @@ static glcv_status open_input(glcv_media *m, glcv_media_source kind, const char 
     }
     r = avcodec_parameters_to_context(m->dec, stream->codecpar);
     if (r >= 0 && m->nvdec) {
-        m->dec->hw_device_ctx = av_buffer_ref(m->hw_device);
+        m->dec->hw_device_ctx = object_device(m);
         m->dec->get_format = pick_cuda_format;
         /* the frames a reader and the ring hold on to, beyond what the decoder needs */
         m->dec->extra_hw_frames = m->p.ring_frames + 2;
@@ -612,7 +754,9 @@ static int decode_next(glcv_media *m)
     for (;;) {
         if (atomic_load(&m->stop))
             return -1;
+        nvdec_enter(m);
         int r = avcodec_receive_frame(m->dec, m->frame);
+        nvdec_leave(m);
         if (r == 0) {
             m->consecutive_errors = 0;
             return 1;
@@ -670,7 +814,9 @@ static int decode_next(glcv_media *m)
             av_packet_unref(m->pkt);
             continue;
         }
+        nvdec_enter(m);
         r = avcodec_send_packet(m->dec, m->pkt);
+        nvdec_leave(m);
         av_packet_unref(m->pkt);
         if (r < 0 && r != AVERROR(EAGAIN)) {
             count_decode_error(m);
@@ -985,6 +1131,7 @@ static int convert_frame(glcv_media *m, int i)
         av_frame_free(&s->hw); /* the GPU frame the slot held before (a pool buffer goes back) */
     s->picture = (glcv_media_picture){0};
     if (f->format == AV_PIX_FMT_CUDA) {
+        sync_object_stream(m);
         const AVHWFramesContext *fc = f->hw_frames_ctx ? (const AVHWFramesContext *)f->hw_frames_ctx->data : NULL;
         if (m->opt.pictures && fc && fc->sw_format == AV_PIX_FMT_NV12 && f->width == m->p.width &&
             f->height == m->p.height && (s->hw = av_frame_alloc()) != NULL && av_frame_ref(s->hw, f) == 0) {
@@ -1273,6 +1420,8 @@ static void free_media(glcv_media *m)
         else
             free(m->slots[i].data);
     }
+    if (m->hw_device)
+        destroy_object_stream(m);
     av_buffer_unref(&m->hw_device);
     if (m->sync_ready) {
         live_remove(m); /* after close_input: no decoder thread can log about it any more */

@@ -27,7 +27,29 @@ struct glcv_media_cuda {
     glcv_cuda_media_layer *host;     /* the descriptors of a launch (pinned) */
     glcv_cuda_media_layer *dev;      /* ... in device memory */
     cudaStream_t stream;
+    void *context; /* the primary context (CUcontext) the runtime uses on `device` */
 };
+
+void *glcv_media_cuda_context(const glcv_media_cuda *c)
+{
+    return c ? c->context : NULL;
+}
+
+/* The CUcontext current on this thread, through the driver's entry point (glcv links the runtime
+ * only). */
+static void *current_context(void)
+{
+    typedef int (*get_current_fn)(void **);
+    void *fn = NULL;
+    enum cudaDriverEntryPointQueryResult found;
+    void *ctx = NULL;
+    if (cudaGetDriverEntryPointByVersion("cuCtxGetCurrent", &fn, 12000, cudaEnableDefault, &found) != cudaSuccess ||
+        found != cudaDriverEntryPointSuccess || !fn || ((get_current_fn)fn)(&ctx) != 0) {
+        (void)cudaGetLastError();
+        return NULL;
+    }
+    return ctx;
+}
 
 void *glcv_media_cuda_host_alloc(size_t bytes, void *cuda)
 {
@@ -102,8 +124,11 @@ glcv_status glcv_media_cuda_create(unsigned int texture, int width, int height, 
     c->surfaces = calloc((size_t)layers, sizeof *c->surfaces);
     if (!c->arrays || !c->surfaces)
         st = glcv_fail(logger, GLCV_ERROR_OUT_OF_MEMORY, "media set: out of memory");
-    if (st == GLCV_OK && cudaSetDevice(cuda_device) != cudaSuccess)
+    /* cudaFree(NULL) makes the runtime set up the device's primary context, current from here */
+    if (st == GLCV_OK && (cudaSetDevice(cuda_device) != cudaSuccess || cudaFree(NULL) != cudaSuccess))
         st = glcv_cuda_fail(logger, cudaGetLastError(), "media set: cudaSetDevice");
+    if (st == GLCV_OK)
+        c->context = current_context();
     size_t desc_bytes = sizeof(glcv_cuda_media_layer) * (size_t)layers;
     if (st == GLCV_OK && cudaHostAlloc((void **)&c->host, desc_bytes, cudaHostAllocDefault) != cudaSuccess)
         st = glcv_cuda_fail(logger, cudaGetLastError(), "media set: cudaHostAlloc");

@@ -33,6 +33,11 @@ typedef struct glcv_media_options {
     /* With params.decoder DEFAULT: decode on NVDEC (params.cuda_device) when it takes the stream
      * (8-bit 4:2:0 H.264 or HEVC and a device with the driver), else on the CPU, silently. */
     int nvdec_auto;
+    /* NVDEC's CUDA context: the primary context of params.cuda_device as the CUDA runtime made it
+     * (glcv_media_cuda_context), so that glcv's kernels read the frames in place. NULL: FFmpeg
+     * takes the primary context itself (which it refuses when the runtime made it first, with other
+     * scheduling flags; NVDEC is then unavailable to this object). */
+    void *cuda_context;
     /* Slot memory (NULL: posix_memalign / free): the set's pinned memory, which the GPU reads in
      * place. `alloc` returns page-aligned memory or NULL. */
     void *(*alloc)(size_t bytes, void *user);
@@ -51,6 +56,10 @@ glcv_status glcv_media_read_picture(glcv_media *media, glcv_media_picture *pictu
 
 /* Whether the object decodes on NVDEC (the hardware decoder was set up at open). */
 int glcv_media_uses_nvdec(const glcv_media *media);
+
+/* Benchmarks: at most `threads` threads inside NVDEC decoders at once per device (decode calls and
+ * maps), from the first call on (once; 0 and later calls change nothing). */
+void glcv_media_set_nvdec_concurrency(int threads);
 
 /* Whether a read would return at once: a frame is waiting, or the source has stopped. */
 int glcv_media_ready(glcv_media *media);
@@ -80,6 +89,8 @@ typedef struct glcv_media_cuda_layer {
 glcv_status glcv_media_cuda_create(unsigned int texture, int width, int height, int layers, int cuda_device,
                                    const glcv_logger *logger, glcv_media_cuda **out);
 void glcv_media_cuda_destroy(glcv_media_cuda **cuda);
+/* The CUDA runtime's primary context of the set's device (a CUcontext), for options.cuda_context. */
+void *glcv_media_cuda_context(const glcv_media_cuda *cuda);
 /* Page-locked host memory the GPU reads in place (the set's slot allocator), and its release. */
 void *glcv_media_cuda_host_alloc(size_t bytes, void *cuda);
 void glcv_media_cuda_host_free(void *ptr, void *cuda);

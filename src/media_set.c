@@ -37,6 +37,11 @@ void glcv_media_cuda_destroy(glcv_media_cuda **cuda)
 {
     (void)cuda;
 }
+void *glcv_media_cuda_context(const glcv_media_cuda *cuda)
+{
+    (void)cuda;
+    return NULL;
+}
 void *glcv_media_cuda_host_alloc(size_t bytes, void *cuda)
 {
     (void)bytes, (void)cuda;
@@ -117,6 +122,7 @@ static void source_setup(const glcv_media_set *set, int i, glcv_media_params *mp
         opt->alloc = glcv_media_cuda_host_alloc;
         opt->release = glcv_media_cuda_host_free;
         opt->alloc_user = set->cuda;
+        opt->cuda_context = glcv_media_cuda_context(set->cuda);
         if (mp->decoder == GLCV_MEDIA_DECODER_DEFAULT && set->p.decoder == GLCV_MEDIA_DECODER_NVDEC)
             mp->decoder = GLCV_MEDIA_DECODER_NVDEC;
         opt->nvdec_auto = mp->decoder == GLCV_MEDIA_DECODER_DEFAULT;

@@ -4,8 +4,9 @@
  * camera sets (glcv_media_set) as host images and as a GL texture array (CUDA conversion on a GPU,
  * GL upload elsewhere) equal to each source read alone, with sources that fail or end.
  *
- * Runs: test_media_set definition | cpu | set | texture | nvdec. `texture` needs a GL context and
- * `nvdec` a CUDA device with NVDEC (else exit 77); the others need FFmpeg only. */
+ * Runs: test_media_set definition | cpu | set | texture | nvdec | nvdec_set. `texture` needs a GL
+ * context, `nvdec` a CUDA device with NVDEC and `nvdec_set` a CUDA device and a GL context on it
+ * (else exit 77); the others need FFmpeg only. */
 #define _POSIX_C_SOURCE 200809L
 
 #include "testutil.h"
@@ -573,15 +574,24 @@ int main(int argc, char **argv)
         test_nvdec_codec(AV_CODEC_ID_H264, "nvdec_vga.mkv", "matroska", 640, 480);
         test_nvdec_codec(AV_CODEC_ID_H264, "nvdec_hd.mkv", "matroska", 1280, 720);
         test_nvdec_codec(AV_CODEC_ID_HEVC, "nvdec_hevc.mkv", "matroska", 320, 240);
+    } else if (!strcmp(mode, "nvdec_set")) {
+        /* sets first in the process: the CUDA runtime makes the primary context before FFmpeg sees it */
+        if (!glcv_cuda_available(0)) {
+            printf("SKIP: no CUDA device\n");
+            return TEST_SKIP;
+        }
         ctx = test_context_or_skip(33);
         set_case c;
-        if (make_set_files(&c) == 0) {
-            run_set(&c, 1, GLCV_MEDIA_DECODER_NVDEC, 0.0, 3);    /* all three on NVDEC */
+        if (make_set_files(&c) != 0) {
+            CHECK(0, "nvdec_set: no H.264 encoder");
+        } else {
+            run_set(&c, 1, GLCV_MEDIA_DECODER_DEFAULT, 0.0, 3);  /* the default: all three on NVDEC */
+            run_set(&c, 1, GLCV_MEDIA_DECODER_NVDEC, 0.0, 3);
             run_set(&c, 1, GLCV_MEDIA_DECODER_DEFAULT, 0.5, 2);  /* one of three on the CPU, spread */
             run_set(&c, 1, GLCV_MEDIA_DECODER_CPU, 0.0, 0);      /* CPU frames, CUDA conversion */
         }
     } else {
-        printf("usage: test_media_set definition|cpu|set|texture|nvdec\n");
+        printf("usage: test_media_set definition|cpu|set|texture|nvdec|nvdec_set\n");
         return 2;
     }
     glcv_context_destroy(&ctx);

@@ -1,0 +1,379 @@
+/* decode_bench: compressed cameras end to end - decoding (NVDEC, CPU threads, or both), the 4:2:0
+ * -> RGB conversion into the set's texture array, VSAM background subtraction or the ETH segmenter
+ * over the set, and the masks read back (or kept as textures) - in frames per second and in cameras
+ * at 25 (or --rate) frames per second.
+ *
+ *   decode_bench FILE [--sources N] [--work decode|convert|vsam|eth] [--decoder nvdec|cpu|both]
+ *                [--cpu-share F] [--gpus G] [--no-download] [--seconds S] [--rate FPS] [--label TEXT]
+ *                [--nvdec-threads K]
+ *
+ * Every source reads FILE (a video; looping), as a camera of a set would. The rows:
+ *   decode   the floor of the decoders used: N glcv_media sources decoded and their frames taken
+ *            (NVDEC frames stay in GPU memory, CPU frames as 4:2:0 planes), nothing converted or
+ *            processed; reader threads take the frames as soon as they come
+ *   convert  glcv_media_set texture sets: decoding, and per set one CUDA launch converting every
+ *            new frame into the layers of the GL texture array (one GL<->CUDA hand-over per set)
+ *   vsam     convert, then glcv_bgsub (VSAM, colour, compute engine, streams = N) on the array,
+ *            masks read back one set behind (params.download + map_masks), unless --no-download
+ *   eth      convert, then glcv_segment (streams = N, compute, 8 MRF iterations) on the array, the
+ *            masks mapped after each set, unless --no-download
+ * --decoder: nvdec (every source on NVDEC), cpu (libavcodec, one thread per source), both (a share
+ * --cpu-share of the sources, default 0.35, on the CPU); --nvdec-threads K: at most K threads inside
+ * NVDEC decoders at once (default: no bound). --gpus G: G sets, one per GPU (a thread,
+ * a GL context on the EGL device of CUDA device g, its own decoders), sources split evenly.
+ * Prints one line: the row, frames/s, cameras at --rate, and the time per set spent reading (decode
+ * wait + conversion) and processing. */
+#define _DEFAULT_SOURCE
+#include <glcv/glcv.h>
+#include <glcv/media.h>
+
+#include "benchutil.h"
+#include "media_internal.h"
+
+#include <epoxy/gl.h>
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+enum { MAX_GPUS = 16, MAX_SETS = 100000 };
+
+typedef struct options {
+    const char *file, *work, *decoder, *label;
+    int sources, gpus, download, nvdec_threads;
+    double cpu_share, seconds, rate;
+} options;
+
+typedef struct gpu_job {
+    const options *o;
+    int gpu, count;
+    long frames;
+    double elapsed_s;
+    double read_ms, process_ms; /* medians per set */
+    int nvdec_sources;
+    glcv_status st;
+    char err[256];
+    pthread_barrier_t *start;
+} gpu_job;
+
+static glcv_logger quiet_logger(void)
+{
+    return (glcv_logger){.fn = glcv_log_stderr, .max_level = GLCV_LOG_WARN};
+}
+
+static glcv_media_params source_params(const options *o)
+{
+    return GLCV_MEDIA_PARAMS(.source = GLCV_MEDIA_VIDEO, .location = o->file, .loop = 1,
+                             .mode = GLCV_MEDIA_EVERY_FRAME, .cuda_device = 0);
+}
+
+/* ---- decode: the decoders alone ------------------------------------------------------------------- */
+
+typedef struct reader {
+    glcv_media **media;
+    int count;
+    atomic_long frames;
+    atomic_int *stop;
+} reader;
+
+static void sleep_s(double s)
+{
+    struct timespec ts = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
+    nanosleep(&ts, NULL);
+}
+
+static void *read_loop(void *arg)
+{
+    reader *r = arg;
+    while (!atomic_load(r->stop)) {
+        for (int i = 0; i < r->count && !atomic_load(r->stop); i++) {
+            glcv_media_picture pic;
+            glcv_media_frame_info info;
+            if (glcv_media_read_picture(r->media[i], &pic, &info, 100) == GLCV_OK && !info.timed_out &&
+                !info.end_of_stream)
+                atomic_fetch_add(&r->frames, 1);
+        }
+    }
+    return NULL;
+}
+
+static void run_decode(gpu_job *j)
+{
+    const options *o = j->o;
+    glcv_media **media = calloc((size_t)j->count, sizeof *media);
+    int cpu_every = o->cpu_share > 0 ? (int)(1.0 / o->cpu_share + 0.5) : 0;
+    for (int i = 0; i < j->count && j->st == GLCV_OK; i++) {
+        glcv_media_params p = source_params(o);
+        p.cuda_device = j->gpu;
+        p.decoder_threads = 1;
+        int cpu = !strcmp(o->decoder, "cpu") || (!strcmp(o->decoder, "both") && cpu_every && i % cpu_every == 0);
+        p.decoder = cpu ? GLCV_MEDIA_DECODER_CPU : GLCV_MEDIA_DECODER_NVDEC;
+        glcv_media_options opt = {.pictures = 1};
+        j->st = glcv_media_create_with(&p, &opt, &media[i]);
+        if (j->st != GLCV_OK)
+            snprintf(j->err, sizeof j->err, "source %d: %s", i, glcv_status_string(j->st));
+        else
+            j->nvdec_sources += glcv_media_uses_nvdec(media[i]);
+    }
+    int threads = j->count < 32 ? (j->count > 0 ? j->count : 1) : 32;
+    reader *r = calloc((size_t)threads, sizeof *r);
+    pthread_t *tid = calloc((size_t)threads, sizeof *tid);
+    atomic_int stop;
+    atomic_init(&stop, 0);
+    pthread_barrier_wait(j->start);
+    if (j->st == GLCV_OK) {
+        int per = (j->count + threads - 1) / threads;
+        for (int t = 0; t < threads; t++) {
+            int first = t * per, n = first + per > j->count ? j->count - first : per;
+            r[t].media = media + (first < j->count ? first : 0);
+            r[t].count = n > 0 ? n : 0;
+            atomic_init(&r[t].frames, 0);
+            r[t].stop = &stop;
+        }
+        /* warm-up: a second, then the counters start */
+        for (int t = 0; t < threads; t++)
+            pthread_create(&tid[t], NULL, read_loop, &r[t]);
+        sleep_s(1.0);
+        long before = 0;
+        for (int t = 0; t < threads; t++)
+            before += atomic_load(&r[t].frames);
+        double t0 = bench_now_ms();
+        sleep_s(o->seconds);
+        long after = 0;
+        for (int t = 0; t < threads; t++)
+            after += atomic_load(&r[t].frames);
+        j->elapsed_s = (bench_now_ms() - t0) / 1e3;
+        j->frames = after - before;
+        atomic_store(&stop, 1);
+        for (int t = 0; t < threads; t++)
+            pthread_join(tid[t], NULL);
+    }
+    for (int i = 0; i < j->count; i++)
+        glcv_media_destroy(&media[i]);
+    free(media);
+    free(r);
+    free(tid);
+}
+
+/* ---- convert, vsam, eth: texture sets ------------------------------------------------------------- */
+
+static void run_set(gpu_job *j)
+{
+    const options *o = j->o;
+    glcv_context *ctx = NULL;
+    glcv_media_set *set = NULL;
+    glcv_bgsub *bgsub = NULL;
+    glcv_segment *seg = NULL;
+    glcv_media_params *src = calloc((size_t)j->count, sizeof *src);
+    glcv_media_set_frame *out = calloc((size_t)j->count, sizeof *out);
+    glcv_image *masks = calloc((size_t)j->count, sizeof *masks);
+    glcv_image *bgs = calloc((size_t)j->count, sizeof *bgs);
+    double *read_ms = calloc(MAX_SETS, sizeof *read_ms), *proc_ms = calloc(MAX_SETS, sizeof *proc_ms);
+    int vsam = !strcmp(o->work, "vsam"), eth = !strcmp(o->work, "eth");
+    j->st = glcv_context_create(&GLCV_CONTEXT_PARAMS(.match_cuda_device = 1, .cuda_device = j->gpu,
+                                                     .min_gl_version = 43),
+                                &ctx);
+    for (int i = 0; i < j->count; i++) {
+        src[i] = source_params(o);
+        src[i].cuda_device = j->gpu;
+    }
+    glcv_media_decoder dec = !strcmp(o->decoder, "cpu") ? GLCV_MEDIA_DECODER_CPU : GLCV_MEDIA_DECODER_DEFAULT;
+    if (j->st == GLCV_OK)
+        j->st = glcv_media_set_create(&GLCV_MEDIA_SET_PARAMS(.count = j->count, .sources = src, .texture = 1,
+                                                             .decoder = dec, .cuda_device = j->gpu,
+                                                             .cpu_share = !strcmp(o->decoder, "both") ? o->cpu_share
+                                                                                                      : 0.0,
+                                                             .open_threads = 64, .logger = quiet_logger()),
+                                      &set);
+    glcv_media_set_params sp = {0};
+    if (j->st == GLCV_OK)
+        j->st = glcv_media_set_get_params(set, &sp);
+    for (int i = 0; set && i < j->count; i++) {
+        glcv_media_stats s;
+        glcv_media_decoder d;
+        glcv_media_set_get_stats(set, i, &s, &d);
+        j->nvdec_sources += d == GLCV_MEDIA_DECODER_NVDEC;
+    }
+    if (j->st == GLCV_OK && vsam)
+        j->st = glcv_bgsub_create(&GLCV_BGSUB_PARAMS(.width = sp.width, .height = sp.height, .streams = j->count,
+                                                     .engine = GLCV_ENGINE_COMPUTE, .download = o->download),
+                                  &bgsub);
+    if (j->st == GLCV_OK && eth) {
+        j->st = glcv_segment_create(&GLCV_SEGMENT_PARAMS(.width = sp.width, .height = sp.height, .streams = j->count,
+                                                         .engine = GLCV_ENGINE_COMPUTE),
+                                    &seg);
+        for (int i = 0; i < j->count && j->st == GLCV_OK; i++) {
+            j->st = glcv_image_alloc(sp.width, sp.height, GLCV_PIXEL_RGB8, &bgs[i]);
+            if (j->st == GLCV_OK)
+                memset(bgs[i].data, 110, glcv_image_stride(&bgs[i]) * (size_t)sp.height);
+        }
+        if (j->st == GLCV_OK)
+            j->st = glcv_segment_set_backgrounds(seg, bgs, j->count);
+    }
+    if (j->st != GLCV_OK)
+        snprintf(j->err, sizeof j->err, "set-up on GPU %d: %s", j->gpu, glcv_status_string(j->st));
+    pthread_barrier_wait(j->start);
+    int sets = 0, timed = 0;
+    long frames = 0;
+    double t0 = 0, warm_until = bench_now_ms() + 1000.0, end = warm_until + o->seconds * 1e3;
+    int measuring = 0;
+    while (j->st == GLCV_OK) {
+        double now = bench_now_ms();
+        if (!measuring && now >= warm_until) {
+            glFinish();
+            measuring = 1;
+            t0 = bench_now_ms();
+            frames = 0;
+        }
+        if (measuring && now >= end)
+            break;
+        int running = 0;
+        double a = bench_now_ms();
+        j->st = glcv_media_set_read(set, NULL, out, &running, -1);
+        double b = bench_now_ms();
+        unsigned int tex = glcv_media_set_texture(set);
+        if (j->st == GLCV_OK && bgsub) {
+            j->st = glcv_bgsub_frames_texture(bgsub, tex, 0);
+            if (j->st == GLCV_OK && o->download && sets >= 2)
+                j->st = glcv_bgsub_map_masks(bgsub, 1, masks, j->count);
+        } else if (j->st == GLCV_OK && seg) {
+            j->st = glcv_segment_frames_texture(seg, tex, 0);
+            if (j->st == GLCV_OK && o->download)
+                j->st = glcv_segment_map_masks(seg, masks, j->count);
+        }
+        double c = bench_now_ms();
+        if (j->st != GLCV_OK) {
+            snprintf(j->err, sizeof j->err, "set %d on GPU %d: %s", sets, j->gpu, glcv_status_string(j->st));
+            break;
+        }
+        for (int i = 0; i < j->count; i++)
+            frames += out[i].has_frame;
+        if (measuring && timed < MAX_SETS) {
+            read_ms[timed] = b - a;
+            proc_ms[timed] = c - b;
+            timed++;
+        }
+        sets++;
+    }
+    glFinish();
+    j->elapsed_s = (bench_now_ms() - t0) / 1e3;
+    j->frames = frames;
+    j->read_ms = bench_median(read_ms, timed);
+    j->process_ms = bench_median(proc_ms, timed);
+    glcv_bgsub_destroy(&bgsub);
+    glcv_segment_destroy(&seg);
+    glcv_media_set_destroy(&set);
+    for (int i = 0; i < j->count; i++)
+        glcv_image_free(&bgs[i]);
+    glcv_context_destroy(&ctx);
+    free(src);
+    free(out);
+    free(masks);
+    free(bgs);
+    free(read_ms);
+    free(proc_ms);
+}
+
+static void *gpu_thread(void *arg)
+{
+    gpu_job *j = arg;
+    if (!strcmp(j->o->work, "decode"))
+        run_decode(j);
+    else
+        run_set(j);
+    return NULL;
+}
+
+static int usage(void)
+{
+    fprintf(stderr, "usage: decode_bench FILE [--sources N] [--work decode|convert|vsam|eth] "
+                    "[--decoder nvdec|cpu|both] [--cpu-share F] [--gpus G] [--no-download] [--seconds S] "
+                    "[--rate FPS] [--label TEXT]\n");
+    return 2;
+}
+
+int main(int argc, char **argv)
+{
+    options o = {.work = "vsam", .decoder = "nvdec", .label = "", .sources = 64, .gpus = 1, .download = 1,
+                 .cpu_share = 0.35, .seconds = 10, .rate = 25};
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "--no-download")) {
+            o.download = 0;
+            continue;
+        }
+        if (a[0] != '-') {
+            o.file = a;
+            continue;
+        }
+        if (!v)
+            return usage();
+        i++;
+        if (!strcmp(a, "--sources"))
+            o.sources = atoi(v);
+        else if (!strcmp(a, "--work"))
+            o.work = v;
+        else if (!strcmp(a, "--decoder"))
+            o.decoder = v;
+        else if (!strcmp(a, "--cpu-share"))
+            o.cpu_share = atof(v);
+        else if (!strcmp(a, "--gpus"))
+            o.gpus = atoi(v);
+        else if (!strcmp(a, "--seconds"))
+            o.seconds = atof(v);
+        else if (!strcmp(a, "--rate"))
+            o.rate = atof(v);
+        else if (!strcmp(a, "--label"))
+            o.label = v;
+        else if (!strcmp(a, "--nvdec-threads"))
+            o.nvdec_threads = atoi(v);
+        else
+            return usage();
+    }
+    if (!o.file || o.sources < 1 || o.sources > GLCV_MEDIA_SET_MAX * MAX_GPUS || o.gpus < 1 || o.gpus > MAX_GPUS ||
+        o.seconds <= 0 || o.rate <= 0)
+        return usage();
+    if (strcmp(o.work, "decode") && strcmp(o.work, "convert") && strcmp(o.work, "vsam") && strcmp(o.work, "eth"))
+        return usage();
+    if (strcmp(o.decoder, "nvdec") && strcmp(o.decoder, "cpu") && strcmp(o.decoder, "both"))
+        return usage();
+    if (o.nvdec_threads > 0)
+        glcv_media_set_nvdec_concurrency(o.nvdec_threads);
+    gpu_job jobs[MAX_GPUS];
+    pthread_t tid[MAX_GPUS];
+    pthread_barrier_t start;
+    pthread_barrier_init(&start, NULL, (unsigned)o.gpus);
+    int per = (o.sources + o.gpus - 1) / o.gpus;
+    for (int g = 0; g < o.gpus; g++) {
+        int count = g == o.gpus - 1 ? o.sources - per * (o.gpus - 1) : per;
+        jobs[g] = (gpu_job){.o = &o, .gpu = g, .count = count, .start = &start};
+        pthread_create(&tid[g], NULL, gpu_thread, &jobs[g]);
+    }
+    long frames = 0;
+    double seconds = 0, read_ms = 0, process_ms = 0;
+    int nvdec = 0, failed = 0;
+    for (int g = 0; g < o.gpus; g++) {
+        pthread_join(tid[g], NULL);
+        if (jobs[g].st != GLCV_OK) {
+            fprintf(stderr, "decode_bench: %s\n", jobs[g].err);
+            failed = 1;
+        }
+        frames += jobs[g].frames;
+        seconds = jobs[g].elapsed_s > seconds ? jobs[g].elapsed_s : seconds;
+        read_ms += jobs[g].read_ms / o.gpus;
+        process_ms += jobs[g].process_ms / o.gpus;
+        nvdec += jobs[g].nvdec_sources;
+    }
+    pthread_barrier_destroy(&start);
+    if (failed)
+        return 1;
+    double fps = seconds > 0 ? (double)frames / seconds : 0;
+    printf("%-10s %-8s %-6s %5d src %d GPU %4d NVDEC  %9.0f frames/s  %7.1f cams@%g  read %.2f ms  process %.2f ms "
+           "per set  %s\n",
+           o.work, o.decoder, o.download ? "masks" : "tex", o.sources, o.gpus, nvdec, fps, fps / o.rate, o.rate,
+           read_ms, process_ms, o.label);
+    return 0;
+}
