@@ -15,6 +15,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,6 +72,12 @@ typedef struct set_source {
     glcv_image kept;          /* host sets: a copy of the last frame, made when the media closes */
     glcv_media_picture picture; /* texture sets: the picture of this read */
     char text[600];
+    /* a reopen in the background: its thread, state (0 none, 1 opening, 2 done), and result */
+    pthread_t reopen_thread;
+    atomic_int reopen_state;
+    glcv_media *reopened;
+    glcv_status reopen_status;
+    char reopen_text[600];
 } set_source;
 
 struct glcv_media_set {
@@ -129,24 +136,30 @@ static void source_setup(const glcv_media_set *set, int i, glcv_media_params *mp
     }
 }
 
-static glcv_status open_source(glcv_media_set *set, int i)
+/* Opens source i into *out, its description (or why it failed) into text. */
+static glcv_status open_media(glcv_media_set *set, int i, glcv_media **out, char *text, size_t size)
 {
-    set_source *s = &set->src[i];
+    const set_source *s = &set->src[i];
     glcv_media_params mp;
     glcv_media_options opt;
     source_setup(set, i, &mp, &opt);
+    glcv_status st = glcv_media_create_with(&mp, &opt, out);
+    if (st != GLCV_OK)
+        snprintf(text, size, "%s: cannot open: %s", s->location ? s->location : "?", glcv_status_string(st));
+    else
+        snprintf(text, size, "%s", glcv_media_describe(*out));
+    return st;
+}
+
+static glcv_status open_source(glcv_media_set *set, int i)
+{
+    set_source *s = &set->src[i];
     glcv_media *m = NULL;
-    glcv_status st = glcv_media_create_with(&mp, &opt, &m);
+    glcv_status st = open_media(set, i, &m, s->text, sizeof s->text);
     s->status = st;
     s->ended = 0;
-    if (st != GLCV_OK) {
-        snprintf(s->text, sizeof s->text, "%s: cannot open: %s", s->location ? s->location : "?",
-                 glcv_status_string(st));
-        return st;
-    }
     s->media = m;
-    snprintf(s->text, sizeof s->text, "%s", glcv_media_describe(m));
-    return GLCV_OK;
+    return st;
 }
 
 typedef struct open_job {
@@ -299,12 +312,23 @@ static void close_source(set_source *s)
     s->picture = (glcv_media_picture){0};
 }
 
+/* Waits for a reopen in the background and drops what it opened. */
+static void join_reopen(set_source *s)
+{
+    if (atomic_load(&s->reopen_state) == 0)
+        return;
+    pthread_join(s->reopen_thread, NULL);
+    glcv_media_destroy(&s->reopened);
+    atomic_store(&s->reopen_state, 0);
+}
+
 void glcv_media_set_destroy(glcv_media_set **pset)
 {
     glcv_media_set *set = pset ? *pset : NULL;
     if (!set)
         return;
     for (int i = 0; set->src && i < set->p.count; i++) {
+        join_reopen(&set->src[i]);
         close_source(&set->src[i]);
         free(set->src[i].location);
         glcv_image_free(&set->src[i].kept);
@@ -388,6 +412,8 @@ glcv_status glcv_media_set_create(const glcv_media_set_params *params, glcv_medi
 
 /* ---- reading ------------------------------------------------------------------------------------ */
 
+static glcv_status take_reopened(glcv_media_set *set, int i);
+
 static int running(const set_source *s)
 {
     return s->media && s->status == GLCV_OK && !s->ended;
@@ -437,8 +463,13 @@ glcv_status glcv_media_set_read(glcv_media_set *set, glcv_image *frames, glcv_me
         return glcv_fail(&set->p.logger, GLCV_ERROR_NO_CONTEXT,
                          "media set: read: the context the set was made in is not current");
     int n = set->p.count;
-    for (int i = 0; i < n; i++)
-        out[i] = (glcv_media_set_frame){.status = set->src[i].status};
+    for (int i = 0; i < n; i++) {
+        glcv_status st = take_reopened(set, i);
+        if (st != GLCV_OK)
+            return st;
+        out[i] = (glcv_media_set_frame){.status = set->src[i].status,
+                                        .reopening = atomic_load(&set->src[i].reopen_state) != 0};
+    }
     /* files and other sources read in order: their next frame, waited for */
     int live = 0;
     for (int i = 0; i < n; i++) {
@@ -494,6 +525,21 @@ unsigned int glcv_media_set_texture(const glcv_media_set *set)
     return set ? set->texture : 0;
 }
 
+typedef struct reopen_job {
+    glcv_media_set *set;
+    int source;
+} reopen_job;
+
+static void *reopen_main(void *arg)
+{
+    reopen_job job = *(reopen_job *)arg;
+    free(arg);
+    set_source *s = &job.set->src[job.source];
+    s->reopen_status = open_media(job.set, job.source, &s->reopened, s->reopen_text, sizeof s->reopen_text);
+    atomic_store(&s->reopen_state, 2);
+    return NULL;
+}
+
 glcv_status glcv_media_set_reopen(glcv_media_set *set, int source)
 {
     if (!set)
@@ -502,15 +548,46 @@ glcv_status glcv_media_set_reopen(glcv_media_set *set, int source)
         return glcv_fail(&set->p.logger, GLCV_ERROR_INVALID_ARGUMENT, "media set: reopen: source %d of %d", source,
                          set->p.count);
     set_source *s = &set->src[source];
-    /* host sets keep showing the last frame: copy it out of the media before it closes */
+    if (atomic_load(&s->reopen_state) != 0)
+        return glcv_fail(&set->p.logger, GLCV_ERROR_STATE, "media set: reopen: source %d is being opened already",
+                         source);
+    reopen_job *job = malloc(sizeof *job);
+    if (!job)
+        return glcv_fail(&set->p.logger, GLCV_ERROR_OUT_OF_MEMORY, "media set: out of memory");
+    *job = (reopen_job){set, source};
+    s->reopened = NULL;
+    atomic_store(&s->reopen_state, 1);
+    if (pthread_create(&s->reopen_thread, NULL, reopen_main, job) != 0) {
+        atomic_store(&s->reopen_state, 0);
+        free(job);
+        return glcv_fail(&set->p.logger, GLCV_ERROR_OUT_OF_MEMORY, "media set: cannot start a thread");
+    }
+    return GLCV_OK;
+}
+
+/* Puts a finished reopen in: the old source closes (host sets keep showing its last frame). */
+static glcv_status take_reopened(glcv_media_set *set, int i)
+{
+    set_source *s = &set->src[i];
+    if (atomic_load(&s->reopen_state) != 2)
+        return GLCV_OK;
+    pthread_join(s->reopen_thread, NULL);
+    atomic_store(&s->reopen_state, 0);
     if (s->media && s->view.data && !set->p.texture) {
-        if (!s->kept.data && glcv_image_alloc(set->width, set->height, GLCV_PIXEL_RGB8, &s->kept) != GLCV_OK)
+        if (!s->kept.data && glcv_image_alloc(set->width, set->height, GLCV_PIXEL_RGB8, &s->kept) != GLCV_OK) {
+            glcv_media_destroy(&s->reopened);
             return glcv_fail(&set->p.logger, GLCV_ERROR_OUT_OF_MEMORY, "media set: out of memory");
+        }
         glcv_image_convert(&s->view, &s->kept);
         s->view = s->kept;
     }
     close_source(s);
-    return open_source(set, source);
+    s->media = s->reopened;
+    s->reopened = NULL;
+    s->status = s->reopen_status;
+    s->ended = 0;
+    memcpy(s->text, s->reopen_text, sizeof s->text);
+    return GLCV_OK;
 }
 
 glcv_status glcv_media_set_get_stats(glcv_media_set *set, int source, glcv_media_stats *out,

@@ -278,6 +278,7 @@ typedef struct glcv_media_set_frame {
      * once not OK it stays so until glcv_media_set_reopen. */
     glcv_status status;
     glcv_media_frame_info info; /* the frame's info; info.end_of_stream: the source ended */
+    int reopening;              /* glcv_media_set_reopen is opening it again, in the background */
 } glcv_media_set_frame;
 
 /* Opens every source (open_threads at a time) and, for texture sets, makes the texture array
@@ -306,9 +307,12 @@ GLCV_API glcv_status glcv_media_set_read(glcv_media_set *set, glcv_image *frames
  * 0 for host sets. */
 GLCV_API unsigned int glcv_media_set_texture(const glcv_media_set *set);
 
-/* Closes source `source` and opens it again (a live source that failed or ended: a reconnect).
- * Returns the open's status (the source's status too); a source of another frame size than the
- * set's is scaled to it. Errors: INVALID_ARGUMENT (source out of range), and the open's. */
+/* Opens source `source` again (a live source that failed or ended: a reconnect), on a thread of its
+ * own, so that the set's reads go on meanwhile (a network source may take up to its stall_timeout
+ * to answer). The read after the open has finished puts the new source in (closing the old one):
+ * from then on its status is the open's, and a source of another frame size than the set's is
+ * scaled to it. Returns at once: OK (started), STATE (a reopen of it is under way),
+ * INVALID_ARGUMENT (source out of range), OUT_OF_MEMORY. */
 GLCV_API glcv_status glcv_media_set_reopen(glcv_media_set *set, int source);
 
 /* Source `source`'s counters (zeros while it is closed), and which decoder it uses now. Errors:
