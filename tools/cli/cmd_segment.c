@@ -20,6 +20,7 @@
 #include "pipeline.h"
 #include "segmenter.h"
 #include "source.h"
+#include "sources.h"
 #include "subtractor.h"
 
 #include <inttypes.h>
@@ -38,6 +39,7 @@ const char cmd_segment_help[] =
     "       glcv segment --synthetic [N] -o OUTDIR [options]\n"
     "       glcv segment --method diff2|diff3 FRAME... -o OUTDIR [options]\n"
     "       glcv segment --batch [--bg BACKGROUND | --learn N] INPUT... -o OUTDIR [options]\n"
+    "       glcv segment --sources LIST [--bg BACKGROUND | --learn N] -o OUTDIR [options]\n"
     "\n"
     "Segments every frame into foreground (255) and background (0) against a background image\n"
     "and writes OUTDIR/<frame file name without extension>_mask.png (8-bit grey); frames of a\n"
@@ -102,10 +104,31 @@ const char cmd_segment_help[] =
     "                     same number of images (an error otherwise); a batch of videos ends with\n"
     "                     its shortest video. --bg is every input's background, --learn N learns\n"
     "                     each input's from its first N frames\n"
-    "  --gpus N           spread the inputs of --batch over N GPUs, consecutive inputs together,\n"
-    "                     one OpenGL context (the EGL device of CUDA device g) and one object per\n"
-    "                     GPU, all GPUs working on a set at once; 0: every GPU CUDA sees [1]. The\n"
-    "                     outputs do not depend on N\n"
+    "  --gpus N           spread the inputs of --batch or --sources over N GPUs, consecutive\n"
+    "                     inputs together, one OpenGL context (the EGL device of CUDA device g) and\n"
+    "                     one object per GPU (with --sources, their decoders too), all GPUs working\n"
+    "                     at once; 0: every GPU CUDA sees [1]. The outputs do not depend on N\n"
+    "\n"
+    "camera lists:\n"
+    "  --sources LIST     a text file with one source per line: a video file, a URL (rtsp://,\n"
+    "                     http://, tcp://, ...) or a camera (/dev/videoN); blank lines and lines\n"
+    "                     starting with # are skipped. The source on line k (from 0) writes its\n"
+    "                     masks to OUTDIR/camKKK/ (KKK: k with 3 digits at least), named and made as\n"
+    "                     a run on that source alone would make them. Sources of one frame size are\n"
+    "                     one set: decoded together (H.264 and HEVC on the GPU's decoders where it\n"
+    "                     has them), converted on the GPU into one texture array and processed by\n"
+    "                     one object for all of them; other sizes make sets of their own (--size WxH:\n"
+    "                     every source scaled to one size, one set). URLs and cameras are read live:\n"
+    "                     a set does not wait for one that falls behind (its frames are dropped),\n"
+    "                     and one that fails is opened again after 1, 2, 4 ... 30 s. Files are read\n"
+    "                     frame by frame. A source that fails is reported with its line and the\n"
+    "                     others go on; the exit status is 1 then. The run ends when the files have\n"
+    "                     ended and no live source runs, at --max-frames, or at Ctrl-C. stderr gets\n"
+    "                     a line per set and the progress (cameras, frames/s, failures)\n"
+    "  --decoder D        auto, cpu or nvdec: which decoders the sets use [auto: NVDEC for H.264 and\n"
+    "                     HEVC where the GPU has it, CPU threads for the rest]\n"
+    "  --cpu-decode F     with auto or nvdec: the share F (0..1) of the NVDEC sources decoded on CPU\n"
+    "                     threads instead, to use spare processors [0]\n"
     "\n"
     CLI_METHOD_HELP
     "\n"
@@ -138,7 +161,8 @@ const char cmd_segment_help[] =
     "truth. Ctrl-C stops reading: the frames read are finished, the summary printed, and the exit\n"
     "status is 130.\n"
     "Examples: glcv segment --learn 30 --video vtest.avi -o masks --timing\n"
-    "          glcv segment --method vsam --learn 30 --batch cam0/ cam1/ cam2/ -o masks\n";
+    "          glcv segment --method vsam --learn 30 --batch cam0/ cam1/ cam2/ -o masks\n"
+    "          glcv segment --method vsam --learn 30 --sources cameras.txt -o masks\n";
 
 /* Where the frames come from. */
 typedef enum input_kind { INPUT_FILES, INPUT_MEDIA, INPUT_SYNTHETIC } input_kind;
@@ -157,6 +181,9 @@ typedef struct segment_options {
     int masks;
     int threads; /* 0: one fewer than the online processors, at least 1 */
     int gpus;    /* --gpus N: GPUs the inputs of a batch are spread over; 0: all */
+    const char *sources; /* --sources LIST */
+    int decoder;         /* --decoder: index into cli_decoder_names */
+    double cpu_decode;   /* --cpu-decode F */
 } segment_options;
 
 /* A growing list of per-frame values, in frame order. */
@@ -962,6 +989,55 @@ static void segment_run_free(segment_run *run)
     free(run->outdirs);
 }
 
+static int gpus_of(const segment_options *o);
+
+/* --sources: the camera list's run (sources.h). */
+static int segment_sources(const segment_options *o, const cli_args *args)
+{
+    int kind = -1;
+    int rc = cli_method_check(&o->method, args);
+    if (rc == CLI_OK)
+        rc = cli_source_kind(&o->src, &kind);
+    if (rc != CLI_OK)
+        return rc;
+    if (args->count > 0)
+        return cli_usage("--sources takes its sources from the list, not as arguments (got '%s')", args->items[0]);
+    if (kind >= 0 || o->batch || o->synthetic)
+        return cli_usage("--sources excludes the other inputs (a source option, --batch, --synthetic)");
+    const void *unsupported[] = {&o->src.rate, &o->src.camera_format, &o->src.loop, &o->panels, &o->timing};
+    const char *names[] = {"--rate", "--camera-format", "--loop and --no-loop", "--panels", "--timing"};
+    for (int i = 0; i < 5; i++)
+        if (cli_given(args, unsupported[i]))
+            return cli_usage("%s does not apply to --sources", names[i]);
+    int diff = o->method.method == CLI_METHOD_DIFF2 || o->method.method == CLI_METHOD_DIFF3;
+    if (diff && o->background)
+        return cli_usage("--bg: --method %s takes no background", cli_method_names[o->method.method]);
+    if (!diff && !o->background && o->learn == 0)
+        return cli_usage("no background: give --bg FILE or --learn N");
+    if (o->background && o->learn > 0)
+        return cli_usage("--bg and --learn exclude each other");
+    if (o->masks && !o->outdir)
+        return cli_usage("no output folder: give -o OUTDIR (or --no-masks)");
+    if (o->src.max_frames > 0 && o->learn >= o->src.max_frames)
+        return cli_usage("--learn %d needs more than --max-frames %d", o->learn, o->src.max_frames);
+    if (cli_given(args, &o->gpus) && o->method.seg.engine == GLCV_ENGINE_CPU)
+        return cli_usage("--gpus needs a GPU engine, not --engine cpu");
+    cli_sources_options so = {.list = o->sources,
+                              .outdir = o->outdir,
+                              .background = o->background,
+                              .learn = o->learn,
+                              .src = &o->src,
+                              .method = &o->method,
+                              .masks = o->masks,
+                              .gpus = cli_given(args, &o->gpus) ? gpus_of(o) : 1,
+                              .decoder = o->decoder,
+                              .cpu_share = o->cpu_decode,
+                              .threads = o->threads,
+                              .quiet = o->quiet,
+                              .verbose = o->verbose};
+    return cli_sources_segment(&so, args);
+}
+
 /* --gpus: 0 is every GPU CUDA sees (at least one). */
 static int gpus_of(const segment_options *o)
 {
@@ -983,6 +1059,9 @@ int cmd_segment(int argc, char **argv)
         CLI_SOURCE_OPTIONS(&o.src),
         {"--batch", NULL, &o.batch, .kind = CLI_FLAG},
         {"--gpus", NULL, &o.gpus, .kind = CLI_INT, .min = 0, .max = CLI_MAX_GPUS},
+        {"--sources", NULL, &o.sources, .kind = CLI_STRING, .what = "file name"},
+        {"--decoder", NULL, &o.decoder, .kind = CLI_CHOICE, .choices = cli_decoder_names, .what = "a decoder"},
+        {"--cpu-decode", NULL, &o.cpu_decode, .kind = CLI_REAL, .min = 0.0, .max = 1.0},
         CLI_METHOD_OPTIONS(&o.method),
         {"--timing", NULL, &o.timing, .kind = CLI_FLAG},
         {"--panels", NULL, &o.panels, .kind = CLI_FLAG},
@@ -995,6 +1074,10 @@ int cmd_segment(int argc, char **argv)
     int rc = cli_parse(options, argc, argv, &args);
     if (rc != CLI_OK)
         return rc;
+    if (o.sources)
+        return segment_sources(&o, &args);
+    if (cli_given(&args, &o.decoder) || cli_given(&args, &o.cpu_decode))
+        return cli_usage("--decoder and --cpu-decode apply to --sources");
     segment_run run = {.opt = &o, .logger = cli_logger(o.verbose)};
     rc = plan_segment(&run, &args);
     if (rc == CLI_OK)

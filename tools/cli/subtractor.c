@@ -382,6 +382,15 @@ glcv_status cli_subtractor_frames(cli_subtractor *sub, const glcv_image *frames,
     return st;
 }
 
+glcv_status cli_subtractor_frames_texture(cli_subtractor *sub, unsigned int texture, int wait)
+{
+    if (sub->groups > 1)
+        return GLCV_ERROR_INVALID_ARGUMENT;
+    if (sub->bgsub)
+        return glcv_bgsub_frames_texture(sub->bgsub, texture, wait);
+    return glcv_segment_frames_texture(sub->seg, texture, wait);
+}
+
 glcv_status cli_subtractor_read_masks(cli_subtractor *sub, glcv_image *masks)
 {
     glcv_status st = GLCV_OK;

@@ -143,6 +143,10 @@ int cli_subtractor_set_background(cli_subtractor *sub, const glcv_image *backgro
  * several GPUs, the last one; reading the masks waits for the others). */
 glcv_status cli_subtractor_frames(cli_subtractor *sub, const glcv_image *frames, int wait);
 
+/* Processes a frame set given as a GL_TEXTURE_2D_ARRAY (layer i = stream i, RGBA8), as
+ * glcv_bgsub_frames_texture / glcv_segment_frames_texture; one group (one GPU) only. */
+glcv_status cli_subtractor_frames_texture(cli_subtractor *sub, unsigned int texture, int wait);
+
 /* Reads the newest set's masks into masks[0..streams-1] (GRAY8, the frames' size). */
 glcv_status cli_subtractor_read_masks(cli_subtractor *sub, glcv_image *masks);
 

@@ -1,0 +1,843 @@
+/* Source lists for 'glcv segment --sources FILE': see sources.h.
+ *
+ * Threads: one per camera set (its GL context current on it: reading the set, the method, the masks
+ * read back), a pool of workers that encode and write the PNG files, and this thread, which probes
+ * the sources, starts the sets, shows the progress and prints the summary. */
+#define _GNU_SOURCE /* pthread_timedjoin_np */
+
+#include "sources.h"
+
+#include "pipeline.h"
+#include "segmenter.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#if GLCV_HAVE_FFMPEG
+#include <epoxy/gl.h>
+#endif
+
+const char *const cli_decoder_names[] = {"auto", "cpu", "nvdec", NULL};
+
+enum {
+    MAX_LINE = 4096,
+    MAX_SOURCES = 16384,
+    PROBE_THREADS = 16,
+    QUEUE_PER_WORKER = 64,
+    LIVE_WAIT_MS = 100,      /* a set waits this long for its live sources' frames */
+    BACKOFF_MAX_S = 30
+};
+
+#if !GLCV_HAVE_FFMPEG
+
+int cli_sources_segment(const cli_sources_options *o, const cli_args *args)
+{
+    (void)o, (void)args;
+    cli_error("--sources needs media input, and this glcv was built without FFmpeg");
+    return CLI_FAIL;
+}
+
+#else
+
+/* ---- the list ------------------------------------------------------------------------------------ */
+
+typedef struct entry {
+    int line;           /* the list's line, from 0: camLLL */
+    char *text;         /* the source as written */
+    glcv_media_source kind;
+    int live;           /* a URL or a camera: read live, reconnected */
+    int width, height;  /* probed */
+    char why[600];      /* why it failed */
+    atomic_int failed;  /* reported as failed at least once */
+    int set;            /* its set */
+} entry;
+
+static int is_url(const char *s)
+{
+    const char *colon = strstr(s, "://");
+    if (!colon || colon == s)
+        return 0;
+    for (const char *p = s; p < colon; p++)
+        if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || *p == '+'))
+            return 0;
+    return 1;
+}
+
+/* Reads the list: one entry per source line. Prints the error. */
+static int read_list(const char *path, entry **out, int *count)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        cli_error("cannot read the source list '%s': %s", path, strerror(errno));
+        return CLI_FAIL;
+    }
+    entry *e = NULL;
+    int n = 0, cap = 0, rc = CLI_OK;
+    char buf[MAX_LINE + 2];
+    for (int line = 0; rc == CLI_OK && fgets(buf, sizeof buf, f); line++) {
+        size_t len = strlen(buf);
+        if (len == sizeof buf - 1 && buf[len - 1] != '\n') {
+            cli_error("%s:%d: a line longer than %d characters", path, line + 1, MAX_LINE);
+            rc = CLI_FAIL;
+            break;
+        }
+        while (len > 0 && (buf[len - 1] == '\n' || buf[len - 1] == '\r' || buf[len - 1] == ' ' || buf[len - 1] == '\t'))
+            buf[--len] = '\0';
+        char *s = buf;
+        while (*s == ' ' || *s == '\t')
+            s++;
+        if (!*s || *s == '#')
+            continue;
+        if (n == MAX_SOURCES) {
+            cli_error("%s: more than %d sources", path, MAX_SOURCES);
+            rc = CLI_FAIL;
+            break;
+        }
+        if (n == cap) {
+            cap = cap ? 2 * cap : 64;
+            entry *grown = realloc(e, (size_t)cap * sizeof *e);
+            if (!grown) {
+                rc = cli_out_of_memory();
+                break;
+            }
+            e = grown;
+        }
+        entry *x = &e[n];
+        memset(x, 0, sizeof *x);
+        x->line = line;
+        if (!(x->text = strdup(s))) {
+            rc = cli_out_of_memory();
+            break;
+        }
+        n++;
+        struct stat st;
+        if (!strncmp(s, "/dev/video", 10)) {
+            x->kind = GLCV_MEDIA_CAMERA;
+            x->live = 1;
+        } else if (is_url(s)) {
+            x->kind = GLCV_MEDIA_VIDEO;
+            x->live = 1;
+        } else if (stat(s, &st) == 0 && S_ISDIR(st.st_mode)) {
+            cli_error("%s:%d: '%s' is a folder: a source of a list is a video file, a URL or a camera", path,
+                      line + 1, s);
+            rc = CLI_FAIL;
+        } else {
+            x->kind = GLCV_MEDIA_VIDEO;
+        }
+    }
+    if (rc == CLI_OK && ferror(f)) {
+        cli_error("cannot read the source list '%s'", path);
+        rc = CLI_FAIL;
+    }
+    fclose(f);
+    if (rc == CLI_OK && n == 0) {
+        cli_error("the source list '%s' names no source", path);
+        rc = CLI_FAIL;
+    }
+    *out = e;
+    *count = n;
+    return rc;
+}
+
+/* ---- the run -------------------------------------------------------------------------------------- */
+
+typedef struct encode_job {
+    char *path;
+    glcv_image mask;
+    int source; /* entry index, for the error */
+    struct encode_job *next;
+} encode_job;
+
+typedef struct run run;
+
+typedef struct set_job {
+    run *r;
+    int *members; /* entry indices, in list order */
+    int count;
+    int gpu;
+    int width, height;
+    pthread_t thread;
+    int started;
+    int rc;
+    long frames, learned;
+    char engine_line[256];
+} set_job;
+
+struct run {
+    const cli_sources_options *o;
+    const cli_args *args;
+    glcv_logger logger;
+    entry *e;
+    int n;
+    set_job *sets;
+    int set_count;
+    /* progress, from every set thread */
+    atomic_long frames;
+    atomic_long dropped;
+    atomic_int running;
+    atomic_int stop;
+    /* the encoders */
+    pthread_mutex_t lock;
+    pthread_cond_t has_job, has_room;
+    encode_job *head, *tail;
+    int queued, max_queued, workers_stop;
+    pthread_t *workers;
+    int worker_count;
+    atomic_long written;
+    atomic_int write_failed;
+    pthread_mutex_t print_lock;
+};
+
+static const char *list_path(const run *r)
+{
+    return r->o->list;
+}
+
+/* One line naming the source and why it failed (once per failure). */
+static void report_failure(run *r, int i, const char *why)
+{
+    entry *x = &r->e[i];
+    pthread_mutex_lock(&r->print_lock);
+    cli_error("%s:%d: source '%s' (cam%03d): %s", list_path(r), x->line + 1, x->text, x->line, why);
+    pthread_mutex_unlock(&r->print_lock);
+    atomic_store(&x->failed, 1);
+}
+
+/* ---- the encoders ----------------------------------------------------------------------------------- */
+
+static void *encode_main(void *arg)
+{
+    run *r = arg;
+    for (;;) {
+        pthread_mutex_lock(&r->lock);
+        while (!r->head && !r->workers_stop)
+            pthread_cond_wait(&r->has_job, &r->lock);
+        encode_job *j = r->head;
+        if (!j) {
+            pthread_mutex_unlock(&r->lock);
+            return NULL;
+        }
+        r->head = j->next;
+        if (!r->head)
+            r->tail = NULL;
+        r->queued--;
+        pthread_cond_signal(&r->has_room);
+        pthread_mutex_unlock(&r->lock);
+        glcv_status st = glcv_image_save_png_level(j->path, &j->mask, GLCV_PNG_LEVEL_FAST, &r->logger);
+        if (st == GLCV_OK) {
+            atomic_fetch_add(&r->written, 1);
+        } else if (atomic_exchange(&r->write_failed, 1) == 0) {
+            pthread_mutex_lock(&r->print_lock);
+            cli_error("cannot write %s: %s", j->path, glcv_status_string(st));
+            pthread_mutex_unlock(&r->print_lock);
+            atomic_store(&r->stop, 1);
+        }
+        glcv_image_free(&j->mask);
+        free(j->path);
+        free(j);
+    }
+}
+
+/* Queues a mask to write (waits while the queue is full: files are never dropped). Takes `mask`. */
+static int queue_mask(run *r, int source, int64_t index, glcv_image *mask)
+{
+    encode_job *j = calloc(1, sizeof *j);
+    char name[64];
+    snprintf(name, sizeof name, "cam%03d/frame_%06" PRId64, r->e[source].line, index);
+    if (!j || !(j->path = cli_path_join(r->o->outdir, name, "_mask.png"))) {
+        free(j);
+        glcv_image_free(mask);
+        return cli_out_of_memory();
+    }
+    j->mask = *mask;
+    j->source = source;
+    *mask = (glcv_image){0};
+    pthread_mutex_lock(&r->lock);
+    while (r->queued >= r->max_queued && !r->workers_stop)
+        pthread_cond_wait(&r->has_room, &r->lock);
+    if (r->tail)
+        r->tail->next = j;
+    else
+        r->head = j;
+    r->tail = j;
+    r->queued++;
+    pthread_cond_signal(&r->has_job);
+    pthread_mutex_unlock(&r->lock);
+    return CLI_OK;
+}
+
+static int start_encoders(run *r)
+{
+    int cpus = cli_online_cpus();
+    r->worker_count = r->o->threads > 0 ? r->o->threads : (cpus > 1 ? cpus - 1 : 1);
+    r->max_queued = QUEUE_PER_WORKER * r->worker_count;
+    r->workers = calloc((size_t)r->worker_count, sizeof *r->workers);
+    if (!r->workers)
+        return cli_out_of_memory();
+    for (int i = 0; i < r->worker_count; i++)
+        if (pthread_create(&r->workers[i], NULL, encode_main, r) != 0) {
+            r->worker_count = i;
+            cli_error("cannot start the encoder threads");
+            return CLI_FAIL;
+        }
+    return CLI_OK;
+}
+
+static void stop_encoders(run *r)
+{
+    pthread_mutex_lock(&r->lock);
+    r->workers_stop = 1;
+    pthread_cond_broadcast(&r->has_job);
+    pthread_cond_broadcast(&r->has_room);
+    pthread_mutex_unlock(&r->lock);
+    for (int i = 0; i < r->worker_count; i++)
+        pthread_join(r->workers[i], NULL);
+    free(r->workers);
+    r->workers = NULL;
+}
+
+/* ---- probing: every source's frame size ------------------------------------------------------------- */
+
+static glcv_media_params source_params(const run *r, const entry *x)
+{
+    const cli_source *s = r->o->src;
+    glcv_media_params p = GLCV_MEDIA_PARAMS(.source = x->kind, .location = x->text, .format = GLCV_PIXEL_RGB8,
+                                            .stall_timeout = s->stall_timeout);
+    p.mode = x->live ? GLCV_MEDIA_LIVE : GLCV_MEDIA_EVERY_FRAME;
+    if (s->mode >= 0)
+        p.mode = s->mode == 0 ? GLCV_MEDIA_LIVE : GLCV_MEDIA_EVERY_FRAME;
+    return p;
+}
+
+typedef struct probe_job {
+    run *r;
+    atomic_int next;
+} probe_job;
+
+static void *probe_main(void *arg)
+{
+    probe_job *pj = arg;
+    run *r = pj->r;
+    for (;;) {
+        int i = atomic_fetch_add(&pj->next, 1);
+        if (i >= r->n)
+            return NULL;
+        entry *x = &r->e[i];
+        glcv_media_params p = source_params(r, x);
+        p.decoder_threads = 1;
+        p.ring_frames = 2;
+        glcv_media *m = NULL;
+        glcv_status st = glcv_media_create(&p, &m);
+        if (st == GLCV_OK) {
+            glcv_media_params got;
+            glcv_media_get_params(m, &got);
+            x->width = got.width;
+            x->height = got.height;
+        } else {
+            snprintf(x->why, sizeof x->why, "cannot open: %s", glcv_status_string(st));
+        }
+        glcv_media_destroy(&m);
+    }
+}
+
+/* Probes every source, a few at a time; the failed ones are reported. */
+static void probe_sources(run *r)
+{
+    probe_job pj = {.r = r};
+    atomic_init(&pj.next, 0);
+    int threads = r->n < PROBE_THREADS ? r->n : PROBE_THREADS;
+    pthread_t tid[PROBE_THREADS];
+    int started = 0;
+    for (int t = 0; t < threads; t++)
+        if (pthread_create(&tid[t], NULL, probe_main, &pj) == 0)
+            started++;
+    if (started == 0)
+        probe_main(&pj);
+    for (int t = 0; t < started; t++)
+        pthread_join(tid[t], NULL);
+}
+
+/* ---- a set's thread ----------------------------------------------------------------------------- */
+
+typedef struct set_state {
+    set_job *job;
+    glcv_context *ctx;
+    cli_subtractor *sub;
+    glcv_media_set *set;
+    glcv_image *frames;  /* host sets: the set's frames; texture sets: the learned set read back */
+    uint8_t *readback;   /* texture sets, learning: the array's pixels */
+    glcv_image *masks;   /* per member: where read_masks writes */
+    glcv_image scratch;  /* the mask of a member without a new frame */
+    glcv_media_set_frame *out;
+    double *retry_at, *backoff; /* live members: the next reopen, and the back-off */
+    glcv_status *last_status;
+    int *ended;          /* the member reached its end (until a reopen brings it back) */
+    int texture;
+} set_state;
+
+static int set_fail(set_job *j, int rc)
+{
+    j->rc = rc;
+    atomic_store(&j->r->stop, 1);
+    return rc;
+}
+
+/* Opens the set's context, method and sources. */
+static int set_open(set_state *s)
+{
+    set_job *j = s->job;
+    run *r = j->r;
+    const cli_sources_options *o = r->o;
+    glcv_engine_mode engine = o->method->seg.engine;
+    int rc = CLI_OK;
+    if (o->gpus > 1 && engine != GLCV_ENGINE_CPU) {
+        glcv_status st = glcv_context_create(
+            &GLCV_CONTEXT_PARAMS(.logger = r->logger, .match_cuda_device = 1, .cuda_device = j->gpu), &s->ctx);
+        rc = st == GLCV_OK ? CLI_OK : cli_lib_error("cannot create an OpenGL context", st);
+    } else {
+        rc = cli_context_for_engine(&engine, &r->logger, &s->ctx);
+    }
+    if (rc == CLI_OK)
+        rc = cli_subtractor_make(o->method, r->args, j->width, j->height, j->count, 0, engine, &r->logger, &s->sub);
+    if (rc != CLI_OK)
+        return rc;
+    s->texture = s->sub->engine != GLCV_ENGINE_CPU;
+    glcv_media_params *src = calloc((size_t)j->count, sizeof *src);
+    if (!src)
+        return cli_out_of_memory();
+    for (int k = 0; k < j->count; k++)
+        src[k] = source_params(r, &r->e[j->members[k]]);
+    static const glcv_media_decoder decoders[] = {GLCV_MEDIA_DECODER_DEFAULT, GLCV_MEDIA_DECODER_CPU,
+                                                  GLCV_MEDIA_DECODER_NVDEC};
+    glcv_status st = glcv_media_set_create(
+        &GLCV_MEDIA_SET_PARAMS(.count = j->count, .sources = src, .width = j->width, .height = j->height,
+                               .decoder = decoders[o->decoder], .cpu_share = o->cpu_share, .texture = s->texture,
+                               .cuda_device = j->gpu, .logger = r->logger),
+        &s->set);
+    free(src);
+    if (st != GLCV_OK)
+        return cli_lib_error("cannot open the camera set", st);
+    int nvdec = 0;
+    for (int k = 0; k < j->count; k++) {
+        glcv_media_stats stats;
+        glcv_media_decoder d = GLCV_MEDIA_DECODER_CPU;
+        glcv_media_set_get_stats(s->set, k, &stats, &d);
+        nvdec += d == GLCV_MEDIA_DECODER_NVDEC;
+    }
+    snprintf(j->engine_line, sizeof j->engine_line, "cam%03d..cam%03d: %d source%s of %dx%d, engine %s on %s, %d decoded by NVDEC",
+             r->e[j->members[0]].line, r->e[j->members[j->count - 1]].line, j->count, j->count == 1 ? "" : "s",
+             j->width, j->height, glcv_engine_mode_string(s->sub->engine),
+             s->ctx ? glcv_context_describe(s->ctx) : "the CPU", nvdec);
+    if (!o->quiet) {
+        pthread_mutex_lock(&r->print_lock);
+        fprintf(stderr, "glcv: %s\n", j->engine_line);
+        pthread_mutex_unlock(&r->print_lock);
+    }
+    size_t n = (size_t)j->count;
+    s->frames = calloc(n, sizeof *s->frames);
+    s->masks = calloc(n, sizeof *s->masks);
+    s->out = calloc(n, sizeof *s->out);
+    s->retry_at = calloc(n, sizeof *s->retry_at);
+    s->backoff = calloc(n, sizeof *s->backoff);
+    s->last_status = calloc(n, sizeof *s->last_status);
+    s->ended = calloc(n, sizeof *s->ended);
+    if (!s->frames || !s->masks || !s->out || !s->retry_at || !s->backoff || !s->last_status || !s->ended)
+        return cli_out_of_memory();
+    if (glcv_image_alloc(j->width, j->height, GLCV_PIXEL_GRAY8, &s->scratch) != GLCV_OK)
+        return cli_out_of_memory();
+    /* the background: one file for every member, or learning from the first sets */
+    if (o->background) {
+        glcv_image bg = {0};
+        rc = cli_load_rgb(o->background, &r->logger, &bg);
+        if (rc == CLI_OK && (bg.width != j->width || bg.height != j->height)) {
+            cli_error("%s is %dx%d but the sources of cam%03d.. are %dx%d", o->background, bg.width, bg.height,
+                      r->e[j->members[0]].line, j->width, j->height);
+            rc = CLI_FAIL;
+        }
+        if (rc == CLI_OK)
+            rc = cli_subtractor_set_background(s->sub, &bg, o->background);
+        glcv_image_free(&bg);
+    } else if (o->learn > 0) {
+        st = cli_subtractor_learn_begin(s->sub);
+        if (st != GLCV_OK)
+            rc = cli_lib_error("cannot start learning the background", st);
+    }
+    return rc;
+}
+
+static void set_close(set_state *s)
+{
+    glcv_media_set_destroy(&s->set);
+    cli_subtractor_destroy(&s->sub);
+    glcv_context_destroy(&s->ctx);
+    glcv_image_free(&s->scratch);
+    free(s->frames);
+    free(s->readback);
+    free(s->masks);
+    free(s->out);
+    free(s->retry_at);
+    free(s->backoff);
+    free(s->last_status);
+    free(s->ended);
+}
+
+/* Texture sets while learning: the array read back, as RGBA8 frames. */
+static glcv_status read_back(set_state *s)
+{
+    set_job *j = s->job;
+    size_t layer = (size_t)j->width * (size_t)j->height * 4;
+    if (!s->readback && !(s->readback = malloc(layer * (size_t)j->count)))
+        return GLCV_ERROR_OUT_OF_MEMORY;
+    GLint bound = 0, align = 4;
+    glGetIntegerv(GL_TEXTURE_BINDING_2D_ARRAY, &bound);
+    glGetIntegerv(GL_PACK_ALIGNMENT, &align);
+    glBindTexture(GL_TEXTURE_2D_ARRAY, glcv_media_set_texture(s->set));
+    glPixelStorei(GL_PACK_ALIGNMENT, 1);
+    glGetTexImage(GL_TEXTURE_2D_ARRAY, 0, GL_RGBA, GL_UNSIGNED_BYTE, s->readback);
+    glPixelStorei(GL_PACK_ALIGNMENT, align);
+    glBindTexture(GL_TEXTURE_2D_ARRAY, (GLuint)bound);
+    for (int k = 0; k < j->count; k++)
+        s->frames[k] = (glcv_image){s->readback + layer * (size_t)k, j->width, j->height, 0, GLCV_PIXEL_RGBA8};
+    return glGetError() == GL_NO_ERROR ? GLCV_OK : GLCV_ERROR_GL;
+}
+
+/* What happened to each member in the last read: failures reported once, live members scheduled
+ * for a reopen with back-off. */
+static void watch_members(set_state *s, double now)
+{
+    set_job *j = s->job;
+    run *r = j->r;
+    for (int k = 0; k < j->count; k++) {
+        const glcv_media_set_frame *f = &s->out[k];
+        entry *x = &r->e[j->members[k]];
+        if (f->status != GLCV_OK && f->status != s->last_status[k] && !f->reopening) {
+            report_failure(r, j->members[k], glcv_media_set_describe(s->set, k));
+            if (x->live) {
+                s->backoff[k] = s->backoff[k] > 0 ? (s->backoff[k] * 2 > BACKOFF_MAX_S ? BACKOFF_MAX_S
+                                                                                          : s->backoff[k] * 2)
+                                                  : 1.0;
+                s->retry_at[k] = now + s->backoff[k];
+            }
+        }
+        if (f->status == GLCV_OK && f->has_frame && s->last_status[k] != GLCV_OK)
+            s->backoff[k] = 0; /* back up: the next failure waits 1 s again */
+        if (!f->reopening)
+            s->last_status[k] = f->status;
+        /* a live source that ended (a stream that closed) is reconnected too */
+        if (x->live && f->status == GLCV_OK && f->info.end_of_stream && s->retry_at[k] == 0)
+            s->retry_at[k] = now + 1.0;
+        if (x->live && s->retry_at[k] > 0 && now >= s->retry_at[k] && !f->reopening) {
+            s->retry_at[k] = 0;
+            glcv_media_set_reopen(s->set, k);
+        }
+    }
+}
+
+static void *set_main(void *arg)
+{
+    set_job *j = arg;
+    run *r = j->r;
+    const cli_sources_options *o = r->o;
+    set_state s = {.job = j};
+    int rc = set_open(&s);
+    if (rc != CLI_OK) {
+        set_fail(j, rc);
+        set_close(&s);
+        return NULL;
+    }
+    int live = 0;
+    for (int k = 0; k < j->count; k++)
+        live += r->e[j->members[k]].live;
+    int64_t sets = 0;
+    int learning = o->learn > 0 && !o->background;
+    while (!atomic_load(&r->stop) && !cli_interrupted()) {
+        glcv_status st = glcv_media_set_read(s.set, s.texture ? NULL : s.frames, s.out, NULL, live ? LIVE_WAIT_MS : -1);
+        if (st != GLCV_OK) {
+            set_fail(j, cli_lib_error("cannot read the camera set", st));
+            break;
+        }
+        double now = cli_now();
+        watch_members(&s, now);
+        int fresh = 0, files_up = 0, live_up = 0;
+        for (int k = 0; k < j->count; k++) {
+            fresh += s.out[k].has_frame;
+            if (s.out[k].info.end_of_stream)
+                s.ended[k] = 1;
+            else if (s.out[k].has_frame)
+                s.ended[k] = 0;
+            int up = s.out[k].status == GLCV_OK && !s.ended[k];
+            if (r->e[j->members[k]].live)
+                live_up += up;
+            else
+                files_up += up;
+        }
+        if (fresh > 0) {
+            if (learning) {
+                if (s.texture)
+                    st = read_back(&s);
+                if (st == GLCV_OK)
+                    st = cli_subtractor_learn_add(s.sub, s.frames);
+                if (st != GLCV_OK) {
+                    set_fail(j, cli_lib_error("cannot learn the background", st));
+                    break;
+                }
+                j->learned += fresh;
+                if (sets + 1 == o->learn) {
+                    rc = cli_subtractor_learn_end(s.sub, o->learn, o->verbose || j->count <= 8 ? !o->quiet : 0);
+                    if (rc != CLI_OK) {
+                        set_fail(j, rc);
+                        break;
+                    }
+                    learning = 0;
+                }
+            } else {
+                st = s.texture ? cli_subtractor_frames_texture(s.sub, glcv_media_set_texture(s.set), 0)
+                               : cli_subtractor_frames(s.sub, s.frames, 0);
+                for (int k = 0; st == GLCV_OK && o->masks && k < j->count; k++) {
+                    s.masks[k] = s.scratch;
+                    if (s.out[k].has_frame &&
+                        (st = glcv_image_alloc(j->width, j->height, GLCV_PIXEL_GRAY8, &s.masks[k])) != GLCV_OK)
+                        s.masks[k] = s.scratch;
+                }
+                if (st == GLCV_OK && o->masks)
+                    st = cli_subtractor_read_masks(s.sub, s.masks);
+                if (st != GLCV_OK) {
+                    set_fail(j, cli_lib_error("cannot segment the camera set", st));
+                    break;
+                }
+                for (int k = 0; o->masks && k < j->count; k++) {
+                    if (s.masks[k].data == s.scratch.data)
+                        continue;
+                    if (queue_mask(r, j->members[k], s.out[k].info.index, &s.masks[k]) != CLI_OK) {
+                        set_fail(j, CLI_FAIL);
+                        break;
+                    }
+                }
+                j->frames += fresh;
+                atomic_fetch_add(&r->frames, fresh);
+            }
+            sets++;
+        }
+        if (o->src->max_frames > 0 && sets >= o->src->max_frames)
+            break;
+        /* the end: no file left and no live source up (live sources that are down do not hold the run) */
+        if (files_up == 0 && live_up == 0)
+            break;
+        if (fresh == 0 && files_up == 0) { /* live sources only, none had a frame: do not spin */
+            struct timespec pause = {0, 20 * 1000000L};
+            nanosleep(&pause, NULL);
+        }
+    }
+    if (learning && j->rc == CLI_OK && !atomic_load(&r->stop) && !cli_interrupted()) {
+        pthread_mutex_lock(&r->print_lock);
+        cli_error("--learn %d: the sources of cam%03d.. ended after %" PRId64 " frame set%s, with none left to segment",
+                  o->learn, r->e[j->members[0]].line, sets, sets == 1 ? "" : "s");
+        pthread_mutex_unlock(&r->print_lock);
+        j->rc = CLI_FAIL;
+    }
+    long dropped = 0;
+    for (int k = 0; k < j->count; k++) {
+        glcv_media_stats stats;
+        if (glcv_media_set_get_stats(s.set, k, &stats, NULL) == GLCV_OK)
+            dropped += (long)stats.dropped;
+    }
+    atomic_fetch_add(&r->dropped, dropped);
+    set_close(&s);
+    return NULL;
+}
+
+/* ---- the command ------------------------------------------------------------------------------------ */
+
+/* Groups the probed sources by frame size (--size: one set) and splits each over the GPUs. */
+static int plan_sets(run *r)
+{
+    const cli_sources_options *o = r->o;
+    int *size_of = calloc((size_t)r->n, sizeof *size_of); /* per entry: its size group, -1 none */
+    int (*sizes)[2] = calloc((size_t)r->n, sizeof *sizes);
+    int groups = 0;
+    if (!size_of || !sizes) {
+        free(size_of);
+        free(sizes);
+        return cli_out_of_memory();
+    }
+    for (int i = 0; i < r->n; i++) {
+        entry *x = &r->e[i];
+        size_of[i] = -1;
+        if (o->src->size.width) {
+            x->width = o->src->size.width;
+            x->height = o->src->size.height;
+        } else if (x->width == 0) {
+            report_failure(r, i, x->live ? "cannot open it now, and its frame size is unknown (give --size WxH to "
+                                           "have it retried)"
+                                         : x->why);
+            continue;
+        }
+        int g = 0;
+        while (g < groups && (sizes[g][0] != x->width || sizes[g][1] != x->height))
+            g++;
+        if (g == groups) {
+            sizes[g][0] = x->width;
+            sizes[g][1] = x->height;
+            groups++;
+        }
+        size_of[i] = g;
+    }
+    r->sets = calloc((size_t)groups * (size_t)o->gpus, sizeof *r->sets);
+    int rc = r->sets || groups == 0 ? CLI_OK : cli_out_of_memory();
+    for (int g = 0; g < groups && rc == CLI_OK; g++) {
+        int members = 0;
+        for (int i = 0; i < r->n; i++)
+            members += size_of[i] == g;
+        int parts = members < o->gpus ? members : o->gpus, per = (members + parts - 1) / parts, k = 0;
+        for (int p = 0; p < parts && rc == CLI_OK; p++) {
+            set_job *j = &r->sets[r->set_count++];
+            *j = (set_job){.r = r, .gpu = p, .width = sizes[g][0], .height = sizes[g][1]};
+            if (!(j->members = calloc((size_t)per, sizeof *j->members)))
+                rc = cli_out_of_memory();
+            for (int i = 0; i < r->n && rc == CLI_OK && j->count < per; i++)
+                if (size_of[i] == g && k-- <= 0) {
+                    j->members[j->count++] = i;
+                    r->e[i].set = r->set_count - 1;
+                }
+            k = (p + 1) * per;
+        }
+    }
+    free(size_of);
+    free(sizes);
+    return rc;
+}
+
+static void show_progress(run *r, double start, double *last, long *last_frames, int final)
+{
+    double now = cli_now();
+    if (!final && now - *last < (isatty(2) ? 1.0 : 10.0))
+        return;
+    long frames = atomic_load(&r->frames);
+    double fps = now > *last ? (double)(frames - *last_frames) / (now - *last) : 0.0;
+    int failed = 0;
+    for (int i = 0; i < r->n; i++)
+        failed += atomic_load(&r->e[i].failed);
+    pthread_mutex_lock(&r->print_lock);
+    fprintf(stderr, "%sglcv: %d cameras in %d set%s, %d failed so far: %ld frames, %.1f frames/s, %.0f s%s",
+            isatty(2) ? "\r" : "", r->n, r->set_count, r->set_count == 1 ? "" : "s", failed, frames, fps, now - start,
+            isatty(2) && !final ? "   " : "\n");
+    fflush(stderr);
+    pthread_mutex_unlock(&r->print_lock);
+    *last = now;
+    *last_frames = frames;
+}
+
+int cli_sources_segment(const cli_sources_options *o, const cli_args *args)
+{
+    run r = {.o = o, .args = args, .logger = cli_logger(o->verbose)};
+    atomic_init(&r.frames, 0);
+    atomic_init(&r.dropped, 0);
+    atomic_init(&r.stop, 0);
+    atomic_init(&r.written, 0);
+    atomic_init(&r.write_failed, 0);
+    pthread_mutex_init(&r.lock, NULL);
+    pthread_mutex_init(&r.print_lock, NULL);
+    pthread_cond_init(&r.has_job, NULL);
+    pthread_cond_init(&r.has_room, NULL);
+    int rc = read_list(o->list, &r.e, &r.n);
+    if (rc == CLI_OK && !o->src->size.width)
+        probe_sources(&r);
+    if (rc == CLI_OK)
+        rc = plan_sets(&r);
+    /* the output folders, of every source that may write */
+    for (int i = 0; rc == CLI_OK && o->masks && i < r.n; i++) {
+        if (r.e[i].width == 0) /* in no set: it never writes */
+            continue;
+        char name[32];
+        snprintf(name, sizeof name, "cam%03d", r.e[i].line);
+        char *dir = cli_path_join(o->outdir, name, "");
+        rc = dir ? cli_make_dir(dir) : cli_out_of_memory();
+        free(dir);
+    }
+    if (rc == CLI_OK && r.set_count > 0)
+        rc = start_encoders(&r);
+    double start = cli_now(), last = start;
+    long last_frames = 0;
+    if (rc == CLI_OK && r.set_count > 0) {
+        cli_interrupt_catch();
+        for (int k = 0; k < r.set_count; k++)
+            r.sets[k].started = pthread_create(&r.sets[k].thread, NULL, set_main, &r.sets[k]) == 0;
+        for (int k = 0; k < r.set_count; k++) {
+            if (!r.sets[k].started) {
+                cli_error("cannot start a thread for the camera sets");
+                rc = CLI_FAIL;
+                atomic_store(&r.stop, 1);
+            }
+        }
+        /* the progress, until every set's thread is done */
+        for (int k = 0; k < r.set_count; k++) {
+            if (!r.sets[k].started)
+                continue;
+            for (;;) {
+                struct timespec ts;
+                clock_gettime(CLOCK_REALTIME, &ts);
+                ts.tv_nsec += 200 * 1000000L;
+                if (ts.tv_nsec >= 1000000000L) {
+                    ts.tv_sec++;
+                    ts.tv_nsec -= 1000000000L;
+                }
+                if (pthread_timedjoin_np(r.sets[k].thread, NULL, &ts) == 0)
+                    break;
+                if (!o->quiet)
+                    show_progress(&r, start, &last, &last_frames, 0);
+            }
+            if (r.sets[k].rc != CLI_OK && rc == CLI_OK)
+                rc = r.sets[k].rc;
+        }
+        cli_interrupt_release();
+    }
+    if (r.workers)
+        stop_encoders(&r);
+    double wall = cli_now() - start;
+    if (!o->quiet && r.set_count > 0)
+        show_progress(&r, start, &last, &last_frames, 1);
+    int failed = 0;
+    for (int i = 0; i < r.n; i++)
+        failed += atomic_load(&r.e[i].failed);
+    if (r.set_count > 0 || failed > 0) {
+        long frames = atomic_load(&r.frames), learned = 0;
+        for (int k = 0; k < r.set_count; k++)
+            learned += r.sets[k].learned;
+        printf("sources:    %d in %d camera set%s (%s), %d failed\n", r.n, r.set_count, r.set_count == 1 ? "" : "s",
+               o->list, failed);
+        printf("frames:     %ld segmented, %ld learned from, method %s\n", frames, learned,
+               cli_method_names[o->method->method]);
+        printf("wall time:  %.3f s: %.1f frames/s end to end (%.1f cameras at 25 frames/s), %ld dropped\n", wall,
+               wall > 0 ? (double)frames / wall : 0.0, wall > 0 ? (double)frames / wall / 25.0 : 0.0,
+               atomic_load(&r.dropped));
+        if (o->masks)
+            printf("written:    %ld masks in %s/camNNN\n", atomic_load(&r.written), o->outdir);
+    }
+    if (rc == CLI_OK && atomic_load(&r.write_failed))
+        rc = CLI_FAIL;
+    if (rc == CLI_OK && failed > 0)
+        rc = CLI_FAIL;
+    if (rc == CLI_OK && cli_interrupted())
+        rc = CLI_INTERRUPTED;
+    for (int k = 0; k < r.set_count; k++)
+        free(r.sets[k].members);
+    free(r.sets);
+    for (int i = 0; i < r.n; i++)
+        free(r.e[i].text);
+    free(r.e);
+    pthread_cond_destroy(&r.has_job);
+    pthread_cond_destroy(&r.has_room);
+    pthread_mutex_destroy(&r.lock);
+    pthread_mutex_destroy(&r.print_lock);
+    return rc;
+}
+
+#endif
