@@ -75,7 +75,7 @@ build \`$(basename "$build")\`, sanitizers: $sanitized); the sections below the 
 
 | class | examples | checked by |
 |---|---|---|
-| image files | corrupt, truncated, empty, a folder, not an image, decompression bombs (a 33-byte PNG or a 23-byte JPEG whose header claims 16384x16384 or 32768x32768) | \`fuzz_image_load\` (libFuzzer, every stb format); \`test_image\` (\`test_load_errors\`, \`test_load_limits\`); \`test_cli\` (a bomb as \`--bg\`: exit 1, nothing written); the limit: \`glcv_image_set_max_pixels\`, \`--max-pixels\` (default 8192x8192) |
+| image files | corrupt, truncated, empty, a folder, a FIFO or a device (refused at once, not read), not an image, decompression bombs (a 33-byte PNG or a 23-byte JPEG whose header claims 16384x16384 or 32768x32768) | \`fuzz_image_load\` (libFuzzer, every stb format); \`test_image\` (\`test_load_errors\`, \`test_not_regular\`, \`test_load_limits\`); \`test_cli\` (a bomb as \`--bg\`: exit 1, nothing written; a frame replaced by a FIFO mid-run: exit 1 naming it); the limit: \`glcv_image_set_max_pixels\`, \`--max-pixels\` (default 8192x8192) |
 | histogram files | any bytes, a folder, bins out of range, NaN values | \`fuzz_track_hist\`; \`test_track_cpu\` |
 | command lines | every option kind, values out of range, reals that are 0 in single precision (\`--Ts 1e-50\`), products of flags (\`--bins 180 --sat-bins 256\`) | \`fuzz_cli_args\`; \`test_cli\`, \`test_track_cli\` (usage errors, exit 2, nothing written) |
 | network input | frame-delta packets, the stream handshake | \`fuzz_delta_packet\`, \`fuzz_stream_handshake\`; \`test_stream_hostile\` |

@@ -7,8 +7,8 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
-#include <stdatomic.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -199,16 +199,54 @@ static glcv_status load_format_error(const glcv_logger *logger, glcv_pixel_forma
                      "image load: format %d not supported (GRAY8, RGB8, RGBA8 or UNKNOWN)", (int)format);
 }
 
-/* Opens an image file: a folder or a missing file is IO, named. */
+/* What a file that is not a regular file is, for messages. */
+static const char *file_kind(mode_t mode)
+{
+    return S_ISFIFO(mode)  ? "a FIFO"
+           : S_ISCHR(mode) ? "a character device"
+           : S_ISBLK(mode) ? "a block device"
+           : S_ISSOCK(mode) ? "a socket"
+                            : "not a plain file";
+}
+
+/* Opens an image file: a folder, a missing file or anything that is not a regular file is IO,
+ * named. The file is opened without blocking and checked on the open descriptor: a plain open()
+ * of a FIFO waits for a writer for ever, and no signal the caller handles ends that wait. */
 static glcv_status open_file(const char *path, const glcv_logger *logger, FILE **file)
 {
     struct stat sb;
     *file = NULL;
-    if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode))
-        return glcv_fail(logger, GLCV_ERROR_IO, "image: '%s' is a folder, not an image file", path);
-    *file = fopen(path, "rb");
-    if (!*file)
-        return glcv_fail(logger, GLCV_ERROR_IO, "image: cannot open '%s': %s", path, strerror(errno));
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+    if (fd < 0) {
+        int err = errno;
+        /* open() of a socket fails (ENXIO): say what it is rather than "no such device" */
+        if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode) && !S_ISDIR(sb.st_mode))
+            return glcv_fail(logger, GLCV_ERROR_IO, "image: '%s' is not a regular file (%s)", path,
+                             file_kind(sb.st_mode));
+        return glcv_fail(logger, GLCV_ERROR_IO, "image: cannot open '%s': %s", path, strerror(err));
+    }
+    if (fstat(fd, &sb) != 0) {
+        int err = errno;
+        close(fd);
+        return glcv_fail(logger, GLCV_ERROR_IO, "image: cannot read '%s': %s", path, strerror(err));
+    }
+    if (!S_ISREG(sb.st_mode)) {
+        close(fd);
+        if (S_ISDIR(sb.st_mode))
+            return glcv_fail(logger, GLCV_ERROR_IO, "image: '%s' is a folder, not an image file", path);
+        return glcv_fail(logger, GLCV_ERROR_IO, "image: '%s' is not a regular file (%s)", path,
+                         file_kind(sb.st_mode));
+    }
+    /* Reads of a regular file never block; the flag is cleared so that the stream reads as any other. */
+    int flags = fcntl(fd, F_GETFL);
+    if (flags >= 0)
+        fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
+    *file = fdopen(fd, "rb");
+    if (!*file) {
+        int err = errno;
+        close(fd);
+        return glcv_fail(logger, GLCV_ERROR_IO, "image: cannot open '%s': %s", path, strerror(err));
+    }
     return GLCV_OK;
 }
 

@@ -162,6 +162,41 @@ for threads in 1 8; do
     expect_count "$out/*.tmp-*" 0 "$threads threads: no temporary file is left after a failed write"
 done
 
+echo "== a frame replaced by a FIFO during the run"
+# The files are checked when the run starts; the last one then becomes a FIFO with no writer. Reading
+# it fails at once, naming it (not waiting for a writer for ever), after the frames before it.
+mkdir -p "$TMP/fifo"
+for k in 0 1 2 3 4; do
+    for f in "$TMP"/seq/frame_*.png; do cp "$f" "$TMP/fifo/${k}_$(basename "$f")"; done
+done
+last=$TMP/fifo/4_frame_0011.png
+out=$TMP/out_fifo
+"$GLCV" segment --learn 3 "$TMP/fifo" --engine cpu -o "$out" >"$TMP/fifo.out" 2>"$TMP/fifo.err" &
+pid=$!
+for _ in $(seq 1200); do
+    [ -e "$out/0_frame_0003_mask.png" ] || ! kill -0 "$pid" 2>/dev/null && break
+    sleep 0.05
+done
+rm -f "$last" && mkfifo "$last"
+started=$SECONDS
+while kill -0 "$pid" 2>/dev/null && [ $((SECONDS - started)) -lt 60 ]; do
+    sleep 0.1
+done
+if kill -0 "$pid" 2>/dev/null; then
+    fail "a FIFO among the frames: 'glcv segment' still runs after 60 s"
+    kill -INT "$pid" 2>/dev/null
+    sleep 5
+    kill -0 "$pid" 2>/dev/null && kill -KILL "$pid" && fail "a FIFO among the frames: SIGINT did not end the run"
+fi
+wait "$pid"
+echo $? >"$TMP/fifo.rc"
+expect_rc fifo 1 "a frame replaced by a FIFO"
+expect_in fifo err "glcv: error: $last" "the FIFO is named"
+expect_in fifo err "is not a regular file (a FIFO)" "the error says what it is"
+expect_count "$out/4_frame_0010_mask.png" 1 "the frame before the FIFO is written"
+expect_count "$out/*.tmp-*" 0 "a FIFO among the frames: no temporary file is left"
+rm -f "$last"
+
 echo "== compare"
 run cmp_self compare "$TMP/seq/truth_0005.png" "$TMP/seq/truth_0005.png" --min-f 1
 expect_rc cmp_self 0 "compare a mask with itself"

@@ -7,6 +7,7 @@
 
 #include <dirent.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -567,6 +568,57 @@ static void test_load_errors(void)
     }
 }
 
+/* Ends the test when a load blocks: a regression of test_not_regular fails instead of hanging. */
+static void on_watchdog(int sig)
+{
+    (void)sig;
+    static const char msg[] = "test_image: FAIL: opening a FIFO as an image blocked for 10 s\n";
+    if (write(STDERR_FILENO, msg, sizeof msg - 1) < 0)
+        _exit(1);
+    _exit(1);
+}
+
+/* A FIFO (no writer) where an image is expected is refused at once, naming the path and what it
+ * is, by load and info alike; nothing waits for a writer. */
+static void test_not_regular(void)
+{
+    char path[512];
+    capture cap;
+    glcv_logger lg;
+    glcv_image img;
+    path_in_tmp(path, sizeof path, "pipe.png");
+    if (mkfifo(path, 0600) != 0) {
+        CHECK(0, "cannot create the FIFO %s", path);
+        return;
+    }
+    signal(SIGALRM, on_watchdog);
+    alarm(10);
+    lg = capture_logger(&cap);
+    memset(&img, 0xAB, sizeof img);
+    CHECK_STATUS(glcv_image_load(path, GLCV_PIXEL_RGB8, &lg, &img), GLCV_ERROR_IO);
+    CHECK(is_zeroed(&img), "FIFO: out not zeroed");
+    CHECK(cap.count == 1 && strstr(cap.last, "pipe.png") && strstr(cap.last, "is not a regular file (a FIFO)") &&
+              !strchr(cap.last, '\n'),
+          "FIFO load: %d message(s), the last '%s'", cap.count, cap.last);
+    lg = capture_logger(&cap);
+    int w = -1, h = -1, c = -1;
+    CHECK_STATUS(glcv_image_info(path, &w, &h, &c, &lg), GLCV_ERROR_IO);
+    CHECK(cap.count == 1 && strstr(cap.last, "pipe.png") && strstr(cap.last, "is not a regular file (a FIFO)"),
+          "FIFO info: %d message(s), the last '%s'", cap.count, cap.last);
+    /* a character device, which would read for ever */
+    lg = capture_logger(&cap);
+    CHECK_STATUS(glcv_image_load("/dev/zero", GLCV_PIXEL_DEFAULT, &lg, &img), GLCV_ERROR_IO);
+    CHECK(strstr(cap.last, "/dev/zero") && strstr(cap.last, "a character device"), "/dev/zero: log says '%s'",
+          cap.last);
+    alarm(0);
+    signal(SIGALRM, SIG_DFL);
+    /* a folder keeps its own message */
+    lg = capture_logger(&cap);
+    CHECK_STATUS(glcv_image_info(tmpdir, &w, &h, &c, &lg), GLCV_ERROR_IO);
+    CHECK(strstr(cap.last, "is a folder"), "folder info: log says '%s'", cap.last);
+    remove(path);
+}
+
 static void test_save_errors(void)
 {
     uint8_t buf[3 * 4 * 4] = {0};
@@ -939,6 +991,7 @@ int main(void)
     test_png_round_trip();
     test_png_levels();
     test_load_errors();
+    test_not_regular();
     test_load_limits();
     test_save_errors();
     test_convert();

@@ -35,15 +35,17 @@ GLCV_API size_t glcv_image_max_pixels(void);
 
 /* Loads an image file and converts it to `format` (GRAY8, RGB8 or RGBA8; UNKNOWN keeps the
  * file's own channel count: GRAY8, RGB8 or RGBA8; a gray+alpha file becomes RGBA8).
- * Errors: INVALID_ARGUMENT, IO (missing or unreadable file), CORRUPT_DATA (not a decodable
- * image), LIMIT (more pixels than glcv_image_max_pixels), OUT_OF_MEMORY. On error *out is
- * zeroed and the logger says why. */
+ * Errors: INVALID_ARGUMENT, IO (missing or unreadable file, or not a regular file: a folder, a
+ * FIFO, a device or a socket is refused at once, without waiting for a writer), CORRUPT_DATA
+ * (not a decodable image), LIMIT (more pixels than glcv_image_max_pixels), OUT_OF_MEMORY. On
+ * error *out is zeroed and the logger says why. */
 GLCV_API glcv_status glcv_image_load(const char *path, glcv_pixel_format format, const glcv_logger *logger,
                                      glcv_image *out);
 
 /* Reads an image file's size and channel count (1..4) without decoding the pixels (any size up
  * to 2^30 pixels: the load limit does not apply).
- * Errors: INVALID_ARGUMENT, IO (missing or unreadable), CORRUPT_DATA (not an image). */
+ * Errors: INVALID_ARGUMENT, IO (missing or unreadable, or not a regular file, as for
+ * glcv_image_load), CORRUPT_DATA (not an image). */
 GLCV_API glcv_status glcv_image_info(const char *path, int *width, int *height, int *channels,
                                      const glcv_logger *logger);
 

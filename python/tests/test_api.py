@@ -602,6 +602,31 @@ class Images(unittest.TestCase):
             with self.assertRaises(glcv.FileError):
                 glcv.imwrite(os.path.join(d, "no", "such", "dir.png"), bg)
 
+    def test_fifo_is_refused_at_once(self):
+        with tempfile.TemporaryDirectory() as d:
+            fifo = os.path.join(d, "pipe.png")
+            os.mkfifo(fifo)
+            for read in (glcv.imread, glcv.imageinfo):
+                got = []
+
+                def work():
+                    try:
+                        read(fifo)
+                    except glcv.Error as e:
+                        got.append(e)
+
+                t = threading.Thread(target=work, daemon=True)
+                t.start()
+                t.join(10)
+                if t.is_alive():  # blocked in open(): a writer lets it go on, then fail
+                    os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+                    t.join(10)
+                    self.fail(f"{read.__name__} of a FIFO blocked for 10 s")
+                self.assertEqual(len(got), 1, f"{read.__name__} of a FIFO raised nothing")
+                self.assertIsInstance(got[0], glcv.FileError)
+                self.assertIn("pipe.png", got[0].message)
+                self.assertIn("is not a regular file (a FIFO)", got[0].message)
+
 
 class NoContext(unittest.TestCase):
     def test_gl_engine_without_context(self):
