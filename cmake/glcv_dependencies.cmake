@@ -125,6 +125,12 @@ if(NOT GLCV_WITH_GSTREAMER STREQUAL "OFF")
 endif()
 glcv_report(GSTREAMER ${GLCV_HAVE_GSTREAMER} "GStreamer with GL (plugin)")
 
+# OpenSSL's libcrypto: HMAC-SHA256, the constant-time comparison and the random nonces of the
+# token handshake of 'glcv stream' (tools/cli/stream_crypto.c). The tool's, not the library's.
+if(GLCV_BUILD_TOOLS)
+  pkg_check_modules(GLCV_CRYPTO REQUIRED IMPORTED_TARGET GLOBAL libcrypto)
+endif()
+
 # OpenMP: the CPU engines' loops over rows and images (optional, always looked for).
 find_package(OpenMP COMPONENTS C GLOBAL)
 set(GLCV_HAVE_OPENMP ${OpenMP_C_FOUND})

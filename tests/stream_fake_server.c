@@ -24,6 +24,7 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include "delta_internal.h"
+#include "stream_crypto.h"
 #include "stream_net.h"
 #include "stream_proto.h"
 
@@ -97,7 +98,7 @@ static int handshake(const char *scenario, const uint8_t *token, size_t token_by
     uint8_t nonce[STREAM_NONCE_BYTES], hello[STREAM_HELLO_BYTES], join[STREAM_JOIN_BYTES];
     uint8_t welcome[STREAM_WELCOME_BYTES];
     char why[STREAM_WHY_BYTES];
-    if (net_random(nonce, sizeof nonce) != 0)
+    if (stream_random(nonce, sizeof nonce) != 0)
         return die("no random bytes");
     stream_hello_write(hello, token != NULL, nonce);
     if (strcmp(scenario, "bad-hello") == 0)

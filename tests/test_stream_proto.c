@@ -1,10 +1,11 @@
-/* The pieces of 'glcv stream' that need no socket: SHA-256 against the FIPS 180-4 examples,
- * HMAC-SHA256 against RFC 4231, the constant-time comparison, the handshake (every way a viewer
- * and a server with and without tokens meet; every single-bit change of a JOIN and a WELCOME
- * refused), the requests and END, the token's trimming, and HOST:PORT parsing. */
+/* The pieces of 'glcv stream' that need no socket: HMAC-SHA256 (libcrypto's, through
+ * stream_crypto.h) against RFC 4231, the constant-time comparison, random nonces, the handshake
+ * (its bytes for fixed nonces and token, as the protocol has always written them; every way a
+ * viewer and a server with and without tokens meet; every single-bit change of a JOIN and a
+ * WELCOME refused), the requests and END, the token's trimming, and HOST:PORT parsing. */
 #include "testutil.h"
 
-#include "sha256.h"
+#include "stream_crypto.h"
 #include "stream_net.h"
 #include "stream_proto.h"
 
@@ -36,44 +37,6 @@ static void check_hex(const char *what, const uint8_t *got, const char *want_hex
     }
 }
 
-static void test_sha256(void)
-{
-    uint8_t d[SHA256_BYTES];
-    /* FIPS 180-4 examples (NIST CSRC "SHA256.pdf", "SHA2_Additional.pdf"). */
-    sha256_of("abc", 3, d);
-    check_hex("SHA-256(abc)", d, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad", 32);
-    sha256_of("", 0, d);
-    check_hex("SHA-256('')", d, "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855", 32);
-    const char *two = "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq";
-    sha256_of(two, strlen(two), d);
-    check_hex("SHA-256(448 bits)", d, "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1", 32);
-    const char *four = "abcdefghbcdefghicdefghijdefghijkefghijklfghijklmghijklmnhijklmnoijklmnopjklmnopqklmnopqrlmnopq"
-                       "rsmnopqrstnopqrstu";
-    sha256_of(four, strlen(four), d);
-    check_hex("SHA-256(896 bits)", d, "cf5b16a778af8380036ce59e7b0492370b249b11e8f07a51afac45037afee9d1", 32);
-    /* One million 'a', fed in pieces of every size from 1 to 999 bytes: the block logic. */
-    static uint8_t a[1000];
-    memset(a, 'a', sizeof a);
-    sha256 s;
-    sha256_init(&s);
-    size_t left = 1000000, piece = 1;
-    while (left > 0) {
-        size_t n = piece < left ? piece : left;
-        sha256_update(&s, a, n);
-        left -= n;
-        piece = piece % 999 + 1;
-    }
-    sha256_final(&s, d);
-    check_hex("SHA-256(10^6 a)", d, "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0", 32);
-    /* 55, 56 and 64 bytes: where the padding takes one block or two. */
-    sha256_of(a, 55, d);
-    check_hex("SHA-256(55 a)", d, "9f4390f8d30c2dd92ec9f095b65e2b9ae9b0a925a5258e241c9f1e910f734318", 32);
-    sha256_of(a, 56, d);
-    check_hex("SHA-256(56 a)", d, "b35439a4ac6f0948b6d6f9e3c6af0f5f590ce20f1bde7090ef7970686ec6738a", 32);
-    sha256_of(a, 64, d);
-    check_hex("SHA-256(64 a)", d, "ffe054fe7ae0cb6dc65c3af9b61d5209f439851db43d0ba5997337df154668eb", 32);
-}
-
 static void test_hmac(void)
 {
     /* RFC 4231, test cases 1 to 7 (case 5: the first 128 bits). */
@@ -101,7 +64,7 @@ static void test_hmac(void)
          NULL, "9b09ffa71b942fcb27635fbcd5b0e944bfdc63644f0713938a7f51535c3a35e2", 32},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        uint8_t key[160], data[200], mac[SHA256_BYTES];
+        uint8_t key[160], data[200], mac[STREAM_SHA256_BYTES];
         size_t key_bytes = 131, data_bytes = 0;
         if (cases[i].key_hex)
             key_bytes = unhex(cases[i].key_hex, key, sizeof key);
@@ -114,16 +77,17 @@ static void test_hmac(void)
             data_bytes = unhex(cases[i].data_hex, data, sizeof data);
         }
         const void *parts[1] = {data};
-        hmac_sha256(key, key_bytes, parts, &data_bytes, 1, mac);
+        CHECK(stream_hmac_sha256(key, key_bytes, parts, &data_bytes, 1, mac) == 0, "RFC 4231 case %zu: failed",
+              i + 1);
         char what[64];
         snprintf(what, sizeof what, "HMAC-SHA256, RFC 4231 case %zu", i + 1);
         check_hex(what, mac, cases[i].mac_hex, cases[i].mac_bytes);
         /* The same data in two parts gives the same MAC. */
         if (data_bytes > 3) {
-            uint8_t mac2[SHA256_BYTES];
+            uint8_t mac2[STREAM_SHA256_BYTES];
             const void *two[2] = {data, data + 3};
             size_t sizes[2] = {3, data_bytes - 3};
-            hmac_sha256(key, key_bytes, two, sizes, 2, mac2);
+            CHECK(stream_hmac_sha256(key, key_bytes, two, sizes, 2, mac2) == 0, "%s in two parts: failed", what);
             CHECK(memcmp(mac, mac2, sizeof mac) == 0, "%s: split into two parts, the MAC changes", what);
         }
     }
@@ -134,14 +98,37 @@ static void test_compare(void)
     uint8_t a[32], b[32];
     memset(a, 7, sizeof a);
     memcpy(b, a, sizeof a);
-    CHECK(equal_in_constant_time(a, b, 32) == 1, "equal buffers compare unequal");
+    CHECK(stream_equal_secret(a, b, 32) == 1, "equal buffers compare unequal");
     for (int i = 0; i < 32; i++)
         for (int bit = 0; bit < 8; bit++) {
             b[i] ^= (uint8_t)(1 << bit);
-            CHECK(equal_in_constant_time(a, b, 32) == 0, "byte %d bit %d flipped: still equal", i, bit);
+            CHECK(stream_equal_secret(a, b, 32) == 0, "byte %d bit %d flipped: still equal", i, bit);
             b[i] ^= (uint8_t)(1 << bit);
         }
-    CHECK(equal_in_constant_time(a, b, 0) == 1, "empty buffers compare unequal");
+    CHECK(stream_equal_secret(a, b, 0) == 1, "empty buffers compare unequal");
+    /* An empty key is no token (tokens have 16 bytes or more): refused, and the MAC is not left
+     * holding anything a caller could send. */
+    uint8_t mac[STREAM_SHA256_BYTES];
+    memset(mac, 0x55, sizeof mac);
+    const void *parts[1] = {a};
+    size_t sizes[1] = {sizeof a};
+    CHECK(stream_hmac_sha256(a, 0, parts, sizes, 1, mac) == -1, "an HMAC under an empty key is computed");
+    for (size_t i = 0; i < sizeof mac; i++)
+        CHECK(mac[i] == 0, "a failed HMAC leaves byte %zu as %02x", i, mac[i]);
+}
+
+static void test_random(void)
+{
+    /* Two nonces of 32 bytes are never equal, and neither is all one byte (a generator that
+     * failed silently). */
+    uint8_t n1[STREAM_NONCE_BYTES], n2[STREAM_NONCE_BYTES];
+    CHECK(stream_random(n1, sizeof n1) == 0 && stream_random(n2, sizeof n2) == 0, "no random bytes");
+    CHECK(memcmp(n1, n2, sizeof n1) != 0, "two nonces are equal");
+    int same = 1;
+    for (size_t i = 1; i < sizeof n1; i++)
+        same &= n1[i] == n1[0];
+    CHECK(!same, "a nonce is 32 times the byte %02x", n1[0]);
+    CHECK(stream_random(n1, 0) == 0, "no bytes asked for: failed");
 }
 
 /* ---- the handshake ------------------------------------------------------------------------ */
@@ -180,6 +167,26 @@ static meeting meet(const uint8_t *server_token, const uint8_t *viewer_token, in
     m.check_rc = stream_viewer_check_welcome(m.welcome, sizeof m.welcome, viewer_token, vt_bytes, m.seen_s,
                                              m.nonce_v, m.why_check);
     return m;
+}
+
+/* The handshake's bytes for fixed nonces and a fixed token: the protocol's MACs as the viewers and
+ * servers of every glcv version compute them (checked against Python's hmac module), so that a
+ * change of the crypto library cannot change the wire. */
+static void test_golden(void)
+{
+    meeting m = meet(token_a, token_a, 0);
+    CHECK(m.answer == STREAM_ACCEPTED && m.check_rc == 0, "the golden handshake is refused (%s / %s)", m.why_answer,
+          m.why_check);
+    check_hex("JOIN, bytes 0-15", m.join, "474c43564a4f494e0100010000000000", 16);
+    check_hex("JOIN's nonce", m.join + 16, "02070c11161b20252a2f34393e43484d52575c61666b70757a7f84898e93989d", 32);
+    check_hex("JOIN's MAC", m.join + 48, "d078300d3cabfc9755337557f5160b51f415f1da0c8fbca583fbb679627dfe75", 32);
+    check_hex("WELCOME, bytes 0-15", m.welcome, "474c4356574c434d0100000000000000", 16);
+    check_hex("WELCOME's MAC", m.welcome + 16, "70c9dbafb735873b5f9e0284fb33dbe1c4f869a4d884d1c62f6fe3d2793a8cbf",
+              32);
+    uint8_t mac[STREAM_MAC_BYTES];
+    CHECK(stream_mac(token_a, strlen((const char *)token_a), STREAM_ROLE_SERVER, m.nonce_s, m.nonce_v, mac) == 0,
+          "stream_mac failed");
+    CHECK(memcmp(mac, m.welcome + 16, sizeof mac) == 0, "stream_mac is not WELCOME's MAC");
 }
 
 static void test_handshake(void)
@@ -325,9 +332,10 @@ static void test_token_and_addresses(void)
 
 int main(void)
 {
-    test_sha256();
     test_hmac();
     test_compare();
+    test_random();
+    test_golden();
     test_handshake();
     test_messages();
     test_token_and_addresses();

@@ -6,7 +6,6 @@
  * status; a JOIN the viewer writes is one the server parses. Any input; abort() on a violation.
  * libFuzzer drives it (clang -fsanitize=fuzzer); ctest replays its corpus with fuzz_replay_main.c. */
 #include "fuzz_replay.h"
-#include "sha256.h"
 #include "stream_proto.h"
 
 #include <stdint.h>
@@ -47,7 +46,7 @@ static void server_side(const uint8_t *data, size_t size, const uint8_t *nonce_s
             require(status != STREAM_ACCEPTED || !full);
             if (status == STREAM_ACCEPTED && t) {
                 uint8_t mac[STREAM_MAC_BYTES];
-                stream_mac(t, TOKEN_BYTES, STREAM_ROLE_VIEWER, nonce_s, data + 16, mac);
+                require(stream_mac(t, TOKEN_BYTES, STREAM_ROLE_VIEWER, nonce_s, data + 16, mac) == 0);
                 require(memcmp(mac, data + 48, STREAM_MAC_BYTES) == 0);
             }
             /* The answer reads back as what it says, for a viewer with the same token. */
@@ -76,7 +75,7 @@ static void viewer_side(const uint8_t *data, size_t size, const uint8_t *nonce_v
         require(rc == 0 || rc == -1);
         if (rc == 0 && t) {
             uint8_t mac[STREAM_MAC_BYTES];
-            stream_mac(t, TOKEN_BYTES, STREAM_ROLE_SERVER, nonce_v, nonce_v, mac);
+            require(stream_mac(t, TOKEN_BYTES, STREAM_ROLE_SERVER, nonce_v, nonce_v, mac) == 0);
             require(memcmp(mac, data + 16, STREAM_MAC_BYTES) == 0);
         }
     }

@@ -6,7 +6,7 @@
 
 #include "cli.h"
 #include "commands.h"
-#include "sha256.h"
+#include "stream_crypto.h"
 #include "stream.h"
 #include "stream_encode.h"
 #include "stream_net.h"
@@ -185,11 +185,11 @@ static int load_token(const char *path, uint8_t **token, size_t *bytes)
                        n > MAX_TOKEN_FILE ? "more than " : "", n > MAX_TOKEN_FILE ? (size_t)MAX_TOKEN_FILE : len,
                        STREAM_TOKEN_MAX_BYTES);
     if (rc != CLI_OK) {
-        wipe(data, n < MAX_TOKEN_FILE + 1 ? n : MAX_TOKEN_FILE + 1);
+        stream_wipe(data, n < MAX_TOKEN_FILE + 1 ? n : MAX_TOKEN_FILE + 1);
         free(data);
         return rc;
     }
-    wipe(data + len, n - len);
+    stream_wipe(data + len, n - len);
     *token = data;
     *bytes = len;
     return CLI_OK;
@@ -198,7 +198,7 @@ static int load_token(const char *path, uint8_t **token, size_t *bytes)
 static void free_token(uint8_t **token, size_t bytes)
 {
     if (*token)
-        wipe(*token, bytes);
+        stream_wipe(*token, bytes);
     free(*token);
     *token = NULL;
 }

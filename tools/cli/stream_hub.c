@@ -9,7 +9,7 @@
 #include "stream_hub.h"
 
 #include "cli.h"
-#include "sha256.h"
+#include "stream_crypto.h"
 #include "stream_net.h"
 
 #include <errno.h>
@@ -285,7 +285,7 @@ static void close_viewer(stream_hub *hub, viewer *v, const char *why)
         event(v, "%s", why);
     close(v->fd);
     free(v->queue);
-    wipe(v->nonce, sizeof v->nonce);
+    stream_wipe(v->nonce, sizeof v->nonce);
     free(v);
 }
 
@@ -322,7 +322,7 @@ static void accept_all(stream_hub *hub)
         viewer *v = calloc(1, sizeof *v);
         int id = ++hub->next_id;
         hub->stats.connections++;
-        if (!v || handshakes(hub) >= MAX_HANDSHAKES || net_random(v->nonce, sizeof v->nonce) != 0) {
+        if (!v || handshakes(hub) >= MAX_HANDSHAKES || stream_random(v->nonce, sizeof v->nonce) != 0) {
             fprintf(stderr, "glcv: viewer %d (%s): refused: %s\n", id, peer,
                     !v ? "out of memory" : handshakes(hub) >= MAX_HANDSHAKES ? "too many handshakes at once"
                                                                                : "no random bytes for a nonce");

@@ -14,7 +14,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -308,28 +307,4 @@ const char *net_result_string(net_result result, int err)
     case NET_ERROR: return strerror(err);
     }
     return "?";
-}
-
-int net_random(void *buffer, size_t bytes)
-{
-    uint8_t *p = buffer;
-    size_t done = 0;
-    while (done < bytes) {
-        ssize_t n = getrandom(p + done, bytes - done, 0);
-        if (n > 0) {
-            done += (size_t)n;
-            continue;
-        }
-        if (n < 0 && errno == EINTR)
-            continue;
-        break; /* ENOSYS and the like: /dev/urandom */
-    }
-    if (done == bytes)
-        return 0;
-    FILE *f = fopen("/dev/urandom", "rb");
-    if (!f)
-        return -1;
-    size_t n = fread(p + done, 1, bytes - done, f);
-    fclose(f);
-    return n == bytes - done ? 0 : -1;
 }

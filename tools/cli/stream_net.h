@@ -1,6 +1,6 @@
 /* Sockets for 'glcv stream': addresses (IPv4 and IPv6), listening, connecting with a deadline,
- * whole reads and writes that survive partial transfers and EINTR and never raise SIGPIPE, random
- * bytes for nonces. Error texts go into a caller's buffer; nothing is printed. */
+ * whole reads and writes that survive partial transfers and EINTR and never raise SIGPIPE. Error
+ * texts go into a caller's buffer; nothing is printed. */
 #ifndef GLCV_TOOLS_STREAM_NET_H
 #define GLCV_TOOLS_STREAM_NET_H
 
@@ -49,9 +49,6 @@ net_result net_write_exact(int fd, const void *buffer, size_t bytes, double dead
 
 /* What a result means, for messages ("the connection was closed", "timed out", ...). */
 const char *net_result_string(net_result result, int err);
-
-/* Fills `bytes` bytes with random bytes from the kernel (getrandom, else /dev/urandom). 0 or -1. */
-int net_random(void *buffer, size_t bytes);
 
 /* The monotonic clock in seconds. */
 double net_now(void);

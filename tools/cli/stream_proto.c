@@ -2,7 +2,7 @@
  * little-endian, as in the packets' headers. */
 #include "stream_proto.h"
 
-#include "sha256.h"
+#include "stream_crypto.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -98,13 +98,13 @@ const char *stream_end_reason_string(int reason)
     return reason >= 0 && reason < STREAM_END_REASON_COUNT ? names[reason] : "?";
 }
 
-void stream_mac(const uint8_t *token, size_t token_bytes, stream_role role, const uint8_t nonce_server[STREAM_NONCE_BYTES],
-                const uint8_t nonce_viewer[STREAM_NONCE_BYTES], uint8_t mac[STREAM_MAC_BYTES])
+int stream_mac(const uint8_t *token, size_t token_bytes, stream_role role, const uint8_t nonce_server[STREAM_NONCE_BYTES],
+               const uint8_t nonce_viewer[STREAM_NONCE_BYTES], uint8_t mac[STREAM_MAC_BYTES])
 {
     const char *label = role == STREAM_ROLE_SERVER ? label_server : label_viewer;
     const void *parts[3] = {label, nonce_server, nonce_viewer};
     const size_t sizes[3] = {strlen(label), STREAM_NONCE_BYTES, STREAM_NONCE_BYTES};
-    hmac_sha256(token, token_bytes, parts, sizes, 3, mac);
+    return stream_hmac_sha256(token, token_bytes, parts, sizes, 3, mac);
 }
 
 /* ---- the server's side ---------------------------------------------------------------------- */
@@ -153,8 +153,9 @@ int stream_server_answer(const uint8_t *join, size_t bytes, const uint8_t *token
         status = STREAM_TOKEN_REQUIRED;
         snprintf(why, STREAM_WHY_BYTES, "no token (this server requires one)");
     } else if (token) {
-        stream_mac(token, token_bytes, STREAM_ROLE_VIEWER, nonce_server, nonce_viewer, expected);
-        if (!equal_in_constant_time(expected, mac, STREAM_MAC_BYTES)) {
+        if (stream_mac(token, token_bytes, STREAM_ROLE_VIEWER, nonce_server, nonce_viewer, expected) != 0)
+            return says(why, "cannot compute a MAC (libcrypto failed)");
+        if (!stream_equal_secret(expected, mac, STREAM_MAC_BYTES)) {
             status = STREAM_TOKEN_WRONG;
             snprintf(why, STREAM_WHY_BYTES, "wrong token");
         }
@@ -164,12 +165,13 @@ int stream_server_answer(const uint8_t *join, size_t bytes, const uint8_t *token
         snprintf(why, STREAM_WHY_BYTES, "no room for another viewer");
     }
     if (status == STREAM_ACCEPTED && token) {
-        stream_mac(token, token_bytes, STREAM_ROLE_SERVER, nonce_server, nonce_viewer, expected);
+        if (stream_mac(token, token_bytes, STREAM_ROLE_SERVER, nonce_server, nonce_viewer, expected) != 0)
+            return says(why, "cannot compute a MAC (libcrypto failed)");
         write_welcome(welcome, status, expected);
     } else {
         write_welcome(welcome, status, NULL);
     }
-    wipe(expected, sizeof expected);
+    stream_wipe(expected, sizeof expected);
     return (int)status;
 }
 
@@ -215,10 +217,10 @@ int stream_viewer_join(const uint8_t *hello, size_t bytes, const uint8_t *token,
     memcpy(nonce_server, hello + 16, STREAM_NONCE_BYTES);
     write_head(join, STREAM_JOIN_MAGIC, token ? FLAG_TOKEN : 0);
     memcpy(join + 16, nonce_viewer, STREAM_NONCE_BYTES);
-    if (token)
-        stream_mac(token, token_bytes, STREAM_ROLE_VIEWER, nonce_server, nonce_viewer, join + 48);
-    else
+    if (!token)
         memset(join + 48, 0, STREAM_MAC_BYTES);
+    else if (stream_mac(token, token_bytes, STREAM_ROLE_VIEWER, nonce_server, nonce_viewer, join + 48) != 0)
+        return says(why, "cannot compute a MAC (libcrypto failed)");
     if (wants_token && !token) {
         says(why, "the server requires a token: give --token FILE");
         return 1;
@@ -245,9 +247,10 @@ int stream_viewer_check_welcome(const uint8_t *welcome, size_t bytes, const uint
         return zeros(welcome + 16, STREAM_MAC_BYTES) ? 0 : says(why, "the server's answer is malformed (a MAC "
                                                                      "where none was asked for)");
     uint8_t expected[STREAM_MAC_BYTES];
-    stream_mac(token, token_bytes, STREAM_ROLE_SERVER, nonce_server, nonce_viewer, expected);
-    int ok = equal_in_constant_time(expected, welcome + 16, STREAM_MAC_BYTES);
-    wipe(expected, sizeof expected);
+    if (stream_mac(token, token_bytes, STREAM_ROLE_SERVER, nonce_server, nonce_viewer, expected) != 0)
+        return says(why, "cannot compute a MAC (libcrypto failed)");
+    int ok = stream_equal_secret(expected, welcome + 16, STREAM_MAC_BYTES);
+    stream_wipe(expected, sizeof expected);
     return ok ? 0 : says(why, "the server could not prove it holds the token (wrong MAC): refused");
 }
 

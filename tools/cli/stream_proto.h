@@ -72,9 +72,9 @@ const char *stream_status_string(int status);
 const char *stream_end_reason_string(int reason);
 
 /* HMAC-SHA256(token, label(role) || server nonce || viewer nonce); labels "glcv-stream-1 viewer",
- * "glcv-stream-1 server". */
-void stream_mac(const uint8_t *token, size_t token_bytes, stream_role role, const uint8_t nonce_server[STREAM_NONCE_BYTES],
-                const uint8_t nonce_viewer[STREAM_NONCE_BYTES], uint8_t mac[STREAM_MAC_BYTES]);
+ * "glcv-stream-1 server". 0, or -1 when libcrypto fails (then `mac` must not be used). */
+int stream_mac(const uint8_t *token, size_t token_bytes, stream_role role, const uint8_t nonce_server[STREAM_NONCE_BYTES],
+               const uint8_t nonce_viewer[STREAM_NONCE_BYTES], uint8_t mac[STREAM_MAC_BYTES]);
 
 /* ---- the server's side ---------------------------------------------------------------------- */
 
@@ -89,7 +89,8 @@ int stream_join_prefix_ok(const uint8_t *data, size_t bytes);
 /* The server's answer to `bytes` bytes received as JOIN: checks the message and the viewer's MAC
  * (token NULL: the server takes no token, and ignores a MAC), writes WELCOME into `welcome` (with
  * the server's MAC when accepted with a token) and returns its status. Returns -1 when the bytes
- * are no JOIN at all (too short, another magic): nothing to answer, drop the connection. `full`:
+ * are no JOIN at all (too short, another magic), or libcrypto failed: nothing to answer, drop the
+ * connection. `full`:
  * the server has no room for another viewer (SERVER_FULL, after the token was checked). *why
  * gets the reason of a rejection for the server's log. */
 int stream_server_answer(const uint8_t *join, size_t bytes, const uint8_t *token, size_t token_bytes,
@@ -106,10 +107,10 @@ int stream_request_parse(const uint8_t *data, size_t bytes, int *type, char why[
 
 /* The viewer's answer to `bytes` bytes received as HELLO: checks it, and writes JOIN into `join`
  * (with the viewer's MAC when it has a token) and the server's nonce into `nonce_server`. Returns
- * 0, or -1 with *why: not a glcv stream server, another protocol version, or a server that takes
- * no token while this viewer has one (it could not prove it holds the token: the viewer refuses
- * it), or one that wants a token this viewer lacks (JOIN is still written, without a MAC, so that
- * the server can say so: the return value is then 1). */
+ * 0, or -1 with *why: not a glcv stream server, another protocol version, a server that takes no
+ * token while this viewer has one (it could not prove it holds the token: the viewer refuses it),
+ * or libcrypto failed; or one that wants a token this viewer lacks (JOIN is still written, without
+ * a MAC, so that the server can say so: the return value is then 1). */
 int stream_viewer_join(const uint8_t *hello, size_t bytes, const uint8_t *token, size_t token_bytes,
                        const uint8_t nonce_viewer[STREAM_NONCE_BYTES], uint8_t join[STREAM_JOIN_BYTES],
                        uint8_t nonce_server[STREAM_NONCE_BYTES], char why[STREAM_WHY_BYTES]);

@@ -9,7 +9,7 @@
 
 #include "stream.h"
 
-#include "sha256.h"
+#include "stream_crypto.h"
 #include "stream_net.h"
 #include "stream_proto.h"
 
@@ -76,8 +76,8 @@ static int handshake(view_run *v)
     net_result nr = net_read_exact(v->fd, hello, sizeof hello, deadline, stopped, NULL, &err);
     if (nr != NET_OK)
         return net_failure("waiting for the server's greeting", nr, err);
-    if (net_random(nonce_v, sizeof nonce_v) != 0) {
-        cli_error("no random bytes for a nonce (getrandom, /dev/urandom)");
+    if (stream_random(nonce_v, sizeof nonce_v) != 0) {
+        cli_error("no random bytes for a nonce (libcrypto's RAND_bytes failed)");
         return CLI_FAIL;
     }
     int rc = stream_viewer_join(hello, sizeof hello, o->token, o->token_bytes, nonce_v, join, nonce_s, why);
@@ -91,7 +91,7 @@ static int handshake(view_run *v)
         return net_failure(rc == 1 ? why : "waiting for the server's answer", nr, err);
     int check = stream_viewer_check_welcome(welcome, sizeof welcome, o->token, o->token_bytes, nonce_s, nonce_v,
                                             why);
-    wipe(nonce_s, sizeof nonce_s);
+    stream_wipe(nonce_s, sizeof nonce_s);
     if (check != 0) {
         if (rc == 1 && strstr(why, "requires a token"))
             snprintf(why, sizeof why, "the server requires a token: give --token FILE");
