@@ -488,31 +488,37 @@ static glcv_status learn_state(glcv_bgsub *b, uint16_t *bg, uint16_t *th)
     return st;
 }
 
+/* Ends learning whatever happens (see glcv_bgsub_learn_end): B and T are computed aside and
+ * replace the state only when all went well. */
 static glcv_status learn_end_locked(glcv_bgsub *b)
 {
     if (!b->learning)
         return glcv_fail(&b->p.logger, GLCV_ERROR_STATE, "bgsub: learn_end without learn_begin");
-    if (b->learn_kept == 0)
-        return glcv_fail(&b->p.logger, GLCV_ERROR_STATE, "bgsub: learn_end after no frame set");
-    size_t n = lane_bytes(b) * (size_t)b->p.streams;
     glcv_status st = gl_ready(b, "learn_end");
     if (st != GLCV_OK)
-        return st;
-    if (!b->engine) {
-        st = learn_state(b, b->cpu.bg, b->cpu.th);
-        memset(b->cpu.count, 0, (size_t)b->p.width * (size_t)b->p.height * (size_t)b->p.streams);
-    } else {
-        uint16_t *bg = malloc(n * sizeof *bg), *th = malloc(n * sizeof *th);
-        st = bg && th ? learn_state(b, bg, th) : GLCV_ERROR_OUT_OF_MEMORY;
-        if (st == GLCV_OK)
-            st = glcv_bgsub_gl_set_state(b, bg, th);
-        free(bg);
-        free(th);
+        return st; /* nothing done: learning goes on */
+    if (b->learn_kept == 0) {
+        b->learning = 0;
+        return glcv_fail(&b->p.logger, GLCV_ERROR_STATE,
+                         "bgsub: learn_end after no frame set (learning ended; B and T are unchanged)");
     }
-    if (st != GLCV_OK)
-        return st;
+    size_t n = lane_bytes(b) * (size_t)b->p.streams;
+    uint16_t *bg = malloc(n * sizeof *bg), *th = malloc(n * sizeof *th);
+    st = bg && th ? learn_state(b, bg, th)
+                  : glcv_fail(&b->p.logger, GLCV_ERROR_OUT_OF_MEMORY, "bgsub: no memory to learn from");
+    if (st == GLCV_OK && !b->engine) {
+        memcpy(b->cpu.bg, bg, n * sizeof *bg);
+        memcpy(b->cpu.th, th, n * sizeof *th);
+        memset(b->cpu.count, 0, (size_t)b->p.width * (size_t)b->p.height * (size_t)b->p.streams);
+    } else if (st == GLCV_OK) {
+        st = glcv_bgsub_gl_set_state(b, bg, th);
+    }
+    free(bg);
+    free(th);
     learn_free(b);
     b->learning = 0;
+    if (st != GLCV_OK)
+        return st;
     b->initialised = 1;
     b->sets = 0;
     return GLCV_OK;

@@ -192,11 +192,23 @@ static glcv_status take_learned(glcv_segment *s)
     return st;
 }
 
+void glcv_segment_batch_learn_cancel(glcv_segment *s)
+{
+    for (int i = 0; s->sub && i < s->p.streams; i++)
+        glcv_segment_learn_cancel(s->sub[i]);
+    if (s->engine)
+        free_subs(s); /* made for this learning: the layers hold the streams' state */
+}
+
 glcv_status glcv_segment_batch_learn_end(glcv_segment *s)
 {
     glcv_status st = GLCV_OK;
-    for (int i = 0; i < s->p.streams && st == GLCV_OK; i++)
-        st = glcv_segment_learn_end(s->sub[i]);
+    for (int i = 0; i < s->p.streams; i++) { /* after a failure, the other streams' learning ends too */
+        if (st == GLCV_OK)
+            st = glcv_segment_learn_end(s->sub[i]);
+        else
+            glcv_segment_learn_cancel(s->sub[i]);
+    }
     if (st == GLCV_OK)
         st = take_learned(s);
     if (st == GLCV_OK && s->engine) {

@@ -67,6 +67,13 @@ void glcv_segment_cpu_learn_add(glcv_segment_cpu *cpu, const uint8_t *rgb)
     cpu->learn_count++;
 }
 
+void glcv_segment_cpu_learn_cancel(glcv_segment_cpu *cpu)
+{
+    free(cpu->learn_sum);
+    cpu->learn_sum = NULL;
+    cpu->learn_count = 0;
+}
+
 void glcv_segment_cpu_learn_end(glcv_segment_cpu *cpu)
 {
     size_t n = (size_t)cpu->width * (size_t)cpu->height * 3;

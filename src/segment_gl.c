@@ -496,13 +496,27 @@ glcv_status glcv_segment_gl_copy(glcv_segment *s, GLuint source, const glcv_tex 
 
 glcv_status glcv_segment_gl_learn_begin(glcv_segment *s)
 {
+    /* The sums start in the other texture of the pair: the adapted background stays where it is
+     * until a frame is added, so that learning ended with no frame leaves it as it was. */
     glcv_engine_begin(s->engine);
     glcv_status st = float_textures(s);
     if (st == GLCV_OK)
-        st = glcv_engine_clear(s->engine, &s->background_f[s->bgf_current]);
+        st = glcv_engine_clear(s->engine, &s->background_f[1 - s->bgf_current]);
     glcv_engine_end(s->engine);
-    s->bgf_valid = 0;
+    if (st == GLCV_OK) {
+        s->bgf_valid_before_learn = s->bgf_valid;
+        s->bgf_current = 1 - s->bgf_current;
+        s->bgf_valid = 0;
+    }
     return st;
+}
+
+void glcv_segment_gl_learn_cancel(glcv_segment *s)
+{
+    /* After frames were added (a begin again while learning), the pair holds sums: the adapted
+     * background is made again from the 8-bit one. */
+    s->bgf_current = 1 - s->bgf_current;
+    s->bgf_valid = s->learn_count == 0 ? s->bgf_valid_before_learn : 0;
 }
 
 glcv_status glcv_segment_gl_learn_add(glcv_segment *s, GLuint input)

@@ -71,6 +71,8 @@ void glcv_segment_cpu_set_background(glcv_segment_cpu *cpu, const uint8_t *rgb);
 glcv_status glcv_segment_cpu_learn_begin(glcv_segment_cpu *cpu);
 void glcv_segment_cpu_learn_add(glcv_segment_cpu *cpu, const uint8_t *rgb);
 void glcv_segment_cpu_learn_end(glcv_segment_cpu *cpu);
+/* Drops the sums of a learning that ends without a frame; the background stays as it was. */
+void glcv_segment_cpu_learn_cancel(glcv_segment_cpu *cpu);
 
 /* Window sums and both thresholds for a frame (packed RGB). */
 void glcv_segment_cpu_thresholds(glcv_segment_cpu *cpu, const uint8_t *frame, const glcv_segment_values *v);
@@ -118,6 +120,7 @@ struct glcv_segment {
     glcv_tex background;      /* RGBA8, integers 0..255 */
     glcv_tex background_f[2]; /* RGBA32F: learning sums, and the adapted background */
     int bgf_current, bgf_valid;
+    int bgf_valid_before_learn; /* bgf_valid when learning began (glcv_segment_gl_learn_cancel) */
     glcv_tex thresholds[4];   /* RG8UI per subset: thresholds with B1, B2 */
     glcv_tex masks[4];        /* R8 per subset, 0/1 (multi-pass path) */
     /* Tiled compute path (segment_tile.glsl), per subset: */
@@ -142,6 +145,7 @@ struct glcv_segment {
      * while learning, up to GLCV_SEGMENT_CALIB_KEEP learned frames, evenly spaced (every
      * calib_stride-th). */
     int calibrating;
+    float odc_before_calib; /* Odc when calibrate_begin set it: restored by an end with no frame */
     uint16_t *calib_d2;  /* calib_samples values per pixel, pixel-major */
     int calib_samples, calib_sample_stride;
     int calib_frames;    /* frames offered */
@@ -198,6 +202,9 @@ glcv_status glcv_segment_check_output(glcv_segment *s, const glcv_image *out, in
                                       const char *what, const char *missing);
 /* STATE (logged as `what`) while learning or before a background. */
 glcv_status glcv_segment_ready(glcv_segment *s, const char *what);
+/* segment_learn.c: ends learning without a new background (an end with no frame): what begin
+ * started is dropped, and the background, parameters and noise factors stay as they were. */
+void glcv_segment_learn_cancel(glcv_segment *s);
 /* INVALID_ARGUMENT for a one-stream call on an object of several streams (logged). */
 glcv_status glcv_segment_one_stream(glcv_segment *s, const char *what);
 
@@ -206,6 +213,8 @@ glcv_status glcv_segment_batch_create(glcv_segment *s);
 void glcv_segment_batch_destroy(glcv_segment *s);
 glcv_status glcv_segment_batch_learn_begin(glcv_segment *s);
 glcv_status glcv_segment_batch_learn_end(glcv_segment *s);
+/* Ends every stream's learning without a new background (glcv_segment_learn_cancel). */
+void glcv_segment_batch_learn_cancel(glcv_segment *s);
 /* After a setter: the settings to every stream's segmenter and rules (`seed`: the seed changed). */
 glcv_status glcv_segment_batch_changed(glcv_segment *s, int seed);
 glcv_status glcv_segment_batch_reset(glcv_segment *s);
@@ -243,10 +252,12 @@ glcv_status glcv_segment_gl_take_texture(glcv_segment *s, GLuint texture);
 /* Reads the masks of every layer (layer after layer, w * h bytes each, 0/255); the memory is the
  * engine's, valid until its next download. */
 glcv_status glcv_segment_gl_read_masks(glcv_segment *s, const uint8_t **masks);
-/* Learning the mean: begin clears the sum, add adds a frame, end writes the background. */
+/* Learning the mean: begin clears the sum, add adds a frame, end writes the background; cancel
+ * (learning ended with no frame) goes back to the adapted background begin left alone. */
 glcv_status glcv_segment_gl_learn_begin(glcv_segment *s);
 glcv_status glcv_segment_gl_learn_add(glcv_segment *s, GLuint input);
 glcv_status glcv_segment_gl_learn_end(glcv_segment *s);
+void glcv_segment_gl_learn_cancel(glcv_segment *s);
 /* The window sums of `input` against the background (each w * h int32; any may be NULL). */
 glcv_status glcv_segment_gl_qualifiers(glcv_segment *s, GLuint input, int32_t *fore, int32_t *back,
                                        int32_t *cross);

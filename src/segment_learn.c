@@ -33,14 +33,14 @@ static double dequantise(uint16_t q)
     return exp2((double)q / 2048.0) - 1.0;
 }
 
-/* Starts a calibration: Odc first (D^2 depends on it), no samples. */
+/* Starts a calibration: Odc first (D^2 depends on it), no samples. Changes nothing when it fails. */
 static glcv_status calib_start(glcv_segment *s)
 {
-    if (!(s->explicit_values & GLCV_SEGMENT_EXPLICIT_ODC))
-        s->p.odc = GLCV_SEGMENT_CALIB_ODC;
     size_t n = (size_t)s->width * (size_t)s->height;
     if (!s->calib_d2 && !(s->calib_d2 = malloc(n * GLCV_SEGMENT_CALIB_SAMPLES * sizeof *s->calib_d2)))
         return glcv_fail(&s->p.logger, GLCV_ERROR_OUT_OF_MEMORY, "segment: no memory for the calibration");
+    if (!(s->explicit_values & GLCV_SEGMENT_EXPLICIT_ODC))
+        s->p.odc = GLCV_SEGMENT_CALIB_ODC;
     s->calib_samples = 0;
     s->calib_sample_stride = 1;
     s->calib_frames = 0;
@@ -265,9 +265,25 @@ static int learns_mean(const glcv_segment *s)
     return s->p.preset == GLCV_SEGMENT_PAPER;
 }
 
+void glcv_segment_learn_cancel(glcv_segment *s)
+{
+    if (!s->learning)
+        return;
+    if (s->p.streams > 1)
+        glcv_segment_batch_learn_cancel(s);
+    else if (learns_mean(s) && s->engine)
+        glcv_segment_gl_learn_cancel(s);
+    else if (learns_mean(s))
+        glcv_segment_cpu_learn_cancel(&s->cpu);
+    s->learning = 0;
+    s->learn_count = 0;
+    s->calib_kept = 0;
+}
+
 static glcv_status learn_begin(glcv_segment *s)
 {
     glcv_status st = GLCV_OK;
+    glcv_segment_learn_cancel(s); /* a begin while learning starts again */
     if (s->p.streams > 1)
         st = glcv_segment_batch_learn_begin(s);
     else if (learns_mean(s))
@@ -327,13 +343,18 @@ glcv_status glcv_segment_learn_add_texture(glcv_segment *s, unsigned int texture
                                                 : glcv_segment_no_input(s, "learn_add", 1));
 }
 
+/* Ends learning whatever happens (see glcv_segment_learn_end). */
 static glcv_status learn_end(glcv_segment *s)
 {
     glcv_status st = GLCV_OK;
-    if (!s->learning || s->learn_count == 0) {
-        st = glcv_fail(&s->p.logger, GLCV_ERROR_STATE,
-                       s->learning ? "learn_end: no frame was added" : "learn_end without learn_begin");
-    } else if (s->p.streams > 1) {
+    if (!s->learning)
+        return glcv_fail(&s->p.logger, GLCV_ERROR_STATE, "learn_end without learn_begin");
+    if (s->learn_count == 0) {
+        glcv_segment_learn_cancel(s);
+        return glcv_fail(&s->p.logger, GLCV_ERROR_STATE,
+                         "learn_end: no frame was added (learning ended; the background is unchanged)");
+    }
+    if (s->p.streams > 1) {
         st = glcv_segment_batch_learn_end(s);
         s->learning = 0; /* the streams' learning is over either way */
         s->have_background = st == GLCV_OK;
@@ -348,12 +369,11 @@ static glcv_status learn_end(glcv_segment *s)
         if (st == GLCV_OK)
             st = glcv_segment_gl_clear_masks(s);
     }
-    if (st == GLCV_OK) {
-        s->learning = 0;
-        s->have_background = 1;
-        st = calib_learned(s);
-    }
-    return st;
+    s->learning = 0;
+    if (st != GLCV_OK)
+        return st;
+    s->have_background = 1;
+    return calib_learned(s);
 }
 
 glcv_status glcv_segment_learn_end(glcv_segment *s)
@@ -369,8 +389,13 @@ static glcv_status calibrate_begin(glcv_segment *s)
         return glcv_segment_one_stream(s, "calibrate_begin");
     if (!s->have_background || s->learning)
         return glcv_fail(&s->p.logger, GLCV_ERROR_STATE, "calibrate_begin: set or learn a background first");
+    if (s->calibrating && !(s->explicit_values & GLCV_SEGMENT_EXPLICIT_ODC)) /* begin again */
+        s->p.odc = s->odc_before_calib;
+    float odc = s->p.odc;
     glcv_status st = calib_start(s);
     s->calibrating = st == GLCV_OK;
+    if (st == GLCV_OK)
+        s->odc_before_calib = odc;
     return st;
 }
 
@@ -407,11 +432,16 @@ glcv_status glcv_segment_calibrate_add_texture(glcv_segment *s, unsigned int tex
 static glcv_status calibrate_end(glcv_segment *s, float *g_out)
 {
     glcv_status st = GLCV_OK;
-    if (!s->calibrating || s->calib_frames == 0)
+    if (!s->calibrating)
+        return glcv_fail(&s->p.logger, GLCV_ERROR_STATE, "calibrate_end without calibrate_begin");
+    if (s->calib_frames == 0) {
+        if (!(s->explicit_values & GLCV_SEGMENT_EXPLICIT_ODC))
+            s->p.odc = s->odc_before_calib; /* calibrate_begin set it for D^2 */
         st = glcv_fail(&s->p.logger, GLCV_ERROR_STATE,
-                       s->calibrating ? "calibrate_end: no frame was added" : "calibrate_end without calibrate_begin");
-    else
+                       "calibrate_end: no frame was added (calibration ended; the parameters are unchanged)");
+    } else {
         st = calib_apply(s, g_out);
+    }
     s->calibrating = 0;
     return st;
 }

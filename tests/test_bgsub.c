@@ -191,7 +191,6 @@ static void check_arguments(void)
     CHECK_STATUS(glcv_bgsub_learn_add(b, f, 2), GLCV_ERROR_STATE);
     CHECK_STATUS(glcv_bgsub_learn_end(b), GLCV_ERROR_STATE);
     CHECK_OK(glcv_bgsub_learn_begin(b));
-    CHECK_STATUS(glcv_bgsub_learn_end(b), GLCV_ERROR_STATE);
     CHECK_STATUS(glcv_bgsub_frames(b, f, 2, 1), GLCV_ERROR_STATE);
     CHECK_OK(glcv_bgsub_learn_add(b, f, 2));
     CHECK_OK(glcv_bgsub_learn_end(b));
@@ -242,6 +241,88 @@ static int compare_masks(const char *what, int set, int stream, const glcv_image
     CHECK(bad == 0, "%s: set %d stream %d: %d mask pixels differ, first at (%d, %d): GL %d CPU %d", what, set, stream,
           bad, first % a->width, first / a->width, a->data[first], b->data[first]);
     return bad == 0;
+}
+
+/* The learning rule (glcv/bgsub.h): an end with no set is STATE and ends learning, B, T, counters
+ * and history untouched; a refused add leaves learning open with the sets before it. Two objects
+ * go through the same sets; one of them also has a learning that ends with no set (after a
+ * refused add) and one whose refused add it goes on from: their masks and states stay equal. */
+static void check_learn_rule(glcv_engine_mode engine)
+{
+    const char *name = glcv_engine_mode_string(engine);
+    glcv_bgsub_params p = GLCV_BGSUB_PARAMS(.width = W, .height = H, .streams = 2, .engine = engine, .logger = lg);
+    glcv_bgsub *twin[2] = {NULL, NULL};
+    CHECK_OK(glcv_bgsub_create(&p, &twin[0]));
+    CHECK_OK(glcv_bgsub_create(&p, &twin[1]));
+    glcv_image f[2] = {test_image_make(W, H, GLCV_PIXEL_RGB8, 0), test_image_make(W, H, GLCV_PIXEL_RGB8, 0)};
+    glcv_image small[2] = {test_image_make(W - 1, H, GLCV_PIXEL_RGB8, 0), test_image_make(W - 1, H, GLCV_PIXEL_RGB8, 0)};
+    glcv_image m[2][2];
+    for (int k = 0; k < 2; k++)
+        for (int s = 0; s < 2; s++)
+            m[k][s] = test_image_make(W, H, GLCV_PIXEL_GRAY8, 0);
+    size_t n = (size_t)W * H * 3;
+    uint16_t *state[2][2];
+    for (int k = 0; k < 2; k++)
+        for (int j = 0; j < 2; j++)
+            state[k][j] = calloc(n, sizeof(uint16_t));
+    if (!twin[0] || !twin[1])
+        goto done;
+    for (int t = 0; t < 12; t++) {
+        uint64_t rng = 77 + (uint64_t)t;
+        for (int s = 0; s < 2; s++)
+            make_frame(&f[s], s, t < 4 ? -3 : t - 4, 0, &rng);
+        for (int k = 0; k < 2; k++) {
+            glcv_bgsub *b = twin[k];
+            if (t == 0)
+                CHECK_OK(glcv_bgsub_learn_begin(b));
+            if (t < 4) {
+                /* twin 1: a refused set in the middle; learning goes on with the next one */
+                if (k == 1 && t == 2)
+                    CHECK_STATUS(glcv_bgsub_learn_add(b, small, 2), GLCV_ERROR_SIZE_MISMATCH);
+                CHECK_OK(glcv_bgsub_learn_add(b, f, 2));
+                if (t == 3)
+                    CHECK_OK(glcv_bgsub_learn_end(b));
+                continue;
+            }
+            if (k == 1 && t == 7) { /* abandoned: a refused set, then an end with none */
+                CHECK_OK(glcv_bgsub_learn_begin(b));
+                CHECK_STATUS(glcv_bgsub_learn_add(b, f, 1), GLCV_ERROR_INVALID_ARGUMENT);
+                CHECK_STATUS(glcv_bgsub_learn_end(b), GLCV_ERROR_STATE);
+                CHECK_STATUS(glcv_bgsub_learn_end(b), GLCV_ERROR_STATE); /* over: no learning open */
+                CHECK_STATUS(glcv_bgsub_learn_add(b, f, 2), GLCV_ERROR_STATE);
+            }
+            CHECK_OK(glcv_bgsub_frames(b, f, 2, 1));
+            CHECK_OK(glcv_bgsub_read_masks(b, 0, m[k], 2));
+        }
+        for (int s = 0; t >= 4 && s < 2; s++) {
+            int bad = 0, first = -1;
+            for (int i = 0; i < W * H; i++)
+                if (m[1][s].data[i] != m[0][s].data[i] && bad++ == 0)
+                    first = i;
+            CHECK(bad == 0, "%s learning rule: set %d stream %d: %d mask pixels differ after an abandoned learning, "
+                  "first at (%d, %d): %d, expected %d", name, t, s, bad, first % W, first / W,
+                  first < 0 ? 0 : m[1][s].data[first], first < 0 ? 0 : m[0][s].data[first]);
+        }
+    }
+    for (int s = 0; s < 2; s++) {
+        for (int k = 0; k < 2; k++)
+            CHECK_OK(glcv_bgsub_read_state(twin[k], s, state[k][0], state[k][1]));
+        int bad = 0;
+        for (size_t i = 0; i < n && state[0][0] && state[1][1]; i++)
+            bad += state[0][0][i] != state[1][0][i] || state[0][1][i] != state[1][1][i];
+        CHECK(bad == 0, "%s learning rule: stream %d: B or T differs at %d values after an abandoned learning", name,
+              s, bad);
+    }
+done:
+    for (int k = 0; k < 2; k++) {
+        glcv_bgsub_destroy(&twin[k]);
+        for (int s = 0; s < 2; s++) {
+            test_image_release(&m[k][s]);
+            free(state[k][s]);
+        }
+        test_image_release(&f[k]);
+        test_image_release(&small[k]);
+    }
 }
 
 static void run_variant(glcv_engine_mode engine, const variant *v, int random_mode)
@@ -650,7 +731,9 @@ int main(int argc, char **argv)
     }
     check_rule_by_hand();
     check_arguments();
+    check_learn_rule(GLCV_ENGINE_CPU);
     glcv_context *ctx = test_context_or_skip(engine == GLCV_ENGINE_COMPUTE ? 43 : 33);
+    check_learn_rule(engine);
     check_gl(engine);
     check_no_context(ctx, engine);
     glcv_context_destroy(&ctx);

@@ -294,6 +294,18 @@ static void test_errors(glcv_engine_mode mode)
     CHECK_OK(glcv_segment_learn_begin(s));
     CHECK_STATUS(glcv_segment_frames(s, set, STREAMS, 0), GLCV_ERROR_STATE);
     CHECK_STATUS(glcv_segment_learn_end(s), GLCV_ERROR_STATE);
+    /* that ended the learning: the backgrounds set before are in use, the masks as before */
+    CHECK_STATUS(glcv_segment_learn_add_frames(s, set, STREAMS), GLCV_ERROR_STATE);
+    glcv_image again[STREAMS];
+    for (int i = 0; i < STREAMS; i++)
+        again[i] = test_image_make(W, H, GLCV_PIXEL_GRAY8, 0);
+    CHECK_OK(glcv_segment_frames(s, set, STREAMS, 0));
+    CHECK_OK(glcv_segment_read_masks(s, again, STREAMS));
+    for (int i = 0; i < STREAMS; i++) {
+        CHECK(memcmp(again[i].data, out[i].data, (size_t)W * H) == 0,
+              "stream %d: the mask changed through a learning ended with no frame", i);
+        test_image_release(&again[i]);
+    }
     CHECK_OK(glcv_segment_learn_begin(s));
     CHECK_OK(glcv_segment_learn_add_frames(s, set, STREAMS));
     CHECK_OK(glcv_segment_learn_end(s));

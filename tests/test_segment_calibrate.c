@@ -333,6 +333,92 @@ static void test_dynamic_scene(glcv_engine_mode mode, const char *name)
     glcv_synth_destroy(&synth);
 }
 
+/* The begin/add/end rule (glcv_segment_learn_begin): an end with no frame is STATE and ends the
+ * learning or calibration, the background, adapted background, parameters, noise factors and
+ * temporal prior as they were; a refused add leaves learning open with the frames before it. Two
+ * segmenters see the same frames; one of them also goes through a refused frame while learning,
+ * then an abandoned learning and an abandoned calibration: the masks, backgrounds, parameters and
+ * noise factors of both stay equal. Both presets; PAPER with adaptation, whose background the GL
+ * engines keep in float textures that learning uses for its sums. */
+static void test_learn_rule(glcv_engine_mode mode, const char *name)
+{
+    static const glcv_segment_params presets[] = {{.preset = GLCV_SEGMENT_CALIBRATED},
+                                                  {.preset = GLCV_SEGMENT_PAPER, .adapt_rate = 0.05f}};
+    static float k[2][W * H];
+    glcv_image wide = {0}, mask[2] = {{0}, {0}}, bg[2] = {{0}, {0}};
+    CHECK_OK(glcv_image_alloc(W + 1, H, GLCV_PIXEL_RGB8, &wide));
+    for (int t = 0; t < 2; t++) {
+        CHECK_OK(glcv_image_alloc(W, H, GLCV_PIXEL_GRAY8, &mask[t]));
+        CHECK_OK(glcv_image_alloc(W, H, GLCV_PIXEL_RGB8, &bg[t]));
+    }
+    for (size_t c = 0; c < sizeof presets / sizeof presets[0]; c++) {
+        const char *preset = c == 0 ? "calibrated" : "paper";
+        glcv_segment *twin[2] = {make(mode, presets[c], W, H), make(mode, presets[c], W, H)};
+        if (!twin[0] || !twin[1]) {
+            glcv_segment_destroy(&twin[0]);
+            glcv_segment_destroy(&twin[1]);
+            continue;
+        }
+        for (int t = 0; t < 2; t++) {
+            glcv_segment *s = twin[t];
+            CHECK_OK(glcv_segment_learn_begin(s));
+            for (int i = 0; i < 4; i++) {
+                if (t == 1 && i == 2) { /* refused: learning goes on with the next frame */
+                    CHECK_STATUS(glcv_segment_learn_add(s, &wide), GLCV_ERROR_SIZE_MISMATCH);
+                    CHECK_STATUS(glcv_segment_frame(s, &frames[i], 1), GLCV_ERROR_STATE);
+                }
+                CHECK_OK(glcv_segment_learn_add(s, &frames[i]));
+            }
+            CHECK_OK(glcv_segment_learn_end(s));
+        }
+        for (int i = 4; i < N_FRAMES; i++) {
+            if (i == 7) { /* twin 1: learning and calibration abandoned */
+                glcv_segment *s = twin[1];
+                CHECK_OK(glcv_segment_learn_begin(s));
+                CHECK_STATUS(glcv_segment_learn_add(s, &wide), GLCV_ERROR_SIZE_MISMATCH);
+                CHECK_STATUS(glcv_segment_learn_end(s), GLCV_ERROR_STATE);
+                CHECK_STATUS(glcv_segment_learn_end(s), GLCV_ERROR_STATE); /* over: nothing open */
+                CHECK_STATUS(glcv_segment_learn_add(s, &frames[i]), GLCV_ERROR_STATE);
+                CHECK_OK(glcv_segment_calibrate_begin(s));
+                CHECK_OK(glcv_segment_calibrate_begin(s)); /* again: starts again */
+                CHECK_STATUS(glcv_segment_calibrate_end(s, NULL), GLCV_ERROR_STATE);
+                CHECK_STATUS(glcv_segment_calibrate_add(s, &frames[i]), GLCV_ERROR_STATE);
+            }
+            for (int t = 0; t < 2; t++) {
+                CHECK_OK(glcv_segment_frame(twin[t], &frames[i], 1));
+                CHECK_OK(glcv_segment_read_mask(twin[t], &mask[t]));
+            }
+            int bad = 0, first = -1;
+            for (int p = 0; p < W * H && mask[0].data && mask[1].data; p++)
+                if (mask[0].data[p] != mask[1].data[p] && bad++ == 0)
+                    first = p;
+            CHECK(bad == 0, "%s %s: frame %d: %d mask pixels differ after an abandoned learning, first at (%d, %d)",
+                  name, preset, i, bad, first % W, first / W);
+        }
+        glcv_segment_params p[2];
+        for (int t = 0; t < 2; t++) {
+            CHECK_OK(glcv_segment_get_params(twin[t], &p[t]));
+            CHECK_OK(glcv_segment_read_background(twin[t], &bg[t]));
+            CHECK_OK(glcv_segment_read_noise(twin[t], k[t]));
+        }
+        CHECK(p[0].ts == p[1].ts && p[0].odc == p[1].odc && p[0].b1 == p[1].b1 && p[0].b2 == p[1].b2,
+              "%s %s: after an abandoned learning and calibration Ts %g Odc %g B1 %g B2 %g, expected %g %g %g %g",
+              name, preset, (double)p[1].ts, (double)p[1].odc, (double)p[1].b1, (double)p[1].b2, (double)p[0].ts,
+              (double)p[0].odc, (double)p[0].b1, (double)p[0].b2);
+        CHECK(background_differences(twin[1], &bg[0], "twin") == 0,
+              "%s %s: the background changed through an abandoned learning", name, preset);
+        CHECK(memcmp(k[0], k[1], sizeof k[0]) == 0, "%s %s: the noise factors changed through an abandoned learning",
+              name, preset);
+        glcv_segment_destroy(&twin[0]);
+        glcv_segment_destroy(&twin[1]);
+    }
+    glcv_image_free(&wide);
+    for (int t = 0; t < 2; t++) {
+        glcv_image_free(&mask[t]);
+        glcv_image_free(&bg[t]);
+    }
+}
+
 static void test_errors(glcv_engine_mode mode)
 {
     glcv_segment *s = make(mode, (glcv_segment_params){0}, W, H);
@@ -371,6 +457,7 @@ int main(int argc, char **argv)
     test_explicit_and_presets(mode, name);
     test_dynamic_scene(mode, name);
     test_errors(mode);
+    test_learn_rule(mode, name);
 
     for (int i = 0; i < N_FRAMES; i++)
         glcv_image_free(&frames[i]);

@@ -200,6 +200,12 @@ GLCV_API glcv_status glcv_bgsub_frames_texture(glcv_bgsub *bgsub, unsigned int t
  * |I - B| and at least min_threshold, per pixel and channel; the counters restart at 0, and so
  * does the frame history.
  * Processing in between is STATE. Learning keeps up to 16 frames per stream in host memory.
+ * begin starts, or starts again, dropping the sets added so far. An add that fails leaves learning
+ * open with the sets added before it: add more or end. End ends learning whatever it returns
+ * (except NO_CONTEXT, which changes nothing): with no set added it returns STATE and B, T, the
+ * counters and the frame history stay as they were before begin; when it fails otherwise
+ * (OUT_OF_MEMORY, GL) they stay as they were too, on the CPU engine. So begin followed by end
+ * abandons a learning (the rule of glcv_segment_learn_begin in glcv/segment.h).
  * Errors: as frames; STATE for add/end without begin, or end with no set; OUT_OF_MEMORY. */
 GLCV_API glcv_status glcv_bgsub_learn_begin(glcv_bgsub *bgsub);
 GLCV_API glcv_status glcv_bgsub_learn_add(glcv_bgsub *bgsub, const glcv_image *frames, int count);

@@ -127,8 +127,15 @@ GLCV_API glcv_status glcv_segment_set_background_texture(glcv_segment *seg, unsi
  * frames, evenly spaced (all of them up to 16, else every k-th), then learn_end calibrates the
  * parameters not given explicitly (see glcv_segment_calibrate_end) unless fixed_parameters is
  * set. PAPER preset: the per-channel mean of all N frames, rounded to the nearest integer.
- * Segmenting in between is STATE. Errors as for set_background; STATE for add/end without begin,
- * or end after no frame. */
+ * Segmenting in between is STATE.
+ * The rule of every begin/add/end pair of glcv (learning and calibration here, learning in
+ * glcv/bgsub.h): begin starts, or starts again, dropping the frames added so far. An add that fails
+ * leaves learning open with the frames added before it: add more or end. End ends learning
+ * whatever it returns (except NO_CONTEXT, which changes nothing): with no frame added it returns
+ * STATE and the background, parameters, noise factors and temporal prior stay as they were before
+ * begin; an end that fails (OUT_OF_MEMORY, GL) leaves no learning open either. So begin followed
+ * by end abandons a learning. Errors as for set_background; STATE for add/end without begin, or
+ * end after no frame. */
 GLCV_API glcv_status glcv_segment_learn_begin(glcv_segment *seg);
 GLCV_API glcv_status glcv_segment_learn_add(glcv_segment *seg, const glcv_image *frame);
 GLCV_API glcv_status glcv_segment_learn_add_texture(glcv_segment *seg, unsigned int texture);
@@ -154,9 +161,11 @@ GLCV_API glcv_status glcv_segment_learn_end(glcv_segment *seg);
  * scene moves by itself. The constants were chosen on CDnet highway and two synthetic scenes
  * (one with water, swaying foliage and flicker): docs/QUALITY.md. glcv_segment_learn_end
  * calibrates by itself (CALIBRATED preset, unless params.fixed_parameters is set).
- * begin, add frames (host or texture), end. Errors: STATE (no background, or add/end without
- * begin, or end with no frame), OUT_OF_MEMORY (64 bytes per pixel while calibrating), and those
- * of glcv_segment_frame. *g_out (may be NULL) receives g. */
+ * begin, add frames (host or texture), end, with the rule of glcv_segment_learn_begin: end with no
+ * frame added is STATE and leaves every parameter (Odc included) as it was before begin.
+ * Errors: STATE (no background, or learning, or add/end without begin, or end with no frame),
+ * OUT_OF_MEMORY (64 bytes per pixel while calibrating), and those of glcv_segment_frame. *g_out
+ * (may be NULL) receives g. */
 GLCV_API glcv_status glcv_segment_calibrate_begin(glcv_segment *seg);
 GLCV_API glcv_status glcv_segment_calibrate_add(glcv_segment *seg, const glcv_image *frame);
 GLCV_API glcv_status glcv_segment_calibrate_add_texture(glcv_segment *seg, unsigned int texture);

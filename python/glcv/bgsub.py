@@ -106,12 +106,22 @@ class BackgroundSubtractor(_core.Object):
         return masks[0] if self._streams == 1 else masks
 
     def learn(self, sets, order="rgb"):
-        """Learns B and T from frame sets (an iterable; with one stream, of arrays)."""
+        """Learns B and T from frame sets (an iterable; with one stream, of arrays). When a set is
+        refused or the iterable raises, learning is abandoned (B and T stay as they were) and the
+        error is raised; no set at all is StateError."""
         self._call("learn_begin")
-        for s in sets:
-            arrays, structs = self._set(s, order, "learn")
-            self._call("learn_add", structs, self._streams)
-        self._call("learn_end")
+        try:
+            for s in sets:
+                arrays, structs = self._set(s, order, "learn")
+                self._call("learn_add", structs, self._streams)
+        except BaseException:
+            try:  # begin drops the sets added; end with none leaves B and T as they were
+                self._call("learn_begin")
+                self._call("learn_end")
+            except _core.Error:
+                pass
+            raise
+        self._call("learn_end")  # ends learning even when it raises
 
     def state(self, stream=0):
         """(background, threshold) of a stream as float32 arrays, HxW or HxWx3 (the library keeps

@@ -119,11 +119,27 @@ class Segmenter(_core.Object):
 
     def learn(self, frames, order="rgb"):
         """Learns the background from frames (an iterable of HxWx3/HxWx4 arrays):
-        learn_begin, learn_add of each, learn_end (which calibrates with the calibrated preset)."""
+        learn_begin, learn_add of each, learn_end (which calibrates with the calibrated preset).
+        When a frame is refused or the iterable raises, learning is abandoned (the background and
+        parameters stay as they were) and the error is raised; no frame at all is StateError."""
         self.learn_begin()
-        for f in frames:
-            self.learn_add(f, order)
-        self.learn_end()
+        try:
+            for f in frames:
+                self.learn_add(f, order)
+        except BaseException:
+            self._abandon("learn")
+            raise
+        self.learn_end()  # ends learning even when it raises
+
+    def _abandon(self, what):
+        """Ends a learning or calibration without a result: begin drops the frames added, end
+        with none leaves everything as it was (StateError, expected). Errors here (the object
+        closed meanwhile) must not hide the one being raised."""
+        try:
+            self._call(what + "_begin")
+            self._call(what + "_end", *([ffi.new("float *")] if what == "calibrate" else []))
+        except _core.Error:
+            pass
 
     def learn_begin(self):
         self._call("learn_begin")
@@ -140,9 +156,13 @@ class Segmenter(_core.Object):
         """Calibrates the parameters not given explicitly on frames of the scene against the
         current background (glcv_segment_calibrate_*); returns the noise level g."""
         self._call("calibrate_begin")
-        for f in frames:
-            a, img = _core.frame_struct(f, "calibrate", order, gray=False, size=self.size)
-            self._call("calibrate_add", img)
+        try:
+            for f in frames:
+                a, img = _core.frame_struct(f, "calibrate", order, gray=False, size=self.size)
+                self._call("calibrate_add", img)
+        except BaseException:
+            self._abandon("calibrate")
+            raise
         g = ffi.new("float *")
         self._call("calibrate_end", g)
         return float(g[0])

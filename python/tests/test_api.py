@@ -269,6 +269,38 @@ class Segmenter(unittest.TestCase):
             with self.assertRaises(glcv.InvalidArgumentError):
                 seg.learn([frame.astype(np.float64)])
 
+    def test_failed_learn_leaves_the_object_usable(self):
+        bg, frame = scene()
+        rng = np.random.default_rng(5)
+        noisy = [np.clip(bg.astype(np.int16) + rng.integers(-3, 4, bg.shape), 0, 255).astype(np.uint8)
+                 for _ in range(4)]
+
+        def raising():
+            yield noisy[0]
+            raise KeyError("the source broke")
+
+        for preset in ("calibrated", "paper"):
+            with glcv.Segmenter(W, H, engine="cpu", preset=preset) as seg, \
+                    glcv.Segmenter(W, H, engine="cpu", preset=preset) as twin:
+                with self.assertRaises(glcv.StateError, msg="no frame"):
+                    seg.learn([])
+                seg.set_background(bg)  # learning is over
+                seg.learn(noisy)
+                twin.learn(noisy)
+                for bad, error in ((list, glcv.StateError), (lambda: [noisy[0], bg[:10]], glcv.SizeMismatchError),
+                                   (lambda: [noisy[0], bg.astype(np.float32)], glcv.InvalidArgumentError),
+                                   (raising, KeyError)):
+                    with self.assertRaises(error, msg=f"{preset}: learn, {error.__name__}"):
+                        seg.learn(bad())
+                    with self.assertRaises(error, msg=f"{preset}: calibrate, {error.__name__}"):
+                        seg.calibrate(bad())
+                    self.assertEqual(seg.get_params(), twin.get_params(), f"{preset}: parameters changed")
+                    self.assertTrue(np.array_equal(seg.background(), twin.background()),
+                                    f"{preset}: the background changed")
+                    self.assertTrue(np.array_equal(seg.noise(), twin.noise()), f"{preset}: the noise changed")
+                    m, t = seg.segment(frame), twin.segment(frame)
+                    self.assertTrue(np.array_equal(m, t), differ(m, t))
+
     def test_use_after_close(self):
         seg = glcv.Segmenter(W, H, engine="cpu")
         bg, frame = scene()
@@ -366,6 +398,32 @@ class BackgroundSubtractor(unittest.TestCase):
             sub.reset()
             with self.assertRaises(glcv.InvalidArgumentError):
                 sub.state(1)
+
+    def test_failed_learn_leaves_the_object_usable(self):
+        bg, frame = scene()
+
+        def raising():
+            yield bg
+            raise KeyError("the source broke")
+
+        with glcv.BackgroundSubtractor(W, H, engine="cpu") as sub, \
+                glcv.BackgroundSubtractor(W, H, engine="cpu") as twin:
+            with self.assertRaises(glcv.StateError, msg="no set"):
+                sub.learn([])
+            sub.apply(bg)  # learning is over
+            sub.reset()
+            for s in (sub, twin):
+                s.learn([bg] * 3)
+                s.apply(bg)
+            for bad, error in (([], glcv.StateError), ([bg, bg[:10]], glcv.SizeMismatchError),
+                               ([bg, bg.astype(np.float32)], glcv.InvalidArgumentError), (raising(), KeyError)):
+                with self.assertRaises(error, msg=f"{bad!r:.40}"):
+                    sub.learn(bad)
+                for a, b in zip(sub.state(), twin.state()):
+                    self.assertTrue(np.array_equal(a, b), "B or T changed through a failed learn()")
+                m, t = sub.apply(frame), twin.apply(frame)
+                self.assertTrue(np.array_equal(m, t), differ(m, t))
+            sub.process(frame)
 
     def test_streams_and_bad_input(self):
         bg, frame = scene()
