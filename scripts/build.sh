@@ -23,7 +23,8 @@ PACKAGES=(build-essential g++ cmake pkg-config libepoxy-dev libegl-dev libegl-me
           clang libclang-rt-14-dev
           python3 python3-numpy python3-cffi
           libgstreamer1.0-dev libgstreamer-plugins-base1.0-dev gstreamer1.0-tools
-          gstreamer1.0-plugins-base gstreamer1.0-plugins-good gstreamer1.0-gl)
+          gstreamer1.0-plugins-base gstreamer1.0-plugins-good gstreamer1.0-plugins-bad gstreamer1.0-gl
+          gstreamer1.0-libav libgstrtspserver-1.0-dev)
 
 section() {
     printf '\n==== %s ====\n' "$*"

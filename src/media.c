@@ -318,6 +318,8 @@ static glcv_status resolve_params(const glcv_media_params *in, glcv_media_params
     if (p->cuda_device < 0 || p->cuda_device >= MAX_CUDA_DEVICES)
         return glcv_fail(lg, GLCV_ERROR_INVALID_ARGUMENT, "media: cuda_device %d: 0..%d", p->cuda_device,
                          MAX_CUDA_DEVICES - 1);
+    if ((int)p->rtsp_transport < GLCV_MEDIA_RTSP_DEFAULT || (int)p->rtsp_transport > GLCV_MEDIA_RTSP_TCP)
+        return glcv_fail(lg, GLCV_ERROR_INVALID_ARGUMENT, "media: unknown RTSP transport %d", (int)p->rtsp_transport);
     if (p->decoder_threads < 0 || p->decoder_threads > MAX_DECODER_THREADS)
         return glcv_fail(lg, GLCV_ERROR_INVALID_ARGUMENT, "media: decoder_threads %d: 0..%d", p->decoder_threads,
                          MAX_DECODER_THREADS);
@@ -600,6 +602,8 @@ static glcv_status open_input(glcv_media *m, glcv_media_source kind, const char 
     } else if (kind == GLCV_MEDIA_IMAGE_SEQUENCE) {
         snprintf(value, sizeof value, "%g", m->p.frame_rate > 0 ? m->p.frame_rate : default_rate);
         av_dict_set(&opts, "framerate", value, 0);
+    } else if (kind == GLCV_MEDIA_VIDEO && !strncmp(url, "rtsp", 4) && m->p.rtsp_transport != GLCV_MEDIA_RTSP_DEFAULT) {
+        av_dict_set(&opts, "rtsp_transport", m->p.rtsp_transport == GLCV_MEDIA_RTSP_TCP ? "tcp" : "udp", 0);
     }
 
     m->fmt = avformat_alloc_context();

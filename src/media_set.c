@@ -72,6 +72,11 @@ typedef struct set_source {
     glcv_image kept;          /* host sets: a copy of the last frame, made when the media closes */
     glcv_media_picture picture; /* texture sets: the picture of this read */
     char text[600];
+    /* the first error message of its media object since it was opened (its logger's): the cause */
+    pthread_mutex_t log_lock;
+    int log_ready;
+    char last_error[512];
+    glcv_logger set_logger; /* the set's, which the messages go on to */
     /* a reopen in the background: its thread, state (0 none, 1 opening, 2 done), and result */
     pthread_t reopen_thread;
     atomic_int reopen_state;
@@ -107,13 +112,29 @@ static int online_cpus(void)
 
 /* ---- opening ------------------------------------------------------------------------------------ */
 
+/* A source's logger: keeps its last error (the cause of a failure, for glcv_media_set_describe) and
+ * passes every message on to the set's logger. */
+static void source_log(void *user, glcv_log_level level, const char *message)
+{
+    set_source *s = user;
+    if (level == GLCV_LOG_ERROR) { /* the first since the open: the cause, not what followed from it */
+        pthread_mutex_lock(&s->log_lock);
+        if (!s->last_error[0])
+            snprintf(s->last_error, sizeof s->last_error, "%s", message);
+        pthread_mutex_unlock(&s->log_lock);
+    }
+    glcv_logger lg = s->set_logger;
+    if (lg.fn && level <= (lg.max_level ? lg.max_level : GLCV_LOG_INFO))
+        lg.fn(lg.user, level, message);
+}
+
 /* The options and parameters source i is opened with. */
 static void source_setup(const glcv_media_set *set, int i, glcv_media_params *mp, glcv_media_options *opt)
 {
     const set_source *s = &set->src[i];
     *mp = s->params;
     *opt = (glcv_media_options){0};
-    mp->logger = set->p.logger;
+    mp->logger = (glcv_logger){.fn = source_log, .user = (void *)s, .max_level = GLCV_LOG_DEBUG};
     mp->format = GLCV_PIXEL_RGB8;
     if (set->width > 0) {
         mp->width = set->width;
@@ -136,16 +157,30 @@ static void source_setup(const glcv_media_set *set, int i, glcv_media_params *mp
     }
 }
 
+/* Source i's last error message, or `fallback`, after "<what>: ". */
+static void failure_text(set_source *s, const char *what, glcv_status st, char *text, size_t size)
+{
+    pthread_mutex_lock(&s->log_lock);
+    if (s->last_error[0])
+        snprintf(text, size, "%s: %s", what, s->last_error);
+    else
+        snprintf(text, size, "%s: %s", what, glcv_status_string(st));
+    pthread_mutex_unlock(&s->log_lock);
+}
+
 /* Opens source i into *out, its description (or why it failed) into text. */
 static glcv_status open_media(glcv_media_set *set, int i, glcv_media **out, char *text, size_t size)
 {
-    const set_source *s = &set->src[i];
+    set_source *s = &set->src[i];
     glcv_media_params mp;
     glcv_media_options opt;
     source_setup(set, i, &mp, &opt);
+    pthread_mutex_lock(&s->log_lock);
+    s->last_error[0] = '\0';
+    pthread_mutex_unlock(&s->log_lock);
     glcv_status st = glcv_media_create_with(&mp, &opt, out);
     if (st != GLCV_OK)
-        snprintf(text, size, "%s: cannot open: %s", s->location ? s->location : "?", glcv_status_string(st));
+        failure_text(s, "cannot open", st, text, size);
     else
         snprintf(text, size, "%s", glcv_media_describe(*out));
     return st;
@@ -332,6 +367,8 @@ void glcv_media_set_destroy(glcv_media_set **pset)
         close_source(&set->src[i]);
         free(set->src[i].location);
         glcv_image_free(&set->src[i].kept);
+        if (set->src[i].log_ready)
+            pthread_mutex_destroy(&set->src[i].log_lock);
     }
     glcv_media_cuda_destroy(&set->cuda);
     if (set->texture && glcv_gl_token_current(set->gl))
@@ -380,6 +417,8 @@ glcv_status glcv_media_set_create(const glcv_media_set_params *params, glcv_medi
     for (int i = 0; i < n && st == GLCV_OK; i++) {
         set_source *s = &set->src[i];
         s->params = params->sources[i];
+        s->set_logger = params->logger;
+        s->log_ready = pthread_mutex_init(&s->log_lock, NULL) == 0;
         if (s->params.location && !(s->location = strdup(s->params.location)))
             st = GLCV_ERROR_OUT_OF_MEMORY;
         s->params.location = s->location;
@@ -440,8 +479,7 @@ static void read_source(glcv_media_set *set, int i, int timeout_ms, glcv_media_s
     }
     if (st != GLCV_OK) {
         s->status = st;
-        snprintf(s->text, sizeof s->text, "%s: stopped: %s", s->location ? s->location : "?",
-                 glcv_status_string(st));
+        failure_text(s, "stopped", st, s->text, sizeof s->text);
     } else if (out->info.end_of_stream) {
         s->ended = 1;
     } else if (!out->info.timed_out) {

@@ -89,6 +89,13 @@ typedef enum glcv_media_decoder {
     GLCV_MEDIA_DECODER_NVDEC = 2
 } glcv_media_decoder;
 
+/* How an rtsp:// source's packets travel. */
+typedef enum glcv_media_rtsp_transport {
+    GLCV_MEDIA_RTSP_DEFAULT = 0, /* FFmpeg's choice: UDP, then TCP when UDP brings nothing */
+    GLCV_MEDIA_RTSP_UDP = 1,     /* RTP over UDP */
+    GLCV_MEDIA_RTSP_TCP = 2      /* RTP interleaved in the RTSP connection (through firewalls, no loss) */
+} glcv_media_rtsp_transport;
+
 /* Zero fields mean defaults. */
 typedef struct glcv_media_params {
     glcv_media_source source; /* default: first camera, else the synthetic scene */
@@ -128,6 +135,7 @@ typedef struct glcv_media_params {
     /* CPU decoding: threads of libavcodec's decoder, 0 (default) = FFmpeg's choice (the online
      * processors); 1 when many sources share the processors (glcv_media_set does so). 0..64. */
     int decoder_threads;
+    glcv_media_rtsp_transport rtsp_transport; /* rtsp:// video sources; default: FFmpeg's choice */
     glcv_logger logger;
 } glcv_media_params;
 

@@ -54,6 +54,7 @@ typedef struct entry {
     char *text;         /* the source as written */
     glcv_media_source kind;
     int live;           /* a URL or a camera: read live, reconnected */
+    glcv_media_rtsp_transport transport; /* the line's transport=udp|tcp */
     int width, height;  /* probed */
     char why[600];      /* why it failed */
     atomic_int failed;  /* reported as failed at least once */
@@ -96,6 +97,26 @@ static int read_list(const char *path, entry **out, int *count)
             s++;
         if (!*s || *s == '#')
             continue;
+        /* options after the source, separated by blanks: transport=udp|tcp */
+        glcv_media_rtsp_transport transport = GLCV_MEDIA_RTSP_DEFAULT;
+        for (;;) {
+            char *blank = strrchr(s, ' '), *tab = strrchr(s, '\t');
+            char *sep = blank > tab ? blank : tab;
+            if (!sep || strncmp(sep + 1, "transport=", 10) != 0)
+                break;
+            const char *v = sep + 11;
+            if (!strcmp(v, "udp") || !strcmp(v, "tcp")) {
+                transport = !strcmp(v, "tcp") ? GLCV_MEDIA_RTSP_TCP : GLCV_MEDIA_RTSP_UDP;
+            } else {
+                cli_error("%s:%d: transport=%s: udp or tcp", path, line + 1, v);
+                rc = CLI_FAIL;
+                break;
+            }
+            while (sep > s && (*sep == ' ' || *sep == '\t'))
+                *sep-- = '\0';
+        }
+        if (rc != CLI_OK)
+            break;
         if (n == MAX_SOURCES) {
             cli_error("%s: more than %d sources", path, MAX_SOURCES);
             rc = CLI_FAIL;
@@ -113,6 +134,7 @@ static int read_list(const char *path, entry **out, int *count)
         entry *x = &e[n];
         memset(x, 0, sizeof *x);
         x->line = line;
+        x->transport = transport;
         if (!(x->text = strdup(s))) {
             rc = cli_out_of_memory();
             break;
@@ -168,6 +190,7 @@ typedef struct set_job {
     int started;
     int rc;
     long frames, learned;
+    atomic_long dropped; /* the members' dropped frames, updated as the set runs */
     char engine_line[256];
 } set_job;
 
@@ -181,8 +204,6 @@ struct run {
     int set_count;
     /* progress, from every set thread */
     atomic_long frames;
-    atomic_long dropped;
-    atomic_int running;
     atomic_int stop;
     /* the encoders */
     pthread_mutex_t lock;
@@ -310,11 +331,19 @@ static glcv_media_params source_params(const run *r, const entry *x)
 {
     const cli_source *s = r->o->src;
     glcv_media_params p = GLCV_MEDIA_PARAMS(.source = x->kind, .location = x->text, .format = GLCV_PIXEL_RGB8,
-                                            .stall_timeout = s->stall_timeout);
+                                            .stall_timeout = s->stall_timeout, .rtsp_transport = x->transport);
     p.mode = x->live ? GLCV_MEDIA_LIVE : GLCV_MEDIA_EVERY_FRAME;
     if (s->mode >= 0)
         p.mode = s->mode == 0 ? GLCV_MEDIA_LIVE : GLCV_MEDIA_EVERY_FRAME;
     return p;
+}
+
+/* A probe's logger: the first error is the cause that the report names. */
+static void keep_first_error(void *user, glcv_log_level level, const char *message)
+{
+    entry *x = user;
+    if (level == GLCV_LOG_ERROR && !x->why[0])
+        snprintf(x->why, sizeof x->why, "cannot open: %s", message);
 }
 
 typedef struct probe_job {
@@ -334,6 +363,7 @@ static void *probe_main(void *arg)
         glcv_media_params p = source_params(r, x);
         p.decoder_threads = 1;
         p.ring_frames = 2;
+        p.logger = (glcv_logger){.fn = keep_first_error, .user = x, .max_level = GLCV_LOG_ERROR};
         glcv_media *m = NULL;
         glcv_status st = glcv_media_create(&p, &m);
         if (st == GLCV_OK) {
@@ -341,7 +371,7 @@ static void *probe_main(void *arg)
             glcv_media_get_params(m, &got);
             x->width = got.width;
             x->height = got.height;
-        } else {
+        } else if (!x->why[0]) {
             snprintf(x->why, sizeof x->why, "cannot open: %s", glcv_status_string(st));
         }
         glcv_media_destroy(&m);
@@ -380,6 +410,10 @@ typedef struct set_state {
     double *retry_at, *backoff; /* live members: the next reopen, and the back-off */
     glcv_status *last_status;
     int *ended;          /* the member reached its end (until a reopen brings it back) */
+    int64_t *index_base; /* live members: added to the source's frame index (a reopened stream counts on) */
+    int64_t *next_index; /* live members: the index after the last frame delivered */
+    int *reopened;       /* live members: reopened, not delivered a frame since */
+    int *ever_up;        /* live members: delivered a frame once (they hold the run while down) */
     int texture;
 } set_state;
 
@@ -420,7 +454,7 @@ static int set_open(set_state *s)
     glcv_status st = glcv_media_set_create(
         &GLCV_MEDIA_SET_PARAMS(.count = j->count, .sources = src, .width = j->width, .height = j->height,
                                .decoder = decoders[o->decoder], .cpu_share = o->cpu_share, .texture = s->texture,
-                               .cuda_device = j->gpu, .logger = r->logger),
+                               .cuda_device = j->gpu, .logger = o->verbose ? r->logger : (glcv_logger){0}),
         &s->set);
     free(src);
     if (st != GLCV_OK)
@@ -449,7 +483,12 @@ static int set_open(set_state *s)
     s->backoff = calloc(n, sizeof *s->backoff);
     s->last_status = calloc(n, sizeof *s->last_status);
     s->ended = calloc(n, sizeof *s->ended);
-    if (!s->frames || !s->masks || !s->out || !s->retry_at || !s->backoff || !s->last_status || !s->ended)
+    s->index_base = calloc(n, sizeof *s->index_base);
+    s->next_index = calloc(n, sizeof *s->next_index);
+    s->reopened = calloc(n, sizeof *s->reopened);
+    s->ever_up = calloc(n, sizeof *s->ever_up);
+    if (!s->frames || !s->masks || !s->out || !s->retry_at || !s->backoff || !s->last_status || !s->ended ||
+        !s->index_base || !s->next_index || !s->reopened || !s->ever_up)
         return cli_out_of_memory();
     if (glcv_image_alloc(j->width, j->height, GLCV_PIXEL_GRAY8, &s->scratch) != GLCV_OK)
         return cli_out_of_memory();
@@ -487,6 +526,10 @@ static void set_close(set_state *s)
     free(s->backoff);
     free(s->last_status);
     free(s->ended);
+    free(s->index_base);
+    free(s->next_index);
+    free(s->reopened);
+    free(s->ever_up);
 }
 
 /* Texture sets while learning: the array read back, as RGBA8 frames. */
@@ -531,12 +574,24 @@ static void watch_members(set_state *s, double now)
             s->backoff[k] = 0; /* back up: the next failure waits 1 s again */
         if (!f->reopening)
             s->last_status[k] = f->status;
-        /* a live source that ended (a stream that closed) is reconnected too */
-        if (x->live && f->status == GLCV_OK && f->info.end_of_stream && s->retry_at[k] == 0)
-            s->retry_at[k] = now + 1.0;
+        /* a live source that ended (a stream that closed, a server that went away) failed too */
+        if (x->live && f->status == GLCV_OK && f->info.end_of_stream && s->retry_at[k] == 0) {
+            report_failure(r, j->members[k], "the stream ended");
+            s->backoff[k] = s->backoff[k] > 0 ? s->backoff[k] : 1.0;
+            s->retry_at[k] = now + s->backoff[k];
+        }
         if (x->live && s->retry_at[k] > 0 && now >= s->retry_at[k] && !f->reopening) {
             s->retry_at[k] = 0;
-            glcv_media_set_reopen(s->set, k);
+            if (glcv_media_set_reopen(s->set, k) == GLCV_OK)
+                s->reopened[k] = 1;
+        }
+        /* a reopened live source counts its frames on from where it stopped: its masks' names go on */
+        if (f->has_frame) {
+            if (s->reopened[k]) {
+                s->index_base[k] = s->next_index[k];
+                s->reopened[k] = 0;
+            }
+            s->next_index[k] = s->index_base[k] + f->info.index + 1;
         }
     }
 }
@@ -558,6 +613,7 @@ static void *set_main(void *arg)
         live += r->e[j->members[k]].live;
     int64_t sets = 0;
     int learning = o->learn > 0 && !o->background;
+    double last_count = 0;
     while (!atomic_load(&r->stop) && !cli_interrupted()) {
         glcv_status st = glcv_media_set_read(s.set, s.texture ? NULL : s.frames, s.out, NULL, live ? LIVE_WAIT_MS : -1);
         if (st != GLCV_OK) {
@@ -574,10 +630,12 @@ static void *set_main(void *arg)
             else if (s.out[k].has_frame)
                 s.ended[k] = 0;
             int up = s.out[k].status == GLCV_OK && !s.ended[k];
-            if (r->e[j->members[k]].live)
-                live_up += up;
-            else
+            if (r->e[j->members[k]].live) {
+                s.ever_up[k] |= s.out[k].has_frame;
+                live_up += up || s.ever_up[k]; /* one that ran comes back: it holds the run while down */
+            } else {
                 files_up += up;
+            }
         }
         if (fresh > 0) {
             if (learning) {
@@ -616,7 +674,7 @@ static void *set_main(void *arg)
                 for (int k = 0; o->masks && k < j->count; k++) {
                     if (s.masks[k].data == s.scratch.data)
                         continue;
-                    if (queue_mask(r, j->members[k], s.out[k].info.index, &s.masks[k]) != CLI_OK) {
+                    if (queue_mask(r, j->members[k], s.index_base[k] + s.out[k].info.index, &s.masks[k]) != CLI_OK) {
                         set_fail(j, CLI_FAIL);
                         break;
                     }
@@ -626,9 +684,19 @@ static void *set_main(void *arg)
             }
             sets++;
         }
+        if (now - last_count >= 1.0) { /* the dropped frames, for the progress line */
+            long dropped = 0;
+            for (int k = 0; k < j->count; k++) {
+                glcv_media_stats stats;
+                if (glcv_media_set_get_stats(s.set, k, &stats, NULL) == GLCV_OK)
+                    dropped += (long)stats.dropped;
+            }
+            atomic_store(&j->dropped, dropped); /* of the streams open now */
+            last_count = now;
+        }
         if (o->src->max_frames > 0 && sets >= o->src->max_frames)
             break;
-        /* the end: no file left and no live source up (live sources that are down do not hold the run) */
+        /* the end: no file left and no live source that ran (one that never opened does not hold the run) */
         if (files_up == 0 && live_up == 0)
             break;
         if (fresh == 0 && files_up == 0) { /* live sources only, none had a frame: do not spin */
@@ -649,7 +717,7 @@ static void *set_main(void *arg)
         if (glcv_media_set_get_stats(s.set, k, &stats, NULL) == GLCV_OK)
             dropped += (long)stats.dropped;
     }
-    atomic_fetch_add(&r->dropped, dropped);
+    atomic_store(&j->dropped, dropped);
     set_close(&s);
     return NULL;
 }
@@ -675,9 +743,10 @@ static int plan_sets(run *r)
             x->width = o->src->size.width;
             x->height = o->src->size.height;
         } else if (x->width == 0) {
-            report_failure(r, i, x->live ? "cannot open it now, and its frame size is unknown (give --size WxH to "
-                                           "have it retried)"
-                                         : x->why);
+            char why[800];
+            snprintf(why, sizeof why, "%s%s", x->why,
+                     x->live ? " (its frame size is unknown, so it is not retried: give --size WxH to retry it)" : "");
+            report_failure(r, i, why);
             continue;
         }
         int g = 0;
@@ -700,6 +769,7 @@ static int plan_sets(run *r)
         for (int p = 0; p < parts && rc == CLI_OK; p++) {
             set_job *j = &r->sets[r->set_count++];
             *j = (set_job){.r = r, .gpu = p, .width = sizes[g][0], .height = sizes[g][1]};
+            atomic_init(&j->dropped, 0);
             if (!(j->members = calloc((size_t)per, sizeof *j->members)))
                 rc = cli_out_of_memory();
             for (int i = 0; i < r->n && rc == CLI_OK && j->count < per; i++)
@@ -720,15 +790,17 @@ static void show_progress(run *r, double start, double *last, long *last_frames,
     double now = cli_now();
     if (!final && now - *last < (isatty(2) ? 1.0 : 10.0))
         return;
-    long frames = atomic_load(&r->frames);
+    long frames = atomic_load(&r->frames), dropped = 0;
+    for (int k = 0; k < r->set_count; k++)
+        dropped += atomic_load(&r->sets[k].dropped);
     double fps = now > *last ? (double)(frames - *last_frames) / (now - *last) : 0.0;
     int failed = 0;
     for (int i = 0; i < r->n; i++)
         failed += atomic_load(&r->e[i].failed);
     pthread_mutex_lock(&r->print_lock);
-    fprintf(stderr, "%sglcv: %d cameras in %d set%s, %d failed so far: %ld frames, %.1f frames/s, %.0f s%s",
-            isatty(2) ? "\r" : "", r->n, r->set_count, r->set_count == 1 ? "" : "s", failed, frames, fps, now - start,
-            isatty(2) && !final ? "   " : "\n");
+    fprintf(stderr, "%sglcv: %d cameras in %d set%s, %d failed so far: %ld frames, %.1f frames/s, %ld dropped, %.0f s%s",
+            isatty(2) ? "\r" : "", r->n, r->set_count, r->set_count == 1 ? "" : "s", failed, frames, fps, dropped,
+            now - start, isatty(2) && !final ? "   " : "\n");
     fflush(stderr);
     pthread_mutex_unlock(&r->print_lock);
     *last = now;
@@ -739,7 +811,6 @@ int cli_sources_segment(const cli_sources_options *o, const cli_args *args)
 {
     run r = {.o = o, .args = args, .logger = cli_logger(o->verbose)};
     atomic_init(&r.frames, 0);
-    atomic_init(&r.dropped, 0);
     atomic_init(&r.stop, 0);
     atomic_init(&r.written, 0);
     atomic_init(&r.write_failed, 0);
@@ -815,9 +886,11 @@ int cli_sources_segment(const cli_sources_options *o, const cli_args *args)
                o->list, failed);
         printf("frames:     %ld segmented, %ld learned from, method %s\n", frames, learned,
                cli_method_names[o->method->method]);
+        long dropped = 0;
+        for (int k = 0; k < r.set_count; k++)
+            dropped += atomic_load(&r.sets[k].dropped);
         printf("wall time:  %.3f s: %.1f frames/s end to end (%.1f cameras at 25 frames/s), %ld dropped\n", wall,
-               wall > 0 ? (double)frames / wall : 0.0, wall > 0 ? (double)frames / wall / 25.0 : 0.0,
-               atomic_load(&r.dropped));
+               wall > 0 ? (double)frames / wall : 0.0, wall > 0 ? (double)frames / wall / 25.0 : 0.0, dropped);
         if (o->masks)
             printf("written:    %ld masks in %s/camNNN\n", atomic_load(&r.written), o->outdir);
     }

@@ -1,0 +1,207 @@
+#!/usr/bin/env bash
+# Tests of 'glcv segment --sources LIST' (camera lists): 8 H.264 files in one list give masks byte for
+# byte those of 8 runs on each file alone (eth and vsam), named as those runs name them, in
+# OUTDIR/camKKK with KKK the list's line; a second frame size makes a set of its own; an unreachable
+# URL and a corrupt file are reported with their lines while the others finish, exit status 1;
+# usage errors; and, with GStreamer's RTSP server (rtsp_server, when it was built), a live RTSP
+# camera over UDP and over TCP in a list with files, and a camera whose server goes away and comes
+# back: reported, reconnected, its masks' numbering going on.
+#
+# usage: test_cli_sources.sh PATH/TO/glcv PATH/TO/test_video_fixture [PATH/TO/rtsp_server]
+#        (exit 0 pass, 1 fail, 77 skip: no media input or no H.264 encoder)
+set -uo pipefail
+
+GLCV=${1:-}
+FIXTURE=${2:-}
+RTSP=${3:-}
+if [ -z "$GLCV" ] || [ ! -x "$GLCV" ] || [ -z "$FIXTURE" ] || [ ! -x "$FIXTURE" ]; then
+    echo "test_cli_sources: glcv or test_video_fixture missing: skipped"
+    exit 77
+fi
+
+# shellcheck source=testlib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/testlib.sh"
+testlib_init glcv_cli_sources
+RUN=("$GLCV")
+
+run info info
+if ! grep -q "^media: *FFmpeg" "$TMP/info.out"; then
+    echo "test_cli_sources: glcv was built without media input (FFmpeg): skipped"
+    exit 77
+fi
+
+# the videos: 8 H.264 clips of the synthetic scene (other seeds, other lengths), one of another size
+for i in 0 1 2 3 4 5 6 7; do
+    "$FIXTURE" "$TMP/v$i.mkv" "$TMP/png$i" $((14 + i)) 160x120 h264 $((i + 1)) >"$TMP/fixture$i.out" 2>&1
+    rc=$?
+    if [ "$rc" = 77 ]; then
+        echo "test_cli_sources: no H.264 encoder in this FFmpeg: skipped"
+        exit 77
+    fi
+    [ "$rc" = 0 ] || { cat "$TMP/fixture$i.out"; fail "test_video_fixture h264 $i: exit $rc"; }
+done
+"$FIXTURE" "$TMP/small.mkv" "$TMP/pngs" 12 96x64 h264 9 >/dev/null 2>&1 || fail "the small video"
+
+# same_masks ONE LIST_DIR DESCRIPTION: the masks of a single run and a list's camera folder match
+same_masks() {
+    CHECKS=$((CHECKS + 1))
+    local n1 n2
+    n1=$(find "$1" -name '*_mask.png' | wc -l)
+    n2=$(find "$2" -name '*_mask.png' | wc -l)
+    if [ "$n1" = 0 ] || [ "$n1" != "$n2" ]; then
+        fail "$3: $n1 masks alone, $n2 in the list's folder"
+    elif ! diff -r "$1" "$2" >"$TMP/diff.out"; then
+        fail "$3: the masks differ: $(head -3 "$TMP/diff.out" | tr '\n' ' ')"
+    fi
+}
+
+echo "== 8 H.264 files: the list's masks are those of 8 single runs"
+{
+    echo "# eight cameras"
+    for i in 0 1 2 3 4 5 6 7; do echo "$TMP/v$i.mkv"; done
+} >"$TMP/eight.txt"
+for method in eth vsam; do
+    run "list_$method" segment --sources "$TMP/eight.txt" --method "$method" --learn 4 -o "$TMP/list_$method"
+    expect_rc "list_$method" 0 "--sources, $method"
+    expect_in "list_$method" out "sources:    8 in 1 camera set" "one set for 8 sources of one size ($method)"
+    expect_in "list_$method" err "cam001..cam008: 8 sources of 160x120" "the set's line names its cameras"
+    for i in 0 1 2 3 4 5 6 7; do
+        run "one_${method}_$i" segment "$TMP/v$i.mkv" --method "$method" --learn 4 -o "$TMP/one_${method}_$i" -q
+        expect_rc "one_${method}_$i" 0 "single run $i ($method)"
+        same_masks "$TMP/one_${method}_$i" "$TMP/list_$method/cam00$((i + 1))" "camera $i ($method)"
+    done
+done
+expect_count "$TMP/list_eth/cam001/frame_0000??_mask.png" 10 "cam001: the 10 frames after the 4 learned"
+expect_absent "$TMP/list_eth/cam000" "a comment line makes no camera"
+
+echo "== an unreachable URL and a corrupt file among the files"
+head -c 50000 /dev/urandom >"$TMP/corrupt.mkv"
+cat >"$TMP/mixed.txt" <<EOF
+$TMP/v0.mkv
+rtsp://127.0.0.1:9/nothing
+$TMP/small.mkv
+
+$TMP/corrupt.mkv
+$TMP/v1.mkv
+EOF
+run mixed segment --sources "$TMP/mixed.txt" --learn 4 --method vsam -o "$TMP/mixed" --stall-timeout 2
+expect_rc mixed 1 "a list with an unreachable URL and a corrupt file"
+expect_in mixed err "mixed.txt:2: source 'rtsp://127.0.0.1:9/nothing' (cam001)" "the unreachable URL is named by its line"
+expect_in mixed err "mixed.txt:5: source '$TMP/corrupt.mkv' (cam004)" "the corrupt file is named by its line"
+expect_in mixed out "sources:    5 in 2 camera sets" "two frame sizes: two sets (the blank line is none)"
+expect_in mixed err "(cam001): cannot open: media: cannot open video 'rtsp://127.0.0.1:9/nothing': Connection refused (its frame size is unknown" "one line for the unreachable URL, with its cause"
+CHECKS=$((CHECKS + 1))
+[ "$(grep -c "glcv: error:" "$TMP/mixed.err")" = 2 ] || { fail "not one error line per failed source"; show mixed; }
+same_masks "$TMP/one_vsam_0" "$TMP/mixed/cam000" "the first file, beside the failures"
+same_masks "$TMP/one_vsam_1" "$TMP/mixed/cam005" "the last file, beside the failures"
+expect_count "$TMP/mixed/cam002/frame_0000??_mask.png" 8 "the small video, a set of its own"
+# with --size every source is scaled into one set, and the unreachable one is retried until the files end
+run mixed_size segment --sources "$TMP/mixed.txt" --learn 4 --method vsam -o "$TMP/mixed_size" --stall-timeout 1 \
+    --size 160x120
+expect_rc mixed_size 1 "--size: the unreachable URL still fails the run"
+expect_in mixed_size out "sources:    5 in 1 camera set" "--size: one set"
+expect_in mixed_size err "(cam001): cannot open: media: cannot open video 'rtsp://127.0.0.1:9/nothing': Connection refused" \
+    "--size: the URL's failure says why, in one line"
+CHECKS=$((CHECKS + 1))
+[ "$(grep -c "glcv: error:" "$TMP/mixed_size.err")" = 2 ] || { fail "--size: not one error line per failed source"; show mixed_size; }
+expect_in mixed_size err "mixed.txt:2: source 'rtsp://127.0.0.1:9/nothing' (cam001)" "--size: the URL named"
+same_masks "$TMP/one_vsam_0" "$TMP/mixed_size/cam000" "--size: a file of that size, unscaled"
+
+echo "== usage errors"
+run usage_arg segment --sources "$TMP/eight.txt" --learn 4 "$TMP/v0.mkv" -o "$TMP/u1"
+expect_rc usage_arg 2 "--sources and a FRAME argument"
+run usage_batch segment --sources "$TMP/eight.txt" --learn 4 --batch -o "$TMP/u2"
+expect_rc usage_batch 2 "--sources and --batch"
+run usage_decoder segment --learn 4 "$TMP/v0.mkv" --decoder nvdec -o "$TMP/u3"
+expect_rc usage_decoder 2 "--decoder without --sources"
+run no_list segment --sources "$TMP/none.txt" --learn 4 -o "$TMP/u4"
+expect_rc no_list 1 "a missing list"
+expect_in no_list err "cannot read the source list" "a missing list: the error says so"
+printf '# nothing\n\n' >"$TMP/empty.txt"
+run empty segment --sources "$TMP/empty.txt" --learn 4 -o "$TMP/u5"
+expect_rc empty 1 "a list without sources"
+echo "$TMP" >"$TMP/folder.txt"
+run folder segment --sources "$TMP/folder.txt" --learn 4 -o "$TMP/u6"
+expect_rc folder 1 "a folder in a list"
+expect_in folder err "folder.txt:1:" "a folder in a list: the line is named"
+echo "$TMP/v0.mkv transport=ftp" >"$TMP/transport.txt"
+run transport segment --sources "$TMP/transport.txt" --learn 4 -o "$TMP/u7"
+expect_rc transport 1 "transport=ftp"
+expect_absent "$TMP/u1" "usage errors write nothing"
+
+# free_port: a TCP port nobody listens on
+free_port() {
+    local p
+    for p in $(seq 18554 18654); do
+        (echo >"/dev/tcp/127.0.0.1/$p") 2>/dev/null || { echo "$p"; return; }
+    done
+}
+
+# start_rtsp FILE PORT: the server in the background ($RTSP_PID), once it listens
+start_rtsp() {
+    "$RTSP" "$1" "$2" >"$TMP/rtsp.out" 2>"$TMP/rtsp.err" &
+    RTSP_PID=$!
+    local k
+    for k in $(seq 100); do
+        grep -q ready "$TMP/rtsp.out" 2>/dev/null && return 0
+        sleep 0.05
+    done
+    fail "the RTSP server did not start: $(cat "$TMP/rtsp.err")"
+    return 1
+}
+
+if [ -z "$RTSP" ] || [ ! -x "$RTSP" ]; then
+    echo "== RTSP: no rtsp_server (GStreamer's gst-rtsp-server was not found at build time): not tested"
+else
+    echo "== a live RTSP camera (gst-rtsp-server on the loopback), over UDP and over TCP"
+    # a longer clip for the camera: 10 s at 25 fps
+    "$FIXTURE" "$TMP/cam.mkv" "$TMP/pngcam" 250 160x120 h264 3 >/dev/null 2>&1 || fail "the camera's video"
+    PORT=$(free_port)
+    if start_rtsp "$TMP/cam.mkv" "$PORT"; then
+        for transport in udp tcp; do
+            printf 'rtsp://127.0.0.1:%s/cam transport=%s\n%s\n' "$PORT" "$transport" "$TMP/v2.mkv" >"$TMP/live_$transport.txt"
+            run "live_$transport" segment --sources "$TMP/live_$transport.txt" --method vsam --learn 4 --max-frames 60 \
+                -o "$TMP/live_$transport"
+            expect_rc "live_$transport" 0 "an RTSP camera over $transport with a file"
+            n=$(find "$TMP/live_$transport/cam000" -name '*_mask.png' | wc -l)
+            CHECKS=$((CHECKS + 1))
+            [ "$n" -ge 20 ] || fail "RTSP over $transport: only $n masks of the camera"
+            same_masks "$TMP/one_vsam_2" "$TMP/live_$transport/cam001" "the file beside the RTSP camera ($transport)"
+        done
+        echo "== the camera's server goes away and comes back: reported, reconnected, numbering goes on"
+        printf 'rtsp://127.0.0.1:%s/cam transport=tcp\n' "$PORT" >"$TMP/flaky.txt"
+        "$GLCV" segment --sources "$TMP/flaky.txt" --method diff2 --max-frames 150 -o "$TMP/flaky" --stall-timeout 1 \
+            >"$TMP/flaky.out" 2>"$TMP/flaky.err" &
+        GLCV_PID=$!
+        for k in $(seq 150); do
+            [ "$(find "$TMP/flaky/cam000" -name '*_mask.png' 2>/dev/null | wc -l)" -ge 10 ] && break
+            sleep 0.1
+        done
+        kill "$RTSP_PID" 2>/dev/null
+        wait "$RTSP_PID" 2>/dev/null
+        before=$(find "$TMP/flaky/cam000" -name '*_mask.png' 2>/dev/null | wc -l)
+        sleep 2
+        start_rtsp "$TMP/cam.mkv" "$PORT"
+        for k in $(seq 300); do kill -0 "$GLCV_PID" 2>/dev/null || break; sleep 0.1; done
+        if kill -0 "$GLCV_PID" 2>/dev/null; then
+            kill -INT "$GLCV_PID"
+            sleep 1
+        fi
+        wait "$GLCV_PID"
+        echo $? >"$TMP/flaky.rc"
+        expect_in flaky err "flaky.txt:1: source 'rtsp://127.0.0.1:$PORT/cam' (cam000)" "the cut camera is reported"
+        after=$(find "$TMP/flaky/cam000" -name '*_mask.png' | wc -l)
+        last=$(find "$TMP/flaky/cam000" -name '*_mask.png' | sort | tail -1)
+        CHECKS=$((CHECKS + 1))
+        [ "$after" -gt "$before" ] && [ "$before" -ge 10 ] ||
+            fail "reconnect: $before masks before the cut, $after at the end"
+        CHECKS=$((CHECKS + 1))
+        # the numbering goes on: the last mask's index is at least the number of masks less one
+        idx=$(basename "$last" | sed 's/frame_0*\([0-9]*\)_mask.png/\1/')
+        [ "${idx:-0}" -ge $((after - 1)) ] || fail "reconnect: the last mask is $last of $after masks"
+        kill "$RTSP_PID" 2>/dev/null
+        wait "$RTSP_PID" 2>/dev/null
+    fi
+fi
+
+testlib_finish test_cli_sources
