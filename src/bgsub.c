@@ -247,6 +247,7 @@ static glcv_status frames_locked(glcv_bgsub *b, const glcv_image *frames, int co
         return st;
     if (b->learning)
         return glcv_fail(&b->p.logger, GLCV_ERROR_STATE, "bgsub: learning is in progress");
+    b->mapped = 0; /* a set processed: frames mapped before it are not (GL reuses their staging) */
     if (!b->engine) {
         int cur = (b->ring_cur + 1) % 3;
         for (int i = 0; i < count; i++)
@@ -259,7 +260,6 @@ static glcv_status frames_locked(glcv_bgsub *b, const glcv_image *frames, int co
         return st;
     for (int i = 0; i < count; i++)
         put_raw(b, &frames[i], (uint8_t *)ptr + frame_bytes(b) * (size_t)i);
-    b->mapped = 0;
     return run_set(b, slot, wait);
 }
 
@@ -540,6 +540,10 @@ static glcv_status masks_of(glcv_bgsub *b, int age, const uint8_t **masks)
     long set = b->total - 1 - age;
     if (set < 0)
         return glcv_fail(lg, GLCV_ERROR_STATE, "bgsub: masks: no frame set %d before the newest yet", age);
+    /* Every engine says so, although a GL engine may still hold the set's masks (read at age 0) */
+    if (age > 0 && !b->p.download)
+        return glcv_fail(lg, GLCV_ERROR_STATE, "bgsub: masks: age %d needs params.download (without it only the "
+                         "newest set's masks are kept)", age);
     glcv_status st = gl_ready(b, "masks");
     if (st != GLCV_OK)
         return st;

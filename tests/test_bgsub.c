@@ -255,7 +255,8 @@ static void check_learn_rule(glcv_engine_mode engine)
     CHECK_OK(glcv_bgsub_create(&p, &twin[0]));
     CHECK_OK(glcv_bgsub_create(&p, &twin[1]));
     glcv_image f[2] = {test_image_make(W, H, GLCV_PIXEL_RGB8, 0), test_image_make(W, H, GLCV_PIXEL_RGB8, 0)};
-    glcv_image small[2] = {test_image_make(W - 1, H, GLCV_PIXEL_RGB8, 0), test_image_make(W - 1, H, GLCV_PIXEL_RGB8, 0)};
+    glcv_image small[2] = {test_image_make(W - 1, H, GLCV_PIXEL_RGB8, 0),
+                           test_image_make(W - 1, H, GLCV_PIXEL_RGB8, 0)};
     glcv_image m[2][2];
     for (int k = 0; k < 2; k++)
         for (int s = 0; s < 2; s++)
@@ -322,6 +323,58 @@ done:
         }
         test_image_release(&f[k]);
         test_image_release(&small[k]);
+    }
+}
+
+/* The call-order errors the header gives, on every engine alike: masks of an older set without
+ * params.download, and frames_mapped when a set was processed since map_frames. */
+static void check_call_order(glcv_engine_mode engine)
+{
+    const char *name = glcv_engine_mode_string(engine);
+    glcv_image f[2] = {test_image_make(W, H, GLCV_PIXEL_RGB8, 0), test_image_make(W, H, GLCV_PIXEL_RGB8, 0)};
+    glcv_image m[2] = {test_image_make(W, H, GLCV_PIXEL_GRAY8, 0), test_image_make(W, H, GLCV_PIXEL_GRAY8, 0)};
+    glcv_image staged[2];
+    for (int download = 0; download < 2; download++) {
+        glcv_bgsub *b = NULL;
+        CHECK_OK(glcv_bgsub_create(&GLCV_BGSUB_PARAMS(.width = W, .height = H, .streams = 2, .engine = engine,
+                                                      .download = download, .logger = lg),
+                                   &b));
+        if (!b)
+            continue;
+        for (int t = 0; t < 4; t++) {
+            uint64_t rng = 5 + (uint64_t)t;
+            for (int s = 0; s < 2; s++)
+                make_frame(&f[s], s, t, 0, &rng);
+            CHECK_OK(glcv_bgsub_frames(b, f, 2, 1));
+            CHECK_OK(glcv_bgsub_read_masks(b, 0, m, 2)); /* a GL engine then holds this set's masks */
+        }
+        for (int age = 1; age <= 2; age++) {
+            glcv_status want = download ? GLCV_OK : GLCV_ERROR_STATE;
+            glcv_status got = glcv_bgsub_read_masks(b, age, m, 2);
+            CHECK(got == want, "%s download %d: read_masks age %d: '%s', expected '%s'", name, download, age,
+                  glcv_status_string(got), glcv_status_string(want));
+            got = glcv_bgsub_map_masks(b, age, staged, 2);
+            CHECK(got == want, "%s download %d: map_masks age %d: '%s', expected '%s'", name, download, age,
+                  glcv_status_string(got), glcv_status_string(want));
+        }
+        /* a set processed between map_frames and frames_mapped: the mapping is gone */
+        CHECK_OK(glcv_bgsub_map_frames(b, staged, 2));
+        CHECK_OK(glcv_bgsub_frames(b, f, 2, 1));
+        glcv_status got = glcv_bgsub_frames_mapped(b, 1);
+        CHECK(got == GLCV_ERROR_STATE, "%s: frames_mapped after map_frames and frames: '%s', expected '%s'", name,
+              glcv_status_string(got), glcv_status_string(GLCV_ERROR_STATE));
+        CHECK_OK(glcv_bgsub_map_frames(b, staged, 2));
+        for (int s = 0; s < 2; s++)
+            glcv_image_convert(&f[s], &staged[s]);
+        CHECK_OK(glcv_bgsub_frames_mapped(b, 1));
+        got = glcv_bgsub_frames_mapped(b, 1);
+        CHECK(got == GLCV_ERROR_STATE, "%s: frames_mapped twice: '%s', expected '%s'", name, glcv_status_string(got),
+              glcv_status_string(GLCV_ERROR_STATE));
+        glcv_bgsub_destroy(&b);
+    }
+    for (int s = 0; s < 2; s++) {
+        test_image_release(&f[s]);
+        test_image_release(&m[s]);
     }
 }
 
@@ -732,8 +785,10 @@ int main(int argc, char **argv)
     check_rule_by_hand();
     check_arguments();
     check_learn_rule(GLCV_ENGINE_CPU);
+    check_call_order(GLCV_ENGINE_CPU);
     glcv_context *ctx = test_context_or_skip(engine == GLCV_ENGINE_COMPUTE ? 43 : 33);
     check_learn_rule(engine);
+    check_call_order(engine);
     check_gl(engine);
     check_no_context(ctx, engine);
     glcv_context_destroy(&ctx);

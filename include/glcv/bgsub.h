@@ -170,8 +170,10 @@ GLCV_API glcv_status glcv_bgsub_frames(glcv_bgsub *bgsub, const glcv_image *fram
 /* Zero-copy input: fills out[0..count-1] (count == streams) with images in params.format whose
  * pixels lie in persistently mapped upload memory (plain host memory with the CPU engine), one
  * block for the whole set. Fill them, then call glcv_bgsub_frames_mapped: the set goes to the GPU
- * in one transfer and the memory is not copied on the host. Valid until frames_mapped returns.
- * Errors: INVALID_ARGUMENT, GL, OUT_OF_MEMORY. */
+ * in one transfer and the memory is not copied on the host. Valid until frames_mapped returns,
+ * or until another set is processed (glcv_bgsub_frames, frames_texture): frames_mapped is then
+ * STATE, as without map_frames. Errors: INVALID_ARGUMENT, GL, OUT_OF_MEMORY; frames_mapped:
+ * STATE (no map_frames since the last set; learning), GL. */
 GLCV_API glcv_status glcv_bgsub_map_frames(glcv_bgsub *bgsub, glcv_image *out, int count);
 GLCV_API glcv_status glcv_bgsub_frames_mapped(glcv_bgsub *bgsub, int wait);
 
