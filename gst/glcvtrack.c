@@ -574,7 +574,7 @@ static void gst_glcv_track_class_init(GstGlcvTrackClass *klass)
         gobject, PROP_MIN_WINDOW_AREA,
         g_param_spec_int("min-window-area", "Min window area",
                          "A window of fewer pixels is reset to reset-width; -1 = never (0: the default 20)", -1,
-                         G_MAXINT, d.min_window_area, ready));
+                         GLCV_TRACK_MAX_MIN_WINDOW_AREA, d.min_window_area, ready));
     g_object_class_install_property(
         gobject, PROP_RESET_WIDTH,
         g_param_spec_int("reset-width", "Reset width", "Width of a reset window", 1, 16384, d.reset_width, ready));

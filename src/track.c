@@ -130,7 +130,7 @@ static glcv_status resolve_params(const glcv_track_params *in, glcv_track_params
         (st = check_range(lg, "min_mass", p->min_mass, 0, 1)) ||
         (st = check_range(lg, "max_distance", p->max_distance, 0, 1)) ||
         (st = check_range(lg, "recovery_interval", p->recovery_interval, 1, 1e6)) ||
-        (st = check_range(lg, "min_window_area", p->min_window_area, -1, 1e9)) ||
+        (st = check_range(lg, "min_window_area", p->min_window_area, -1, GLCV_TRACK_MAX_MIN_WINDOW_AREA)) ||
         (st = check_range(lg, "reset_width", p->reset_width, 1, 1e6)) ||
         (st = check_range(lg, "cuda_device", p->cuda_device, 0, 1024)))
         return st;

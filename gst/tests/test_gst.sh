@@ -102,6 +102,12 @@ part_inspect() {
             expect_in "inspect_$element" out "  $p " "$element has the property $p"
         done
     done
+    # A property's range is the one the library takes (include/glcv/track.h).
+    CHECKS=$((CHECKS + 1))
+    if ! grep -A2 "^  min-window-area " "$TMP/inspect_glcvtrack.out" | grep -qF "Range: -1 - 1000000000 "; then
+        fail "glcvtrack's min-window-area range is not the library's -1..1000000000 (GLCV_TRACK_MAX_MIN_WINDOW_AREA)"
+        grep -A2 "^  min-window-area " "$TMP/inspect_glcvtrack.out" | sed 's/^/  | /'
+    fi
 }
 
 # The element's masks against glcv segment's on the same frames: with a learned background (the
@@ -273,6 +279,11 @@ part_errors() {
     gst bad_bins "${src[@]}" ! glcvtrack boxes="4,4,8,8" bins=100 sat-bins=100 ! fakesink
     expect_failure bad_bins "glcvtrack bins=100 sat-bins=100 (over 4096 bins)"
     expect_in bad_bins err "Cannot create the tracker: invalid argument" "glcv's refusal reaches the bus"
+    # min-window-area: the library's largest value is taken, one more is refused by GObject.
+    gst big_area "${src[@]}" ! glcvtrack boxes="4,4,8,8" min-window-area=1000000000 ! fakesink
+    expect_rc big_area 0 "glcvtrack min-window-area=1000000000 (the library's largest)"
+    gst bad_area "${src[@]}" ! glcvtrack boxes="4,4,8,8" min-window-area=1000000001 ! fakesink
+    expect_in bad_area err "out of range for property 'min-window-area'" "GObject refuses min-window-area=1000000001"
     gst box_outside "${src[@]}" ! glcvtrack boxes="500,500,8,8" ! fakesink
     expect_failure box_outside "glcvtrack with a box outside the frame"
     expect_in box_outside err "Box 500,500,8,8 (frame 64x48)" "the error names the box and the frame"

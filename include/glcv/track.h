@@ -68,6 +68,8 @@ typedef struct glcv_track glcv_track;
 #define GLCV_TRACK_MAX_OBJECTS 1024
 /* Largest streams. */
 #define GLCV_TRACK_MAX_STREAMS 2048
+/* The largest glcv_track_params.min_window_area (10^9 pixels: more than any frame has). */
+#define GLCV_TRACK_MAX_MIN_WINDOW_AREA 1000000000
 
 /* How the window is sized after the mean shift. 0 (DEFAULT) is OPENCV. */
 typedef enum glcv_track_window {
@@ -124,7 +126,7 @@ typedef struct glcv_track_params {
                                 recovery_interval consecutive lost frames (1 = at once); default 4
                                 (a lost frame or two do not make the object jump); 1..1e6 */
     int min_window_area;     /* a window of fewer pixels (w * h) is reset; default 20; -1 = never;
-                                -1..1e9 */
+                                -1..GLCV_TRACK_MAX_MIN_WINDOW_AREA */
     int reset_width;         /* width of a reset window (height: aspect * width in PAPER mode);
                                 default 200; 1..1e6; clipped to the frame */
     /* Engines: CUDA, CPU; AUTO (the default) is CUDA when a device can be used, else the CPU
