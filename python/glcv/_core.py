@@ -255,13 +255,16 @@ def frames_structs(frames, what, order, gray, size, count):
 
 
 def rect(value, what):
-    """A glcv_rect from (x, y, width, height)."""
+    """A glcv_rect from (x, y, width, height): integers, as number(kind=int) takes them (an
+    integral float such as 4.0 is one; 0.5, a string or a bool is refused, never truncated)."""
     try:
-        x, y, w, h = (int(v) for v in value)
-    except (TypeError, ValueError, OverflowError):
-        raise invalid(f"{what}: (x, y, width, height) of ints, not {value!r}") from None
-    if any(not -2**31 <= v < 2**31 for v in (x, y, w, h)):
-        raise invalid(f"{what}: {value!r} does not fit in ints")
+        items = list(value)
+    except TypeError:
+        items = None
+    if items is None or len(items) != 4:
+        raise invalid(f"{what}: (x, y, width, height) of ints, not {value!r}")
+    x, y, w, h = (number(v, f"{what} {name} in {value!r}", int)
+                  for v, name in zip(items, ("x", "y", "width", "height")))
     return ffi.new("glcv_rect *", (x, y, w, h))[0]
 
 

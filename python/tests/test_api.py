@@ -516,9 +516,20 @@ class Tracker(unittest.TestCase):
             for name, bad in bad_hists.items():
                 with self.assertRaises(glcv.InvalidArgumentError, msg=name):
                     tr.add(bad, (0, 0, 5, 5))
-            for region in ((0, 0, 0, 5), (1, 2, 3), "abc", (2**40, 0, 1, 1), None):
+            for region in ((0, 0, 0, 5), (1, 2, 3), "abc", (2**40, 0, 1, 1), None, (0.5, 0, 5, 5),
+                           (0, 0, 5, 5.25), ("1", 0, 5, 5), (True, 0, 5, 5), (0, 0, float("nan"), 5),
+                           (0, 0, float("inf"), 5), (0, 0, 5, 5, 5), (0, 0, np.float32(4.5), 5)):
                 with self.assertRaises(glcv.InvalidArgumentError, msg=str(region)):
                     tr.compute_hist(frames[0], region)
+            # integral values of any number type are integers, as for the other int arguments
+            same = tr.compute_hist(frames[0], (0, 0, 5, 5))
+            for region in ((0.0, 0, 5.0, 5), np.array([0, 0, 5, 5]), (np.int64(0), 0, np.float64(5), 5)):
+                self.assertTrue(np.array_equal(tr.compute_hist(frames[0], region), same), str(region))
+            hist = tr.compute_hist(frames[0], (0, 0, 5, 5))
+            with self.assertRaises(glcv.InvalidArgumentError):
+                tr.add(hist, (0, 0, 5.5, 5))
+            with self.assertRaises(glcv.InvalidArgumentError):
+                tr.set_window(0, (0.5, 0, 5, 5))
             with self.assertRaises(glcv.InvalidArgumentError):
                 tr.compute_hist(frames[0], (0, 0, 5, 5), mask=np.zeros((H, W, 3), np.uint8))
             with self.assertRaises(glcv.InvalidArgumentError):
@@ -578,6 +589,9 @@ class Matcher(unittest.TestCase):
                 m.best(0)
             with self.assertRaises(glcv.InvalidArgumentError):
                 m.set_roi((0, 0, 0, 4))
+            for roi in ((0.5, 0, 30, 30), (0, 0, 30, 29.9), ("0", 0, 30, 30)):
+                with self.assertRaises(glcv.InvalidArgumentError, msg=str(roi)):
+                    m.set_roi(roi)
         with self.assertRaises(glcv.StateError):
             m.best(1)
         with glcv.Matcher(W, H, engine="cpu") as m:
