@@ -10,6 +10,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -528,10 +529,94 @@ static int prepare(eval_run *run, const cli_args *args)
     return rc;
 }
 
+/* ---- glcv eval otb: the first ground-truth boxes ---------------------------------------------- */
+
+/* The largest coordinate the tracker takes (glcv_track refuses windows beyond +-2^24). */
+#define OTB_MAX_COORDINATE 16777216.0
+
+/* glcv eval otb (cmd_track.c) starts the tracker from each sequence's first ground-truth box, as
+ * if it had been given as --roi, and would name it so. A first box the tracker cannot start from
+ * is named here by its file and line instead, for every sequence before any is run. What cannot
+ * be read or parsed here is left to cmd_eval_otb, which reports it. `dir` is a SEQDIR. */
+static int check_otb_first_box(const char *dir)
+{
+    char *path = cli_path_join(dir, "groundtruth_rect", ".txt");
+    if (!path)
+        return cli_out_of_memory();
+    FILE *f = fopen(path, "r");
+    char line[512];
+    int lineno = 0, found = 0, rc = CLI_OK;
+    double v[4];
+    while (f && !found && fgets(line, sizeof line, f)) { /* the first line that is not empty */
+        lineno++;
+        for (char *c = line; *c; c++)
+            if (*c == ',' || *c == '\t' || *c == '\r' || *c == '\n')
+                *c = ' ';
+        char *p = line, *end = NULL;
+        int k = 0;
+        for (; k < 4; k++, p = end) {
+            errno = 0;
+            v[k] = strtod(p, &end);
+            if (end == p || errno != 0 || !isfinite(v[k]))
+                break;
+        }
+        while (*p == ' ')
+            p++;
+        if (k == 0 && *p == '\0')
+            continue;
+        found = k == 4 && *p == '\0' ? 1 : -1;
+    }
+    if (f)
+        fclose(f);
+    cli_paths files = {0};
+    struct stat sb;
+    char *img = found > 0 ? cli_path_join(dir, "img", "") : NULL;
+    int w = 0, h = 0, channels = 0;
+    if (found > 0 && (fabs(v[0]) > OTB_MAX_COORDINATE || fabs(v[1]) > OTB_MAX_COORDINATE ||
+                      fabs(v[2]) > OTB_MAX_COORDINATE || fabs(v[3]) > OTB_MAX_COORDINATE)) {
+        cli_error("%s:%d: the first box %g,%g,%g,%g, where the tracker starts, is beyond +-%.0f", path, lineno, v[0],
+                  v[1], v[2], v[3], OTB_MAX_COORDINATE);
+        rc = CLI_FAIL;
+    } else if (found > 0 && (lrint(v[2]) < 1 || lrint(v[3]) < 1)) {
+        cli_error("%s:%d: the first box %g,%g,%g,%g, where the tracker starts, has no area (width and height must "
+                  "be >= 1)", path, lineno, v[0], v[1], v[2], v[3]);
+        rc = CLI_FAIL;
+    } else if (img && stat(img, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+        /* these print what is wrong, as cmd_eval_otb would */
+        rc = cli_collect_images(&img, 1, &files);
+        if (rc == CLI_OK && files.count > 0)
+            rc = cli_probe_image(files.items[0], NULL, &w, &h, &channels);
+    }
+    if (rc == CLI_OK && w > 0) {
+        /* as --roi is checked: some of the box inside the frames (x, y 1-based in the file) */
+        long x = lrint(v[0] - 1.0), y = lrint(v[1] - 1.0), bw = lrint(v[2]), bh = lrint(v[3]);
+        if (x >= w || y >= h || x + bw <= 0 || y + bh <= 0) {
+            cli_error("%s:%d: the first box %g,%g,%g,%g, where the tracker starts, is outside the %dx%d frames", path,
+                      lineno, v[0], v[1], v[2], v[3], w, h);
+            rc = CLI_FAIL;
+        }
+    }
+    cli_paths_free(&files);
+    free(img);
+    free(path);
+    return rc;
+}
+
 int cmd_eval(int argc, char **argv)
 {
-    if (argc > 0 && strcmp(argv[0], "otb") == 0)
-        return cmd_eval_otb(argc - 1, argv + 1);
+    if (argc > 0 && strcmp(argv[0], "otb") == 0) {
+        /* The SEQDIRs: the arguments that are folders holding a ground truth (no option takes one). */
+        int help = 0, rc = CLI_OK;
+        for (int i = 1; i < argc; i++)
+            help |= strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0;
+        for (int i = 1; i < argc && !help && rc == CLI_OK; i++) {
+            char *truth = argv[i][0] != '-' ? cli_path_join(argv[i], "groundtruth_rect", ".txt") : NULL;
+            if (truth && cli_is_file(truth))
+                rc = check_otb_first_box(argv[i]);
+            free(truth);
+        }
+        return rc == CLI_OK ? cmd_eval_otb(argc - 1, argv + 1) : rc;
+    }
     eval_options o = {.lead_in = DEFAULT_LEAD_IN};
     const cli_option options[] = {
         CLI_QUIET_VERBOSE_OPTIONS(&o.quiet, &o.verbose),
