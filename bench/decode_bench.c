@@ -5,7 +5,7 @@
  *
  *   decode_bench FILE [--sources N] [--work decode|convert|vsam|eth] [--decoder nvdec|cpu|both]
  *                [--cpu-share F] [--gpus G] [--no-download] [--seconds S] [--rate FPS] [--label TEXT]
- *                [--nvdec-threads K]
+ *                [--set-size K]
  *
  * Every source reads FILE (a video; looping), as a camera of a set would. The rows:
  *   decode   the floor of the decoders used: N glcv_media sources decoded and their frames taken
@@ -18,8 +18,9 @@
  *   eth      convert, then glcv_segment (streams = N, compute, 8 MRF iterations) on the array, the
  *            masks mapped after each set, unless --no-download
  * --decoder: nvdec (every source on NVDEC), cpu (libavcodec, one thread per source), both (a share
- * --cpu-share of the sources, default 0.35, on the CPU); --nvdec-threads K: at most K threads inside
- * NVDEC decoders at once (default: no bound). --gpus G: G sets, one per GPU (a thread,
+ * --cpu-share of the sources, default 0.35, on the CPU). --set-size K: a GPU's sources go in sets of at
+ * most K (default 256: 640x480 RGB sets above about 580 cameras exceed NVIDIA's 512 MB buffer
+ * textures, which one glcv_bgsub object's frame ring is), read and processed one after another. --gpus G: G sets, one per GPU (a thread,
  * a GL context on the EGL device of CUDA device g, its own decoders), sources split evenly.
  * Prints one line: the row, frames/s, cameras at --rate, and the time per set spent reading (decode
  * wait + conversion) and processing. */
@@ -43,7 +44,7 @@ enum { MAX_GPUS = 16, MAX_SETS = 100000 };
 
 typedef struct options {
     const char *file, *work, *decoder, *label;
-    int sources, gpus, download, nvdec_threads;
+    int sources, gpus, download, set_size;
     double cpu_share, seconds, rate;
 } options;
 
@@ -160,63 +161,126 @@ static void run_decode(gpu_job *j)
 
 /* ---- convert, vsam, eth: texture sets ------------------------------------------------------------- */
 
-static void run_set(gpu_job *j)
+/* One set of a GPU's sources and the method's object over it. */
+typedef struct chunk {
+    int count;
+    glcv_media_set *set;
+    glcv_bgsub *bgsub;
+    glcv_segment *seg;
+    glcv_media_set_frame *out;
+    glcv_image *masks;
+    int sets;
+} chunk;
+
+static glcv_status chunk_open(gpu_job *j, chunk *c, int count)
 {
     const options *o = j->o;
-    glcv_context *ctx = NULL;
-    glcv_media_set *set = NULL;
-    glcv_bgsub *bgsub = NULL;
-    glcv_segment *seg = NULL;
-    glcv_media_params *src = calloc((size_t)j->count, sizeof *src);
-    glcv_media_set_frame *out = calloc((size_t)j->count, sizeof *out);
-    glcv_image *masks = calloc((size_t)j->count, sizeof *masks);
-    glcv_image *bgs = calloc((size_t)j->count, sizeof *bgs);
-    double *read_ms = calloc(MAX_SETS, sizeof *read_ms), *proc_ms = calloc(MAX_SETS, sizeof *proc_ms);
-    int vsam = !strcmp(o->work, "vsam"), eth = !strcmp(o->work, "eth");
-    j->st = glcv_context_create(&GLCV_CONTEXT_PARAMS(.match_cuda_device = 1, .cuda_device = j->gpu,
-                                                     .min_gl_version = 43),
-                                &ctx);
-    for (int i = 0; i < j->count; i++) {
+    c->count = count;
+    c->out = calloc((size_t)count, sizeof *c->out);
+    c->masks = calloc((size_t)count, sizeof *c->masks);
+    glcv_media_params *src = calloc((size_t)count, sizeof *src);
+    glcv_image *bgs = calloc((size_t)count, sizeof *bgs);
+    if (!c->out || !c->masks || !src || !bgs) {
+        free(src);
+        free(bgs);
+        return GLCV_ERROR_OUT_OF_MEMORY;
+    }
+    for (int i = 0; i < count; i++) {
         src[i] = source_params(o);
         src[i].cuda_device = j->gpu;
     }
     glcv_media_decoder dec = !strcmp(o->decoder, "cpu") ? GLCV_MEDIA_DECODER_CPU : GLCV_MEDIA_DECODER_DEFAULT;
-    if (j->st == GLCV_OK)
-        j->st = glcv_media_set_create(&GLCV_MEDIA_SET_PARAMS(.count = j->count, .sources = src, .texture = 1,
-                                                             .decoder = dec, .cuda_device = j->gpu,
-                                                             .cpu_share = !strcmp(o->decoder, "both") ? o->cpu_share
-                                                                                                      : 0.0,
-                                                             .open_threads = 64, .logger = quiet_logger()),
-                                      &set);
+    glcv_status st = glcv_media_set_create(
+        &GLCV_MEDIA_SET_PARAMS(.count = count, .sources = src, .texture = 1, .decoder = dec, .cuda_device = j->gpu,
+                               .cpu_share = !strcmp(o->decoder, "both") ? o->cpu_share : 0.0, .open_threads = 64,
+                               .logger = quiet_logger()),
+        &c->set);
     glcv_media_set_params sp = {0};
-    if (j->st == GLCV_OK)
-        j->st = glcv_media_set_get_params(set, &sp);
-    for (int i = 0; set && i < j->count; i++) {
-        glcv_media_stats s;
+    if (st == GLCV_OK)
+        st = glcv_media_set_get_params(c->set, &sp);
+    for (int i = 0; st == GLCV_OK && i < count; i++) {
+        glcv_media_stats stats;
         glcv_media_decoder d;
-        glcv_media_set_get_stats(set, i, &s, &d);
+        glcv_media_set_get_stats(c->set, i, &stats, &d);
         j->nvdec_sources += d == GLCV_MEDIA_DECODER_NVDEC;
     }
-    if (j->st == GLCV_OK && vsam)
-        j->st = glcv_bgsub_create(&GLCV_BGSUB_PARAMS(.width = sp.width, .height = sp.height, .streams = j->count,
-                                                     .engine = GLCV_ENGINE_COMPUTE, .download = o->download),
-                                  &bgsub);
-    if (j->st == GLCV_OK && eth) {
-        j->st = glcv_segment_create(&GLCV_SEGMENT_PARAMS(.width = sp.width, .height = sp.height, .streams = j->count,
-                                                         .engine = GLCV_ENGINE_COMPUTE),
-                                    &seg);
-        for (int i = 0; i < j->count && j->st == GLCV_OK; i++) {
-            j->st = glcv_image_alloc(sp.width, sp.height, GLCV_PIXEL_RGB8, &bgs[i]);
-            if (j->st == GLCV_OK)
+    if (st == GLCV_OK && !strcmp(o->work, "vsam"))
+        st = glcv_bgsub_create(&GLCV_BGSUB_PARAMS(.width = sp.width, .height = sp.height, .streams = count,
+                                                  .engine = GLCV_ENGINE_COMPUTE, .download = o->download,
+                                                  .logger = quiet_logger()),
+                               &c->bgsub);
+    if (st == GLCV_OK && !strcmp(o->work, "eth")) {
+        st = glcv_segment_create(&GLCV_SEGMENT_PARAMS(.width = sp.width, .height = sp.height, .streams = count,
+                                                      .engine = GLCV_ENGINE_COMPUTE, .logger = quiet_logger()),
+                                 &c->seg);
+        for (int i = 0; i < count && st == GLCV_OK; i++) {
+            st = glcv_image_alloc(sp.width, sp.height, GLCV_PIXEL_RGB8, &bgs[i]);
+            if (st == GLCV_OK)
                 memset(bgs[i].data, 110, glcv_image_stride(&bgs[i]) * (size_t)sp.height);
         }
-        if (j->st == GLCV_OK)
-            j->st = glcv_segment_set_backgrounds(seg, bgs, j->count);
+        if (st == GLCV_OK)
+            st = glcv_segment_set_backgrounds(c->seg, bgs, count);
+    }
+    for (int i = 0; i < count; i++)
+        glcv_image_free(&bgs[i]);
+    free(bgs);
+    free(src);
+    return st;
+}
+
+static void chunk_close(chunk *c)
+{
+    glcv_bgsub_destroy(&c->bgsub);
+    glcv_segment_destroy(&c->seg);
+    glcv_media_set_destroy(&c->set);
+    free(c->out);
+    free(c->masks);
+}
+
+/* Reads and processes one set of the chunk; *frames gets its new frames. */
+static glcv_status chunk_step(const options *o, chunk *c, long *frames, double *read_ms, double *proc_ms)
+{
+    double a = bench_now_ms();
+    glcv_status st = glcv_media_set_read(c->set, NULL, c->out, NULL, -1);
+    double b = bench_now_ms();
+    unsigned int tex = glcv_media_set_texture(c->set);
+    if (st == GLCV_OK && c->bgsub) {
+        st = glcv_bgsub_frames_texture(c->bgsub, tex, 0);
+        if (st == GLCV_OK && o->download && c->sets >= 2)
+            st = glcv_bgsub_map_masks(c->bgsub, 1, c->masks, c->count);
+    } else if (st == GLCV_OK && c->seg) {
+        st = glcv_segment_frames_texture(c->seg, tex, 0);
+        if (st == GLCV_OK && o->download)
+            st = glcv_segment_map_masks(c->seg, c->masks, c->count);
+    }
+    *read_ms += b - a;
+    *proc_ms += bench_now_ms() - b;
+    for (int i = 0; i < c->count; i++)
+        *frames += c->out[i].has_frame;
+    c->sets++;
+    return st;
+}
+
+static void run_set(gpu_job *j)
+{
+    const options *o = j->o;
+    glcv_context *ctx = NULL;
+    int n_chunks = (j->count + o->set_size - 1) / o->set_size;
+    chunk *chunks = calloc((size_t)n_chunks, sizeof *chunks);
+    double *read_ms = calloc(MAX_SETS, sizeof *read_ms), *proc_ms = calloc(MAX_SETS, sizeof *proc_ms);
+    j->st = chunks && read_ms && proc_ms ? GLCV_OK : GLCV_ERROR_OUT_OF_MEMORY;
+    if (j->st == GLCV_OK)
+        j->st = glcv_context_create(&GLCV_CONTEXT_PARAMS(.match_cuda_device = 1, .cuda_device = j->gpu,
+                                                         .min_gl_version = 43, .logger = quiet_logger()),
+                                    &ctx);
+    for (int k = 0; k < n_chunks && j->st == GLCV_OK; k++) {
+        int first = k * o->set_size, count = j->count - first < o->set_size ? j->count - first : o->set_size;
+        j->st = chunk_open(j, &chunks[k], count);
     }
     if (j->st != GLCV_OK)
         snprintf(j->err, sizeof j->err, "set-up on GPU %d: %s", j->gpu, glcv_status_string(j->st));
     pthread_barrier_wait(j->start);
-    int sets = 0, timed = 0;
+    int rounds = 0;
     long frames = 0;
     double t0 = 0, warm_until = bench_now_ms() + 1000.0, end = warm_until + o->seconds * 1e3;
     int measuring = 0;
@@ -230,49 +294,28 @@ static void run_set(gpu_job *j)
         }
         if (measuring && now >= end)
             break;
-        int running = 0;
-        double a = bench_now_ms();
-        j->st = glcv_media_set_read(set, NULL, out, &running, -1);
-        double b = bench_now_ms();
-        unsigned int tex = glcv_media_set_texture(set);
-        if (j->st == GLCV_OK && bgsub) {
-            j->st = glcv_bgsub_frames_texture(bgsub, tex, 0);
-            if (j->st == GLCV_OK && o->download && sets >= 2)
-                j->st = glcv_bgsub_map_masks(bgsub, 1, masks, j->count);
-        } else if (j->st == GLCV_OK && seg) {
-            j->st = glcv_segment_frames_texture(seg, tex, 0);
-            if (j->st == GLCV_OK && o->download)
-                j->st = glcv_segment_map_masks(seg, masks, j->count);
-        }
-        double c = bench_now_ms();
+        double r_ms = 0, p_ms = 0;
+        for (int k = 0; k < n_chunks && j->st == GLCV_OK; k++)
+            j->st = chunk_step(o, &chunks[k], &frames, &r_ms, &p_ms);
         if (j->st != GLCV_OK) {
-            snprintf(j->err, sizeof j->err, "set %d on GPU %d: %s", sets, j->gpu, glcv_status_string(j->st));
+            snprintf(j->err, sizeof j->err, "round %d on GPU %d: %s", rounds, j->gpu, glcv_status_string(j->st));
             break;
         }
-        for (int i = 0; i < j->count; i++)
-            frames += out[i].has_frame;
-        if (measuring && timed < MAX_SETS) {
-            read_ms[timed] = b - a;
-            proc_ms[timed] = c - b;
-            timed++;
+        if (measuring && rounds < MAX_SETS) {
+            read_ms[rounds] = r_ms;
+            proc_ms[rounds] = p_ms;
+            rounds++;
         }
-        sets++;
     }
     glFinish();
     j->elapsed_s = (bench_now_ms() - t0) / 1e3;
     j->frames = frames;
-    j->read_ms = bench_median(read_ms, timed);
-    j->process_ms = bench_median(proc_ms, timed);
-    glcv_bgsub_destroy(&bgsub);
-    glcv_segment_destroy(&seg);
-    glcv_media_set_destroy(&set);
-    for (int i = 0; i < j->count; i++)
-        glcv_image_free(&bgs[i]);
+    j->read_ms = bench_median(read_ms, rounds);
+    j->process_ms = bench_median(proc_ms, rounds);
+    for (int k = 0; k < n_chunks; k++)
+        chunk_close(&chunks[k]);
     glcv_context_destroy(&ctx);
-    free(src);
-    free(out);
-    free(masks);
-    free(bgs);
+    free(chunks);
     free(read_ms);
     free(proc_ms);
 }
@@ -297,7 +340,7 @@ static int usage(void)
 
 int main(int argc, char **argv)
 {
-    options o = {.work = "vsam", .decoder = "nvdec", .label = "", .sources = 64, .gpus = 1, .download = 1,
+    options o = {.work = "vsam", .decoder = "nvdec", .label = "", .sources = 64, .gpus = 1, .download = 1, .set_size = 256,
                  .cpu_share = 0.35, .seconds = 10, .rate = 25};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -328,20 +371,18 @@ int main(int argc, char **argv)
             o.rate = atof(v);
         else if (!strcmp(a, "--label"))
             o.label = v;
-        else if (!strcmp(a, "--nvdec-threads"))
-            o.nvdec_threads = atoi(v);
+        else if (!strcmp(a, "--set-size"))
+            o.set_size = atoi(v);
         else
             return usage();
     }
     if (!o.file || o.sources < 1 || o.sources > GLCV_MEDIA_SET_MAX * MAX_GPUS || o.gpus < 1 || o.gpus > MAX_GPUS ||
-        o.seconds <= 0 || o.rate <= 0)
+        o.seconds <= 0 || o.rate <= 0 || o.set_size < 1 || o.set_size > GLCV_MEDIA_SET_MAX)
         return usage();
     if (strcmp(o.work, "decode") && strcmp(o.work, "convert") && strcmp(o.work, "vsam") && strcmp(o.work, "eth"))
         return usage();
     if (strcmp(o.decoder, "nvdec") && strcmp(o.decoder, "cpu") && strcmp(o.decoder, "both"))
         return usage();
-    if (o.nvdec_threads > 0)
-        glcv_media_set_nvdec_concurrency(o.nvdec_threads);
     gpu_job jobs[MAX_GPUS];
     pthread_t tid[MAX_GPUS];
     pthread_barrier_t start;
@@ -372,7 +413,7 @@ int main(int argc, char **argv)
         return 1;
     double fps = seconds > 0 ? (double)frames / seconds : 0;
     printf("%-10s %-8s %-6s %5d src %d GPU %4d NVDEC  %9.0f frames/s  %7.1f cams@%g  read %.2f ms  process %.2f ms "
-           "per set  %s\n",
+           "per round of sets  %s\n",
            o.work, o.decoder, o.download ? "masks" : "tex", o.sources, o.gpus, nvdec, fps, fps / o.rate, o.rate,
            read_ms, process_ms, o.label);
     return 0;

@@ -32,7 +32,6 @@
 #include <errno.h>
 #include <math.h>
 #include <pthread.h>
-#include <semaphore.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -522,37 +521,6 @@ static void destroy_object_stream(glcv_media *m)
     m->nvdec_stream = NULL;
 }
 
-/* At most this many threads inside NVDEC decoders at once per device (0: no bound); benchmarks
- * set it through glcv_media_set_nvdec_concurrency. */
-static int nvdec_limit;
-static sem_t nvdec_slots[MAX_CUDA_DEVICES];
-static int nvdec_slots_ready;
-
-void glcv_media_set_nvdec_concurrency(int threads)
-{
-    pthread_mutex_lock(&hw_lock);
-    if (!nvdec_slots_ready && threads > 0) {
-        for (int i = 0; i < MAX_CUDA_DEVICES; i++)
-            sem_init(&nvdec_slots[i], 0, (unsigned)threads);
-        nvdec_slots_ready = 1;
-        nvdec_limit = threads;
-    }
-    pthread_mutex_unlock(&hw_lock);
-}
-
-static void nvdec_enter(const glcv_media *m)
-{
-    if (m->nvdec && nvdec_limit > 0)
-        while (sem_wait(&nvdec_slots[m->p.cuda_device]) != 0 && errno == EINTR) {
-        }
-}
-
-static void nvdec_leave(const glcv_media *m)
-{
-    if (m->nvdec && nvdec_limit > 0)
-        sem_post(&nvdec_slots[m->p.cuda_device]);
-}
-
 /* The decoder's format choice: CUDA frames when offered. When the hardware cannot take the stream
  * (FFmpeg then offers the software formats only) the frames are decoded on the CPU. */
 static enum AVPixelFormat pick_cuda_format(AVCodecContext *ctx, const enum AVPixelFormat *formats)
@@ -758,9 +726,7 @@ static int decode_next(glcv_media *m)
     for (;;) {
         if (atomic_load(&m->stop))
             return -1;
-        nvdec_enter(m);
         int r = avcodec_receive_frame(m->dec, m->frame);
-        nvdec_leave(m);
         if (r == 0) {
             m->consecutive_errors = 0;
             return 1;
@@ -818,9 +784,7 @@ static int decode_next(glcv_media *m)
             av_packet_unref(m->pkt);
             continue;
         }
-        nvdec_enter(m);
         r = avcodec_send_packet(m->dec, m->pkt);
-        nvdec_leave(m);
         av_packet_unref(m->pkt);
         if (r < 0 && r != AVERROR(EAGAIN)) {
             count_decode_error(m);

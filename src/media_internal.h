@@ -57,10 +57,6 @@ glcv_status glcv_media_read_picture(glcv_media *media, glcv_media_picture *pictu
 /* Whether the object decodes on NVDEC (the hardware decoder was set up at open). */
 int glcv_media_uses_nvdec(const glcv_media *media);
 
-/* Benchmarks: at most `threads` threads inside NVDEC decoders at once per device (decode calls and
- * maps), from the first call on (once; 0 and later calls change nothing). */
-void glcv_media_set_nvdec_concurrency(int threads);
-
 /* Whether a read would return at once: a frame is waiting, or the source has stopped. */
 int glcv_media_ready(glcv_media *media);
 

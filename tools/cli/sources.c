@@ -33,6 +33,11 @@ enum {
     PROBE_THREADS = 16,
     QUEUE_PER_WORKER = 64,
     LIVE_WAIT_MS = 100,      /* a set waits this long for its live sources' frames */
+    /* The pixels of one set at most: a glcv_bgsub of 640x480 RGB cameras keeps its frames in buffer
+     * textures, which NVIDIA's GL caps at 512 MB (about 580 such cameras); larger groups of one size
+     * are split into sets of this size, each with its own objects, which the GPU runs one after
+     * another. */
+    MAX_SET_PIXELS = 64 << 20,
     BACKOFF_MAX_S = 30
 };
 
@@ -759,16 +764,28 @@ static int plan_sets(run *r)
         }
         size_of[i] = g;
     }
-    r->sets = calloc((size_t)groups * (size_t)o->gpus, sizeof *r->sets);
-    int rc = r->sets || groups == 0 ? CLI_OK : cli_out_of_memory();
+    int rc = CLI_OK, capacity = 0;
     for (int g = 0; g < groups && rc == CLI_OK; g++) {
         int members = 0;
         for (int i = 0; i < r->n; i++)
             members += size_of[i] == g;
-        int parts = members < o->gpus ? members : o->gpus, per = (members + parts - 1) / parts, k = 0;
+        long long pixels = (long long)sizes[g][0] * sizes[g][1];
+        int by_size = (int)(((long long)members * pixels + MAX_SET_PIXELS - 1) / MAX_SET_PIXELS);
+        int parts = by_size > o->gpus ? by_size : o->gpus;
+        parts = parts < members ? parts : members;
+        int per = (members + parts - 1) / parts, k = 0;
+        if (r->set_count + parts > capacity) {
+            capacity = 2 * (r->set_count + parts);
+            set_job *grown = realloc(r->sets, (size_t)capacity * sizeof *grown);
+            if (!grown) {
+                rc = cli_out_of_memory();
+                break;
+            }
+            r->sets = grown;
+        }
         for (int p = 0; p < parts && rc == CLI_OK; p++) {
             set_job *j = &r->sets[r->set_count++];
-            *j = (set_job){.r = r, .gpu = p, .width = sizes[g][0], .height = sizes[g][1]};
+            *j = (set_job){.r = r, .gpu = p % o->gpus, .width = sizes[g][0], .height = sizes[g][1]};
             atomic_init(&j->dropped, 0);
             if (!(j->members = calloc((size_t)per, sizeof *j->members)))
                 rc = cli_out_of_memory();
