@@ -12,8 +12,15 @@ find_package(Threads REQUIRED GLOBAL)
 pkg_check_modules(GLCV_EPOXY REQUIRED IMPORTED_TARGET GLOBAL epoxy)
 pkg_check_modules(GLCV_EGL REQUIRED IMPORTED_TARGET GLOBAL egl)
 pkg_check_modules(GLCV_STB REQUIRED IMPORTED_TARGET GLOBAL stb)
-set(GLCV_DEPS PkgConfig::GLCV_EPOXY PkgConfig::GLCV_EGL PkgConfig::GLCV_STB Threads::Threads m ${CMAKE_DL_LIBS})
-set(GLCV_PC_REQUIRES_PRIVATE "epoxy egl stb")
+# libdeflate: PNG files are compressed with it (and their chunks' CRC-32); required.
+pkg_check_modules(GLCV_DEFLATE IMPORTED_TARGET GLOBAL libdeflate)
+if(NOT GLCV_DEFLATE_FOUND)
+  message(FATAL_ERROR "glcv: libdeflate was not found (pkg-config libdeflate; Debian: libdeflate-dev): glcv writes "
+                      "PNG files with it")
+endif()
+set(GLCV_DEPS PkgConfig::GLCV_EPOXY PkgConfig::GLCV_EGL PkgConfig::GLCV_STB PkgConfig::GLCV_DEFLATE Threads::Threads m
+              ${CMAKE_DL_LIBS})
+set(GLCV_PC_REQUIRES_PRIVATE "epoxy egl stb libdeflate")
 set(GLCV_PC_LIBS_PRIVATE "-lpthread -lm -ldl")
 
 # Reports an optional dependency: fails when GLCV_WITH_<dep> is ON and it was not found.

@@ -17,7 +17,7 @@ ROOT=$PWD
 JOBS=$(nproc 2>/dev/null || echo 2)
 
 PACKAGES=(build-essential g++ cmake pkg-config libepoxy-dev libegl-dev libegl-mesa0 libgl1-mesa-dri
-          libgbm1 libstb-dev libglfw3-dev xvfb xauth
+          libgbm1 libstb-dev libdeflate-dev libglfw3-dev xvfb xauth
           libavformat-dev libavcodec-dev libavdevice-dev libswscale-dev libavutil-dev libffmpeg-nvenc-dev libzstd-dev
           libssl-dev
           clang libclang-rt-14-dev

@@ -341,6 +341,69 @@ static void test_png_round_trip(void)
     CHECK(count_entries(".tmp-") == 0, "temporary files left behind after saving");
 }
 
+/* Pixel (x, y), channel c of a structured pattern: every PNG filter is the best one somewhere. */
+static uint8_t pattern_value(int pattern, int x, int y, int c, uint64_t *rng)
+{
+    switch (pattern) {
+    case 0: return (uint8_t)(3 * x + 5 * y + 40 * c);                          /* gradients: sub, up, paeth */
+    case 1: return ((x / 3 + y / 2) & 1) ? 255 : 0;                             /* a checkerboard */
+    case 2: return (x - 20) * (x - 20) + (y - 9) * (y - 9) < 120 ? 255 : 0;     /* a mask: a disc */
+    case 3: return (uint8_t)(c == 3 ? 255 : 128);                               /* flat */
+    case 4: return (uint8_t)((x * y) ^ (c * 77));                               /* texture */
+    default: return (uint8_t)(test_rand(rng) >> 56);                            /* noise: none */
+    }
+}
+
+/* Files of structured and random pixels, of odd sizes (1 x 1, single rows and columns, widths that
+ * are no multiple of anything), in every format and at both levels: well-formed files (every
+ * chunk's CRC checked) that decode to the same pixels. */
+static void test_png_encoder(void)
+{
+    static const int sizes[][2] = {{1, 1}, {1, 7}, {9, 1}, {3, 5}, {33, 17}, {257, 3}, {64, 48}};
+    static const glcv_pixel_format formats[] = {GLCV_PIXEL_GRAY8, GLCV_PIXEL_RGB8, GLCV_PIXEL_RGBA8, GLCV_PIXEL_BGR8,
+                                                GLCV_PIXEL_BGRA8};
+    glcv_logger lg = test_logger();
+    uint64_t rng = 2718;
+    int cases = 0;
+    char path[512];
+    path_in_tmp(path, sizeof path, "encoder.png");
+    for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++)
+        for (size_t f = 0; f < sizeof formats / sizeof formats[0]; f++)
+            for (int pattern = 0; pattern < 6; pattern++) {
+                int w = sizes[s][0], h = sizes[s][1], bpp = glcv_pixel_format_size(formats[f]);
+                glcv_image src;
+                CHECK_OK(glcv_image_alloc(w, h, formats[f], &src));
+                if (!src.data)
+                    continue;
+                for (int y = 0; y < h; y++)
+                    for (int x = 0; x < w; x++)
+                        for (int c = 0; c < bpp; c++)
+                            src.data[(size_t)y * src.stride + (size_t)x * bpp + c] = pattern_value(pattern, x, y, c,
+                                                                                                    &rng);
+                glcv_pixel_format own = formats[f] == GLCV_PIXEL_BGR8    ? GLCV_PIXEL_RGB8
+                                        : formats[f] == GLCV_PIXEL_BGRA8 ? GLCV_PIXEL_RGBA8
+                                                                         : formats[f];
+                glcv_image expect;
+                CHECK_OK(glcv_image_alloc(w, h, own, &expect));
+                CHECK_OK(glcv_image_convert(&src, &expect));
+                for (int level = 0; level < 2; level++) {
+                    CHECK_OK(glcv_image_save_png_level(path, &src, (glcv_png_level)level, &lg));
+                    check_png_structure(path, w, h, glcv_pixel_format_size(own));
+                    glcv_image got;
+                    CHECK_OK(glcv_image_load(path, GLCV_PIXEL_DEFAULT, &lg, &got));
+                    char what[128];
+                    snprintf(what, sizeof what, "%dx%d format %d pattern %d level %d", w, h, (int)formats[f], pattern,
+                             level);
+                    check_same_pixels(&got, &expect, what);
+                    glcv_image_free(&got);
+                    cases++;
+                }
+                glcv_image_free(&expect);
+                glcv_image_free(&src);
+            }
+    CHECK(cases == 7 * 5 * 6 * 2, "%d of %d encoder cases ran", cases, 7 * 5 * 6 * 2);
+}
+
 /* One thread of test_png_levels: saves its image `rounds` times at its level. */
 typedef struct png_job {
     const glcv_image *image;
@@ -990,6 +1053,7 @@ int main(void)
     test_invalid();
     test_png_round_trip();
     test_png_levels();
+    test_png_encoder();
     test_load_errors();
     test_not_regular();
     test_load_limits();

@@ -1,5 +1,5 @@
-/* glcv image files and host image buffers (PNG, JPEG, BMP, TGA, PNM in; PNG out), folders of
- * image files, and the per-pixel median of many images.
+/* glcv image files and host image buffers (PNG, JPEG, BMP, TGA, PNM in through stb_image; PNG out
+ * through libdeflate), folders of image files, and the per-pixel median of many images.
  *
  * Thread safety: all functions may be called from any thread on different images.
  */
@@ -57,17 +57,19 @@ GLCV_API glcv_status glcv_image_save_png(const char *path, const glcv_image *ima
 
 /* How hard glcv_image_save_png_level compresses. 0 (DEFAULT) is what glcv_image_save_png does. */
 typedef enum glcv_png_level {
-    /* Each row with the PNG filter that suits it best, and stb_image_write's default effort. */
+    /* Each row with the PNG filter that suits it best (the smallest sum of magnitudes, PNG
+     * specification 12.8), deflated by libdeflate at its default effort (6). */
     GLCV_PNG_LEVEL_DEFAULT = 0,
-    /* One filter for every row ("up": the difference to the row above) and stb_image_write's
-     * least effort. Measured on CDnet highway: a 320x240 mask in 0.6 ms instead of 1.6 ms, files
-     * 10-20 % larger; a 960x240 panel of video frames in 20 ms instead of 29 ms, the same size. */
+    /* One filter for every row ("up": the difference to the row above) and libdeflate's least
+     * effort (1). Measured on CDnet highway (2 cores): a 320x240 mask in 0.3 ms instead of 0.7 ms,
+     * files 10-40 % larger; a 320x240 video frame in 2 ms instead of 8 ms, 12 % larger
+     * (docs/PERFORMANCE.md). */
     GLCV_PNG_LEVEL_FAST = 1
 } glcv_png_level;
 
 /* glcv_image_save_png at a compression level. The level is an argument, not state: calls on
- * different threads with different levels do not affect each other (stb_image_write's global
- * settings are neither read by the FAST level nor changed). Any level gives the same pixels.
+ * different threads with different levels do not affect each other. Any level gives the same
+ * pixels.
  * Errors: INVALID_ARGUMENT (also an unknown level), IO, OUT_OF_MEMORY. */
 GLCV_API glcv_status glcv_image_save_png_level(const char *path, const glcv_image *image, glcv_png_level level,
                                                const glcv_logger *logger);
