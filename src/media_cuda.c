@@ -124,13 +124,7 @@ glcv_status glcv_media_cuda_create(unsigned int texture, int width, int height, 
     c->surfaces = calloc((size_t)layers, sizeof *c->surfaces);
     if (!c->arrays || !c->surfaces)
         st = glcv_fail(logger, GLCV_ERROR_OUT_OF_MEMORY, "media set: out of memory");
-    /* Threads that wait for the GPU sleep rather than spin: a set has a decoding thread per source,
-     * hundreds of them waiting on NVDEC at once, and spinning ones starve the rest of the host's
-     * processors (the flag holds only when the primary context does not exist yet; FFmpeg asks for
-     * the same when it makes it). cudaFree(NULL) then sets the context up, current from here. */
-    if (st == GLCV_OK && cudaSetDevice(cuda_device) == cudaSuccess &&
-        cudaSetDeviceFlags(cudaDeviceScheduleBlockingSync) != cudaSuccess)
-        (void)cudaGetLastError(); /* the context exists already, with the flags it has */
+    /* cudaFree(NULL) makes the runtime set up the device's primary context, current from here */
     if (st == GLCV_OK && (cudaSetDevice(cuda_device) != cudaSuccess || cudaFree(NULL) != cudaSuccess))
         st = glcv_cuda_fail(logger, cudaGetLastError(), "media set: cudaSetDevice");
     if (st == GLCV_OK)
