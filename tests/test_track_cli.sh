@@ -186,10 +186,12 @@ expect_rc otb_none 2 "eval otb without a folder"
 # any sequence runs (Blob, first, is not scored); a later line's box may be empty (it is not scored).
 for first in "500,500,23,23 outside the" "30,40,0,23 has no area" "1e300,40,23,23 is beyond"; do
     mkdir -p "$TMP/otb/First" && cp -r "$TMP/otb/Blob/img" "$TMP/otb/First/"
-    { printf '\r\n%s\r\n' "${first%% *}"; tail -n +2 "$TMP/otb/Blob/groundtruth_rect.txt"; } >"$TMP/otb/First/groundtruth_rect.txt"
+    gt=$TMP/otb/First/groundtruth_rect.txt
+    { printf '\r\n%s\r\n' "${first%% *}"; tail -n +2 "$TMP/otb/Blob/groundtruth_rect.txt"; } >"$gt"
     run otb_first eval otb "$TMP/otb/Blob" "$TMP/otb/First" --engine cpu
     expect_rc otb_first 1 "eval otb with the first box ${first%% *}"
-    expect_in otb_first err "First/groundtruth_rect.txt:2: the first box" "the first box ${first%% *}: file and line named"
+    expect_in otb_first err "First/groundtruth_rect.txt:2: the first box" \
+        "the first box ${first%% *}: file and line named"
     expect_in otb_first err "${first#* }" "the first box ${first%% *}: what is wrong with it"
     CHECKS=$((CHECKS + 1))
     ! grep -q -- "--roi" "$TMP/otb_first.err" || fail "eval otb blames --roi: $(cat "$TMP/otb_first.err")"
