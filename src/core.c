@@ -2,10 +2,19 @@
 #include "core_internal.h"
 
 #include <math.h>
+#include <pthread.h>
+#include <sched.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 const char *glcv_status_string(glcv_status status)
 {
@@ -147,6 +156,192 @@ double glcv_now(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* ---- loops over many items on several threads ---- */
+
+/* The most threads a loop uses, whatever is asked: far more than the cores of any host. */
+#define PARALLEL_MAX_THREADS 1024
+
+/* Nonzero on a thread running a loop's items: a loop inside runs there alone. */
+static _Thread_local int in_parallel_loop;
+
+typedef struct parallel_loop {
+    glcv_range_fn fn;
+    void *user;
+    int n, chunk;
+    atomic_int next; /* the first item no thread has taken */
+} parallel_loop;
+
+static void loop_work(parallel_loop *l)
+{
+    for (;;) {
+        int begin = atomic_fetch_add(&l->next, l->chunk);
+        if (begin >= l->n)
+            return;
+        l->fn(l->user, begin, l->n - begin > l->chunk ? begin + l->chunk : l->n);
+    }
+}
+
+/* The loops' helper threads: started when a loop first needs them and then kept, asleep on a
+ * condition variable between loops. A sleeping thread is woken ahead of the processes that kept
+ * its core busy, where a spinning one (OpenMP's) has used its share of the core by then, and one
+ * made for each loop starts behind them (Linux places a new thread after the others). One loop
+ * uses them at a time; a loop that finds them taken runs on its caller's thread alone. */
+static struct loop_pool {
+    pthread_mutex_t lock;
+    pthread_cond_t wake;          /* helpers wait here for seats */
+    pthread_cond_t idle;          /* the loop's caller waits here for its helpers to finish */
+    pthread_t ids[PARALLEL_MAX_THREADS];
+    int started;                  /* helpers running */
+    parallel_loop *loop;          /* the loop being shared */
+    int seats;                    /* helpers that may still join it */
+    int working;                  /* helpers inside it */
+    int stopping;
+} pool = {.lock = PTHREAD_MUTEX_INITIALIZER, .wake = PTHREAD_COND_INITIALIZER, .idle = PTHREAD_COND_INITIALIZER};
+
+static pthread_mutex_t pool_user = PTHREAD_MUTEX_INITIALIZER; /* held by the loop using the pool */
+static pthread_once_t pool_once = PTHREAD_ONCE_INIT;
+
+static void *pool_helper(void *arg)
+{
+    (void)arg;
+    in_parallel_loop = 1;
+    pthread_mutex_lock(&pool.lock);
+    for (;;) {
+        while (!pool.stopping && pool.seats == 0)
+            pthread_cond_wait(&pool.wake, &pool.lock);
+        if (pool.stopping)
+            break;
+        pool.seats--;
+        pool.working++;
+        parallel_loop *l = pool.loop;
+        pthread_mutex_unlock(&pool.lock);
+        loop_work(l);
+        pthread_mutex_lock(&pool.lock);
+        if (--pool.working == 0)
+            pthread_cond_signal(&pool.idle);
+    }
+    pthread_mutex_unlock(&pool.lock);
+    return NULL;
+}
+
+/* fork: no loop is running while the process is copied, and the child starts without helpers
+ * (threads are not copied). */
+static void pool_prepare(void)
+{
+    pthread_mutex_lock(&pool_user);
+    pthread_mutex_lock(&pool.lock);
+}
+
+static void pool_parent(void)
+{
+    pthread_mutex_unlock(&pool.lock);
+    pthread_mutex_unlock(&pool_user);
+}
+
+static void pool_child(void)
+{
+    pool.started = pool.seats = pool.working = 0;
+    pool.loop = NULL;
+    pthread_mutex_unlock(&pool.lock);
+    pthread_mutex_unlock(&pool_user);
+}
+
+static void pool_setup(void)
+{
+    pthread_atfork(pool_prepare, pool_parent, pool_child);
+}
+
+/* At exit or when the library is unloaded, the helpers end (their code is about to go). */
+__attribute__((destructor)) static void pool_stop(void)
+{
+    pthread_mutex_lock(&pool.lock);
+    pool.stopping = 1;
+    pthread_cond_broadcast(&pool.wake);
+    int started = pool.started;
+    pthread_mutex_unlock(&pool.lock);
+    for (int i = 0; i < started; i++)
+        if (!pthread_equal(pool.ids[i], pthread_self()))
+            pthread_join(pool.ids[i], NULL);
+}
+
+/* Shares the loop's items with up to `helpers` helper threads, the calling thread working too;
+ * returns how many helped. */
+static int pool_run(parallel_loop *l, int helpers)
+{
+    if (pthread_mutex_trylock(&pool_user) != 0) { /* another loop has them */
+        loop_work(l);
+        return 0;
+    }
+    pthread_once(&pool_once, pool_setup);
+    pthread_mutex_lock(&pool.lock);
+    while (pool.started < helpers && !pool.stopping &&
+           pthread_create(&pool.ids[pool.started], NULL, pool_helper, NULL) == 0)
+        pool.started++;
+    pool.loop = l;
+    pool.seats = helpers < pool.started ? helpers : pool.started;
+    int offered = pool.seats;
+    pthread_cond_broadcast(&pool.wake);
+    pthread_mutex_unlock(&pool.lock);
+    loop_work(l);
+    /* Every item is taken: helpers that have not joined yet need not, and the caller waits only
+     * for those inside (asleep, not spinning). */
+    pthread_mutex_lock(&pool.lock);
+    int joined = offered - pool.seats;
+    pool.seats = 0;
+    while (pool.working > 0)
+        pthread_cond_wait(&pool.idle, &pool.lock);
+    pool.loop = NULL;
+    pthread_mutex_unlock(&pool.lock);
+    pthread_mutex_unlock(&pool_user);
+    return joined;
+}
+
+int glcv_parallel_max_threads(int requested)
+{
+    int n = requested;
+    if (n <= 0) {
+#ifdef _OPENMP
+        n = omp_get_max_threads(); /* reads OMP_NUM_THREADS, changes nothing */
+#else
+        cpu_set_t set;
+        long online = sysconf(_SC_NPROCESSORS_ONLN);
+        n = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : online > 0 ? (int)online : 1;
+#endif
+    }
+    return n < 1 ? 1 : n > PARALLEL_MAX_THREADS ? PARALLEL_MAX_THREADS : n;
+}
+
+int glcv_parallel_for(int n, int max_threads, glcv_range_fn fn, void *user)
+{
+    if (n <= 0)
+        return 1;
+    int most = glcv_parallel_max_threads(max_threads), outer = in_parallel_loop;
+    in_parallel_loop = 1;
+    if (most == 1 || n == 1 || outer) {
+        fn(user, 0, n);
+        in_parallel_loop = outer;
+        return 1;
+    }
+    /* The probe: how long an item takes here, on the items the calling thread does first anyway. */
+    int probe = n / 32 > 0 ? n / 32 : 1, rest = n - probe;
+    double t0 = glcv_now();
+    fn(user, 0, probe);
+    double rest_ms = 1e3 * (glcv_now() - t0) * rest / probe;
+    int threads = rest_ms >= most * GLCV_PARALLEL_MIN_MS ? most : (int)(rest_ms / GLCV_PARALLEL_MIN_MS);
+    if (threads > rest)
+        threads = rest;
+    int helped = 0;
+    if (threads > 1) {
+        /* Chunks of a 16th of a thread's share: a thread kept off its core holds up little. */
+        parallel_loop l = {fn, user, n, rest / (threads * 16) > 1 ? rest / (threads * 16) : 1, probe};
+        helped = pool_run(&l, threads - 1);
+    } else {
+        fn(user, probe, n);
+    }
+    in_parallel_loop = 0;
+    return helped + 1;
 }
 
 static const char *const engine_names[] = {

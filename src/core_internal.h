@@ -112,4 +112,28 @@ int glcv_finite(double v);
 /* Seconds from a monotonic clock. */
 double glcv_now(void);
 
+/* ---- loops over many items on several threads (the CPU engines) ---- */
+
+/* Processes items [begin, end) of a loop; called from any of the loop's threads. */
+typedef void (*glcv_range_fn)(void *user, int begin, int end);
+
+/* The work a thread must have before a loop uses it, in milliseconds of the calling thread: waking
+ * a helper costs tens of microseconds (measured on 2 cores, docs/PERFORMANCE.md). */
+#define GLCV_PARALLEL_MIN_MS 0.5
+
+/* Runs fn over the items [0, n) (independent of each other) and returns the threads that took
+ * part. The first 1/32 of them (at least one) run on the calling thread, timed; the rest are
+ * shared by as many threads as give each GLCV_PARALLEL_MIN_MS of work by that measure, at most
+ * `max_threads` (0: OpenMP's default, every core without OpenMP), in small chunks taken in turn;
+ * short loops run on the calling thread alone. The other threads are the library's own helpers,
+ * which sleep between loops and are woken for one, and the caller waits for them asleep too: on a
+ * busy machine a loop then costs about what it costs one thread, where OpenMP's spinning threads
+ * cost several milliseconds a loop (docs/PERFORMANCE.md), and the application's OpenMP settings
+ * stay as they are. One loop uses the helpers at a time: a loop started meanwhile on another
+ * thread, or inside another loop's fn, runs on its calling thread alone. fn must not fork. */
+int glcv_parallel_for(int n, int max_threads, glcv_range_fn fn, void *user);
+
+/* The most threads glcv_parallel_for may use for `requested` (> 0: that many; 0: the default). */
+int glcv_parallel_max_threads(int requested);
+
 #endif

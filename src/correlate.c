@@ -9,27 +9,48 @@
 
 #include <glcv/image.h>
 
+#include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#ifdef _OPENMP
-#include <omp.h>
-#endif
 
 #define MAX_SIZE 16384
 #define DEFAULT_BATCH 256
 #define MAX_BATCH 65536
 #define FILE_CHUNK 64
 
-int glcv_correlate_threads(const glcv_correlate *c)
+/* Loading a chunk of files, for glcv_parallel_for: the error of the first file that fails, in
+ * the order of the paths whatever thread gets there first. */
+typedef struct file_loop {
+    glcv_correlate *c;
+    const char *const *paths;
+    glcv_image *images;
+    pthread_mutex_t lock;
+    glcv_status status;
+    int failed_at; /* the first failing index, or INT_MAX */
+} file_loop;
+
+static void files_range(void *user, int begin, int end)
 {
-#ifdef _OPENMP
-    return c->p.threads > 0 ? c->p.threads : omp_get_max_threads();
-#else
-    (void)c;
-    return 1;
-#endif
+    file_loop *l = user;
+    glcv_correlate *c = l->c;
+    for (int i = begin; i < end; i++) {
+        glcv_status one = glcv_image_load(l->paths[i], c->p.format, &c->p.logger, &l->images[i]);
+        if (one == GLCV_OK && (l->images[i].width != c->p.width || l->images[i].height != c->p.height)) {
+            glcv_fail(&c->p.logger, GLCV_ERROR_SIZE_MISMATCH, "correlate: '%s' is %dx%d, the correlator %dx%d",
+                      l->paths[i], l->images[i].width, l->images[i].height, c->p.width, c->p.height);
+            one = GLCV_ERROR_SIZE_MISMATCH;
+        }
+        if (one != GLCV_OK) {
+            pthread_mutex_lock(&l->lock);
+            if (i < l->failed_at) {
+                l->failed_at = i;
+                l->status = one;
+            }
+            pthread_mutex_unlock(&l->lock);
+        }
+    }
 }
 
 static int on_cuda(const glcv_correlate *c)
@@ -229,26 +250,10 @@ glcv_status glcv_correlate_files(glcv_correlate *c, const char *const *paths, in
     double up = 0, kernel = 0, down = 0, total = 0;
     for (int first = 0; first < n && st == GLCV_OK; first += chunk) {
         int count = n - first < chunk ? n - first : chunk;
-        glcv_status load = GLCV_OK;
-#ifdef _OPENMP
-#pragma omp parallel for schedule(dynamic, 1) num_threads(glcv_correlate_threads(c))
-#endif
-        for (int i = 0; i < count; i++) {
-            glcv_status one = glcv_image_load(paths[first + i], c->p.format, &c->p.logger, &images[i]);
-            if (one == GLCV_OK && (images[i].width != c->p.width || images[i].height != c->p.height)) {
-                glcv_fail(&c->p.logger, GLCV_ERROR_SIZE_MISMATCH, "correlate: '%s' is %dx%d, the correlator %dx%d",
-                          paths[first + i], images[i].width, images[i].height, c->p.width, c->p.height);
-                one = GLCV_ERROR_SIZE_MISMATCH;
-            }
-            if (one != GLCV_OK) {
-#ifdef _OPENMP
-#pragma omp critical(glcv_correlate_files)
-#endif
-                if (load == GLCV_OK)
-                    load = one;
-            }
-        }
-        st = load;
+        file_loop load = {c, paths + first, images, PTHREAD_MUTEX_INITIALIZER, GLCV_OK, INT_MAX};
+        glcv_parallel_for(count, c->p.threads, files_range, &load);
+        pthread_mutex_destroy(&load.lock);
+        st = load.status;
         if (st == GLCV_OK)
             st = images_locked(c, images, count, r + first);
         for (int i = 0; i < c->n_timings; i++) {

@@ -1,5 +1,6 @@
 /* The correlator's CPU implementation: exact integer sums of y, y^2 and x*y per image (AVX2 where
- * the processor has it, else portable C), OpenMP over the images, and r from the sums. The CPU
+ * the processor has it, else portable C), the images shared by threads (glcv_parallel_for), and r
+ * from the sums. The CPU
  * engine and the tests' oracle. */
 #include "correlate_internal.h"
 
@@ -8,6 +9,7 @@
 #include <glcv/image.h>
 
 #include <math.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -145,35 +147,48 @@ void glcv_correlate_pack(const glcv_correlate *c, const glcv_image *img, uint8_t
 
 /* ---- the engine ---------------------------------------------------------------------------- */
 
+/* A loop over host images or the bank, for glcv_parallel_for. */
+typedef struct correlate_loop {
+    glcv_correlate *c;
+    const glcv_image *images; /* NULL: the bank */
+    double *r;
+    atomic_int failed;
+} correlate_loop;
+
+static void images_range(void *user, int begin, int end)
+{
+    correlate_loop *l = user;
+    glcv_correlate *c = l->c;
+    uint8_t *row = malloc((size_t)c->p.width * (size_t)c->channels); /* a row in the reference's format */
+    if (!row) {
+        atomic_store(&l->failed, 1);
+        return;
+    }
+    for (int i = begin; i < end; i++) {
+        sums s;
+        host_image_sums(c, &l->images[i], row, &s);
+        l->r[i] = pearson((int64_t)c->samples, c->ref_sum, c->ref_sum_sq, s);
+    }
+    free(row);
+}
+
+static void bank_range(void *user, int begin, int end)
+{
+    correlate_loop *l = user;
+    glcv_correlate *c = l->c;
+    for (int i = begin; i < end; i++) {
+        sums s = {0, 0, 0};
+        image_sums(c, c->bank + (size_t)i * c->samples, c->reference, c->samples, &s);
+        l->r[i] = pearson((int64_t)c->samples, c->ref_sum, c->ref_sum_sq, s);
+    }
+}
+
 glcv_status glcv_correlate_cpu_images(glcv_correlate *c, const glcv_image *images, int n, double *r)
 {
     double t0 = glcv_now();
-    size_t row_samples = (size_t)c->p.width * (size_t)c->channels;
-    int failed = 0;
-#ifdef _OPENMP
-#pragma omp parallel num_threads(glcv_correlate_threads(c))
-#endif
-    {
-        uint8_t *row = malloc(row_samples);
-        if (!row) {
-#ifdef _OPENMP
-#pragma omp atomic write
-#endif
-            failed = 1;
-        }
-#ifdef _OPENMP
-#pragma omp for schedule(dynamic, 1)
-#endif
-        for (int i = 0; i < n; i++) {
-            if (!row)
-                continue;
-            sums s;
-            host_image_sums(c, &images[i], row, &s);
-            r[i] = pearson((int64_t)c->samples, c->ref_sum, c->ref_sum_sq, s);
-        }
-        free(row);
-    }
-    if (failed)
+    correlate_loop l = {c, images, r, 0};
+    glcv_parallel_for(n, c->p.threads, images_range, &l);
+    if (atomic_load(&l.failed))
         return glcv_fail(&c->p.logger, GLCV_ERROR_OUT_OF_MEMORY, "correlate: out of memory");
     glcv_timing t = {"correlate", 1e3 * (glcv_now() - t0), 1, GLCV_CLOCK_HOST};
     c->timings[0] = t;
@@ -184,15 +199,8 @@ glcv_status glcv_correlate_cpu_images(glcv_correlate *c, const glcv_image *image
 void glcv_correlate_cpu_bank(glcv_correlate *c, double *r)
 {
     double t0 = glcv_now();
-    int n = c->bank_n;
-#ifdef _OPENMP
-#pragma omp parallel for schedule(dynamic, 1) num_threads(glcv_correlate_threads(c))
-#endif
-    for (int i = 0; i < n; i++) {
-        sums s = {0, 0, 0};
-        image_sums(c, c->bank + (size_t)i * c->samples, c->reference, c->samples, &s);
-        r[i] = pearson((int64_t)c->samples, c->ref_sum, c->ref_sum_sq, s);
-    }
+    correlate_loop l = {c, NULL, r, 0};
+    glcv_parallel_for(c->bank_n, c->p.threads, bank_range, &l);
     glcv_timing t = {"correlate", 1e3 * (glcv_now() - t0), 1, GLCV_CLOCK_HOST};
     c->timings[0] = t;
     c->n_timings = 1;

@@ -214,14 +214,24 @@ static glcv_status queue_kernels(glcv_correlate *c, const correlate_dev *d, cons
     return GLCV_OK;
 }
 
-/* Packs `count` host images into a pinned slot: a host copy, on every core. */
+typedef struct pack_loop {
+    const glcv_correlate *c;
+    const glcv_image *images;
+    uint8_t *slot;
+} pack_loop;
+
+static void pack_range(void *user, int begin, int end)
+{
+    const pack_loop *l = user;
+    for (int i = begin; i < end; i++)
+        glcv_correlate_pack(l->c, &l->images[i], l->slot + (size_t)i * l->c->padded);
+}
+
+/* Packs `count` host images into a pinned slot: a host copy, on the cores it pays to use. */
 static void pack_slot(const glcv_correlate *c, const glcv_image *images, int count, uint8_t *slot)
 {
-#ifdef _OPENMP
-#pragma omp parallel for schedule(static) num_threads(glcv_correlate_threads(c))
-#endif
-    for (int i = 0; i < count; i++)
-        glcv_correlate_pack(c, &images[i], slot + (size_t)i * c->padded);
+    pack_loop l = {c, images, slot};
+    glcv_parallel_for(count, c->p.threads, pack_range, &l);
 }
 
 /* The source of streamed images: host images, or textures through the bridge (device 0 only). */

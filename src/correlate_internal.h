@@ -38,9 +38,6 @@ struct glcv_correlate {
     int images_per_block;      /* glcv_correlate_set_images_per_block; 0 = the kernel launcher's choice */
 };
 
-/* The OpenMP threads a loop of the correlator uses (params.threads, 0 = OpenMP's default). */
-int glcv_correlate_threads(const glcv_correlate *c);
-
 /* ---- the CPU implementation (correlate_cpu.c) ------------------------------------------------------ */
 
 /* Nonzero when this processor runs the AVX2 sums. */

@@ -1,5 +1,5 @@
 /* Template matching on the CPU: portable C, SSE4.1 and AVX2 kernels behind a run-time dispatch,
- * OpenMP over the rows of positions (Mendez et al. 2010, sections 3 and 5).
+ * the rows of positions shared by threads (Mendez et al. 2010, sections 3 and 5; glcv_parallel_for).
  *
  * SAD follows the paper's arrangement with (v)mpsadbw: one instruction gives the SADs of a 4-byte
  * template group at 8 consecutive positions per 128-bit lane. Positions go in blocks of 32 (AVX2)
@@ -15,6 +15,8 @@
  * 64 bits; the results are the same integers either way. */
 #include "match_internal.h"
 
+#include "core_internal.h"
+
 #include <float.h>
 #include <math.h>
 #include <stdlib.h>
@@ -27,10 +29,6 @@
 #define TARGET_SSE41 __attribute__((target("sse4.1")))
 #else
 #define MATCH_X86 0
-#endif
-
-#ifdef _OPENMP
-#include <omp.h>
 #endif
 
 #if defined(__SIZEOF_INT128__)
@@ -682,6 +680,19 @@ static int build_pair_ops(run_ctx *ctx)
 
 typedef void (*row_fn)(const run_ctx *ctx, int y);
 
+/* The rows of a run, for glcv_parallel_for. */
+typedef struct run_rows {
+    const run_ctx *ctx;
+    row_fn fn;
+} run_rows;
+
+static void run_range(void *user, int begin, int end)
+{
+    const run_rows *r = user;
+    for (int i = begin; i < end; i++)
+        r->fn(r->ctx, r->ctx->region.y0 + i);
+}
+
 void glcv_match_cpu_run(const glcv_match_planes *planes, const glcv_match_tmpl *t, glcv_match_metric metric,
                         glcv_match_region region, glcv_match_map *map, glcv_match_isa isa, int threads)
 {
@@ -702,17 +713,11 @@ void glcv_match_cpu_run(const glcv_match_planes *planes, const glcv_match_tmpl *
 #else
     (void)isa;
 #endif
-    /* Rows in small dynamic chunks rather than the paper's static halves: on a shared machine a
-     * thread that loses its core for a while then delays only its current chunk. */
-#ifdef _OPENMP
-    int nt = threads > 0 ? threads : omp_get_max_threads();
-    int rows = region.y1 - region.y0, chunk = rows / (nt * 16) > 1 ? rows / (nt * 16) : 1;
-#pragma omp parallel for schedule(dynamic, chunk) num_threads(nt)
-#else
-    (void)threads;
-#endif
-    for (int y = region.y0; y < region.y1; y++)
-        fn(&ctx, y);
+    /* Rows in small chunks taken in turn rather than the paper's static halves, on as many threads
+     * as the work pays for: on a shared machine a thread that loses its core for a while then
+     * delays only its current chunk, and a short match runs on the calling thread alone. */
+    run_rows rows = {&ctx, fn};
+    glcv_parallel_for(region.y1 - region.y0, threads, run_range, &rows);
     free(ctx.sad);
     free(ctx.pairs);
     free(ctx.pair_count);

@@ -1,10 +1,148 @@
-/* Status strings, engine-mode names, pixel formats. No GL needed. */
+/* Status strings, engine-mode names, pixel formats, and the loops the CPU engines share among
+ * threads (glcv_parallel_for: every item once, whatever the threads; nested loops alone). No GL
+ * needed. */
 #include "testutil.h"
 
+#include "core_internal.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+typedef struct loop_record {
+    atomic_int *hits;     /* per item: how many times it ran */
+    pthread_t *ran_on;    /* per item: the thread it ran on */
+    int sleep_us;         /* per item */
+    int nested_threads;   /* what a loop inside an item returned (the largest seen) */
+} loop_record;
+
+static void record_range(void *user, int begin, int end)
+{
+    loop_record *r = user;
+    for (int i = begin; i < end; i++) {
+        atomic_fetch_add(&r->hits[i], 1);
+        r->ran_on[i] = pthread_self();
+        if (r->sleep_us > 0) {
+            struct timespec ts = {0, 1000L * r->sleep_us};
+            nanosleep(&ts, NULL);
+        }
+    }
+}
+
+static void nested_range(void *user, int begin, int end)
+{
+    loop_record *r = user;
+    record_range(user, begin, end);
+    loop_record inner = *r;
+    inner.sleep_us = 100; /* 6 ms: worth threads, were it not inside a loop */
+    atomic_int hits[64] = {0};
+    pthread_t on[64];
+    inner.hits = hits;
+    inner.ran_on = on;
+    int t = glcv_parallel_for(64, 8, record_range, &inner);
+    if (t > r->nested_threads)
+        r->nested_threads = t;
+}
+
+static int check_loop(int n, int max_threads, int sleep_us, glcv_range_fn fn, int *distinct, int *nested);
+
+static void *concurrent_caller(void *arg)
+{
+    (void)arg;
+    for (int k = 0; k < 5; k++) {
+        int d = 0;
+        check_loop(64, 4, 100, record_range, &d, NULL);
+    }
+    return NULL;
+}
+
+/* Runs a loop of n items and checks that each ran once; returns the threads it used and sets
+ * *distinct to how many different threads ran items. */
+static int check_loop(int n, int max_threads, int sleep_us, glcv_range_fn fn, int *distinct, int *nested)
+{
+    loop_record r = {calloc((size_t)n, sizeof(atomic_int)), calloc((size_t)n, sizeof(pthread_t)), sleep_us, 0};
+    if (!r.hits || !r.ran_on) {
+        CHECK(0, "out of memory for %d items", n);
+        free(r.hits);
+        free(r.ran_on);
+        return 0;
+    }
+    int threads = glcv_parallel_for(n, max_threads, fn, &r);
+    int bad = 0, first = -1;
+    for (int i = 0; i < n; i++)
+        if (atomic_load(&r.hits[i]) != 1 && bad++ == 0)
+            first = i;
+    CHECK(bad == 0, "loop of %d items, at most %d threads: %d items did not run exactly once, first %d (%d times)",
+          n, max_threads, bad, first, first >= 0 ? atomic_load(&r.hits[first]) : 0);
+    *distinct = 0;
+    for (int i = 0; i < n; i++) {
+        int seen = 0;
+        for (int j = 0; j < i && !seen; j++)
+            seen = pthread_equal(r.ran_on[i], r.ran_on[j]);
+        *distinct += !seen;
+    }
+    if (nested)
+        *nested = r.nested_threads;
+    free(r.hits);
+    free(r.ran_on);
+    return threads;
+}
+
+static void test_parallel_for(void)
+{
+    static const int sizes[] = {1, 2, 31, 32, 33, 1000, 100000};
+    static const int most[] = {0, 1, 3, 8};
+    int distinct = 0, nested = 0;
+    for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++)
+        for (size_t m = 0; m < sizeof most / sizeof most[0]; m++) {
+            int t = check_loop(sizes[s], most[m], 0, record_range, &distinct, NULL);
+            int cap = glcv_parallel_max_threads(most[m]);
+            CHECK(t >= 1 && t <= cap && distinct <= t, "%d items, at most %d threads: %d threads, %d ran items",
+                  sizes[s], most[m], t, distinct);
+        }
+    /* 64 items of 200 us: 12 ms after the probe, worth 4 threads; the helpers wake in microseconds
+     * and join (the count is of those that took part) */
+    int t = check_loop(64, 4, 200, record_range, &distinct, NULL);
+    CHECK(t >= 2 && t <= 4 && distinct >= 2 && distinct <= t, "64 items of 200 us, at most 4 threads: %d threads, "
+          "%d ran items", t, distinct);
+    t = check_loop(64, 1, 200, record_range, &distinct, NULL);
+    CHECK(t == 1 && distinct == 1, "at most 1 thread: %d threads, %d ran items", t, distinct);
+    /* a loop inside an item runs on that item's thread alone */
+    t = check_loop(64, 4, 200, nested_range, &distinct, &nested);
+    CHECK(t >= 2 && nested == 1, "nested loops: the outer used %d threads, an inner one %d (expected 1)", t, nested);
+    /* loops on several threads at once: one has the helpers, the others run alone; all complete */
+    enum { CALLERS = 4 };
+    pthread_t callers[CALLERS];
+    int started[CALLERS];
+    for (int i = 0; i < CALLERS; i++)
+        started[i] = pthread_create(&callers[i], NULL, concurrent_caller, NULL) == 0;
+    for (int i = 0; i < CALLERS; i++) {
+        CHECK(started[i], "cannot start caller %d", i);
+        if (started[i])
+            pthread_join(callers[i], NULL);
+    }
+    /* a child process has no helpers (threads are not copied): its loops make their own */
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        int d = 0, threads = check_loop(64, 4, 200, record_range, &d, NULL);
+        _exit(test_failures == 0 && threads >= 2 ? 0 : 1);
+    }
+    int status = 0;
+    CHECK(pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0,
+          "a loop in a forked child failed (status 0x%x)", status);
+    CHECK(glcv_parallel_for(0, 0, record_range, NULL) == 1 && glcv_parallel_for(-5, 0, record_range, NULL) == 1,
+          "an empty loop");
+    CHECK(glcv_parallel_max_threads(0) >= 1 && glcv_parallel_max_threads(7) == 7, "max threads: %d, %d",
+          glcv_parallel_max_threads(0), glcv_parallel_max_threads(7));
+}
 
 int main(void)
 {
+    test_parallel_for();
     for (int s = GLCV_OK; s <= GLCV_ERROR_CORRUPT_DATA; s++) {
         const char *t = glcv_status_string((glcv_status)s);
         CHECK(t && strlen(t) > 0 && strcmp(t, "unknown status") != 0, "status %d has no text", s);

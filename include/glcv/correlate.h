@@ -12,7 +12,7 @@
  *
  * Engines: CUDA (the bank of images resident on the GPU and read once with 16-byte loads, the
  * reference kept in the read-only cache and L2; host batches stream through pinned memory with
- * the uploads overlapping the kernels) and CPU (OpenMP over the images, AVX2 sums). Without a CUDA
+ * the uploads overlapping the kernels) and CPU (the images shared by threads, AVX2 sums). Without a CUDA
  * device the AUTO engine uses the CPU and logs it once.
  *
  * Thread safety: every function that takes a glcv_correlate locks its mutex, so one object may
@@ -40,7 +40,8 @@ typedef struct glcv_correlate_params {
     /* Engines: CUDA, CPU; AUTO (the default) is CUDA when a device can be used, else the CPU
      * (logged once). FRAGMENT and COMPUTE are INVALID_ARGUMENT. */
     glcv_engine_mode engine;
-    int threads;     /* CPU engine: OpenMP threads; default 0 = OpenMP's default (every core); 0..4096 */
+    int threads;     /* CPU engine: the most threads, as glcv_match_params.threads; default 0 = OpenMP's
+                        default (every core, or OMP_NUM_THREADS); 0..4096 */
     int no_simd;     /* CPU engine: nonzero = portable C only (for comparisons); default 0 = AVX2
                         where the processor has it */
     int cuda_device; /* CUDA engine: the (first) device when the current GL context is not on

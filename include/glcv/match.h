@@ -26,7 +26,7 @@
  * Engines: CUDA (template in constant memory, shared-memory tiles, byte-SIMD absolute differences,
  * uploads on pinned memory overlapped with the kernels on several streams, the image split across
  * several GPUs on request) and CPU (SSE4.1 mpsadbw / AVX2 vmpsadbw for SAD, AVX2 for the other
- * metrics, chosen at run time; OpenMP over rows; a portable C path). Without a CUDA device the
+ * metrics, chosen at run time; rows shared by threads; a portable C path). Without a CUDA device the
  * AUTO engine uses the CPU and logs it once.
  *
  * Thread safety: every function that takes a glcv_match locks its mutex, so one object may be
@@ -86,7 +86,10 @@ typedef struct glcv_match_params {
      * (|dx| < d and |dy| < d) is not reported. Default: half the template's smaller side,
      * rounded up; 1 reports neighbouring positions too. 1..16384. */
     int nms_distance;
-    int threads;          /* CPU engine: OpenMP threads; default 0 = OpenMP's default (every core);
+    int threads;          /* CPU engine: the most threads; default 0 = OpenMP's default (every core,
+                             or OMP_NUM_THREADS); a match uses fewer when it is too short to give
+                             each half a millisecond. The library's own threads, which wait
+                             without spinning: the application's OpenMP settings are left alone.
                              0..4096 */
     glcv_match_simd simd; /* CPU engine: instruction set; default the best available */
     int cuda_device;      /* CUDA engine: the first device when the current GL context is not on
