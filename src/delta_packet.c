@@ -60,7 +60,11 @@ static uint64_t get_u64(const uint8_t *p)
  * instruction on three independent streams at once (its latency is three times its throughput),
  * joined by shifting a stream's CRC over the bytes of the streams after it: the CRC of n zero
  * bytes is linear in the state it starts from, so the shift is a 32x32 bit matrix, applied a byte
- * of the state at a time through four tables. */
+ * of the state at a time through four tables.
+ * Written here because none of the libraries the library links has the Castagnoli polynomial
+ * (libdeflate, like zlib: the CRC-32 of ISO 3309 and Adler-32; zstd: XXH64; FFmpeg's libavutil, optional
+ * and so not for the core: no Castagnoli table among its AV_CRC_* ones), and the checksum is part of
+ * the wire format (docs/STREAM.md); test_delta pins it to RFC 3720's vectors. */
 
 #define CRC32C_POLY 0x82F63B78u /* Castagnoli, reflected */
 #define CRC_LONG 8192           /* bytes per stream in the long and the short rounds */
