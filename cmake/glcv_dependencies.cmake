@@ -1,6 +1,6 @@
 # Finds what glcv is built with (included by the top CMakeLists.txt). Sets:
 #   GLCV_HAVE_CUDA, GLCV_HAVE_FFMPEG, GLCV_HAVE_GLFW, GLCV_HAVE_ZSTD, GLCV_HAVE_OPENMP,
-#   GLCV_HAVE_PYTHON (GLCV_PYTHON_EXECUTABLE: a python3 with numpy), GLCV_HAVE_GSTREAMER   ON/OFF
+#   GLCV_HAVE_PYTHON (GLCV_PYTHON_EXECUTABLE: a python3 with numpy and cffi), GLCV_HAVE_GSTREAMER   ON/OFF
 #   GLCV_DEPS                 the link dependencies of the library (imported targets, m, dl)
 #   GLCV_PC_REQUIRES_PRIVATE  pkg-config modules the static archive needs
 #   GLCV_PC_LIBS_PRIVATE      further link flags the static archive needs
@@ -102,24 +102,55 @@ if(NOT GLCV_WITH_ZSTD STREQUAL "OFF")
 endif()
 glcv_report(ZSTD ${GLCV_HAVE_ZSTD} "Zstandard (compressed delta packets)")
 
-# Python 3 with numpy: the Python package (python/), which loads the shared library through cffi
-# (python/CMakeLists.txt leaves the package out, saying so, when cffi is missing).
+# Python 3 with numpy and cffi: the Python package (python/), which loads the shared library
+# through cffi. One interpreter is chosen here, and the package, its tests and the examples' test use
+# that one: GLCV_PYTHON_EXECUTABLE when given (it must have both), else the first of python3 on PATH
+# and /usr/bin/python3 that has both (a pyenv or a venv without them on PATH: then Debian's).
 set(GLCV_HAVE_PYTHON OFF)
 if(NOT GLCV_WITH_PYTHON STREQUAL "OFF")
-  # The first python3 on PATH may be one without numpy (a pyenv, a venv): then the system's.
-  find_package(Python3 COMPONENTS Interpreter)
-  foreach(py IN ITEMS ${Python3_EXECUTABLE} /usr/bin/python3)
-    if(NOT GLCV_HAVE_PYTHON AND EXISTS "${py}")
-      execute_process(COMMAND ${py} -c "import numpy"
-                      RESULT_VARIABLE glcv_numpy_rc OUTPUT_QUIET ERROR_QUIET)
-      if(glcv_numpy_rc EQUAL 0)
-        set(GLCV_HAVE_PYTHON ON)
-        set(GLCV_PYTHON_EXECUTABLE "${py}")
+  set(GLCV_PYTHON_EXECUTABLE "" CACHE FILEPATH "The Python 3 the package is built and tested for (empty: chosen)")
+  if(GLCV_PYTHON_EXECUTABLE)
+    set(glcv_py_candidates "${GLCV_PYTHON_EXECUTABLE}")
+  else()
+    find_program(glcv_path_python3 NAMES python3 NO_CACHE)
+    set(glcv_py_candidates ${glcv_path_python3} /usr/bin/python3)
+    list(REMOVE_DUPLICATES glcv_py_candidates)
+  endif()
+  set(glcv_py_rejected "")
+  foreach(py IN LISTS glcv_py_candidates)
+    if(GLCV_HAVE_PYTHON OR NOT EXISTS "${py}")
+      continue()
+    endif()
+    # What the package needs, and the interpreter itself (sys.executable: a pyenv shim would pick
+    # its Python by the folder it runs in).
+    execute_process(COMMAND ${py} -c "import sys, numpy, cffi; print(sys.executable); print('%d.%d.%d' % sys.version_info[:3])"
+                    RESULT_VARIABLE glcv_py_rc OUTPUT_VARIABLE glcv_py_out ERROR_VARIABLE glcv_py_err
+                    OUTPUT_STRIP_TRAILING_WHITESPACE)
+    if(glcv_py_rc EQUAL 0)
+      set(GLCV_HAVE_PYTHON ON)
+      string(REPLACE "\n" ";" glcv_py_out "${glcv_py_out}")
+      list(GET glcv_py_out 0 GLCV_PYTHON_FOUND)
+      list(GET glcv_py_out 1 GLCV_PYTHON_VERSION)
+    else()
+      string(REGEX MATCH "No module named '[a-z_]+'" glcv_py_why "${glcv_py_err}")
+      if(NOT glcv_py_why)
+        set(glcv_py_why "does not run")
       endif()
+      list(APPEND glcv_py_rejected "${py} not used (${glcv_py_why})")
     endif()
   endforeach()
+  foreach(r IN LISTS glcv_py_rejected)
+    message(STATUS "glcv: Python: ${r}")
+  endforeach()
+  if(GLCV_HAVE_PYTHON)
+    set(GLCV_PYTHON_EXECUTABLE "${GLCV_PYTHON_FOUND}")
+  endif()
 endif()
-glcv_report(PYTHON ${GLCV_HAVE_PYTHON} "Python 3 with numpy (Python package)")
+if(GLCV_HAVE_PYTHON)
+  message(STATUS "glcv: Python 3 with numpy and cffi: ${GLCV_PYTHON_EXECUTABLE} (${GLCV_PYTHON_VERSION})")
+else()
+  glcv_report(PYTHON OFF "Python 3 with numpy and cffi (python3-numpy python3-cffi)")
+endif()
 
 # GStreamer 1.x with its GL library: the glcvsegment, glcvbgsub and glcvtrack elements (gst/).
 set(GLCV_HAVE_GSTREAMER OFF)
