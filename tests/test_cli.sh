@@ -95,12 +95,47 @@ printf '\211\120\116\107\015\012\032\012\000\000\000\015\111\110\104\122\000\000
 cp "$TMP/bomb.png" "$TMP/bomb_frame.png"
 run bomb segment --bg "$TMP/bomb.png" "$TMP/bomb_frame.png" -o "$TMP/out_bomb"
 expect_rc bomb 1 "segment with a bomb as --bg"
-expect_in bomb err "bomb.png' is 16384x16384 (268.4 Mpixel), above the limit of 67.1 Mpixel" "the bomb's message"
+expect_in bomb err "' is 16384x16384 (268.4 Mpixel), above the limit of 67.1 Mpixel" "the bomb's message"
 expect_absent "$TMP/out_bomb" "a --bg that does not decode creates no output folder"
 run bomb_raised segment --max-pixels 300000000 --bg "$TMP/bomb.png" "$TMP/bomb_frame.png" -o "$TMP/out_bomb_raised"
 expect_rc bomb_raised 1 "segment with a bomb as --bg, limit raised"
 expect_in bomb_raised err "cannot decode" "the raised limit lets the decoder see (and refuse) the file"
 expect_absent "$TMP/out_bomb_raised" "nothing written with the limit raised either"
+
+echo "== the program's options before the command, and sizes below 0.1 Mpixel in pixels"
+# every option that 'glcv --help' lists is taken before the command too ('--name N' with a value)
+sed -n '/^options:/,/^$/p' "$TMP/help.out" | grep -oE -- '--[a-z-]+( N)?' | sort -u >"$TMP/global_options"
+[ -s "$TMP/global_options" ] || fail "glcv --help lists no options"
+while read -r option value; do
+    if [ -n "$value" ]; then
+        run global_opt "$option" 1000000 synth --help
+    else
+        run global_opt "$option" synth --help
+    fi
+    expect_rc global_opt 0 "glcv $option ${value:+1000000 }synth --help: taken before the command"
+done <"$TMP/global_options"
+run global_limit --max-pixels 100 segment --bg "$BG" "$F0" -o "$TMP/out_global"
+expect_rc global_limit 1 "glcv --max-pixels 100 segment: 320x240 is above the limit"
+expect_in global_limit err "is 320x240 (76800 pixels), above the limit of 100 pixels" "the sizes in pixels"
+expect_absent "$TMP/out_global" "--max-pixels before the command: nothing written"
+run global_limit_eq --max-pixels=100 segment -q --bg "$BG" "$F0" -o "$TMP/out_global"
+expect_one_line global_limit_eq "above the limit of 100 pixels" "glcv --max-pixels=100 segment"
+run after_limit segment -q --bg "$BG" "$F0" --max-pixels 100 -o "$TMP/out_global"
+expect_one_line after_limit "is 320x240 (76800 pixels), above the limit of 100 pixels" \
+    "--max-pixels after the command: the sizes in pixels"
+run frame_limit segment -q --learn 1 "$F0" "$TMP/seq/frame_0001.png" --max-pixels 76799 -o "$TMP/out_global"
+expect_one_line frame_limit "frame_0000.png' is 320x240 (76800 pixels), above the limit of 76799 pixels" \
+    "a frame above the limit is refused before anything is read"
+run global_raised --max-pixels 300000000 segment --bg "$TMP/bomb.png" "$TMP/bomb_frame.png" -o "$TMP/out_global"
+expect_in global_raised err "cannot decode" "--max-pixels before the command raises the limit"
+run global_bad --max-pixels 0 segment --bg "$BG" "$F0" -o "$TMP/out_global"
+expect_rc global_bad 2 "glcv --max-pixels 0 segment"
+run global_unknown --frobnicate segment --bg "$BG" "$F0" -o "$TMP/out_global"
+expect_rc global_unknown 2 "an unknown option before the command"
+expect_in global_unknown err "unknown option '--frobnicate'" "the unknown option is named"
+run global_alone --max-pixels 100
+expect_rc global_alone 2 "an option without a command"
+expect_absent "$TMP/out_global" "the usage errors write nothing"
 run cmp_args compare "$F0"
 expect_rc cmp_args 2 "compare with one file"
 
@@ -131,6 +166,35 @@ mkdir -p "$TMP/empty"
 run empty_dir segment --bg "$BG" "$TMP/empty" -o "$TMP/out_empty"
 expect_failure empty_dir "folder without images"
 expect_absent "$TMP/out_empty" "folder without images: nothing written"
+
+echo "== a failure is one line on stderr, naming its cause"
+# The library's own message says why (the file, the decoder's or the system's reason); the tool
+# reports it once, as its error, without the module's name.
+head -c 2000 "$TMP/seq/frame_0001.png" >"$TMP/truncated.png"
+printf 'glcv-track-hist 9\n' >"$TMP/bad_hist.txt"
+run one_missing segment -q --bg "$BG" "$F0" "$TMP/no_such_frame.png" -o "$TMP/out_one"
+expect_one_line one_missing "glcv: error: $TMP/no_such_frame.png: No such file or directory" "a missing image"
+run one_corrupt segment -q --bg "$BG" "$F0" "$TMP/corrupt.png" -o "$TMP/out_one"
+expect_one_line one_corrupt "glcv: error: '$TMP/corrupt.png' is not a decodable image" "an image that is no image"
+run one_missing_bg segment -q --bg "$TMP/no_such_bg.png" "$F0" -o "$TMP/out_one"
+expect_one_line one_missing_bg "glcv: error: $TMP/no_such_bg.png: No such file or directory" "a missing --bg"
+run one_truncated_bg segment -q --bg "$TMP/truncated.png" "$F0" -o "$TMP/out_one"
+expect_one_line one_truncated_bg "glcv: error: cannot decode '$TMP/truncated.png'" "a --bg that does not decode"
+run one_bomb segment -q --bg "$TMP/bomb.png" "$F0" -o "$TMP/out_one"
+expect_one_line one_bomb "glcv: error: '$TMP/bomb.png' is 16384x16384" "a --bg above the pixel limit"
+run one_compare compare "$TMP/truncated.png" "$TMP/seq/truth_0000.png"
+expect_one_line one_compare "glcv: error: cannot decode '$TMP/truncated.png'" "compare: a mask that does not decode"
+run one_compare_missing compare "$F0" "$TMP/no_such_truth.png"
+expect_one_line one_compare_missing "glcv: error: $TMP/no_such_truth.png: No such file or directory" \
+    "compare: a missing truth"
+run one_hist track -q --engine cpu --roi 10,10,20,20 --hist "$TMP/bad_hist.txt" "$TMP/seq" --csv "$TMP/one.csv"
+expect_one_line one_hist "glcv: error: $TMP/bad_hist.txt: not a glcv-track-hist 1 file" "track: a bad --hist file"
+run one_track_frame track -q --engine cpu --roi 10,10,20,20 "$F0" "$TMP/truncated.png" --csv "$TMP/one.csv"
+expect_one_line one_track_frame "glcv: error: cannot decode '$TMP/truncated.png'" "track: a frame that does not decode"
+for name in one_missing one_corrupt one_missing_bg one_truncated_bg one_bomb one_compare one_hist one_track_frame; do
+    expect_failure "$name" "$name fails"
+done
+expect_absent "$TMP/out_one" "the failures write nothing"
 
 echo "== a frame that does not decode, in the middle of a folder"
 # frame_0006.png keeps its header (the sizes are checked before anything is written) but loses half
@@ -196,6 +260,32 @@ expect_in fifo err "is not a regular file (a FIFO)" "the error says what it is"
 expect_count "$out/4_frame_0010_mask.png" 1 "the frame before the FIFO is written"
 expect_count "$out/*.tmp-*" 0 "a FIFO among the frames: no temporary file is left"
 rm -f "$last"
+
+echo "== a folder's frames leave out what glcv synth writes beside them"
+# $TMP/seq holds background.png and truth_*.png beside frame_*.png: the folder stands for the frames
+# alone, so it gives the masks, bytes and all, that the frame files given one by one give.
+run folder_synth segment --learn 3 --engine cpu "$TMP/seq" -o "$TMP/out_folder_synth"
+expect_rc folder_synth 0 "segment --learn 3 on a glcv synth folder"
+expect_count "$TMP/out_folder_synth/*" 9 "a glcv synth folder: the masks of frames 3..11, nothing else"
+expect_count "$TMP/out_folder_synth/frame_00*_mask.png" 9 "a glcv synth folder: frame masks"
+run folder_files segment --learn 3 --engine cpu "$TMP"/seq/frame_*.png -o "$TMP/out_folder_files"
+CHECKS=$((CHECKS + 1))
+if ! diff -r "$TMP/out_folder_synth" "$TMP/out_folder_files" >/dev/null; then
+    fail "a glcv synth folder and its frame files give different masks"
+    show folder_synth
+fi
+run folder_dynamic synth -o "$TMP/dynamic_seq" --frames 4 --size 64x48 --dynamic
+run folder_dynamic_seg segment --learn 2 --engine cpu "$TMP/dynamic_seq" -o "$TMP/out_folder_dynamic"
+expect_rc folder_dynamic_seg 0 "segment a glcv synth --dynamic folder"
+expect_count "$TMP/out_folder_dynamic/*" 2 "a --dynamic folder: dynamic.png is no frame either"
+# a folder of nothing but ground truth is its files
+mkdir -p "$TMP/truth_only"
+cp "$TMP"/seq/truth_000[0-3].png "$TMP/truth_only/"
+run folder_truth segment --learn 2 --engine cpu "$TMP/truth_only" -o "$TMP/out_folder_truth"
+expect_rc folder_truth 0 "segment a folder of ground-truth masks"
+expect_count "$TMP/out_folder_truth/truth_000[23]_mask.png" 2 "a folder of masks stands for its masks"
+run folder_help segment --help
+expect_in folder_help out "background.*, dynamic.*, ROI.*, truth_*, gt_* and gt<digit>*" "segment --help states the rule"
 
 echo "== compare"
 run cmp_self compare "$TMP/seq/truth_0005.png" "$TMP/seq/truth_0005.png" --min-f 1

@@ -115,8 +115,13 @@ expect_in clip_bg err "is 160x120 but the input's frames are 80x60" "the sizes a
 expect_absent "$TMP/clip_bg" "a background of another size: nothing written"
 run clip_missing segment --learn 2 "$TMP/no_such_clip.mkv" -o "$TMP/clip_missing"
 expect_rc clip_missing 1 "a missing video"
-expect_in clip_missing err "cannot open the input" "a missing video is reported"
+expect_one_line clip_missing "glcv: error: cannot open video '$TMP/no_such_clip.mkv': No such file or directory" \
+    "a missing video: one line, naming the file and the cause"
 expect_absent "$TMP/clip_missing" "a missing video: nothing written"
+run clip_missing_option track --video "$TMP/no_such_clip.mkv" --roi 1,1,8,8 --csv "$TMP/clip_missing.csv"
+expect_rc clip_missing_option 1 "glcv track --video with a missing video"
+expect_one_line clip_missing_option "glcv: error: cannot open video '$TMP/no_such_clip.mkv': No such file or directory" \
+    "glcv track: a missing video in one line"
 run clip_two segment --learn 2 "$TMP/clip.mkv" "$TMP/clip.mkv" -o "$TMP/clip_two"
 expect_rc clip_two 2 "two video files"
 

@@ -69,6 +69,18 @@ expect_in() {
     fi
 }
 
+# expect_one_line NAME TEXT DESCRIPTION: the run's stderr is exactly one line, and it holds TEXT (a
+# failure is reported once, naming its cause; run it with --quiet where the command prints more)
+expect_one_line() {
+    CHECKS=$((CHECKS + 1))
+    local lines
+    lines=$(wc -l <"$TMP/$1.err")
+    if [ "$lines" != 1 ] || ! grep -qF -- "$2" "$TMP/$1.err"; then
+        fail "$3: stderr has $lines lines, expected one line with '$2'"
+        show "$1"
+    fi
+}
+
 # expect_count PATTERN WANT DESCRIPTION: number of files matching a glob
 expect_count() {
     CHECKS=$((CHECKS + 1))

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <float.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,13 +22,43 @@ enum { PROGRESS_WIDTH = 30, PROGRESS_MIN_STEPS = 10, RECT_LIMIT = 1000000 };
 static const char *g_program = "glcv";
 static const cli_command *g_command;
 
+/* The library's first error message on the main thread since the last report, held so that the
+ * report names the cause in one line (see cli_logger). */
+enum { HELD_TEXT = 1024 };
+static pthread_mutex_t g_log_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_t g_main_thread;
+static int g_main_known, g_flush_at_exit;
+static char g_held[HELD_TEXT];
+static int g_held_set;
+
 const char *const cli_gl_engines[] = {"auto", "fragment", "compute", "cpu", NULL};
 const char *const cli_cuda_engines[] = {"auto", "cuda", "cpu", NULL};
+
+static void flush_held_locked(void)
+{
+    if (g_held_set)
+        glcv_log_stderr(NULL, GLCV_LOG_ERROR, g_held);
+    g_held_set = 0;
+}
+
+/* At exit: a held message that no report took is printed, not lost. */
+static void flush_held(void)
+{
+    pthread_mutex_lock(&g_log_lock);
+    flush_held_locked();
+    pthread_mutex_unlock(&g_log_lock);
+}
 
 void cli_start(const char *program, const cli_command *command)
 {
     g_program = program;
     g_command = command;
+    if (!g_main_known) {
+        g_main_thread = pthread_self();
+        g_main_known = 1;
+    }
+    if (!g_flush_at_exit)
+        g_flush_at_exit = atexit(flush_held) == 0;
 }
 
 int cli_exit_status(int rc)
@@ -39,9 +70,12 @@ int cli_exit_status(int rc)
 
 static void vmessage(const char *kind, const char *fmt, va_list ap, const char *tail)
 {
+    pthread_mutex_lock(&g_log_lock);
+    flush_held_locked(); /* in the order things happened */
     fprintf(stderr, "%s: %s: ", g_program, kind);
     vfprintf(stderr, fmt, ap);
     fprintf(stderr, "%s\n", tail);
+    pthread_mutex_unlock(&g_log_lock);
 }
 
 void cli_error(const char *fmt, ...)
@@ -74,8 +108,58 @@ int cli_usage(const char *fmt, ...)
     return CLI_USAGE;
 }
 
+/* The library's messages start with the module that logs them ("media: ", "image load: "): a
+ * report in the tool's words leaves that out. */
+static const char *without_module(const char *message)
+{
+    const char *p = message;
+    while (islower((unsigned char)*p) || isdigit((unsigned char)*p) || *p == '_' || *p == ' ')
+        p++;
+    return p > message && p - message <= 24 && p[0] == ':' && p[1] == ' ' && p[2] ? p + 2 : message;
+}
+
+/* One line for a failure whose cause the library logged: the cause alone when it names `what`
+ * (the file, usually) already, else "<what>: <cause>". */
+static int report_cause(const char *what, const char *cause)
+{
+    const char *bare = without_module(cause);
+    if (!what || !*what || strstr(bare, what))
+        cli_error("%s", bare);
+    else if (strstr(cause, what))
+        cli_error("%s", cause);
+    else
+        cli_error("%s: %s", what, bare);
+    return CLI_FAIL;
+}
+
+/* Takes the held message into `text` (HELD_TEXT bytes); 0 when none is held for this thread. */
+static int take_held(char *text)
+{
+    int taken = 0;
+    pthread_mutex_lock(&g_log_lock);
+    if (g_held_set && g_main_known && pthread_equal(pthread_self(), g_main_thread)) {
+        memcpy(text, g_held, HELD_TEXT);
+        g_held_set = 0;
+        taken = 1;
+    }
+    pthread_mutex_unlock(&g_log_lock);
+    return taken;
+}
+
 int cli_lib_error(const char *what, glcv_status status)
 {
+    char cause[HELD_TEXT];
+    if (take_held(cause))
+        return report_cause(what, cause);
+    cli_error("%s: %s", what, glcv_status_string(status));
+    return CLI_FAIL;
+}
+
+int cli_lib_failure(const char *what, glcv_status status)
+{
+    char cause[HELD_TEXT];
+    if (take_held(cause))
+        return report_cause(NULL, cause);
     cli_error("%s: %s", what, glcv_status_string(status));
     return CLI_FAIL;
 }
@@ -382,9 +466,29 @@ int cli_parse_expecting(const cli_option *options, int argc, char **argv, cli_ar
 
 /* ---- helpers ------------------------------------------------------------------------------------ */
 
+/* The tool's log function; `user` is non-NULL for --verbose. Without it, the first error the
+ * library logs on the main thread is held for the report that follows (cli_lib_error); anything
+ * else printed first, or the end of the program, prints it. */
+static void cli_log(void *user, glcv_log_level level, const char *message)
+{
+    pthread_mutex_lock(&g_log_lock);
+    int main_thread = g_main_known && pthread_equal(pthread_self(), g_main_thread);
+    if (!user && level == GLCV_LOG_ERROR && main_thread) {
+        /* the first message names the cause; the ones after it follow from it */
+        if (!g_held_set)
+            snprintf(g_held, sizeof g_held, "%s", message);
+        g_held_set = 1;
+    } else {
+        flush_held_locked();
+        glcv_log_stderr(NULL, level, message);
+    }
+    pthread_mutex_unlock(&g_log_lock);
+}
+
 glcv_logger cli_logger(int verbose)
 {
-    glcv_logger logger = {glcv_log_stderr, NULL, verbose ? GLCV_LOG_DEBUG : GLCV_LOG_WARN};
+    static int verbose_mark;
+    glcv_logger logger = {cli_log, verbose ? &verbose_mark : NULL, verbose ? GLCV_LOG_DEBUG : GLCV_LOG_WARN};
     return logger;
 }
 
@@ -503,6 +607,15 @@ int cli_check_distinct_stems(char *const *paths, int count, const char *suffix)
     return rc;
 }
 
+void cli_format_pixels(double pixels, char *text, size_t size)
+{
+    /* "0.0 Mpixel" says nothing: small counts are written in pixels */
+    if (pixels < 1e5)
+        snprintf(text, size, "%.0f pixel%s", pixels, pixels == 1 ? "" : "s");
+    else
+        snprintf(text, size, "%.1f Mpixel", pixels / 1e6);
+}
+
 int cli_is_file(const char *path)
 {
     struct stat sb;
@@ -554,6 +667,21 @@ cleanup:
 
 /* ---- image files --------------------------------------------------------------------------------- */
 
+int cli_is_companion_image(const char *path)
+{
+    static const char *const whole[] = {"background", "dynamic", "roi"};
+    const char *slash = strrchr(path, '/');
+    const char *name = slash ? slash + 1 : path;
+    const char *dot = strrchr(name, '.');
+    size_t stem = dot && dot != name ? (size_t)(dot - name) : strlen(name);
+    for (size_t i = 0; i < sizeof whole / sizeof whole[0]; i++)
+        if (stem == strlen(whole[i]) && strncasecmp(name, whole[i], stem) == 0)
+            return 1;
+    if (strncasecmp(name, "truth_", 6) == 0)
+        return 1;
+    return strncasecmp(name, "gt", 2) == 0 && (isdigit((unsigned char)name[2]) || name[2] == '_');
+}
+
 int cli_collect_images(char *const *args, int count, cli_paths *out)
 {
     for (int i = 0; i < count; i++) {
@@ -571,13 +699,18 @@ int cli_collect_images(char *const *args, int count, cli_paths *out)
         glcv_status st = glcv_image_list_folder(args[i], NULL, &files);
         if (st != GLCV_OK)
             return cli_lib_error(args[i], st);
-        int rc = CLI_OK;
+        int rc = CLI_OK, frames = 0;
         if (files.count == 0) {
             cli_error("%s: the folder holds no image files (.png .jpg .jpeg .bmp .tga .ppm .pgm)", args[i]);
             rc = CLI_FAIL;
         }
+        /* The background and ground truth that glcv synth (or a CDnet folder) keeps beside the frames
+         * are no frames; a folder of nothing else is what it holds, though (a folder of masks). */
+        for (int k = 0; k < files.count; k++)
+            frames += !cli_is_companion_image(files.paths[k]);
         for (int k = 0; k < files.count && rc == CLI_OK; k++)
-            rc = cli_paths_add(out, files.paths[k]);
+            if (frames == 0 || !cli_is_companion_image(files.paths[k]))
+                rc = cli_paths_add(out, files.paths[k]);
         glcv_file_list_free(&files);
         if (rc != CLI_OK)
             return rc;
@@ -596,8 +729,22 @@ int cli_probe_image(const char *path, const glcv_logger *logger, int *width, int
         cli_error("%s: not a regular file", path);
         return CLI_FAIL;
     }
-    glcv_status st = glcv_image_info(path, width, height, channels, logger);
-    return st == GLCV_OK ? CLI_OK : cli_lib_error(path, st);
+    /* without a logger the library's reason is still wanted, in the one line of the report */
+    glcv_logger held = cli_logger(0);
+    glcv_status st = glcv_image_info(path, width, height, channels, logger ? logger : &held);
+    if (st != GLCV_OK)
+        return cli_lib_error(path, st);
+    /* refused here, before any output exists, rather than when the frame's turn to be decoded comes */
+    size_t limit = glcv_image_max_pixels();
+    if (limit && (size_t)*width * (size_t)*height > limit) {
+        char size[32], max[32];
+        cli_format_pixels((double)*width * (double)*height, size, sizeof size);
+        cli_format_pixels((double)limit, max, sizeof max);
+        cli_error("'%s' is %dx%d (%s), above the limit of %s: not decoded (a larger limit: --max-pixels N)", path,
+                  *width, *height, size, max);
+        return CLI_FAIL;
+    }
+    return CLI_OK;
 }
 
 int cli_check_size(const char *path, const char *reference, int width, int height, const glcv_logger *logger)

@@ -51,8 +51,15 @@ void cli_warning(const char *fmt, ...) CLI_PRINTF(1, 2);
 /* "<program>: error: <message> (see '<program> <command> --help')"; returns CLI_USAGE. */
 int cli_usage(const char *fmt, ...) CLI_PRINTF(1, 2);
 
-/* "<program>: error: <what>: <status text>"; returns CLI_FAIL. */
+/* Reports a failed library call in one line; returns CLI_FAIL. When the library logged why
+ * through a cli_logger on this thread (and --verbose did not print it already), the line is its
+ * message without the module's name: alone when it names `what` (the file, usually), else
+ * "<what>: <message>". Otherwise "<program>: error: <what>: <status text>". */
 int cli_lib_error(const char *what, glcv_status status);
+
+/* As cli_lib_error, but the library's message, when there is one, stands alone: `what` is only
+ * the context of the status text ("cannot open the input: input/output error"). */
+int cli_lib_failure(const char *what, glcv_status status);
 
 /* "<program>: error: out of memory"; returns CLI_FAIL. */
 int cli_out_of_memory(void);
@@ -141,7 +148,10 @@ int cli_parse_expecting(const cli_option *options, int argc, char **argv, cli_ar
 
 /* ---- helpers ------------------------------------------------------------------------------------ */
 
-/* Logs to stderr: debug messages when verbose, else warnings and errors. */
+/* Logs to stderr: debug messages when verbose, else warnings and errors. Without verbose, the
+ * first error the library logs on the main thread is held for the report that follows
+ * (cli_lib_error), so that a failure is one line; a held message is printed before anything else
+ * the tool or the library prints, and at exit, if no report took it. */
 glcv_logger cli_logger(int verbose);
 
 /* Monotonic clock in seconds. */
@@ -175,6 +185,9 @@ char *cli_output_path(const char *dir, const char *path, const char *suffix);
  * them are distinct. Prints the error: "<a> and <b> would both write <stem><suffix>". */
 int cli_check_distinct_stems(char *const *paths, int count, const char *suffix);
 
+/* A number of pixels for messages: "76800 pixels" below 0.1 Mpixel, else "67.1 Mpixel". */
+void cli_format_pixels(double pixels, char *text, size_t size);
+
 /* Whether a path is a regular file. */
 int cli_is_file(const char *path);
 
@@ -186,12 +199,18 @@ int cli_make_dir(const char *dir);
 
 /* ---- image files ------------------------------------------------------------------------------- */
 
+/* Whether an image file is one that glcv synth or a CDnet folder keeps beside the frames, by its
+ * name (any case): background.*, dynamic.*, ROI.*, truth_*, gt_* and gt<digit>*. */
+int cli_is_companion_image(const char *path);
+
 /* Appends the arguments to `out`: files as given, folders as their image files sorted by name
- * (glcv_image_list_folder). Prints the error (a missing path, a folder without images). */
+ * (glcv_image_list_folder) without the companions of cli_is_companion_image, unless the folder
+ * holds nothing else. Prints the error (a missing path, a folder without images). */
 int cli_collect_images(char *const *args, int count, cli_paths *out);
 
 /* Checks that a path is a regular file and reads its image size and channel count. Prints the
- * error. */
+ * error, in one line (the library's reason; `logger` may be NULL): also for an image above the
+ * limit of glcv_image_set_max_pixels, refused here before it is decoded. */
 int cli_probe_image(const char *path, const glcv_logger *logger, int *width, int *height, int *channels);
 
 /* Probes `path` and checks that it is width x height, the size of `reference`. Prints the error:

@@ -47,8 +47,9 @@ static const char help_tail[] =
     "  -h, --help   show this help; 'glcv <command> --help' shows a command's options\n"
     "  --version    print the version\n"
     "  --max-pixels N\n"
-    "               (after the command) the largest image file decoded, in pixels [67108864 =\n"
-    "               8192 x 8192]: a file whose header claims more is refused before decoding\n"
+    "               the largest image file decoded, in pixels [67108864 = 8192 x 8192]: a file\n"
+    "               whose header claims more is refused before decoding; before or after the\n"
+    "               command\n"
     "\n"
     "examples:\n"
     "  glcv segment --synthetic 60 --timing -o out/synthetic\n"
@@ -67,25 +68,45 @@ static void print_help(FILE *out)
     fputs(help_tail, out);
 }
 
-/* --max-pixels N (or =N), anywhere after the command: the largest image file decoded
- * (glcv_image_set_max_pixels); taken out of argv before the command parses its options. */
-static int take_max_pixels(int *argc, char **argv)
+/* Whether argv[i] is --max-pixels (or --max-pixels=N); *text gets its value (NULL: missing) and
+ * *taken the number of arguments it spans. */
+static int is_max_pixels(int argc, char **argv, int i, const char **text, int *taken)
 {
     static const char name[] = "--max-pixels";
     size_t len = sizeof name - 1;
+    if (strncmp(argv[i], name, len) != 0 || (argv[i][len] != '\0' && argv[i][len] != '='))
+        return 0;
+    *text = argv[i][len] == '=' ? argv[i] + len + 1 : i + 1 < argc ? argv[i + 1] : NULL;
+    *taken = argv[i][len] == '=' ? 1 : 2;
+    return 1;
+}
+
+/* --max-pixels N: the largest image file decoded (glcv_image_set_max_pixels). */
+static int set_max_pixels(const char *text)
+{
+    if (!text)
+        return cli_usage("--max-pixels needs a value (pixels, 1..%d)", 1 << 30);
+    char *end = NULL;
+    errno = 0;
+    long long v = strtoll(text, &end, 10);
+    if (end == text || *end != '\0' || errno == ERANGE || v < 1 || v > (1LL << 30))
+        return cli_usage("--max-pixels: '%s' must be a number of pixels between 1 and %d", text, 1 << 30);
+    glcv_image_set_max_pixels((size_t)v);
+    return CLI_OK;
+}
+
+/* --max-pixels anywhere after the command, taken out of argv before the command parses its
+ * options (they are the program's, not the command's). */
+static int take_max_pixels(int *argc, char **argv)
+{
     for (int i = 2; i < *argc; i++) {
-        if (strncmp(argv[i], name, len) != 0 || (argv[i][len] != '\0' && argv[i][len] != '='))
+        const char *text = NULL;
+        int taken = 0;
+        if (!is_max_pixels(*argc, argv, i, &text, &taken))
             continue;
-        const char *text = argv[i][len] == '=' ? argv[i] + len + 1 : i + 1 < *argc ? argv[i + 1] : NULL;
-        int taken = argv[i][len] == '=' ? 1 : 2;
-        if (!text)
-            return cli_usage("%s needs a value (pixels, 1..%d)", name, 1 << 30);
-        char *end = NULL;
-        errno = 0;
-        long long v = strtoll(text, &end, 10);
-        if (end == text || *end != '\0' || errno == ERANGE || v < 1 || v > (1LL << 30))
-            return cli_usage("%s: '%s' must be a number of pixels between 1 and %d", name, text, 1 << 30);
-        glcv_image_set_max_pixels((size_t)v);
+        int rc = set_max_pixels(text);
+        if (rc != CLI_OK)
+            return rc;
         for (int k = i; k + taken <= *argc; k++)
             argv[k] = argv[k + taken];
         *argc -= taken;
@@ -105,23 +126,44 @@ static const cli_command *find_command(const char *name)
 int main(int argc, char **argv)
 {
     cli_start("glcv", NULL);
-    if (argc < 2) {
+    /* the options 'glcv --help' lists come before the command too */
+    int first = 1;
+    while (first < argc && argv[first][0] == '-') {
+        const char *arg = argv[first], *text = NULL;
+        int taken = 0;
+        if (strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0) {
+            print_help(stdout);
+            return CLI_OK;
+        }
+        if (strcmp(arg, "--version") == 0) {
+            printf("glcv %s\n", GLCV_VERSION_STRING);
+            return CLI_OK;
+        }
+        if (!is_max_pixels(argc, argv, first, &text, &taken))
+            return cli_usage("unknown option '%s': the options before the command are -h, --help, --version and "
+                             "--max-pixels N",
+                             arg);
+        int rc = set_max_pixels(text);
+        if (rc != CLI_OK)
+            return cli_exit_status(rc);
+        first += taken;
+    }
+    if (first >= argc) {
         print_help(stderr);
         return CLI_USAGE;
     }
-    const char *first = argv[1];
-    if (strcmp(first, "-h") == 0 || strcmp(first, "--help") == 0 || strcmp(first, "help") == 0) {
+    if (strcmp(argv[first], "help") == 0) {
         print_help(stdout);
         return CLI_OK;
     }
-    if (strcmp(first, "--version") == 0) {
-        printf("glcv %s\n", GLCV_VERSION_STRING);
-        return CLI_OK;
-    }
-    const cli_command *command = find_command(first);
+    const cli_command *command = find_command(argv[first]);
     if (!command)
-        return cli_usage("unknown command '%s'", first);
+        return cli_usage("unknown command '%s'", argv[first]);
     cli_start("glcv", command);
+    /* the command sees its name in argv[1], whatever came before it */
+    argv[first - 1] = argv[0];
+    argc -= first - 1;
+    argv += first - 1;
     int rc = take_max_pixels(&argc, argv);
     if (rc != CLI_OK)
         return cli_exit_status(rc);

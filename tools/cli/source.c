@@ -132,7 +132,7 @@ static int opened(glcv_media *media, int quiet, int *width, int *height)
 int cli_source_open(const glcv_media_params *params, glcv_media **out)
 {
     glcv_status st = glcv_media_create(params, out);
-    return st == GLCV_OK ? CLI_OK : cli_lib_error("cannot open the input", st);
+    return st == GLCV_OK ? CLI_OK : cli_lib_failure("cannot open the input", st);
 }
 
 void cli_source_close(glcv_media **media)

@@ -96,8 +96,9 @@ int cli_source_open_args(const cli_source *s, const cli_args *args, int kind, in
  * .ts .flv, any case). */
 int cli_is_video_path(const char *path);
 
-/* Opens the source (glcv_media_create). Prints the error: "cannot open the input: <status>"
- * after the library's reason, or that this glcv has no media input. */
+/* Opens the source (glcv_media_create). Prints the error in one line: the library's reason
+ * ("cannot open video 'x.avi': No such file or directory") when its logger is a cli_logger,
+ * else "cannot open the input: <status>"; or that this glcv has no media input. */
 int cli_source_open(const glcv_media_params *params, glcv_media **out);
 
 /* Closes a source opened by cli_source_open (glcv_media_destroy); accepts &NULL. */
