@@ -781,10 +781,11 @@ glcv_status glcv_engine_run(glcv_engine *e, const glcv_pass *pass)
     if (p->layered && layers < 1)
         return glcv_fail(&e->logger, GLCV_ERROR_INVALID_ARGUMENT, "pass %s: a layered pass needs array outputs",
                          p->key);
-    GLuint q = timing_query(e, pass->label);
-    if (q)
-        glBeginQuery(GL_TIME_ELAPSED, q);
+    GLuint q = 0;
     if (e->mode == GLCV_ENGINE_COMPUTE) {
+        q = timing_query(e, pass->label);
+        if (q)
+            glBeginQuery(GL_TIME_ELAPSED, q);
         for (int i = 0; i < pass->n_outputs; i++)
             glBindImageTexture((GLuint)i, pass->outputs[i]->id, 0, p->layered ? GL_TRUE : GL_FALSE, 0,
                                GL_WRITE_ONLY, formats[pass->outputs[i]->format].internal);
@@ -809,13 +810,23 @@ glcv_status glcv_engine_run(glcv_engine *e, const glcv_pass *pass)
     } else {
         GLuint fbo = 0;
         glcv_status st = get_fbo(e, pass->outputs, pass->n_outputs, &fbo);
-        if (st != GLCV_OK) {
-            if (q)
-                glEndQuery(GL_TIME_ELAPSED);
+        if (st != GLCV_OK)
             return st;
-        }
         glViewport(pass->x, pass->y, pass->width, pass->height);
         glBindVertexArray(e->vao);
+        /* The query begins once the driver works on the pass's framebuffer. Mesa's llvmpipe binds
+         * a framebuffer only when a draw validates it and starts its timer in the batch of the
+         * framebuffer bound then: begun before the pass's first draw, the query of the frame's
+         * first pass got no start (a raw clock, reported as 0 ms) and the others counted the pass
+         * before them. A draw with rasterization off makes the framebuffer current and draws
+         * nothing. */
+        q = timing_query(e, pass->label);
+        if (q) {
+            glEnable(GL_RASTERIZER_DISCARD);
+            glDrawArrays(GL_TRIANGLES, 0, 3);
+            glDisable(GL_RASTERIZER_DISCARD);
+            glBeginQuery(GL_TIME_ELAPSED, q);
+        }
         if (p->layered)
             glDrawArraysInstanced(GL_TRIANGLES, 0, 3, layers);
         else

@@ -391,6 +391,37 @@ for engine in cpu default; do
     expect_rc "nomask_$engine" 0 "$engine: nothing to write, no -o needed"
 done
 
+echo "== --timing: every GPU pass of the last frame took time"
+# Each pass's timer query must measure that pass: the first of a frame (threshold) read 0 ms on Mesa's
+# llvmpipe when its query began before the driver took the pass's framebuffer. llvmpipe runs compute
+# dispatches outside the batches its timer queries measure, so the compute engine is checked only on
+# other drivers.
+run timing_info info
+timing_engines=()
+gl_version=$(sed -n 's/^OpenGL: *\([0-9]*\)\.\([0-9]*\).*/\1\2/p' "$TMP/timing_info.out")
+if [ -z "$gl_version" ]; then
+    echo "  no OpenGL context: the GPU timings are not checked"
+else
+    timing_engines=(fragment)
+    if [ "$gl_version" -ge 43 ] && ! grep -q "^renderer: *llvmpipe" "$TMP/timing_info.out"; then
+        timing_engines+=(compute)
+    fi
+fi
+for engine in "${timing_engines[@]}"; do
+    run "timing_$engine" segment --synthetic 6 --engine "$engine" --timing --no-masks --no-panels
+    expect_rc "timing_$engine" 0 "segment --timing --engine $engine"
+    awk '/^GPU passes of the last frame/ {t = 1; next} t && NF == 3 && $1 != "pass" {print $1, $2}' \
+        "$TMP/timing_$engine.out" >"$TMP/timing_$engine.passes"
+    CHECKS=$((CHECKS + 1))
+    if ! grep -q "^threshold " "$TMP/timing_$engine.passes"; then
+        fail "$engine: --timing lists no threshold pass"
+        show "timing_$engine"
+    elif ! awk '$2 <= 0 {bad = 1} END {exit bad}' "$TMP/timing_$engine.passes"; then
+        fail "$engine: --timing gives a pass 0 ms: $(tr '\n' ' ' <"$TMP/timing_$engine.passes")"
+        show "timing_$engine"
+    fi
+done
+
 echo "== the pipeline: the same outputs with 1 and with 8 threads"
 # 30 frames of the synthetic sequence: objects move, so the frames and their masks differ from each
 # other, and the MRF prior and the background adaptation carry over from frame to frame, so frames
