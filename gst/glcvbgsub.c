@@ -53,6 +53,10 @@ enum {
     PROP_PASSES
 };
 
+/* glcvsegment's: a background learned from frames where people walk by keeps no ghost of them, as
+ * one taken from the first frame does (the median of the learned frames; vsam's B starts there). */
+enum { DEFAULT_LEARN_FRAMES = 30 };
+
 #define DEFAULT_PARAMS                                                                                                 \
     GLCV_BGSUB_PARAMS(.method = GLCV_BGSUB_VSAM, .alpha = 0.92f, .c = 3.0f, .min_threshold = 20.0f, .absorb = 100,     \
                       .vote = 5, .engine = GLCV_ENGINE_AUTO, .passes = GLCV_BGSUB_SINGLE_PASS)
@@ -95,6 +99,7 @@ static GType passes_get_type(void)
 static void gst_glcv_bgsub_init(GstGlcvBgsub *self)
 {
     self->params = DEFAULT_PARAMS;
+    self->learn_frames_set = DEFAULT_LEARN_FRAMES;
     self->output = GLCVGST_OUTPUT_MASK;
     glcvgst_log_init(&self->gl.log, GST_ELEMENT(self));
 }
@@ -394,7 +399,7 @@ static void gst_glcv_bgsub_class_init(GstGlcvBgsubClass *klass)
                          "Learn from the first N frames (vsam: B their median and T their spread; diff2, diff3: T) "
                          "and process the frames after them (the N frames give an empty mask); 0: no learning "
                          "(vsam: B starts as the first frame)",
-                         0, 65535, 0, ready));
+                         0, 65535, DEFAULT_LEARN_FRAMES, ready));
     g_object_class_install_property(
         gobject, PROP_BACKGROUND_LOCATION,
         g_param_spec_string("background-location", "Background location",

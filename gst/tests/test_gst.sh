@@ -183,7 +183,7 @@ part_bgsub() {
             props="method=vsam background-location=$TMP/seq/background.png"
             args="--method vsam --bg $TMP/seq/background.png" first=0 empty=0
             ;;
-        diff2) props="method=diff2" args="--method diff2" first=1 empty=1 ;;
+        diff2) props="method=diff2 learn-frames=0" args="--method diff2" first=1 empty=1 ;;
         esac
         mkdir -p "$TMP/gst_$name"
         # shellcheck disable=SC2086

@@ -106,7 +106,9 @@ class Tracker(_core.Object):
                 print(r.id, r.bbox, r.lost)
 
     engine "auto" (CUDA when a device can be used, else the CPU), "cuda" or "cpu". window
-    "opencv" (the default: cv::CamShift's rotated box), "paper" or "adaptive". Histograms are
+    "adaptive" (the default, as glcv track's and glcvtrack's: an upright box of guarded size and a
+    Kalman filter that predicts the search window), "opencv" (cv::CamShift's rotated box, the C
+    struct's default) or "paper". Histograms are
     hue_bins x sat_bins float32 arrays of values 0..255. Frames: HxWx3 or HxWx4 uint8 with
     order "rgb" or "bgr" (this matters: hue), masks HxW uint8 (nonzero = foreground). None keeps
     a parameter's default (see glcv_track_params).
@@ -115,7 +117,7 @@ class Tracker(_core.Object):
     _kind = "track"
 
     def __init__(self, width, height, engine="auto", streams=1, max_objects=None, hue_bins=None,
-                 sat_bins=None, window="opencv", epsilon=None, max_iterations=None, aspect=None,
+                 sat_bins=None, window="adaptive", epsilon=None, max_iterations=None, aspect=None,
                  min_mass=None, max_distance=None, lost_criteria=None, recovery="frame",
                  recovery_interval=None, min_window_area=None, reset_width=None, cuda_device=0,
                  cuda_devices=1, context=None):
