@@ -19,6 +19,9 @@
  *                    then a snapshot of frame 3, delta 4, END: the viewer resyncs
  *   delta-first      delta 1 before any keyframe; waits for the request, then a keyframe, END
  *   bad-end          a keyframe, then END with reserved bytes set
+ *   stall-hello      sends its greeting (HELLO), then nothing, until the viewer leaves (30 s at most)
+ *   stall-welcome    completes the handshake, then sends nothing, until the viewer leaves
+ *   stall-payload    a keyframe, then half of the next packet, then nothing, until the viewer leaves
  * Exit status: 0 when the scenario was played (and the viewer asked for a keyframe where one is
  * expected), 1 otherwise. */
 #define _POSIX_C_SOURCE 200809L
@@ -92,6 +95,21 @@ static int make_packets(packets *out)
     return rc;
 }
 
+/* Sends nothing more but keeps the connection open until the viewer closes it (or 30 s pass):
+ * a server that hangs without going away. */
+static int stall(void)
+{
+    uint8_t drain[256];
+    size_t got = 0;
+    net_result r;
+    do
+        r = net_read_exact(fd, drain, sizeof drain, net_now() + 30, NULL, &got, NULL);
+    while (r == NET_OK);
+    printf("stalled until the viewer left: %s\n", r == NET_TIMEOUT ? "no, it was still there after 30 s" : "yes");
+    fflush(stdout);
+    return r == NET_TIMEOUT;
+}
+
 /* The server's side of the handshake, honest but for `scenario`. */
 static int handshake(const char *scenario, const uint8_t *token, size_t token_bytes)
 {
@@ -109,6 +127,8 @@ static int handshake(const char *scenario, const uint8_t *token, size_t token_by
         return die("cannot send HELLO");
     if (strcmp(scenario, "bad-hello") == 0 || strcmp(scenario, "bad-version") == 0)
         return 1; /* the viewer hangs up */
+    if (strcmp(scenario, "stall-hello") == 0)
+        return stall() ? 1 : 2; /* 2: played, nothing more to do */
     if (net_read_exact(fd, join, sizeof join, net_now() + 10, NULL, NULL, NULL) != NET_OK)
         return die("no JOIN");
     int status = stream_server_answer(join, sizeof join, token, token_bytes, nonce, 0, welcome, why);
@@ -118,7 +138,11 @@ static int handshake(const char *scenario, const uint8_t *token, size_t token_by
     }
     if (strcmp(scenario, "bad-mac") == 0)
         welcome[16] ^= 1;
-    return send_bytes(welcome, sizeof welcome) != 0 ? die("cannot send WELCOME") : 0;
+    if (send_bytes(welcome, sizeof welcome) != 0)
+        return die("cannot send WELCOME");
+    if (strcmp(scenario, "stall-welcome") == 0)
+        return stall() ? 1 : 2;
+    return 0;
 }
 
 /* Waits for the viewer's KEYFRAME request. */
@@ -184,6 +208,8 @@ static int play(const char *scenario, const packets *p)
         return send_bytes(p->data[1], 20);
     if (strcmp(scenario, "truncated") == 0)
         return send_bytes(p->data[1], p->bytes[1] / 2);
+    if (strcmp(scenario, "stall-payload") == 0)
+        return send_bytes(p->data[1], p->bytes[1] / 2) || stall();
     if (strcmp(scenario, "no-end") == 0)
         return send_bytes(p->data[1], p->bytes[1]) || send_bytes(p->data[2], p->bytes[2]);
     if (strcmp(scenario, "bad-end") == 0)
@@ -255,6 +281,8 @@ int main(int argc, char **argv)
         sleep(5);
     else if ((rc = handshake(scenario, argc > 2 ? token : NULL, token_bytes)) == 0)
         rc = play(scenario, &p);
+    else if (rc == 2) /* the scenario ended in the handshake, as planned */
+        rc = 0;
     /* Gives the viewer time to read what was sent before the connection goes. */
     shutdown(fd, SHUT_WR);
     uint8_t drain[256];

@@ -128,6 +128,15 @@ expect_field() {
     fi
 }
 
+# expect_absent PATH DESCRIPTION: PATH does not exist
+expect_absent() {
+    CHECKS=$((CHECKS + 1))
+    if [ -e "$1" ]; then
+        fail "$2: $1 exists"
+        ls -la "$1" | sed 's/^/  | /'
+    fi
+}
+
 # sequence DIR FRAMES SIZE: the synthetic sequence's frames (only) in DIR, its truth in DIR.truth
 sequence() {
     run synth_$$ synth -q -o "$TMP/synth_$1" --frames "$2" --size "$3"
@@ -215,6 +224,14 @@ section_cli() {
     run t_ok stream view 127.0.0.1:1 --token "$TMP/ok.tok" --timeout 2
     expect_rc t_ok 1 "a 16-byte token with trailing whitespace, nobody listening"
     expect_in t_ok err "cannot connect" "the viewer says it cannot connect"
+
+    echo "== a viewer that cannot connect leaves no outputs"
+    run noout stream view 127.0.0.1:1 --record "$TMP/noout.rec" --trace "$TMP/noout.trace" --timeout 2
+    expect_rc noout 1 "a viewer of a port nobody listens on"
+    expect_absent "$TMP/noout.rec" "the folder of --record, the connection refused"
+    expect_absent "$TMP/noout.trace" "the file of --trace, the connection refused"
+    run u_rt stream view 127.0.0.1:1 --read-timeout -1
+    expect_rc u_rt 2 "--read-timeout -1"
 }
 
 section_loopback() {
@@ -414,9 +431,11 @@ section_auth() {
 
     echo "== a server with a token"
     start_server tok.s "$src" --token "$TMP/good.tok" --wait 1 --fast --queue-bytes 100000000 || return
-    view tok.wrong --token "$TMP/wrong.tok"
+    view tok.wrong --token "$TMP/wrong.tok" --record "$TMP/tok.wrong.rec" --trace "$TMP/tok.wrong.trace"
     expect_rc tok.wrong 1 "a viewer with the wrong token"
     expect_in tok.wrong err "wrong token" "the viewer says the token is wrong"
+    expect_absent "$TMP/tok.wrong.rec" "the folder of --record of a viewer refused"
+    expect_absent "$TMP/tok.wrong.trace" "the file of --trace of a viewer refused"
     view tok.none
     expect_rc tok.none 1 "a viewer without a token"
     expect_in tok.none err "requires a token" "the viewer says a token is required"
@@ -456,6 +475,13 @@ section_hostile() {
     view_bg h.v --record "$TMP/h.rec"
     local viewer=$VIEW_PID
     wait_for_text "$TMP/h.s.err" "joined" 30
+    echo "== TCP keepalive on the server's connection to the viewer"
+    CHECKS=$((CHECKS + 1))
+    ss -tnoH state established "( sport = :$PORT )" >"$TMP/h.ss" 2>&1
+    if ! grep -q "keepalive" "$TMP/h.ss"; then
+        fail "the server's connections have no keepalive timer (ss -tno)"
+        sed 's/^/  | /' "$TMP/h.ss"
+    fi
     echo "== garbage instead of a greeting"
     (exec 3<>"/dev/tcp/127.0.0.1/$PORT" && printf 'GET / HTTP/1.0\r\n\r\n' >&3 && sleep 0.5) 2>/dev/null
     echo "== a client that says nothing"
@@ -515,7 +541,11 @@ section_fake() {
             show "$name"
         fi
         CHECKS=$((CHECKS + 1))
-        [ "$took" -le 20 ] || fail "fake server '$scenario': the viewer took $took s"
+        [ "$took" -le "${FAKE_LIMIT:-20}" ] || fail "fake server '$scenario': the viewer took $took s (at most ${FAKE_LIMIT:-20})"
+        if [ "$want" != 0 ]; then
+            CHECKS=$((CHECKS + 1))
+            [ "$(grep -c '^glcv: error:' "$TMP/$name.err")" = 1 ] || fail "fake server '$scenario': not one error line"
+        fi
     }
     fake stall stall 1 "timed out" --timeout 1
     fake badhello bad-hello 1 "not a glcv stream server"
@@ -538,6 +568,37 @@ section_fake() {
     fake first delta-first 0 "resyncs 1" --record "$TMP/first.rec"
     expect_rc first.fake 0 "the fake server got the keyframe request (delta first)"
     expect_count "$TMP/first.rec/frame_*.png" 2 "frames 3 and 4 recorded"
+
+    echo "== servers that stall without closing: the viewer gives up within its deadline"
+    FAKE_LIMIT=5 fake stallhello stall-hello 1 "waiting for the server's answer: timed out" --timeout 2
+    FAKE_LIMIT=5 fake stallwelcome stall-welcome 1 "sent nothing for 2 s after the handshake" --read-timeout 2
+    FAKE_LIMIT=5 fake stallpayload stall-payload 1 "sent nothing for 2 s in the middle of frame 1" --read-timeout 2
+    FAKE_LIMIT=13 fake stalldefault stall-payload 1 "sent nothing for 10 s in the middle of frame 1"
+    for name in stallwelcome stallpayload stalldefault; do
+        expect_in "$name.fake" out "stalled until the viewer left: yes" "fake server $name: the viewer left"
+    done
+
+    echo "== TCP keepalive on the viewer's connection"
+    "$FAKE" stall-welcome >"$TMP/ka.fake.out" 2>"$TMP/ka.fake.err" &
+    local fpid=$! i
+    PIDS+=("$fpid")
+    PORT=
+    for i in $(seq 1 300); do
+        PORT=$(sed -n 's/^port \([0-9]*\)/\1/p' "$TMP/ka.fake.out" | head -n 1)
+        [ -n "$PORT" ] && break
+        sleep 0.1
+    done
+    view_bg ka --read-timeout 4
+    local viewer=$VIEW_PID
+    sleep 1.5
+    ss -tnoH state established "( dport = :$PORT )" >"$TMP/ka.ss" 2>&1
+    finish ka "$viewer" 20
+    finish ka.fake "$fpid" 30
+    CHECKS=$((CHECKS + 1))
+    if ! grep -q "keepalive" "$TMP/ka.ss"; then
+        fail "the viewer's connection has no keepalive timer (ss -tno)"
+        sed 's/^/  | /' "$TMP/ka.ss"
+    fi
 }
 
 section_window() {

@@ -125,12 +125,14 @@ static const char view_help[] =
     "brackets: [::1]:9000), then decodes every packet into the picture. A delta that does not\n"
     "follow the picture (the server had to drop some for this viewer) makes it ask for a keyframe\n"
     "and skip deltas until one comes. A corrupt packet, a connection closed in the middle of one,\n"
-    "or anything else against the protocol ends it with exit status 1 and a message saying which.\n"
+    "a server that stalls (--read-timeout), or anything else against the protocol ends it with\n"
+    "exit status 1 and a message saying which.\n"
     "\n"
     "options:\n"
     "  --record DIR          write every picture as DIR/frame_NNNNNN.png, NNNNNN the frame's\n"
     "                        number in the stream (the server's count from 0 at SOURCE's first\n"
-    "                        frame)\n"
+    "                        frame). DIR (and --trace's file) is made once the server has\n"
+    "                        accepted the viewer: a viewer refused leaves nothing behind\n"
     "  --window              show the pictures in a window (needs GLFW and a display; Esc or Q\n"
     "                        closes it and ends the viewer)\n"
     "  --screenshot FILE     with --window: write what the window shows last as FILE (PNG)\n"
@@ -140,6 +142,10 @@ static const char view_help[] =
     "  --max-bytes N         the largest picture accepted, in bytes [67108864: 4096x4096 RGBA];\n"
     "                        a larger one ends the viewer before anything is allocated\n"
     "  --timeout S           seconds for connecting and the handshake [10]\n"
+    "  --read-timeout S      after the handshake, the most seconds without a byte from the server\n"
+    "                        (one that stalls, before a packet or in the middle of one); 0: wait\n"
+    "                        for ever [10]. Give more to viewers of a server that waits for others\n"
+    "                        (serve --wait). TCP keepalive finds a server whose host is gone\n"
     "  --trace FILE          write a line per picture: frame, time it was decoded (seconds,\n"
     "                        CLOCK_MONOTONIC)\n"
     "  -q, --quiet           no connection and end lines\n"
@@ -348,7 +354,7 @@ static int cmd_stream_serve(int argc, char **argv)
 static int cmd_stream_view(int argc, char **argv)
 {
     cli_start("glcv", &view_command);
-    stream_view_options o = {.max_bytes = 64u << 20, .timeout_s = 10};
+    stream_view_options o = {.max_bytes = 64u << 20, .timeout_s = 10, .read_timeout_s = 10};
     const char *token_path = NULL;
     uint64_t max_bytes = o.max_bytes;
     const cli_option options[] = {
@@ -360,6 +366,7 @@ static int cmd_stream_view(int argc, char **argv)
         {"--token", NULL, &token_path, .kind = CLI_STRING, .what = "file name"},
         {"--max-bytes", NULL, &max_bytes, .kind = CLI_UINT, .umax = 2147483647},
         {"--timeout", NULL, &o.timeout_s, .kind = CLI_REAL, .min = 0.1, .max = 3600},
+        {"--read-timeout", NULL, &o.read_timeout_s, .kind = CLI_REAL, .min = 0, .max = 86400},
         {"--trace", NULL, &o.trace, .kind = CLI_STRING, .what = "file name"},
         {NULL},
     };

@@ -45,6 +45,7 @@ typedef struct stream_view_options {
     size_t token_bytes;
     size_t max_bytes;           /* the largest picture accepted */
     double timeout_s;           /* connecting and the handshake */
+    double read_timeout_s;      /* --read-timeout: the most seconds without a byte after the handshake; 0: none */
     const char *trace;          /* --trace FILE */
     int quiet, verbose;
 } stream_view_options;

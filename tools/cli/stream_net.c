@@ -18,7 +18,12 @@
 #include <time.h>
 #include <unistd.h>
 
-enum { POLL_SLICE_MS = 100 };
+enum {
+    POLL_SLICE_MS = 100,
+    KEEPALIVE_IDLE_S = 10,    /* TCP keepalive: the first probe after this long without traffic, */
+    KEEPALIVE_INTERVAL_S = 5, /* then one every this long, */
+    KEEPALIVE_PROBES = 3      /* and the connection is dead when this many go unanswered (25 s) */
+};
 
 static int says(char why[NET_TEXT_BYTES], const char *fmt, ...)
 {
@@ -155,15 +160,14 @@ int net_set_nonblocking(int fd, int on)
 }
 
 /* Waits for `events` on fd for at most one slice of POLL_SLICE_MS, and not past the deadline
- * (0: none): 1 ready, 0 not yet, -1 error (errno). */
+ * (0: none): 1 ready, 0 not yet, -1 error (errno). Past the deadline it still looks once without
+ * waiting: a process that was stopped (SIGSTOP) past its deadline finds what came meanwhile. */
 static int wait_slice(int fd, short events, double deadline)
 {
     int ms = POLL_SLICE_MS;
     if (deadline > 0) {
         double left = deadline - net_now();
-        if (left <= 0)
-            return 0;
-        ms = left * 1000 < ms ? (int)(left * 1000) + 1 : ms;
+        ms = left <= 0 ? 0 : left * 1000 < ms ? (int)(left * 1000) + 1 : ms;
     }
     struct pollfd p = {fd, events, 0};
     int rc = poll(&p, 1, ms);
@@ -204,6 +208,7 @@ int net_connect(const char *host, int port, double timeout_s, int *fd, char why[
         if (rc == 0 && net_set_nonblocking(s, 0) == 0) {
             int one = 1;
             setsockopt(s, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+            net_keepalive(s);
             *fd = s;
         } else {
             close(s);
@@ -226,24 +231,38 @@ int net_accept(int listener, char peer[NET_ADDRESS_BYTES])
         return -1;
     int one = 1;
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    net_keepalive(fd);
     describe((const struct sockaddr *)&ss, peer);
     return fd;
 }
 
-net_result net_read_exact(int fd, void *buffer, size_t bytes, double deadline, int (*stop)(void), size_t *got,
-                          int *err)
+int net_keepalive(int fd)
+{
+    int on = 1, idle = KEEPALIVE_IDLE_S, interval = KEEPALIVE_INTERVAL_S, probes = KEEPALIVE_PROBES;
+    int rc = setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &on, sizeof on);
+    rc |= setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof idle);
+    rc |= setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &interval, sizeof interval);
+    rc |= setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &probes, sizeof probes);
+    return rc == 0 ? 0 : -1;
+}
+
+/* net_read_exact and net_read_idle: the deadline, and `idle_s` (0: none) without a byte. */
+static net_result read_exact(int fd, void *buffer, size_t bytes, double deadline, double idle_s, int (*stop)(void),
+                             size_t *got, int *err)
 {
     uint8_t *p = buffer;
     size_t done = 0;
     net_result result = NET_OK;
+    double idle_deadline = idle_s > 0 ? net_now() + idle_s : 0;
     while (done < bytes) {
         if (stop && stop()) {
             result = NET_STOPPED;
             break;
         }
-        int ready = wait_slice(fd, POLLIN, deadline);
+        double until = deadline > 0 && (idle_deadline == 0 || deadline < idle_deadline) ? deadline : idle_deadline;
+        int ready = wait_slice(fd, POLLIN, until);
         if (ready == 0) {
-            if (deadline > 0 && net_now() >= deadline) {
+            if (until > 0 && net_now() >= until) {
                 result = NET_TIMEOUT;
                 break;
             }
@@ -252,6 +271,8 @@ net_result net_read_exact(int fd, void *buffer, size_t bytes, double deadline, i
         ssize_t n = ready < 0 ? -1 : recv(fd, p + done, bytes - done, MSG_DONTWAIT);
         if (n > 0) {
             done += (size_t)n;
+            if (idle_s > 0)
+                idle_deadline = net_now() + idle_s;
         } else if (n == 0) {
             result = done == 0 ? NET_CLOSED : NET_TRUNCATED;
             break;
@@ -265,6 +286,17 @@ net_result net_read_exact(int fd, void *buffer, size_t bytes, double deadline, i
     if (got)
         *got = done;
     return result;
+}
+
+net_result net_read_exact(int fd, void *buffer, size_t bytes, double deadline, int (*stop)(void), size_t *got,
+                          int *err)
+{
+    return read_exact(fd, buffer, bytes, deadline, 0, stop, got, err);
+}
+
+net_result net_read_idle(int fd, void *buffer, size_t bytes, double idle_s, int (*stop)(void), size_t *got, int *err)
+{
+    return read_exact(fd, buffer, bytes, 0, idle_s, stop, got, err);
 }
 
 net_result net_write_exact(int fd, const void *buffer, size_t bytes, double deadline, int (*stop)(void), int *err)

@@ -29,12 +29,18 @@ int net_split_host_port(const char *text, char *host, size_t host_size, int *por
 int net_listen(const char *address, int port, int backlog, int *fd, int *bound_port, char why[NET_TEXT_BYTES]);
 
 /* A TCP connection to host:port, every address of the name tried in turn, each until `timeout_s`
- * seconds. The socket stays blocking. 0, or -1 with *why. */
+ * seconds. The socket stays blocking, with TCP_NODELAY and keepalive (net_keepalive). 0, or -1
+ * with *why. */
 int net_connect(const char *host, int port, double timeout_s, int *fd, char why[NET_TEXT_BYTES]);
 
-/* accept() of a listening socket: the new socket, non-blocking, with TCP_NODELAY, or -1 (errno).
- * `peer` gets "ADDRESS:PORT" ("[ADDRESS]:PORT" for IPv6). */
+/* accept() of a listening socket: the new socket, non-blocking, with TCP_NODELAY and keepalive,
+ * or -1 (errno). `peer` gets "ADDRESS:PORT" ("[ADDRESS]:PORT" for IPv6). */
 int net_accept(int listener, char peer[NET_ADDRESS_BYTES]);
+
+/* TCP keepalive on a connected socket: a probe after 10 s without traffic, then every 5 s; three
+ * unanswered and the connection fails (a peer whose host went away, not only one that closed).
+ * 0, or -1 (errno). */
+int net_keepalive(int fd);
 
 int net_set_nonblocking(int fd, int on);
 
@@ -43,6 +49,11 @@ int net_set_nonblocking(int fd, int on);
  * bytes read, *err (may be NULL) errno on NET_ERROR. */
 net_result net_read_exact(int fd, void *buffer, size_t bytes, double deadline, int (*stop)(void), size_t *got,
                           int *err);
+
+/* Reads exactly `bytes` bytes, failing with NET_TIMEOUT when no byte comes for `idle_s` seconds
+ * (0: it may wait for ever); otherwise as net_read_exact. A slow sender passes, one that stalls
+ * does not. */
+net_result net_read_idle(int fd, void *buffer, size_t bytes, double idle_s, int (*stop)(void), size_t *got, int *err);
 
 /* Writes exactly `bytes` bytes, as net_read_exact (no SIGPIPE: MSG_NOSIGNAL). */
 net_result net_write_exact(int fd, const void *buffer, size_t bytes, double deadline, int (*stop)(void), int *err);

@@ -3,8 +3,10 @@
  * to the limit before anything is allocated, then exactly the payload - and decodes them. A delta
  * that does not follow the picture (STATE: the server dropped some for this viewer, or they came
  * out of order) makes it ask for a keyframe and skip deltas until one comes; a corrupt packet, a
- * connection closed in the middle of one, or anything else that breaks the protocol ends it with
- * exit status 1 and a message naming the cause. */
+ * connection closed in the middle of one, a server that sends nothing for --read-timeout seconds,
+ * or anything else that breaks the protocol ends it with exit status 1 and a message naming the
+ * cause. Its outputs (--record, --trace) are made only once the server has accepted it: a viewer
+ * that never got a stream leaves nothing behind. */
 #define _GNU_SOURCE
 
 #include "stream.h"
@@ -37,6 +39,7 @@ typedef struct view_run {
     int ended;           /* END came */
     int end_reason;
     uint64_t frames, received, raw, keyframes, snapshots, resyncs, skipped;
+    uint64_t last_frame; /* of the last packet received */
 } view_run;
 
 /* The library's messages: kept for our own (the last one), shown at once with --verbose. */
@@ -127,6 +130,30 @@ static int record(view_run *v, const glcv_image *picture, uint64_t frame)
     return rc;
 }
 
+/* The outputs, once the handshake succeeded. */
+static int open_outputs(view_run *v)
+{
+    const stream_view_options *o = v->o;
+    int rc = o->record ? cli_make_dir(o->record) : CLI_OK;
+    if (rc == CLI_OK && o->trace && !(v->trace = fopen(o->trace, "w"))) {
+        cli_error("%s: cannot write: %s", o->trace, strerror(errno));
+        rc = CLI_FAIL;
+    }
+    return rc;
+}
+
+/* The error of a read of the stream that did not come to NET_OK; `what` says where in the stream. */
+static int read_failure(view_run *v, net_result nr, int err, const char *what)
+{
+    if (nr == NET_STOPPED)
+        return CLI_INTERRUPTED;
+    if (nr == NET_TIMEOUT) {
+        cli_error("the server sent nothing for %g s %s (--read-timeout)", v->o->read_timeout_s, what);
+        return CLI_FAIL;
+    }
+    return net_failure("reading a packet", nr, err);
+}
+
 /* A decoded picture: counted, recorded, shown, traced. */
 static int reconstructed(view_run *v, const glcv_delta_header *h)
 {
@@ -152,7 +179,18 @@ static int next_packet(view_run *v)
     int err = 0;
     size_t got = 0;
     uint8_t head[GLCV_DELTA_HEADER_BYTES];
-    net_result nr = net_read_exact(v->fd, head, sizeof head, 0, stopped, &got, &err);
+    char where[160];
+    net_result nr = net_read_idle(v->fd, head, sizeof head, v->o->read_timeout_s, stopped, &got, &err);
+    if (nr == NET_TIMEOUT) {
+        if (got > 0)
+            snprintf(where, sizeof where, "in the middle of a packet header, %zu of %d bytes received", got,
+                     GLCV_DELTA_HEADER_BYTES);
+        else if (v->received == 0)
+            snprintf(where, sizeof where, "after the handshake, before any packet");
+        else
+            snprintf(where, sizeof where, "after frame %" PRIu64, v->last_frame);
+        return read_failure(v, nr, err, where);
+    }
     if (nr == NET_STOPPED)
         return CLI_INTERRUPTED;
     if (nr == NET_CLOSED) {
@@ -217,7 +255,12 @@ static int next_packet(view_run *v)
         v->capacity = bytes;
     }
     memcpy(v->packet, head, sizeof head);
-    nr = net_read_exact(v->fd, v->packet + sizeof head, h.payload_bytes, 0, stopped, &got, &err);
+    nr = net_read_idle(v->fd, v->packet + sizeof head, h.payload_bytes, v->o->read_timeout_s, stopped, &got, &err);
+    if (nr == NET_TIMEOUT) {
+        snprintf(where, sizeof where, "in the middle of frame %" PRIu64 ", %zu of %" PRIu32 " payload bytes received",
+                 h.frame, got, h.payload_bytes);
+        return read_failure(v, nr, err, where);
+    }
     if (nr == NET_STOPPED)
         return CLI_INTERRUPTED;
     if (nr == NET_CLOSED || nr == NET_TRUNCATED) {
@@ -229,6 +272,7 @@ static int next_packet(view_run *v)
     if (nr != NET_OK)
         return net_failure("reading a packet", nr, err);
     v->received += bytes;
+    v->last_frame = h.frame;
     if (v->waiting_for_key && !h.key) {
         v->skipped++;
         return CLI_OK;
@@ -266,6 +310,8 @@ static int view_body(void *user, stream_display *display)
     v->display = display;
     g_display = display;
     int rc = handshake(v);
+    if (rc == CLI_OK)
+        rc = open_outputs(v);
     while (rc == CLI_OK && !v->ended) {
         if (v->o->max_frames > 0 && v->frames >= (uint64_t)v->o->max_frames)
             break;
@@ -296,13 +342,9 @@ int stream_view(const stream_view_options *o)
 {
     view_run v = {.o = o, .fd = -1};
     v.logger = (glcv_logger){keep_message, &v, o->verbose ? GLCV_LOG_DEBUG : GLCV_LOG_WARN};
-    int rc = o->record ? cli_make_dir(o->record) : CLI_OK;
-    if (rc == CLI_OK && o->trace && !(v.trace = fopen(o->trace, "w"))) {
-        cli_error("%s: cannot write: %s", o->trace, strerror(errno));
-        rc = CLI_FAIL;
-    }
+    int rc = CLI_OK;
     glcv_delta_decoder_params dp = GLCV_DELTA_DECODER_PARAMS(.max_bytes = o->max_bytes, .logger = v.logger);
-    glcv_status st = rc == CLI_OK ? glcv_delta_decoder_create(&dp, &v.decoder) : GLCV_OK;
+    glcv_status st = glcv_delta_decoder_create(&dp, &v.decoder);
     if (st != GLCV_OK)
         rc = cli_lib_error("cannot create the decoder", st);
     char why[NET_TEXT_BYTES];
