@@ -9,11 +9,15 @@
 #   viewers    several viewers at once get the same pictures; a late one starts from a snapshot;
 #              a viewer stopped (SIGSTOP) falls behind, gets snapshots and catches up while the
 #              others are unaffected and the server's queues stay within their budget
-#   auth       tokens: right, wrong, missing, on the viewer only
+#   auth       tokens: right, wrong, missing, on the viewer only; a server with no room; what the
+#              server logs of the viewers it refused; a refused viewer makes no outputs
 #   hostile    clients that send garbage, say nothing, leave in the middle of the handshake or
-#              of a frame, or send garbage requests, while a viewer is served
-#   fake       a fake server (stream_fake_server) that breaks the protocol: the viewer exits 1
-#              with a message naming the cause, or resyncs on a keyframe
+#              of a frame, or send garbage requests, while a viewer is served; a client that
+#              floods the server with idle connections from another address while viewers with
+#              a token join; a viewer that asks for keyframes without pause (python3 clients)
+#   fake       a fake server (stream_fake_server) that breaks the protocol or stalls: the viewer
+#              exits 1 with a message naming the cause (within its deadline when the server
+#              stalls), or resyncs on a keyframe; the viewer's connection has TCP keepalive
 #   window     the viewer's window under Xvfb (skipped without xvfb-run): its last screenshot is
 #              the last picture
 #
@@ -135,6 +139,111 @@ expect_absent() {
         fail "$2: $1 exists"
         ls -la "$1" | sed 's/^/  | /'
     fi
+}
+
+# refused_line ERRFILE WHY: the server's last line about the viewer it refused for WHY ("wrong
+# token", ...): it must say "disconnected (refused: WHY)", never that the viewer left at the end of
+# a stream it never had
+expect_refused_line() {
+    CHECKS=$((CHECKS + 1))
+    local id
+    id=$(sed -n "s/^glcv: viewer \([0-9]*\) .*: rejected: $2.*/\1/p" "$1" | head -n 1)
+    if [ -z "$id" ]; then
+        fail "no viewer was rejected for '$2' in $1"
+        return
+    fi
+    local last
+    last=$(grep "^glcv: viewer $id (" "$1" | tail -n 1)
+    case "$last" in
+        *"disconnected (refused: $2"*) echo "  viewer $id: ${last#*: }" ;;
+        *) fail "the last line about viewer $id (refused: $2) is '$last', expected 'disconnected (refused: $2...)'" ;;
+    esac
+}
+
+# The clients of the hostile section, in Python (stdlib only).
+write_clients() {
+    # flood.py HOST PORT COUNT SECONDS SOURCE: COUNT connections from the address SOURCE that say
+    # nothing, each opened again as soon as the server closes it, for SECONDS or until SIGTERM
+    cat >"$TMP/flood.py" <<'PY'
+import selectors, signal, socket, sys, time
+host, port, count, seconds, source = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4]), sys.argv[5]
+sel = selectors.DefaultSelector()
+opened = closed = failed = 0
+stop = False
+def on_term(*_):
+    global stop
+    stop = True
+signal.signal(signal.SIGTERM, on_term)
+def open_one():
+    global opened
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    s.setblocking(False)
+    s.bind((source, 0))
+    try:
+        s.connect((host, port))
+    except BlockingIOError:
+        pass
+    sel.register(s, selectors.EVENT_READ)
+    opened += 1
+for _ in range(count):
+    open_one()
+end = time.monotonic() + seconds
+while not stop and time.monotonic() < end:
+    for key, _ in sel.select(timeout=0.1):
+        s = key.fileobj
+        try:
+            data = s.recv(4096)
+        except OSError:
+            data = b""
+            failed += 1
+            time.sleep(0.01)
+        if not data:
+            sel.unregister(s)
+            s.close()
+            closed += 1
+            open_one()
+print(f"flood: {opened} connections from {source}, {closed} closed by the server, {failed} failed", flush=True)
+PY
+    # spam.py HOST PORT SECONDS: joins (no token), then sends KEYFRAME requests as fast as the
+    # socket takes them for SECONDS, reading and dropping what the server sends
+    cat >"$TMP/spam.py" <<'PY'
+import os, select, socket, sys, time
+host, port, seconds = sys.argv[1], int(sys.argv[2]), float(sys.argv[3])
+s = socket.create_connection((host, port), timeout=10)
+def exact(n):
+    b = b""
+    while len(b) < n:
+        c = s.recv(n - len(b))
+        if not c:
+            sys.exit("spam: the server closed the connection in the handshake")
+        b += c
+    return b
+hello = exact(48)
+assert hello[:8] == b"GLCVHELO" and hello[10] & 1 == 0, hello[:16]
+s.sendall(b"GLCVJOIN" + bytes([1, 0, 0, 0, 0, 0, 0, 0]) + os.urandom(32) + bytes(32))
+welcome = exact(48)
+assert welcome[:8] == b"GLCVWLCM" and welcome[10:12] == b"\0\0", welcome[:16]
+block = (b"GLCVVREQ" + (1).to_bytes(4, "little") + bytes(4)) * 4096
+s.setblocking(False)
+pending, sent, end = block, 0, time.monotonic() + seconds
+while time.monotonic() < end:
+    r, w, _ = select.select([s], [s], [], 0.1)
+    if r:
+        try:
+            while s.recv(1 << 16):
+                pass
+        except BlockingIOError:
+            pass
+    if w:
+        try:
+            n = s.send(pending)
+        except BlockingIOError:
+            n = 0
+        sent += n
+        pending = pending[n:] or block
+print(f"spam: {sent // 16} keyframe requests in {seconds:.0f} s", flush=True)
+s.close()
+PY
 }
 
 # sequence DIR FRAMES SIZE: the synthetic sequence's frames (only) in DIR, its truth in DIR.truth
@@ -447,7 +556,23 @@ section_auth() {
     expect_in tok.s err "rejected: wrong token" "the server logs the wrong token"
     expect_in tok.s err "rejected: no token" "the server logs the missing token"
     expect_in tok.s err "authenticated" "the server logs the authenticated viewer"
+    expect_refused_line "$TMP/tok.s.err" "wrong token"
+    expect_refused_line "$TMP/tok.s.err" "no token"
     check tok source "$src" "$TMP/tok.rec" --threshold 8 --count 60
+
+    echo "== a server with no room for another viewer"
+    start_server full.s "$src" --max-viewers 1 --wait 1 --rate 20 --queue-bytes 100000000 || return
+    view_bg full.a --record "$TMP/full.rec"
+    local first=$VIEW_PID
+    wait_for_text "$TMP/full.s.err" "joined" 30
+    view full.b --record "$TMP/full.b.rec"
+    finish full.a "$first"
+    finish full.s "$SERVER_PID"
+    expect_rc full.a 0 "the viewer the server has room for"
+    expect_rc full.b 1 "a viewer the server has no room for"
+    expect_in full.b err "no room for another viewer" "the viewer says the server is full"
+    expect_absent "$TMP/full.b.rec" "the folder of --record of a viewer the server had no room for"
+    expect_refused_line "$TMP/full.s.err" "no room for another viewer"
 
     echo "== a viewer with a token, a server without"
     start_server notok.s "$src" --wait 1 --fast --queue-bytes 100000000 || return
@@ -509,6 +634,67 @@ section_hostile() {
         show h.s
     fi
     check hostile source "$src" "$TMP/h.rec" --threshold 8 --count 200
+
+    if ! command -v python3 >/dev/null 2>&1; then
+        fail "python3 is not installed: the flood and keyframe-request clients cannot run"
+        return
+    fi
+    write_clients
+
+    echo "== 64 idle connections from 127.0.0.2, each opened again when dropped, while 20 viewers join"
+    head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$TMP/flood.tok"
+    start_server flood.s synthetic --size 160x120 --rate 25 --token "$TMP/flood.tok" || return
+    python3 "$TMP/flood.py" 127.0.0.1 "$PORT" 64 300 127.0.0.2 >"$TMP/flood.out" 2>&1 &
+    local flooder=$!
+    PIDS+=("$flooder")
+    # the flood in full swing: every handshake the address may have is taken
+    wait_for_text "$TMP/flood.s.err" "127.0.0.2 has 8 connections in their handshake" 30 || true
+    local k joined=0
+    for k in $(seq 1 20); do
+        if "$GLCV" stream view "127.0.0.1:$PORT" --token "$TMP/flood.tok" --max-frames 3 >"$TMP/flood.v$k.out" \
+            2>"$TMP/flood.v$k.err"; then
+            joined=$((joined + 1))
+        else
+            echo "  viewer $k failed:"
+            sed 's/^/  | /' "$TMP/flood.v$k.err"
+        fi
+    done
+    kill -TERM "$flooder" 2>/dev/null
+    wait "$flooder" 2>/dev/null
+    kill -INT "$SERVER_PID"
+    finish flood.s "$SERVER_PID"
+    sed 's/^/  /' "$TMP/flood.out"
+    echo "  $joined of 20 viewers with the token got their 3 frames"
+    CHECKS=$((CHECKS + 1))
+    [ "$joined" = 20 ] || fail "the flood from 127.0.0.2 kept $((20 - joined)) of 20 viewers out"
+    expect_rc flood.s 130 "the server under the flood, after Ctrl-C"
+    expect_in flood.s err "127.0.0.2 has 8 connections in their handshake" "the server drops the flood's oldest"
+    local bytes
+    bytes=$(stat -c %s "$TMP/flood.s.err")
+    echo "  the server's log: $bytes bytes"
+    CHECKS=$((CHECKS + 1))
+    [ "$bytes" -lt 131072 ] || fail "the flood made the server write $bytes bytes of log (at most 128 KiB expected)"
+
+    echo "== a viewer that asks for keyframes as fast as it can, while another is served"
+    start_server spam.s "$src" --wait 1 --rate 25 --queue-bytes 100000000 || return
+    view_bg spam.v --record "$TMP/spam.rec"
+    viewer=$VIEW_PID
+    wait_for_text "$TMP/spam.s.err" "joined" 30
+    python3 "$TMP/spam.py" 127.0.0.1 "$PORT" 5 >"$TMP/spam.out" 2>&1
+    sed 's/^/  /' "$TMP/spam.out"
+    finish spam.v "$viewer"
+    finish spam.s "$SERVER_PID"
+    expect_rc spam.v 0 "the viewer served beside the one asking for keyframes"
+    expect_rc spam.s 0 "the server asked for keyframes without pause"
+    check spam source "$src" "$TMP/spam.rec" --threshold 8 --count 200
+    expect_in spam.s err "keyframe requests in the last" "the server sums the requests up"
+    bytes=$(stat -c %s "$TMP/spam.s.err")
+    echo "  the server's log: $bytes bytes"
+    CHECKS=$((CHECKS + 1))
+    if [ "$bytes" -ge 20480 ]; then
+        fail "the keyframe requests made the server write $bytes bytes of log (under 20 KiB expected)"
+        head -c 2000 "$TMP/spam.s.err" | sed 's/^/  | /'
+    fi
 }
 
 section_fake() {

@@ -82,7 +82,9 @@ static const char serve_help[] =
     "  --queue-bytes N       each viewer's send queue, in bytes [two keyframes, at least 8 MiB]:\n"
     "                        a viewer that falls that far behind has its queue dropped and gets a\n"
     "                        snapshot keyframe when it catches up\n"
-    "  --handshake-timeout S seconds a connection has to complete its handshake [5]\n"
+    "  --handshake-timeout S seconds a connection has to complete its handshake [5]. Connections\n"
+    "                        in their handshake hold no viewer's place: at most 8 from one\n"
+    "                        address (a ninth drops that address's oldest) and 256 in all\n"
     "\n"
     "encoding:\n"
     "  --threshold T         a byte is sent when it changed by more than T, 0..255; 0: every\n"
@@ -113,9 +115,12 @@ static const char serve_help[] =
     "  -h, --help            show this help\n"
     "\n"
     "stderr gets a line per viewer event: connected, authenticated (or joined), rejected and why,\n"
-    "asked for a keyframe, fell behind, disconnected. At the end stdout gets a summary: frames,\n"
-    "bytes against the raw frames, encoding and compression times, viewers, peak memory. Ctrl-C\n"
-    "ends the stream cleanly (exit status 130).\n"
+    "asked for a keyframe, fell behind, disconnected (and why: refused for a wrong token, say).\n"
+    "A viewer's keyframe requests make a snapshot follow at most every 0.5 s, and after the first\n"
+    "they are logged as one line per 10 s ('N keyframe requests in the last 10 s, M ignored'); the\n"
+    "lines about one address's connections are at most 40 per 10 s, the rest summed up in one\n"
+    "line. At the end stdout gets a summary: frames, bytes against the raw frames, encoding and\n"
+    "compression times, viewers, peak memory. Ctrl-C ends the stream cleanly (exit status 130).\n"
     "Example: glcv stream serve frames/ --port 9000 --token secret.txt --filter gray\n";
 
 static const char view_help[] =

@@ -3,7 +3,8 @@
  * One mutex guards the list of viewers, their sync states and queues and the counters. Only the
  * network thread adds and removes viewers and takes packets off the front of a queue; hub_publish
  * appends and, when a viewer falls behind, removes everything but the front packet, which the
- * network thread may be writing; so the network thread writes without holding the lock. */
+ * network thread may be writing; so the network thread writes without holding the lock. The
+ * addresses connections come from (peers) are the network thread's alone. */
 #define _GNU_SOURCE
 
 #include "stream_hub.h"
@@ -25,11 +26,26 @@
 #include <unistd.h>
 
 enum {
-    TICK_MS = 100,           /* the longest poll: deadlines and the end are checked this often */
-    MAX_HANDSHAKES = 64,     /* connections in their handshake at once; more are closed at once */
-    CLOSE_WAIT_S = 2,        /* after END: how long the viewer has to close its side */
-    READ_CHUNK = 4096
+    TICK_MS = 100,        /* the longest poll: deadlines and the end are checked this often */
+    CLOSE_WAIT_S = 2,     /* after END: how long the viewer has to close its side */
+    READ_CHUNK = 4096,
+    READ_BUDGET = 65536,  /* bytes read from one connection per round of the loop, so that one that
+                             sends without pause cannot keep the thread from the others */
+    PEER_BUCKETS = 256,   /* the peers' hash table */
+    PEER_LOG_LINES = 40   /* lines about one address's connections per PEER_LOG_S; the rest counted */
 };
+
+/* The handshake limits (docs/STREAM.md). Connections that have not completed their handshake hold
+ * no viewer's slot (--max-viewers counts viewers that joined); they are limited apart, per address
+ * first, so that a client that opens connections and says nothing, as fast as it likes, takes the
+ * handshakes of its own address and of nobody else: a new connection from an address that has
+ * PEER_HANDSHAKES in their handshake drops that address's oldest one, and one that finds
+ * MAX_HANDSHAKES in their handshake drops the oldest of the address that has the most. */
+enum { PEER_HANDSHAKES = 8, MAX_HANDSHAKES = 256 };
+
+static const double PEER_LOG_S = 10;      /* the window of PEER_LOG_LINES */
+static const double KEYFRAME_EVERY_S = 0.5; /* a viewer's requests make a snapshot follow at most this often */
+static const double REQUEST_LOG_S = 10;   /* a viewer's requests are logged once per this, summed up */
 
 /* Where a viewer stands with the stream. */
 typedef enum sync_state {
@@ -45,11 +61,27 @@ typedef enum phase {
     PHASE_CLOSING /* everything sent, its side shut: waiting for the viewer to close */
 } phase;
 
+/* An address connections come from: its connections in their handshake, counted against
+ * PEER_HANDSHAKES, and the lines about its connections, limited to PEER_LOG_LINES per PEER_LOG_S
+ * so that a client that floods the server with connections cannot flood its log as well. Kept
+ * while it has connections and until its log window is over. */
+typedef struct stream_peer {
+    struct stream_peer *next;
+    char address[NET_ADDRESS_BYTES]; /* without the port */
+    int connections;                 /* open, in any phase */
+    int handshakes;                  /* in their handshake */
+    double window_start;             /* of the log window */
+    int lines;                       /* written in the window */
+    int64_t unlogged, opened, dropped; /* in the window: lines not written, connections, dropped at a limit */
+} stream_peer;
+
 typedef struct viewer {
     struct viewer *next;
     int id, fd;
     char peer[NET_ADDRESS_BYTES];
+    stream_peer *from;
     phase phase;
+    double accepted;  /* when it connected: the oldest handshake is dropped first */
     double deadline; /* handshake; closing */
     uint8_t nonce[STREAM_NONCE_BYTES];
     uint8_t in[STREAM_JOIN_BYTES]; /* JOIN, or a request */
@@ -57,7 +89,12 @@ typedef struct viewer {
     uint8_t ctl[STREAM_WELCOME_BYTES]; /* HELLO or WELCOME, written before the queue */
     size_t ctl_bytes, ctl_sent;
     int close_after_ctl; /* refused: close once WELCOME is out */
+    char refused[STREAM_WHY_BYTES]; /* why it was refused (WELCOME with a status), for its last line */
     int joined;          /* accepted: counted in hub->streaming */
+    /* keyframe requests (network thread) */
+    double keyframe_at;    /* when a request last made a snapshot follow (0: never) */
+    double requests_since; /* the start of the requests' log window (0: none open) */
+    int64_t requests, ignored; /* in the window, after the one logged when it opened */
     /* under the lock */
     sync_state sync;
     stream_packet **queue; /* queue[0] is the front */
@@ -65,6 +102,7 @@ typedef struct viewer {
     size_t front_sent; /* bytes of queue[0] written */
     size_t queued;     /* bytes queued, less front_sent */
     int ending;        /* END is queued: close once the queue is out */
+    int quiet_resync;  /* the snapshot it waits for was asked for by a request that was not logged */
     double stalled_since; /* when it last took a byte while it had some queued (0: nothing queued) */
     uint64_t packets, bytes, snapshots, fell_behind;
 } viewer;
@@ -82,6 +120,8 @@ struct stream_hub {
     int finishing; /* END queued: no new connections; end once every queue is out */
     double finish_deadline;
     double accept_after; /* out of file descriptors: no accepting until then */
+    stream_peer *peers[PEER_BUCKETS];
+    int handshakes; /* connections in their handshake, all peers */
     size_t total_queued;
     int snapshot_wanted; /* viewers became PENDING since hub_snapshot_wanted */
     stream_hub_stats stats;
@@ -212,8 +252,10 @@ void hub_publish(stream_hub *hub, stream_packet *p)
             if (was != SYNC_OK && v->sync == SYNC_OK) {
                 v->snapshots += p->snapshot != 0;
                 hub->stats.snapshots += p->snapshot != 0;
-                event(v, "in step from %s %llu", p->snapshot ? "a snapshot of frame" : "keyframe",
-                      (unsigned long long)p->frame);
+                if (!v->quiet_resync) /* (else its requests' summary line counts it) */
+                    event(v, "in step from %s %llu", p->snapshot ? "a snapshot of frame" : "keyframe",
+                          (unsigned long long)p->frame);
+                v->quiet_resync = 0;
             }
         }
         if (v->sync == SYNC_WAIT) { /* it takes the next snapshot */
@@ -269,8 +311,129 @@ static ssize_t send_now(int fd, const uint8_t *data, size_t bytes)
     }
 }
 
+/* ---- peers (network thread) ------------------------------------------------------------------- */
+
+/* "ADDRESS:PORT" or "[ADDRESS]:PORT" without the port (and the brackets). */
+static void peer_address(const char *peer_text, char out[NET_ADDRESS_BYTES])
+{
+    const char *colon = strrchr(peer_text, ':');
+    size_t n = colon ? (size_t)(colon - peer_text) : strlen(peer_text);
+    if (n >= 2 && peer_text[0] == '[' && peer_text[n - 1] == ']') {
+        peer_text++;
+        n -= 2;
+    }
+    snprintf(out, NET_ADDRESS_BYTES, "%.*s", (int)n, peer_text);
+}
+
+static unsigned peer_bucket(const char *address)
+{
+    uint32_t h = 2166136261u; /* FNV-1a */
+    for (const char *c = address; *c; c++)
+        h = (h ^ (uint8_t)*c) * 16777619u;
+    return h % PEER_BUCKETS;
+}
+
+/* The peer of an address, made when new; NULL when out of memory (then the connection has no
+ * peer: no per-address limit nor log window, which only costs the protection). */
+static stream_peer *peer_of(stream_hub *hub, const char *address, double now)
+{
+    stream_peer **bucket = &hub->peers[peer_bucket(address)];
+    for (stream_peer *p = *bucket; p; p = p->next)
+        if (strcmp(p->address, address) == 0)
+            return p;
+    stream_peer *p = calloc(1, sizeof *p);
+    if (!p)
+        return NULL;
+    snprintf(p->address, sizeof p->address, "%s", address);
+    p->window_start = now;
+    p->next = *bucket;
+    *bucket = p;
+    return p;
+}
+
+/* Writes the line that sums up a log window in which lines were held back. */
+static void peer_flush(stream_peer *p)
+{
+    if (p->unlogged > 0)
+        fprintf(stderr,
+                "glcv: peer %s: %lld more lines about its connections not written in the last %.0f s (%lld "
+                "connections, %lld dropped at the handshake limits)\n",
+                p->address, (long long)p->unlogged, PEER_LOG_S, (long long)p->opened, (long long)p->dropped);
+    p->unlogged = p->opened = p->dropped = 0;
+    p->lines = 0;
+}
+
+/* Ends the log windows that are over: their summaries written, the peers with no connection left
+ * freed. `all`: every window (the end). */
+static void peers_tick(stream_hub *hub, double now, int all)
+{
+    for (int b = 0; b < PEER_BUCKETS; b++) {
+        stream_peer **link = &hub->peers[b];
+        while (*link) {
+            stream_peer *p = *link;
+            if (all || now - p->window_start >= PEER_LOG_S) {
+                peer_flush(p);
+                p->window_start = now;
+                if (p->connections == 0) {
+                    *link = p->next;
+                    free(p);
+                    continue;
+                }
+            }
+            link = &p->next;
+        }
+    }
+}
+
+/* A line about a connection, within its address's allowance. */
+static void peer_event(const viewer *v, const char *fmt, ...) CLI_PRINTF(2, 3);
+
+static void peer_event(const viewer *v, const char *fmt, ...)
+{
+    stream_peer *p = v->from;
+    if (p && p->lines >= PEER_LOG_LINES) {
+        p->unlogged++;
+        return;
+    }
+    if (p)
+        p->lines++;
+    char text[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof text, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "glcv: viewer %d (%s): %s\n", v->id, v->peer, text);
+}
+
+/* The viewer leaves its handshake (it joined, was refused, or closes). */
+static void end_handshake(stream_hub *hub, viewer *v)
+{
+    if (v->phase != PHASE_HANDSHAKE)
+        return;
+    hub->handshakes--;
+    if (v->from)
+        v->from->handshakes--;
+}
+
+/* ---- keyframe requests -------------------------------------------------------------------------- */
+
+/* Writes the line that sums up the viewer's requests since the one logged, if any came. */
+static void requests_flush(viewer *v, double now)
+{
+    if (v->requests > 0)
+        peer_event(v, "%lld keyframe requests in the last %.0f s, %lld ignored (a snapshot follows one at most every "
+                      "%.1f s)",
+                   (long long)v->requests, now - v->requests_since, (long long)v->ignored, KEYFRAME_EVERY_S);
+    v->requests_since = v->requests > 0 ? now : 0; /* still asking: a new window */
+    v->requests = v->ignored = 0;
+}
+
+/* ---- closing ----------------------------------------------------------------------------------- */
+
 static void close_viewer(stream_hub *hub, viewer *v, const char *why)
 {
+    requests_flush(v, net_now());
+    end_handshake(hub, v);
     pthread_mutex_lock(&hub->lock);
     viewer **link = &hub->viewers;
     while (*link && *link != v)
@@ -282,7 +445,9 @@ static void close_viewer(stream_hub *hub, viewer *v, const char *why)
     drop_after(hub, v, 0);
     pthread_mutex_unlock(&hub->lock);
     if (why)
-        event(v, "%s", why);
+        peer_event(v, "%s", why);
+    if (v->from)
+        v->from->connections--;
     close(v->fd);
     free(v->queue);
     stream_wipe(v->nonce, sizeof v->nonce);
@@ -298,12 +463,46 @@ static void close_disconnected(stream_hub *hub, viewer *v, const char *how)
     close_viewer(hub, v, line);
 }
 
-static int handshakes(const stream_hub *hub)
+/* Closes a viewer that was refused (WELCOME with a status): its last line says why. */
+static void close_refused(stream_hub *hub, viewer *v)
 {
-    int n = 0;
-    for (const viewer *v = hub->viewers; v; v = v->next)
-        n += v->phase == PHASE_HANDSHAKE;
-    return n;
+    char line[STREAM_WHY_BYTES + 32];
+    snprintf(line, sizeof line, "disconnected (refused: %s)", v->refused);
+    close_viewer(hub, v, line);
+}
+
+/* Drops the oldest connection in its handshake of `from` (NULL: of the peer with the most, the
+ * server's limit), to make room for a new one. */
+static void drop_oldest_handshake(stream_hub *hub, stream_peer *from)
+{
+    int per_address = from != NULL;
+    if (!from) {
+        for (int b = 0; b < PEER_BUCKETS; b++)
+            for (stream_peer *p = hub->peers[b]; p; p = p->next)
+                if (!from || p->handshakes > from->handshakes)
+                    from = p;
+    }
+    viewer *oldest = NULL;
+    for (viewer *v = hub->viewers; v; v = v->next)
+        if (v->phase == PHASE_HANDSHAKE && (v->from == from || !from) && (!oldest || v->accepted <= oldest->accepted))
+            oldest = v;
+    if (!oldest)
+        return;
+    char line[256];
+    if (per_address)
+        snprintf(line, sizeof line,
+                 "dropped during the handshake: %s has %d connections in their handshake, the most one address may "
+                 "have (its oldest goes first)",
+                 from->address, from->handshakes);
+    else
+        snprintf(line, sizeof line,
+                 "dropped during the handshake: %d connections are in their handshake, the most the server takes "
+                 "(the oldest of the address with the most goes first)",
+                 hub->handshakes);
+    hub->stats.rejected++;
+    if (oldest->from)
+        oldest->from->dropped++;
+    close_viewer(hub, oldest, line);
 }
 
 static void accept_all(stream_hub *hub)
@@ -322,20 +521,37 @@ static void accept_all(stream_hub *hub)
         viewer *v = calloc(1, sizeof *v);
         int id = ++hub->next_id;
         hub->stats.connections++;
-        if (!v || handshakes(hub) >= MAX_HANDSHAKES || stream_random(v->nonce, sizeof v->nonce) != 0) {
+        if (!v || stream_random(v->nonce, sizeof v->nonce) != 0) {
             fprintf(stderr, "glcv: viewer %d (%s): refused: %s\n", id, peer,
-                    !v ? "out of memory" : handshakes(hub) >= MAX_HANDSHAKES ? "too many handshakes at once"
-                                                                               : "no random bytes for a nonce");
+                    !v ? "out of memory" : "no random bytes for a nonce");
             hub->stats.rejected++;
             free(v);
             close(fd);
             continue;
         }
+        double now = net_now();
+        char address[NET_ADDRESS_BYTES];
+        peer_address(peer, address);
+        stream_peer *from = peer_of(hub, address, now);
+        /* Room for its handshake: made by dropping the oldest of its own address, or, when the
+         * server has no room left, of the address that has the most. */
+        if (from && from->handshakes >= PEER_HANDSHAKES)
+            drop_oldest_handshake(hub, from);
+        else if (hub->handshakes >= MAX_HANDSHAKES)
+            drop_oldest_handshake(hub, NULL);
         v->id = id;
         v->fd = fd;
         snprintf(v->peer, sizeof v->peer, "%s", peer);
+        v->from = from;
         v->phase = PHASE_HANDSHAKE;
-        v->deadline = net_now() + hub->p.handshake_s;
+        v->accepted = now;
+        v->deadline = now + hub->p.handshake_s;
+        hub->handshakes++;
+        if (from) {
+            from->connections++;
+            from->handshakes++;
+            from->opened++;
+        }
         stream_hello_write(v->ctl, hub->p.token != NULL, v->nonce);
         v->ctl_bytes = STREAM_HELLO_BYTES;
         v->sync = SYNC_WAIT;
@@ -343,7 +559,7 @@ static void accept_all(stream_hub *hub)
         v->next = hub->viewers;
         hub->viewers = v;
         pthread_mutex_unlock(&hub->lock);
-        event(v, "connected");
+        peer_event(v, "connected");
     }
 }
 
@@ -357,8 +573,12 @@ static int answer(stream_hub *hub, viewer *v)
     int status = stream_server_answer(v->in, v->in_bytes, hub->p.token, hub->p.token_bytes, v->nonce, full, v->ctl,
                                       why);
     if (status < 0) {
+        char line[STREAM_WHY_BYTES + 32];
+        snprintf(line, sizeof line, "rejected: %s", why);
         hub->stats.rejected++;
-        close_viewer(hub, v, "rejected: it sent something that is not a glcv stream viewer's greeting");
+        close_viewer(hub, v, strstr(why, "greeting") ? "rejected: it sent something that is not a glcv stream "
+                                                       "viewer's greeting"
+                                                     : line);
         return -1;
     }
     v->ctl_bytes = STREAM_WELCOME_BYTES;
@@ -367,9 +587,11 @@ static int answer(stream_hub *hub, viewer *v)
     if (status != STREAM_ACCEPTED) {
         hub->stats.rejected++;
         v->close_after_ctl = 1;
-        event(v, "rejected: %s", why);
+        snprintf(v->refused, sizeof v->refused, "%s", why);
+        peer_event(v, "rejected: %s", why);
         return 0;
     }
+    end_handshake(hub, v);
     pthread_mutex_lock(&hub->lock);
     v->phase = PHASE_STREAMING;
     v->sync = SYNC_WAIT;
@@ -378,8 +600,8 @@ static int answer(stream_hub *hub, viewer *v)
     hub->stats.joined++;
     pthread_cond_broadcast(&hub->joined_cond);
     pthread_mutex_unlock(&hub->lock);
-    event(v, "%s", hub->p.token ? "authenticated (the token's MAC checked both ways): waiting for a keyframe"
-                                : "joined (no token): waiting for a keyframe");
+    peer_event(v, "%s", hub->p.token ? "authenticated (the token's MAC checked both ways): waiting for a keyframe"
+                                     : "joined (no token): waiting for a keyframe");
     return 0;
 }
 
@@ -398,27 +620,48 @@ static int handle_request(stream_hub *hub, viewer *v)
         close_disconnected(hub, v, "bye");
         return -1;
     }
+    /* A snapshot follows a request at most every KEYFRAME_EVERY_S (one is on its way, or will be
+     * soon: the others are ignored), and the requests are logged once per REQUEST_LOG_S: a viewer
+     * that asks without pause costs neither snapshots nor log lines. */
+    double now = net_now();
+    int soon = v->keyframe_at > 0 && now - v->keyframe_at < KEYFRAME_EVERY_S;
     pthread_mutex_lock(&hub->lock);
     hub->stats.keyframe_requests++;
-    int act = v->sync == SYNC_OK && !v->ending;
-    if (act)
+    int on_its_way = v->sync != SYNC_OK || v->ending;
+    int act = !on_its_way && !soon;
+    if (act) {
         resync(hub, v);
+        v->quiet_resync = v->requests_since > 0;
+    }
     pthread_mutex_unlock(&hub->lock);
-    event(v, "%s", act ? "asked for a keyframe: a snapshot follows" : "asked for a keyframe (one is on its way)");
+    if (act)
+        v->keyframe_at = now;
+    if (v->requests_since == 0) {
+        v->requests_since = now;
+        if (act || on_its_way)
+            peer_event(v, "asked for a keyframe%s",
+                       act ? ": a snapshot follows" : " (one is on its way)");
+        else
+            peer_event(v, "asked for a keyframe (ignored: a snapshot followed one less than %.1f s ago)",
+                       KEYFRAME_EVERY_S);
+    } else {
+        v->requests++;
+        v->ignored += !act;
+    }
     return 0;
 }
 
-/* Reads what the viewer sent. Returns 0, or -1 when the viewer is closed. */
+/* Reads what the viewer sent, READ_BUDGET bytes at most (the poll loop comes back for more).
+ * Returns 0, or -1 when the viewer is closed. */
 static int read_viewer(stream_hub *hub, viewer *v)
 {
-    for (;;) {
-        uint8_t discard[READ_CHUNK];
-        size_t want = v->phase == PHASE_HANDSHAKE   ? STREAM_JOIN_BYTES - v->in_bytes
-                      : v->phase == PHASE_STREAMING ? STREAM_REQUEST_BYTES - v->in_bytes
-                                                    : sizeof discard;
-        uint8_t *into = v->phase == PHASE_CLOSING || v->close_after_ctl ? discard : v->in + v->in_bytes;
-        if (v->close_after_ctl)
-            want = sizeof discard;
+    for (size_t budget = READ_BUDGET; budget > 0;) {
+        uint8_t chunk[READ_CHUNK];
+        int discard = v->phase == PHASE_CLOSING || v->close_after_ctl;
+        /* In the handshake, nothing past JOIN: requests follow WELCOME. */
+        int joining = v->phase == PHASE_HANDSHAKE && !discard;
+        uint8_t *into = joining ? v->in + v->in_bytes : chunk;
+        size_t want = joining ? STREAM_JOIN_BYTES - v->in_bytes : sizeof chunk;
         ssize_t n = recv(v->fd, into, want, MSG_DONTWAIT);
         if (n < 0 && errno == EINTR)
             continue;
@@ -427,8 +670,8 @@ static int read_viewer(stream_hub *hub, viewer *v)
         if (n <= 0) {
             const char *how = n == 0 ? "closed the connection" : strerror(errno);
             char line[160];
-            if (v->close_after_ctl) {
-                close_viewer(hub, v, NULL); /* refused, and logged so */
+            if (v->close_after_ctl || (v->phase == PHASE_CLOSING && !v->joined)) {
+                close_refused(hub, v);
             } else if (v->phase == PHASE_HANDSHAKE) {
                 hub->stats.rejected++;
                 snprintf(line, sizeof line, "left during the handshake (%s)", how);
@@ -438,19 +681,27 @@ static int read_viewer(stream_hub *hub, viewer *v)
             }
             return -1;
         }
-        if (into == discard)
+        budget -= (size_t)n < budget ? (size_t)n : budget;
+        if (discard)
             continue;
-        v->in_bytes += (size_t)n;
-        if (v->phase == PHASE_HANDSHAKE) {
-            if (!stream_join_prefix_ok(v->in, v->in_bytes) || v->in_bytes == STREAM_JOIN_BYTES) {
-                if (answer(hub, v) != 0)
-                    return -1;
-            }
-        } else if (v->in_bytes == STREAM_REQUEST_BYTES) {
-            if (handle_request(hub, v) != 0)
+        if (joining) {
+            v->in_bytes += (size_t)n;
+            if ((!stream_join_prefix_ok(v->in, v->in_bytes) || v->in_bytes == STREAM_JOIN_BYTES) && answer(hub, v) != 0)
+                return -1;
+            continue;
+        }
+        /* Streaming: whole requests out of the chunk, a partial one kept in v->in. */
+        for (size_t at = 0; at < (size_t)n;) {
+            size_t take = STREAM_REQUEST_BYTES - v->in_bytes;
+            take = take < (size_t)n - at ? take : (size_t)n - at;
+            memcpy(v->in + v->in_bytes, chunk + at, take);
+            v->in_bytes += take;
+            at += take;
+            if (v->in_bytes == STREAM_REQUEST_BYTES && handle_request(hub, v) != 0)
                 return -1;
         }
     }
+    return 0;
 }
 
 /* Writes what is pending: HELLO or WELCOME, then the queue. Returns 0, or -1 when the viewer is
@@ -465,7 +716,10 @@ static int write_viewer(stream_hub *hub, viewer *v)
             char line[128];
             snprintf(line, sizeof line, "disconnected during the handshake (%s)", strerror(errno));
             hub->stats.rejected += v->phase == PHASE_HANDSHAKE && !v->close_after_ctl;
-            close_viewer(hub, v, v->close_after_ctl ? NULL : line);
+            if (v->close_after_ctl)
+                close_refused(hub, v);
+            else
+                close_viewer(hub, v, line);
             return -1;
         }
         v->ctl_sent += (size_t)n;
@@ -473,6 +727,7 @@ static int write_viewer(stream_hub *hub, viewer *v)
     if (v->close_after_ctl) {
         /* WELCOME with a refusal is out: the viewer closes; wait for it briefly. */
         shutdown(v->fd, SHUT_WR);
+        end_handshake(hub, v);
         v->phase = PHASE_CLOSING;
         v->close_after_ctl = 0;
         v->deadline = net_now() + CLOSE_WAIT_S;
@@ -536,7 +791,7 @@ static int has_output(stream_hub *hub, viewer *v)
     return pending;
 }
 
-/* Deadlines: handshakes, stalled viewers, closing connections, the end. */
+/* Deadlines: handshakes, stalled viewers, closing connections, the end; the log windows. */
 static void check_deadlines(stream_hub *hub)
 {
     double now = net_now();
@@ -544,8 +799,10 @@ static void check_deadlines(stream_hub *hub)
     for (viewer *v = hub->viewers; v; v = next) {
         next = v->next;
         char line[160];
+        if (v->requests_since > 0 && now - v->requests_since >= REQUEST_LOG_S)
+            requests_flush(v, now);
         if (v->phase == PHASE_HANDSHAKE && v->close_after_ctl && now > v->deadline) {
-            close_viewer(hub, v, NULL); /* refused, and its answer could not be written in time */
+            close_refused(hub, v); /* its answer could not be written in time */
         } else if (v->phase == PHASE_HANDSHAKE && (now > v->deadline || hub->finishing)) {
             hub->stats.rejected++;
             if (hub->finishing)
@@ -558,7 +815,7 @@ static void check_deadlines(stream_hub *hub)
             if (v->joined)
                 close_disconnected(hub, v, "closed by the server at the end of the stream");
             else
-                close_viewer(hub, v, NULL); /* refused */
+                close_refused(hub, v);
         } else if (v->phase == PHASE_STREAMING) {
             pthread_mutex_lock(&hub->lock);
             double since = v->stalled_since;
@@ -573,6 +830,7 @@ static void check_deadlines(stream_hub *hub)
             }
         }
     }
+    peers_tick(hub, now, 0);
 }
 
 static void *network_main(void *arg)
@@ -625,8 +883,6 @@ static void *network_main(void *arg)
             while (read(hub->wake[0], buf, sizeof buf) > 0)
                 ;
         }
-        if (rc > 0 && accepting && (fds[1].revents & POLLIN))
-            accept_all(hub);
         /* Viewers polled this round, and any the wake-up left with output. */
         for (size_t i = 0; i < n; i++) {
             viewer *v = owners[i];
@@ -638,11 +894,15 @@ static void *network_main(void *arg)
             if (has_output(hub, v))
                 write_viewer(hub, v);
         }
+        /* After the viewers: accepting may drop connections that `owners` holds. */
+        if (rc > 0 && accepting && (fds[1].revents & POLLIN))
+            accept_all(hub);
         check_deadlines(hub);
     }
-    /* The end: every connection closed. */
+    /* The end: every connection closed, what the log windows held back summed up. */
     while (hub->viewers)
         close_viewer(hub, hub->viewers, NULL);
+    peers_tick(hub, net_now(), 1);
     free(fds);
     free(owners);
     return NULL;
