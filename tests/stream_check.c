@@ -9,12 +9,17 @@
  *   stream_check same A B [--subset]
  *       A and B hold the same frame numbers (--subset: B's are among A's), and those pictures are
  *       identical byte for byte.
- *   stream_check segment SRC REC --threshold T --learn L --keyframe-interval K [--engine E]
+ *   stream_check segment SRC REC --threshold T --learn L [--engine E] [--truth TRUTH --after K --margin M]
  *       the 'segment' filter: the checker learns a segmenter (engine E: cpu, or auto as the server
  *       runs it) from the first L source frames as the server does and segments the rest; frames
- *       before L are checked as by 'source'; from L on, where the mask is 0 a picture that is no
- *       keyframe (K: its number is a multiple of K) keeps every byte of the picture before, and
- *       where it is 1 every byte is within T of the source.
+ *       before L are checked as by 'source'; from L on, as by 'source' against the frame the
+ *       server sends: the source where the mask is 1, the segmenter's background (as it is after
+ *       segmenting that frame) where it is 0. With TRUTH (the ground truth's images in name order,
+ *       255 object), it also looks at where objects were and have gone: in picture n (n >= L + K),
+ *       every pixel that an object covered in some frame from L on, that no object came within M
+ *       pixels of in frames n - K .. n, and that the mask calls background shows the background
+ *       (each byte within T of it), not what the object left there; it fails when no picture has
+ *       such a pixel (nothing was checked).
  *   stream_check info REC
  *       prints "first F last L count N" of REC's frame numbers.
  *   stream_check image A.png B.png
@@ -128,21 +133,14 @@ static void report(tally *t, const char *fmt, long frame, size_t byte, int bpp, 
 }
 
 /* Picture against source within T; against the picture before (prev may be NULL): unchanged or
- * exactly the source. mask (may be NULL): pixels where 0 must be unchanged (frozen != 0). */
+ * exactly the source. */
 static void compare(tally *t, long frame, const glcv_image *pic, const glcv_image *src, const glcv_image *prev,
-                    const glcv_image *mask, int threshold)
+                    int threshold)
 {
     int bpp = glcv_pixel_format_size(pic->format);
     size_t n = (size_t)pic->width * (size_t)pic->height * (size_t)bpp;
     for (size_t i = 0; i < n; i++) {
         int p = pic->data[i], s = src->data[i], d = abs(p - s);
-        int frozen = mask && mask->data[i / (size_t)bpp] == 0;
-        if (frozen) {
-            if (p != prev->data[i])
-                report(t, "frame %ld (%d,%d) channel %d: %d, but the mask is 0 there and it was %d before (%s)\n",
-                       frame, i, bpp, pic->width, p, prev->data[i], "the background must stay frozen");
-            continue;
-        }
         if (d > t->max_diff)
             t->max_diff = d;
         if (d > threshold)
@@ -227,17 +225,115 @@ static int usage(void)
 {
     fprintf(stderr, "usage: stream_check source SRC REC --threshold T [--gray] [--first F] [--count N]\n"
                     "       stream_check same A B [--subset]\n"
-                    "       stream_check segment SRC REC --threshold T --learn L --keyframe-interval K [--engine E]\n"
+                    "       stream_check segment SRC REC --threshold T --learn L [--engine E]\n"
+                    "                            [--truth TRUTH --after K --margin M]\n"
                     "       stream_check info REC\n"
                     "       stream_check image A.png B.png\n");
     return 2;
 }
 
 typedef struct options {
-    int threshold, gray, subset, learn, keyframe_interval;
+    int threshold, gray, subset, learn, after, margin;
     long first, count;
-    const char *engine;
+    const char *engine, *truth;
 } options;
+
+/* Where objects were and have gone, from the ground truth (stream_check segment --truth). */
+typedef struct trails {
+    glcv_file_list truths;
+    glcv_image truth;
+    uint8_t *covered; /* per pixel: an object covered it in a frame from L on */
+    long *near;       /* per pixel: the last frame an object came within M pixels of it (-1: none) */
+    long checked, pictures;
+    tally t;
+} trails;
+
+/* Takes truth frame n into the trails. */
+static int trails_add(trails *tr, const options *o, long n, int w, int h)
+{
+    glcv_logger lg = test_logger();
+    glcv_image_free(&tr->truth);
+    if (n >= tr->truths.count || glcv_image_load(tr->truths.paths[n], GLCV_PIXEL_GRAY8, &lg, &tr->truth) != GLCV_OK) {
+        fprintf(stderr, "stream_check: no truth for frame %ld in %s\n", n, o->truth);
+        return 1;
+    }
+    if (tr->truth.width != w || tr->truth.height != h) {
+        fprintf(stderr, "stream_check: truth %ld is %dx%d, the picture %dx%d\n", n, tr->truth.width,
+                tr->truth.height, w, h);
+        return 1;
+    }
+    if (!tr->covered) {
+        tr->covered = calloc((size_t)w * (size_t)h, 1);
+        tr->near = malloc((size_t)w * (size_t)h * sizeof *tr->near);
+        if (!tr->covered || !tr->near)
+            return 1;
+        for (size_t p = 0; p < (size_t)w * (size_t)h; p++)
+            tr->near[p] = -1;
+    }
+    size_t stride = glcv_image_stride(&tr->truth);
+    for (int y = 0; y < h; y++)
+        for (int x = 0; x < w; x++) {
+            if (tr->truth.data[(size_t)y * stride + (size_t)x] < 128)
+                continue;
+            if (n >= o->learn)
+                tr->covered[(size_t)y * (size_t)w + (size_t)x] = 1;
+            for (int yy = y - o->margin; yy <= y + o->margin; yy++)
+                for (int xx = x - o->margin; xx <= x + o->margin; xx++)
+                    if (yy >= 0 && yy < h && xx >= 0 && xx < w)
+                        tr->near[(size_t)yy * (size_t)w + (size_t)xx] = n;
+        }
+    return 0;
+}
+
+/* Picture n where objects have gone (and the mask says background) against the background. */
+static void trails_check(trails *tr, const options *o, long n, const glcv_image *pic, const glcv_image *mask,
+                         const glcv_image *background)
+{
+    if (n < o->learn + o->after)
+        return;
+    long here = 0;
+    for (size_t p = 0; p < (size_t)pic->width * (size_t)pic->height; p++) {
+        if (!tr->covered[p] || tr->near[p] >= n - o->after || mask->data[p] != 0)
+            continue;
+        here++;
+        for (size_t byte = 3 * p; byte < 3 * p + 3; byte++) {
+            int d = abs(pic->data[byte] - background->data[byte]);
+            if (d > tr->t.max_diff)
+                tr->t.max_diff = d;
+            if (d > o->threshold)
+                report(&tr->t, "frame %ld (%d,%d) channel %d: picture %d, background %d (%s)\n", n, byte, 3,
+                       pic->width, pic->data[byte], background->data[byte],
+                       "an object left this pixel, but the picture does not show the background");
+        }
+    }
+    tr->checked += here;
+    tr->pictures += here > 0;
+}
+
+/* The trails' verdict: 0 when there were pixels to check and all showed the background. */
+static int trails_finish(trails *tr, const options *o)
+{
+    int rc = 0;
+    if (tr->checked == 0) {
+        fprintf(stderr, "stream_check: no picture has a pixel an object had left (learn %d, after %d, margin %d)\n",
+                o->learn, o->after, o->margin);
+        rc = 1;
+    } else if (tr->t.bad) {
+        fprintf(stderr, "stream_check: %ld bytes of %ld pixels that objects had left %d frames before or more (in %ld "
+                        "pictures) are more than %d from the background (largest difference %d)\n",
+                tr->t.bad, tr->checked, o->after, tr->pictures, o->threshold, tr->t.max_diff);
+        rc = 1;
+    } else {
+        printf("stream_check: %ld pixels that objects had left %d frames before or more, in %ld pictures: every byte "
+               "within %d of the background (largest difference %d)\n",
+               tr->checked, o->after, tr->pictures, o->threshold, tr->t.max_diff);
+    }
+    glcv_file_list_free(&tr->truths);
+    glcv_image_free(&tr->truth);
+    free(tr->covered);
+    free(tr->near);
+    return rc;
+}
 
 static int check_source(const char *src_dir, const char *rec_dir, const options *o, int segment)
 {
@@ -252,20 +348,30 @@ static int check_source(const char *src_dir, const char *rec_dir, const options 
     if (rc == 0)
         rc = check_contiguous(&f, segment ? 0 : o->first, segment ? (long)src.count : o->count, rec_dir);
     glcv_pixel_format format = o->gray ? GLCV_PIXEL_GRAY8 : GLCV_PIXEL_RGB8;
-    glcv_image pic = {0}, prev = {0}, source = {0}, rgb = {0};
+    glcv_image pic = {0}, prev = {0}, source = {0}, background = {0};
     masker m = {0};
     tally t = {0};
+    trails tr = {0};
+    if (rc == 0 && segment && o->truth && (glcv_image_list_folder(o->truth, &lg, &tr.truths) != GLCV_OK ||
+                                           tr.truths.count != src.count)) {
+        fprintf(stderr, "stream_check: %s does not hold a truth for each of the %d frames\n", o->truth, src.count);
+        rc = 1;
+    }
     for (int i = 0; i < f.count && rc == 0; i++) {
         long n = f.numbers[i];
         rc = load(rec_dir, n, format, &pic) || load_source(&src, n, format, &source);
+        if (rc == 0 && segment && o->truth)
+            rc = trails_add(&tr, o, n, pic.width, pic.height);
         if (rc == 0 && segment && n == o->learn)
-            rc = masker_start(&m, &src, o->learn, o->engine, pic.width, pic.height);
-        const glcv_image *mask = NULL;
+            rc = masker_start(&m, &src, o->learn, o->engine, pic.width, pic.height) ||
+                 glcv_image_alloc(pic.width, pic.height, GLCV_PIXEL_RGB8, &background) != GLCV_OK;
         if (rc == 0 && segment && n >= o->learn) {
-            rc = load_source(&src, n, GLCV_PIXEL_RGB8, &rgb) || glcv_segment_frame(m.seg, &rgb, 1) != GLCV_OK ||
-                 glcv_segment_read_mask(m.seg, &m.mask) != GLCV_OK;
-            int key = o->keyframe_interval > 0 && n % o->keyframe_interval == 0;
-            mask = key ? NULL : &m.mask;
+            /* What the server sends: the frame where the mask is 1, the background elsewhere. */
+            rc = glcv_segment_frame(m.seg, &source, 1) != GLCV_OK || glcv_segment_read_mask(m.seg, &m.mask) != GLCV_OK ||
+                 glcv_segment_read_background(m.seg, &background) != GLCV_OK;
+            for (size_t p = 0; rc == 0 && p < (size_t)source.width * (size_t)source.height; p++)
+                if (m.mask.data[p] == 0)
+                    memcpy(source.data + 3 * p, background.data + 3 * p, 3);
         }
         if (rc == 0 && (pic.width != source.width || pic.height != source.height)) {
             fprintf(stderr, "stream_check: frame %ld is %dx%d, the source %dx%d\n", n, pic.width, pic.height,
@@ -273,7 +379,9 @@ static int check_source(const char *src_dir, const char *rec_dir, const options 
             rc = 1;
         }
         if (rc == 0)
-            compare(&t, n, &pic, &source, i > 0 ? &prev : NULL, mask, o->threshold);
+            compare(&t, n, &pic, &source, i > 0 ? &prev : NULL, o->threshold);
+        if (rc == 0 && segment && o->truth)
+            trails_check(&tr, o, n, &pic, &m.mask, &background);
         glcv_image swap = prev;
         prev = pic;
         pic = swap;
@@ -285,12 +393,14 @@ static int check_source(const char *src_dir, const char *rec_dir, const options 
     if (rc == 0 && !t.bad)
         printf("stream_check: %d frames from %ld: every byte within %d of the source (largest difference %d)%s\n",
                f.count, f.numbers[0], o->threshold, t.max_diff,
-               segment ? "; outside the masks nothing changed between keyframes" : "");
+               segment ? "; outside the masks, of the segmenter's background" : "");
+    if (segment && o->truth)
+        rc |= trails_finish(&tr, o);
     masker_end(&m);
     glcv_image_free(&pic);
     glcv_image_free(&prev);
     glcv_image_free(&source);
-    glcv_image_free(&rgb);
+    glcv_image_free(&background);
     glcv_file_list_free(&src);
     free(f.numbers);
     return rc || t.bad ? 1 : 0;
@@ -376,7 +486,7 @@ int main(int argc, char **argv)
 {
     if (argc < 3)
         return usage();
-    options o = {.threshold = -1, .first = 0, .count = -1, .engine = "cpu", .keyframe_interval = -1, .learn = -1};
+    options o = {.threshold = -1, .first = 0, .count = -1, .engine = "cpu", .learn = -1, .after = -1, .margin = -1};
     const char *mode = argv[1];
     const char *pos[2] = {NULL, NULL};
     int npos = 0;
@@ -395,8 +505,12 @@ int main(int argc, char **argv)
             o.count = atol(argv[++i]);
         else if (strcmp(a, "--learn") == 0 && more)
             o.learn = atoi(argv[++i]);
-        else if (strcmp(a, "--keyframe-interval") == 0 && more)
-            o.keyframe_interval = atoi(argv[++i]);
+        else if (strcmp(a, "--after") == 0 && more)
+            o.after = atoi(argv[++i]);
+        else if (strcmp(a, "--margin") == 0 && more)
+            o.margin = atoi(argv[++i]);
+        else if (strcmp(a, "--truth") == 0 && more)
+            o.truth = argv[++i];
         else if (strcmp(a, "--engine") == 0 && more)
             o.engine = argv[++i];
         else if (a[0] != '-' && npos < 2)
@@ -422,7 +536,7 @@ int main(int argc, char **argv)
         return usage();
     if (strcmp(mode, "source") == 0)
         return check_source(pos[0], pos[1], &o, 0);
-    if (strcmp(mode, "segment") == 0 && o.learn > 0 && o.keyframe_interval != -1)
+    if (strcmp(mode, "segment") == 0 && o.learn > 0 && (!o.truth || (o.after >= 0 && o.margin >= 0)))
         return check_source(pos[0], pos[1], &o, 1);
     return usage();
 }

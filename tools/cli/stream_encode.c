@@ -21,9 +21,35 @@ struct stream_encoder {
     int64_t frames;         /* encoded */
     int learned;            /* segment: the background is learned */
     unsigned int frame_tex; /* the frame's texture, when segmenter and encoder both run on GL */
-    glcv_image mask;        /* the mask on the host path */
+    /* segment on GL: the frame sent (the frame where the mask is 1, the background elsewhere) and
+     * the pass that composes it */
+    unsigned int sent_tex, sent_fbo, compose_program, compose_vao;
+    glcv_image mask, background, sent; /* the same on the host path */
     char describe[320];
 };
+
+/* The frame the 'segment' filter sends, per pixel: the frame where the segmenter's mask is 1, its
+ * background where the mask is 0. Sending it instead of the frame with the mask (which would keep
+ * the viewers' picture where the mask is 0) makes a pixel an object has left show the background
+ * again at once, not at the next keyframe: else every object leaves a trail of copies of itself.
+ * The values are copied, not filtered (texelFetch), so the GL path sends the host path's bytes. */
+static const char compose_vs[] = "#version 330 core\n"
+                                 "void main() {\n"
+                                 "    /* one triangle that covers the viewport */\n"
+                                 "    vec2 c = vec2(float((gl_VertexID & 1) << 2), float((gl_VertexID & 2) << 1));\n"
+                                 "    gl_Position = vec4(c - 1.0, 0.0, 1.0);\n"
+                                 "}\n";
+static const char compose_fs[] = "#version 330 core\n"
+                                 "uniform sampler2D u_frame;\n"
+                                 "uniform sampler2D u_mask;\n"
+                                 "uniform sampler2D u_background;\n"
+                                 "out vec4 o_color;\n"
+                                 "void main() {\n"
+                                 "    ivec2 p = ivec2(gl_FragCoord.xy);\n"
+                                 "    bool moving = texelFetch(u_mask, p, 0).r > 0.5;\n"
+                                 "    vec3 c = moving ? texelFetch(u_frame, p, 0).rgb : texelFetch(u_background, p, 0).rgb;\n"
+                                 "    o_color = vec4(c, 1.0);\n"
+                                 "}\n";
 
 static int on_gl(glcv_engine_mode engine)
 {
@@ -90,6 +116,114 @@ static int upload(stream_encoder *e, const glcv_image *frame)
     return gl_done("upload the frame");
 }
 
+/* A shader of the compose pass, or 0 after printing why. */
+static GLuint compile_shader(GLenum type, const char *source)
+{
+    GLuint shader = glCreateShader(type);
+    glShaderSource(shader, 1, &source, NULL);
+    glCompileShader(shader);
+    GLint ok = 0;
+    glGetShaderiv(shader, GL_COMPILE_STATUS, &ok);
+    if (!ok) {
+        char log[512] = "";
+        glGetShaderInfoLog(shader, sizeof log, NULL, log);
+        cli_error("the segment filter's compose pass does not compile: %s", log);
+        glDeleteShader(shader);
+        return 0;
+    }
+    return shader;
+}
+
+/* The compose pass of the GL path: its program, an empty vertex array (core profiles draw with
+ * one bound) and the sent frame's texture (RGBA8: colour-renderable everywhere) in a framebuffer. */
+static int create_compose_pass(stream_encoder *e)
+{
+    GLuint vs = compile_shader(GL_VERTEX_SHADER, compose_vs), fs = vs ? compile_shader(GL_FRAGMENT_SHADER, compose_fs) : 0;
+    if (!vs || !fs) {
+        glDeleteShader(vs);
+        return CLI_FAIL;
+    }
+    e->compose_program = glCreateProgram();
+    glAttachShader(e->compose_program, vs);
+    glAttachShader(e->compose_program, fs);
+    glLinkProgram(e->compose_program);
+    glDeleteShader(vs);
+    glDeleteShader(fs);
+    GLint ok = 0;
+    glGetProgramiv(e->compose_program, GL_LINK_STATUS, &ok);
+    if (!ok) {
+        cli_error("the segment filter's compose pass does not link");
+        return CLI_FAIL;
+    }
+    glUseProgram(e->compose_program);
+    glUniform1i(glGetUniformLocation(e->compose_program, "u_frame"), 0);
+    glUniform1i(glGetUniformLocation(e->compose_program, "u_mask"), 1);
+    glUniform1i(glGetUniformLocation(e->compose_program, "u_background"), 2);
+    glUseProgram(0);
+    glGenVertexArrays(1, &e->compose_vao);
+    glGenTextures(1, &e->sent_tex);
+    glBindTexture(GL_TEXTURE_2D, e->sent_tex);
+    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_NEAREST);
+    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_NEAREST);
+    glTexImage2D(GL_TEXTURE_2D, 0, GL_RGBA8, e->p.width, e->p.height, 0, GL_RGBA, GL_UNSIGNED_BYTE, NULL);
+    glBindTexture(GL_TEXTURE_2D, 0);
+    glGenFramebuffers(1, &e->sent_fbo);
+    glBindFramebuffer(GL_FRAMEBUFFER, e->sent_fbo);
+    glFramebufferTexture2D(GL_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_TEXTURE_2D, e->sent_tex, 0);
+    GLenum complete = glCheckFramebufferStatus(GL_FRAMEBUFFER);
+    glBindFramebuffer(GL_FRAMEBUFFER, 0);
+    if (complete != GL_FRAMEBUFFER_COMPLETE) {
+        cli_error("the segment filter's framebuffer is incomplete (0x%04x)", complete);
+        return CLI_FAIL;
+    }
+    return gl_done("create the segment filter's compose pass");
+}
+
+/* GL path: sent_tex = the frame where the mask is 1, the background where it is 0. */
+static int compose_gl(stream_encoder *e)
+{
+    unsigned int mask = glcv_segment_mask_texture(e->seg), background = glcv_segment_background_texture(e->seg);
+    if (!mask || !background) {
+        cli_error("the segmenter gave no %s texture", mask ? "background" : "mask");
+        return CLI_FAIL;
+    }
+    glBindFramebuffer(GL_FRAMEBUFFER, e->sent_fbo);
+    glViewport(0, 0, e->p.width, e->p.height);
+    glDisable(GL_BLEND);
+    glDisable(GL_DEPTH_TEST);
+    glDisable(GL_SCISSOR_TEST);
+    glUseProgram(e->compose_program);
+    const unsigned int textures[3] = {e->frame_tex, mask, background};
+    for (int i = 0; i < 3; i++) {
+        glActiveTexture(GL_TEXTURE0 + (GLenum)i);
+        glBindTexture(GL_TEXTURE_2D, textures[i]);
+    }
+    glBindVertexArray(e->compose_vao);
+    glDrawArrays(GL_TRIANGLES, 0, 3);
+    glBindVertexArray(0);
+    for (int i = 2; i >= 0; i--) {
+        glActiveTexture(GL_TEXTURE0 + (GLenum)i);
+        glBindTexture(GL_TEXTURE_2D, 0);
+    }
+    glUseProgram(0);
+    glBindFramebuffer(GL_FRAMEBUFFER, 0);
+    return gl_done("compose the segment filter's frame");
+}
+
+/* Host path: e->sent = the frame where e->mask is nonzero, e->background elsewhere. */
+static void compose_host(stream_encoder *e, const glcv_image *frame)
+{
+    size_t frame_stride = glcv_image_stride(frame), mask_stride = glcv_image_stride(&e->mask);
+    size_t bg_stride = glcv_image_stride(&e->background), sent_stride = glcv_image_stride(&e->sent);
+    for (int y = 0; y < e->p.height; y++) {
+        const uint8_t *f = frame->data + (size_t)y * frame_stride, *m = e->mask.data + (size_t)y * mask_stride;
+        const uint8_t *b = e->background.data + (size_t)y * bg_stride;
+        uint8_t *out = e->sent.data + (size_t)y * sent_stride;
+        for (int x = 0; x < e->p.width; x++)
+            memcpy(out + 3 * x, (m[x] ? f : b) + 3 * x, 3);
+    }
+}
+
 int stream_encoder_create(const stream_encoder_params *params, stream_encoder **out)
 {
     *out = NULL;
@@ -113,12 +247,18 @@ int stream_encoder_create(const stream_encoder_params *params, stream_encoder **
         rc = create_delta(e, engine);
     if (rc == CLI_OK && e->seg && on_gl(e->seg_engine) && on_gl(e->resolved.engine))
         rc = create_frame_texture(e);
+    if (rc == CLI_OK && e->frame_tex)
+        rc = create_compose_pass(e);
     if (rc == CLI_OK && !on_gl(e->resolved.engine) && !(e->seg && on_gl(e->seg_engine)))
         glcv_context_destroy(&e->ctx); /* nothing runs on it: its memory back */
     if (rc == CLI_OK && e->seg && !e->frame_tex) {
         glcv_status st = glcv_image_alloc(params->width, params->height, GLCV_PIXEL_GRAY8, &e->mask);
+        if (st == GLCV_OK)
+            st = glcv_image_alloc(params->width, params->height, GLCV_PIXEL_RGB8, &e->background);
+        if (st == GLCV_OK)
+            st = glcv_image_alloc(params->width, params->height, GLCV_PIXEL_RGB8, &e->sent);
         if (st != GLCV_OK)
-            rc = cli_lib_error("mask", st);
+            rc = cli_lib_error("the segment filter's images", st);
     }
     if (rc != CLI_OK) {
         stream_encoder_destroy(out);
@@ -158,7 +298,15 @@ static int segment(stream_encoder *e, const glcv_image *frame, int *use_mask)
     st = e->frame_tex ? glcv_segment_frame_texture(e->seg, e->frame_tex, 0) : glcv_segment_frame(e->seg, frame, 1);
     if (st == GLCV_OK && !e->frame_tex)
         st = glcv_segment_read_mask(e->seg, &e->mask);
-    return st == GLCV_OK ? CLI_OK : cli_lib_error("segmentation", st);
+    /* the background as the segmenter has it after this frame (it adapts where the mask is 0) */
+    if (st == GLCV_OK && !e->frame_tex)
+        st = glcv_segment_read_background(e->seg, &e->background);
+    if (st != GLCV_OK)
+        return cli_lib_error("segmentation", st);
+    if (e->frame_tex)
+        return compose_gl(e);
+    compose_host(e, frame);
+    return CLI_OK;
 }
 
 int stream_encoder_frame(stream_encoder *e, const glcv_image *frame, const uint8_t **packet, size_t *bytes, double *ms)
@@ -171,10 +319,10 @@ int stream_encoder_frame(stream_encoder *e, const glcv_image *frame, const uint8
         rc = segment(e, frame, &use_mask);
     if (rc != CLI_OK)
         return rc;
-    glcv_status st = e->frame_tex ? glcv_delta_encode_texture(e->delta, e->frame_tex,
-                                                              use_mask ? glcv_segment_mask_texture(e->seg) : 0, 0,
+    /* segment, once learned: the composed frame, whole (see compose_fs) */
+    glcv_status st = e->frame_tex ? glcv_delta_encode_texture(e->delta, use_mask ? e->sent_tex : e->frame_tex, 0, 0,
                                                               packet, bytes)
-                                  : glcv_delta_encode(e->delta, frame, use_mask ? &e->mask : NULL, 0, packet, bytes);
+                                  : glcv_delta_encode(e->delta, use_mask ? &e->sent : frame, NULL, 0, packet, bytes);
     *ms = 1e3 * (cli_now() - t0);
     if (st != GLCV_OK) {
         char what[64];
@@ -215,7 +363,17 @@ void stream_encoder_destroy(stream_encoder **ep)
     glcv_segment_destroy(&e->seg);
     if (e->frame_tex)
         glDeleteTextures(1, &e->frame_tex);
+    if (e->sent_fbo)
+        glDeleteFramebuffers(1, &e->sent_fbo);
+    if (e->sent_tex)
+        glDeleteTextures(1, &e->sent_tex);
+    if (e->compose_vao)
+        glDeleteVertexArrays(1, &e->compose_vao);
+    if (e->compose_program)
+        glDeleteProgram(e->compose_program);
     glcv_image_free(&e->mask);
+    glcv_image_free(&e->background);
+    glcv_image_free(&e->sent);
     glcv_context_destroy(&e->ctx);
     free(e);
     *ep = NULL;

@@ -4,10 +4,13 @@
  * thread, the one that created it (its GL context is current there).
  *
  * With segment the first `learn` frames are sent whole while the segmenter learns the background
- * from them (as 'glcv segment --learn' does); from then on each frame is segmented and encoded
- * with its mask: where the mask is 0 the viewers' picture keeps what it had, so the background
- * stays as the last keyframe showed it. When the segmenter and the encoder both run on the GPU,
- * each frame is uploaded once into a texture that both read (the mask stays a texture too). */
+ * from them (as 'glcv segment --learn' does); from then on each frame is segmented, and what is
+ * encoded is the frame where the mask is 1 and the segmenter's background where it is 0: the
+ * moving objects over the background. A pixel an object has left goes back to the background in
+ * the next packet, within the threshold (the background itself changes only as the segmenter
+ * adapts it, slowly). When the segmenter and the encoder both run on the GPU, each frame is
+ * uploaded once into a texture that both read, and a GL pass composes what is sent from it, the
+ * mask and the background textures. */
 #ifndef GLCV_TOOLS_STREAM_ENCODE_H
 #define GLCV_TOOLS_STREAM_ENCODE_H
 
