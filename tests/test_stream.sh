@@ -20,7 +20,7 @@
 #              exits 1 with a message naming the cause (within its deadline when the server
 #              stalls), or resyncs on a keyframe; the viewer's connection has TCP keepalive
 #   window     the viewer's window under Xvfb (skipped without xvfb-run): its last screenshot is
-#              the last picture
+#              the last picture; a viewer refused writes none
 #
 # usage: test_stream.sh SECTION GLCV STREAM_CHECK FAKE_SERVER     (exit 0 pass, 1 fail, 77 skip)
 set -uo pipefail
@@ -800,6 +800,7 @@ section_window() {
     fi
     local src=$TMP/src
     sequence "$src" 40 160x120
+    head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$TMP/wr.tok"
     start_server w.s "$src" --wait 1 --fast --queue-bytes 100000000 || return
     # LeakSanitizer cannot name the GL driver's allocations that glfwTerminate leaves (test_demo.sh)
     ASAN_OPTIONS="${ASAN_OPTIONS:-}${ASAN_OPTIONS:+:}detect_leaks=0" xvfb-run -a -s "-screen 0 1280x1024x24" \
@@ -818,6 +819,18 @@ section_window() {
     expect_rc w.v 0 "the viewer with a window"
     check window source "$src" "$TMP/w.rec" --threshold 8 --count 40
     check window_shows image "$TMP/w.png" "$TMP/w.rec/frame_000039.png"
+
+    echo "== a viewer with a window that the server refuses writes no screenshot"
+    start_server wr.s "$src" --token "$TMP/wr.tok" --max-frames 1 --wait 1 || return
+    printf 'not-the-token-of-this-server\n' >"$TMP/wr.wrong.tok"
+    ASAN_OPTIONS="${ASAN_OPTIONS:-}${ASAN_OPTIONS:+:}detect_leaks=0" xvfb-run -a -s "-screen 0 1280x1024x24" \
+        "$GLCV" stream view "127.0.0.1:$PORT" --window --screenshot "$TMP/wr.png" --token "$TMP/wr.wrong.tok" \
+        >"$TMP/wr.v.out" 2>"$TMP/wr.v.err"
+    echo $? >"$TMP/wr.v.rc"
+    kill -INT "$SERVER_PID"
+    finish wr.s "$SERVER_PID"
+    expect_rc wr.v 1 "a viewer with a window and the wrong token"
+    expect_absent "$TMP/wr.png" "the screenshot of a viewer refused"
 }
 
 # Every source of 'glcv stream serve' is a media source (FFmpeg): without it no server runs.

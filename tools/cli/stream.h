@@ -62,7 +62,8 @@ typedef struct stream_display stream_display;
 /* Runs `body(user)` (the viewer's loop) on a thread of its own while this thread shows the
  * pictures published with stream_display_publish in a GLFW window, until `body` returns or the
  * window is closed (stream_display_closed turns true); with `screenshot` (may be NULL), writes
- * what the window shows last as that PNG file. Returns body's status, or CLI_FAIL after printing
+ * what the window shows last as that PNG file (not when `body` failed before any picture: a viewer
+ * that was refused leaves no output). Returns body's status, or CLI_FAIL after printing
  * why no window could be opened (also when glcv was built without GLFW). */
 int stream_display_run(const char *title, const char *screenshot, int (*body)(void *user, stream_display *display),
                        void *user);

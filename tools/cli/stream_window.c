@@ -191,7 +191,9 @@ int stream_display_run(const char *title, const char *screenshot, int (*body)(vo
         }
         pthread_join(thread, NULL);
         rc = d.rc;
-        if (screenshot) { /* the last picture, drawn once more into the back buffer and read */
+        /* The last picture, drawn once more into the back buffer and read; none from a viewer that
+         * failed before it had a picture (refused, say): it leaves no output behind. */
+        if (screenshot && (rc == CLI_OK || tw > 0)) {
             shown = 0;
             draw(&d, win, tex, fbo, &shown, &tw, &th, 0);
             int saved = save_screenshot(win, screenshot);
