@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The Debian package (cpack -G DEB) of a build, installed into a clean root and used from there:
-#   1. cpack makes glcv_<version>_<arch>.deb from the build (the CPack block of CMakeLists.txt);
+#   1. cpack makes glcv_<version>_<arch>.deb from the build (the CPack block of CMakeLists.txt; the
+#      build's install script, without CPack's build of the tree first);
 #   2. its control fields: the project's version, Depends from dpkg-shlibdeps, and apt-get resolves
 #      them on this machine (a simulation: nothing is installed);
 #   3. its files: the library, the headers, glcv.pc, the CMake package, the tool, the GStreamer plugin,
@@ -42,7 +43,11 @@ version=$(sed -n 's/^CMAKE_PROJECT_VERSION:STATIC=//p' "$build/CMakeCache.txt")
 [ -n "$version" ] || version=$(sed -n 's/^set(CPACK_PACKAGE_VERSION "\(.*\)")/\1/p' "$build/CPackConfig.cmake")
 
 log "cpack -G DEB"
-quiet cpack -G DEB --config "$build/CPackConfig.cmake" -B "$tmp/pkg"
+# CPack first builds the tree's preinstall target (everything, as 'make install' does) and then runs
+# its install script; here the tree is built already, and a build now would relink the programs
+# the other tests are running: the install script alone, as CPack runs it after that step.
+quiet cpack -G DEB --config "$build/CPackConfig.cmake" -B "$tmp/pkg" -D CPACK_INSTALL_CMAKE_PROJECTS= \
+    -D CPACK_INSTALL_SCRIPTS="$build/cmake_install.cmake"
 debs=("$tmp"/pkg/*.deb)
 [ ${#debs[@]} -eq 1 ] && [ -f "${debs[0]}" ] || fail "cpack made ${#debs[@]} .deb files, not one: $(ls "$tmp/pkg")"
 deb=${debs[0]}
