@@ -77,12 +77,14 @@ static int check_loop(int n, int max_threads, int sleep_us, glcv_range_fn fn, in
             first = i;
     CHECK(bad == 0, "loop of %d items, at most %d threads: %d items did not run exactly once, first %d (%d times)",
           n, max_threads, bad, first, first >= 0 ? atomic_load(&r.hits[first]) : 0);
+    pthread_t threads_seen[64];
     *distinct = 0;
     for (int i = 0; i < n; i++) {
         int seen = 0;
-        for (int j = 0; j < i && !seen; j++)
-            seen = pthread_equal(r.ran_on[i], r.ran_on[j]);
-        *distinct += !seen;
+        for (int j = 0; j < *distinct && !seen; j++)
+            seen = pthread_equal(r.ran_on[i], threads_seen[j]);
+        if (!seen && *distinct < 64)
+            threads_seen[(*distinct)++] = r.ran_on[i];
     }
     if (nested)
         *nested = r.nested_threads;
