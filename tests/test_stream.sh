@@ -606,18 +606,21 @@ section_hostile() {
     view_bg h.v --record "$TMP/h.rec"
     local viewer=$VIEW_PID
     wait_for_text "$TMP/h.s.err" "joined" 30
-    echo "== TCP keepalive on the server's connection to the viewer"
+    echo "== garbage instead of a greeting"
+    (exec 3<>"/dev/tcp/127.0.0.1/$PORT" && printf 'GET / HTTP/1.0\r\n\r\n' >&3 && sleep 0.5) 2>/dev/null
+    echo "== a client that says nothing"
+    (exec 3<>"/dev/tcp/127.0.0.1/$PORT" && sleep 2.5) 2>/dev/null &
+    local silent=$!
+    # (ss shows a connection's keepalive timer while nothing is in flight: the silent client's is
+    # idle once its greeting is acknowledged; the viewer's shows its retransmission timer at times)
+    sleep 0.5
+    echo "== TCP keepalive on the server's connections"
     CHECKS=$((CHECKS + 1))
     ss -tnoH state established "( sport = :$PORT )" >"$TMP/h.ss" 2>&1
     if ! grep -q "keepalive" "$TMP/h.ss"; then
         fail "the server's connections have no keepalive timer (ss -tno)"
         sed 's/^/  | /' "$TMP/h.ss"
     fi
-    echo "== garbage instead of a greeting"
-    (exec 3<>"/dev/tcp/127.0.0.1/$PORT" && printf 'GET / HTTP/1.0\r\n\r\n' >&3 && sleep 0.5) 2>/dev/null
-    echo "== a client that says nothing"
-    (exec 3<>"/dev/tcp/127.0.0.1/$PORT" && sleep 2.5) 2>/dev/null &
-    local silent=$!
     echo "== a client that leaves in the middle of its greeting"
     (exec 3<>"/dev/tcp/127.0.0.1/$PORT" && join_bytes | head -c 40 >&3 && sleep 0.3) 2>/dev/null
     echo "== a client that leaves in the middle of a frame"
