@@ -207,7 +207,9 @@ for threads in 1 8; do
     out=$TMP/out_broken_$threads
     run "broken_$threads" segment --learn 3 "$TMP/broken" --threads "$threads" --engine cpu -o "$out"
     expect_rc "broken_$threads" 1 "a truncated frame, $threads threads"
-    expect_in "broken_$threads" err "glcv: error: $TMP/broken/frame_0006.png: corrupt" "the truncated frame is named"
+    expect_in "broken_$threads" err "glcv: error: cannot decode '$TMP/broken/frame_0006.png'" \
+        "the truncated frame is named, with the cause"
+    expect_error_lines "broken_$threads" 1 "a truncated frame: one error line"
     expect_count "$out/frame_000[345]_mask.png" 3 "$threads threads: the masks before the truncated frame"
     expect_count "$out/*" 3 "$threads threads: nothing else is written"
     expect_count "$out/*.tmp-*" 0 "$threads threads: no temporary file is left"
@@ -221,7 +223,9 @@ for threads in 1 8; do
     mkdir -p "$out/frame_0006_mask.png"
     run "unwritable_$threads" segment --learn 3 "$TMP/frames" --threads "$threads" --engine cpu -o "$out"
     expect_rc "unwritable_$threads" 1 "a mask that cannot be written, $threads threads"
-    expect_in "unwritable_$threads" err "frame_0006_mask.png: input/output error" "the unwritable mask is named"
+    expect_in "unwritable_$threads" err "to '$out/frame_0006_mask.png': Is a directory" \
+        "the unwritable mask is named, with the cause"
+    expect_error_lines "unwritable_$threads" 1 "an unwritable mask: one error line"
     expect_count "$out/frame_000[345]_mask.png" 3 "$threads threads: the masks before the unwritable one"
     expect_count "$out/*.tmp-*" 0 "$threads threads: no temporary file is left after a failed write"
 done
@@ -255,7 +259,8 @@ fi
 wait "$pid"
 echo $? >"$TMP/fifo.rc"
 expect_rc fifo 1 "a frame replaced by a FIFO"
-expect_in fifo err "glcv: error: $last" "the FIFO is named"
+expect_in fifo err "glcv: error: '$last' is not a regular file (a FIFO)" "the FIFO is named, with the cause"
+expect_error_lines fifo 1 "a FIFO: one error line"
 expect_in fifo err "is not a regular file (a FIFO)" "the error says what it is"
 expect_count "$out/4_frame_0010_mask.png" 1 "the frame before the FIFO is written"
 expect_count "$out/*.tmp-*" 0 "a FIFO among the frames: no temporary file is left"

@@ -81,6 +81,17 @@ expect_one_line() {
     fi
 }
 
+# expect_error_lines NAME WANT DESCRIPTION: the run's stderr has WANT lines starting "glcv: error:"
+expect_error_lines() {
+    CHECKS=$((CHECKS + 1))
+    local n
+    n=$(grep -c "^glcv: error:" "$TMP/$1.err")
+    if [ "$n" != "$2" ]; then
+        fail "$3: $n error lines, expected $2"
+        show "$1"
+    fi
+}
+
 # expect_count PATTERN WANT DESCRIPTION: number of files matching a glob
 expect_count() {
     CHECKS=$((CHECKS + 1))

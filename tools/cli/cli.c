@@ -120,7 +120,7 @@ static const char *without_module(const char *message)
 
 /* One line for a failure whose cause the library logged: the cause alone when it names `what`
  * (the file, usually) already, else "<what>: <cause>". */
-static int report_cause(const char *what, const char *cause)
+int cli_report_cause(const char *what, const char *cause)
 {
     const char *bare = without_module(cause);
     if (!what || !*what || strstr(bare, what))
@@ -150,7 +150,7 @@ int cli_lib_error(const char *what, glcv_status status)
 {
     char cause[HELD_TEXT];
     if (take_held(cause))
-        return report_cause(what, cause);
+        return cli_report_cause(what, cause);
     cli_error("%s: %s", what, glcv_status_string(status));
     return CLI_FAIL;
 }
@@ -159,7 +159,7 @@ int cli_lib_failure(const char *what, glcv_status status)
 {
     char cause[HELD_TEXT];
     if (take_held(cause))
-        return report_cause(NULL, cause);
+        return cli_report_cause(NULL, cause);
     cli_error("%s: %s", what, glcv_status_string(status));
     return CLI_FAIL;
 }

@@ -56,6 +56,9 @@ int cli_usage(const char *fmt, ...) CLI_PRINTF(1, 2);
  * message without the module's name: alone when it names `what` (the file, usually), else
  * "<what>: <message>". Otherwise "<program>: error: <what>: <status text>". */
 int cli_lib_error(const char *what, glcv_status status);
+/* One error line from `what` and the library's message `cause` (its module prefix dropped): the
+ * cause alone when it names `what` already. Returns CLI_FAIL. */
+int cli_report_cause(const char *what, const char *cause);
 
 /* As cli_lib_error, but the library's message, when there is one, stands alone: `what` is only
  * the context of the status text ("cannot open the input: input/output error"). */

@@ -49,12 +49,17 @@ static void append(char *buf, const char *text)
     snprintf(buf + n, CLI_JOB_TEXT - n, "%s", text);
 }
 
-/* A job's logger: warnings and errors are kept, the rest printed (the logger's level filters). */
+/* A job's logger: warnings are kept, the first error is kept as the cause of a failure (reported in
+ * one line with it), the rest printed (the logger's level filters). */
 static void job_log(void *user, glcv_log_level level, const char *message)
 {
     cli_job *job = user;
     if (level > GLCV_LOG_WARN) {
         glcv_log_stderr(NULL, level, message);
+        return;
+    }
+    if (level == GLCV_LOG_ERROR && !job->cause[0]) {
+        snprintf(job->cause, sizeof job->cause, "%s", message);
         return;
     }
     char line[CLI_JOB_TEXT];
@@ -73,6 +78,7 @@ int cli_job_fail(cli_job *job, const char *fmt, ...)
 
 int cli_job_lib_error(cli_job *job, const char *what, glcv_status status)
 {
+    snprintf(job->what, sizeof job->what, "%s", what);
     return cli_job_fail(job, "%s: %s", what, glcv_status_string(status));
 }
 
@@ -81,7 +87,7 @@ static void start_job(pipeline_run *r, int slot, int64_t item)
     cli_job *job = &r->jobs[slot];
     job->slot = slot;
     job->item = item;
-    job->log[0] = job->error[0] = '\0';
+    job->log[0] = job->error[0] = job->cause[0] = job->what[0] = '\0';
 }
 
 /* Under the lock: frame `item` failed in a stage (its error in `job`, or printed already). */
@@ -280,7 +286,10 @@ static void report_failure(const pipeline_run *r)
     if (r->fail_printed)
         return;
     print_kept_log(&r->failed);
-    cli_error("%s", r->failed.error[0] ? r->failed.error : "a stage of the pipeline failed");
+    if (r->failed.cause[0] && r->failed.what[0])
+        cli_report_cause(r->failed.what, r->failed.cause);
+    else
+        cli_error("%s", r->failed.error[0] ? r->failed.error : "a stage of the pipeline failed");
 }
 
 int cli_pipeline_run(const cli_pipeline *p, cli_pipeline_result *result)

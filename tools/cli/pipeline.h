@@ -38,6 +38,8 @@ typedef struct cli_job {
     const atomic_int *stop;
     char log[CLI_JOB_TEXT];   /* the library's messages kept */
     char error[CLI_JOB_TEXT]; /* why the stage failed (cli_job_fail) */
+    char cause[CLI_JOB_TEXT]; /* the library's first error in this job: the cause the report names */
+    char what[CLI_JOB_TEXT];  /* cli_job_lib_error's `what`, for that report */
 } cli_job;
 
 /* Records why a job failed ("<program>: error: <text>" when it is reported); returns CLI_FAIL. */
