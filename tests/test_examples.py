@@ -24,7 +24,7 @@ How each block runs:
   ```c       a program (it has main): compiled against the build's library and run; a fragment
              (marked, see below): compiled and linked inside a function, not run
   ``` or another language: text (a synopsis, a diagram), not run
-An HTML comment on the line right before a block changes that:
+An HTML comment that starts a line right before a block changes that:
   <!-- example: skip (REASON) -->       not run; counted and listed with REASON (hardware, data
                                         from elsewhere, a benchmark of the whole machine)
   <!-- example: continued -->           runs in the folder of the file's previous example, after it
@@ -129,7 +129,7 @@ def extract(path, rel):
         marker, marker_line = None, None
         if k >= 0 and lines[k].rstrip().endswith("-->"):
             first = k
-            while first >= 0 and "<!--" not in lines[first]:
+            while first >= 0 and not lines[first].lstrip().startswith("<!--"):
                 first -= 1
             comment = "\n".join(lines[first:k + 1]) if first >= 0 else ""
             mm = MARKER.search(comment)
@@ -145,9 +145,9 @@ def extract(path, rel):
                           "'<!-- example: fragment -->' or skipped")
         examples.append(ex)
         i = j + 1
-    # every marker must have been taken by a block
+    # every marker (a comment that starts a line: not one quoted in the text) must mark a block
     for n, l in enumerate(lines, 1):
-        if "<!--" not in l:
+        if not l.lstrip().startswith("<!--"):
             continue
         rest = "\n".join(lines[n - 1:])
         comment = rest[rest.index("<!--"):]
