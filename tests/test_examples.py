@@ -215,29 +215,34 @@ class Runner:
         return d
 
     def stale(self):
-        """A source file newer than the build's programs (cmake --build would rebuild them while
-        other tests run them), or None. Looked for once."""
+        """A source file changed after the last build (cmake --build would rebuild or reconfigure
+        while other tests run the programs), or None. Looked for once: sources against the
+        newest object file, CMake files against the last configure."""
         if not hasattr(self, "_stale"):
             self._stale = None
-            outputs = [os.path.join(self.build, p) for p in ("tools/glcv", "examples/host_app", "gst/libgstglcv.so")]
-            outputs += [os.path.join(self.build, f) for f in os.listdir(self.build) if f.startswith("libglcv.so.")]
-            built = min((os.path.getmtime(p) for p in outputs if os.path.exists(p)), default=None)
-            if built is None:
-                return None
-            newest, newest_path = 0.0, None
+            newest_object = 0.0
+            for d, _, names in os.walk(self.build):
+                for n in names:
+                    if n.endswith(".o"):
+                        newest_object = max(newest_object, os.path.getmtime(os.path.join(d, n)))
+            stamp = os.path.join(self.build, "CMakeFiles", "Makefile.cmake")
+            configured = os.path.getmtime(stamp) if os.path.exists(stamp) else None
             for top in ("src", "include", "shaders", "cuda", "tools", "gst", "examples", "bench", "tests", "python",
                         "cmake", "CMakeLists.txt"):
                 path = os.path.join(self.source, top)
-                walk = [(os.path.dirname(path), [], [top])] if os.path.isfile(path) else os.walk(path)
+                walk = [(self.source, [], [top])] if os.path.isfile(path) else os.walk(path)
                 for d, _, names in walk:
                     for n in names:
-                        if n == "CMakeLists.txt" or n.endswith((".c", ".h", ".cu", ".cuh", ".glsl", ".cmake", ".in")) or \
-                                (n.endswith(".py") and os.path.basename(d) == "glcv"):
-                            t = os.path.getmtime(os.path.join(d, n))
-                            if t > newest:
-                                newest, newest_path = t, os.path.join(d, n)
-            if newest > built:
-                self._stale = os.path.relpath(newest_path, self.source)
+                        f = os.path.join(d, n)
+                        if n.endswith((".c", ".h", ".cu", ".cuh", ".glsl")):
+                            limit = newest_object
+                        elif n == "CMakeLists.txt" or n.endswith((".cmake", ".in")):
+                            limit = configured
+                        else:
+                            continue
+                        if limit and os.path.getmtime(f) > limit:
+                            self._stale = os.path.relpath(f, self.source)
+                            return self._stale
         return self._stale
 
     def missing(self, ex):
