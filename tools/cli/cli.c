@@ -883,3 +883,23 @@ int cli_median_of_files(char *const *paths, int count, int max_frames, const glc
         *used = frames;
     return CLI_OK;
 }
+
+int cli_parse_box_line(char *line, double v[4])
+{
+    for (char *c = line; *c; c++)
+        if (*c == ',' || *c == '\t' || *c == '\r' || *c == '\n')
+            *c = ' ';
+    char *p = line, *end = NULL;
+    int k = 0;
+    for (; k < 4; k++, p = end) {
+        errno = 0;
+        v[k] = strtod(p, &end);
+        if (end == p || errno != 0 || !isfinite(v[k]))
+            break;
+    }
+    while (*p == ' ')
+        p++;
+    if (k == 0 && *p == '\0')
+        return 0;
+    return k == 4 && *p == '\0' ? 1 : -1;
+}

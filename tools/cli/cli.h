@@ -226,6 +226,11 @@ int cli_common_size(char *const *paths, int count, const glcv_logger *logger, in
 /* Frees *out, then loads `path` as RGB8 into it. Prints the error. */
 int cli_load_rgb(const char *path, const glcv_logger *logger, glcv_image *out);
 
+/* A line of a ground-truth file (OTB's groundtruth_rect.txt): four finite numbers x, y, w, h
+ * separated by commas, tabs or blanks, into v. Returns 1 for a box, 0 for an empty line, -1 for
+ * anything else. Changes `line`. */
+int cli_parse_box_line(char *line, double v[4]);
+
 /* ---- progress bar (stderr, only on a terminal) --------------------------------------------------- */
 
 typedef struct cli_progress {

@@ -549,22 +549,7 @@ static int check_otb_first_box(const char *dir)
     double v[4];
     while (f && !found && fgets(line, sizeof line, f)) { /* the first line that is not empty */
         lineno++;
-        for (char *c = line; *c; c++)
-            if (*c == ',' || *c == '\t' || *c == '\r' || *c == '\n')
-                *c = ' ';
-        char *p = line, *end = NULL;
-        int k = 0;
-        for (; k < 4; k++, p = end) {
-            errno = 0;
-            v[k] = strtod(p, &end);
-            if (end == p || errno != 0 || !isfinite(v[k]))
-                break;
-        }
-        while (*p == ' ')
-            p++;
-        if (k == 0 && *p == '\0')
-            continue;
-        found = k == 4 && *p == '\0' ? 1 : -1;
+        found = cli_parse_box_line(line, v);
     }
     if (f)
         fclose(f);

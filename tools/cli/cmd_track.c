@@ -689,23 +689,11 @@ static int read_otb_truth(const char *dir, double (*gt)[4], int capacity, int *c
     int n = 0, rc = CLI_OK, lineno = 0;
     while (rc == CLI_OK && n < capacity && fgets(line, sizeof line, f)) {
         lineno++;
-        for (char *c = line; *c; c++)
-            if (*c == ',' || *c == '\t' || *c == '\r' || *c == '\n')
-                *c = ' ';
-        char *p = line, *end = NULL;
         double v[4];
-        int k = 0;
-        for (; k < 4; k++, p = end) {
-            errno = 0;
-            v[k] = strtod(p, &end);
-            if (end == p || errno != 0 || !isfinite(v[k]))
-                break;
-        }
-        while (*p == ' ')
-            p++;
-        if (k == 0 && *p == '\0')
+        int parsed = cli_parse_box_line(line, v);
+        if (parsed == 0)
             continue; /* an empty line */
-        if (k < 4 || *p != '\0') {
+        if (parsed < 0) {
             cli_error("%s:%d: expected x,y,w,h", path, lineno);
             rc = CLI_FAIL;
             break;
