@@ -166,6 +166,29 @@ glcv_status glcv_segment_learn_add_frames(glcv_segment *s, const glcv_image *fra
     GLCV_LOCKED_GL_CALL(s, "segment: learn_add_frames", learn_add_frames(s, frames, count));
 }
 
+static glcv_status learn_add_stream(glcv_segment *s, int stream, const glcv_image *frame)
+{
+    if (stream < 0 || stream >= s->p.streams)
+        return glcv_fail(&s->p.logger, GLCV_ERROR_INVALID_ARGUMENT, "learn_add_stream: stream %d of %d", stream,
+                         s->p.streams);
+    glcv_status st = glcv_segment_check_image(s, frame, "learn_add_stream");
+    if (st != GLCV_OK)
+        return st;
+    if (!s->learning || !s->sub)
+        return glcv_fail(&s->p.logger, GLCV_ERROR_STATE, "learn_add_stream without learn_begin");
+    st = glcv_segment_learn_add(s->sub[stream], frame);
+    if (st == GLCV_OK)
+        s->learn_count++;
+    return st;
+}
+
+glcv_status glcv_segment_learn_add_stream(glcv_segment *s, int stream, const glcv_image *frame)
+{
+    if (s && s->p.streams == 1 && stream == 0)
+        return glcv_segment_learn_add(s, frame);
+    GLCV_LOCKED_GL_CALL(s, "segment: learn_add_stream", learn_add_stream(s, stream, frame));
+}
+
 /* Each stream's learned state into its layer (GL engines), and every stream's noise factors into
  * s->noise (for glcv_segment_read_noise). */
 static glcv_status take_learned(glcv_segment *s)

@@ -354,6 +354,13 @@ static glcv_status learn_end(glcv_segment *s)
         return glcv_fail(&s->p.logger, GLCV_ERROR_STATE,
                          "learn_end: no frame was added (learning ended; the background is unchanged)");
     }
+    for (int i = 0; s->p.streams > 1 && s->sub && i < s->p.streams; i++)
+        if (s->sub[i]->learn_count == 0) { /* frames given one stream at a time, none to this one */
+            glcv_segment_batch_learn_cancel(s);
+            s->learning = 0;
+            return glcv_fail(&s->p.logger, GLCV_ERROR_STATE,
+                             "learn_end: stream %d has no frame (learning ended; the backgrounds are unchanged)", i);
+        }
     if (s->p.streams > 1) {
         st = glcv_segment_batch_learn_end(s);
         s->learning = 0; /* the streams' learning is over either way */

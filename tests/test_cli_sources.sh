@@ -3,7 +3,8 @@
 # byte those of 8 runs on each file alone (eth and vsam), named as those runs name them, in
 # OUTDIR/camKKK with KKK the list's line; a second frame size makes a set of its own; an unreachable
 # URL and a corrupt file are reported with their lines while the others finish, exit status 1;
-# usage errors; and, with GStreamer's RTSP server (rtsp_server, when it was built), a live RTSP
+# usage errors; glcv track --sources: per camera the CSV file and overlays of a run on it alone,
+# the boxes of each line, failures named by their lines; and, with GStreamer's RTSP server (rtsp_server, when it was built), a live RTSP
 # camera over UDP and over TCP in a list with files, and a camera whose server goes away and comes
 # back: reported, reconnected, its masks' numbering going on.
 #
@@ -129,6 +130,79 @@ run transport segment --sources "$TMP/transport.txt" --learn 4 -o "$TMP/u7"
 expect_rc transport 1 "transport=ftp"
 expect_absent "$TMP/u1" "usage errors write nothing"
 
+echo "== glcv track --sources: each camera's CSV file and overlays are those of a run on it alone"
+cat >"$TMP/track.txt" <<EOF
+$TMP/v0.mkv roi=30,60,30,30
+# a comment
+$TMP/v1.mkv roi=60,60,30,30 roi=90,30,30,30
+$TMP/v2.mkv
+$TMP/v3.mkv roi=90,90,30,30 transport=tcp
+EOF
+track_rois=("--roi 30,60,30,30" "--roi 60,60,30,30 --roi 90,30,30,30" "--roi 60,60,30,30" "--roi 90,90,30,30")
+track_cams=(000 002 003 004)
+for variant in default no_mask cpu; do
+    case $variant in
+        default) opts=() ;;
+        no_mask) opts=(--no-mask) ;;
+        cpu) opts=(--engine cpu) ;;
+    esac
+    run "track_$variant" track --sources "$TMP/track.txt" --roi 60,60,30,30 -o "$TMP/track_$variant" "${opts[@]}" \
+        --overlay boxes
+    expect_rc "track_$variant" 0 "track --sources ($variant)"
+    expect_in "track_$variant" out "frames:     $((14 + 15 + 16 + 17)) tracked, 5 objects" "track: every frame, every box ($variant)"
+    for i in 0 1 2 3; do
+        # shellcheck disable=SC2086 # the boxes are separate options
+        run "track_one_${variant}_$i" track "$TMP/v$i.mkv" ${track_rois[$i]} --csv "$TMP/track_one_${variant}_$i.csv" \
+            --overlay "$TMP/track_one_${variant}_$i" "${opts[@]}" -q
+        expect_rc "track_one_${variant}_$i" 0 "track alone, camera $i ($variant)"
+        CHECKS=$((CHECKS + 1))
+        if ! cmp "$TMP/track_one_${variant}_$i.csv" "$TMP/track_$variant/cam${track_cams[$i]}/tracks.csv" >"$TMP/cmp.out" 2>&1; then
+            fail "track ($variant), camera $i: the CSV files differ: $(head -2 "$TMP/cmp.out" | tr '\n' ' ')"
+            diff "$TMP/track_one_${variant}_$i.csv" "$TMP/track_$variant/cam${track_cams[$i]}/tracks.csv" | head -5
+        fi
+        same_overlays=$(diff -r "$TMP/track_one_${variant}_$i" "$TMP/track_$variant/cam${track_cams[$i]}/boxes" 2>&1 | head -2)
+        CHECKS=$((CHECKS + 1))
+        [ -z "$same_overlays" ] || fail "track ($variant), camera $i: the overlays differ: $same_overlays"
+    done
+done
+expect_count "$TMP/track_default/cam002/boxes/frame_0000??_track.png" 15 "track: an overlay per frame"
+CHECKS=$((CHECKS + 1))
+[ "$(grep -c '^[0-9]*,1,' "$TMP/track_default/cam002/tracks.csv")" = 15 ] || fail "track: the line's second box is object 1"
+CHECKS=$((CHECKS + 1))
+grep -q ',tracked$' "$TMP/track_default/cam000/tracks.csv" && grep -q ',recovered$' "$TMP/track_default/cam002/tracks.csv" ||
+    fail "track: the scenes' objects are not tracked (or never recovered): the comparison shows little"
+cat >"$TMP/track_mixed.txt" <<EOF
+$TMP/v0.mkv roi=30,60,30,30
+rtsp://127.0.0.1:9/nothing roi=1,1,8,8
+$TMP/corrupt.mkv roi=1,1,8,8
+EOF
+run track_mixed track --sources "$TMP/track_mixed.txt" -o "$TMP/track_mixed" --stall-timeout 2
+expect_rc track_mixed 1 "track: a list with an unreachable URL and a corrupt file"
+expect_in track_mixed err "track_mixed.txt:2: source 'rtsp://127.0.0.1:9/nothing' (cam001)" "track: the URL named by its line"
+expect_in track_mixed err "track_mixed.txt:3: source '$TMP/corrupt.mkv' (cam002)" "track: the corrupt file named by its line"
+CHECKS=$((CHECKS + 1))
+cmp -s "$TMP/track_one_default_0.csv" "$TMP/track_mixed/cam000/tracks.csv" || fail "track: the file beside the failures differs"
+expect_absent "$TMP/track_mixed/cam001/tracks.csv" "track: a source that never opened writes no CSV file"
+echo "$TMP/v0.mkv" >"$TMP/track_nobox.txt"
+run track_nobox track --sources "$TMP/track_nobox.txt" -o "$TMP/track_nobox"
+expect_rc track_nobox 1 "track: a line without a box and no --roi"
+expect_in track_nobox err "track_nobox.txt:1: no box for '$TMP/v0.mkv'" "track: the line without a box is named"
+echo "$TMP/v0.mkv roi=1,2,3" >"$TMP/track_badbox.txt"
+run track_badbox track --sources "$TMP/track_badbox.txt" -o "$TMP/track_badbox"
+expect_failure track_badbox "track: a malformed roi="
+expect_in track_badbox err "track_badbox.txt:1: roi" "track: the malformed box's line is named"
+echo "$TMP/v0.mkv roi=500,500,10,10" >"$TMP/track_outside.txt"
+run track_outside track --sources "$TMP/track_outside.txt" -o "$TMP/track_outside"
+expect_rc track_outside 1 "track: a box outside the frames"
+expect_in track_outside err "track_outside.txt:1: roi=500,500,10,10 is outside the 160x120 frames" "track: the box outside is named"
+run segment_roi segment --sources "$TMP/track.txt" --learn 4 -o "$TMP/segment_roi"
+expect_rc segment_roi 1 "roi= in a segment list"
+expect_in segment_roi err "track.txt:1: roi= gives a box to track" "roi= in a segment list: the line is named"
+run track_hist track --sources "$TMP/track.txt" -o "$TMP/track_hist" --hist "$TMP/h.bin"
+expect_rc track_hist 2 "track --sources --hist"
+run track_o track "$TMP/v0.mkv" --roi 1,1,8,8 --csv "$TMP/x.csv" -o "$TMP/track_o"
+expect_rc track_o 2 "track -o without --sources"
+
 # free_port: a TCP port nobody listens on
 free_port() {
     local p
@@ -168,6 +242,16 @@ else
             [ "$n" -ge 20 ] || fail "RTSP over $transport: only $n masks of the camera"
             same_masks "$TMP/one_vsam_2" "$TMP/live_$transport/cam001" "the file beside the RTSP camera ($transport)"
         done
+        # glcv track: the live camera tracked without a mask, beside a file tracked with one
+        printf 'rtsp://127.0.0.1:%s/cam roi=90,30,30,30\n%s roi=60,60,30,30\n' "$PORT" "$TMP/v2.mkv" >"$TMP/live_track.txt"
+        run live_track track --sources "$TMP/live_track.txt" --max-frames 40 -o "$TMP/live_track"
+        expect_rc live_track 0 "track: an RTSP camera with a file"
+        n=$(grep -c ',0,' "$TMP/live_track/cam000/tracks.csv" 2>/dev/null)
+        CHECKS=$((CHECKS + 1))
+        [ "${n:-0}" -ge 15 ] || fail "track, RTSP: only ${n:-0} rows of the camera"
+        CHECKS=$((CHECKS + 1))
+        cmp -s "$TMP/track_one_default_2.csv" "$TMP/live_track/cam001/tracks.csv" ||
+            fail "track: the file beside the RTSP camera differs from its run alone"
         echo "== the camera's server goes away and comes back: reported, reconnected, numbering goes on"
         printf 'rtsp://127.0.0.1:%s/cam transport=tcp\n' "$PORT" >"$TMP/flaky.txt"
         "$GLCV" segment --sources "$TMP/flaky.txt" --method diff2 --max-frames 150 -o "$TMP/flaky" --stall-timeout 1 \

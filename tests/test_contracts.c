@@ -299,6 +299,10 @@ static void null_pointers(fixture *f)
         "backgrounds");
     ROW("glcv_segment_learn_add_frames", "frames", INVALID, glcv_segment_learn_add_frames(f->seg2, NULL, 2), 1,
         "frames");
+    ROW("glcv_segment_learn_add_stream", "seg", INVALID, glcv_segment_learn_add_stream(NULL, 0, f->rgb2), 1, NULL);
+    ROW("glcv_segment_learn_add_stream", "frame", INVALID, glcv_segment_learn_add_stream(f->seg2, 1, NULL), 1, NULL);
+    ROW("glcv_segment_learn_add_stream", "stream", INVALID, glcv_segment_learn_add_stream(f->seg2, 2, f->rgb2), 1,
+        "stream 2 of 2");
     ROW("glcv_segment_read_backgrounds", "out", INVALID, glcv_segment_read_backgrounds(f->seg2, NULL, 2), 1,
         "NULL images");
     ROW("glcv_segment_get_stream_params", "out", INVALID, glcv_segment_get_stream_params(f->seg2, 0, NULL), 1, NULL);

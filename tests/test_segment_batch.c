@@ -96,7 +96,10 @@ static int compare_masks(glcv_segment *batch, glcv_segment *const *single, const
     return bad;
 }
 
-static void test_learned(glcv_engine_mode mode, const char *name)
+/* per_stream: each stream learns through glcv_segment_learn_add_stream from a number of frames of
+ * its own (as cameras that start late, or files of different lengths), else all through
+ * glcv_segment_learn_add_frames. */
+static void test_learned(glcv_engine_mode mode, const char *name, int per_stream)
 {
     glcv_segment *batch = make(mode, STREAMS), *single[STREAMS] = {0};
     if (!batch)
@@ -114,9 +117,14 @@ static void test_learned(glcv_engine_mode mode, const char *name)
         glcv_image set[STREAMS];
         for (int i = 0; i < STREAMS; i++) {
             set[i] = frames[i][f];
+            if (per_stream && f >= LEARN - 3 * i)
+                continue; /* stream i learns from its first LEARN - 3i frames */
             CHECK_OK(glcv_segment_learn_add(single[i], &frames[i][f]));
+            if (per_stream)
+                CHECK_OK(glcv_segment_learn_add_stream(batch, i, &frames[i][f]));
         }
-        CHECK_OK(glcv_segment_learn_add_frames(batch, set, STREAMS));
+        if (!per_stream)
+            CHECK_OK(glcv_segment_learn_add_frames(batch, set, STREAMS));
     }
     CHECK_OK(glcv_segment_learn_end(batch));
     for (int i = 0; i < STREAMS; i++)
@@ -294,6 +302,15 @@ static void test_errors(glcv_engine_mode mode)
     CHECK_OK(glcv_segment_learn_begin(s));
     CHECK_STATUS(glcv_segment_frames(s, set, STREAMS, 0), GLCV_ERROR_STATE);
     CHECK_STATUS(glcv_segment_learn_end(s), GLCV_ERROR_STATE);
+    /* one stream at a time: a stream out of range, a wrong size, not learning, a stream with none */
+    CHECK_STATUS(glcv_segment_learn_add_stream(s, 0, &set[0]), GLCV_ERROR_STATE);
+    CHECK_OK(glcv_segment_learn_begin(s));
+    CHECK_STATUS(glcv_segment_learn_add_stream(s, STREAMS, &set[0]), GLCV_ERROR_INVALID_ARGUMENT);
+    CHECK_STATUS(glcv_segment_learn_add_stream(s, -1, &set[0]), GLCV_ERROR_INVALID_ARGUMENT);
+    CHECK_STATUS(glcv_segment_learn_add_stream(s, 0, &small), GLCV_ERROR_SIZE_MISMATCH);
+    CHECK_STATUS(glcv_segment_learn_add_stream(s, 0, NULL), GLCV_ERROR_INVALID_ARGUMENT);
+    CHECK_OK(glcv_segment_learn_add_stream(s, 0, &set[0]));
+    CHECK_STATUS(glcv_segment_learn_end(s), GLCV_ERROR_STATE); /* streams 1.. have no frame */
     /* that ended the learning: the backgrounds set before are in use, the masks as before */
     CHECK_STATUS(glcv_segment_learn_add_frames(s, set, STREAMS), GLCV_ERROR_STATE);
     glcv_image again[STREAMS];
@@ -336,7 +353,8 @@ int main(int argc, char **argv)
     if (mode != GLCV_ENGINE_CPU)
         ctx = test_context_or_skip(mode == GLCV_ENGINE_COMPUTE ? 43 : 33);
     make_frames();
-    test_learned(mode, name);
+    test_learned(mode, name, 0);
+    test_learned(mode, name, 1);
     test_set_backgrounds(mode);
     test_errors(mode);
     /* a larger size: several work groups of the tiled kernel across and down */
@@ -346,7 +364,7 @@ int main(int argc, char **argv)
     W = 200;
     H = 264;
     make_frames();
-    test_learned(mode, name);
+    test_learned(mode, name, 0);
     for (int i = 0; i < STREAMS; i++)
         for (int f = 0; f < FRAMES; f++)
             test_image_release(&frames[i][f]);

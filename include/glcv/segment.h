@@ -290,6 +290,14 @@ GLCV_API glcv_status glcv_segment_set_backgrounds(glcv_segment *seg, const glcv_
  * 16 frames of each stream in host memory (3 bytes a pixel each). */
 GLCV_API glcv_status glcv_segment_learn_add_frames(glcv_segment *seg, const glcv_image *frames, int count);
 
+/* Adds one learned frame of stream `stream` alone (0..streams-1), between learn_begin and
+ * learn_end, for streams whose frames do not come together (cameras that start late, sources of
+ * different lengths); each stream learns from the frames given to it, as with learn_add_frames.
+ * learn_end needs at least one for every stream: else it returns STATE, and learning ends with
+ * every stream's background, parameters and noise as they were before begin. Errors: INVALID_ARGUMENT (a stream out of
+ * range, a bad image), SIZE_MISMATCH, STATE (not learning). */
+GLCV_API glcv_status glcv_segment_learn_add_stream(glcv_segment *seg, int stream, const glcv_image *frame);
+
 /* Reads every stream's background (as glcv_segment_read_background: RGB8 or RGBA8; one download
  * for all). Errors as for read_background, and INVALID_ARGUMENT for a count other than the stream
  * count. */

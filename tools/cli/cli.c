@@ -274,6 +274,11 @@ static int parse_rect(const char *name, const char *text, long lo, long hi, glcv
     return CLI_OK;
 }
 
+int cli_parse_rect(const char *name, const char *text, glcv_rect *out)
+{
+    return parse_rect(name, text, -RECT_LIMIT, RECT_LIMIT, out);
+}
+
 /* "WxH" with 1 <= W, H <= CLI_MAX_SIDE. */
 static int parse_size(const char *name, const char *text, cli_size *out)
 {

@@ -231,6 +231,9 @@ int cli_load_rgb(const char *path, const glcv_logger *logger, glcv_image *out);
  * anything else. Changes `line`. */
 int cli_parse_box_line(char *line, double v[4]);
 
+/* A box written x,y,w,h (integers, w and h >= 1), as --roi takes it; `name` begins the usage error. */
+int cli_parse_rect(const char *name, const char *text, glcv_rect *out);
+
 /* ---- progress bar (stderr, only on a terminal) --------------------------------------------------- */
 
 typedef struct cli_progress {

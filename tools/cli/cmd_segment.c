@@ -991,8 +991,6 @@ static void segment_run_free(segment_run *run)
     free(run->outdirs);
 }
 
-static int gpus_of(const segment_options *o);
-
 /* --sources: the camera list's run (sources.h). */
 static int segment_sources(const segment_options *o, const cli_args *args)
 {
@@ -1031,22 +1029,13 @@ static int segment_sources(const segment_options *o, const cli_args *args)
                               .src = &o->src,
                               .method = &o->method,
                               .masks = o->masks,
-                              .gpus = cli_given(args, &o->gpus) ? gpus_of(o) : 1,
+                              .gpus = cli_given(args, &o->gpus) ? cli_gpus(o->gpus) : 1,
                               .decoder = o->decoder,
                               .cpu_share = o->cpu_decode,
                               .threads = o->threads,
                               .quiet = o->quiet,
                               .verbose = o->verbose};
-    return cli_sources_segment(&so, args);
-}
-
-/* --gpus: 0 is every GPU CUDA sees (at least one). */
-static int gpus_of(const segment_options *o)
-{
-    glcv_cuda_info info;
-    if (o->gpus > 0)
-        return o->gpus;
-    return glcv_cuda_query(&info) == GLCV_OK && info.devices > 0 ? info.devices : 1;
+    return cli_sources_run(&so, args);
 }
 
 int cmd_segment(int argc, char **argv)
@@ -1083,7 +1072,7 @@ int cmd_segment(int argc, char **argv)
     segment_run run = {.opt = &o, .logger = cli_logger(o.verbose)};
     rc = plan_segment(&run, &args);
     if (rc == CLI_OK)
-        rc = cli_subtractor_create_gpus(&o.method, &args, run.width, run.height, run.streams, gpus_of(&o), o.timing,
+        rc = cli_subtractor_create_gpus(&o.method, &args, run.width, run.height, run.streams, cli_gpus(o.gpus), o.timing,
                                         o.quiet, &run.logger, &run.ctx, &run.sub);
     if (rc == CLI_OK)
         rc = allocate_slots(&run);

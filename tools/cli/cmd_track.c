@@ -12,6 +12,7 @@
 #include "cli.h"
 #include "commands.h"
 #include "source.h"
+#include "sources.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -29,6 +30,7 @@ enum { MAX_ROIS = GLCV_TRACK_MAX_OBJECTS, MEDIAN_FRAMES = 200 };
 const char cmd_track_help[] =
     "usage: glcv track INPUT... --roi x,y,w,h [--roi ...] --csv OUT.csv [options]\n"
     "       glcv track SOURCE --roi x,y,w,h [--roi ...] --csv OUT.csv [options]\n"
+    "       glcv track --sources LIST -o OUTDIR [--csv NAME] [options]\n"
     "\n"
     "Tracks objects through a sequence of frames with CAMSHIFT (Bradski 1998; Perry 2016): each\n"
     "object's hue histogram is taken from its --roi in the first frame (or read from --hist), and\n"
@@ -49,6 +51,25 @@ const char cmd_track_help[] =
     "                        holds the frames tracked)\n"
     "With a media source the frame column of the CSV file and the overlay names\n"
     "(frame_NNNNNN_track.png) are the frames' indices in the source.\n"
+    "\n"
+    "camera lists (as 'glcv segment --sources', see its --help):\n"
+    "  --sources LIST        a text file with one source per line: a video file, a URL (rtsp://,\n"
+    "                        http://, tcp://, ...) or a camera (/dev/videoN), then its objects'\n"
+    "                        boxes: roi=x,y,w,h (repeat for more; a line without one takes the\n"
+    "                        --roi options), e.g. 'cam1.mkv roi=10,20,30,40 roi=50,60,20,20'.\n"
+    "                        The source on line k (from 0) writes OUTDIR/camKKK/NAME (--csv NAME,\n"
+    "                        default tracks.csv; objects numbered from 0 in its roi= order) and,\n"
+    "                        with --overlay DIR, OUTDIR/camKKK/DIR/frame_NNNNNN_track.png: the\n"
+    "                        bytes a run on that source alone writes with the same options. Sources\n"
+    "                        of one frame size are one set: decoded together and tracked by one\n"
+    "                        tracker (one upload per set); video files learn their background from\n"
+    "                        their first 200 frames first, as alone (read twice). A live source's\n"
+    "                        objects are tracked at each read of its set, on its last frame when\n"
+    "                        it brought none. A source that fails is reported with its line and the\n"
+    "                        others go on (exit status 1); its CSV file holds the frames it gave\n"
+    "  -o, --output OUTDIR   the camera folders' folder\n"
+    "  --decoder D  --cpu-decode F  --gpus N  --size WxH  --max-frames N  --stall-timeout S\n"
+    "                        as for 'glcv segment --sources'\n"
     "\n"
     "options:\n"
     "  --roi x,y,w,h         an object's box in the first frame, in pixels (x, y of its top-left\n"
@@ -114,6 +135,10 @@ typedef struct track_options {
     glcv_engine_mode engine;
     int quiet, verbose;
     cli_source src;
+    /* --sources: the camera list's run */
+    const char *sources, *outdir;
+    int gpus, decoder;
+    double cpu_decode;
 } track_options;
 
 /* The defaults, and the options glcv track and glcv eval otb share (the tracker, its mask). */
@@ -283,16 +308,22 @@ static int segment_frame(track_run *t)
     return st == GLCV_OK ? CLI_OK : cli_lib_error("segmentation", st);
 }
 
+/* Whether a mask says most of its frame moves (it is then not used). */
+static int mostly_foreground(const glcv_image *mask)
+{
+    size_t fg = 0, stride = glcv_image_stride(mask);
+    for (int y = 0; y < mask->height; y++)
+        for (int x = 0; x < mask->width; x++)
+            fg += mask->data[(size_t)y * stride + (size_t)x] != 0;
+    return (double)fg > MAX_FOREGROUND * (double)mask->width * (double)mask->height;
+}
+
 /* The mask for this frame: NULL without a segmenter, or when it says most of the frame moves. */
 static const glcv_image *frame_mask(track_run *t)
 {
     if (!t->seg)
         return NULL;
-    size_t fg = 0, stride = glcv_image_stride(&t->mask);
-    for (int y = 0; y < t->height; y++)
-        for (int x = 0; x < t->width; x++)
-            fg += t->mask.data[(size_t)y * stride + (size_t)x] != 0;
-    if ((double)fg > MAX_FOREGROUND * (double)t->width * (double)t->height) {
+    if (mostly_foreground(&t->mask)) {
         t->unmasked++;
         return NULL;
     }
@@ -393,6 +424,28 @@ static int close_csv(track_run *t, int ok)
 
 /* ---- the run ---------------------------------------------------------------------------------- */
 
+/* A CSV row: the object's box in frame `index`; `object` its number in the input's --roi order. */
+static void write_row(FILE *out, int64_t index, int object, const glcv_track_result *r, int recovered)
+{
+    fprintf(out, "%" PRId64 ",%d,%.3f,%.3f,%.3f,%.3f,%.3f,%d,%d,%d,%d,%d,%u,%s\n", index, object, (double)r->cx,
+            (double)r->cy, (double)r->width, (double)r->height, (double)r->angle, r->bbox.x, r->bbox.y,
+            r->bbox.width, r->bbox.height, r->iterations, r->lost, r->lost ? "lost" : recovered ? "recovered" : "tracked");
+}
+
+/* An object's histogram, from its box in the frame (background-weighted with --bg-weighted). */
+static int object_histogram(glcv_track *tr, const track_options *o, const glcv_image *frame, const glcv_image *mask,
+                            glcv_rect roi, glcv_track_hist *h)
+{
+    glcv_status st = glcv_track_hist_compute(tr, frame, mask, roi, h);
+    if (st == GLCV_OK && o->bg_weighted)
+        st = glcv_track_hist_weight_background(tr, frame, roi, h);
+    if (st != GLCV_OK) {
+        cli_error("--roi %d,%d,%d,%d: %s", roi.x, roi.y, roi.width, roi.height, glcv_status_string(st));
+        return CLI_FAIL;
+    }
+    return CLI_OK;
+}
+
 /* The objects' histograms: read from --hist when the file exists, else taken from the first frame
  * (and written to --hist when given). */
 static int object_histograms(track_run *t, glcv_track_hist *h, int *from_file)
@@ -400,16 +453,10 @@ static int object_histograms(track_run *t, glcv_track_hist *h, int *from_file)
     const track_options *o = t->opt;
     *from_file = 0;
     if (!o->hist || access(o->hist, F_OK) != 0) {
-        for (int k = 0; k < o->n_rois; k++) {
-            glcv_status st = glcv_track_hist_compute(t->tr, &t->frame, frame_mask(t), o->rois[k], &h[k]);
-            if (st == GLCV_OK && o->bg_weighted)
-                st = glcv_track_hist_weight_background(t->tr, &t->frame, o->rois[k], &h[k]);
-            if (st != GLCV_OK) {
-                cli_error("--roi %d,%d,%d,%d: %s", o->rois[k].x, o->rois[k].y, o->rois[k].width, o->rois[k].height,
-                          glcv_status_string(st));
+        const glcv_image *mask = t->seg && !mostly_foreground(&t->mask) ? &t->mask : NULL; /* counted when tracked */
+        for (int k = 0; k < o->n_rois; k++)
+            if (object_histogram(t->tr, o, &t->frame, mask, o->rois[k], &h[k]) != CLI_OK)
                 return CLI_FAIL;
-            }
-        }
         return CLI_OK;
     }
     int count = 0;
@@ -495,10 +542,7 @@ static int run_frames(track_run *t)
             lost[k] += r->lost != 0;
             lost[n_rois + k] += recovered;
             *was_lost = r->lost != 0;
-            fprintf(t->out, "%" PRId64 ",%d,%.3f,%.3f,%.3f,%.3f,%.3f,%d,%d,%d,%d,%d,%u,%s\n", t->index, r->id,
-                    (double)r->cx, (double)r->cy, (double)r->width, (double)r->height, (double)r->angle, r->bbox.x,
-                    r->bbox.y, r->bbox.width, r->bbox.height, r->iterations, r->lost,
-                    r->lost ? "lost" : recovered ? "recovered" : "tracked");
+            write_row(t->out, t->index, r->id, r, recovered);
         }
         if (t->opt->overlay)
             rc = write_overlay(t, res, count);
@@ -570,6 +614,340 @@ static void track_run_free(track_run *t)
     cli_paths_free(&t->files);
 }
 
+/* ---- glcv track --sources: a tracker per camera set ------------------------------------------------ */
+
+/* One source of a set: its CSV file and overlays, its objects. */
+typedef struct track_member {
+    FILE *out;
+    char *csv, *csv_tmp, *overlay_dir;
+    int masked;   /* tracked with the segmenter's mask (a video file; a live one with --mask-from-segmenter) */
+    int learned;  /* frames learned from */
+    int started;  /* its objects are in (its first frame came) */
+    int write_failed;
+} track_member;
+
+typedef struct track_set {
+    const track_options *opt;
+    glcv_logger logger;
+    int width, height, count;
+    const cli_set_member *members;
+    track_member *m;
+    glcv_track *tr;
+    glcv_segment *seg;      /* streams = count, when a member is masked */
+    glcv_image *masks;      /* per member: the segmenter's mask */
+    const glcv_image **use; /* per member: the mask it is tracked with */
+    glcv_image *use_images; /* the masks handed to the tracker */
+    glcv_image full;        /* every pixel: a member without a mask */
+    glcv_image overlay;
+    glcv_track_result *res;
+    int objects;            /* boxes of all members */
+    int *member_of, *object_of, *was_lost; /* by tracker id */
+} track_set;
+
+static void track_set_free(track_set *t)
+{
+    glcv_track_destroy(&t->tr);
+    glcv_segment_destroy(&t->seg);
+    for (int k = 0; t->masks && k < t->count; k++)
+        glcv_image_free(&t->masks[k]);
+    for (int k = 0; t->m && k < t->count; k++) {
+        free(t->m[k].csv);
+        free(t->m[k].csv_tmp);
+        free(t->m[k].overlay_dir);
+    }
+    free(t->m);
+    free(t->masks);
+    free(t->use);
+    free(t->use_images);
+    glcv_image_free(&t->full);
+    glcv_image_free(&t->overlay);
+    free(t->res);
+    free(t->member_of);
+    free(t->object_of);
+    free(t->was_lost);
+    free(t);
+}
+
+/* A member's CSV file (under a temporary name) and overlay folder in OUTDIR/camKKK/. */
+static int open_member(track_set *t, int k)
+{
+    const track_options *o = t->opt;
+    track_member *m = &t->m[k];
+    char dir[32];
+    snprintf(dir, sizeof dir, "cam%03d/", t->members[k].line);
+    char *folder = cli_path_join(o->outdir, dir, "");
+    if (!folder)
+        return cli_out_of_memory();
+    m->csv = cli_path_join(folder, o->csv, "");
+    if (o->overlay)
+        m->overlay_dir = cli_path_join(folder, o->overlay, "");
+    free(folder);
+    if (!m->csv || (o->overlay && !m->overlay_dir) || !(m->csv_tmp = malloc(strlen(m->csv) + 32)))
+        return cli_out_of_memory();
+    snprintf(m->csv_tmp, strlen(m->csv) + 32, "%s.tmp%ld", m->csv, (long)getpid());
+    if (m->overlay_dir && cli_make_dir(m->overlay_dir) != CLI_OK)
+        return CLI_FAIL;
+    if (!(m->out = fopen(m->csv_tmp, "w"))) {
+        cli_error("%s: cannot write: %s", m->csv, strerror(errno));
+        return CLI_FAIL;
+    }
+    fputs("frame,object,cx,cy,w,h,angle,x,y,bw,bh,iterations,lost,state\n", m->out);
+    return CLI_OK;
+}
+
+static int list_open(void *user, glcv_context *ctx, int width, int height, const cli_set_member *members, int count,
+                     void **state, int *learn_frames, int *learns, char *engine_line, size_t engine_size)
+{
+    const track_options *o = user;
+    track_set *t = calloc(1, sizeof *t);
+    if (!t)
+        return cli_out_of_memory();
+    *t = (track_set){.opt = o, .logger = cli_logger(o->verbose), .width = width, .height = height, .count = count,
+                     .members = members};
+    *state = t;
+    for (int k = 0; k < count; k++)
+        t->objects += members[k].n_rois;
+    t->m = calloc((size_t)count, sizeof *t->m);
+    t->masks = calloc((size_t)count, sizeof *t->masks);
+    t->use = calloc((size_t)count, sizeof *t->use);
+    t->use_images = calloc((size_t)count, sizeof *t->use_images);
+    t->res = calloc((size_t)t->objects, sizeof *t->res);
+    t->member_of = calloc((size_t)t->objects, sizeof *t->member_of);
+    t->object_of = calloc((size_t)t->objects, sizeof *t->object_of);
+    t->was_lost = calloc((size_t)t->objects, sizeof *t->was_lost);
+    if (!t->m || !t->masks || !t->use || !t->use_images || !t->res || !t->member_of || !t->object_of ||
+        !t->was_lost || glcv_image_alloc(width, height, GLCV_PIXEL_GRAY8, &t->full) != GLCV_OK)
+        return cli_out_of_memory();
+    memset(t->full.data, 255, glcv_image_stride(&t->full) * (size_t)height);
+    for (int k = 0; k < count; k++)
+        for (int b = 0; b < members[k].n_rois; b++) {
+            const glcv_rect *r = &members[k].rois[b];
+            if (r->x >= width || r->y >= height || r->x + r->width <= 0 || r->y + r->height <= 0) {
+                cli_error("%s:%d: roi=%d,%d,%d,%d is outside the %dx%d frames of '%s'", o->sources, members[k].line + 1,
+                          r->x, r->y, r->width, r->height, width, height, members[k].text);
+                return CLI_FAIL;
+            }
+        }
+    glcv_track_params p = GLCV_TRACK_PARAMS(.width = width, .height = height, .streams = count,
+                                            .max_objects = t->objects > 64 ? t->objects : 64, .hue_bins = o->bins,
+                                            .sat_bins = o->sat_bins,
+                                            .window = (glcv_track_window)(GLCV_TRACK_WINDOW_OPENCV + o->window),
+                                            .engine = o->engine, .logger = t->logger);
+    glcv_status st = glcv_track_create(&p, &t->tr);
+    if (st == GLCV_OK)
+        st = glcv_track_set_limits(t->tr, o->s_min, o->v_min, o->v_max);
+    if (st != GLCV_OK)
+        return cli_lib_error("cannot create the tracker", st);
+    int masked = 0;
+    for (int k = 0; k < count; k++) {
+        t->m[k].masked = o->mask_from_segmenter || (!members[k].live && !o->no_mask);
+        masked += t->m[k].masked;
+        learns[k] = t->m[k].masked;
+    }
+    glcv_track_params got;
+    glcv_track_get_params(t->tr, &got);
+    snprintf(engine_line, engine_size, "track %s", glcv_engine_mode_string(got.engine));
+    if (masked > 0) {
+        glcv_engine_mode engine = o->engine == GLCV_ENGINE_CPU || !ctx ? GLCV_ENGINE_CPU : GLCV_ENGINE_AUTO;
+        glcv_segment_params sp = GLCV_SEGMENT_PARAMS(.width = width, .height = height, .ts = (float)o->ts,
+                                                     .engine = engine, .fixed_parameters = 1, .streams = count,
+                                                     .logger = t->logger);
+        if ((st = glcv_segment_create(&sp, &t->seg)) != GLCV_OK)
+            return cli_lib_error("cannot create the segmenter", st);
+        if ((st = glcv_segment_learn_begin(t->seg)) != GLCV_OK)
+            return cli_lib_error("cannot start learning the background", st);
+        for (int k = 0; k < count; k++)
+            if ((st = glcv_image_alloc(width, height, GLCV_PIXEL_GRAY8, &t->masks[k])) != GLCV_OK)
+                return cli_lib_error("mask", st);
+        *learn_frames = MEDIAN_FRAMES;
+        glcv_segment_get_params(t->seg, &sp);
+        size_t used = strlen(engine_line);
+        snprintf(engine_line + used, engine_size - used, ", segmenter %s", glcv_engine_mode_string(sp.engine));
+    }
+    if (o->overlay && glcv_image_alloc(width, height, GLCV_PIXEL_RGB8, &t->overlay) != GLCV_OK)
+        return cli_out_of_memory();
+    for (int k = 0; k < count; k++)
+        if (open_member(t, k) != CLI_OK)
+            return CLI_FAIL;
+    return CLI_OK;
+}
+
+static int list_learn(void *state, int member, const glcv_image *frame)
+{
+    track_set *t = state;
+    glcv_status st = glcv_segment_learn_add_stream(t->seg, member, frame);
+    t->m[member].learned++;
+    return st == GLCV_OK ? CLI_OK : cli_lib_error("cannot learn the background", st);
+}
+
+/* Every stream learns from at least one frame: the members tracked without a mask (and those that
+ * gave none) from a black one, whose mask is never used. */
+static int list_learn_end(void *state)
+{
+    track_set *t = state;
+    glcv_image black = {0};
+    glcv_status st = GLCV_OK;
+    for (int k = 0; k < t->count && st == GLCV_OK; k++) {
+        if (t->m[k].learned > 0)
+            continue;
+        if (!black.data && (st = glcv_image_alloc(t->width, t->height, GLCV_PIXEL_RGB8, &black)) == GLCV_OK)
+            memset(black.data, 0, glcv_image_stride(&black) * (size_t)t->height);
+        if (st == GLCV_OK)
+            st = glcv_segment_learn_add_stream(t->seg, k, &black);
+        t->m[k].masked = 0; /* no frame of its own to learn from: tracked without the mask */
+    }
+    glcv_image_free(&black);
+    if (st == GLCV_OK)
+        st = glcv_segment_learn_end(t->seg);
+    return st == GLCV_OK ? CLI_OK : cli_lib_error("cannot learn the background", st);
+}
+
+/* A member's first frame: its objects' histograms and boxes. */
+static int start_member(track_set *t, int k, const glcv_image *frame)
+{
+    const cli_set_member *mb = &t->members[k];
+    for (int b = 0; b < mb->n_rois; b++) {
+        glcv_track_hist h;
+        int id = -1;
+        if (object_histogram(t->tr, t->opt, frame, t->use[k] == &t->full ? NULL : t->use[k], mb->rois[b], &h) !=
+            CLI_OK)
+            return CLI_FAIL;
+        glcv_status st = glcv_track_add_to_stream(t->tr, k, &h, mb->rois[b], &id);
+        if (st != GLCV_OK)
+            return cli_lib_error("cannot add an object", st);
+        t->member_of[id] = k;
+        t->object_of[id] = b;
+    }
+    t->m[k].started = 1;
+    return CLI_OK;
+}
+
+static int list_frames(void *state, const glcv_image *frames, const glcv_media_set_frame *out, const int64_t *index)
+{
+    track_set *t = state;
+    glcv_status st = GLCV_OK;
+    if (t->seg && (st = glcv_segment_frames(t->seg, frames, t->count, 1)) == GLCV_OK)
+        st = glcv_segment_read_masks(t->seg, t->masks, t->count);
+    if (st != GLCV_OK)
+        return cli_lib_error("segmentation", st);
+    for (int k = 0; k < t->count; k++) {
+        int use_mask = t->m[k].masked && out[k].has_frame && !mostly_foreground(&t->masks[k]);
+        t->use[k] = use_mask ? &t->masks[k] : &t->full;
+        t->use_images[k] = *t->use[k];
+    }
+    for (int k = 0; k < t->count; k++)
+        if (out[k].has_frame && !t->m[k].started && start_member(t, k, &frames[k]) != CLI_OK)
+            return CLI_FAIL;
+    int count = 0;
+    st = glcv_track_frames(t->tr, frames, t->use_images, t->count);
+    if (st == GLCV_OK)
+        st = glcv_track_results(t->tr, t->res, t->objects, &count);
+    if (st != GLCV_OK)
+        return cli_lib_error("tracking", st);
+    for (int i = 0; i < count; i++) {
+        const glcv_track_result *r = &t->res[i];
+        int k = t->member_of[r->id];
+        if (!out[k].has_frame || !t->m[k].out)
+            continue;
+        int recovered = !r->lost && t->was_lost[r->id];
+        t->was_lost[r->id] = r->lost != 0;
+        write_row(t->m[k].out, index[k], t->object_of[r->id], r, recovered);
+    }
+    for (int k = 0; t->opt->overlay && k < t->count; k++) {
+        if (!out[k].has_frame)
+            continue;
+        if ((st = glcv_image_convert(&frames[k], &t->overlay)) != GLCV_OK)
+            return cli_lib_error("overlay", st);
+        for (int i = 0; i < count; i++)
+            if (t->member_of[t->res[i].id] == k)
+                draw_result(&t->overlay, &t->res[i], t->object_of[t->res[i].id]);
+        char name[64];
+        snprintf(name, sizeof name, "frame_%06" PRId64, index[k]);
+        char *path = cli_path_join(t->m[k].overlay_dir, name, "_track.png");
+        if (!path)
+            return cli_out_of_memory();
+        st = glcv_image_save_png(path, &t->overlay, &t->logger);
+        int rc = st == GLCV_OK ? CLI_OK : cli_lib_error(path, st);
+        free(path);
+        if (rc != CLI_OK)
+            return rc;
+    }
+    return CLI_OK;
+}
+
+/* Each member's CSV file under its name when it tracked a frame (the rows of the frames it gave,
+ * a source that failed included); removed otherwise. */
+static void list_close(void *state, int ok)
+{
+    track_set *t = state;
+    (void)ok;
+    for (int k = 0; k < t->count; k++) {
+        track_member *m = &t->m[k];
+        if (!m->out)
+            continue;
+        int bad = ferror(m->out);
+        bad |= fclose(m->out) != 0;
+        if (m->started && !bad && rename(m->csv_tmp, m->csv) == 0)
+            continue;
+        if (m->started)
+            cli_error("%s: cannot write: %s", m->csv, strerror(errno));
+        remove(m->csv_tmp);
+    }
+    track_set_free(t);
+}
+
+/* --sources: the camera list's run (sources.h). */
+static int track_sources(track_options *o, const cli_args *args)
+{
+    int kind = -1;
+    int rc = cli_source_kind(&o->src, &kind);
+    if (rc != CLI_OK)
+        return rc;
+    if (args->count > 0)
+        return cli_usage("--sources takes its sources from the list, not as arguments (got '%s')", args->items[0]);
+    if (kind >= 0)
+        return cli_usage("--sources excludes the other inputs (a source option)");
+    const void *unsupported[] = {&o->src.rate, &o->src.camera_format, &o->src.loop, &o->hist};
+    const char *names[] = {"--rate", "--camera-format", "--loop and --no-loop", "--hist"};
+    for (int i = 0; i < 4; i++)
+        if (cli_given(args, unsupported[i]))
+            return cli_usage("%s does not apply to --sources", names[i]);
+    if (!o->outdir)
+        return cli_usage("no output folder: give -o OUTDIR");
+    if (!o->csv)
+        o->csv = "tracks.csv";
+    if (strchr(o->csv, '/') || (o->overlay && strchr(o->overlay, '/')))
+        return cli_usage("with --sources, --csv and --overlay name a file and a folder inside each camera's folder");
+    if ((rc = check_model_options(o)) != CLI_OK)
+        return rc;
+    if (o->no_mask && o->mask_from_segmenter)
+        return cli_usage("--no-mask and --mask-from-segmenter: give one");
+    if (cli_given(args, &o->gpus) && o->engine == GLCV_ENGINE_CPU)
+        return cli_usage("--gpus needs a GPU engine, not --engine cpu");
+    cli_sources_work work = {.user = o,
+                             .engine = o->engine,
+                             .max_set_objects = GLCV_TRACK_MAX_OBJECTS,
+                             .rois = o->rois,
+                             .n_rois = o->n_rois,
+                             .done = "tracked",
+                             .open = list_open,
+                             .learn = list_learn,
+                             .learn_end = list_learn_end,
+                             .frames = list_frames,
+                             .close = list_close};
+    cli_sources_options so = {.list = o->sources,
+                              .outdir = o->outdir,
+                              .src = &o->src,
+                              .work = &work,
+                              .masks = 1,
+                              .gpus = cli_given(args, &o->gpus) ? cli_gpus(o->gpus) : 1,
+                              .decoder = o->decoder,
+                              .cpu_share = o->cpu_decode,
+                              .quiet = o->quiet,
+                              .verbose = o->verbose};
+    return cli_sources_run(&so, args);
+}
+
 int cmd_track(int argc, char **argv)
 {
     track_options o = TRACK_OPTIONS_INIT;
@@ -582,11 +960,22 @@ int cmd_track(int argc, char **argv)
         {"--mask-from-segmenter", NULL, &o.mask_from_segmenter, .kind = CLI_FLAG},
         TRACK_OPTIONS(&o),
         CLI_SOURCE_OPTIONS(&o.src),
+        {"--sources", NULL, &o.sources, .kind = CLI_STRING, .what = "file name"},
+        {"--output", "-o", &o.outdir, .kind = CLI_STRING, .what = "folder name"},
+        {"--gpus", NULL, &o.gpus, .kind = CLI_INT, .min = 0, .max = CLI_MAX_GPUS},
+        {"--decoder", NULL, &o.decoder, .kind = CLI_CHOICE, .choices = cli_decoder_names, .what = "a decoder"},
+        {"--cpu-decode", NULL, &o.cpu_decode, .kind = CLI_REAL, .min = 0.0, .max = 1.0},
         {NULL},
     };
     cli_args args;
     int kind = -1;
     int rc = cli_parse(options, argc, argv, &args);
+    if (rc == CLI_OK && o.sources)
+        return track_sources(&o, &args);
+    const void *list_only[] = {&o.outdir, &o.gpus, &o.decoder, &o.cpu_decode};
+    for (int i = 0; rc == CLI_OK && i < 4; i++)
+        if (cli_given(&args, list_only[i]))
+            rc = cli_usage("-o, --gpus, --decoder and --cpu-decode apply to --sources");
     if (rc == CLI_OK)
         rc = check_options(&o, &args, &kind);
     if (rc != CLI_OK)

@@ -10,6 +10,8 @@
 #include "pipeline.h"
 #include "segmenter.h"
 
+#include <glcv/cuda.h>
+
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
@@ -38,12 +40,21 @@ enum {
      * are split into sets of this size, each with its own objects, which the GPU runs one after
      * another. */
     MAX_SET_PIXELS = 64 << 20,
+    MAX_SET_MEMBERS = 2048, /* the streams of one glcv_segment, glcv_bgsub or glcv_track at most */
     BACKOFF_MAX_S = 30
 };
 
+int cli_gpus(int requested)
+{
+    glcv_cuda_info info;
+    if (requested > 0)
+        return requested;
+    return glcv_cuda_query(&info) == GLCV_OK && info.devices > 0 ? info.devices : 1;
+}
+
 #if !GLCV_HAVE_FFMPEG
 
-int cli_sources_segment(const cli_sources_options *o, const cli_args *args)
+int cli_sources_run(const cli_sources_options *o, const cli_args *args)
 {
     (void)o, (void)args;
     cli_error("--sources needs media input, and this glcv was built without FFmpeg");
@@ -64,6 +75,8 @@ typedef struct entry {
     char why[600];      /* why it failed */
     atomic_int failed;  /* reported as failed at least once */
     int set;            /* its set */
+    glcv_rect *rois;    /* the line's roi=x,y,w,h (a work's list) */
+    int n_rois;
 } entry;
 
 static int is_url(const char *s)
@@ -77,8 +90,26 @@ static int is_url(const char *s)
     return 1;
 }
 
-/* Reads the list: one entry per source line. Prints the error. */
-static int read_list(const char *path, entry **out, int *count)
+/* A line's roi=x,y,w,h: appended to the entry's boxes. */
+static int add_roi(const char *path, int line, entry *x, const char *text)
+{
+    char name[MAX_LINE + 32];
+    snprintf(name, sizeof name, "%s:%d: roi", path, line + 1);
+    glcv_rect r;
+    int rc = cli_parse_rect(name, text, &r);
+    if (rc != CLI_OK)
+        return rc;
+    glcv_rect *grown = realloc(x->rois, (size_t)(x->n_rois + 1) * sizeof *grown);
+    if (!grown)
+        return cli_out_of_memory();
+    x->rois = grown;
+    x->rois[x->n_rois++] = r;
+    return CLI_OK;
+}
+
+/* Reads the list: one entry per source line; roi= options when `rois` (the boxes go before the
+ * others in line order). Prints the error. */
+static int read_list(const char *path, int rois, entry **out, int *count)
 {
     FILE *f = fopen(path, "r");
     if (!f) {
@@ -102,49 +133,72 @@ static int read_list(const char *path, entry **out, int *count)
             s++;
         if (!*s || *s == '#')
             continue;
-        /* options after the source, separated by blanks: transport=udp|tcp */
+        /* options after the source, separated by blanks: transport=udp|tcp, roi=x,y,w,h (read
+         * from the end: the boxes are reversed after) */
         glcv_media_rtsp_transport transport = GLCV_MEDIA_RTSP_DEFAULT;
+        entry opts = {0};
         for (;;) {
             char *blank = strrchr(s, ' '), *tab = strrchr(s, '\t');
             char *sep = blank > tab ? blank : tab;
-            if (!sep || strncmp(sep + 1, "transport=", 10) != 0)
+            if (!sep)
                 break;
-            const char *v = sep + 11;
-            if (!strcmp(v, "udp") || !strcmp(v, "tcp")) {
-                transport = !strcmp(v, "tcp") ? GLCV_MEDIA_RTSP_TCP : GLCV_MEDIA_RTSP_UDP;
+            const char *v = sep + 1;
+            if (!strncmp(v, "transport=", 10)) {
+                v += 10;
+                if (!strcmp(v, "udp") || !strcmp(v, "tcp")) {
+                    transport = !strcmp(v, "tcp") ? GLCV_MEDIA_RTSP_TCP : GLCV_MEDIA_RTSP_UDP;
+                } else {
+                    cli_error("%s:%d: transport=%s: udp or tcp", path, line + 1, v);
+                    rc = CLI_FAIL;
+                }
+            } else if (!strncmp(v, "roi=", 4)) {
+                if (!rois) {
+                    cli_error("%s:%d: roi= gives a box to track: it belongs to 'glcv track --sources'", path,
+                              line + 1);
+                    rc = CLI_FAIL;
+                } else {
+                    rc = add_roi(path, line, &opts, v + 4);
+                }
             } else {
-                cli_error("%s:%d: transport=%s: udp or tcp", path, line + 1, v);
-                rc = CLI_FAIL;
                 break;
             }
+            if (rc != CLI_OK)
+                break;
             while (sep > s && (*sep == ' ' || *sep == '\t'))
                 *sep-- = '\0';
         }
-        if (rc != CLI_OK)
-            break;
-        if (n == MAX_SOURCES) {
+        for (int i = 0; i < opts.n_rois / 2; i++) {
+            glcv_rect t = opts.rois[i];
+            opts.rois[i] = opts.rois[opts.n_rois - 1 - i];
+            opts.rois[opts.n_rois - 1 - i] = t;
+        }
+        if (rc == CLI_OK && n == MAX_SOURCES) {
             cli_error("%s: more than %d sources", path, MAX_SOURCES);
             rc = CLI_FAIL;
-            break;
         }
-        if (n == cap) {
+        if (rc == CLI_OK && n == cap) {
             cap = cap ? 2 * cap : 64;
             entry *grown = realloc(e, (size_t)cap * sizeof *e);
-            if (!grown) {
+            if (grown)
+                e = grown;
+            else
                 rc = cli_out_of_memory();
-                break;
-            }
-            e = grown;
+        }
+        if (rc != CLI_OK) {
+            free(opts.rois);
+            break;
         }
         entry *x = &e[n];
         memset(x, 0, sizeof *x);
         x->line = line;
         x->transport = transport;
+        x->rois = opts.rois;
+        x->n_rois = opts.n_rois;
+        n++;
         if (!(x->text = strdup(s))) {
             rc = cli_out_of_memory();
             break;
         }
-        n++;
         struct stat st;
         if (!strncmp(s, "/dev/video", 10)) {
             x->kind = GLCV_MEDIA_CAMERA;
@@ -419,7 +473,13 @@ typedef struct set_state {
     int64_t *next_index; /* live members: the index after the last frame delivered */
     int *reopened;       /* live members: reopened, not delivered a frame since */
     int *ever_up;        /* live members: delivered a frame once (they hold the run while down) */
+    int64_t *index;      /* per member: the index of its frame in this read (a work's frames) */
     int texture;
+    int learn_frames;    /* a work's first pass: frames per learning member */
+    int *learns;         /* per member: learns in the first pass */
+    int opened;          /* the work is open (its close is due) */
+    void *work;          /* the work's state */
+    cli_set_member *members;
 } set_state;
 
 static int set_fail(set_job *j, int rc)
@@ -429,26 +489,12 @@ static int set_fail(set_job *j, int rc)
     return rc;
 }
 
-/* Opens the set's context, method and sources. */
-static int set_open(set_state *s)
+/* Opens (or opens again) the set's sources. */
+static int open_media(set_state *s)
 {
     set_job *j = s->job;
     run *r = j->r;
     const cli_sources_options *o = r->o;
-    glcv_engine_mode engine = o->method->seg.engine;
-    int rc = CLI_OK;
-    if (o->gpus > 1 && engine != GLCV_ENGINE_CPU) {
-        glcv_status st = glcv_context_create(
-            &GLCV_CONTEXT_PARAMS(.logger = r->logger, .match_cuda_device = 1, .cuda_device = j->gpu), &s->ctx);
-        rc = st == GLCV_OK ? CLI_OK : cli_lib_error("cannot create an OpenGL context", st);
-    } else {
-        rc = cli_context_for_engine(&engine, &r->logger, &s->ctx);
-    }
-    if (rc == CLI_OK)
-        rc = cli_subtractor_make(o->method, r->args, j->width, j->height, j->count, 0, engine, &r->logger, &s->sub);
-    if (rc != CLI_OK)
-        return rc;
-    s->texture = s->sub->engine != GLCV_ENGINE_CPU;
     glcv_media_params *src = calloc((size_t)j->count, sizeof *src);
     if (!src)
         return cli_out_of_memory();
@@ -462,8 +508,48 @@ static int set_open(set_state *s)
                                .cuda_device = j->gpu, .logger = o->verbose ? r->logger : (glcv_logger){0}),
         &s->set);
     free(src);
-    if (st != GLCV_OK)
-        return cli_lib_error("cannot open the camera set", st);
+    return st == GLCV_OK ? CLI_OK : cli_lib_error("cannot open the camera set", st);
+}
+
+/* Opens the set's context, method (or work) and sources. */
+static int set_open(set_state *s)
+{
+    set_job *j = s->job;
+    run *r = j->r;
+    const cli_sources_options *o = r->o;
+    glcv_engine_mode engine = o->work ? o->work->engine : o->method->seg.engine;
+    int rc = CLI_OK;
+    if (o->gpus > 1 && engine != GLCV_ENGINE_CPU) {
+        glcv_status st = glcv_context_create(
+            &GLCV_CONTEXT_PARAMS(.logger = r->logger, .match_cuda_device = 1, .cuda_device = j->gpu), &s->ctx);
+        rc = st == GLCV_OK ? CLI_OK : cli_lib_error("cannot create an OpenGL context", st);
+    } else {
+        rc = cli_context_for_engine(&engine, &r->logger, &s->ctx);
+    }
+    char engine_name[128] = "";
+    if (rc == CLI_OK && o->work) {
+        if (!(s->members = calloc((size_t)j->count, sizeof *s->members)) ||
+            !(s->learns = calloc((size_t)j->count, sizeof *s->learns)))
+            return cli_out_of_memory();
+        for (int k = 0; k < j->count; k++) {
+            const entry *x = &r->e[j->members[k]];
+            s->members[k] = (cli_set_member){x->line, x->text, x->live, x->rois, x->n_rois};
+        }
+        rc = o->work->open(o->work->user, s->ctx, j->width, j->height, s->members, j->count, &s->work,
+                           &s->learn_frames, s->learns, engine_name, sizeof engine_name);
+        s->opened = s->work != NULL; /* its close frees what open made, also after an error */
+    } else if (rc == CLI_OK) {
+        rc = cli_subtractor_make(o->method, r->args, j->width, j->height, j->count, 0, engine, &r->logger, &s->sub);
+        if (rc == CLI_OK) {
+            s->texture = s->sub->engine != GLCV_ENGINE_CPU;
+            snprintf(engine_name, sizeof engine_name, "%s", glcv_engine_mode_string(s->sub->engine));
+        }
+    }
+    if (rc == CLI_OK)
+        rc = open_media(s);
+    if (rc != CLI_OK)
+        return rc;
+    glcv_status st = GLCV_OK;
     int nvdec = 0;
     for (int k = 0; k < j->count; k++) {
         glcv_media_stats stats;
@@ -473,7 +559,7 @@ static int set_open(set_state *s)
     }
     snprintf(j->engine_line, sizeof j->engine_line, "cam%03d..cam%03d: %d source%s of %dx%d, engine %s on %s, %d decoded by NVDEC",
              r->e[j->members[0]].line, r->e[j->members[j->count - 1]].line, j->count, j->count == 1 ? "" : "s",
-             j->width, j->height, glcv_engine_mode_string(s->sub->engine),
+             j->width, j->height, engine_name,
              s->ctx ? glcv_context_describe(s->ctx) : "the CPU", nvdec);
     if (!o->quiet) {
         pthread_mutex_lock(&r->print_lock);
@@ -492,9 +578,12 @@ static int set_open(set_state *s)
     s->next_index = calloc(n, sizeof *s->next_index);
     s->reopened = calloc(n, sizeof *s->reopened);
     s->ever_up = calloc(n, sizeof *s->ever_up);
+    s->index = calloc(n, sizeof *s->index);
     if (!s->frames || !s->masks || !s->out || !s->retry_at || !s->backoff || !s->last_status || !s->ended ||
-        !s->index_base || !s->next_index || !s->reopened || !s->ever_up)
+        !s->index_base || !s->next_index || !s->reopened || !s->ever_up || !s->index)
         return cli_out_of_memory();
+    if (o->work)
+        return CLI_OK;
     if (glcv_image_alloc(j->width, j->height, GLCV_PIXEL_GRAY8, &s->scratch) != GLCV_OK)
         return cli_out_of_memory();
     /* the background: one file for every member, or learning from the first sets */
@@ -517,9 +606,11 @@ static int set_open(set_state *s)
     return rc;
 }
 
-static void set_close(set_state *s)
+static void set_close(set_state *s, int ok)
 {
     glcv_media_set_destroy(&s->set);
+    if (s->opened)
+        s->job->r->o->work->close(s->work, ok);
     cli_subtractor_destroy(&s->sub);
     glcv_context_destroy(&s->ctx);
     glcv_image_free(&s->scratch);
@@ -535,6 +626,9 @@ static void set_close(set_state *s)
     free(s->next_index);
     free(s->reopened);
     free(s->ever_up);
+    free(s->index);
+    free(s->learns);
+    free(s->members);
 }
 
 /* Texture sets while learning: the array read back, as RGBA8 frames. */
@@ -601,6 +695,61 @@ static void watch_members(set_state *s, double now)
     }
 }
 
+/* A work's first pass: up to s->learn_frames frames of each learning member from its start (fewer
+ * with --max-frames), then learn_end, and the sources opened again. Failures are reported by the
+ * run that follows (it meets them again). */
+static int learn_pass(set_state *s)
+{
+    set_job *j = s->job;
+    run *r = j->r;
+    const cli_sources_work *w = r->o->work;
+    int limit = s->learn_frames, rc = CLI_OK;
+    if (r->o->src->max_frames > 0 && r->o->src->max_frames < limit)
+        limit = r->o->src->max_frames;
+    int *learned = calloc((size_t)j->count, sizeof *learned), live = 0;
+    if (!learned)
+        return cli_out_of_memory();
+    for (int k = 0; k < j->count; k++)
+        live += r->e[j->members[k]].live;
+    while (rc == CLI_OK && !atomic_load(&r->stop) && !cli_interrupted()) {
+        glcv_status st = glcv_media_set_read(s->set, s->frames, s->out, NULL, live ? LIVE_WAIT_MS : -1);
+        if (st != GLCV_OK) {
+            rc = cli_lib_error("cannot read the camera set", st);
+            break;
+        }
+        int waiting = 0;
+        for (int k = 0; k < j->count && rc == CLI_OK; k++) {
+            const glcv_media_set_frame *f = &s->out[k];
+            if (!s->learns[k] || learned[k] >= limit)
+                continue;
+            if (f->has_frame) {
+                rc = w->learn(s->work, k, &s->frames[k]);
+                learned[k]++;
+            }
+            if (f->status != GLCV_OK || f->info.end_of_stream) /* said once: the member is done */
+                learned[k] = limit;
+            waiting += learned[k] < limit;
+        }
+        if (waiting == 0)
+            break;
+    }
+    free(learned);
+    if (rc == CLI_OK && !atomic_load(&r->stop) && !cli_interrupted())
+        rc = w->learn_end(s->work);
+    glcv_media_set_destroy(&s->set);
+    if (rc == CLI_OK)
+        rc = open_media(s);
+    return rc;
+}
+
+/* A work's frames: each member's frame index, then the work. */
+static int work_frames(set_state *s)
+{
+    for (int k = 0; k < s->job->count; k++)
+        s->index[k] = s->index_base[k] + s->out[k].info.index;
+    return s->job->r->o->work->frames(s->work, s->frames, s->out, s->index);
+}
+
 static void *set_main(void *arg)
 {
     set_job *j = arg;
@@ -608,9 +757,11 @@ static void *set_main(void *arg)
     const cli_sources_options *o = r->o;
     set_state s = {.job = j};
     int rc = set_open(&s);
+    if (rc == CLI_OK && o->work && s.learn_frames > 0)
+        rc = learn_pass(&s);
     if (rc != CLI_OK) {
         set_fail(j, rc);
-        set_close(&s);
+        set_close(&s, 0);
         return NULL;
     }
     int live = 0;
@@ -642,7 +793,15 @@ static void *set_main(void *arg)
                 files_up += up;
             }
         }
-        if (fresh > 0) {
+        if (fresh > 0 && o->work) {
+            if ((rc = work_frames(&s)) != CLI_OK) {
+                set_fail(j, rc);
+                break;
+            }
+            j->frames += fresh;
+            atomic_fetch_add(&r->frames, fresh);
+            sets++;
+        } else if (fresh > 0) {
             if (learning) {
                 if (s.texture)
                     st = read_back(&s);
@@ -723,7 +882,7 @@ static void *set_main(void *arg)
             dropped += (long)stats.dropped;
     }
     atomic_store(&j->dropped, dropped);
-    set_close(&s);
+    set_close(&s, j->rc == CLI_OK);
     return NULL;
 }
 
@@ -773,6 +932,15 @@ static int plan_sets(run *r)
         int by_size = (int)(((long long)members * pixels + MAX_SET_PIXELS - 1) / MAX_SET_PIXELS);
         int parts = by_size > o->gpus ? by_size : o->gpus;
         parts = parts < members ? parts : members;
+        /* members of one set at most: the objects' stream limit, and a work's boxes per set */
+        int most = MAX_SET_MEMBERS, boxes = 1;
+        for (int i = 0; o->work && i < r->n; i++)
+            if (size_of[i] == g && r->e[i].n_rois > boxes)
+                boxes = r->e[i].n_rois;
+        if (o->work && o->work->max_set_objects / boxes < most)
+            most = o->work->max_set_objects / boxes > 0 ? o->work->max_set_objects / boxes : 1;
+        if ((members + parts - 1) / parts > most)
+            parts = (members + most - 1) / most;
         int per = (members + parts - 1) / parts, k = 0;
         if (r->set_count + parts > capacity) {
             capacity = 2 * (r->set_count + parts);
@@ -824,7 +992,28 @@ static void show_progress(run *r, double start, double *last, long *last_frames,
     *last_frames = frames;
 }
 
-int cli_sources_segment(const cli_sources_options *o, const cli_args *args)
+/* A work's list: the boxes of lines that give none (--roi), or the error. */
+static int check_boxes(run *r)
+{
+    const cli_sources_work *w = r->o->work;
+    for (int i = 0; i < r->n; i++) {
+        entry *x = &r->e[i];
+        if (x->n_rois > 0)
+            continue;
+        if (w->n_rois == 0) {
+            cli_error("%s:%d: no box for '%s': give roi=x,y,w,h after the source (or --roi for every line)",
+                      r->o->list, x->line + 1, x->text);
+            return CLI_FAIL;
+        }
+        if (!(x->rois = malloc((size_t)w->n_rois * sizeof *x->rois)))
+            return cli_out_of_memory();
+        memcpy(x->rois, w->rois, (size_t)w->n_rois * sizeof *x->rois);
+        x->n_rois = w->n_rois;
+    }
+    return CLI_OK;
+}
+
+int cli_sources_run(const cli_sources_options *o, const cli_args *args)
 {
     run r = {.o = o, .args = args, .logger = cli_logger(o->verbose)};
     atomic_init(&r.frames, 0);
@@ -835,7 +1024,9 @@ int cli_sources_segment(const cli_sources_options *o, const cli_args *args)
     pthread_mutex_init(&r.print_lock, NULL);
     pthread_cond_init(&r.has_job, NULL);
     pthread_cond_init(&r.has_room, NULL);
-    int rc = read_list(o->list, &r.e, &r.n);
+    int rc = read_list(o->list, o->work != NULL, &r.e, &r.n);
+    if (rc == CLI_OK && o->work)
+        rc = check_boxes(&r);
     if (rc == CLI_OK && !o->src->size.width)
         probe_sources(&r);
     if (rc == CLI_OK)
@@ -901,14 +1092,21 @@ int cli_sources_segment(const cli_sources_options *o, const cli_args *args)
             learned += r.sets[k].learned;
         printf("sources:    %d in %d camera set%s (%s), %d failed\n", r.n, r.set_count, r.set_count == 1 ? "" : "s",
                o->list, failed);
-        printf("frames:     %ld segmented, %ld learned from, method %s\n", frames, learned,
-               cli_method_names[o->method->method]);
+        if (o->work) {
+            long boxes = 0;
+            for (int i = 0; i < r.n; i++)
+                boxes += r.e[i].n_rois;
+            printf("frames:     %ld %s, %ld object%s\n", frames, o->work->done, boxes, boxes == 1 ? "" : "s");
+        } else {
+            printf("frames:     %ld segmented, %ld learned from, method %s\n", frames, learned,
+                   cli_method_names[o->method->method]);
+        }
         long dropped = 0;
         for (int k = 0; k < r.set_count; k++)
             dropped += atomic_load(&r.sets[k].dropped);
         printf("wall time:  %.3f s: %.1f frames/s end to end (%.1f cameras at 25 frames/s), %ld dropped\n", wall,
                wall > 0 ? (double)frames / wall : 0.0, wall > 0 ? (double)frames / wall / 25.0 : 0.0, dropped);
-        if (o->masks)
+        if (o->masks && !o->work)
             printf("written:    %ld masks in %s/camNNN\n", atomic_load(&r.written), o->outdir);
     }
     if (rc == CLI_OK && atomic_load(&r.write_failed))
@@ -920,8 +1118,10 @@ int cli_sources_segment(const cli_sources_options *o, const cli_args *args)
     for (int k = 0; k < r.set_count; k++)
         free(r.sets[k].members);
     free(r.sets);
-    for (int i = 0; i < r.n; i++)
+    for (int i = 0; i < r.n; i++) {
         free(r.e[i].text);
+        free(r.e[i].rois);
+    }
     free(r.e);
     pthread_cond_destroy(&r.has_job);
     pthread_cond_destroy(&r.has_room);

@@ -1,5 +1,5 @@
 /* Source lists (--sources FILE): many cameras, video files and network streams in one run of
- * 'glcv segment'. The list has one source per line: a video file, a URL (rtsp://, http://,
+ * 'glcv segment' or 'glcv track'. The list has one source per line: a video file, a URL (rtsp://, http://,
  * https://, tcp://, udp://, rtp://, ...: read live, reconnected with back-off when they fail) or a
  * camera (/dev/videoN, live); blank lines and lines starting with '#' are skipped. Source k is the
  * list's line k (from 0): its masks go to OUTDIR/camKKK/ (KKK zero-padded to 3 digits), named as a
@@ -25,14 +25,51 @@
 /* The decoders of --decoder: "auto", "cpu", "nvdec". */
 extern const char *const cli_decoder_names[];
 
+/* A source of a set, as the list gives it. */
+typedef struct cli_set_member {
+    int line;              /* the list's line, from 0: camLLL */
+    const char *text;      /* the source as written */
+    int live;              /* a URL or a camera */
+    const glcv_rect *rois; /* the line's roi=x,y,w,h boxes, in order */
+    int n_rois;
+} cli_set_member;
+
+/* A list run's work other than segmentation: glcv track's. A line may then give boxes after its
+ * source (roi=x,y,w,h, repeated). Each set's thread calls, with the set's GL context current (none
+ * when `engine` is the CPU), and host frames (RGB8):
+ *   open       once: makes the set's objects (ctx: the set's context, NULL on the CPU). *learn_frames > 0 asks for a first pass over the
+ *              set: each member k with learns[k] set gives up to that many frames from its start
+ *              to learn(), then learn_end() is called and the sources are opened again, so that
+ *              the run starts at their first frame (as a run on one source that learns first);
+ *   frames     per read of the set that brought a frame for at least one member: frames[k] with
+ *              out[k].has_frame, index[k] the frame's index in its source;
+ *   close      once; ok is nonzero when the set's run ended without an error.
+ * open, learn, learn_end and frames return a CLI_* code, their errors printed. */
+typedef struct cli_sources_work {
+    void *user;
+    glcv_engine_mode engine;
+    int max_set_objects;   /* boxes of one set at most (sets are split to stay below) */
+    const glcv_rect *rois; /* the boxes of a line that gives none (--roi); none: such a line is an error */
+    int n_rois;
+    const char *done;      /* the summary's word for the frames handled: "tracked" */
+    int (*open)(void *user, glcv_context *ctx, int width, int height, const cli_set_member *members, int count,
+                void **state,
+                int *learn_frames, int *learns, char *engine_line, size_t engine_size);
+    int (*learn)(void *state, int member, const glcv_image *frame);
+    int (*learn_end)(void *state);
+    int (*frames)(void *state, const glcv_image *frames, const glcv_media_set_frame *out, const int64_t *index);
+    void (*close)(void *state, int ok);
+} cli_sources_work;
+
 typedef struct cli_sources_options {
     const char *list;       /* --sources FILE */
     const char *outdir;     /* -o */
     const char *background; /* --bg FILE */
     int learn;              /* --learn N, 0: none */
     const cli_source *src;  /* --size, --max-frames, --stall-timeout, --mode (the other source options: usage errors) */
-    const cli_method *method;
-    int masks;              /* write the masks */
+    const cli_method *method;    /* segmentation's method, or: */
+    const cli_sources_work *work; /* another command's work (the method is then NULL) */
+    int masks;              /* write the masks (with a work: make the camera folders) */
     int gpus;               /* 1.. */
     int decoder;            /* index into cli_decoder_names */
     double cpu_share;       /* --cpu-decode F: share of NVDEC sources decoded on CPU threads */
@@ -40,8 +77,11 @@ typedef struct cli_sources_options {
     int quiet, verbose;
 } cli_sources_options;
 
-/* Runs 'glcv segment --sources'; returns CLI_OK, CLI_FAIL (a source failed: the others finished),
- * CLI_USAGE or CLI_INTERRUPTED. Prints its errors and the summary. */
-int cli_sources_segment(const cli_sources_options *options, const cli_args *args);
+/* Runs 'glcv segment --sources' (or the work's list run); returns CLI_OK, CLI_FAIL (a source failed:
+ * the others finished), CLI_USAGE or CLI_INTERRUPTED. Prints its errors and the summary. */
+int cli_sources_run(const cli_sources_options *options, const cli_args *args);
+
+/* --gpus N: N, or for 0 every GPU CUDA sees (at least one). */
+int cli_gpus(int requested);
 
 #endif
