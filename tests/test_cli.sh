@@ -232,14 +232,16 @@ done
 
 echo "== a frame replaced by a FIFO during the run"
 # The files are checked when the run starts; the last one then becomes a FIFO with no writer. Reading
-# it fails at once, naming it (not waiting for a writer for ever), after the frames before it.
+# it fails at once, naming it (not waiting for a writer for ever), after the frames before it. One
+# worker thread: the frames read ahead (2 per worker and 2) stay far below the 60, whatever the
+# processors, so the last frame is read after it was replaced.
 mkdir -p "$TMP/fifo"
 for k in 0 1 2 3 4; do
     for f in "$TMP"/seq/frame_*.png; do cp "$f" "$TMP/fifo/${k}_$(basename "$f")"; done
 done
 last=$TMP/fifo/4_frame_0011.png
 out=$TMP/out_fifo
-"$GLCV" segment --learn 3 "$TMP/fifo" --engine cpu -o "$out" >"$TMP/fifo.out" 2>"$TMP/fifo.err" &
+"$GLCV" segment --learn 3 "$TMP/fifo" --engine cpu --threads 1 -o "$out" >"$TMP/fifo.out" 2>"$TMP/fifo.err" &
 pid=$!
 for _ in $(seq 1200); do
     [ -e "$out/0_frame_0003_mask.png" ] || ! kill -0 "$pid" 2>/dev/null && break

@@ -79,6 +79,28 @@ finish() {
 }
 
 # view_bg NAME ARGS...: a viewer of 127.0.0.1:$PORT in the background; its pid in VIEW_PID
+# keepalive_timers local|remote PORT: the established TCP connections whose local (or remote) port is
+# PORT, a line each with its timer: ss -tno where iproute2 is installed, else read from
+# /proc/net/tcp and tcp6 (timer 2 is the keepalive timer), written as ss writes it
+keepalive_timers() {
+    local side=$1 port=$2
+    if command -v ss >/dev/null 2>&1; then
+        if [ "$side" = local ]; then
+            ss -tnoH state established "( sport = :$port )"
+        else
+            ss -tnoH state established "( dport = :$port )"
+        fi
+        return
+    fi
+    awk -v side="$side" -v port="$(printf '%04X' "$port")" '
+        FNR > 1 && $4 == "01" {
+            n = split(side == "local" ? $2 : $3, a, ":")
+            if (a[n] != port) next
+            split($6, t, ":")
+            print $2, $3, (t[1] == "02" ? "timer:(keepalive)" : "timer:(" t[1] ")")
+        }' /proc/net/tcp /proc/net/tcp6 2>/dev/null
+}
+
 view_bg() {
     local name=$1
     shift
@@ -616,9 +638,9 @@ section_hostile() {
     sleep 0.5
     echo "== TCP keepalive on the server's connections"
     CHECKS=$((CHECKS + 1))
-    ss -tnoH state established "( sport = :$PORT )" >"$TMP/h.ss" 2>&1
+    keepalive_timers local "$PORT" >"$TMP/h.ss" 2>&1
     if ! grep -q "keepalive" "$TMP/h.ss"; then
-        fail "the server's connections have no keepalive timer (ss -tno)"
+        fail "the server's connections have no keepalive timer"
         sed 's/^/  | /' "$TMP/h.ss"
     fi
     echo "== a client that leaves in the middle of its greeting"
@@ -786,12 +808,12 @@ section_fake() {
     view_bg ka --read-timeout 4
     local viewer=$VIEW_PID
     sleep 1.5
-    ss -tnoH state established "( dport = :$PORT )" >"$TMP/ka.ss" 2>&1
+    keepalive_timers remote "$PORT" >"$TMP/ka.ss" 2>&1
     finish ka "$viewer" 20
     finish ka.fake "$fpid" 30
     CHECKS=$((CHECKS + 1))
     if ! grep -q "keepalive" "$TMP/ka.ss"; then
-        fail "the viewer's connection has no keepalive timer (ss -tno)"
+        fail "the viewer's connection has no keepalive timer"
         sed 's/^/  | /' "$TMP/ka.ss"
     fi
 }
