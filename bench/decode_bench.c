@@ -3,9 +3,9 @@
  * over the set, and the masks read back (or kept as textures) - in frames per second and in cameras
  * at 25 (or --rate) frames per second.
  *
- *   decode_bench FILE [--sources N] [--work decode|convert|vsam|eth] [--decoder nvdec|cpu|both]
- *                [--cpu-share F] [--gpus G] [--no-download] [--seconds S] [--rate FPS] [--label TEXT]
- *                [--set-size K]
+ *   decode_bench FILE [--sources N] [--work decode|convert|vsam|eth] [--decoder nvdec|cpu|both|auto]
+ *                [--cpu-share F] [--nvdec-sessions M] [--gpus G] [--no-download] [--seconds S]
+ *                [--rate FPS] [--label TEXT] [--set-size K]
  *
  * Every source reads FILE (a video; looping), as a camera of a set would. The rows:
  *   decode   the floor of the decoders used: N glcv_media sources decoded and their frames taken
@@ -18,7 +18,9 @@
  *   eth      convert, then glcv_segment (streams = N, compute, 8 MRF iterations) on the array, the
  *            masks mapped after each set, unless --no-download
  * --decoder: nvdec (every source on NVDEC), cpu (libavcodec, one thread per source), both (a share
- * --cpu-share of the sources, default 0.35, on the CPU). --set-size K: a GPU's sources go in sets of at
+ * --cpu-share of the sources, default 0.35, on the CPU), auto (what a set does by default: NVDEC for
+ * the first --nvdec-sessions sources of each GPU, default GLCV_MEDIA_NVDEC_AUTO_SESSIONS, the CPU for
+ * the rest). --set-size K: a GPU's sources go in sets of at
  * most K (default 256: 640x480 RGB sets above about 580 cameras exceed NVIDIA's 512 MB buffer
  * textures, which one glcv_bgsub object's frame ring is), read and processed one after another. --gpus G: G sets, one per GPU (a thread,
  * a GL context on the EGL device of CUDA device g, its own decoders), sources split evenly.
@@ -44,7 +46,7 @@ enum { MAX_GPUS = 16, MAX_SETS = 100000 };
 
 typedef struct options {
     const char *file, *work, *decoder, *label;
-    int sources, gpus, download, set_size;
+    int sources, gpus, download, set_size, nvdec_sessions;
     double cpu_share, seconds, rate;
 } options;
 
@@ -111,7 +113,8 @@ static void run_decode(gpu_job *j)
         glcv_media_params p = source_params(o);
         p.cuda_device = j->gpu;
         p.decoder_threads = 1;
-        int cpu = !strcmp(o->decoder, "cpu") || (!strcmp(o->decoder, "both") && cpu_every && i % cpu_every == 0);
+        int cpu = !strcmp(o->decoder, "cpu") || (!strcmp(o->decoder, "both") && cpu_every && i % cpu_every == 0) ||
+                  (!strcmp(o->decoder, "auto") && o->nvdec_sessions > 0 && i >= o->nvdec_sessions);
         p.decoder = cpu ? GLCV_MEDIA_DECODER_CPU : GLCV_MEDIA_DECODER_NVDEC;
         glcv_media_options opt = {.pictures = 1};
         j->st = glcv_media_create_with(&p, &opt, &media[i]);
@@ -343,15 +346,15 @@ static void *gpu_thread(void *arg)
 static int usage(void)
 {
     fprintf(stderr, "usage: decode_bench FILE [--sources N] [--work decode|convert|vsam|eth] "
-                    "[--decoder nvdec|cpu|both] [--cpu-share F] [--gpus G] [--no-download] [--seconds S] "
-                    "[--rate FPS] [--label TEXT]\n");
+                    "[--decoder nvdec|cpu|both|auto] [--cpu-share F] [--nvdec-sessions M] [--gpus G] "
+                    "[--no-download] [--seconds S] [--rate FPS] [--label TEXT] [--set-size K]\n");
     return 2;
 }
 
 int main(int argc, char **argv)
 {
     options o = {.work = "vsam", .decoder = "nvdec", .label = "", .sources = 64, .gpus = 1, .download = 1, .set_size = 256,
-                 .cpu_share = 0.35, .seconds = 10, .rate = 25};
+                 .cpu_share = 0.35, .seconds = 10, .rate = 25, .nvdec_sessions = GLCV_MEDIA_NVDEC_AUTO_SESSIONS};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--no-download")) {
@@ -383,6 +386,8 @@ int main(int argc, char **argv)
             o.label = v;
         else if (!strcmp(a, "--set-size"))
             o.set_size = atoi(v);
+        else if (!strcmp(a, "--nvdec-sessions"))
+            o.nvdec_sessions = atoi(v);
         else
             return usage();
     }
@@ -391,8 +396,13 @@ int main(int argc, char **argv)
         return usage();
     if (strcmp(o.work, "decode") && strcmp(o.work, "convert") && strcmp(o.work, "vsam") && strcmp(o.work, "eth"))
         return usage();
-    if (strcmp(o.decoder, "nvdec") && strcmp(o.decoder, "cpu") && strcmp(o.decoder, "both"))
+    if (strcmp(o.decoder, "nvdec") && strcmp(o.decoder, "cpu") && strcmp(o.decoder, "both") &&
+        strcmp(o.decoder, "auto"))
         return usage();
+    if (o.nvdec_sessions < 0)
+        return usage();
+    /* nvdec and both: every (other) source on NVDEC, however many; auto: the limit of a set's default */
+    glcv_media_nvdec_auto_limit(!strcmp(o.decoder, "auto") ? o.nvdec_sessions : 0);
     gpu_job jobs[MAX_GPUS];
     pthread_t tid[MAX_GPUS];
     pthread_barrier_t start;

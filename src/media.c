@@ -92,6 +92,7 @@ struct glcv_media {
     void *nvdec_stream;     /* NVDEC: this object's CUDA stream for the decoder's maps (or NULL) */
     int nvdec;              /* the open decoder uses NVDEC */
     int nvdec_auto;         /* a set's source: NVDEC where it takes the stream, else the CPU */
+    int nvdec_counted;      /* holds one of its device's automatic NVDEC sessions (nvdec_auto_limit) */
     struct SwsContext *sws;
     int stream;
     int draining;
@@ -279,6 +280,39 @@ const char *glcv_media_source_string(glcv_media_source source)
 
 static const char *const decoder_names[] = {"default", "cpu", "nvdec"};
 
+/* ---- NVDEC sessions of the sources that take NVDEC where it has room ------------------------------
+ * A GPU's decoders run fastest with a few dozen sessions: with hundreds each session's share of the
+ * engines and of the driver's threads shrinks, and the rate falls (docs/PERFORMANCE.md). Sources
+ * left to choose (a set's DEFAULT) take NVDEC while their device has fewer than the limit of such
+ * sessions open, and the CPU after. Counted process-wide, per CUDA device. */
+enum { NVDEC_COUNTED_DEVICES = 64 };
+static atomic_int nvdec_auto_open[NVDEC_COUNTED_DEVICES];
+static atomic_int nvdec_auto_limit = GLCV_MEDIA_NVDEC_AUTO_SESSIONS;
+
+int glcv_media_nvdec_auto_limit(int sessions)
+{
+    return sessions < 0 ? atomic_load(&nvdec_auto_limit) : atomic_exchange(&nvdec_auto_limit, sessions);
+}
+
+/* One more automatic NVDEC session on `device`, if there is room: 1 (counted), else 0. */
+static int nvdec_auto_reserve(int device)
+{
+    if (device < 0 || device >= NVDEC_COUNTED_DEVICES)
+        return 1;
+    int limit = atomic_load(&nvdec_auto_limit), n = atomic_load(&nvdec_auto_open[device]);
+    while (limit == 0 || n < limit)
+        if (atomic_compare_exchange_weak(&nvdec_auto_open[device], &n, n + 1))
+            return 1;
+    return 0;
+}
+
+static void nvdec_auto_release(glcv_media *m)
+{
+    if (m->nvdec_counted && m->p.cuda_device >= 0 && m->p.cuda_device < NVDEC_COUNTED_DEVICES)
+        atomic_fetch_sub(&nvdec_auto_open[m->p.cuda_device], 1);
+    m->nvdec_counted = 0;
+}
+
 const char *glcv_media_decoder_string(glcv_media_decoder decoder)
 {
     return glcv_enum_name(decoder_names, (int)(sizeof decoder_names / sizeof decoder_names[0]), (int)decoder);
@@ -354,8 +388,11 @@ static int interrupt_cb(void *opaque)
     return atomic_load(&m->stop) || stalled_now(m);
 }
 
+static void nvdec_auto_release(glcv_media *m);
+
 static void close_input(glcv_media *m)
 {
+    nvdec_auto_release(m);
     avcodec_free_context(&m->dec);
     avformat_close_input(&m->fmt);
     m->stream = -1;
@@ -661,7 +698,7 @@ static glcv_status open_input(glcv_media *m, glcv_media_source kind, const char 
     if (m->nvdec_auto && nvdec_takes(stream->codecpar) && m->p.source != GLCV_MEDIA_FRAMES_DIR) {
         if (!m->hw_device)
             m->hw_device = hw_device_ref(m->p.cuda_device, m->opt.cuda_context, &m->p.logger);
-        m->nvdec = m->hw_device != NULL;
+        m->nvdec = m->hw_device != NULL && (m->nvdec_counted = nvdec_auto_reserve(m->p.cuda_device));
     } else if (nvdec_asked) {
         if (!nvdec_takes(stream->codecpar)) {
             const char *pix = av_get_pix_fmt_name((enum AVPixelFormat)stream->codecpar->format);

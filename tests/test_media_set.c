@@ -569,6 +569,13 @@ int main(int argc, char **argv)
         }
         run_set(&c, 0, GLCV_MEDIA_DECODER_CPU, 0.0, 0);
         test_set_errors();
+        /* the automatic NVDEC sessions' limit: set, queried, restored */
+        CHECK(glcv_media_nvdec_auto_limit(-1) == GLCV_MEDIA_NVDEC_AUTO_SESSIONS, "the default limit is %d",
+              glcv_media_nvdec_auto_limit(-1));
+        CHECK(glcv_media_nvdec_auto_limit(5) == GLCV_MEDIA_NVDEC_AUTO_SESSIONS, "setting returns the previous limit");
+        CHECK(glcv_media_nvdec_auto_limit(-1) == 5, "the limit set is %d", glcv_media_nvdec_auto_limit(-1));
+        CHECK(glcv_media_nvdec_auto_limit(0) == 5 && glcv_media_nvdec_auto_limit(-1) == 0, "0: no limit");
+        glcv_media_nvdec_auto_limit(GLCV_MEDIA_NVDEC_AUTO_SESSIONS);
     } else if (!strcmp(mode, "texture")) {
         set_case c;
         if (make_set_files(&c) != 0) {
@@ -604,6 +611,13 @@ int main(int argc, char **argv)
             run_set(&c, 1, GLCV_MEDIA_DECODER_NVDEC, 0.0, 3);
             run_set(&c, 1, GLCV_MEDIA_DECODER_DEFAULT, 0.5, 2);  /* one of three on the CPU, spread */
             run_set(&c, 1, GLCV_MEDIA_DECODER_CPU, 0.0, 0);      /* CPU frames, CUDA conversion */
+            /* the automatic sessions' limit: two on NVDEC, the third on the CPU; given back with the
+             * set (the next set gets two again); sources that ask for NVDEC are not limited */
+            CHECK(glcv_media_nvdec_auto_limit(2) == GLCV_MEDIA_NVDEC_AUTO_SESSIONS, "the default limit");
+            run_set(&c, 1, GLCV_MEDIA_DECODER_DEFAULT, 0.0, 2);
+            run_set(&c, 1, GLCV_MEDIA_DECODER_DEFAULT, 0.0, 2);
+            run_set(&c, 1, GLCV_MEDIA_DECODER_NVDEC, 0.0, 3);
+            glcv_media_nvdec_auto_limit(GLCV_MEDIA_NVDEC_AUTO_SESSIONS);
         }
     } else {
         printf("usage: test_media_set definition|cpu|set|texture|nvdec|nvdec_set\n");

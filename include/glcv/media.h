@@ -260,7 +260,8 @@ typedef struct glcv_media_set_params {
     int width;
     int height;
     /* DEFAULT: each H.264/HEVC source on NVDEC when the set makes textures on a CUDA device whose
-     * decoders take it, else on the CPU; CPU: all on the CPU; NVDEC: as DEFAULT, but a source NVDEC
+     * decoders take it and that device has room (glcv_media_nvdec_auto_limit), else on the CPU;
+     * CPU: all on the CPU; NVDEC: as DEFAULT, but a source NVDEC
      * cannot decode is UNSUPPORTED at open. A source's own glcv_media_params.decoder, when set,
      * overrides this for that source. */
     glcv_media_decoder decoder;
@@ -276,6 +277,17 @@ typedef struct glcv_media_set_params {
 } glcv_media_set_params;
 
 #define GLCV_MEDIA_SET_PARAMS(...) ((glcv_media_set_params){__VA_ARGS__})
+
+/* Sources left to choose their decoder (a set's DEFAULT) take NVDEC while their GPU has fewer than
+ * this many such sessions open in the process, and decode on CPU threads after: a GPU's decoders
+ * give the most frames with a few dozen sessions, and fewer with hundreds (docs/PERFORMANCE.md).
+ * Sources that ask for NVDEC (the set's or their own decoder NVDEC) are not limited. */
+#define GLCV_MEDIA_NVDEC_AUTO_SESSIONS 64
+
+/* Sets that limit for every GPU of the process (0: no limit) and returns the previous one; a
+ * negative `sessions` only returns it. Sources opened before keep their decoder. Thread safety: any
+ * thread. */
+GLCV_API int glcv_media_nvdec_auto_limit(int sessions);
 
 /* One source's part of a read. */
 typedef struct glcv_media_set_frame {

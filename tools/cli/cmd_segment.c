@@ -128,7 +128,10 @@ const char cmd_segment_help[] =
     "                     ended and no live source runs, at --max-frames, or at Ctrl-C. stderr gets\n"
     "                     a line per set and the progress (cameras, frames/s, failures)\n"
     "  --decoder D        auto, cpu or nvdec: which decoders the sets use [auto: NVDEC for H.264 and\n"
-    "                     HEVC where the GPU has it, CPU threads for the rest]\n"
+    "                     HEVC where the GPU has it and room (--nvdec-sessions), CPU threads for the\n"
+    "                     rest; nvdec: NVDEC for every source it decodes]\n"
+    "  --nvdec-sessions N with auto: NVDEC sessions per GPU at most, the other sources on CPU threads\n"
+    "                     (a GPU's decoders give the most frames with a few dozen); 0: no limit [64]\n"
     "  --cpu-decode F     with auto or nvdec: the share F (0..1) of the NVDEC sources decoded on CPU\n"
     "                     threads instead, to use spare processors [0]\n"
     "\n"
@@ -186,6 +189,7 @@ typedef struct segment_options {
     const char *sources; /* --sources LIST */
     int decoder;         /* --decoder: index into cli_decoder_names */
     double cpu_decode;   /* --cpu-decode F */
+    int nvdec_sessions;  /* --nvdec-sessions N */
 } segment_options;
 
 /* A growing list of per-frame values, in frame order. */
@@ -1032,6 +1036,7 @@ static int segment_sources(const segment_options *o, const cli_args *args)
                               .gpus = cli_given(args, &o->gpus) ? cli_gpus(o->gpus) : 1,
                               .decoder = o->decoder,
                               .cpu_share = o->cpu_decode,
+                              .nvdec_sessions = cli_given(args, &o->nvdec_sessions) ? o->nvdec_sessions : -1,
                               .threads = o->threads,
                               .quiet = o->quiet,
                               .verbose = o->verbose};
@@ -1053,6 +1058,7 @@ int cmd_segment(int argc, char **argv)
         {"--sources", NULL, &o.sources, .kind = CLI_STRING, .what = "file name"},
         {"--decoder", NULL, &o.decoder, .kind = CLI_CHOICE, .choices = cli_decoder_names, .what = "a decoder"},
         {"--cpu-decode", NULL, &o.cpu_decode, .kind = CLI_REAL, .min = 0.0, .max = 1.0},
+        {"--nvdec-sessions", NULL, &o.nvdec_sessions, .kind = CLI_INT, .min = 0, .max = 100000},
         CLI_METHOD_OPTIONS(&o.method),
         {"--timing", NULL, &o.timing, .kind = CLI_FLAG},
         {"--panels", NULL, &o.panels, .kind = CLI_FLAG},
@@ -1067,8 +1073,8 @@ int cmd_segment(int argc, char **argv)
         return rc;
     if (o.sources)
         return segment_sources(&o, &args);
-    if (cli_given(&args, &o.decoder) || cli_given(&args, &o.cpu_decode))
-        return cli_usage("--decoder and --cpu-decode apply to --sources");
+    if (cli_given(&args, &o.decoder) || cli_given(&args, &o.cpu_decode) || cli_given(&args, &o.nvdec_sessions))
+        return cli_usage("--decoder, --cpu-decode and --nvdec-sessions apply to --sources");
     segment_run run = {.opt = &o, .logger = cli_logger(o.verbose)};
     rc = plan_segment(&run, &args);
     if (rc == CLI_OK)

@@ -68,7 +68,8 @@ const char cmd_track_help[] =
     "                        it brought none. A source that fails is reported with its line and the\n"
     "                        others go on (exit status 1); its CSV file holds the frames it gave\n"
     "  -o, --output OUTDIR   the camera folders' folder\n"
-    "  --decoder D  --cpu-decode F  --gpus N  --size WxH  --max-frames N  --stall-timeout S\n"
+    "  --decoder D  --cpu-decode F  --nvdec-sessions N  --gpus N  --size WxH  --max-frames N\n"
+    "  --stall-timeout S\n"
     "                        as for 'glcv segment --sources'\n"
     "\n"
     "options:\n"
@@ -137,7 +138,7 @@ typedef struct track_options {
     cli_source src;
     /* --sources: the camera list's run */
     const char *sources, *outdir;
-    int gpus, decoder;
+    int gpus, decoder, nvdec_sessions;
     double cpu_decode;
 } track_options;
 
@@ -943,6 +944,7 @@ static int track_sources(track_options *o, const cli_args *args)
                               .gpus = cli_given(args, &o->gpus) ? cli_gpus(o->gpus) : 1,
                               .decoder = o->decoder,
                               .cpu_share = o->cpu_decode,
+                              .nvdec_sessions = cli_given(args, &o->nvdec_sessions) ? o->nvdec_sessions : -1,
                               .quiet = o->quiet,
                               .verbose = o->verbose};
     return cli_sources_run(&so, args);
@@ -965,6 +967,7 @@ int cmd_track(int argc, char **argv)
         {"--gpus", NULL, &o.gpus, .kind = CLI_INT, .min = 0, .max = CLI_MAX_GPUS},
         {"--decoder", NULL, &o.decoder, .kind = CLI_CHOICE, .choices = cli_decoder_names, .what = "a decoder"},
         {"--cpu-decode", NULL, &o.cpu_decode, .kind = CLI_REAL, .min = 0.0, .max = 1.0},
+        {"--nvdec-sessions", NULL, &o.nvdec_sessions, .kind = CLI_INT, .min = 0, .max = 100000},
         {NULL},
     };
     cli_args args;
@@ -972,10 +975,10 @@ int cmd_track(int argc, char **argv)
     int rc = cli_parse(options, argc, argv, &args);
     if (rc == CLI_OK && o.sources)
         return track_sources(&o, &args);
-    const void *list_only[] = {&o.outdir, &o.gpus, &o.decoder, &o.cpu_decode};
-    for (int i = 0; rc == CLI_OK && i < 4; i++)
+    const void *list_only[] = {&o.outdir, &o.gpus, &o.decoder, &o.cpu_decode, &o.nvdec_sessions};
+    for (int i = 0; rc == CLI_OK && i < 5; i++)
         if (cli_given(&args, list_only[i]))
-            rc = cli_usage("-o, --gpus, --decoder and --cpu-decode apply to --sources");
+            rc = cli_usage("-o, --gpus, --decoder, --cpu-decode and --nvdec-sessions apply to --sources");
     if (rc == CLI_OK)
         rc = check_options(&o, &args, &kind);
     if (rc != CLI_OK)

@@ -1024,6 +1024,8 @@ int cli_sources_run(const cli_sources_options *o, const cli_args *args)
     pthread_mutex_init(&r.print_lock, NULL);
     pthread_cond_init(&r.has_job, NULL);
     pthread_cond_init(&r.has_room, NULL);
+    if (o->nvdec_sessions >= 0)
+        glcv_media_nvdec_auto_limit(o->nvdec_sessions);
     int rc = read_list(o->list, o->work != NULL, &r.e, &r.n);
     if (rc == CLI_OK && o->work)
         rc = check_boxes(&r);

@@ -73,6 +73,7 @@ typedef struct cli_sources_options {
     int gpus;               /* 1.. */
     int decoder;            /* index into cli_decoder_names */
     double cpu_share;       /* --cpu-decode F: share of NVDEC sources decoded on CPU threads */
+    int nvdec_sessions;     /* --nvdec-sessions N: auto's NVDEC sessions per GPU (0: no limit), -1: default */
     int threads;            /* PNG worker threads, 0: one fewer than the processors */
     int quiet, verbose;
 } cli_sources_options;
