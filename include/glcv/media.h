@@ -278,10 +278,11 @@ typedef struct glcv_media_set_params {
 
 #define GLCV_MEDIA_SET_PARAMS(...) ((glcv_media_set_params){__VA_ARGS__})
 
-/* Sources left to choose their decoder (a set's DEFAULT) take NVDEC while their GPU has fewer than
- * this many such sessions open in the process, and decode on CPU threads after: a GPU's decoders
- * give the most frames with a few dozen sessions, and fewer with hundreds (docs/PERFORMANCE.md).
- * Sources that ask for NVDEC (the set's or their own decoder NVDEC) are not limited. */
+/* Sources left to choose their decoder (a set's DEFAULT) with frames below 1 Mpixel (2^20 pixels)
+ * take NVDEC while their GPU has fewer than this many such sessions open in the process, and decode
+ * on CPU threads after: a GPU's decoders give the most small frames with a few dozen sessions, and
+ * fewer with hundreds (docs/PERFORMANCE.md). Larger frames, and sources that ask for NVDEC (the
+ * set's or their own decoder NVDEC), are not limited. */
 #define GLCV_MEDIA_NVDEC_AUTO_SESSIONS 64
 
 /* Sets that limit for every GPU of the process (0: no limit) and returns the previous one; a
