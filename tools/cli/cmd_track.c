@@ -565,6 +565,21 @@ static int run_frames(track_run *t)
     return rc;
 }
 
+/* The tracker of the options, for `streams` cameras of width x height and `objects` boxes. */
+static int make_tracker(const track_options *o, int width, int height, int streams, int objects, glcv_logger logger,
+                        glcv_track **out)
+{
+    glcv_track_params p = GLCV_TRACK_PARAMS(.width = width, .height = height, .streams = streams,
+                                            .max_objects = objects > 64 ? objects : 64, .hue_bins = o->bins,
+                                            .sat_bins = o->sat_bins,
+                                            .window = (glcv_track_window)(GLCV_TRACK_WINDOW_OPENCV + o->window),
+                                            .engine = o->engine, .logger = logger);
+    glcv_status st = glcv_track_create(&p, out);
+    if (st == GLCV_OK)
+        st = glcv_track_set_limits(*out, o->s_min, o->v_min, o->v_max);
+    return st == GLCV_OK ? CLI_OK : cli_lib_error("cannot create the tracker", st);
+}
+
 /* A GL context (for the GPU segmenter, and so that CUDA takes the GL context's device) unless the
  * engine is cpu, and the tracker. */
 static int create_tracker(track_run *t)
@@ -576,15 +591,7 @@ static int create_tracker(track_run *t)
         if (glcv_context_create(&cp, &t->ctx) != GLCV_OK)
             t->ctx = NULL;
     }
-    glcv_track_params p = GLCV_TRACK_PARAMS(.width = t->width, .height = t->height,
-                                            .max_objects = o->n_rois > 64 ? o->n_rois : 64, .hue_bins = o->bins,
-                                            .sat_bins = o->sat_bins,
-                                            .window = (glcv_track_window)(GLCV_TRACK_WINDOW_OPENCV + o->window),
-                                            .engine = o->engine, .logger = t->logger);
-    glcv_status st = glcv_track_create(&p, &t->tr);
-    if (st == GLCV_OK)
-        st = glcv_track_set_limits(t->tr, o->s_min, o->v_min, o->v_max);
-    return st == GLCV_OK ? CLI_OK : cli_lib_error("cannot create the tracker", st);
+    return make_tracker(o, t->width, t->height, 1, o->n_rois, t->logger, &t->tr);
 }
 
 static void print_engines(const track_run *t)
@@ -729,16 +736,9 @@ static int list_open(void *user, glcv_context *ctx, int width, int height, const
                 return CLI_FAIL;
             }
         }
-    glcv_track_params p = GLCV_TRACK_PARAMS(.width = width, .height = height, .streams = count,
-                                            .max_objects = t->objects > 64 ? t->objects : 64, .hue_bins = o->bins,
-                                            .sat_bins = o->sat_bins,
-                                            .window = (glcv_track_window)(GLCV_TRACK_WINDOW_OPENCV + o->window),
-                                            .engine = o->engine, .logger = t->logger);
-    glcv_status st = glcv_track_create(&p, &t->tr);
-    if (st == GLCV_OK)
-        st = glcv_track_set_limits(t->tr, o->s_min, o->v_min, o->v_max);
-    if (st != GLCV_OK)
-        return cli_lib_error("cannot create the tracker", st);
+    if (make_tracker(o, width, height, count, t->objects, t->logger, &t->tr) != CLI_OK)
+        return CLI_FAIL;
+    glcv_status st = GLCV_OK;
     int masked = 0;
     for (int k = 0; k < count; k++) {
         t->m[k].masked = o->mask_from_segmenter || (!members[k].live && !o->no_mask);
