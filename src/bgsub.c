@@ -9,6 +9,7 @@
 #include <glcv/image.h>
 
 #include <math.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -450,15 +451,24 @@ static glcv_status learned_frame(void *user, int index, glcv_image *frame)
     return GLCV_OK;
 }
 
-/* B: the median of the kept sets; T: c times the median |I - B| over them, at least the floor. */
-static glcv_status learn_state(glcv_bgsub *b, uint16_t *bg, uint16_t *th)
+typedef struct learn_job {
+    glcv_bgsub *b;
+    uint16_t *bg, *th;
+    atomic_int failed;
+    glcv_status st; /* the first failure's, written by the thread that set `failed` */
+} learn_job;
+
+/* B: the median of the kept sets; T: c times the median |I - B| over them, at least the floor;
+ * for streams [begin, end). */
+static void learn_streams(void *user, int begin, int end)
 {
+    learn_job *job = user;
+    glcv_bgsub *b = job->b;
+    uint16_t *bg = job->bg, *th = job->th;
     size_t n = lane_bytes(b);
     uint8_t *median = malloc(n);
-    if (!median)
-        return GLCV_ERROR_OUT_OF_MEMORY;
-    glcv_status st = GLCV_OK;
-    for (int s = 0; s < b->p.streams && st == GLCV_OK; s++) {
+    glcv_status st = median ? GLCV_OK : GLCV_ERROR_OUT_OF_MEMORY;
+    for (int s = begin; s < end && st == GLCV_OK && !atomic_load(&job->failed); s++) {
         learn_source src = {b, s};
         glcv_image out = {median, b->p.width * b->lanes, b->p.height, 0, GLCV_PIXEL_GRAY8};
         st = glcv_image_median(b->learn_kept, learned_frame, &src, &b->p.logger, &out);
@@ -485,7 +495,17 @@ static glcv_status learn_state(glcv_bgsub *b, uint16_t *bg, uint16_t *th)
         }
     }
     free(median);
-    return st;
+    if (st != GLCV_OK && atomic_exchange(&job->failed, 1) == 0)
+        job->st = st;
+}
+
+/* Every stream's B and T, the streams on several threads (each stream's work is its own). */
+static glcv_status learn_state(glcv_bgsub *b, uint16_t *bg, uint16_t *th)
+{
+    learn_job job = {.b = b, .bg = bg, .th = th, .st = GLCV_OK};
+    atomic_init(&job.failed, 0);
+    glcv_parallel_for(b->p.streams, 0, learn_streams, &job);
+    return atomic_load(&job.failed) ? job.st : GLCV_OK;
 }
 
 /* Ends learning whatever happens (see glcv_bgsub_learn_end): B and T are computed aside and

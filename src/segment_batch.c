@@ -9,6 +9,7 @@
 
 #include <glcv/image.h>
 
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -223,15 +224,35 @@ void glcv_segment_batch_learn_cancel(glcv_segment *s)
         free_subs(s); /* made for this learning: the layers hold the streams' state */
 }
 
+typedef struct learn_end_job {
+    glcv_segment *s;
+    atomic_int failed;
+    glcv_status st; /* the first failure's, written by the thread that set `failed` */
+} learn_end_job;
+
+/* Streams [begin, end) end their learning (each its own CPU segmenter: median and calibration);
+ * after a failure the others' learning ends too, without learning. */
+static void learn_end_streams(void *user, int begin, int end)
+{
+    learn_end_job *job = user;
+    for (int i = begin; i < end; i++) {
+        if (atomic_load(&job->failed)) {
+            glcv_segment_learn_cancel(job->s->sub[i]);
+            continue;
+        }
+        glcv_status st = glcv_segment_learn_end(job->s->sub[i]);
+        if (st != GLCV_OK && atomic_exchange(&job->failed, 1) == 0)
+            job->st = st;
+    }
+}
+
 glcv_status glcv_segment_batch_learn_end(glcv_segment *s)
 {
-    glcv_status st = GLCV_OK;
-    for (int i = 0; i < s->p.streams; i++) { /* after a failure, the other streams' learning ends too */
-        if (st == GLCV_OK)
-            st = glcv_segment_learn_end(s->sub[i]);
-        else
-            glcv_segment_learn_cancel(s->sub[i]);
-    }
+    /* the streams on several threads: learning a stream (its median, its calibration) is its own work */
+    learn_end_job job = {.s = s, .st = GLCV_OK};
+    atomic_init(&job.failed, 0);
+    glcv_parallel_for(s->p.streams, 0, learn_end_streams, &job);
+    glcv_status st = atomic_load(&job.failed) ? job.st : GLCV_OK;
     if (st == GLCV_OK)
         st = take_learned(s);
     if (st == GLCV_OK && s->engine) {

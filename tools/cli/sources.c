@@ -249,6 +249,9 @@ typedef struct set_job {
     int started;
     int rc;
     long frames, learned;
+    /* when, in seconds from the run's start: the set's sources were open, the first frames came, the
+     * background was learned (0: not), the set ended */
+    double opened_at, first_at, learned_at, ended_at;
     atomic_long dropped; /* the members' dropped frames, updated as the set runs */
     char engine_line[256];
 } set_job;
@@ -261,6 +264,7 @@ struct run {
     int n;
     set_job *sets;
     int set_count;
+    double start; /* cli_now() when the sets started */
     /* progress, from every set thread */
     atomic_long frames;
     atomic_int stop;
@@ -757,8 +761,11 @@ static void *set_main(void *arg)
     const cli_sources_options *o = r->o;
     set_state s = {.job = j};
     int rc = set_open(&s);
-    if (rc == CLI_OK && o->work && s.learn_frames > 0)
+    j->opened_at = cli_now() - r->start;
+    if (rc == CLI_OK && o->work && s.learn_frames > 0) {
         rc = learn_pass(&s);
+        j->learned_at = cli_now() - r->start;
+    }
     if (rc != CLI_OK) {
         set_fail(j, rc);
         set_close(&s, 0);
@@ -793,6 +800,8 @@ static void *set_main(void *arg)
                 files_up += up;
             }
         }
+        if (fresh > 0 && j->first_at == 0)
+            j->first_at = now - r->start;
         if (fresh > 0 && o->work) {
             if ((rc = work_frames(&s)) != CLI_OK) {
                 set_fail(j, rc);
@@ -819,6 +828,7 @@ static void *set_main(void *arg)
                         break;
                     }
                     learning = 0;
+                    j->learned_at = cli_now() - r->start;
                 }
             } else {
                 st = s.texture ? cli_subtractor_frames_texture(s.sub, glcv_media_set_texture(s.set), 0)
@@ -882,6 +892,7 @@ static void *set_main(void *arg)
             dropped += (long)stats.dropped;
     }
     atomic_store(&j->dropped, dropped);
+    j->ended_at = cli_now() - r->start;
     set_close(&s, j->rc == CLI_OK);
     return NULL;
 }
@@ -1046,6 +1057,7 @@ int cli_sources_run(const cli_sources_options *o, const cli_args *args)
     if (rc == CLI_OK && r.set_count > 0)
         rc = start_encoders(&r);
     double start = cli_now(), last = start;
+    r.start = start;
     long last_frames = 0;
     if (rc == CLI_OK && r.set_count > 0) {
         cli_interrupt_catch();
@@ -1083,8 +1095,20 @@ int cli_sources_run(const cli_sources_options *o, const cli_args *args)
     if (r.workers)
         stop_encoders(&r);
     double wall = cli_now() - start;
-    if (!o->quiet && r.set_count > 0)
+    if (!o->quiet && r.set_count > 0) {
         show_progress(&r, start, &last, &last_frames, 1);
+        for (int k = 0; k < r.set_count; k++) {
+            const set_job *j = &r.sets[k];
+            if (!j->started || !j->count)
+                continue;
+            char learned[48] = "";
+            if (j->learned_at > 0)
+                snprintf(learned, sizeof learned, ", background at %.1f s", j->learned_at);
+            fprintf(stderr, "glcv: cam%03d..cam%03d: open at %.1f s, first frames at %.1f s%s, %ld frames, ended at %.1f s\n",
+                    r.e[j->members[0]].line, r.e[j->members[j->count - 1]].line, j->opened_at, j->first_at, learned,
+                    j->frames, j->ended_at);
+        }
+    }
     int failed = 0;
     for (int i = 0; i < r.n; i++)
         failed += atomic_load(&r.e[i].failed);
