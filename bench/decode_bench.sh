@@ -17,7 +17,9 @@
 #   decode          glcv's decoders alone (the floor of the rows below): NVDEC, CPU
 #   convert         + the texture set's conversion (one CUDA launch, one GL hand-over per set)
 #   vsam / eth      + VSAM background subtraction (VGA) or the ETH segmenter (1080p), masks read back
-#                   (masks) or kept as textures (tex); NVDEC only, CPU only, both
+#                   (masks) or kept as textures (tex); auto (a set's default: at most 64 NVDEC
+#                   sessions per GPU for frames below 1 Mpixel, the rest on CPU threads), NVDEC
+#                   only, CPU only, both
 # --gpus G (default 1; 2 adds the rows on two GPUs). N (default 1000) VGA sources, M (default 130)
 # 1080p sources. --quick: fewer rows (the end-to-end ones at N and M only).
 set -euo pipefail
@@ -85,18 +87,22 @@ if [ "$quick" = 0 ]; then
     for n in 16 64 256; do run "$vga" --work decode --decoder nvdec --sources "$n" --label floor; done
     run "$vga" --work decode --decoder nvdec --sources "$sources" --label floor
     run "$vga" --work decode --decoder cpu --sources "$sources" --label floor
+    run "$vga" --work decode --decoder auto --sources "$sources" --label floor
     run "$vga" --work convert --decoder nvdec --sources "$sources"
 fi
+run "$vga" --work vsam --decoder auto --sources "$sources"
 run "$vga" --work vsam --decoder nvdec --sources "$sources"
 run "$vga" --work vsam --decoder cpu --sources "$sources"
 run "$vga" --work vsam --decoder both --sources "$sources"
 run "$vga" --work vsam --decoder both --sources "$sources" --no-download
 echo "== glcv, 1080p H.264 at 30 fps ($hd_sources sources)"
 [ "$quick" = 0 ] && run "$hd" --work decode --decoder nvdec --sources "$hd_sources" --rate 30 --label floor
+run "$hd" --work eth --decoder auto --sources "$hd_sources" --rate 30
 run "$hd" --work eth --decoder nvdec --sources "$hd_sources" --rate 30
 run "$hd" --work eth --decoder both --sources "$hd_sources" --rate 30 --cpu-share 0.1
 if [ "$gpus" -gt 1 ]; then
-    echo "== $gpus GPUs"
+    echo "== $gpus GPUs (and one, in the same run)"
+    run "$vga" --work vsam --decoder auto --sources "$sources" --gpus "$gpus"
     run "$vga" --work vsam --decoder nvdec --sources "$((sources * gpus))" --gpus "$gpus"
     run "$vga" --work decode --decoder nvdec --sources "$((sources * gpus))" --gpus "$gpus" --label floor
     run "$hd" --work eth --decoder nvdec --sources "$((hd_sources * gpus))" --gpus "$gpus" --rate 30
