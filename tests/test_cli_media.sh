@@ -210,41 +210,47 @@ PY
     done
 fi
 
-echo "== Ctrl-C on an endless source"
-# Once the 7th mask exists the pipeline runs; SIGINT then stops the reading, the frames read are
-# finished and written, the summary printed, and the exit status is 130.
-"$GLCV" segment --lavfi "$GRAPH" --learn 5 --engine cpu -o "$TMP/endless" >"$TMP/endless.out" 2>"$TMP/endless.err" &
-pid=$!
-for _ in $(seq 3000); do
-    [ -e "$TMP/endless/frame_000011_mask.png" ] || ! kill -0 "$pid" 2>/dev/null && break
-    sleep 0.1
-done
-kill -INT "$pid" 2>/dev/null
-for _ in $(seq 3000); do
-    kill -0 "$pid" 2>/dev/null || break
-    sleep 0.1
-done
-if kill -0 "$pid" 2>/dev/null; then
-    kill -KILL "$pid"
-    fail "Ctrl-C did not stop 'glcv segment --lavfi'"
-fi
-wait "$pid"
-echo $? >"$TMP/endless.rc"
-expect_rc endless 130 "Ctrl-C: exit status 130"
-expect_in endless err "interrupted: stopped reading after" "Ctrl-C is reported"
-expect_in endless out "written:    " "Ctrl-C: the summary is printed"
-expect_count "$TMP/endless/*.tmp-*" 0 "Ctrl-C: no temporary file is left"
-CHECKS=$((CHECKS + 1))
-written=$(sed -n 's/^written: *\([0-9]*\) masks.*/\1/p' "$TMP/endless.out")
-if [ -z "$written" ] || [ "$written" -lt 7 ] || [ "$(compgen -G "$TMP/endless/*_mask.png" | wc -l)" != "$written" ]; then
-    fail "Ctrl-C: the summary says '$written' masks, $(compgen -G "$TMP/endless/*_mask.png" | wc -l) were written"
-fi
-for f in "$TMP"/endless/*_mask.png; do
-    run endless_check compare "$f" "$f"
-    if [ "$(rc_of endless_check)" != 0 ]; then
-        expect_rc endless_check 0 "Ctrl-C: $f is a whole PNG file"
-        break
+# Once the 7th mask exists the pipeline runs; SIGINT (Ctrl-C) or SIGTERM (a supervisor, timeout)
+# then stops the reading, the frames read are finished and written, the summary printed, and the
+# exit status is 128 + the signal (130, 143).
+for sig in INT TERM; do
+    echo "== SIG$sig on an endless source"
+    want=$([ "$sig" = INT ] && echo 130 || echo 143)
+    out=$TMP/endless_$sig
+    "$GLCV" segment --lavfi "$GRAPH" --learn 5 --engine cpu -o "$out" >"$out.out" 2>"$out.err" &
+    pid=$!
+    for _ in $(seq 3000); do
+        [ -e "$out/frame_000011_mask.png" ] || ! kill -0 "$pid" 2>/dev/null && break
+        sleep 0.1
+    done
+    kill -"$sig" "$pid" 2>/dev/null
+    for _ in $(seq 3000); do
+        kill -0 "$pid" 2>/dev/null || break
+        sleep 0.1
+    done
+    if kill -0 "$pid" 2>/dev/null; then
+        kill -KILL "$pid"
+        fail "SIG$sig did not stop 'glcv segment --lavfi'"
     fi
+    wait "$pid"
+    echo $? >"$out.rc"
+    name=endless_$sig
+    expect_rc "$name" "$want" "SIG$sig: exit status $want"
+    expect_in "$name" err "interrupted: stopped reading after" "SIG$sig is reported"
+    expect_in "$name" out "written:    " "SIG$sig: the summary is printed"
+    expect_count "$out/*.tmp-*" 0 "SIG$sig: no temporary file is left"
+    CHECKS=$((CHECKS + 1))
+    written=$(sed -n 's/^written: *\([0-9]*\) masks.*/\1/p' "$out.out")
+    if [ -z "$written" ] || [ "$written" -lt 7 ] || [ "$(compgen -G "$out/*_mask.png" | wc -l)" != "$written" ]; then
+        fail "SIG$sig: the summary says '$written' masks, $(compgen -G "$out/*_mask.png" | wc -l) were written"
+    fi
+    for f in "$out"/*_mask.png; do
+        run endless_check compare "$f" "$f"
+        if [ "$(rc_of endless_check)" != 0 ]; then
+            expect_rc endless_check 0 "SIG$sig: $f is a whole PNG file"
+            break
+        fi
+    done
 done
 
 testlib_finish test_cli_media

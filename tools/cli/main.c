@@ -4,10 +4,12 @@
  * Exit status: 0 ok, 1 runtime failure, 2 usage error. */
 #include "cli.h"
 #include "commands.h"
+#include "source.h"
 
 #include <glcv/image.h>
 
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -169,5 +171,7 @@ int main(int argc, char **argv)
         return cli_exit_status(rc);
     rc = command->run(argc - 2, argv + 2);
     fflush(stdout);
+    if (rc == CLI_INTERRUPTED && cli_interrupt_signal() > 0)
+        rc = 128 + cli_interrupt_signal(); /* 130 after Ctrl-C, 143 after SIGTERM */
     return cli_exit_status(rc);
 }

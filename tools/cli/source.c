@@ -200,16 +200,16 @@ glcv_status cli_source_read(glcv_media *media, glcv_image *out, const atomic_int
 
 #endif
 
-/* ---- Ctrl-C ------------------------------------------------------------------------------------ */
+/* ---- Ctrl-C and SIGTERM --------------------------------------------------------------------------- */
 
-static atomic_int g_interrupted; /* lock-free: safe in a signal handler and between threads */
-static struct sigaction g_previous;
+static atomic_int g_interrupted; /* the signal that came, 0 none; lock-free: safe in a signal handler */
+static struct sigaction g_previous[2];
 static int g_catching;
+static const int g_signals[2] = {SIGINT, SIGTERM};
 
 static void on_interrupt(int signal_number)
 {
-    (void)signal_number;
-    g_interrupted = 1;
+    atomic_store(&g_interrupted, signal_number);
 }
 
 void cli_interrupt_catch(void)
@@ -217,10 +217,12 @@ void cli_interrupt_catch(void)
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_interrupt;
-    sa.sa_flags = SA_RESETHAND; /* a second Ctrl-C ends the program */
+    sa.sa_flags = SA_RESETHAND; /* a second one ends the program */
     sigemptyset(&sa.sa_mask);
-    g_interrupted = 0;
-    g_catching = sigaction(SIGINT, &sa, &g_previous) == 0;
+    atomic_store(&g_interrupted, 0);
+    g_catching = 0;
+    for (int i = 0; i < 2; i++)
+        g_catching |= (sigaction(g_signals[i], &sa, &g_previous[i]) == 0) << i;
 }
 
 int cli_interrupted(void)
@@ -228,9 +230,15 @@ int cli_interrupted(void)
     return atomic_load(&g_interrupted) != 0;
 }
 
+int cli_interrupt_signal(void)
+{
+    return atomic_load(&g_interrupted);
+}
+
 void cli_interrupt_release(void)
 {
-    if (g_catching)
-        sigaction(SIGINT, &g_previous, NULL);
+    for (int i = 0; i < 2; i++)
+        if (g_catching & (1 << i))
+            sigaction(g_signals[i], &g_previous[i], NULL);
     g_catching = 0;
 }

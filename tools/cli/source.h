@@ -111,16 +111,20 @@ void cli_source_close(glcv_media **media);
  * glcv_media_read (the input stopped) or of the copy; the caller reports it. */
 glcv_status cli_source_read(glcv_media *media, glcv_image *out, const atomic_int *stop, int64_t *index, int *end);
 
-/* ---- Ctrl-C ------------------------------------------------------------------------------------ */
+/* ---- Ctrl-C and SIGTERM ---------------------------------------------------------------------------- */
 
-/* From now on the first SIGINT only sets a flag (cli_interrupted), so that a command can stop
- * reading and finish what it started; a second one ends the program as usual. */
+/* From now on the first SIGINT or SIGTERM only sets a flag (cli_interrupted), so that a command can
+ * stop reading and finish what it started (its files whole, none half-written); a second one ends
+ * the program as usual. */
 void cli_interrupt_catch(void);
 
-/* Whether SIGINT came since cli_interrupt_catch. May be called from any thread. */
+/* Whether SIGINT or SIGTERM came since cli_interrupt_catch. May be called from any thread. */
 int cli_interrupted(void);
 
-/* Puts SIGINT's handling back as it was before cli_interrupt_catch. */
+/* The signal that came (SIGINT, SIGTERM), 0 none: the program's exit status is 128 + it. */
+int cli_interrupt_signal(void);
+
+/* Puts SIGINT's and SIGTERM's handling back as they were before cli_interrupt_catch. */
 void cli_interrupt_release(void);
 
 #endif
