@@ -1,8 +1,9 @@
 /* Media input: cameras, video files, image folders and sequences and lavfi graphs through FFmpeg,
  * and the synthetic scene, delivered by a capture thread through a small ring of frame buffers.
  *
- * Why one file of about 1,200 lines: it is the only file of the library that includes FFmpeg, so
- * that FFmpeg's types and headers stay out of every other source and of the public API. */
+ * Why one file of about 1,700 lines: it is the only file of the library that includes FFmpeg, so
+ * that FFmpeg's types and headers stay out of every other source and of the public API; that
+ * includes NVDEC, which glcv reaches through FFmpeg's CUDA frames (and its session limit). */
 #include "core_internal.h"
 #include "image_internal.h"
 #include "media_internal.h"

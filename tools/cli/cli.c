@@ -1,4 +1,8 @@
-/* The glcv tools' shared part: the option parser, messages, helpers; see cli.h. */
+/* The glcv tools' shared part: the option parser, messages, helpers; see cli.h.
+ *
+ * Why one file of about 900 lines: it is the one place every command's arguments, messages and
+ * file helpers go through, each part small; split, the parts would share the message state and
+ * the usage rules through a header of their own. */
 #define _POSIX_C_SOURCE 200809L
 
 #include "cli.h"

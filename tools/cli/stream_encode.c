@@ -93,15 +93,23 @@ static int gl_done(const char *what)
     return CLI_FAIL;
 }
 
+/* A texture of the frame's size, nearest filtering, no pixels yet. */
+static GLuint frame_sized_texture(const stream_encoder *e, GLint internal, GLenum format)
+{
+    GLuint tex = 0;
+    glGenTextures(1, &tex);
+    glBindTexture(GL_TEXTURE_2D, tex);
+    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_NEAREST);
+    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_NEAREST);
+    glTexImage2D(GL_TEXTURE_2D, 0, internal, e->p.width, e->p.height, 0, format, GL_UNSIGNED_BYTE, NULL);
+    glBindTexture(GL_TEXTURE_2D, 0);
+    return tex;
+}
+
 /* The frame's texture (RGB8, the frame's size). */
 static int create_frame_texture(stream_encoder *e)
 {
-    glGenTextures(1, &e->frame_tex);
-    glBindTexture(GL_TEXTURE_2D, e->frame_tex);
-    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_NEAREST);
-    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_NEAREST);
-    glTexImage2D(GL_TEXTURE_2D, 0, GL_RGB8, e->p.width, e->p.height, 0, GL_RGB, GL_UNSIGNED_BYTE, NULL);
-    glBindTexture(GL_TEXTURE_2D, 0);
+    e->frame_tex = frame_sized_texture(e, GL_RGB8, GL_RGB);
     return gl_done("create the frame's texture");
 }
 
@@ -161,12 +169,7 @@ static int create_compose_pass(stream_encoder *e)
     glUniform1i(glGetUniformLocation(e->compose_program, "u_background"), 2);
     glUseProgram(0);
     glGenVertexArrays(1, &e->compose_vao);
-    glGenTextures(1, &e->sent_tex);
-    glBindTexture(GL_TEXTURE_2D, e->sent_tex);
-    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_NEAREST);
-    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_NEAREST);
-    glTexImage2D(GL_TEXTURE_2D, 0, GL_RGBA8, e->p.width, e->p.height, 0, GL_RGBA, GL_UNSIGNED_BYTE, NULL);
-    glBindTexture(GL_TEXTURE_2D, 0);
+    e->sent_tex = frame_sized_texture(e, GL_RGBA8, GL_RGBA);
     glGenFramebuffers(1, &e->sent_fbo);
     glBindFramebuffer(GL_FRAMEBUFFER, e->sent_fbo);
     glFramebufferTexture2D(GL_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_TEXTURE_2D, e->sent_tex, 0);

@@ -160,14 +160,21 @@ void stream_packet_unref(stream_packet **p)
 
 static void event(const viewer *v, const char *fmt, ...) CLI_PRINTF(2, 3);
 
-static void event(const viewer *v, const char *fmt, ...)
+static void vevent(const viewer *v, const char *fmt, va_list ap) CLI_PRINTF(2, 0);
+
+static void vevent(const viewer *v, const char *fmt, va_list ap)
 {
     char text[512];
+    vsnprintf(text, sizeof text, fmt, ap);
+    fprintf(stderr, "glcv: viewer %d (%s): %s\n", v->id, v->peer, text);
+}
+
+static void event(const viewer *v, const char *fmt, ...)
+{
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(text, sizeof text, fmt, ap);
+    vevent(v, fmt, ap);
     va_end(ap);
-    fprintf(stderr, "glcv: viewer %d (%s): %s\n", v->id, v->peer, text);
 }
 
 static void wake(stream_hub *hub)
@@ -397,12 +404,10 @@ static void peer_event(const viewer *v, const char *fmt, ...)
     }
     if (p)
         p->lines++;
-    char text[512];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(text, sizeof text, fmt, ap);
+    vevent(v, fmt, ap);
     va_end(ap);
-    fprintf(stderr, "glcv: viewer %d (%s): %s\n", v->id, v->peer, text);
 }
 
 /* The viewer leaves its handshake (it joined, was refused, or closes). */
