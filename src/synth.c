@@ -348,6 +348,156 @@ static int object_pixel(const placed_object *p, int x, int y, double rgb[3])
     return 1;
 }
 
+/* ---- Tracking scenes ---- */
+
+/* The target's half width and height at scale 1, in units of min(width, height). */
+#define FIGURE_HW 0.05
+#define FIGURE_HH 0.11
+/* FAST: frames from one random point to the next. */
+#define FAST_LEG 8
+
+/* A figure in one frame: centre and half sizes in pixels. */
+typedef struct figure {
+    double x, y, hw, hh;
+} figure;
+
+static double hash01(uint64_t key)
+{
+    return (double)(mix64(key) >> 11) * (1.0 / 9007199254740992.0);
+}
+
+static double scene_time(const glcv_synth *s, int index)
+{
+    return s->params.frames > 1 ? (double)index / (double)(s->params.frames - 1) : 0.0;
+}
+
+static double figure_unit(const glcv_synth *s)
+{
+    return (double)(s->params.width < s->params.height ? s->params.width : s->params.height);
+}
+
+/* The target in frame `index`. */
+static figure target_figure(const glcv_synth *s, int index)
+{
+    double w = (double)s->params.width, h = (double)s->params.height, t = scene_time(s, index);
+    double x = 0.5 * w, y = 0.5 * h, k = 1.0;
+    switch (s->params.track) {
+    case GLCV_SYNTH_TRACK_SCALE:
+        x = (0.25 + 0.5 * t) * w;
+        y = (0.5 + 0.08 * sin_turns(t)) * h;
+        k = 0.7 + 0.9 * sin_turns(0.5 * t);
+        break;
+    case GLCV_SYNTH_TRACK_OCCLUSION:
+        x = (0.15 + 0.7 * t) * w;
+        y = 0.55 * h;
+        break;
+    case GLCV_SYNTH_TRACK_ILLUMINATION:
+        x = (0.5 + 0.3 * sin_turns(t)) * w;
+        y = (0.5 + 0.15 * sin_turns(2.0 * t)) * h;
+        break;
+    case GLCV_SYNTH_TRACK_DISTRACTOR:
+        x = (0.2 + 0.6 * t) * w;
+        y = 0.42 * h;
+        break;
+    default: { /* FAST: straight legs between random points */
+        int leg = index / FAST_LEG;
+        double f = (double)(index % FAST_LEG) / FAST_LEG;
+        uint64_t key = mix64((uint64_t)s->params.seed ^ 0xFA57F16Eull);
+        double x0 = 0.15 + 0.7 * hash01(key ^ ((uint64_t)leg << 1)), y0 = 0.25 + 0.5 * hash01(key ^ ((uint64_t)leg << 1 | 1));
+        double x1 = 0.15 + 0.7 * hash01(key ^ ((uint64_t)(leg + 1) << 1)),
+               y1 = 0.25 + 0.5 * hash01(key ^ ((uint64_t)(leg + 1) << 1 | 1));
+        x = (x0 + (x1 - x0) * f) * w;
+        y = (y0 + (y1 - y0) * f) * h;
+        break;
+    }
+    }
+    figure fig = {x, y, FIGURE_HW * figure_unit(s) * k, FIGURE_HH * figure_unit(s) * k};
+    return fig;
+}
+
+/* DISTRACTOR: the figure that looks the same, walking the other way just below the target. */
+static figure distractor_figure(const glcv_synth *s, int index)
+{
+    double t = scene_time(s, index), u = figure_unit(s);
+    figure fig = {(0.8 - 0.6 * t) * s->params.width, 0.42 * s->params.height + 2.4 * FIGURE_HH * u, FIGURE_HW * u,
+                  FIGURE_HH * u};
+    return fig;
+}
+
+/* Whether the figure covers the centre of pixel (x, y); if so, its colour there: a head, a
+ * striped shirt with the arms, trousers with a gap between the legs, lit from the left. */
+static int figure_pixel(const figure *f, int x, int y, double rgb[3])
+{
+    double u = ((double)x + 0.5 - f->x) / f->hw, v = ((double)y + 0.5 - f->y) / f->hh;
+    if (fabs(u) > 1.0 || fabs(v) > 1.0)
+        return 0;
+    double c[3];
+    if (v < -0.62) {
+        double a = u / 0.45, b = (v + 0.81) / 0.19;
+        if (a * a + b * b > 1.0)
+            return 0;
+        c[0] = 205, c[1] = 165, c[2] = 135;
+    } else if (v < 0.12) {
+        double stripe = sin_turns((v + 0.62) * 3.0) > 0.0 ? 1.15 : 0.85;
+        c[0] = 185 * stripe, c[1] = 48 * stripe, c[2] = 42 * stripe;
+    } else {
+        if (fabs(u) < 0.14)
+            return 0;
+        c[0] = 42, c[1] = 52, c[2] = 118;
+    }
+    double shade = 1.0 - 0.15 * u;
+    for (int i = 0; i < 3; i++)
+        rgb[i] = c[i] * shade;
+    return 1;
+}
+
+/* OCCLUSION: the pole in the middle, twice the figure's width: grey with vertical grooves. */
+static int pole_pixel(const glcv_synth *s, int x, double rgb[3])
+{
+    double half = 2.0 * FIGURE_HW * figure_unit(s), d = (double)x + 0.5 - 0.5 * s->params.width;
+    if (fabs(d) > half)
+        return 0;
+    double g = 120.0 + 25.0 * sin_turns(d / half * 1.5);
+    rgb[0] = g;
+    rgb[1] = g * 0.97;
+    rgb[2] = g * 0.92;
+    return 1;
+}
+
+/* ILLUMINATION: the light at column x of frame `index`: swinging +-45 % over the sequence, and
+ * half in the shadow band. */
+static double light(const glcv_synth *s, int x, int index)
+{
+    double k = 1.0 + 0.45 * sin_turns(2.0 * scene_time(s, index));
+    double fx = ((double)x + 0.5) / s->params.width;
+    return fx >= 0.58 && fx < 0.74 ? 0.5 * k : k;
+}
+
+/* A tracking scene's pixel: its colour (gain 1) and whether the target shows there. */
+static int track_pixel(const glcv_synth *s, const figure *target, const figure *other, int x, int y, double rgb[3])
+{
+    if (s->params.track == GLCV_SYNTH_TRACK_OCCLUSION && pole_pixel(s, x, rgb))
+        return 0;
+    if (figure_pixel(target, x, y, rgb))
+        return 1;
+    if (!other || !figure_pixel(other, x, y, rgb))
+        background_pixel(s, x, y, rgb);
+    return 0;
+}
+
+glcv_status glcv_synth_track_box(const glcv_synth *synth, int index, double box[4])
+{
+    if (!synth || !box || synth->params.track == GLCV_SYNTH_TRACK_DEFAULT || index < 0 ||
+        index >= synth->params.frames)
+        return GLCV_ERROR_INVALID_ARGUMENT;
+    figure f = target_figure(synth, index);
+    box[0] = f.x - f.hw;
+    box[1] = f.y - f.hh;
+    box[2] = 2.0 * f.hw;
+    box[3] = 2.0 * f.hh;
+    return GLCV_OK;
+}
+
 static uint8_t to_byte(double v)
 {
     return (uint8_t)clampd(floor(v + 0.5), 0.0, 255.0);
@@ -365,6 +515,8 @@ static glcv_status resolve_params(const glcv_synth_params *in, glcv_synth_params
     GLCV_DEFAULT(p->seed, 1);
     GLCV_DEFAULT(p->scene, GLCV_SYNTH_STATIC);
     if (p->scene != GLCV_SYNTH_STATIC && p->scene != GLCV_SYNTH_DYNAMIC)
+        return GLCV_ERROR_INVALID_ARGUMENT;
+    if (p->track < GLCV_SYNTH_TRACK_DEFAULT || p->track > GLCV_SYNTH_TRACK_FAST)
         return GLCV_ERROR_INVALID_ARGUMENT;
     if (p->width < 1 || p->width > MAX_SIZE || p->height < 1 || p->height > MAX_SIZE || p->frames < 1 ||
         p->objects < 1 || p->objects > MAX_OBJECTS)
@@ -505,8 +657,13 @@ glcv_status glcv_synth_frame(const glcv_synth *synth, int index, glcv_image *fra
     }
 
     const glcv_synth_params *p = &synth->params;
+    const int tracking = p->track != GLCV_SYNTH_TRACK_DEFAULT;
     placed_object objs[MAX_OBJECTS];
-    place_objects(synth, index, objs);
+    int n_objects = tracking ? 0 : p->objects;
+    if (!tracking)
+        place_objects(synth, index, objs);
+    figure target = tracking ? target_figure(synth, index) : (figure){0, 0, 0, 0};
+    figure other = p->track == GLCV_SYNTH_TRACK_DISTRACTOR ? distractor_figure(synth, index) : target;
     double gain = 1.0 + synth->gain_step * (double)index;
     int noisy = p->noise_sigma > 0.0f;
     double sigma = (double)p->noise_sigma;
@@ -519,23 +676,29 @@ glcv_status glcv_synth_frame(const glcv_synth *synth, int index, glcv_image *fra
         /* The objects that reach this row, top first. */
         const placed_object *row_objs[MAX_OBJECTS];
         int nrow = 0;
-        for (int i = 0; i < p->objects; i++)
+        for (int i = 0; i < n_objects; i++)
             if (y >= objs[i].y0 && y <= objs[i].y1)
                 row_objs[nrow++] = &objs[i];
         uint8_t *d = frame->data + (size_t)y * stride;
         uint8_t *t = truth ? truth->data + (size_t)y * tstride : NULL;
         for (int x = 0; x < p->width; x++, d += bpp) {
-            double rgb[3];
+            double rgb[3], k = gain;
             int covered = 0;
+            if (tracking) {
+                covered = track_pixel(synth, &target, p->track == GLCV_SYNTH_TRACK_DISTRACTOR ? &other : NULL, x, y,
+                                      rgb);
+                if (p->track == GLCV_SYNTH_TRACK_ILLUMINATION)
+                    k *= light(synth, x, index);
+            }
             for (int i = 0; i < nrow && !covered; i++)
                 covered = object_pixel(row_objs[i], x, y, rgb);
-            if (!covered)
+            if (!covered && !tracking)
                 scene_pixel(synth, x, y, (double)index, rgb);
             if (t)
                 t[x] = covered ? 255 : 0;
             uint64_t pixel = (uint64_t)y * (uint64_t)p->width + (uint64_t)x;
             for (int c = 0; c < 3; c++) {
-                double v = rgb[c] * gain;
+                double v = rgb[c] * k;
                 if (noisy)
                     v += sigma * gaussian(mix64(frame_key ^ (pixel * 4u + (uint64_t)c)));
                 d[c] = to_byte(v);

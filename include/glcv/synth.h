@@ -8,6 +8,10 @@
  * pixels (upper right) and two patches whose brightness flickers from frame to frame (upper
  * left). They are background: the ground truth holds the objects only, and
  * glcv_synth_dynamic_region says where they are.
+ * Tracking scenes (params.track) replace the moving objects with one target - a figure with a
+ * head, a striped shirt and trousers - whose box in every frame is known (glcv_synth_track_box),
+ * in one of five situations trackers are judged on: its size changing, hidden behind a pole, under
+ * changing and uneven light, passing a figure that looks the same, and moving fast.
  * The same parameters always give the same frames, on every machine.
  *
  * Thread safety: a glcv_synth object is used by one thread at a time; different objects are
@@ -31,6 +35,16 @@ typedef enum glcv_synth_scene {
     GLCV_SYNTH_DYNAMIC = 2 /* with water, swaying foliage and flickering patches (see above) */
 } glcv_synth_scene;
 
+/* A tracking scene (glcv_synth_params.track). 0 (DEFAULT) is none: the moving objects. */
+typedef enum glcv_synth_track {
+    GLCV_SYNTH_TRACK_DEFAULT = 0,
+    GLCV_SYNTH_TRACK_SCALE = 1,        /* it walks across while its size goes 0.7 -> 1.6 -> 0.7 */
+    GLCV_SYNTH_TRACK_OCCLUSION = 2,    /* it walks behind a pole wider than itself */
+    GLCV_SYNTH_TRACK_ILLUMINATION = 3, /* the light swings +-45 % and a shadow halves it */
+    GLCV_SYNTH_TRACK_DISTRACTOR = 4,   /* a figure that looks the same passes just below it */
+    GLCV_SYNTH_TRACK_FAST = 5          /* it darts between random points, 11 px a frame at 320x240 */
+} glcv_synth_track;
+
 typedef struct glcv_synth_params {
     int width;               /* default 320; 1..16384 */
     int height;              /* default 240; 1..16384 */
@@ -42,6 +56,8 @@ typedef struct glcv_synth_params {
                                 at most 16 */
     uint32_t seed;           /* 0 = default seed 1 */
     glcv_synth_scene scene;  /* default STATIC */
+    glcv_synth_track track;  /* a tracking scene instead of the moving objects (`objects` is then
+                                not used); default none */
 } glcv_synth_params;
 
 #define GLCV_SYNTH_PARAMS(...) ((glcv_synth_params){__VA_ARGS__})
@@ -64,6 +80,12 @@ GLCV_API glcv_status glcv_synth_background(const glcv_synth *synth, glcv_image *
  * and, if `truth` is not NULL, the ground-truth object mask into it (GRAY8: 255 object, 0
  * background). Frames can be rendered in any order. Errors: INVALID_ARGUMENT, SIZE_MISMATCH. */
 GLCV_API glcv_status glcv_synth_frame(const glcv_synth *synth, int index, glcv_image *frame, glcv_image *truth);
+
+/* Tracking scenes: the target's box in frame `index` (0 <= index < frames): box[0], box[1] its
+ * top-left corner, box[2], box[3] its width and height, in pixels (the whole figure, also where
+ * something hides it). The ground-truth mask of glcv_synth_frame holds the target's visible
+ * pixels. Errors: INVALID_ARGUMENT (NULL, no tracking scene, index out of range). */
+GLCV_API glcv_status glcv_synth_track_box(const glcv_synth *synth, int index, double box[4]);
 
 /* Writes into `out` (GRAY8, the generator's size) 255 where the background moves by itself (the
  * DYNAMIC scene's water, foliage and flickering patches, one pixel of margin included) and 0
