@@ -103,7 +103,7 @@ static int make_objects(objects *o, const glcv_image *background, const glcv_ima
                                                  .engine = engine == GLCV_ENGINE_CPU ? GLCV_ENGINE_CPU
                                                                                      : GLCV_ENGINE_AUTO,
                                                  .logger = lg);
-    glcv_track_params tp = GLCV_TRACK_PARAMS(.width = background->width, .height = background->height,
+    glcv_track_params tp = GLCV_TRACK_PARAMS(.method = GLCV_TRACK_METHOD_CAMSHIFT, .width = background->width, .height = background->height,
                                              .max_objects = OBJECTS, .window = GLCV_TRACK_WINDOW_ADAPTIVE,
                                              .engine = engine == GLCV_ENGINE_CPU ? GLCV_ENGINE_CPU : GLCV_ENGINE_AUTO,
                                              .logger = lg);

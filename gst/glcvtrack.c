@@ -1,6 +1,7 @@
-/* glcvtrack: glcv's CAMSHIFT tracker (glcv/track.h) on the pipeline's GL context. The objects are
- * given by their boxes in the first frame (boxes="x,y,w,h;..."): their hue histograms are taken
- * from that frame's texture (glcv_track_hist_compute_texture), and every frame's texture goes to
+/* glcvtrack: glcv's tracker (glcv/track.h: correlation filters or CAMSHIFT) on the pipeline's GL
+ * context. The objects are given by their boxes in the first frame (boxes="x,y,w,h;..."): with
+ * method=dcf each object's filters learn from that frame at its box; with method=camshift its hue
+ * histogram is taken from that frame's texture (glcv_track_hist_compute_texture). Every frame's texture goes to
  * glcv_track_frame_texture (the CUDA engine maps it, the CPU engine reads it back). Each output
  * buffer is the frame, with the boxes drawn over it when draw-boxes is set, and carries one
  * GstVideoRegionOfInterestMeta per object: roi type "glcv-object", id = the object's id (the
@@ -55,6 +56,7 @@ enum {
     PROP_DRAW_BOXES,
     PROP_BINS,
     PROP_SAT_BINS,
+    PROP_METHOD,
     PROP_EPSILON,
     PROP_MAX_ITERATIONS,
     PROP_WINDOW,
@@ -74,11 +76,22 @@ enum {
 
 /* The defaults are glcv track's: the library's, with the adaptive window. */
 #define DEFAULT_PARAMS                                                                                                 \
-    GLCV_TRACK_PARAMS(.hue_bins = 60, .sat_bins = 1, .epsilon = 1.0f, .max_iterations = 10,                            \
+    GLCV_TRACK_PARAMS(.method = GLCV_TRACK_METHOD_DCF, .hue_bins = 60, .sat_bins = 1, .epsilon = 1.0f, .max_iterations = 10,                            \
                       .window = GLCV_TRACK_WINDOW_ADAPTIVE, .aspect = 1.2f, .min_mass = 0.1f, .max_distance = 0.7f,    \
-                      .lost_criteria = GLCV_TRACK_LOST_MASS | GLCV_TRACK_LOST_HISTOGRAM,                               \
+                      .lost_criteria = GLCV_TRACK_LOST_MASS | GLCV_TRACK_LOST_HISTOGRAM | GLCV_TRACK_LOST_PEAK,        \
                       .recovery = GLCV_TRACK_RECOVERY_FRAME, .recovery_interval = 4, .min_window_area = 20,            \
                       .reset_width = 200, .engine = GLCV_ENGINE_AUTO)
+
+static GType method_get_type(void)
+{
+    static gsize type = 0;
+    static const GEnumValue values[] = {
+        {GLCV_TRACK_METHOD_DCF, "Correlation filters with a scale filter and a colour model", "dcf"},
+        {GLCV_TRACK_METHOD_CAMSHIFT, "A hue histogram's mean shift", "camshift"},
+        {0, NULL, NULL},
+    };
+    return glcvgst_enum_type(&type, "GlcvGstTrackMethod", values);
+}
 
 static GType window_get_type(void)
 {
@@ -111,6 +124,7 @@ static GType lost_get_type(void)
         {GLCV_TRACK_LOST_ITERATIONS, "The mean shift did not converge in max-iterations", "iterations"},
         {GLCV_TRACK_LOST_MASS, "M00 below min-mass times the first M00", "mass"},
         {GLCV_TRACK_LOST_HISTOGRAM, "Bhattacharyya distance to the model above max-distance", "histogram"},
+        {GLCV_TRACK_LOST_PEAK, "method=dcf: the correlation peak's peak-to-sidelobe ratio too low", "peak"},
         {0, NULL, NULL},
     };
     if (g_once_init_enter(&type))
@@ -163,6 +177,9 @@ static void gst_glcv_track_set_property(GObject *object, guint id, const GValue 
         break;
     case PROP_WINDOW:
         p->window = (glcv_track_window)g_value_get_enum(value);
+        break;
+    case PROP_METHOD:
+        p->method = (glcv_track_method)g_value_get_enum(value);
         break;
     case PROP_ASPECT:
         p->aspect = g_value_get_float(value);
@@ -233,6 +250,9 @@ static void gst_glcv_track_get_property(GObject *object, guint id, GValue *value
         break;
     case PROP_WINDOW:
         g_value_set_enum(value, p->window);
+        break;
+    case PROP_METHOD:
+        g_value_set_enum(value, p->method);
         break;
     case PROP_ASPECT:
         g_value_set_float(value, p->aspect);
@@ -367,9 +387,10 @@ static gboolean track_start(GstGlcvTrack *self, unsigned int frame)
     for (int k = 0; k < n && ok; k++) {
         glcv_track_hist hist;
         int id = -1;
-        st = glcv_track_hist_compute_texture(track, frame, 0, rects[k], &hist);
+        const int dcf = p.method == GLCV_TRACK_METHOD_DCF; /* learns from the frame itself */
+        st = dcf ? GLCV_OK : glcv_track_hist_compute_texture(track, frame, 0, rects[k], &hist);
         if (st == GLCV_OK)
-            st = glcv_track_add(track, &hist, rects[k], &id);
+            st = glcv_track_add(track, dcf ? NULL : &hist, rects[k], &id);
         if (st != GLCV_OK) {
             char *what = g_strdup_printf("Box %d,%d,%d,%d (frame %dx%d)", rects[k].x, rects[k].y, rects[k].width,
                                          rects[k].height, p.width, p.height);
@@ -542,6 +563,9 @@ static void gst_glcv_track_class_init(GstGlcvTrackClass *klass)
                                     g_param_spec_int("max-iterations", "Max iterations",
                                                      "Mean-shift iterations per frame", 1, 1000, d.max_iterations,
                                                      ready));
+    g_object_class_install_property(gobject, PROP_METHOD,
+                                    g_param_spec_enum("method", "Method", "The tracking method", method_get_type(),
+                                                      d.method, ready));
     g_object_class_install_property(gobject, PROP_WINDOW,
                                     g_param_spec_enum("window", "Window",
                                                       "How the window is sized after the mean shift", window_get_type(),
@@ -604,5 +628,6 @@ static void gst_glcv_track_class_init(GstGlcvTrackClass *klass)
     gst_type_mark_as_plugin_api(window_get_type(), 0);
     gst_type_mark_as_plugin_api(recovery_get_type(), 0);
     gst_type_mark_as_plugin_api(lost_get_type(), 0);
+    gst_type_mark_as_plugin_api(method_get_type(), 0);
     gst_type_mark_as_plugin_api(glcvgst_track_engine_get_type(), 0);
 }

@@ -1,13 +1,16 @@
 /* The tracker object: parameters, objects and their models, validation, and the dispatch of each
- * frame to its engine - CUDA (track_cuda.c, cuda/track.cu) or the CPU implementation
- * (track_cpu.c); results with cv::CamShift's rotated boxes. Histogram files: track_hist.c.
+ * frame to its method and engine - CAMSHIFT on CUDA (track_cuda.c, cuda/track.cu) or on the CPU
+ * (track_cpu.c), DCF on CUDA (track_cuda.c, cuda/track_dcf.cu) or on the CPU (track_dcf.c, objects
+ * on the library's threads); results with cv::CamShift's rotated boxes or DCF's boxes. Histogram
+ * files: track_hist.c.
  *
- * Why one file of about 1,200 lines: every public call locks the object and reads or changes the
+ * Why one file of about 1,400 lines: every public call locks the object and reads or changes the
  * same private fields - the object slots, the list of the set being tracked and its streams, the
- * results still pending on the GPU (on one device or spread over several) - and the frame paths (host frames and sets, textures and
- * texture arrays read back for the CPU engine or handed to CUDA) must keep them consistent with
- * each other (a refused set changes none of them). Split, those fields would move into the
- * private header for every file to change. The arithmetic both engines share is track_math.h. */
+ * results still pending on the GPU (on one device or spread over several) - and the frame paths
+ * (host frames and sets, textures and texture arrays read back for the CPU engine or handed to
+ * CUDA, for either method) must keep them consistent with each other (a refused set changes none
+ * of them). Split, those fields would move into the private header for every file to change. The
+ * arithmetic both engines share is track_math.h (CAMSHIFT) and track_dcf_math.h (DCF). */
 #include "track_internal.h"
 
 #include "core_internal.h"
@@ -19,6 +22,7 @@
 
 #include <math.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,7 +34,7 @@
 #define DEFAULT_ASPECT 1.2f
 #define DEFAULT_MIN_MASS 0.1f
 #define DEFAULT_MAX_DISTANCE 0.7f
-#define DEFAULT_CRITERIA (GLCV_TRACK_LOST_MASS | GLCV_TRACK_LOST_HISTOGRAM)
+#define DEFAULT_CRITERIA (GLCV_TRACK_LOST_MASS | GLCV_TRACK_LOST_HISTOGRAM | GLCV_TRACK_LOST_PEAK)
 #define DEFAULT_RECOVERY_INTERVAL 4
 #define DEFAULT_MIN_WINDOW_AREA 20
 #define DEFAULT_RESET_WIDTH 200
@@ -46,6 +50,7 @@ typedef struct track_slot {
     uint8_t *lut;       /* nbins + 1 */
     double *sqrt_model; /* nbins */
     double model_sum;
+    glcv_track_dcf *dcf; /* DCF: the object's filters (kept for the slot's next object) */
 } track_slot;
 
 struct glcv_track {
@@ -63,6 +68,7 @@ struct glcv_track {
     int n_ids;
     int *next_ids, *next_streams; /* CUDA engine: the list of a set being queued (swapped in once it is) */
     glcv_tm_result *results;  /* in ids order */
+    double *peaks;            /* DCF: the results' peak-to-sidelobe ratios */
     int have_frame;           /* a frame was tracked */
     int results_pending;      /* CUDA: results not fetched yet */
 
@@ -74,6 +80,11 @@ struct glcv_track {
     uint8_t *rgb, *mask;
     int read_frames;
     glcv_image *set_images; /* 2 * streams: frames and masks read back, as images */
+
+    /* DCF: working memory of the threads tracking objects, kept between frames */
+    pthread_mutex_t scratch_lock;
+    glcv_track_dcf_scratch **scratch, **idle; /* every one made; those not in use */
+    int n_scratch, n_idle;
 
     glcv_track_cuda *cuda; /* the CUDA engine (its first device's), NULL with the CPU engine */
     int cuda_with_gl; /* ... on the GL context's device, alone: textures go through the bridge */
@@ -102,6 +113,9 @@ static glcv_status resolve_params(const glcv_track_params *in, glcv_track_params
         return st;
     GLCV_DEFAULT(p->streams, 1);
     GLCV_DEFAULT(p->max_objects, DEFAULT_MAX_OBJECTS);
+    GLCV_DEFAULT(p->method, GLCV_TRACK_METHOD_DCF);
+    if (p->method != GLCV_TRACK_METHOD_CAMSHIFT && p->method != GLCV_TRACK_METHOD_DCF)
+        return glcv_fail(lg, GLCV_ERROR_INVALID_ARGUMENT, "track: unknown method %d", (int)p->method);
     GLCV_DEFAULT(p->cuda_devices, 1);
     if (p->cuda_devices < -1 || p->cuda_devices > GLCV_TRACK_MAX_DEVICES)
         return glcv_fail(lg, GLCV_ERROR_INVALID_ARGUMENT, "track: cuda_devices %d must be -1 or 1..%d",
@@ -137,7 +151,8 @@ static glcv_status resolve_params(const glcv_track_params *in, glcv_track_params
     if (p->hue_bins * p->sat_bins > GLCV_TRACK_MAX_BINS)
         return glcv_fail(lg, GLCV_ERROR_INVALID_ARGUMENT, "track: %d x %d bins: at most %d in all", p->hue_bins,
                          p->sat_bins, GLCV_TRACK_MAX_BINS);
-    if (p->lost_criteria & ~(unsigned)(GLCV_TRACK_LOST_ITERATIONS | GLCV_TRACK_LOST_MASS | GLCV_TRACK_LOST_HISTOGRAM))
+    if (p->lost_criteria & ~(unsigned)(GLCV_TRACK_LOST_ITERATIONS | GLCV_TRACK_LOST_MASS | GLCV_TRACK_LOST_HISTOGRAM |
+                                       GLCV_TRACK_LOST_PEAK))
         return glcv_fail(lg, GLCV_ERROR_INVALID_ARGUMENT, "track: unknown lost_criteria bits 0x%x",
                          p->lost_criteria);
     if (p->window < GLCV_TRACK_WINDOW_OPENCV || p->window > GLCV_TRACK_WINDOW_ADAPTIVE)
@@ -190,6 +205,7 @@ glcv_status glcv_track_create(const glcv_track_params *params, glcv_track **out)
     if (!t)
         return GLCV_ERROR_OUT_OF_MEMORY;
     pthread_mutex_init(&t->lock, NULL);
+    pthread_mutex_init(&t->scratch_lock, NULL);
     t->p = p;
     t->logger = p.logger;
     t->s_min = DEFAULT_S_MIN;
@@ -205,10 +221,11 @@ glcv_status glcv_track_create(const glcv_track_params *params, glcv_track **out)
     t->next_ids = calloc(n_slots, sizeof *t->next_ids);
     t->next_streams = calloc(n_slots, sizeof *t->next_streams);
     t->results = calloc(n_slots, sizeof *t->results);
+    t->peaks = calloc(n_slots, sizeof *t->peaks);
     t->counts = calloc(nb, sizeof *t->counts);
     t->set_images = calloc(2 * (size_t)p.streams, sizeof *t->set_images);
-    if (!t->slots || !t->ids || !t->id_streams || !t->next_ids || !t->next_streams || !t->results || !t->counts ||
-        !t->set_images) {
+    if (!t->slots || !t->ids || !t->id_streams || !t->next_ids || !t->next_streams || !t->results || !t->peaks ||
+        !t->counts || !t->set_images) {
         st = GLCV_ERROR_OUT_OF_MEMORY;
         goto fail;
     }
@@ -236,7 +253,8 @@ glcv_status glcv_track_create(const glcv_track_params *params, glcv_track **out)
             goto fail;
         }
         for (int e = 0; e < n; e++) {
-            st = glcv_track_cuda_create(device.device + e, &c, &t->tables, p.max_objects, p.streams, lg,
+            st = glcv_track_cuda_create(device.device + e, &c, &t->tables, p.max_objects, p.streams,
+                                        p.method == GLCV_TRACK_METHOD_DCF, lg,
                                         &t->engines[e]);
             if (st != GLCV_OK)
                 goto fail;
@@ -260,7 +278,7 @@ glcv_status glcv_track_create(const glcv_track_params *params, glcv_track **out)
     } else {
         t->p.cuda_devices = 0; /* the CPU engine uses none */
     }
-    if (t->p.engine == GLCV_ENGINE_CPU) {
+    if (t->p.engine == GLCV_ENGINE_CPU && p.method == GLCV_TRACK_METHOD_CAMSHIFT) {
         size_t n = (size_t)p.width * (size_t)p.height * (size_t)p.streams;
         t->bins = malloc(n * sizeof *t->bins);
         if (!t->bins) {
@@ -295,6 +313,7 @@ void glcv_track_destroy(glcv_track **track)
             free(t->slots[i].value);
             free(t->slots[i].lut);
             free(t->slots[i].sqrt_model);
+            glcv_track_dcf_destroy(&t->slots[i].dcf);
         }
     }
     free(t->slots);
@@ -303,11 +322,17 @@ void glcv_track_destroy(glcv_track **track)
     free(t->next_ids);
     free(t->next_streams);
     free(t->results);
+    free(t->peaks);
     free(t->counts);
     free(t->bins);
     free(t->rgb);
     free(t->mask);
     free(t->set_images);
+    for (int i = 0; i < t->n_scratch; i++)
+        glcv_track_dcf_scratch_destroy(t->scratch[i]);
+    free(t->scratch);
+    free(t->idle);
+    pthread_mutex_destroy(&t->scratch_lock);
     pthread_mutex_destroy(&t->lock);
     free(t);
     *track = NULL;
@@ -650,9 +675,38 @@ static glcv_status engines_results(glcv_track *t, glcv_tm_result *results, glcv_
     return first;
 }
 
+static void dcf_result(const glcv_track *t, const glcv_track_dcf_result *r, glcv_tm_result *out);
+
+/* DCF on CUDA: the results of list ids[0..n-1] from every engine, as engine results and ratios. */
+static glcv_status dcf_engines_results(glcv_track *t, const int *ids, int n)
+{
+    glcv_track_dcf_result *r = malloc((size_t)(n > 0 ? n : 1) * sizeof *r);
+    if (!r)
+        return GLCV_ERROR_OUT_OF_MEMORY;
+    glcv_status first = GLCV_OK;
+    for (int e = 0; e < t->n_engines; e++) {
+        int k = t->n_engines == 1 ? n : engine_part(t, ids, n, e);
+        if (k == 0)
+            continue;
+        glcv_status st = glcv_track_cuda_dcf_results(t->engines[e], r, k);
+        for (int i = 0; i < k && st == GLCV_OK; i++) {
+            int pos = t->n_engines == 1 ? i : t->part_pos[i];
+            dcf_result(t, &r[i], &t->results[pos]);
+            t->peaks[pos] = r[i].psr;
+        }
+        first = first == GLCV_OK ? st : first; /* every engine is waited for */
+    }
+    free(r);
+    return first;
+}
+
 /* CUDA: fetches the last frame's results and the objects' states before the host changes them. */
 static glcv_status settle(glcv_track *t)
 {
+    if (t->cuda && t->results_pending && t->p.method == GLCV_TRACK_METHOD_DCF) {
+        t->results_pending = 0;
+        return dcf_engines_results(t, t->ids, t->n_ids);
+    }
     if (t->cuda && t->results_pending) {
         glcv_tm_object *states = malloc((size_t)t->p.max_objects * sizeof *states);
         if (!states)
@@ -678,6 +732,27 @@ static glcv_status upload_object(glcv_track *t, int id, int model)
                                       s->model_sum);
 }
 
+/* DCF: the part of a box inside the frame, where an object starts; INVALID_ARGUMENT when none is. */
+static glcv_status dcf_box(const glcv_track *t, glcv_rect window, glcv_tm_rect *out)
+{
+    glcv_tm_rect r = {window.x, window.y, window.width, window.height};
+    *out = glcv_tm_intersect(r, (glcv_tm_rect){0, 0, t->p.width, t->p.height});
+    if (out->w > 0 && out->h > 0)
+        return GLCV_OK;
+    return glcv_fail(&t->logger, GLCV_ERROR_INVALID_ARGUMENT,
+                     "track: box %d,%d %dx%d has no pixel in the %dx%d frame: DCF learns the object from its pixels",
+                     window.x, window.y, window.width, window.height, t->p.width, t->p.height);
+}
+
+/* DCF: object `id` starts from a box inside the frame (dcf_box); the CUDA engine gets its state. */
+static glcv_status dcf_start(const glcv_track *t, track_slot *s, int id, glcv_tm_rect r)
+{
+    glcv_track_dcf_start(s->dcf, r.x + 0.5 * r.w, r.y + 0.5 * r.h, r.w, r.h, t->p.width, t->p.height);
+    if (!t->cuda)
+        return GLCV_OK;
+    return glcv_track_cuda_dcf_set(t->engines[id % t->n_engines], id, s->state.stream, s->dcf);
+}
+
 glcv_status glcv_track_add(glcv_track *t, const glcv_track_hist *hist, glcv_rect window, int *id)
 {
     return glcv_track_add_to_stream(t, 0, hist, window, id);
@@ -695,10 +770,11 @@ glcv_status glcv_track_add_to_stream(glcv_track *t, int stream, const glcv_track
     if (stream < 0 || stream >= t->p.streams)
         return glcv_fail(&t->logger, GLCV_ERROR_INVALID_ARGUMENT, "track: stream %d: the tracker has %d (0..%d)",
                          stream, t->p.streams, t->p.streams - 1);
-    glcv_status st = glcv_track_hist_check(&t->logger, hist);
+    const int dcf = t->p.method == GLCV_TRACK_METHOD_DCF;
+    glcv_status st = dcf && !hist ? GLCV_OK : glcv_track_hist_check(&t->logger, hist);
     if (st != GLCV_OK)
         return st;
-    if (hist->hue_bins != t->p.hue_bins || hist->sat_bins != t->p.sat_bins)
+    if (hist && (hist->hue_bins != t->p.hue_bins || hist->sat_bins != t->p.sat_bins))
         return glcv_fail(&t->logger, GLCV_ERROR_INVALID_ARGUMENT,
                          "track: the histogram has %d x %d bins, the tracker %d x %d", hist->hue_bins, hist->sat_bins,
                          t->p.hue_bins, t->p.sat_bins);
@@ -712,13 +788,24 @@ glcv_status glcv_track_add_to_stream(glcv_track *t, int stream, const glcv_track
         st = glcv_fail(&t->logger, GLCV_ERROR_STATE, "track: already %d objects (max_objects)", t->p.max_objects);
     } else {
         track_slot *s = &t->slots[slot];
-        memcpy(s->value, hist->value, (size_t)t->nbins * sizeof *s->value);
+        if (hist)
+            memcpy(s->value, hist->value, (size_t)t->nbins * sizeof *s->value);
+        else
+            memset(s->value, 0, (size_t)t->nbins * sizeof *s->value);
         glcv_track_cpu_model(s->value, t->nbins, s->lut, s->sqrt_model, &s->model_sum);
         memset(&s->state, 0, sizeof s->state);
         s->state.window = (glcv_tm_rect){window.x, window.y, window.width, window.height};
         glcv_tm_adaptive_init(&s->state, s->state.window);
         s->state.stream = stream;
-        st = upload_object(t, slot, 1);
+        glcv_tm_rect box;
+        if (dcf)
+            st = dcf_box(t, window, &box);
+        if (dcf && st == GLCV_OK && !s->dcf)
+            st = glcv_track_dcf_create(&s->dcf);
+        if (dcf && st == GLCV_OK)
+            st = dcf_start(t, s, slot, box);
+        if (st == GLCV_OK)
+            st = upload_object(t, slot, 1);
         if (st == GLCV_OK) {
             s->used = 1;
             *id = slot;
@@ -748,6 +835,9 @@ glcv_status glcv_track_set_window(glcv_track *t, int id, glcv_rect window)
     glcv_status st = check_id(t, id);
     if (st == GLCV_OK)
         st = glcv_check_rect(&t->logger, "track", "window", window);
+    glcv_tm_rect box;
+    if (st == GLCV_OK && t->p.method == GLCV_TRACK_METHOD_DCF)
+        st = dcf_box(t, window, &box);
     if (st == GLCV_OK)
         st = settle(t);
     if (st == GLCV_OK) {
@@ -755,6 +845,9 @@ glcv_status glcv_track_set_window(glcv_track *t, int id, glcv_rect window)
         s->state.window = (glcv_tm_rect){window.x, window.y, window.width, window.height};
         glcv_tm_adaptive_init(&s->state, s->state.window);
         s->state.lost_frames = 0;
+        if (t->p.method == GLCV_TRACK_METHOD_DCF)
+            st = dcf_start(t, s, id, box);
+        if (st == GLCV_OK)
         st = upload_object(t, id, 0);
     }
     pthread_mutex_unlock(&t->lock);
@@ -813,6 +906,87 @@ static void cpu_track_all(glcv_track *t, const glcv_tm_config *c)
         glcv_track_cpu_object(stream_bins(t, s->state.stream), c, &model, &s->state, &t->results[k], t->counts);
     }
     t->have_frame = 1;
+}
+
+/* ---- DCF ---- */
+
+/* A thread's working memory from the tracker's pool (made when none is idle); NULL when out of
+ * memory. */
+static glcv_track_dcf_scratch *take_scratch(glcv_track *t)
+{
+    glcv_track_dcf_scratch *s = NULL;
+    pthread_mutex_lock(&t->scratch_lock);
+    if (t->n_idle > 0) {
+        s = t->idle[--t->n_idle];
+    } else {
+        size_t n = (size_t)t->n_scratch + 1;
+        glcv_track_dcf_scratch **all = realloc(t->scratch, n * sizeof *all);
+        if (all)
+            t->scratch = all;
+        glcv_track_dcf_scratch **idle = all ? realloc(t->idle, n * sizeof *idle) : NULL;
+        if (idle)
+            t->idle = idle;
+        if (all && idle && (s = glcv_track_dcf_scratch_create()) != NULL)
+            t->scratch[t->n_scratch++] = s;
+    }
+    pthread_mutex_unlock(&t->scratch_lock);
+    return s;
+}
+
+static void give_scratch(glcv_track *t, glcv_track_dcf_scratch *s)
+{
+    pthread_mutex_lock(&t->scratch_lock);
+    t->idle[t->n_idle++] = s;
+    pthread_mutex_unlock(&t->scratch_lock);
+}
+
+/* An engine result from a DCF result: the box, the lost state and the next search window. */
+static void dcf_result(const glcv_track *t, const glcv_track_dcf_result *r, glcv_tm_result *out)
+{
+    memset(out, 0, sizeof *out);
+    memcpy(out->box, r->box, sizeof out->box);
+    out->reasons = r->lost ? GLCV_TRACK_LOST_PEAK : 0;
+    out->lost = out->reasons & t->p.lost_criteria;
+    out->distance = -1;
+    glcv_tm_rect w = {(int)lrint(r->window[0] - 0.5 * r->window[2]), (int)lrint(r->window[1] - 0.5 * r->window[3]),
+                      (int)lrint(r->window[2]), (int)lrint(r->window[3])};
+    out->measured = out->window = out->next = w;
+}
+
+typedef struct dcf_job {
+    glcv_track *t;
+    const glcv_image *frames; /* a frame per stream */
+    atomic_int failed;
+} dcf_job;
+
+static void dcf_range(void *user, int begin, int end)
+{
+    dcf_job *job = user;
+    glcv_track *t = job->t;
+    glcv_track_dcf_scratch *s = take_scratch(t);
+    if (!s) {
+        atomic_store(&job->failed, 1);
+        return;
+    }
+    for (int k = begin; k < end; k++) {
+        track_slot *slot = &t->slots[t->ids[k]];
+        glcv_track_dcf_result r;
+        glcv_track_dcf_frame(slot->dcf, &job->frames[slot->state.stream], s, &r);
+        dcf_result(t, &r, &t->results[k]);
+        t->peaks[k] = r.psr;
+    }
+    give_scratch(t, s);
+}
+
+/* DCF: tracks every object in its stream's frame, objects spread over the library's threads. */
+static glcv_status dcf_track_all(glcv_track *t, const glcv_image *frames)
+{
+    list_objects(t);
+    dcf_job job = {.t = t, .frames = frames};
+    atomic_init(&job.failed, 0);
+    glcv_parallel_for(t->n_ids, 0, dcf_range, &job);
+    t->have_frame = !atomic_load(&job.failed);
+    return t->have_frame ? GLCV_OK : glcv_fail(&t->logger, GLCV_ERROR_OUT_OF_MEMORY, "track: out of memory");
 }
 
 /* CUDA engine: queues a set through `queue` (the objects listed into t->next_ids), whose results
@@ -886,6 +1060,8 @@ static glcv_status queue_textures(glcv_track *t, glcv_track_cuda *engine, const 
 static glcv_status track_set(glcv_track *t, const glcv_image *frames, const glcv_image *masks, int count)
 {
     glcv_tm_config c = make_config(t);
+    if (t->p.method == GLCV_TRACK_METHOD_DCF && !t->cuda)
+        return dcf_track_all(t, frames);
     if (t->cuda)
         return cuda_set(t, queue_host_set, &(host_set_args){frames, masks, count});
     for (int i = 0; i < count; i++) {
@@ -928,18 +1104,22 @@ static glcv_status track_read_back(glcv_track *t, unsigned int frames, unsigned 
 {
     int count = layers ? t->p.streams : 1;
     glcv_tm_config c = make_config(t);
-    /* the CPU engine makes each stream's bin image as soon as its layer is read: one frame of room */
-    glcv_status st = read_buffers(t, t->cuda ? count : 1);
+    /* the CPU engine makes each stream's bin image as soon as its layer is read: one frame of room
+     * (DCF: every frame) */
+    const int dcf = t->p.method == GLCV_TRACK_METHOD_DCF && !t->cuda, all = t->cuda || dcf;
+    glcv_status st = read_buffers(t, all ? count : 1);
     for (int i = 0; st == GLCV_OK && i < count; i++) {
-        int index = t->cuda ? i : 0;
+        int index = all ? i : 0;
         st = read_input(t, frames, masks, layers ? i : -1, index);
         t->set_images[i] = read_frame(t, index);
         t->set_images[count + i] = read_mask(t, index);
-        if (st == GLCV_OK && !t->cuda)
+        if (st == GLCV_OK && !all)
             glcv_track_cpu_bins_rgb(&t->tables, &c, t->rgb, masks ? t->mask : NULL, stream_bins(t, i));
     }
     if (st != GLCV_OK)
         return st;
+    if (dcf)
+        return dcf_track_all(t, t->set_images);
     if (!t->cuda) {
         cpu_track_all(t, &c);
         return GLCV_OK;
@@ -1052,7 +1232,7 @@ static void to_public(const glcv_track *t, const glcv_tm_config *c, int id, int 
     out->measured = (glcv_rect){r->measured.x, r->measured.y, r->measured.w, r->measured.h};
     out->window = (glcv_rect){r->next.x, r->next.y, r->next.w, r->next.h};
     out->distance = r->distance;
-    if (c->window_mode == GLCV_TM_WINDOW_ADAPTIVE) {
+    if (c->window_mode == GLCV_TM_WINDOW_ADAPTIVE || t->p.method == GLCV_TRACK_METHOD_DCF) {
         /* the filter's box, also while the object is lost */
         out->cx = (float)r->box[0];
         out->cy = (float)r->box[1];
@@ -1107,8 +1287,10 @@ glcv_status glcv_track_results(glcv_track *t, glcv_track_result *out, int capaci
     if (st == GLCV_OK) {
         glcv_tm_config c = make_config(t);
         *count = t->n_ids;
-        for (int k = 0; k < t->n_ids && k < capacity; k++)
+        for (int k = 0; k < t->n_ids && k < capacity; k++) {
             to_public(t, &c, t->ids[k], t->id_streams[k], &t->results[k], &out[k]);
+            out[k].peak = t->p.method == GLCV_TRACK_METHOD_DCF ? t->peaks[k] : -1.0;
+        }
     }
     pthread_mutex_unlock(&t->lock);
     return st;

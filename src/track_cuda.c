@@ -2,7 +2,8 @@
  * of a host set (staged in pinned memory, uploaded in one copy), the bin images of all streams
  * (stream after stream), the tables, the objects' models and states, the results; one
  * non-blocking stream; texture inputs through the CUDA-GL bridge. The kernels are
- * cuda/track.cu, behind track_kernels.h. */
+ * cuda/track.cu (CAMSHIFT) and cuda/track_dcf.cu (DCF: the objects' filters, their working
+ * memory and results instead of bin images and models), behind track_kernels.h. */
 #include "track_internal.h"
 
 #include "core_internal.h"
@@ -59,6 +60,14 @@ struct glcv_track_cuda {
 
     glcv_cuda_bridge *bridge;     /* texture inputs, made on first use */
 
+    /* DCF: the objects' states and working memory (by id), their streams, the tables, results */
+    int dcf;
+    glcv_track_dcf *dcf_objects;
+    glcv_cuda_dcf_scratch *dcf_scratch;
+    int *dcf_streams;
+    glcv_track_dcf_tables *dcf_tables;
+    glcv_track_dcf_result *dcf_results, *host_dcf_results; /* n in ids order; pinned copy */
+
     /* benchmarks */
     cudaEvent_t start, stop;
     int bench_n, bench_ids;       /* objects bench_ids .. bench_ids + bench_n - 1 */
@@ -72,8 +81,33 @@ static glcv_status cuda_alloc(glcv_track_cuda *c_, void **ptr, size_t bytes, con
     return GLCV_OK;
 }
 
+/* DCF: the objects' device memory and the tables. */
+static glcv_status dcf_buffers(glcv_track_cuda *c_)
+{
+    size_t n = (size_t)c_->max_objects;
+    glcv_status st = cuda_alloc(c_, (void **)&c_->dcf_objects, n * sizeof(glcv_track_dcf), "track: DCF objects");
+    if (st == GLCV_OK)
+        st = cuda_alloc(c_, (void **)&c_->dcf_scratch, n * glcv_cuda_track_dcf_scratch_bytes(),
+                        "track: DCF working memory");
+    if (st == GLCV_OK)
+        st = cuda_alloc(c_, (void **)&c_->dcf_streams, n * sizeof(int), "track: DCF streams");
+    if (st == GLCV_OK)
+        st = cuda_alloc(c_, (void **)&c_->dcf_tables, sizeof(glcv_track_dcf_tables), "track: DCF tables");
+    if (st == GLCV_OK)
+        st = cuda_alloc(c_, (void **)&c_->dcf_results, n * sizeof(glcv_track_dcf_result), "track: DCF results");
+    if (st == GLCV_OK)
+        CHECK_CUDA(cudaMallocHost((void **)&c_->host_dcf_results, n * sizeof(glcv_track_dcf_result)),
+                   "track: pinned DCF results");
+    glcv_track_dcf_tables t;
+    glcv_track_dcf_tables_init(&t);
+    if (st == GLCV_OK)
+        CHECK_CUDA(cudaMemcpy(c_->dcf_tables, &t, sizeof t, cudaMemcpyHostToDevice), "track: DCF tables upload");
+    return st;
+}
+
 glcv_status glcv_track_cuda_create(int device, const glcv_tm_config *c, const glcv_tm_tables *tables,
-                                   int max_objects, int streams, const glcv_logger *logger, glcv_track_cuda **out)
+                                   int max_objects, int streams, int dcf, const glcv_logger *logger,
+                                   glcv_track_cuda **out)
 {
     *out = NULL;
     glcv_track_cuda *c_ = calloc(1, sizeof *c_);
@@ -87,6 +121,7 @@ glcv_status glcv_track_cuda_create(int device, const glcv_tm_config *c, const gl
     c_->nbins = c->nbins;
     c_->max_objects = max_objects;
     c_->streams = streams;
+    c_->dcf = dcf;
     c_->lut_stride = (c->nbins + 1 + 15) & ~15;
     c_->known = calloc((size_t)max_objects, sizeof *c_->known);
     glcv_status st = c_->known ? GLCV_OK : GLCV_ERROR_OUT_OF_MEMORY;
@@ -136,6 +171,8 @@ glcv_status glcv_track_cuda_create(int device, const glcv_tm_config *c, const gl
         (err = cudaMemcpyAsync(c_->tables, tables, sizeof *tables, cudaMemcpyHostToDevice, c_->stream)) !=
             cudaSuccess)
         st = glcv_cuda_fail(&c_->logger, err, "track: tables upload");
+    if (st == GLCV_OK && dcf)
+        st = dcf_buffers(c_);
     if (st == GLCV_OK)
         c_->max_cluster = glcv_cuda_track_max_cluster(c);
     if (st == GLCV_OK && (err = cudaStreamSynchronize(c_->stream)) != cudaSuccess)
@@ -172,6 +209,12 @@ void glcv_track_cuda_destroy(glcv_track_cuda **cuda)
     cudaFree(c_->ids);
     cudaFreeHost(c_->host_results);
     cudaFreeHost(c_->host_objects);
+    cudaFree(c_->dcf_objects);
+    cudaFree(c_->dcf_scratch);
+    cudaFree(c_->dcf_streams);
+    cudaFree(c_->dcf_tables);
+    cudaFree(c_->dcf_results);
+    cudaFreeHost(c_->host_dcf_results);
     if (c_->done)
         cudaEventDestroy(c_->done);
     if (c_->staged)
@@ -210,6 +253,50 @@ glcv_status glcv_track_cuda_set_object(glcv_track_cuda *c_, int id, const glcv_t
                                    c_->stream),
                    "track: model upload");
     }
+    return GLCV_OK;
+}
+
+glcv_status glcv_track_cuda_dcf_set(glcv_track_cuda *c_, int id, int stream, const glcv_track_dcf *object)
+{
+    CHECK_CUDA(cudaSetDevice(c_->device), "track: cudaSetDevice");
+    /* pageable sources: staged before the calls return, ordered before the next frame */
+    CHECK_CUDA(cudaMemcpyAsync(c_->dcf_objects + id, object, sizeof *object, cudaMemcpyHostToDevice, c_->stream),
+               "track: DCF object upload");
+    CHECK_CUDA(cudaMemcpyAsync(c_->dcf_streams + id, &stream, sizeof stream, cudaMemcpyHostToDevice, c_->stream),
+               "track: DCF object upload");
+    return GLCV_OK;
+}
+
+/* DCF: queues the objects' frames from the frame source in `p` (pixels or textures), and their
+ * results' download. */
+static glcv_status launch_dcf(glcv_track_cuda *c_, glcv_cuda_dcf_params p, const int *ids, int n)
+{
+    if (n < 1)
+        return GLCV_OK;
+    CHECK_CUDA(cudaMemcpyAsync(c_->ids, ids, (size_t)n * sizeof *ids, cudaMemcpyHostToDevice, c_->stream),
+               "track: ids upload");
+    p.width = c_->width;
+    p.height = c_->height;
+    p.ids = c_->ids;
+    p.n = n;
+    p.streams = c_->dcf_streams;
+    p.objects = c_->dcf_objects;
+    p.scratch = c_->dcf_scratch;
+    p.tables = c_->dcf_tables;
+    p.results = c_->dcf_results;
+    CHECK_CUDA((cudaError_t)glcv_cuda_track_dcf(p, c_->stream), "track: DCF kernel");
+    CHECK_CUDA(cudaMemcpyAsync(c_->host_dcf_results, c_->dcf_results, (size_t)n * sizeof *c_->dcf_results,
+                               cudaMemcpyDeviceToHost, c_->stream),
+               "track: DCF results download");
+    CHECK_CUDA(cudaEventRecord(c_->done, c_->stream), "track: cudaEventRecord");
+    return GLCV_OK;
+}
+
+glcv_status glcv_track_cuda_dcf_results(glcv_track_cuda *c_, glcv_track_dcf_result *out, int n)
+{
+    CHECK_CUDA(cudaEventSynchronize(c_->done), "track: waiting for the frame");
+    if (n > 0)
+        memcpy(out, c_->host_dcf_results, (size_t)n * sizeof *out);
     return GLCV_OK;
 }
 
@@ -372,6 +459,10 @@ glcv_status glcv_track_cuda_frames(glcv_track_cuda *c_, const glcv_tm_config *c,
                "track: frame set upload");
     CHECK_CUDA(cudaEventRecord(c_->staged, c_->stream), "track: cudaEventRecord");
     c_->staging_busy = 1;
+    if (c_->dcf)
+        return launch_dcf(c_, (glcv_cuda_dcf_params){.pixels = c_->upload, .pitch = pitch, .channels = channels,
+                                                      .bgr = bgr},
+                          ids, n);
     st = run_bins(c_, c, c_->upload, pitch, channels, bgr, masks ? c_->upload + c_->mask_offset : NULL,
                   (size_t)c_->width, 1, count);
     if (st != GLCV_OK)
@@ -407,6 +498,15 @@ glcv_status glcv_track_cuda_frame_texture(glcv_track_cuda *c_, const glcv_tm_con
                      : glcv_cuda_bridge_map_textures(c_->bridge, frame, mask, c_->stream, &f);
     if (st != GLCV_OK)
         return st;
+    if (c_->dcf) {
+        /* the kernel reads the textures (or the bridge's buffer) before GL has them back */
+        glcv_cuda_dcf_params p = {.pixels = f.rgba, .pitch = f.rgba_pitch, .channels = 4,
+                                  .pixels_texture = f.rgba_texture, .pixels_layers = f.rgba_layers};
+        st = launch_dcf(c_, p, ids, n);
+        glcv_status st2 = glcv_cuda_bridge_unmap(c_->bridge, c_->stream);
+        c_->have_source = 0;
+        return st == GLCV_OK ? st2 : st;
+    }
     st = run_bins_frame(c_, c, &f, layered ? c_->streams : 1);
     /* the bin images are CUDA's own: GL may have the textures back right after the bin kernel */
     glcv_status st2 = glcv_cuda_bridge_unmap(c_->bridge, c_->stream);
@@ -533,9 +633,10 @@ glcv_status glcv_track_cuda_bench_time(glcv_track_cuda *c_, const glcv_tm_config
 #else /* built without CUDA: glcv_cuda_choose never picks this engine, so only create is reached */
 
 glcv_status glcv_track_cuda_create(int device, const glcv_tm_config *c, const glcv_tm_tables *tables,
-                                   int max_objects, int streams, const glcv_logger *logger, glcv_track_cuda **out)
+                                   int max_objects, int streams, int dcf, const glcv_logger *logger,
+                                   glcv_track_cuda **out)
 {
-    (void)device, (void)c, (void)tables, (void)max_objects, (void)streams;
+    (void)device, (void)c, (void)tables, (void)max_objects, (void)streams, (void)dcf;
     *out = NULL;
     return glcv_fail(logger, GLCV_ERROR_UNSUPPORTED, "track: glcv was built without CUDA");
 }
@@ -555,6 +656,18 @@ glcv_status glcv_track_cuda_set_object(glcv_track_cuda *cuda, int id, const glcv
 glcv_status glcv_track_cuda_wait_upload(glcv_track_cuda *cuda)
 {
     (void)cuda;
+    return GLCV_ERROR_UNSUPPORTED;
+}
+
+glcv_status glcv_track_cuda_dcf_set(glcv_track_cuda *cuda, int id, int stream, const glcv_track_dcf *object)
+{
+    (void)cuda, (void)id, (void)stream, (void)object;
+    return GLCV_ERROR_UNSUPPORTED;
+}
+
+glcv_status glcv_track_cuda_dcf_results(glcv_track_cuda *cuda, glcv_track_dcf_result *out, int n)
+{
+    (void)cuda, (void)out, (void)n;
     return GLCV_ERROR_UNSUPPORTED;
 }
 

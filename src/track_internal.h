@@ -1,9 +1,12 @@
 /* The tracker (private): what its files offer each other, and hooks for tests and benchmarks.
  *   track.c       the object: parameters, objects, validation, dispatch to an engine, results
  *   track_hist.c  model histograms: from frames, distances, files
- *   track_cpu.c   the CPU implementation: the CPU engine and the tests' oracle
- *   track_cuda.c  the CUDA engine's host side; its kernels are cuda/track.cu (track_kernels.h)
- *   track_math.h  the per-pixel and per-window arithmetic both engines share, bit for bit
+ *   track_cpu.c   CAMSHIFT's CPU implementation: the CPU engine and the tests' oracle
+ *   track_dcf.c   DCF's CPU implementation (one object's frame; track.c spreads the objects)
+ *   track_cuda.c  the CUDA engine's host side; its kernels are cuda/track.cu and
+ *                 cuda/track_dcf.cu (track_kernels.h)
+ *   track_math.h  CAMSHIFT's per-pixel and per-window arithmetic both engines share, bit for bit
+ *   track_dcf_math.h  DCF's state and arithmetic both engines share
  * The object's functions are called with its mutex held. */
 #ifndef GLCV_TRACK_INTERNAL_H
 #define GLCV_TRACK_INTERNAL_H
@@ -12,6 +15,7 @@
 
 #include <stdio.h>
 
+#include "track_dcf_math.h"
 #include "track_math.h"
 
 /* Checks a histogram: bins in range, every value finite and in 0..255 (track_hist.c).
@@ -70,6 +74,27 @@ double glcv_track_cpu_distance(const glcv_track_model *model, const uint32_t *co
 void glcv_track_cpu_object(const uint16_t *bins, const glcv_tm_config *c, const glcv_track_model *model,
                            glcv_tm_object *object, glcv_tm_result *result, uint32_t *counts);
 
+/* ---- the correlation-filter method (track_dcf.c) ---------------------------------------------------
+ * One object's translation and scale filters and colour model, and its frame step on the CPU. */
+
+typedef struct glcv_track_dcf glcv_track_dcf;
+typedef struct glcv_track_dcf_scratch glcv_track_dcf_scratch; /* a thread's working memory */
+
+/* An object (about 460 KB). Errors: OUT_OF_MEMORY. */
+glcv_status glcv_track_dcf_create(glcv_track_dcf **out);
+void glcv_track_dcf_destroy(glcv_track_dcf **d);
+/* The trigonometric tables both engines use. */
+void glcv_track_dcf_tables_init(glcv_track_dcf_tables *t);
+/* NULL when out of memory. */
+glcv_track_dcf_scratch *glcv_track_dcf_scratch_create(void);
+void glcv_track_dcf_scratch_destroy(glcv_track_dcf_scratch *s);
+/* (Re)starts the object at the box of centre cx, cy and size w x h in frames of frame_w x
+ * frame_h: the next frame teaches it its models. */
+void glcv_track_dcf_start(glcv_track_dcf *d, double cx, double cy, double w, double h, int frame_w, int frame_h);
+/* One frame (RGB8, RGBA8, BGR8 or BGRA8): learns (the first frame after a start) or tracks. */
+void glcv_track_dcf_frame(glcv_track_dcf *d, const glcv_image *frame, glcv_track_dcf_scratch *s,
+                          glcv_track_dcf_result *out);
+
 /* ---- the CUDA engine (track_cuda.c; without CUDA in the build, create returns UNSUPPORTED) -------
  * Device memory, uploads, the bridge for texture inputs (registered textures read through texture
  * objects, or its pixel buffer), and the launches of cuda/track.cu. */
@@ -91,10 +116,17 @@ typedef struct glcv_track_cuda glcv_track_cuda;
 #define GLCV_TRACK_MAX_DEVICES 16 /* CUDA devices one tracker spreads its objects over */
 
 /* Creates the engine on `device` for sets of `streams` frames of c->width x c->height and up to
- * max_objects objects of c->nbins bins. Errors: UNSUPPORTED (device unusable, or no CUDA in this
- * build), OUT_OF_MEMORY, CUDA. */
+ * max_objects objects of c->nbins bins; with `dcf`, the correlation-filter method's (its frames
+ * run cuda/track_dcf.cu instead of the bin and tracking kernels). Errors: UNSUPPORTED (device
+ * unusable, or no CUDA in this build), OUT_OF_MEMORY, CUDA. */
 glcv_status glcv_track_cuda_create(int device, const glcv_tm_config *c, const glcv_tm_tables *tables,
-                                   int max_objects, int streams, const glcv_logger *logger, glcv_track_cuda **out);
+                                   int max_objects, int streams, int dcf, const glcv_logger *logger,
+                                   glcv_track_cuda **out);
+/* DCF: uploads object `id`'s state (glcv_track_dcf_start's) and stream, ordered before the next
+ * frame. */
+glcv_status glcv_track_cuda_dcf_set(glcv_track_cuda *cuda, int id, int stream, const glcv_track_dcf *object);
+/* DCF: waits for the last frame and copies its n results (the queued list's order). */
+glcv_status glcv_track_cuda_dcf_results(glcv_track_cuda *cuda, glcv_track_dcf_result *out, int n);
 /* Frees everything (GL objects of the bridge too: their context should be current). */
 void glcv_track_cuda_destroy(glcv_track_cuda **cuda);
 

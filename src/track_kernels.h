@@ -10,6 +10,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include "track_dcf_math.h"
 #include "track_math.h"
 
 #ifdef __cplusplus
@@ -82,6 +83,39 @@ size_t glcv_cuda_track_shared_bytes(const glcv_tm_config *config);
 /* The largest cluster (blocks per object: 1, 2, 4, 8 or 16) the current device can run the
  * tracking kernel with, for this config; 1 below compute capability 9.0. */
 int glcv_cuda_track_max_cluster(const glcv_tm_config *config);
+
+/* ---- the correlation-filter method (cuda/track_dcf.cu) --------------------------------------------- */
+
+/* Threads per block of the DCF kernel (one block per object). */
+#define GLCV_CUDA_DCF_THREADS 256
+
+/* One object's working memory on the device (glcv_cuda_track_dcf_scratch_bytes() each). */
+typedef struct glcv_cuda_dcf_scratch glcv_cuda_dcf_scratch;
+
+/* Runs n objects' frames in one launch, one block per object, with track_dcf_math.h's arithmetic
+ * in the CPU implementation's order (track_dcf.c): each object's state is updated in place and
+ * its result written. The frames are read from pitched memory (streams stacked: stream z's row y
+ * at row z * height + y) or from texture objects (uchar4 elements, RGBA: one for a single stream,
+ * or one per stream). */
+typedef struct glcv_cuda_dcf_params {
+    const uint8_t *pixels;         /* RGB8/BGR8 (channels 3) or RGBA8/BGRA8 (channels 4); NULL with textures */
+    size_t pitch;                  /* bytes per row */
+    int channels;                  /* 3 or 4 */
+    int bgr;                       /* nonzero: blue first */
+    cudaTextureObject_t pixels_texture; /* nonzero: the frame of every object */
+    const cudaTextureObject_t *pixels_layers; /* or, not NULL: stream z's frame in pixels_layers[z] */
+    int width, height;
+    const int *ids;                /* n object ids */
+    int n;
+    const int *streams;            /* indexed by id: the object's stream */
+    struct glcv_track_dcf *objects; /* indexed by id */
+    glcv_cuda_dcf_scratch *scratch; /* indexed by id */
+    const glcv_track_dcf_tables *tables;
+    glcv_track_dcf_result *results; /* n results, in ids order */
+} glcv_cuda_dcf_params;
+
+int glcv_cuda_track_dcf(glcv_cuda_dcf_params p, cudaStream_t stream);
+size_t glcv_cuda_track_dcf_scratch_bytes(void);
 
 #ifdef __cplusplus
 }

@@ -133,13 +133,13 @@ for input in clip.mkv clip; do
     run "track_$input" track "$TMP/$input" --roi 96,60,14,14 --engine cpu --no-mask --csv "$TMP/track_$input.csv"
     expect_rc "track_$input" 0 "glcv track $input"
 done
-run track_video_mask track "$TMP/clip.mkv" --roi 96,60,14,14 --engine cpu --csv "$TMP/track_video_mask.csv"
+run track_video_mask track "$TMP/clip.mkv" --roi 96,60,14,14 --method camshift --engine cpu --csv "$TMP/track_video_mask.csv"
 expect_rc track_video_mask 0 "glcv track on a video, the mask by default"
 expect_in track_video_mask err "background learned from the first 16 frames" "glcv track learns a video's background by default"
 CHECKS=$((CHECKS + 1))
 cmp -s "$TMP/track_clip.mkv.csv" "$TMP/track_clip.csv" || fail "glcv track: the video's tracks differ from the files'"
 expect_in track_clip.mkv out "frames 16 objects 1" "glcv track: every frame of the video"
-run track_lavfi track --lavfi "$GRAPH" --max-frames 12 --roi 10,10,30,30 --mask-from-segmenter --csv "$TMP/track_lavfi.csv" \
+run track_lavfi track --lavfi "$GRAPH" --max-frames 12 --roi 10,10,30,30 --method camshift --mask-from-segmenter --csv "$TMP/track_lavfi.csv" \
     --overlay "$TMP/track_lavfi"
 expect_rc track_lavfi 0 "glcv track --lavfi --max-frames 12 --mask-from-segmenter"
 expect_in track_lavfi err "background learned from the first 12 frames" "glcv track learns a media source's background"

@@ -136,7 +136,7 @@ static void fixture_make(fixture *f)
     CHECK_OK(glcv_correlate_create(&cp, &f->correlate));
     CHECK_OK(glcv_correlate_set_reference(f->correlate, &f->rgb));
 
-    glcv_track_params tp = GLCV_TRACK_PARAMS(.width = W, .height = H, .engine = GLCV_ENGINE_CPU, .logger = f->lg);
+    glcv_track_params tp = GLCV_TRACK_PARAMS(.method = GLCV_TRACK_METHOD_CAMSHIFT, .width = W, .height = H, .engine = GLCV_ENGINE_CPU, .logger = f->lg);
     CHECK_OK(glcv_track_create(&tp, &f->track));
     glcv_rect all = {0, 0, W, H};
     CHECK_OK(glcv_track_hist_compute(f->track, &f->rgb, NULL, all, &f->hist));
@@ -712,14 +712,14 @@ static void small_sizes(fixture *f)
     glcv_track *tr = SENTINEL;
     glcv_track_hist hist;
     ROW("glcv_track_create", "width", INVALID,
-        glcv_track_create(&GLCV_TRACK_PARAMS(.width = -4, .height = H, .logger = f->lg), &tr), tr == NULL, "size");
+        glcv_track_create(&GLCV_TRACK_PARAMS(.method = GLCV_TRACK_METHOD_CAMSHIFT, .width = -4, .height = H, .logger = f->lg), &tr), tr == NULL, "size");
     tr = SENTINEL;
     ROW("glcv_track_create", "hue_bins", INVALID,
-        glcv_track_create(&GLCV_TRACK_PARAMS(.width = W, .height = H, .hue_bins = -1, .logger = f->lg), &tr),
+        glcv_track_create(&GLCV_TRACK_PARAMS(.method = GLCV_TRACK_METHOD_CAMSHIFT, .width = W, .height = H, .hue_bins = -1, .logger = f->lg), &tr),
         tr == NULL, "hue_bins");
     tr = SENTINEL;
     ROW("glcv_track_create", "max_objects", INVALID,
-        glcv_track_create(&GLCV_TRACK_PARAMS(.width = W, .height = H, .max_objects = -1, .logger = f->lg), &tr),
+        glcv_track_create(&GLCV_TRACK_PARAMS(.method = GLCV_TRACK_METHOD_CAMSHIFT, .width = W, .height = H, .max_objects = -1, .logger = f->lg), &tr),
         tr == NULL, "max_objects");
     ROW("glcv_track_set_limits", "s_min", INVALID, glcv_track_set_limits(f->track, -1, 10, 255), 1, "s_min");
     ROW("glcv_track_hist_compute", "region.width", INVALID,
@@ -877,11 +877,11 @@ static void huge_sizes(fixture *f)
 
     glcv_track *tr = SENTINEL;
     ROW("glcv_track_create", "width x height", INVALID,
-        glcv_track_create(&GLCV_TRACK_PARAMS(.width = INT_MAX, .height = INT_MAX, .logger = f->lg), &tr), tr == NULL,
+        glcv_track_create(&GLCV_TRACK_PARAMS(.method = GLCV_TRACK_METHOD_CAMSHIFT, .width = INT_MAX, .height = INT_MAX, .logger = f->lg), &tr), tr == NULL,
         "size");
     tr = SENTINEL;
     ROW("glcv_track_create", "hue_bins x sat_bins", INVALID,
-        glcv_track_create(&GLCV_TRACK_PARAMS(.width = W, .height = H, .hue_bins = 180, .sat_bins = 256,
+        glcv_track_create(&GLCV_TRACK_PARAMS(.method = GLCV_TRACK_METHOD_CAMSHIFT, .width = W, .height = H, .hue_bins = 180, .sat_bins = 256,
                                              .logger = f->lg),
                           &tr),
         tr == NULL, "bins");
@@ -1052,7 +1052,7 @@ static void non_finite(fixture *f)
         }
     }
 
-    glcv_track_params tp = GLCV_TRACK_PARAMS(.width = W, .height = H, .engine = GLCV_ENGINE_CPU, .logger = f->lg);
+    glcv_track_params tp = GLCV_TRACK_PARAMS(.method = GLCV_TRACK_METHOD_CAMSHIFT, .width = W, .height = H, .engine = GLCV_ENGINE_CPU, .logger = f->lg);
     const struct {
         const char *name;
         float *field;
@@ -1261,7 +1261,7 @@ static void bad_enums(fixture *f)
                               &co),
         co == NULL, "engine");
 
-    glcv_track_params tp = GLCV_TRACK_PARAMS(.width = W, .height = H, .engine = GLCV_ENGINE_CPU, .logger = f->lg);
+    glcv_track_params tp = GLCV_TRACK_PARAMS(.method = GLCV_TRACK_METHOD_CAMSHIFT, .width = W, .height = H, .engine = GLCV_ENGINE_CPU, .logger = f->lg);
     glcv_track *tr = SENTINEL;
     tp.window = (glcv_track_window)99;
     ROW("glcv_track_create", "window", INVALID, glcv_track_create(&tp, &tr), tr == NULL, "window");

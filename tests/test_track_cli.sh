@@ -1,5 +1,8 @@
 #!/usr/bin/env bash
 # Tests of 'glcv track' on generated frames.
+#   The checks are CAMSHIFT's (histograms, the mask, the CUDA engine): every run names that method,
+#   but those of the last section, which check the default method (dcf): its tracks on the same
+#   frames, its refusals, and glcv eval otb on a tracking scene of glcv synth.
 #   cpu:  usage errors, the CSV (header, one row per frame and object, boxes following the blobs),
 #         overlays, histogram files (written, then read back with identical tracks), file lists,
 #         --mask-from-segmenter, on the CPU engine; without a CUDA device also the default engine's
@@ -39,7 +42,15 @@ echo "$probe" | head -n 1
 # shellcheck source=testlib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/testlib.sh"
 testlib_init glcv_track_cli
-RUN=("$GLCV")
+# glcv COMMAND ARGS... with --method camshift after the command (after "eval otb" for eval)
+glcv_camshift() {
+    if [ "$1" = eval ]; then
+        "$GLCV" eval "$2" --method camshift "${@:3}"
+    else
+        "$GLCV" "$1" --method camshift "${@:2}"
+    fi
+}
+RUN=(glcv_camshift)
 N=24
 
 mkdir -p "$TMP/seq"
@@ -65,6 +76,11 @@ if [ "$MODE" = cuda ]; then
     expect_rc cpu 0 "track on the CPU"
     same_tracks cuda "track --engine cuda" cuda --engine cuda
     same_tracks auto "track on the default engine (a CUDA device is there)" cuda
+    # the default method, dcf, on both engines: the same CSV
+    RUN=("$GLCV")
+    run cpu track "$TMP/seq" "${ROIS[@]}" --engine cpu --csv "$TMP/cpu.csv" -q
+    expect_rc cpu 0 "dcf on the CPU"
+    same_tracks dcf_cuda "dcf on CUDA" cuda --engine cuda
     testlib_finish "test_track_cli (cuda)" || exit 1
     exit 0
 fi
@@ -213,6 +229,32 @@ CHECKS=$((CHECKS + 1))
 run paper track "$TMP/seq" "${ROIS[@]}" --engine cpu --window paper --sat-bins 4 --csv "$TMP/paper.csv" -q
 expect_rc paper 0 "track --window paper --sat-bins 4"
 [ "$(($(wc -l <"$TMP/paper.csv") - 1))" -eq $((2 * N)) ] || fail "paper: wrong number of rows"
+
+# ---- the default method, dcf --------------------------------------------------------------------------
+RUN=("$GLCV")
+run dcf track "$TMP/seq" "${ROIS[@]}" --csv "$TMP/dcf.csv" -q
+expect_rc dcf 0 "track with the default method"
+bad=$(awk -F, 'NR > 1 { f = $1; o = $2
+    if (o == 0) { ex = 40 + 3 * f; ey = 50 + 1.5 * f } else { ex = 150 - 2 * f; ey = 125 - 0.5 * f }
+    if (sqrt(($3 - ex) ^ 2 + ($4 - ey) ^ 2) > 3 || $13 != 0 || $12 != 0) print "frame " f " object " o ": " $3 "," $4 " lost " $13 }' "$TMP/dcf.csv")
+CHECKS=$((CHECKS + 1))
+[ -z "$bad" ] || fail "dcf tracks: $(echo "$bad" | head -n 3)"
+[ "$(($(wc -l <"$TMP/dcf.csv") - 1))" -eq $((2 * N)) ] || fail "dcf: wrong number of rows"
+run dcf_mask track "$TMP/seq" "${ROIS[@]}" --mask-from-segmenter --csv "$TMP/x.csv"
+expect_rc dcf_mask 2 "dcf with --mask-from-segmenter is a usage error"
+expect_in dcf_mask err "does not use the segmenter's mask" "dcf with the mask: the reason"
+run badmethod track "$TMP/seq" "${ROIS[@]}" --method kcf --csv "$TMP/x.csv"
+expect_rc badmethod 2 "an unknown --method is a usage error"
+# a tracking scene: the figure hides behind a pole and comes out; eval otb scores the default method
+run synth synth -q -o "$TMP/occlusion" --track occlusion --frames 90
+expect_rc synth 0 "synth --track occlusion"
+run otb_dcf eval otb "$TMP/occlusion"
+expect_rc otb_dcf 0 "eval otb with dcf"
+iou=$(awk '$1 == "occlusion" { print $3 }' "$TMP/otb_dcf.out")
+lost=$(awk '$1 == "occlusion" { print $6 }' "$TMP/otb_dcf.out")
+CHECKS=$((CHECKS + 1))
+awk -v v="${iou:-0}" -v l="${lost:-0}" 'BEGIN { exit !(v >= 0.7 && l >= 3) }' ||
+    fail "eval otb occlusion with dcf: mean IoU ${iou:-none} (expected 0.7 or more), lost ${lost:-none} (3 or more)"
 
 testlib_finish "test_track_cli (cpu)" || exit 1
 exit 0

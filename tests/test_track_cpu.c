@@ -41,7 +41,7 @@ static const int hsv_reference[][6] = {
 
 static glcv_track_params cpu_params(int w, int h)
 {
-    glcv_track_params p = GLCV_TRACK_PARAMS(.width = w, .height = h, .engine = GLCV_ENGINE_CPU,
+    glcv_track_params p = GLCV_TRACK_PARAMS(.method = GLCV_TRACK_METHOD_CAMSHIFT, .width = w, .height = h, .engine = GLCV_ENGINE_CPU,
                                             .logger = test_logger());
     return p;
 }
@@ -598,7 +598,7 @@ static void test_api(void)
     glcv_track *tr = (glcv_track *)1;
     CHECK_STATUS(glcv_track_create(NULL, &tr), GLCV_ERROR_INVALID_ARGUMENT);
     CHECK(tr == NULL, "*out is NULL on error");
-    glcv_track_params p = GLCV_TRACK_PARAMS(.width = 0, .height = 10);
+    glcv_track_params p = GLCV_TRACK_PARAMS(.method = GLCV_TRACK_METHOD_CAMSHIFT, .width = 0, .height = 10);
     CHECK_STATUS(glcv_track_create(&p, &tr), GLCV_ERROR_INVALID_ARGUMENT);
     p = cpu_params(16385, 10);
     CHECK_STATUS(glcv_track_create(&p, &tr), GLCV_ERROR_INVALID_ARGUMENT);
@@ -612,7 +612,7 @@ static void test_api(void)
     p.epsilon = NAN;
     CHECK_STATUS(glcv_track_create(&p, &tr), GLCV_ERROR_INVALID_ARGUMENT);
     p = cpu_params(64, 48);
-    p.lost_criteria = 8;
+    p.lost_criteria = 16;
     CHECK_STATUS(glcv_track_create(&p, &tr), GLCV_ERROR_INVALID_ARGUMENT);
     p = cpu_params(64, 48);
     p.max_objects = GLCV_TRACK_MAX_OBJECTS + 1;
@@ -664,14 +664,14 @@ static void test_api(void)
     glcv_track_destroy(NULL);
     glcv_track_destroy(&tr);
 
-    p = GLCV_TRACK_PARAMS(.width = 64, .height = 48, .engine = GLCV_ENGINE_CPU);
+    p = GLCV_TRACK_PARAMS(.method = GLCV_TRACK_METHOD_CAMSHIFT, .width = 64, .height = 48, .engine = GLCV_ENGINE_CPU);
     CHECK_OK(glcv_track_create(&p, &tr));
     glcv_track_params got;
     CHECK_OK(glcv_track_get_params(tr, &got));
     CHECK(got.max_objects == 64 && got.hue_bins == 60 && got.sat_bins == 1 && got.epsilon == 1.0f &&
               got.max_iterations == 10 && got.window == GLCV_TRACK_WINDOW_OPENCV && got.aspect == 1.2f &&
               got.engine == GLCV_ENGINE_CPU && got.recovery == GLCV_TRACK_RECOVERY_FRAME &&
-              got.lost_criteria == (GLCV_TRACK_LOST_MASS | GLCV_TRACK_LOST_HISTOGRAM),
+              got.lost_criteria == (GLCV_TRACK_LOST_MASS | GLCV_TRACK_LOST_HISTOGRAM | GLCV_TRACK_LOST_PEAK),
           "defaults: %d objects, %d x %d bins, eps %g, %d iterations, window %d, engine %d", got.max_objects,
           got.hue_bins, got.sat_bins, (double)got.epsilon, got.max_iterations, (int)got.window, (int)got.engine);
     glcv_track_result r;

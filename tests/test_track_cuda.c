@@ -72,7 +72,7 @@ static void run(const sequence *s)
     glcv_image frame, mask;
     CHECK_OK(glcv_image_alloc(s->width, s->height, GLCV_PIXEL_RGB8, &frame));
     CHECK_OK(glcv_image_alloc(s->width, s->height, GLCV_PIXEL_GRAY8, &mask));
-    glcv_track_params p = GLCV_TRACK_PARAMS(.width = s->width, .height = s->height, .max_objects = s->objects,
+    glcv_track_params p = GLCV_TRACK_PARAMS(.method = GLCV_TRACK_METHOD_CAMSHIFT, .width = s->width, .height = s->height, .max_objects = s->objects,
                                             .sat_bins = s->sat_bins, .window = s->window,
                                             .lost_criteria = GLCV_TRACK_LOST_MASS | GLCV_TRACK_LOST_HISTOGRAM |
                                                              GLCV_TRACK_LOST_ITERATIONS,
@@ -185,7 +185,7 @@ int main(void)
     } else {
         printf("one CUDA device: the spread over devices is not run\n");
     }
-    glcv_track_params p = GLCV_TRACK_PARAMS(.width = 64, .height = 48, .engine = GLCV_ENGINE_CUDA,
+    glcv_track_params p = GLCV_TRACK_PARAMS(.method = GLCV_TRACK_METHOD_CAMSHIFT, .width = 64, .height = 48, .engine = GLCV_ENGINE_CUDA,
                                             .cuda_devices = info.devices + 1, .logger = test_logger());
     glcv_track *t = NULL;
     CHECK(glcv_track_create(&p, &t) == GLCV_ERROR_UNSUPPORTED && !t, "%d devices of %d: not UNSUPPORTED",

@@ -61,7 +61,7 @@ static int pair_open(pair *pr, glcv_engine_mode engine)
     CHECK_OK(glcv_image_alloc(W, H, GLCV_PIXEL_RGB8, &pr->rgb));
     CHECK_OK(glcv_image_alloc(W, H, GLCV_PIXEL_RGBA8, &pr->rgba));
     CHECK_OK(glcv_image_alloc(W, H, GLCV_PIXEL_GRAY8, &pr->mask));
-    glcv_track_params p = GLCV_TRACK_PARAMS(.width = W, .height = H, .engine = GLCV_ENGINE_CPU,
+    glcv_track_params p = GLCV_TRACK_PARAMS(.method = GLCV_TRACK_METHOD_CAMSHIFT, .width = W, .height = H, .engine = GLCV_ENGINE_CPU,
                                             .logger = test_logger());
     CHECK_OK(glcv_track_create(&p, &pr->ref));
     p.engine = engine;
@@ -348,7 +348,7 @@ int main(int argc, char **argv)
         if (!glcv_cuda_available(0)) { /* without a device: AUTO falls back to the CPU, CUDA is refused */
             compare(GLCV_ENGINE_AUTO, 1);
             glcv_track *tr = NULL;
-            glcv_track_params p = GLCV_TRACK_PARAMS(.width = W, .height = H, .engine = GLCV_ENGINE_CUDA);
+            glcv_track_params p = GLCV_TRACK_PARAMS(.method = GLCV_TRACK_METHOD_CAMSHIFT, .width = W, .height = H, .engine = GLCV_ENGINE_CUDA);
             CHECK_STATUS(glcv_track_create(&p, &tr), GLCV_ERROR_UNSUPPORTED);
         }
     }

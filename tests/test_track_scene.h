@@ -205,7 +205,7 @@ typedef struct streams_check {
 /* The parameters every tracker of the check uses, with `streams` and `engine`. */
 static inline glcv_track_params streams_check_params(int streams, glcv_engine_mode engine, glcv_logger logger)
 {
-    glcv_track_params p = GLCV_TRACK_PARAMS(.width = SCENE_W, .height = SCENE_H, .streams = streams,
+    glcv_track_params p = GLCV_TRACK_PARAMS(.method = GLCV_TRACK_METHOD_CAMSHIFT, .width = SCENE_W, .height = SCENE_H, .streams = streams,
                                             .engine = engine,
                                             .lost_criteria = GLCV_TRACK_LOST_MASS | GLCV_TRACK_LOST_HISTOGRAM |
                                                              GLCV_TRACK_LOST_ITERATIONS,

@@ -1,5 +1,29 @@
 /* glcv tracker: CAMSHIFT (Bradski 1998) on the GPU with CUDA (Perry 2016), many objects per
- * frame, with a CPU implementation that gives the same results.
+ * frame, with a CPU implementation that gives the same results; or a discriminative
+ * correlation filter (DCF) with a scale filter and a colour model.
+ *
+ * Two methods (params.method):
+ *   DCF:      a multi-channel correlation filter over HOG cells and intensity (Bolme 2010,
+ *             Danelljan's DSST 2014) trained on the box's cells only (Lukezic's CSR-DCF 2017
+ *             spatial constraint), its response merged with a colour-histogram likelihood
+ *             (Bertinetto's Staple 2016), and DSST's one-dimensional scale filter. An object is
+ *             given by its box (glcv_track_add's window, at least partly inside the frame; the
+ *             histogram may be NULL and is kept but not used): the next frame tracked teaches it
+ *             its models at that box, and its result on that frame is the box. Then, each frame,
+ *             the filters find the box's new centre and size in a search window around the last
+ *             box (the box grown by (w + h) / 2 a side) and learn from the frame there (rates 0.01
+ *             for the filter, 0.04 for the colours, 0.025 for the scales). The filter's
+ *             peak-to-sidelobe ratio (glcv_track_result.peak) is judged against its mean over the
+ *             frames the object was found in: below 0.3 times it the object is lost that frame
+ *             (GLCV_TRACK_LOST_PEAK: the box coasts at its last velocity and nothing learns);
+ *             below 0.45 times it the box moves but nothing learns (Wang's LMCF rule, 2017).
+ *             glcv_track_set_window starts the object afresh at the window. The mask of
+ *             glcv_track_frame is not used; the CAMSHIFT parameters (bins, limits, window mode,
+ *             lost criteria other than PEAK, recovery) do not apply. Both engines run it: CUDA (one block per object,
+ *             every object of a set in one launch) and the CPU (objects spread over the library's
+ *             threads), with one arithmetic (src/track_dcf_math.h): the tests find the same boxes
+ *             and lost decisions on both.
+ *   CAMSHIFT: as described below.
  *
  * Per frame, every pixel gets OpenCV's 8-bit HSV (H 0..179, S and V 0..255, cv::cvtColor's
  * integer arithmetic). A pixel counts only when s_min <= S, v_min <= V <= v_max (Bradski's
@@ -71,6 +95,13 @@ typedef struct glcv_track glcv_track;
 /* The largest glcv_track_params.min_window_area (10^9 pixels: more than any frame has). */
 #define GLCV_TRACK_MAX_MIN_WINDOW_AREA 1000000000
 
+/* The tracking method. 0 (DEFAULT) is DCF. */
+typedef enum glcv_track_method {
+    GLCV_TRACK_METHOD_DEFAULT = 0,
+    GLCV_TRACK_METHOD_CAMSHIFT = 1, /* colour-histogram mean shift (Bradski) */
+    GLCV_TRACK_METHOD_DCF = 2       /* correlation filters with a scale filter and a colour model */
+} glcv_track_method;
+
 /* How the window is sized after the mean shift. 0 (DEFAULT) is OPENCV. */
 typedef enum glcv_track_window {
     GLCV_TRACK_WINDOW_DEFAULT = 0,
@@ -84,7 +115,8 @@ typedef enum glcv_track_window {
 typedef enum glcv_track_lost {
     GLCV_TRACK_LOST_ITERATIONS = 1, /* the mean shift stopped at max_iterations without converging */
     GLCV_TRACK_LOST_MASS = 2,       /* M00 is 0, or below min_mass times the object's first M00 */
-    GLCV_TRACK_LOST_HISTOGRAM = 4   /* Bhattacharyya distance to the model above max_distance */
+    GLCV_TRACK_LOST_HISTOGRAM = 4,  /* Bhattacharyya distance to the model above max_distance */
+    GLCV_TRACK_LOST_PEAK = 8        /* DCF: the filter's peak-to-sidelobe ratio below 4 */
 } glcv_track_lost;
 
 /* What a lost object does. 0 (DEFAULT) is FRAME. */
@@ -107,6 +139,7 @@ typedef struct glcv_track_params {
                         1..GLCV_TRACK_MAX_STREAMS */
     int max_objects; /* objects tracked at once, in all streams together; default 64;
                         1..GLCV_TRACK_MAX_OBJECTS */
+    glcv_track_method method; /* default DCF (the better on glcv eval otb: docs/QUALITY.md) */
     int hue_bins;    /* hue bins over H 0..179; default 60; 1..180 */
     int sat_bins;    /* saturation bins over S 0..255: 0 or 1 (default) = hue-only histogram,
                         2..256 = hue x saturation; hue_bins * sat_bins <= GLCV_TRACK_MAX_BINS */
@@ -118,9 +151,10 @@ typedef struct glcv_track_params {
     float min_mass;          /* MASS: lost below this fraction of the first M00; default 0.1; 0..1 */
     float max_distance;      /* HISTOGRAM: lost above this Bhattacharyya distance (0 = same
                                 histogram, 1 = disjoint); default 0.7; 0..1 (1 = never lost) */
-    unsigned lost_criteria;  /* glcv_track_lost bits that mark an object lost; default
-                                MASS | HISTOGRAM. The ITERATIONS bit is reported in
-                                glcv_track_result.reasons whatever this says. */
+    unsigned lost_criteria;  /* glcv_track_lost bits that mark an object lost; each method uses
+                                those that apply to it (PEAK: DCF; the others: CAMSHIFT);
+                                default MASS | HISTOGRAM | PEAK. The ITERATIONS bit is reported
+                                in glcv_track_result.reasons whatever this says. */
     glcv_track_recovery recovery; /* default FRAME */
     int recovery_interval;   /* RECOVERY_FRAME: the whole frame is searched after every
                                 recovery_interval consecutive lost frames (1 = at once); default 4
@@ -173,7 +207,9 @@ typedef struct glcv_track_result {
     glcv_rect measured; /* that window */
     double distance;   /* Bhattacharyya distance between the model and the new window's
                           histogram (1 when the window has no counted pixel; -1 when not
-                          measured: HISTOGRAM is not in lost_criteria) */
+                          measured: HISTOGRAM is not in lost_criteria, or DCF) */
+    double peak;       /* DCF: the filter response's peak-to-sidelobe ratio this frame (0 on the
+                          frame the object learned from); -1 with CAMSHIFT */
 } glcv_track_result;
 
 /* Creates a tracker. The CUDA engine's device follows glcv/cuda.h's rule.
@@ -242,11 +278,12 @@ GLCV_API glcv_status glcv_track_hist_load(const char *path, glcv_track_hist *his
  * Errors: INVALID_ARGUMENT (NULL, different bins). */
 GLCV_API glcv_status glcv_track_hist_distance(const glcv_track_hist *a, const glcv_track_hist *b, double *out);
 
-/* Adds an object with a model histogram (of the tracker's bins) and its first search window
- * (clipped to the frame when it is tracked), in stream 0. *id receives its id (0..max_objects-1;
- * the smallest free one, whatever the stream; -1 on error). The histogram is copied. Errors: INVALID_ARGUMENT
- * (NULL, bins differ from the tracker's, a value outside 0..255 or NaN, window width or height
- * < 1), STATE (max_objects reached), CUDA. */
+/* Adds an object with a model histogram (of the tracker's bins; DCF: may be NULL) and its first
+ * search window (clipped to the frame when it is tracked; DCF: its box), in stream 0. *id
+ * receives its id (0..max_objects-1; the smallest free one, whatever the stream; -1 on error).
+ * The histogram is copied. Errors: INVALID_ARGUMENT (NULL, bins differ from the tracker's, a value
+ * outside 0..255 or NaN, window width or height < 1; DCF: a box with no pixel in the frame),
+ * STATE (max_objects reached), CUDA. */
 GLCV_API glcv_status glcv_track_add(glcv_track *track, const glcv_track_hist *hist, glcv_rect window, int *id);
 
 /* As glcv_track_add, for an object of stream `stream` (0..streams-1): it is tracked in that
@@ -260,8 +297,9 @@ GLCV_API glcv_status glcv_track_add_to_stream(glcv_track *track, int stream, con
 /* Removes an object; its id may be given to a later object. Errors: INVALID_ARGUMENT (no such id). */
 GLCV_API glcv_status glcv_track_remove(glcv_track *track, int id);
 
-/* Sets an object's search window for the next frame and clears its lost state.
- * Errors: INVALID_ARGUMENT. */
+/* Sets an object's search window for the next frame and clears its lost state (DCF: the object
+ * starts afresh at that box, learned from the next frame). Errors: INVALID_ARGUMENT (also DCF: a
+ * box with no pixel in the frame). */
 GLCV_API glcv_status glcv_track_set_window(glcv_track *track, int id, glcv_rect window);
 
 /* The model histogram of an object (for saving). Errors: INVALID_ARGUMENT. */

@@ -114,7 +114,7 @@ glcv_status glcv_bgsub_reset(glcv_bgsub *bgsub);
 /* track.h */
 typedef struct glcv_track glcv_track;
 typedef struct glcv_track_params {
-    int width; int height; int streams; int max_objects; int hue_bins; int sat_bins; float epsilon;
+    int width; int height; int streams; int max_objects; int method; int hue_bins; int sat_bins; float epsilon;
     int max_iterations; int window; float aspect; float min_mass; float max_distance;
     unsigned lost_criteria; int recovery; int recovery_interval; int min_window_area;
     int reset_width; glcv_engine_mode engine; int cuda_device; int cuda_devices; glcv_logger logger;
@@ -123,7 +123,7 @@ typedef struct glcv_track_hist { int hue_bins; int sat_bins; float value[4096]; 
 typedef struct glcv_track_result {
     int id; int stream; float cx, cy; float width; float height; float angle; glcv_rect bbox;
     glcv_rect window; int iterations; unsigned lost; unsigned reasons;
-    double m00, m10, m01, m11, m20, m02; glcv_rect measured; double distance;
+    double m00, m10, m01, m11, m20, m02; glcv_rect measured; double distance; double peak;
 } glcv_track_result;
 glcv_status glcv_track_create(const glcv_track_params *params, glcv_track **out);
 void glcv_track_destroy(glcv_track **track);

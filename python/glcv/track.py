@@ -1,4 +1,4 @@
-"""The CAMSHIFT tracker (include/glcv/track.h) and its histograms."""
+"""The tracker (include/glcv/track.h): correlation filters (DCF) or CAMSHIFT, and histograms."""
 import collections
 
 import numpy as np
@@ -8,16 +8,18 @@ from ._lib import ffi, lib
 
 MAX_BINS = 4096
 _WINDOWS = {"opencv": 1, "paper": 2, "adaptive": 3}
+_METHODS = {"camshift": 1, "dcf": 2}
 _RECOVERY = {"frame": 1, "none": 2}
 
 TrackResult = collections.namedtuple(
     "TrackResult", "id stream cx cy width height angle bbox window iterations lost reasons "
-                   "m00 m10 m01 m11 m20 m02 measured distance")
+                   "m00 m10 m01 m11 m20 m02 measured distance peak")
 TrackResult.__doc__ = """One object's result for the last frame (glcv_track_result): the rotated
 box (cx, cy, width, height, angle), its bounding box bbox and the next search window as
 (x, y, width, height), the mean-shift iterations, lost and reasons (glcv_track_lost bits: 1
-iterations, 2 mass, 4 histogram), the moments and the window they were measured in, and the
-Bhattacharyya distance to the model."""
+iterations, 2 mass, 4 histogram, 8 peak), the moments and the window they were measured in, the
+Bhattacharyya distance to the model (CAMSHIFT), and the correlation peak's peak-to-sidelobe ratio
+(DCF; -1 with CAMSHIFT)."""
 
 
 def _rect_tuple(r):
@@ -96,16 +98,19 @@ def box_bounds(cx, cy, width, height, angle, frame_width, frame_height):
 
 
 class Tracker(_core.Object):
-    """CAMSHIFT tracking of objects through frames of width x height.
+    """Tracking of objects through frames of width x height, by correlation filters ("dcf", the
+    default, as glcv track's and glcvtrack's) or by CAMSHIFT ("camshift").
 
         tr = glcv.Tracker(320, 240, engine="cpu", window="adaptive")
-        hist = tr.compute_hist(frame, (x, y, w, h))     # hue histogram of a region
-        oid = tr.add(hist, (x, y, w, h))
+        oid = tr.add(None, (x, y, w, h))                 # dcf: learned from the next frame
+        # camshift: tr.add(tr.compute_hist(frame, (x, y, w, h)), (x, y, w, h))
         for frame in frames:
             for r in tr.track(frame):                     # TrackResult per object
                 print(r.id, r.bbox, r.lost)
 
-    engine "auto" (CUDA when a device can be used, else the CPU), "cuda" or "cpu". window
+    method "dcf" (a box: its filters learn from the next frame tracked) or "camshift" (a model
+    histogram). engine "auto" (CUDA when a device can be used, else the CPU), "cuda" or "cpu".
+    window
     "adaptive" (the default, as glcv track's and glcvtrack's: an upright box of guarded size and a
     Kalman filter that predicts the search window), "opencv" (cv::CamShift's rotated box, the C
     struct's default) or "paper". Histograms are
@@ -116,7 +121,7 @@ class Tracker(_core.Object):
 
     _kind = "track"
 
-    def __init__(self, width, height, engine="auto", streams=1, max_objects=None, hue_bins=None,
+    def __init__(self, width, height, engine="auto", streams=1, max_objects=None, method="dcf", hue_bins=None,
                  sat_bins=None, window="adaptive", epsilon=None, max_iterations=None, aspect=None,
                  min_mass=None, max_distance=None, lost_criteria=None, recovery="frame",
                  recovery_interval=None, min_window_area=None, reset_width=None, cuda_device=0,
@@ -128,6 +133,9 @@ class Tracker(_core.Object):
         if p.streams < 1:
             raise _core.invalid(f"streams {streams}: at least 1", "Tracker")
         p.engine = _core.engine(engine)
+        if method not in _METHODS:
+            raise _core.invalid(f"method {method!r}: dcf or camshift", "Tracker")
+        p.method = _METHODS[method]
         if window not in _WINDOWS:
             raise _core.invalid(f"window {window!r}: opencv, paper or adaptive", "Tracker")
         p.window = _WINDOWS[window]
@@ -144,8 +152,8 @@ class Tracker(_core.Object):
                 setattr(p, name, _core.number(value, name, kind))
         if lost_criteria is not None:
             lc = _core.number(lost_criteria, "lost_criteria", int)
-            if not 0 <= lc <= 7:
-                raise _core.invalid(f"lost_criteria {lost_criteria}: glcv_track_lost bits 0..7", "Tracker")
+            if not 0 <= lc <= 15:
+                raise _core.invalid(f"lost_criteria {lost_criteria}: glcv_track_lost bits 0..15", "Tracker")
             p.lost_criteria = lc
         p.cuda_device = _core.number(cuda_device, "cuda_device", int)
         p.cuda_devices = _core.number(cuda_devices, "cuda_devices", int)
@@ -159,6 +167,7 @@ class Tracker(_core.Object):
         p = ffi.new("glcv_track_params *")
         self._call("get_params", p)
         return {"width": p.width, "height": p.height, "streams": p.streams, "max_objects": p.max_objects,
+                "method": {v: k for k, v in _METHODS.items()}.get(p.method, "?"),
                 "hue_bins": p.hue_bins, "sat_bins": p.sat_bins, "epsilon": p.epsilon,
                 "max_iterations": p.max_iterations,
                 "window": {v: k for k, v in _WINDOWS.items()}.get(p.window, "?"), "aspect": p.aspect,
@@ -202,10 +211,11 @@ class Tracker(_core.Object):
         return hist_array(h)
 
     def add(self, hist, window, stream=0):
-        """Adds an object with a model histogram and its first search window; returns its id."""
+        """Adds an object with a model histogram (None with "dcf") and its first search window
+        (with "dcf": its box, learned from the next frame); returns its id."""
         out = ffi.new("int *")
-        self._call("add_to_stream", _core.number(stream, "stream", int), hist_struct(hist),
-                   _core.rect(window, "window"), out)
+        self._call("add_to_stream", _core.number(stream, "stream", int),
+                   ffi.NULL if hist is None else hist_struct(hist), _core.rect(window, "window"), out)
         return out[0]
 
     def remove(self, object_id):
@@ -250,11 +260,11 @@ class Tracker(_core.Object):
             r = out[i]
             res.append(TrackResult(r.id, r.stream, r.cx, r.cy, r.width, r.height, r.angle, _rect_tuple(r.bbox),
                                    _rect_tuple(r.window), r.iterations, r.lost, r.reasons, r.m00, r.m10, r.m01,
-                                   r.m11, r.m20, r.m02, _rect_tuple(r.measured), r.distance))
+                                   r.m11, r.m20, r.m02, _rect_tuple(r.measured), r.distance, r.peak))
         return res
 
     def __repr__(self):
         if self.closed:
             return "<glcv.Tracker closed>"
         p = self.get_params()
-        return f"<glcv.Tracker {p['width']}x{p['height']} window {p['window']} engine {p['engine']}>"
+        return f"<glcv.Tracker {p['width']}x{p['height']} {p['method']} engine {p['engine']}>"

@@ -457,7 +457,7 @@ class BackgroundSubtractor(unittest.TestCase):
 class Tracker(unittest.TestCase):
     def test_follows_a_disc(self):
         frames = disc_frames(8)
-        with glcv.Tracker(W, H, engine="cpu") as tr:
+        with glcv.Tracker(W, H, engine="cpu", method="camshift") as tr:
             self.assertEqual(tr.get_params()["hue_bins"], 60)
             hist = tr.compute_hist(frames[0], (9, 17, 15, 15))
             self.assertEqual(hist.shape, (60, 1))
@@ -486,9 +486,36 @@ class Tracker(unittest.TestCase):
             with self.assertRaises(glcv.InvalidArgumentError):
                 tr.remove(oid)
 
+    def test_dcf_is_the_default(self):
+        frames = disc_frames(8)
+        with glcv.Tracker(W, H) as tr:
+            p = tr.get_params()
+            self.assertEqual((p["method"], p["engine"]), ("dcf", "cpu"))
+            oid = tr.add(None, (9, 17, 15, 15))
+            for i, f in enumerate(frames):
+                (r,) = tr.track(f)
+                self.assertEqual((r.id, r.lost, r.iterations, r.distance), (oid, 0, 0, -1.0), f"frame {i}: {r}")
+                self.assertAlmostEqual(r.cx, 16 + 2 * i + 0.5, delta=1.0, msg=f"frame {i}: {r}")
+                self.assertAlmostEqual(r.cy, 24.5, delta=1.0)
+                if i == 0:
+                    self.assertEqual((r.cx, r.cy, r.width, r.height, r.peak), (16.5, 24.5, 15, 15, 0.0))
+                else:
+                    self.assertGreater(r.peak, 0)
+            # BGR frames with order="bgr" give the same boxes
+            tr.set_window(oid, (9, 17, 15, 15))
+            tr.track(frames[0])
+            a = tr.track(frames[1])
+            tr.set_window(oid, (9, 17, 15, 15))
+            tr.track(frames[0][:, :, ::-1], order="bgr")
+            b = tr.track(frames[1][:, :, ::-1], order="bgr")
+            self.assertEqual(a, b)
+        with glcv.Tracker(W, H, method="camshift", engine="cpu") as tr:
+            with self.assertRaises(glcv.InvalidArgumentError):
+                tr.add(None, (9, 17, 15, 15))
+
     def test_histograms(self):
         frames = disc_frames(1)
-        with glcv.Tracker(W, H, engine="cpu", sat_bins=4, hue_bins=30) as tr:
+        with glcv.Tracker(W, H, engine="cpu", method="camshift", sat_bins=4, hue_bins=30) as tr:
             h = tr.compute_hist(frames[0], (9, 17, 15, 15))
             self.assertEqual(h.shape, (30, 4))
             w = tr.weight_background(h, frames[0], (9, 17, 15, 15))
@@ -543,7 +570,8 @@ class Tracker(unittest.TestCase):
 
     def test_bad_creation_and_closed(self):
         for kwargs in ({"window": "round"}, {"hue_bins": 181}, {"epsilon": float("nan")}, {"engine": "fragment"},
-                       {"sat_bins": 300}, {"lost_criteria": 8}, {"recovery": "never"}, {"streams": 0}):
+                       {"sat_bins": 300}, {"lost_criteria": 16}, {"recovery": "never"}, {"streams": 0},
+                       {"method": "kcf"}, {"method": "dcf", "engine": "compute"}):
             with self.assertRaises(glcv.InvalidArgumentError, msg=str(kwargs)):
                 glcv.Tracker(W, H, **{"engine": "cpu", **kwargs})
         tr = glcv.Tracker(W, H, engine="cpu")
@@ -787,7 +815,7 @@ class Cuda(unittest.TestCase):
         frames = disc_frames(6)
         res = {}
         for engine in ("cpu", "cuda"):
-            with glcv.Tracker(W, H, engine=engine) as tr:
+            with glcv.Tracker(W, H, engine=engine, method="camshift") as tr:
                 tr.add(tr.compute_hist(frames[0], (9, 17, 15, 15)), (9, 17, 15, 15))
                 res[engine] = [tr.track(f) for f in frames]
         self.assertEqual(res["cuda"], res["cpu"])
@@ -834,7 +862,7 @@ def main():
         suite = loader.loadTestsFromTestCase(GL)
     elif mode == "--cuda":
         try:
-            glcv.Tracker(8, 8, engine="cuda").close()
+            glcv.Tracker(8, 8, engine="cuda", method="camshift").close()
         except glcv.UnsupportedError as e:
             print(f"test_api --cuda: no CUDA device ({e}): skipped")
             return 77

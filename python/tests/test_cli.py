@@ -98,9 +98,9 @@ def compare_tracks(tool, d):
     if not rois:
         raise SystemExit("test_cli: no object in the first frame's ground truth")
     failures = 0
-    for engine in ("cpu", "auto"):
-        path = os.path.join(d, f"{engine}.csv")
-        cmd = [tool, "track", *frames, "--no-mask", "--csv", path, "--engine", engine]
+    for engine, method in (("cpu", "camshift"), ("auto", "camshift"), ("auto", "dcf")):
+        path = os.path.join(d, f"{engine}_{method}.csv")
+        cmd = [tool, "track", *frames, "--no-mask", "--csv", path, "--engine", engine, "--method", method]
         for r in rois:
             cmd += ["--roi", ",".join(map(str, r))]
         out = run(cmd)
@@ -111,12 +111,12 @@ def compare_tracks(tool, d):
             rows = list(csv.reader(f))
         header, rows = rows[0], rows[1:]
         # the tool's tracker: adaptive window, 60 hue bins, limits 30, 10, 255, up to 64 objects
-        with glcv.Tracker(SIZE[0], SIZE[1], engine=m.group(1), window="adaptive", hue_bins=60,
+        with glcv.Tracker(SIZE[0], SIZE[1], engine=m.group(1), method=method, window="adaptive", hue_bins=60,
                           max_objects=64) as tr:
             tr.set_limits(30, 10, 255)
             images = [glcv.imread(f) for f in frames]
             for r in rois:
-                tr.add(tr.compute_hist(images[0], r), r)
+                tr.add(tr.compute_hist(images[0], r) if method == "camshift" else None, r)
             mine = []
             for i, img in enumerate(images):
                 for res in tr.track(img):
@@ -127,7 +127,7 @@ def compare_tracks(tool, d):
         bad = [(a, b) for a, b in zip(mine, theirs) if a != b]
         if len(mine) != len(theirs) or bad:
             failures += 1
-            print(f"FAIL: engine {engine}: {len(mine)} Python rows, {len(theirs)} tool rows, {len(bad)} differ")
+            print(f"FAIL: engine {engine}, {method}: {len(mine)} Python rows, {len(theirs)} tool rows, {len(bad)} differ")
             for a, b in bad[:5]:
                 print("  Python:", ",".join(a), "\n  tool:  ", ",".join(b))
         else:

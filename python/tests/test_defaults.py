@@ -82,7 +82,7 @@ def library_defaults():
             "min_threshold": b.min_threshold, "absorb": b.absorb, "vote": b.vote, "gray": bool(b.gray),
             "passes": enum_name({"single": 1, "multi": 2}, b.passes), "engine": "auto"},
         "tracker": {
-            "hue_bins": t.hue_bins, "sat_bins": t.sat_bins, "epsilon": t.epsilon,
+            "method": enum_name({"camshift": 1, "dcf": 2}, t.method), "hue_bins": t.hue_bins, "sat_bins": t.sat_bins, "epsilon": t.epsilon,
             "max_iterations": t.max_iterations, "window": enum_name({"opencv": 1, "paper": 2, "adaptive": 3}, t.window),
             "aspect": t.aspect, "min_mass": t.min_mass, "max_distance": t.max_distance,
             "lost_criteria": t.lost_criteria, "recovery": enum_name({"frame": 1, "none": 2}, t.recovery),
@@ -117,7 +117,7 @@ def python_defaults():
                                           "passes")}
     with glcv.Tracker(W, H, engine="cpu") as tr:
         p = tr.get_params()
-        got["tracker"] = {k: p[k] for k in ("hue_bins", "sat_bins", "epsilon", "max_iterations", "window",
+        got["tracker"] = {k: p[k] for k in ("method", "hue_bins", "sat_bins", "epsilon", "max_iterations", "window",
                                             "aspect", "min_mass", "max_distance", "lost_criteria", "recovery",
                                             "recovery_interval", "min_window_area", "reset_width")}
     for group, cls in (("segmenter", glcv.Segmenter), ("bgsub", glcv.BackgroundSubtractor),
@@ -205,6 +205,7 @@ def cli_defaults(glcv_path):
         if text is not None:
             got["tracker"][field] = number(text)
     got["tracker"]["window"] = bracket(trk, "--window", where)
+    got["tracker"]["method"] = bracket(trk, "--method", where)
     got["tracker"]["engine"] = bracket(trk, "--engine", where)
     text = bracket(trk, "--smin", where)
     if text:
@@ -252,7 +253,7 @@ GST = {
     "bgsub": ("glcvbgsub", {"method": "method", "alpha": "alpha", "c": "c", "min_threshold": "min-threshold",
                             "absorb": "absorb", "vote": "vote", "gray": "gray", "passes": "passes",
                             "engine": "engine"}),
-    "tracker": ("glcvtrack", {"hue_bins": "bins", "sat_bins": "sat-bins", "epsilon": "epsilon",
+    "tracker": ("glcvtrack", {"method": "method", "hue_bins": "bins", "sat_bins": "sat-bins", "epsilon": "epsilon",
                               "max_iterations": "max-iterations", "window": "window", "aspect": "aspect",
                               "min_mass": "min-mass", "max_distance": "max-distance",
                               "lost_criteria": "lost-criteria", "recovery": "recovery",
@@ -261,7 +262,7 @@ GST = {
                               "v_min": "v-min", "v_max": "v-max"}),
 }
 
-LOST_FLAGS = {"iterations": 1, "mass": 2, "histogram": 4}
+LOST_FLAGS = {"iterations": 1, "mass": 2, "histogram": 4, "peak": 8}
 
 
 def gst_defaults(inspect):

@@ -1,4 +1,4 @@
-/* glcv track: CAMSHIFT tracking of objects through image files, folders of frames or a media
+/* glcv track: tracking of objects (correlation filters or CAMSHIFT) through image files, folders of frames or a media
  * source (a video file, a camera, a lavfi graph), with the segmenter's mask (by default for files);
  * writes one CSV row per frame and object, and frames with the boxes drawn. glcv eval otb: the same
  * tracking on OTB sequences, scored.
@@ -32,10 +32,13 @@ const char cmd_track_help[] =
     "       glcv track SOURCE --roi x,y,w,h [--roi ...] --csv OUT.csv [options]\n"
     "       glcv track --sources LIST -o OUTDIR [--csv NAME] [options]\n"
     "\n"
-    "Tracks objects through a sequence of frames with CAMSHIFT (Bradski 1998; Perry 2016): each\n"
-    "object's hue histogram is taken from its --roi in the first frame (or read from --hist), and\n"
-    "its window follows the back-projection of that histogram from frame to frame. Runs on the GPU\n"
-    "with CUDA when a device is there, else on the CPU (same results).\n"
+    "Tracks objects through a sequence of frames. The default method, dcf, learns correlation\n"
+    "filters of each object's --roi in the first frame (HOG cells and intensity, merged with a\n"
+    "colour model; Danelljan's DSST 2014, Bertinetto's Staple 2016) and finds its box, position\n"
+    "and size, in each frame after. With --method camshift (Bradski 1998; Perry 2016) each\n"
+    "object's hue histogram is taken from its --roi in the first frame (or read from --hist) and\n"
+    "its window follows the back-projection of that histogram. Both run on the GPU with CUDA when\n"
+    "a device is there, else on the CPU (the same results). docs/QUALITY.md compares them.\n"
     "\n"
     "INPUT is image files (.png .jpg .jpeg .bmp .tga .ppm .pgm) or folders of them (sorted by name),\n"
     "in frame order; all frames must have the same size. An INPUT that is a video file (.avi .mp4\n"
@@ -75,23 +78,29 @@ const char cmd_track_help[] =
     "options:\n"
     "  --roi x,y,w,h         an object's box in the first frame, in pixels (x, y of its top-left\n"
     "                        pixel, row 0 at the top); repeat for more objects (at most 1024)\n"
+    "  --method M            dcf (correlation filters on HOG cells with a colour model and a scale\n"
+    "                        filter: the box's position and size; no segmenter's mask) or camshift\n"
+    "                        (a hue histogram's mean shift, with the segmenter's mask) [dcf]; both\n"
+    "                        run on CUDA or on the CPU (the same results)\n"
     "  --csv FILE            write the tracks: a header line, then one line per frame and object:\n"
     "                          frame,object,cx,cy,w,h,angle,x,y,bw,bh,iterations,lost,state\n"
     "                        frame and object count from 0 (objects in --roi order); cx,cy,w,h,angle\n"
     "                        the box (centre, sizes in pixels, angle in degrees 0..180: adaptive,\n"
     "                        width and height of an upright box, angle 0; opencv, minor and major\n"
     "                        axis as cv::CamShift reports them); x,y,bw,bh its axis-aligned bounding\n"
-    "                        box in pixels; iterations the mean-shift iterations; lost 0 when\n"
-    "                        tracked, else why: 1 iteration cap, 2 too little mass, 4 histogram too\n"
-    "                        far; state tracked, lost, or recovered (tracked after lost frames)\n"
+    "                        box in pixels; iterations the mean-shift iterations (0 with dcf); lost\n"
+    "                        0 when tracked, else why: 1 iteration cap, 2 too little mass, 4\n"
+    "                        histogram too far, 8 correlation peak too weak (dcf); state tracked,\n"
+    "                        lost, or recovered (tracked after lost frames)\n"
     "  --overlay DIR         also write DIR/<frame name>_track.png: the frame with each object's\n"
     "                        box drawn (lost objects in grey)\n"
-    "  --mask-from-segmenter count only the segmenter's foreground: the frames are segmented (glcv\n"
-    "                        segment) against their per-pixel median and the mask excludes the\n"
-    "                        background from the histograms and the back-projection; a frame\n"
+    "  --mask-from-segmenter camshift: count only the segmenter's foreground: the frames are\n"
+    "                        segmented (glcv segment) against their per-pixel median and the mask\n"
+    "                        excludes the background from the histograms and the back-projection; a frame\n"
     "                        whose mask is more than half foreground (a moving camera, a change of\n"
-    "                        light) is tracked without it. On by default for image files, folders,\n"
-    "                        video files, --frames and --sequence (not cameras and lavfi graphs);\n"
+    "                        light) is tracked without it. With camshift, on by default for image\n"
+    "                        files, folders, video files, --frames and --sequence (not cameras and\n"
+    "                        lavfi graphs); dcf uses no mask;\n"
     "                        a media source is opened twice: the background is learned from its\n"
     "                        first 200 frames (at most --max-frames) before tracking starts\n"
     "  --no-mask             no segmenter's mask\n"
@@ -120,8 +129,10 @@ const char cmd_track_help[] =
     "written, the CSV file holding their rows. stderr gets a\n"
     "progress bar with the frames per second when it is a terminal; stdout a summary: frames,\n"
     "objects, the time per frame of the tracking calls, frames lost per object.\n"
-    "Example: glcv track seq/img --roi 205,151,17,50 --mask-from-segmenter --csv tracks.csv\n";
+    "Example: glcv track seq/img --roi 205,151,17,50 --csv tracks.csv\n";
 
+/* --method's names, in the order of glcv_track_method from GLCV_TRACK_METHOD_CAMSHIFT on. */
+static const char *const method_names[] = {"camshift", "dcf", NULL};
 /* --window's names, in the order of glcv_track_window from GLCV_TRACK_WINDOW_OPENCV on. */
 static const char *const window_names[] = {"opencv", "paper", "adaptive", NULL};
 
@@ -133,6 +144,7 @@ typedef struct track_options {
     double ts;
     int bins, sat_bins, s_min, v_min, v_max;
     int window; /* index in window_names */
+    int method; /* index in method_names */
     glcv_engine_mode engine;
     int quiet, verbose;
     cli_source src;
@@ -144,9 +156,10 @@ typedef struct track_options {
 
 /* The defaults, and the options glcv track and glcv eval otb share (the tracker, its mask). */
 #define TRACK_OPTIONS_INIT                                                                                   \
-    {.ts = 310, .bins = 60, .sat_bins = 1, .s_min = 30, .v_min = 10, .v_max = 255, .window = 2,                \
+    {.method = 1, .ts = 310, .bins = 60, .sat_bins = 1, .s_min = 30, .v_min = 10, .v_max = 255, .window = 2,                \
      .engine = GLCV_ENGINE_AUTO, .src = CLI_SOURCE_INIT}
 #define TRACK_OPTIONS(o)                                                                                     \
+    {"--method", NULL, &(o)->method, .kind = CLI_CHOICE, .choices = method_names, .what = "a method"},       \
     {"--no-mask", NULL, &(o)->no_mask, .kind = CLI_FLAG},                                                    \
     {"--bg-weighted", NULL, &(o)->bg_weighted, .kind = CLI_FLAG},                                            \
     {"--Ts", NULL, &(o)->ts, .kind = CLI_REAL, .max = 1e9},                                                  \
@@ -181,9 +194,15 @@ typedef struct track_run {
 /* ---- checks ----------------------------------------------------------------------------------- */
 
 /* The options; *kind gets the media source (cli_source_of_args). */
-/* The options every track command checks the same way: the histogram's size, the value limits. */
-static int check_model_options(const track_options *o)
+/* The options every track command checks the same way: the histogram's size, the value limits,
+ * the method (dcf does not use the segmenter's mask: no mask is made for it). */
+static int check_model_options(track_options *o)
 {
+    if (o->method == GLCV_TRACK_METHOD_DCF - 1) {
+        if (o->mask_from_segmenter)
+            return cli_usage("--method dcf does not use the segmenter's mask: drop --mask-from-segmenter");
+        o->no_mask = 1;
+    }
     if ((long)o->bins * o->sat_bins > GLCV_TRACK_MAX_BINS)
         return cli_usage("--bins %d x --sat-bins %d is %ld bins: at most %d in all", o->bins, o->sat_bins,
                          (long)o->bins * o->sat_bins, GLCV_TRACK_MAX_BINS);
@@ -192,7 +211,7 @@ static int check_model_options(const track_options *o)
     return CLI_OK;
 }
 
-static int check_options(const track_options *o, const cli_args *args, int *kind)
+static int check_options(track_options *o, const cli_args *args, int *kind)
 {
     int rc = cli_source_of_args(&o->src, args, kind);
     if (rc != CLI_OK)
@@ -572,6 +591,7 @@ static int make_tracker(const track_options *o, int width, int height, int strea
     glcv_track_params p = GLCV_TRACK_PARAMS(.width = width, .height = height, .streams = streams,
                                             .max_objects = objects > 64 ? objects : 64, .hue_bins = o->bins,
                                             .sat_bins = o->sat_bins,
+                                            .method = (glcv_track_method)(GLCV_TRACK_METHOD_CAMSHIFT + o->method),
                                             .window = (glcv_track_window)(GLCV_TRACK_WINDOW_OPENCV + o->window),
                                             .engine = o->engine, .logger = logger);
     glcv_status st = glcv_track_create(&p, out);
