@@ -1,4 +1,7 @@
-/* track_bench: CAMSHIFT per-frame times at 1920x1080 - the CUDA engine's kernels on a frame
+/* track_bench: the tracker's per-frame times. DCF (--dcf, the default method): the whole call, host
+ * frame or GL texture to results, for 1 and 64 objects in 1920x1080 and for 1,000 objects over 64
+ * cameras of 640x480 (a set: host images, or texture arrays with one hand-over), on CUDA and on
+ * the CPU engine (all its threads). CAMSHIFT (without --dcf): per-frame times at 1920x1080 - the CUDA engine's kernels on a frame
  * already on the GPU (with and without the HSV/bin conversion, 1 and 64 objects, windows of
  * 200x200, 400x400 and 1080x720, every cluster size unless --quick), the whole call from host
  * pixels and from a GL texture, and the CPU implementation - beside Perry's figures; then many
@@ -8,7 +11,7 @@
  * S hand-overs per set), in the same run: ms per set and per stream, medians of many sets after
  * warm-up, each set's results waited for.
  *
- * usage: track_bench [--runs N] [--streams S] [--csv FILE] [--quick] [--window opencv|paper|adaptive]
+ * usage: track_bench [--dcf] [--runs N] [--streams S] [--csv FILE] [--quick] [--window opencv|paper|adaptive]
  *
  * The texture rows go through glcv_track_frame_texture (the CUDA bridge: registered textures read
  * in place), for an RGBA8 frame texture alone and with an R8 mask texture.
@@ -85,8 +88,8 @@ static int g_devices = 1; /* the trackers' cuda_devices */
 
 static glcv_track *make_tracker(glcv_engine_mode engine, const glcv_image *frame, int n, int ww, int wh)
 {
-    glcv_track_params p = GLCV_TRACK_PARAMS(.width = W, .height = H, .max_objects = MAX_OBJ, .engine = engine,
-                                            .window = g_window,
+    glcv_track_params p = GLCV_TRACK_PARAMS(.method = GLCV_TRACK_METHOD_CAMSHIFT, .width = W, .height = H,
+                                            .max_objects = MAX_OBJ, .engine = engine, .window = g_window,
                                             .cuda_devices = engine == GLCV_ENGINE_CPU ? 0 : g_devices,
                                             .logger = {glcv_log_stderr, NULL, GLCV_LOG_WARN});
     glcv_track *tr = NULL;
@@ -290,7 +293,8 @@ static glcv_rect camera_window(int s)
 static glcv_track *camera_tracker(glcv_engine_mode engine, int streams, const glcv_image *frames, int first,
                                   int count)
 {
-    glcv_track_params p = GLCV_TRACK_PARAMS(.width = CAM_W, .height = CAM_H, .streams = streams,
+    glcv_track_params p = GLCV_TRACK_PARAMS(.method = GLCV_TRACK_METHOD_CAMSHIFT, .width = CAM_W, .height = CAM_H,
+                                            .streams = streams,
                                             .max_objects = count, .engine = engine, .window = g_window,
                                             .logger = {glcv_log_stderr, NULL, GLCV_LOG_WARN});
     glcv_track *tr = NULL;
@@ -457,10 +461,124 @@ done:
     free(t_single);
 }
 
+/* ---- DCF ---------------------------------------------------------------------------------------- */
+
+/* A DCF tracker of `streams` frames of w x h with `n` objects: object k in stream k % streams, an
+ * 80 x 80 box (1080p: around disc k % 64; cameras: around the camera's disc, then on its
+ * background, each object its own box). */
+static glcv_track *dcf_tracker(glcv_engine_mode engine, int w, int h, int streams, int n)
+{
+    glcv_track_params p = GLCV_TRACK_PARAMS(.method = GLCV_TRACK_METHOD_DCF, .width = w, .height = h,
+                                            .streams = streams, .max_objects = n, .engine = engine,
+                                            .logger = {glcv_log_stderr, NULL, GLCV_LOG_WARN});
+    glcv_track *tr = NULL;
+    if (glcv_track_create(&p, &tr) != GLCV_OK)
+        return NULL;
+    for (int k = 0; k < n; k++) {
+        int id = -1, s = k % streams, j = k / streams;
+        glcv_rect box;
+        if (w == W) {
+            box = (glcv_rect){120 + (k % 64 % 8) * 240 + 6 - 40, 68 + (k % 64 / 8) * 135 + 6 - 40, 80, 80};
+        } else {
+            int cx = 100 + (s * 37) % (CAM_W - 200), cy = 100 + (s * 53) % (CAM_H - 200);
+            box = (glcv_rect){(cx - 40 + j * 97) % (CAM_W - 80), (cy - 40 + j * 61) % (CAM_H - 80), 80, 80};
+        }
+        if (glcv_track_add_to_stream(tr, s, NULL, box, &id) != GLCV_OK) {
+            glcv_track_destroy(&tr);
+            return NULL;
+        }
+    }
+    return tr;
+}
+
+/* The median whole call (frames or texture arrays in, results out) over `runs` frames after 3 that
+ * learn and warm up; the objects keep tracking the same frames. */
+static void dcf_row(const char *what, glcv_engine_mode engine, const glcv_image *frames, int streams, unsigned int tex,
+                    int n, int runs)
+{
+    glcv_track *tr = dcf_tracker(engine, frames[0].width, frames[0].height, streams, n);
+    glcv_track_result *res = calloc((size_t)n, sizeof *res);
+    double *t = calloc((size_t)runs, sizeof *t);
+    int done = 0, lost = 0;
+    for (int r = -3; r < runs && tr && res && t; r++) {
+        int count = 0;
+        double t0 = bench_now_ms();
+        glcv_status st = tex ? streams > 1 ? glcv_track_frames_texture(tr, tex, 0) : glcv_track_frame_texture(tr, tex, 0)
+                             : glcv_track_frames(tr, frames, NULL, streams);
+        if (st == GLCV_OK)
+            st = glcv_track_results(tr, res, n, &count);
+        double dt = bench_now_ms() - t0;
+        if (st != GLCV_OK) {
+            printf("%s: a call failed: %s\n", what, glcv_status_string(st));
+            break;
+        }
+        if (r >= 0)
+            t[done++] = dt;
+        for (int k = 0; r == runs - 1 && k < count; k++)
+            lost += res[k].lost != 0;
+    }
+    if (done > 0) {
+        record(what, n, 80, 80, -1, 0, bench_median(t, done));
+        printf("    %.4f ms per object; %d of %d objects lost at the last frame\n", bench_median(t, done) / n, lost,
+               n);
+    }
+    free(t);
+    free(res);
+    glcv_track_destroy(&tr);
+}
+
+static void dcf_rows(const glcv_image *frame, int runs, int quick)
+{
+    glcv_cuda_info info;
+    glcv_cuda_query(&info);
+    const int cams = 64, many = 1000;
+    glcv_image *cam = calloc(cams, sizeof *cam);
+    const uint8_t **px = calloc(cams, sizeof *px);
+    for (int s = 0; cam && px && s < cams; s++) {
+        if (glcv_image_alloc(CAM_W, CAM_H, GLCV_PIXEL_RGBA8, &cam[s]) != GLCV_OK)
+            return;
+        make_camera_frame(&cam[s], s);
+        px[s] = cam[s].data;
+    }
+    if (!cam || !px)
+        return;
+    printf("DCF: 80x80 boxes; 1920x1080 frames; %d cameras of %dx%d, objects spread over them\n", cams, CAM_W, CAM_H);
+    if (info.devices > 0) {
+        dcf_row("dcf cuda: 1080p host frame", GLCV_ENGINE_CUDA, frame, 1, 0, 1, runs);
+        dcf_row("dcf cuda: 1080p host frame", GLCV_ENGINE_CUDA, frame, 1, 0, 64, runs);
+        dcf_row("dcf cuda: 64 cameras, host set", GLCV_ENGINE_CUDA, cam, cams, 0, 64, runs);
+        dcf_row("dcf cuda: 64 cameras, host set", GLCV_ENGINE_CUDA, cam, cams, 0, many, runs);
+    }
+    glcv_context *ctx = NULL;
+    glcv_context_params cp = GLCV_CONTEXT_PARAMS(.min_gl_version = 33);
+    if (info.devices > 0 && glcv_context_create(&cp, &ctx) == GLCV_OK) {
+        glcv_cuda_query(&info);
+        if (info.gl_device >= 0) {
+            unsigned int tex = upload_texture(frame);
+            unsigned int arr = camera_texture(GL_TEXTURE_2D_ARRAY, GL_RGBA8, GL_RGBA, cams, px);
+            glFinish();
+            dcf_row("dcf cuda: 1080p GL texture", GLCV_ENGINE_CUDA, frame, 1, tex, 1, runs);
+            dcf_row("dcf cuda: 64 cameras, texture array", GLCV_ENGINE_CUDA, cam, cams, arr, 64, runs);
+            dcf_row("dcf cuda: 64 cameras, texture array", GLCV_ENGINE_CUDA, cam, cams, arr, many, runs);
+            glDeleteTextures(1, &tex);
+            glDeleteTextures(1, &arr);
+        }
+        glcv_context_destroy(&ctx);
+    }
+    dcf_row("dcf cpu: 1080p host frame", GLCV_ENGINE_CPU, frame, 1, 0, 1, quick ? 5 : 30);
+    dcf_row("dcf cpu: 1080p host frame", GLCV_ENGINE_CPU, frame, 1, 0, 64, quick ? 2 : 5);
+    if (!quick)
+        dcf_row("dcf cpu: 64 cameras, host set", GLCV_ENGINE_CPU, cam, cams, 0, many, 2);
+    for (int s = 0; s < cams; s++)
+        glcv_image_free(&cam[s]);
+    free(cam);
+    free(px);
+}
+
 int main(int argc, char **argv)
 {
     setvbuf(stdout, NULL, _IOLBF, 0); /* a pipe (tee) would otherwise hold everything until exit */
-    int runs = 200, quick = 0, streams = 64;
+    int runs = 200, quick = 0, streams = 64, dcf = 0;
     const char *csv = NULL;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--runs") == 0 && i + 1 < argc)
@@ -471,6 +589,8 @@ int main(int argc, char **argv)
             csv = argv[++i];
         else if (strcmp(argv[i], "--quick") == 0)
             quick = 1;
+        else if (strcmp(argv[i], "--dcf") == 0)
+            dcf = 1;
         else if (strcmp(argv[i], "--window") == 0 && i + 1 < argc && !strcmp(argv[i + 1], "opencv"))
             g_window = GLCV_TRACK_WINDOW_OPENCV, i++;
         else if (strcmp(argv[i], "--window") == 0 && i + 1 < argc && !strcmp(argv[i + 1], "paper"))
@@ -478,7 +598,7 @@ int main(int argc, char **argv)
         else if (strcmp(argv[i], "--window") == 0 && i + 1 < argc && !strcmp(argv[i + 1], "adaptive"))
             g_window = GLCV_TRACK_WINDOW_ADAPTIVE, i++;
         else {
-            fprintf(stderr, "usage: track_bench [--runs N] [--streams S] [--csv FILE] [--quick] "
+            fprintf(stderr, "usage: track_bench [--dcf] [--runs N] [--streams S] [--csv FILE] [--quick] "
                             "[--window opencv|paper|adaptive]\n");
             return 2;
         }
@@ -496,6 +616,10 @@ int main(int argc, char **argv)
     glcv_cuda_info info;
     glcv_cuda_query(&info);
     printf("track_bench: %dx%d RGBA8, %d runs per row; %s\n", W, H, runs, info.text);
+    if (dcf) {
+        dcf_rows(&frame, runs, quick);
+        goto out;
+    }
     printf("Perry 2016 (GTX 970, dynamic parallelism), 1080x720 window: 0.97 ms per frame for one object "
            "(0.57 ms HSV with the upload + 0.40 ms convergence), 1.4 ms for two; CPU 22.3 ms.\n");
     if (info.devices > 0) {
@@ -544,6 +668,7 @@ int main(int argc, char **argv)
     whole_calls(GLCV_ENGINE_CPU, "cpu: frame + results", &frame, 1, 1080, 720, quick ? 3 : 10);
     if (!quick)
         whole_calls(GLCV_ENGINE_CPU, "cpu: frame + results", &frame, 64, 200, 200, 5);
+out:
     if (csv) {
         FILE *f = fopen(csv, "w");
         if (f) {

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """glcv's tracker beside OpenCV's CSRT and KCF on OTB sequences, with one protocol and one scorer.
 
-    python3 bench/track_peers.py GLCV SEQDIR... [--engines auto,cpu] [--peers csrt,kcf]
+    python3 bench/track_peers.py GLCV SEQDIR... [--methods dcf,camshift] [--engines auto] [--peers csrt,kcf]
 
 GLCV is the glcv program (build/tools/glcv); each SEQDIR an OTB sequence as the benchmark
 distributes it (img/*.jpg and groundtruth_rect.txt). The protocol is OTB's one-pass evaluation, as
@@ -16,7 +16,7 @@ and the time: milliseconds per frame of the tracking calls alone, the frames dec
 frames per second that gives for one object.
 
 glcv's rows come from `glcv eval otb` (the scores) and `glcv track` (the time), with the default
-options and --engine E for each E of --engines. The peers need OpenCV's Python module with the
+options and --method M --engine E for each M of --methods and E of --engines. The peers need OpenCV's Python module with the
 tracking module (Debian: python3-opencv). Prints a table per sequence, then the means.
 """
 import argparse
@@ -109,11 +109,12 @@ def run_opencv(cv2, name, files, truth):
     return boxes, 1e3 * elapsed / max(1, len(images) - 1)
 
 
-def run_glcv(glcv, seqdir, truth, engine):
+def run_glcv(glcv, seqdir, truth, method, engine):
     """glcv's scores (glcv eval otb) and its milliseconds per frame of tracking calls (glcv track)."""
-    out = subprocess.run([glcv, "eval", "otb", seqdir, "--engine", engine, "-q"], capture_output=True, text=True)
+    options = ["--method", method, "--engine", engine]
+    out = subprocess.run([glcv, "eval", "otb", seqdir, *options, "-q"], capture_output=True, text=True)
     if out.returncode != 0:
-        sys.exit(f"track_peers: glcv eval otb {seqdir} --engine {engine}: {out.stderr.strip()}")
+        sys.exit(f"track_peers: glcv eval otb {seqdir} {' '.join(options)}: {out.stderr.strip()}")
     row = [line.split() for line in out.stdout.splitlines() if line.startswith(os.path.basename(seqdir.rstrip("/")))]
     if not row:
         sys.exit(f"track_peers: no row for {seqdir} in glcv eval otb's output:\n{out.stdout}")
@@ -122,7 +123,7 @@ def run_glcv(glcv, seqdir, truth, engine):
     roi = f"{int(round(x - 1.0))},{int(round(y - 1.0))},{int(round(w))},{int(round(h))}"
     csv = os.path.join(os.environ.get("TMPDIR", "/tmp"), f"track_peers_{os.getpid()}.csv")
     files = frames_of(seqdir, len(truth))
-    tr = subprocess.run([glcv, "track", *files, "--roi", roi, "--csv", csv, "--engine", engine, "-q"],
+    tr = subprocess.run([glcv, "track", *files, "--roi", roi, "--csv", csv, *options, "-q"],
                         capture_output=True, text=True)
     if os.path.exists(csv):
         os.remove(csv)
@@ -136,7 +137,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("glcv", help="the glcv program")
     ap.add_argument("seqdirs", nargs="+", help="OTB sequence folders (img/, groundtruth_rect.txt)")
-    ap.add_argument("--engines", default="auto,cpu", help="glcv's engines, comma-separated [auto,cpu]")
+    ap.add_argument("--methods", default="dcf,camshift", help="glcv's methods, comma-separated [dcf,camshift]")
+    ap.add_argument("--engines", default="auto", help="glcv's engines, comma-separated [auto]")
     ap.add_argument("--peers", default="csrt,kcf", help="OpenCV's trackers: csrt, kcf [csrt,kcf]")
     args = ap.parse_args()
     peers = [p for p in args.peers.split(",") if p]
@@ -150,28 +152,29 @@ def main():
         except ImportError:
             sys.exit("track_peers: OpenCV's Python module is not installed (Debian: python3-opencv)")
     means = {}
-    print(f"{'sequence':<16} {'tracker':<12} {'frames':>6} {'meanIoU':>8} {'AUC':>6} {'prec20':>7} {'ms/frame':>9} {'fps':>8}")
+    print(f"{'sequence':<16} {'tracker':<20} {'frames':>6} {'meanIoU':>8} {'AUC':>6} {'prec20':>7} {'ms/frame':>9} {'fps':>8}")
     for seqdir in args.seqdirs:
         truth = load_truth(os.path.join(seqdir, "groundtruth_rect.txt"))
         files = frames_of(seqdir, len(truth))
         truth = truth[: len(files)]
         rows = []
-        for engine in [e for e in args.engines.split(",") if e]:
-            scores, ms = run_glcv(args.glcv, seqdir, truth, engine)
-            rows.append((f"glcv {engine}", scores, ms))
+        for method in [m for m in args.methods.split(",") if m]:
+            for engine in [e for e in args.engines.split(",") if e]:
+                scores, ms = run_glcv(args.glcv, seqdir, truth, method, engine)
+                rows.append((f"glcv {method} {engine}", scores, ms))
         for name in peers:
             boxes, ms = run_opencv(cv2, name, files, truth)
             rows.append((f"opencv {name}", score(boxes, truth), ms))
         for name, (iou, auc, prec), ms in rows:
             fps = 1e3 / ms if ms > 0 else math.inf
-            print(f"{os.path.basename(seqdir.rstrip('/')):<16} {name:<12} {len(files):>6} {iou:>8.3f} {auc:>6.3f} "
+            print(f"{os.path.basename(seqdir.rstrip('/')):<16} {name:<20} {len(files):>6} {iou:>8.3f} {auc:>6.3f} "
                   f"{prec:>7.3f} {ms:>9.3f} {fps:>8.1f}")
             means.setdefault(name, []).append((iou, auc, prec, ms))
     if len(args.seqdirs) > 1:
         for name, values in means.items():
             n = len(values)
             iou, auc, prec, ms = (sum(v[i] for v in values) / n for i in range(4))
-            print(f"{'mean':<16} {name:<12} {n:>6} {iou:>8.3f} {auc:>6.3f} {prec:>7.3f} {ms:>9.3f} {1e3 / ms:>8.1f}")
+            print(f"{'mean':<16} {name:<20} {n:>6} {iou:>8.3f} {auc:>6.3f} {prec:>7.3f} {ms:>9.3f} {1e3 / ms:>8.1f}")
 
 
 if __name__ == "__main__":
