@@ -463,8 +463,9 @@ GLCV_DM void dcf_move(struct glcv_track_dcf *d, const float *m, int p, int sure)
     double ox = dcf_vertex(m[py * DCF_N + (px + DCF_N - 1) % DCF_N], m[p], m[py * DCF_N + (px + 1) % DCF_N]);
     double dx = (dcf_wrapped(px) + ox) * DCF_CELL * d->zx * d->scale,
            dy = (dcf_wrapped(py) + oy) * DCF_CELL * d->zy * d->scale;
-    d->cx += dx;
-    d->cy += dy;
+    /* the centre stays inside the frame (a box on a featureless or vanishing view may drift) */
+    d->cx = fmin(fmax(d->cx + dx, 0.0), d->frame_w);
+    d->cy = fmin(fmax(d->cy + dy, 0.0), d->frame_h);
     if (sure && d->lost_frames == 0) {
         d->vx = (1.0 - DCF_VELOCITY_RATE) * d->vx + DCF_VELOCITY_RATE * dx;
         d->vy = (1.0 - DCF_VELOCITY_RATE) * d->vy + DCF_VELOCITY_RATE * dy;

@@ -351,6 +351,28 @@ static void api(void)
     CHECK(count == 1 && r.cx == 15.0f && r.cy == 15.0f && r.width == 30.0f && r.height == 30.0f,
           "a box half outside starts from its part inside (15,15 30x30), got %g,%g %gx%g", r.cx, r.cy, r.width,
           r.height);
+    /* on frames of noise, with nothing to follow, the centre stays inside the frame */
+    const int nw = 64, nh = 48;
+    glcv_track *noise = NULL;
+    CHECK_OK(glcv_track_create(&GLCV_TRACK_PARAMS(.width = nw, .height = nh, .method = GLCV_TRACK_METHOD_DCF,
+                                                  .engine = g_engine),
+                               &noise));
+    glcv_image f = {0};
+    CHECK_OK(glcv_image_alloc(nw, nh, GLCV_PIXEL_RGB8, &f));
+    CHECK_OK(glcv_track_add(noise, NULL, (glcv_rect){0, 0, nw, nh}, &id));
+    uint32_t seed = 1;
+    for (int i = 0; i < 8 && f.data; i++) {
+        for (size_t k = 0; k < (size_t)nw * nh * 3; k++) {
+            seed = seed * 1664525u + 1013904223u;
+            f.data[k] = (uint8_t)(seed >> 24);
+        }
+        CHECK_OK(glcv_track_frame(noise, &f, NULL));
+        CHECK_OK(glcv_track_results(noise, &r, 1, &count));
+        CHECK(r.cx >= 0 && r.cx <= nw && r.cy >= 0 && r.cy <= nh,
+              "noise frame %d: centre %g,%g outside the %dx%d frame", i, r.cx, r.cy, nw, nh);
+    }
+    glcv_image_free(&f);
+    glcv_track_destroy(&noise);
     int none = -2;
     CHECK_STATUS(glcv_track_add(t, NULL, (glcv_rect){W, 0, 10, 10}, &none), GLCV_ERROR_INVALID_ARGUMENT);
     CHECK(none == -1, "a refused object got id %d", none);
