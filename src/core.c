@@ -318,8 +318,12 @@ int glcv_parallel_for(int n, int max_threads, glcv_range_fn fn, void *user)
     if (n <= 0)
         return 1;
     int most = glcv_parallel_max_threads(max_threads), outer = in_parallel_loop;
+    if (n == 1 && !outer) { /* the helpers stay free for the item's own loops */
+        fn(user, 0, 1);
+        return 1;
+    }
     in_parallel_loop = 1;
-    if (most == 1 || n == 1 || outer) {
+    if (most == 1 || outer) {
         fn(user, 0, n);
         in_parallel_loop = outer;
         return 1;
@@ -342,6 +346,109 @@ int glcv_parallel_for(int n, int max_threads, glcv_range_fn fn, void *user)
     }
     in_parallel_loop = 0;
     return helped + 1;
+}
+
+/* A team: its steps (glcv_team_share) are published one after another; each step's items are
+ * taken by whichever of its threads comes first. */
+#define TEAM_STEPS 64
+
+struct glcv_team {
+    glcv_team_fn main;
+    void *user;
+    atomic_int published; /* steps published */
+    atomic_int finished;  /* main has returned */
+    int steps;            /* steps main has made (main's thread only) */
+    struct team_step {
+        glcv_range_fn fn;
+        void *user;
+        int n;
+        atomic_int next, done;
+    } step[TEAM_STEPS];
+};
+
+/* Waiting for a teammate: spinning first (the waits inside a team are short), then yielding the
+ * core, as a teammate kept off its core holds the team up. */
+static void team_pause(int *spins)
+{
+    if (++*spins < 2000) {
+#if defined(__x86_64__) || defined(__i386__)
+        __builtin_ia32_pause();
+#endif
+    } else {
+        sched_yield();
+    }
+}
+
+static void team_take(struct team_step *st)
+{
+    for (int i; (i = atomic_fetch_add(&st->next, 1)) < st->n;) {
+        st->fn(st->user, i, i + 1);
+        atomic_fetch_add_explicit(&st->done, 1, memory_order_release);
+    }
+}
+
+/* A helper's part: every step main publishes, until main returns. */
+static void team_help(glcv_team *team)
+{
+    for (int k = 0; k < TEAM_STEPS;) {
+        int spins = 0;
+        while (atomic_load_explicit(&team->published, memory_order_acquire) <= k) {
+            if (atomic_load_explicit(&team->finished, memory_order_acquire))
+                return;
+            team_pause(&spins);
+        }
+        team_take(&team->step[k++]);
+    }
+}
+
+static void team_item(void *user, int begin, int end)
+{
+    glcv_team *team = user;
+    for (int i = begin; i < end; i++)
+        if (i == 0) {
+            team->main(team, team->user);
+            atomic_store_explicit(&team->finished, 1, memory_order_release);
+        } else {
+            team_help(team);
+        }
+}
+
+int glcv_team_run(int max_threads, glcv_team_fn main, void *user)
+{
+    int most = glcv_parallel_max_threads(max_threads);
+    if (most == 1 || in_parallel_loop) {
+        main(NULL, user);
+        return 1;
+    }
+    glcv_team team = {.main = main, .user = user};
+    atomic_init(&team.published, 0);
+    atomic_init(&team.finished, 0);
+    in_parallel_loop = 1;
+    parallel_loop l = {team_item, &team, most, 1, 0};
+    int helped = pool_run(&l, most - 1);
+    in_parallel_loop = 0;
+    return helped + 1;
+}
+
+void glcv_team_share(glcv_team *team, int n, glcv_range_fn fn, void *user)
+{
+    if (n <= 0)
+        return;
+    if (!team || n == 1 || team->steps >= TEAM_STEPS) {
+        fn(user, 0, n);
+        return;
+    }
+    struct team_step *st = &team->step[team->steps++];
+    st->fn = fn;
+    st->user = user;
+    st->n = n;
+    atomic_init(&st->next, 0);
+    atomic_init(&st->done, 0);
+    atomic_store_explicit(&team->published, team->steps, memory_order_release);
+    team_take(st);
+    int spins = 0;
+    while (atomic_load_explicit(&st->done, memory_order_acquire) < n)
+        team_pause(&spins);
 }
 
 static const char *const engine_names[] = {

@@ -1,6 +1,7 @@
 /* Status strings, engine-mode names, pixel formats, and the loops the CPU engines share among
- * threads (glcv_parallel_for: every item once, whatever the threads; nested loops alone). No GL
- * needed. */
+ * threads (glcv_parallel_for: every item once, whatever the threads; nested loops alone, but
+ * inside a loop of one item; glcv_team_run / glcv_team_share: every step's items once, done and
+ * visible when the step returns). No GL needed. */
 #include "testutil.h"
 
 #include "core_internal.h"
@@ -142,9 +143,136 @@ static void test_parallel_for(void)
           glcv_parallel_max_threads(0), glcv_parallel_max_threads(7));
 }
 
+/* A team's task: `steps` steps (more than a team holds, so that the last run on main's thread),
+ * step k of k % 9 items of k * 20 us each; after each, main checks that every item ran once and
+ * wrote its value. */
+typedef struct team_record {
+    int steps;
+    int item_us;
+    int failures;          /* items wrong after a step returned */
+    int saw_team;          /* main got a team */
+    int step;              /* the step running */
+    atomic_int hits[16];
+    int value[16];
+    pthread_t ran_on[16];
+    pthread_t seen[8];     /* threads that ran items */
+    int n_seen;
+    pthread_mutex_t lock;
+} team_record;
+
+static void team_item(void *user, int begin, int end)
+{
+    team_record *r = user;
+    for (int i = begin; i < end; i++) {
+        atomic_fetch_add(&r->hits[i], 1);
+        r->value[i] = r->step * 100 + i;
+        r->ran_on[i] = pthread_self();
+        if (r->item_us > 0) {
+            struct timespec ts = {0, 1000L * r->item_us};
+            nanosleep(&ts, NULL);
+        }
+    }
+}
+
+static void team_main(glcv_team *team, void *user)
+{
+    team_record *r = user;
+    r->saw_team = team != NULL;
+    for (int k = 0; k < r->steps; k++) {
+        int n = k % 9;
+        r->step = k;
+        for (int i = 0; i < 16; i++) {
+            atomic_store(&r->hits[i], 0);
+            r->value[i] = -1;
+        }
+        glcv_team_share(team, n, team_item, r);
+        for (int i = 0; i < 16; i++) {
+            int want_hits = i < n ? 1 : 0, want = i < n ? k * 100 + i : -1;
+            if (atomic_load(&r->hits[i]) != want_hits || r->value[i] != want) {
+                if (r->failures++ == 0)
+                    fprintf(stderr, "team step %d of %d items: item %d ran %d times, value %d (expected %d)\n", k, n,
+                            i, atomic_load(&r->hits[i]), r->value[i], want);
+            }
+        }
+        for (int i = 0; i < n; i++) {
+            int known = 0;
+            for (int j = 0; j < r->n_seen && !known; j++)
+                known = pthread_equal(r->seen[j], r->ran_on[i]);
+            if (!known && r->n_seen < 8)
+                r->seen[r->n_seen++] = r->ran_on[i];
+        }
+    }
+}
+
+static int check_team(int max_threads, int steps, int item_us, int *distinct, int *saw_team)
+{
+    team_record r = {.steps = steps, .item_us = item_us};
+    int threads = glcv_team_run(max_threads, team_main, &r);
+    CHECK(r.failures == 0, "team of at most %d threads, %d steps: %d steps wrong", max_threads, steps, r.failures);
+    *distinct = r.n_seen;
+    *saw_team = r.saw_team;
+    return threads;
+}
+
+static void team_in_loop(void *user, int begin, int end)
+{
+    int *alone = user;
+    for (int i = begin; i < end; i++) {
+        int distinct = 0, saw = 0;
+        if (check_team(4, 10, 0, &distinct, &saw) != 1 || saw || distinct > 1)
+            atomic_fetch_add((atomic_int *)alone, 1);
+    }
+}
+
+static void *concurrent_team(void *arg)
+{
+    (void)arg;
+    for (int k = 0; k < 5; k++) {
+        int d = 0, saw = 0;
+        check_team(3, 30, 20, &d, &saw);
+    }
+    return NULL;
+}
+
+static void test_team(void)
+{
+    int distinct = 0, saw = 0;
+    /* 100 steps: more than a team holds (the rest run on main's thread), every item once */
+    for (int most = 1; most <= 4; most++) {
+        int t = check_team(most, 100, 0, &distinct, &saw);
+        int cap = glcv_parallel_max_threads(most);
+        CHECK(t >= 1 && t <= cap && distinct <= t && (cap > 1 || (!saw && t == 1)),
+              "team of at most %d threads: %d took part, %d ran items, team %d", most, t, distinct, saw);
+    }
+    /* steps of 200 us items: the helper is awake between steps and takes items */
+    int t = check_team(2, 40, 200, &distinct, &saw);
+    CHECK(saw && t == 2 && distinct == 2, "team of 2 over 40 steps of 200 us items: %d took part, %d ran items", t,
+          distinct);
+    /* a team inside a loop runs alone */
+    atomic_int alone = 0;
+    glcv_parallel_for(8, 2, team_in_loop, &alone);
+    CHECK(atomic_load(&alone) == 0, "%d teams inside a loop used helpers", atomic_load(&alone));
+    /* teams on several threads at once: one has the helpers, all complete */
+    enum { CALLERS = 3 };
+    pthread_t callers[CALLERS];
+    int started[CALLERS];
+    for (int i = 0; i < CALLERS; i++)
+        started[i] = pthread_create(&callers[i], NULL, concurrent_team, NULL) == 0;
+    for (int i = 0; i < CALLERS; i++) {
+        CHECK(started[i], "cannot start team caller %d", i);
+        if (started[i])
+            pthread_join(callers[i], NULL);
+    }
+    /* a loop of one item leaves the helpers free: a loop inside it uses them */
+    int nested = 0;
+    t = check_loop(1, 4, 0, nested_range, &distinct, &nested);
+    CHECK(t == 1 && nested >= 2, "a loop inside a loop of one item used %d threads (expected 2 or more)", nested);
+}
+
 int main(void)
 {
     test_parallel_for();
+    test_team();
     for (int s = GLCV_OK; s <= GLCV_ERROR_CORRUPT_DATA; s++) {
         const char *t = glcv_status_string((glcv_status)s);
         CHECK(t && strlen(t) > 0 && strcmp(t, "unknown status") != 0, "status %d has no text", s);
