@@ -35,7 +35,15 @@
  *      at the new box.
  * The FFTs are radix-2 over the 32 x 32 cells and plain DFTs over the 17 scales, written here so
  * that the CPU and a GPU implementation run one arithmetic; no library FFT glcv links offers
- * that. */
+ * that.
+ *
+ * The CPU's loops keep track_dcf_math.h's arithmetic and order per value but run it over whole
+ * rows, columns and frequencies at once, so that the compiler vectorises them (the 2-D FFT's
+ * butterflies over every column, the gradients of a row, the scale DFT over every dimension); and
+ * a frame's steps are shared between two threads (dcf_share, a glcv_team), each part writing its
+ * own rows, channels, scales or frequencies: one object uses two cores, and the results are the
+ * bytes of one thread's. */
+#include "core_internal.h"
 #include "track_internal.h"
 
 #include <glcv/image.h>
@@ -50,27 +58,96 @@ typedef struct dcf_tap {
     float w;
 } dcf_tap;
 
+/* The threads an object's frame is shared between (dcf_share). */
+#define DCF_WORKERS 2
+
+/* A share's temporaries: a resampling, its pixels' gradients, a scale sample's cells, an FFT. */
+typedef struct dcf_worker {
+    float patch[(DCF_T + 2) * (DCF_T + 2) * 3]; /* RGB, a pixel of border (worker 0's: the window) */
+    dcf_tap tx[(DCF_T + 2) * DCF_MAX_SUPER], ty[(DCF_T + 2) * DCF_MAX_SUPER];
+    float rows[2][(DCF_T + 2) * DCF_MAX_SUPER * 3]; /* frame_row's slots, and their rows */
+    int row_y[2];
+    float gmag[DCF_T * DCF_T], gshare[DCF_T * DCF_T]; /* the pixels' gradients (gradients) */
+    int gbin[DCF_T * DCF_T];
+    float hist[18 * DCF_SN * DCF_SN], energy[DCF_SN * DCF_SN], gray[DCF_SN * DCF_SN], feat[DCF_SDIM];
+    dcf_c z[DCF_CELLS], tmp[DCF_CELLS];
+    float colour[2][DCF_HIST]; /* its rows' foreground and background colours, counted */
+    double counts[2];
+} dcf_worker;
+
 /* A thread's working memory for one object's frame. */
 struct glcv_track_dcf_scratch {
-    float patch[(DCF_T + 2) * (DCF_T + 2) * 3]; /* the resampled window, RGB, a pixel of border */
+    dcf_worker worker[DCF_WORKERS];
     float feat[DCF_CH * DCF_CELLS];
     float hist[18 * DCF_CELLS], energy[DCF_CELLS], gray[DCF_CELLS];
-    dcf_c spec[2][DCF_CELLS], acc[DCF_CELLS], work[DCF_CELLS];
+    dcf_c spec[DCF_CH][DCF_CELLS]; /* the channels' spectra */
+    dcf_c acc[DCF_CELLS], tmp[DCF_CELLS];
     float response[DCF_CELLS], colour[DCF_CELLS];
-    float hist_new[2 * DCF_HIST];
-    dcf_tap tx[(DCF_T + 2) * DCF_MAX_SUPER], ty[(DCF_T + 2) * DCF_MAX_SUPER];
+    float likelihood[DCF_T * DCF_T]; /* the window pixels' (dcf_likelihood) */
     double integral[(DCF_T + 1) * (DCF_T + 1)];
-    float sfeat[DCF_SDIM][DCF_SCALES];
+    float sfeat[DCF_SCALES][DCF_SDIM];                        /* scale k's windowed vector */
+    float sre[DCF_SHALF][DCF_SDIM], sim[DCF_SHALF][DCF_SDIM]; /* their DFT over the scales */
+    dcf_c sacc[DCF_SHALF];                                    /* the scale filter's sums */
     glcv_track_dcf_tables tables;
+    /* the step being shared: its object and frame, the scale filter's rate (< 0: its response) */
+    glcv_track_dcf *d;
+    const glcv_image *img;
+    float srate;
+    int learning; /* the window is learned from (its colours counted, its cells weighted) */
+    glcv_team *team; /* the frame's threads (NULL: this one alone) */
+    glcv_track_dcf_result *out;
 };
 
-/* 2-D FFT of DCF_N x DCF_N values (row-major); the inverse divides by DCF_CELLS. */
-static void fft2(dcf_c *a, int inverse, const dcf_c *tw)
+/* The FFT of every column of DCF_N x DCF_N values (row-major), the inverse without the 1/n:
+ * dcf_fft_line's permutation and butterflies, each applied to all the columns at once (a loop
+ * the compiler vectorises). */
+static void fft_columns(dcf_c *a, int inverse, const dcf_c *tw)
+{
+    const int n = DCF_N;
+    for (int i = 1, j = 0; i < n; i++) {
+        int bit = n >> 1;
+        for (; j & bit; bit >>= 1)
+            j ^= bit;
+        j ^= bit;
+        if (i < j)
+            for (int x = 0; x < n; x++) {
+                dcf_c t = a[i * n + x];
+                a[i * n + x] = a[j * n + x];
+                a[j * n + x] = t;
+            }
+    }
+    for (int len = 2; len <= n; len <<= 1) {
+        int step = n / len, half = len / 2;
+        for (int i = 0; i < n; i += len)
+            for (int k = 0; k < half; k++) {
+                dcf_c w = tw[k * step];
+                if (inverse)
+                    w.im = -w.im;
+                dcf_c *lo = a + (i + k) * n, *hi = a + (i + k + half) * n;
+                for (int x = 0; x < n; x++) {
+                    dcf_c u = lo[x], v = dcf_mul(hi[x], w);
+                    lo[x] = (dcf_c){u.re + v.re, u.im + v.im};
+                    hi[x] = (dcf_c){u.re - v.re, u.im - v.im};
+                }
+            }
+    }
+}
+
+static void transpose(const dcf_c *restrict a, dcf_c *restrict t)
 {
     for (int y = 0; y < DCF_N; y++)
-        dcf_fft_line(a + y * DCF_N, 1, inverse, tw);
-    for (int x = 0; x < DCF_N; x++)
-        dcf_fft_line(a + x, DCF_N, inverse, tw);
+        for (int x = 0; x < DCF_N; x++)
+            t[x * DCF_N + y] = a[y * DCF_N + x];
+}
+
+/* 2-D FFT of DCF_N x DCF_N values (row-major): the rows' transforms, then the columns' (as
+ * dcf_fft_line along each); the inverse divides by DCF_CELLS. tmp: DCF_CELLS values. */
+static void fft2(dcf_c *a, int inverse, const dcf_c *tw, dcf_c *tmp)
+{
+    transpose(a, tmp);
+    fft_columns(tmp, inverse, tw); /* the rows */
+    transpose(tmp, a);
+    fft_columns(a, inverse, tw);
     if (inverse)
         for (int i = 0; i < DCF_CELLS; i++) {
             a[i].re *= 1.0f / DCF_CELLS;
@@ -98,82 +175,205 @@ static void taps(double c, double step, int n, int k, int size, dcf_tap *out)
         }
 }
 
-/* Resamples the frame to (w + 2) x (h + 2) RGB pixels: pixel (i, j), i = -1..w, is centred at
- * (cx + (i + 0.5 - w / 2) sx, cy + (j + 0.5 - h / 2) sy), edges repeated; a pixel covering more
- * than one frame pixel averages a grid of bilinear samples over its footprint (dcf_super). */
-static void sample(const glcv_image *img, double cx, double cy, double sx, double sy, int w, int h, float *out,
-                   dcf_tap *tx, dcf_tap *ty)
+/* Frame row y's horizontal half of the bilinear samples at the worker's taps tx (n taps): for each
+ * tap and colour channel, p0 + (p1 - p0) w (dcf_bilerp's top and bottom), kept in one of the
+ * worker's two row slots - the slot that holds it already, else the one of the lower row, as the
+ * rows a resampling reads go down the frame and each is read for up to four output rows. */
+static const float *frame_row(const glcv_image *img, int y, int n, dcf_worker *wk)
 {
-    size_t stride = glcv_image_stride(img);
-    int bpp = glcv_pixel_format_size(img->format), o[3];
+    for (int k = 0; k < 2; k++)
+        if (wk->row_y[k] == y)
+            return wk->rows[k];
+    const int k = wk->row_y[0] < wk->row_y[1] ? 0 : 1, bpp = glcv_pixel_format_size(img->format);
+    int o[3];
     rgb_offsets(img->format, o);
-    int kx = dcf_super(sx), ky = dcf_super(sy);
-    taps(cx, sx, w, kx, img->width, tx);
-    taps(cy, sy, h, ky, img->height, ty);
-    float norm = 1.0f / (float)(kx * ky);
-    for (int j = 0; j < h + 2; j++) {
-        float *p = out + (size_t)j * (size_t)(w + 2) * 3;
-        memset(p, 0, sizeof(float) * 3 * (size_t)(w + 2));
-        for (int b = 0; b < ky; b++) {
-            const dcf_tap *t = &ty[j * ky + b];
-            const uint8_t *r0 = img->data + (size_t)t->i0 * stride, *r1 = img->data + (size_t)t->i1 * stride;
-            for (int i = 0; i < w + 2; i++)
-                for (int a = 0; a < kx; a++) {
-                    const dcf_tap *u = &tx[i * kx + a];
-                    const uint8_t *p00 = r0 + u->i0 * bpp, *p01 = r0 + u->i1 * bpp, *p10 = r1 + u->i0 * bpp,
-                                  *p11 = r1 + u->i1 * bpp;
-                    for (int c = 0; c < 3; c++)
-                        p[3 * i + c] += dcf_bilerp(p00[o[c]], p01[o[c]], p10[o[c]], p11[o[c]], u->w, t->w);
-                }
+    const uint8_t *row = img->data + (size_t)y * glcv_image_stride(img);
+    float *out = wk->rows[k];
+    for (int i = 0; i < n; i++) {
+        const uint8_t *p0 = row + wk->tx[i].i0 * bpp, *p1 = row + wk->tx[i].i1 * bpp;
+        const float w = wk->tx[i].w;
+        for (int c = 0; c < 3; c++) {
+            float v0 = p0[o[c]], v1 = p1[o[c]];
+            out[3 * i + c] = v0 + (v1 - v0) * w;
         }
-        for (int i = 0; i < 3 * (w + 2); i++)
-            p[i] *= norm;
+    }
+    wk->row_y[k] = y;
+    return out;
+}
+
+/* Rows [j0, j1) of the frame resampled to (w + 2) x (h + 2) RGB pixels in wk->patch: pixel (i, j),
+ * i = -1..w, is centred at (cx + (i + 0.5 - w / 2) sx, cy + (j + 0.5 - h / 2) sy) (row j at
+ * index j + 1), edges repeated; a pixel covering more than one frame pixel averages a grid of
+ * bilinear samples over its footprint (dcf_super): the sub-samples b (rows) outer, a (columns)
+ * inner, each dcf_bilerp's arithmetic. */
+static void sample(const glcv_image *img, double cx, double cy, double sx, double sy, int w, int h, int j0, int j1,
+                   dcf_worker *wk)
+{
+    int kx = dcf_super(sx), ky = dcf_super(sy), n = (w + 2) * kx;
+    taps(cx, sx, w, kx, img->width, wk->tx);
+    taps(cy, sy, h, ky, img->height, wk->ty);
+    wk->row_y[0] = wk->row_y[1] = -1;
+    float norm = 1.0f / (float)(kx * ky);
+    for (int j = j0; j < j1; j++) {
+        float *p = wk->patch + (size_t)j * (size_t)(w + 2) * 3;
+        for (int b = 0; b < ky; b++) {
+            const dcf_tap *t = &wk->ty[j * ky + b];
+            const float *top = frame_row(img, t->i0, n, wk), *bottom = frame_row(img, t->i1, n, wk);
+            const float wy = t->w;
+            if (kx == 1 && ky == 1) { /* 0 + v, then v * 1: v */
+                for (int i = 0; i < 3 * (w + 2); i++)
+                    p[i] = top[i] + (bottom[i] - top[i]) * wy;
+                continue;
+            }
+            if (b == 0)
+                memset(p, 0, sizeof(float) * 3 * (size_t)(w + 2));
+            for (int i = 0; i < w + 2; i++)
+                for (int a = 0; a < kx; a++)
+                    for (int c = 0; c < 3; c++) {
+                        int e = 3 * (i * kx + a) + c;
+                        p[3 * i + c] += top[e] + (bottom[e] - top[e]) * wy;
+                    }
+        }
+        if (kx > 1 || ky > 1)
+            for (int i = 0; i < 3 * (w + 2); i++)
+                p[i] *= norm;
     }
 }
 
-/* The HOG cells of a (w + 2) x (h + 2) patch into s->feat (dcf_cell_hist, dcf_cell_features). */
-static void hog(glcv_track_dcf_scratch *s, int w, int h)
+/* The gradients of rows [y0, y1) of the w x h inside of wk->patch ((w + 2) pixels a row):
+ * dcf_cell_hist's per pixel (the colour channel with the largest, its magnitude, its orientation's
+ * lower bin and that bin's share), in loops the compiler vectorises - the same arithmetic, which a
+ * pixel without gradient (magnitude 0, bin 0, share 0) leaves as dcf_cell_hist does. */
+static void gradients(dcf_worker *wk, int w, int y0, int y1)
 {
-    const int cw = w / DCF_CELL, ch = h / DCF_CELL;
-    for (int cy = 0; cy < ch; cy++)
+    const int pw = w + 2;
+    for (int y = y0; y < y1; y++) {
+        const float *row = wk->patch + ((size_t)(y + 1) * (size_t)pw + 1) * 3;
+        float *mag = wk->gmag + y * w, *share = wk->gshare + y * w;
+        int *bin = wk->gbin + y * w;
+        for (int x = 0; x < w; x++) {
+            const float *p = row + 3 * x;
+            float best = -1, gx = 0, gy = 0;
+            for (int c = 0; c < 3; c++) {
+                float dx = p[3 + c] - p[-3 + c], dy = p[3 * pw + c] - p[-3 * pw + c];
+                float m = dx * dx + dy * dy;
+                int more = m > best;
+                best = more ? m : best;
+                gx = more ? dx : gx;
+                gy = more ? dy : gy;
+            }
+            float a = dcf_turns(gy, gx) * 18.0f;
+            int b0 = (int)a;
+            share[x] = a - (float)b0;
+            bin[x] = b0 >= 18 ? 0 : b0;
+            mag[x] = sqrtf(best);
+        }
+    }
+}
+
+/* The histograms (18 each), gray sums and energies of cell rows [cy0, cy1) of a w-pixel-wide patch
+ * (cw = w / DCF_CELL cells a row) from its pixels' gradients: dcf_cell_hist's sums in its order. */
+static void cells(const dcf_worker *wk, int w, int cy0, int cy1, float *hist, float *energy, float *gray)
+{
+    const int cw = w / DCF_CELL, pw = w + 2;
+    for (int cy = cy0; cy < cy1; cy++)
         for (int cx = 0; cx < cw; cx++) {
             int c = cy * cw + cx;
-            dcf_cell_hist(s->patch, w + 2, cx, cy, s->hist + c * 18, &s->gray[c]);
-            s->energy[c] = dcf_cell_energy(s->hist + c * 18);
+            float *h = hist + c * 18, g = 0;
+            for (int o = 0; o < 18; o++)
+                h[o] = 0;
+            for (int y = cy * DCF_CELL; y < cy * DCF_CELL + DCF_CELL; y++)
+                for (int x = cx * DCF_CELL; x < cx * DCF_CELL + DCF_CELL; x++) {
+                    const float *p = wk->patch + ((size_t)(y + 1) * (size_t)pw + (size_t)(x + 1)) * 3;
+                    float mag = wk->gmag[y * w + x], f = wk->gshare[y * w + x];
+                    int b0 = wk->gbin[y * w + x], b1 = b0 + 1 == 18 ? 0 : b0 + 1;
+                    g += p[0] + p[1] + p[2];
+                    h[b0] += (1.0f - f) * mag;
+                    h[b1] += f * mag;
+                }
+            gray[c] = g;
+            energy[c] = dcf_cell_energy(h);
         }
-    for (int cy = 0; cy < ch; cy++)
-        for (int cx = 0; cx < cw; cx++)
-            dcf_cell_features(s->hist, s->energy, cw, ch, cx, cy, s->gray[cy * cw + cx], s->feat);
+}
+
+/* ---- sharing a step between threads ---------------------------------------------------------------- */
+
+typedef void (*dcf_part_fn)(glcv_track_dcf_scratch *s, int part);
+
+typedef struct dcf_share_job {
+    glcv_track_dcf_scratch *s;
+    dcf_part_fn fn;
+} dcf_share_job;
+
+static void share_range(void *user, int begin, int end)
+{
+    const dcf_share_job *job = user;
+    for (int part = begin; part < end; part++)
+        job->fn(job->s, part);
+}
+
+/* Runs fn's DCF_WORKERS parts (part k uses worker k) on the frame's team (glcv_team_share): one
+ * object's frame uses the cores an object per thread would leave idle; inside a loop over objects
+ * the parts run one after another. The parts write disjoint memory: the result does not depend
+ * on the threads. */
+static void dcf_share(glcv_track_dcf_scratch *s, dcf_part_fn fn)
+{
+    dcf_share_job job = {s, fn};
+    glcv_team_share(s->team, DCF_WORKERS, share_range, &job);
+}
+
+/* Part `part`'s share [begin, end) of n items. */
+static void part_range(int n, int part, int *begin, int *end)
+{
+    *begin = part * n / DCF_WORKERS;
+    *end = (part + 1) * n / DCF_WORKERS;
 }
 
 /* ---- the colour model ----------------------------------------------------------------------------- */
 
-/* Learns the colour histograms from the template patch (dcf_colour_region). */
-static void learn_colour(glcv_track_dcf *d, glcv_track_dcf_scratch *s, float rate)
+static const float *window_pixel(const glcv_track_dcf_scratch *s, int x, int y)
 {
-    float *nf = s->hist_new, *nb = s->hist_new + DCF_HIST;
-    memset(s->hist_new, 0, sizeof s->hist_new);
-    double n_fg = 0, n_bg = 0;
-    for (int y = 0; y < DCF_T; y++)
+    return s->worker[0].patch + ((size_t)(y + 1) * (DCF_T + 2) + (size_t)(x + 1)) * 3;
+}
+
+/* Counts the colours of a part's window rows [y0, y1) in its worker (dcf_colour_region): whole
+ * counts, exact in any order. */
+static void count_colours(const glcv_track_dcf *d, const glcv_track_dcf_scratch *s, int y0, int y1, dcf_worker *wk)
+{
+    memset(wk->colour, 0, sizeof wk->colour);
+    wk->counts[0] = wk->counts[1] = 0;
+    for (int y = y0; y < y1; y++)
         for (int x = 0; x < DCF_T; x++) {
             int region = dcf_colour_region(d, x, y);
-            int bin = dcf_colour_bin(s->patch + ((size_t)(y + 1) * (DCF_T + 2) + (size_t)(x + 1)) * 3);
-            if (region == 1) {
-                nf[bin] += 1;
-                n_fg += 1;
-            } else if (region == 2) {
-                nb[bin] += 1;
-                n_bg += 1;
+            if (region) {
+                wk->colour[region - 1][dcf_colour_bin(window_pixel(s, x, y))] += 1;
+                wk->counts[region - 1] += 1;
             }
         }
+}
+
+/* Learns the colour histograms from the window's counted colours (count_colours). */
+static void learn_colour(glcv_track_dcf *d, glcv_track_dcf_scratch *s, float rate)
+{
+    double n_fg = 0, n_bg = 0;
+    for (int k = 0; k < DCF_WORKERS; k++) {
+        n_fg += s->worker[k].counts[0];
+        n_bg += s->worker[k].counts[1];
+    }
     for (int i = 0; i < DCF_HIST; i++) {
-        float f = n_fg > 0 ? (float)(nf[i] / n_fg) : 0.0f, b = n_bg > 0 ? (float)(nb[i] / n_bg) : 0.0f;
+        float nf = 0, nb = 0;
+        for (int k = 0; k < DCF_WORKERS; k++) {
+            nf += s->worker[k].colour[0][i];
+            nb += s->worker[k].colour[1][i];
+        }
+        float f = n_fg > 0 ? (float)(nf / n_fg) : 0.0f, b = n_bg > 0 ? (float)(nb / n_bg) : 0.0f;
         d->fg[i] = (1.0f - rate) * d->fg[i] + rate * f;
         d->bg[i] = (1.0f - rate) * d->bg[i] + rate * b;
     }
 }
 
-/* The colour response at every cell offset (dcf_colour_cell), wrapped as the filter's. */
+/* The colour response at every cell offset (dcf_colour_cell) from the window pixels' likelihoods,
+ * wrapped as the filter's. */
 static void colour_response(const glcv_track_dcf *d, glcv_track_dcf_scratch *s)
 {
     const int w1 = DCF_T + 1;
@@ -183,7 +383,7 @@ static void colour_response(const glcv_track_dcf *d, glcv_track_dcf_scratch *s)
         double row = 0;
         s->integral[(size_t)(y + 1) * w1] = 0;
         for (int x = 0; x < DCF_T; x++) {
-            row += dcf_likelihood(d, s->patch + ((size_t)(y + 1) * (DCF_T + 2) + (size_t)(x + 1)) * 3);
+            row += s->likelihood[y * DCF_T + x];
             s->integral[(size_t)(y + 1) * w1 + x + 1] = s->integral[(size_t)y * w1 + x + 1] + row;
         }
     }
@@ -194,127 +394,253 @@ static void colour_response(const glcv_track_dcf *d, glcv_track_dcf_scratch *s)
 
 /* ---- the translation filter ------------------------------------------------------------------------ */
 
-/* The window's features at the object's centre and scale, under the Hann window; the resampled
- * patch stays in s->patch. */
-static void window_features(const glcv_track_dcf *d, const glcv_image *img, glcv_track_dcf_scratch *s)
+/* A part's cell rows of the window at the object's centre and scale: their pixels resampled (and
+ * the rows either side the gradients need) into its worker's patch, their cells' histograms. */
+static void window_part(glcv_track_dcf_scratch *s, int part)
 {
-    sample(img, d->cx, d->cy, d->zx * d->scale, d->zy * d->scale, DCF_T, DCF_T, s->patch, s->tx, s->ty);
-    hog(s, DCF_T, DCF_T);
-    for (int c = 0; c < DCF_CH; c++)
-        for (int y = 0; y < DCF_N; y++)
-            for (int x = 0; x < DCF_N; x++)
-                s->feat[c * DCF_CELLS + y * DCF_N + x] *= s->tables.hann[y] * s->tables.hann[x];
+    const glcv_track_dcf *d = s->d;
+    dcf_worker *wk = &s->worker[part];
+    int c0, c1;
+    part_range(DCF_N, part, &c0, &c1);
+    sample(s->img, d->cx, d->cy, d->zx * d->scale, d->zy * d->scale, DCF_T, DCF_T, c0 * DCF_CELL,
+           c1 * DCF_CELL + 2, wk);
+    gradients(wk, DCF_T, c0 * DCF_CELL, c1 * DCF_CELL);
+    cells(wk, DCF_T, c0, c1, s->hist, s->energy, s->gray);
 }
 
-/* The spectra of channels c and c + 1, from one complex FFT (dcf_split). */
-static void channel_spectra(glcv_track_dcf_scratch *s, int c, dcf_c *a, dcf_c *b)
+/* A part's cell rows' features (dcf_cell_features) under the Hann window; then, to locate the
+ * object, its pixels' colour likelihoods, or, to learn, its colours counted and its cells
+ * weighted by the box's cover of them. */
+static void features_part(glcv_track_dcf_scratch *s, int part)
 {
-    dcf_c *z = s->work;
-    for (int i = 0; i < DCF_CELLS; i++)
-        z[i] = (dcf_c){s->feat[c * DCF_CELLS + i], s->feat[(c + 1) * DCF_CELLS + i]};
-    fft2(z, 0, s->tables.twiddle);
-    for (int y = 0; y < DCF_N; y++)
+    int c0, c1;
+    part_range(DCF_N, part, &c0, &c1);
+    for (int cy = c0; cy < c1; cy++)
+        for (int cx = 0; cx < DCF_N; cx++)
+            dcf_cell_features(s->hist, s->energy, DCF_N, DCF_N, cx, cy, s->gray[cy * DCF_N + cx], s->feat);
+    for (int c = 0; c < DCF_CH; c++)
+        for (int y = c0; y < c1; y++)
+            for (int x = 0; x < DCF_N; x++)
+                s->feat[c * DCF_CELLS + y * DCF_N + x] *= s->tables.hann[y] * s->tables.hann[x];
+    const glcv_track_dcf *d = s->d;
+    if (!s->learning) {
+        for (int y = c0 * DCF_CELL; y < c1 * DCF_CELL; y++)
+            for (int x = 0; x < DCF_T; x++)
+                s->likelihood[y * DCF_T + x] = dcf_likelihood(d, window_pixel(s, x, y));
+        return;
+    }
+    count_colours(d, s, c0 * DCF_CELL, c1 * DCF_CELL, &s->worker[part]);
+    /* the filter learns the object's cells only (CSR-DCF's spatial constraint, with the box as
+     * the reliability map): a static textured background cannot hold it */
+    float cover[DCF_N];
+    for (int y = c0; y < c1; y++) {
         for (int x = 0; x < DCF_N; x++)
-            dcf_split(z, y, x, &a[y * DCF_N + x], &b[y * DCF_N + x]);
+            cover[x] = dcf_box_cover(d, y, x);
+        for (int c = 0; c < DCF_CH; c++)
+            for (int x = 0; x < DCF_N; x++)
+                s->feat[c * DCF_CELLS + y * DCF_N + x] *= cover[x];
+    }
+}
+
+/* The window's features at the object's centre and scale, under the Hann window (s->feat); the
+ * resampled window ends in worker 0's patch. */
+static void window_features(glcv_track_dcf *d, const glcv_image *img, glcv_track_dcf_scratch *s)
+{
+    s->d = d;
+    s->img = img;
+    dcf_share(s, window_part);
+    const size_t row = (DCF_T + 2) * 3;
+    for (int part = 1; part < DCF_WORKERS; part++) { /* the rows the part before did not resample */
+        int c0, c1;
+        part_range(DCF_N, part, &c0, &c1);
+        memcpy(s->worker[0].patch + (size_t)(c0 * DCF_CELL + 2) * row, s->worker[part].patch + (size_t)(c0 * DCF_CELL + 2) * row,
+               sizeof(float) * (size_t)((c1 - c0) * DCF_CELL) * row);
+    }
+    dcf_share(s, features_part);
+}
+
+/* A part's channel pairs' spectra (s->spec): the pair c, c + 1 as one complex FFT (dcf_split). */
+static void spectra_part(glcv_track_dcf_scratch *s, int part)
+{
+    dcf_worker *wk = &s->worker[part];
+    int p0, p1;
+    part_range(DCF_CH / 2, part, &p0, &p1);
+    for (int c = 2 * p0; c < 2 * p1; c += 2) {
+        for (int i = 0; i < DCF_CELLS; i++)
+            wk->z[i] = (dcf_c){s->feat[c * DCF_CELLS + i], s->feat[(c + 1) * DCF_CELLS + i]};
+        fft2(wk->z, 0, s->tables.twiddle, wk->tmp);
+        for (int y = 0; y < DCF_N; y++)
+            for (int x = 0; x < DCF_N; x++)
+                dcf_split(wk->z, y, x, &s->spec[c][y * DCF_N + x], &s->spec[c + 1][y * DCF_N + x]);
+    }
+}
+
+/* A part's frequencies of the filter's learning: A_c for every channel, and B (the frame's sum over
+ * the channels in order) at s->srate. */
+static void learn_filter_part(glcv_track_dcf_scratch *s, int part)
+{
+    glcv_track_dcf *d = s->d;
+    const float rate = s->srate;
+    int i0, i1;
+    part_range(DCF_CELLS, part, &i0, &i1);
+    float *b = s->response; /* the frame's B */
+    for (int i = i0; i < i1; i++)
+        b[i] = 0;
+    for (int c = 0; c < DCF_CH; c++)
+        for (int i = i0; i < i1; i++) {
+            dcf_c x = s->spec[c][i];
+            dcf_c *a = &d->a[c][i];
+            a->re = (1.0f - rate) * a->re + rate * d->label[i] * x.re;
+            a->im = (1.0f - rate) * a->im + rate * d->label[i] * x.im;
+            b[i] += x.re * x.re + x.im * x.im;
+        }
+    for (int i = i0; i < i1; i++)
+        d->b[i] = (1.0f - rate) * d->b[i] + rate * b[i];
 }
 
 static void learn_filter(glcv_track_dcf *d, glcv_track_dcf_scratch *s, float rate)
 {
-    float *b = s->response; /* the frame's B */
-    memset(b, 0, sizeof s->response);
-    for (int c = 0; c < DCF_CH; c += 2) {
-        channel_spectra(s, c, s->spec[0], s->spec[1]);
-        for (int h = 0; h < 2; h++)
-            for (int i = 0; i < DCF_CELLS; i++) {
-                dcf_c x = s->spec[h][i];
-                dcf_c *a = &d->a[c + h][i];
-                a->re = (1.0f - rate) * a->re + rate * d->label[i] * x.re;
-                a->im = (1.0f - rate) * a->im + rate * d->label[i] * x.im;
-                b[i] += x.re * x.re + x.im * x.im;
-            }
-    }
-    for (int i = 0; i < DCF_CELLS; i++)
-        d->b[i] = (1.0f - rate) * d->b[i] + rate * b[i];
+    dcf_share(s, spectra_part);
+    s->d = d;
+    s->srate = rate;
+    dcf_share(s, learn_filter_part);
 }
 
-static void filter_response(const glcv_track_dcf *d, glcv_track_dcf_scratch *s)
+/* A part's frequencies of the filter's response before its inverse transform (s->acc): the sum
+ * over the channels in order, over B + lambda. */
+static void response_part(glcv_track_dcf_scratch *s, int part)
 {
-    memset(s->acc, 0, sizeof s->acc);
-    for (int c = 0; c < DCF_CH; c += 2) {
-        channel_spectra(s, c, s->spec[0], s->spec[1]);
-        for (int h = 0; h < 2; h++)
-            for (int i = 0; i < DCF_CELLS; i++) {
-                dcf_c p = dcf_mulc(d->a[c + h][i], s->spec[h][i]);
-                s->acc[i].re += p.re;
-                s->acc[i].im += p.im;
-            }
-    }
-    for (int i = 0; i < DCF_CELLS; i++) {
+    const glcv_track_dcf *d = s->d;
+    int i0, i1;
+    part_range(DCF_CELLS, part, &i0, &i1);
+    for (int i = i0; i < i1; i++)
+        s->acc[i] = (dcf_c){0, 0};
+    for (int c = 0; c < DCF_CH; c++)
+        for (int i = i0; i < i1; i++) {
+            dcf_c p = dcf_mulc(d->a[c][i], s->spec[c][i]);
+            s->acc[i].re += p.re;
+            s->acc[i].im += p.im;
+        }
+    for (int i = i0; i < i1; i++) {
         float k = 1.0f / (d->b[i] + DCF_LAMBDA);
         s->acc[i].re *= k;
         s->acc[i].im *= k;
     }
-    fft2(s->acc, 1, s->tables.twiddle);
+}
+
+static void filter_response(glcv_track_dcf *d, glcv_track_dcf_scratch *s)
+{
+    dcf_share(s, spectra_part);
+    s->d = d;
+    dcf_share(s, response_part);
+    fft2(s->acc, 1, s->tables.twiddle, s->tmp);
     for (int i = 0; i < DCF_CELLS; i++)
         s->response[i] = s->acc[i].re;
 }
 
 /* ---- the scale filter ------------------------------------------------------------------------------ */
 
-static void scale_features(const glcv_track_dcf *d, const glcv_image *img, glcv_track_dcf_scratch *s)
+/* A part's scale samples: each resampled, its HOG cells a vector, under the scales' Hann window
+ * (s->sfeat). */
+static void scale_part(glcv_track_dcf_scratch *s, int part)
 {
-    for (int k = 0; k < DCF_SCALES; k++) {
+    const glcv_track_dcf *d = s->d;
+    dcf_worker *wk = &s->worker[part];
+    for (int k = part; k < DCF_SCALES; k += DCF_WORKERS) { /* interleaved: the larger samples cost more */
         double f = d->scale_factor[k] * d->scale;
-        sample(img, d->cx, d->cy, d->tw * f / DCF_ST, d->th * f / DCF_ST, DCF_ST, DCF_ST, s->patch, s->tx, s->ty);
-        hog(s, DCF_ST, DCF_ST);
+        sample(s->img, d->cx, d->cy, d->tw * f / DCF_ST, d->th * f / DCF_ST, DCF_ST, DCF_ST, 0, DCF_ST + 2, wk);
+        gradients(wk, DCF_ST, 0, DCF_ST);
+        cells(wk, DCF_ST, 0, DCF_SN, wk->hist, wk->energy, wk->gray);
+        for (int cy = 0; cy < DCF_SN; cy++)
+            for (int cx = 0; cx < DCF_SN; cx++)
+                dcf_cell_features(wk->hist, wk->energy, DCF_SN, DCF_SN, cx, cy, wk->gray[cy * DCF_SN + cx], wk->feat);
         for (int i = 0; i < DCF_SDIM; i++)
-            s->sfeat[i][k] = s->feat[i] * s->tables.shann[k];
+            s->sfeat[k][i] = wk->feat[i] * s->tables.shann[k];
     }
+}
+
+/* A part's frequencies of the scale filter: every dimension's DFT over the scales (dcf_dft_scale's
+ * sums in its order, a scale at a time over all the dimensions, a loop the compiler vectorises),
+ * then, with s->srate >= 0, the filter learns at that rate, else its sums over the dimensions
+ * (s->sacc). Sums over the dimensions run in the lanes DCF_SLANES defines. */
+static void scale_freq_part(glcv_track_dcf_scratch *s, int part)
+{
+    glcv_track_dcf *d = s->d;
+    const float rate = s->srate;
+    int f0, f1;
+    part_range(DCF_SHALF, part, &f0, &f1);
+    for (int k = f0; k < f1; k++) {
+        float *re = s->sre[k], *im = s->sim[k];
+        for (int i = 0; i < DCF_SDIM; i++)
+            re[i] = im[i] = 0.0f;
+        for (int j = 0; j < DCF_SCALES; j++) {
+            const dcf_c w = s->tables.stwiddle[(j * k) % DCF_SCALES];
+            const float *x = s->sfeat[j];
+            for (int i = 0; i < DCF_SDIM; i++) {
+                re[i] += x[i] * w.re;
+                im[i] += x[i] * w.im;
+            }
+        }
+        float lr[DCF_SLANES] = {0}, li[DCF_SLANES] = {0};
+        if (rate >= 0) {
+            const dcf_c y = d->slabel[k];
+            for (int i = 0; i < DCF_SDIM; i++) {
+                dcf_c x = {re[i], im[i]}, n = dcf_mulc(y, x);
+                d->sa[i][k].re = (1.0f - rate) * d->sa[i][k].re + rate * n.re;
+                d->sa[i][k].im = (1.0f - rate) * d->sa[i][k].im + rate * n.im;
+            }
+            for (int i0 = 0; i0 < DCF_SDIM; i0 += DCF_SLANES)
+                for (int l = 0; l < DCF_SLANES; l++)
+                    lr[l] += re[i0 + l] * re[i0 + l] + im[i0 + l] * im[i0 + l];
+            float b = 0;
+            for (int l = 0; l < DCF_SLANES; l++)
+                b += lr[l];
+            d->sb[k] = (1.0f - rate) * d->sb[k] + rate * b;
+        } else {
+            for (int i0 = 0; i0 < DCF_SDIM; i0 += DCF_SLANES)
+                for (int l = 0; l < DCF_SLANES; l++) {
+                    dcf_c p = dcf_mulc(d->sa[i0 + l][k], (dcf_c){re[i0 + l], im[i0 + l]});
+                    lr[l] += p.re;
+                    li[l] += p.im;
+                }
+            dcf_c acc = {0, 0};
+            for (int l = 0; l < DCF_SLANES; l++) {
+                acc.re += lr[l];
+                acc.im += li[l];
+            }
+            s->sacc[k] = acc;
+        }
+    }
+}
+
+/* The scale samples at the object's centre and scale (s->sfeat). */
+static void scale_features(glcv_track_dcf *d, const glcv_image *img, glcv_track_dcf_scratch *s)
+{
+    s->d = d;
+    s->img = img;
+    dcf_share(s, scale_part);
 }
 
 static void learn_scale(glcv_track_dcf *d, glcv_track_dcf_scratch *s, float rate)
 {
-    float lanes[DCF_SHALF][DCF_SLANES];
-    memset(lanes, 0, sizeof lanes);
-    for (int i = 0; i < DCF_SDIM; i++)
-        for (int k = 0; k < DCF_SHALF; k++) {
-            dcf_c x = dcf_dft_scale(s->sfeat[i], k, s->tables.stwiddle), n = dcf_mulc(d->slabel[k], x);
-            d->sa[i][k].re = (1.0f - rate) * d->sa[i][k].re + rate * n.re;
-            d->sa[i][k].im = (1.0f - rate) * d->sa[i][k].im + rate * n.im;
-            lanes[k][i % DCF_SLANES] += x.re * x.re + x.im * x.im;
-        }
-    for (int k = 0; k < DCF_SHALF; k++) {
-        float b = 0;
-        for (int l = 0; l < DCF_SLANES; l++)
-            b += lanes[k][l];
-        d->sb[k] = (1.0f - rate) * d->sb[k] + rate * b;
-    }
+    s->d = d;
+    s->srate = rate;
+    dcf_share(s, scale_freq_part);
 }
 
 /* The scale filter's response over the scales (its inverse transform: frequency 0 once, the
  * others twice, as the spectrum of real samples is conjugate-symmetric and DCF_SCALES odd). */
-static void scale_response(const glcv_track_dcf *d, glcv_track_dcf_scratch *s, float *r)
+static void scale_response(glcv_track_dcf *d, glcv_track_dcf_scratch *s, float *r)
 {
-    dcf_c lanes[DCF_SHALF][DCF_SLANES], acc[DCF_SHALF];
-    memset(lanes, 0, sizeof lanes);
-    memset(acc, 0, sizeof acc);
-    for (int i = 0; i < DCF_SDIM; i++)
-        for (int k = 0; k < DCF_SHALF; k++) {
-            dcf_c p = dcf_mulc(d->sa[i][k], dcf_dft_scale(s->sfeat[i], k, s->tables.stwiddle));
-            lanes[k][i % DCF_SLANES].re += p.re;
-            lanes[k][i % DCF_SLANES].im += p.im;
-        }
-    for (int k = 0; k < DCF_SHALF; k++)
-        for (int l = 0; l < DCF_SLANES; l++) {
-            acc[k].re += lanes[k][l].re;
-            acc[k].im += lanes[k][l].im;
-        }
+    s->d = d;
+    s->srate = -1.0f;
+    dcf_share(s, scale_freq_part);
     for (int i = 0; i < DCF_SCALES; i++) {
         float v = 0;
         for (int k = 0; k < DCF_SHALF; k++) {
             dcf_c w = s->tables.stwiddle[(i * k) % DCF_SCALES]; /* conj(w): the inverse transform */
             float q = (k ? 2.0f : 1.0f) / (d->sb[k] + DCF_SCALE_LAMBDA);
-            v += (acc[k].re * w.re + acc[k].im * w.im) * q;
+            v += (s->sacc[k].re * w.re + s->sacc[k].im * w.im) * q;
         }
         r[i] = v;
     }
@@ -390,7 +716,8 @@ void glcv_track_dcf_start(glcv_track_dcf *d, double cx, double cy, double w, dou
             double r2 = (double)dcf_wrapped(i) * dcf_wrapped(i) + (double)dcf_wrapped(j) * dcf_wrapped(j);
             y[i * DCF_N + j] = (dcf_c){(float)exp(-0.5 * r2 / (sigma * sigma)), 0.0f};
         }
-    fft2(y, 0, t.twiddle);
+    dcf_c tmp[DCF_CELLS];
+    fft2(y, 0, t.twiddle, tmp);
     for (int i = 0; i < DCF_CELLS; i++)
         d->label[i] = y[i].re; /* an even label's transform is real */
     const double pi = 3.14159265358979323846, ss = sqrt((double)DCF_SCALES) / 4.0; /* DSST's sigma */
@@ -408,25 +735,23 @@ void glcv_track_dcf_start(glcv_track_dcf *d, double cx, double cy, double w, dou
 /* Learns every model from the frame at the object's box (rate 1: from this frame alone). */
 static void learn(glcv_track_dcf *d, const glcv_image *img, glcv_track_dcf_scratch *s, int first)
 {
+    s->learning = 1;
     window_features(d, img, s);
-    /* the filter learns the object's cells only (CSR-DCF's spatial constraint, with the box as
-     * the reliability map): a static textured background cannot hold it */
-    for (int y = 0; y < DCF_N; y++)
-        for (int x = 0; x < DCF_N; x++) {
-            float m = dcf_box_cover(d, y, x);
-            for (int c = 0; c < DCF_CH; c++)
-                s->feat[c * DCF_CELLS + y * DCF_N + x] *= m;
-        }
+    s->learning = 0;
     learn_filter(d, s, first ? 1.0f : DCF_RATE);
     learn_colour(d, s, first ? 1.0f : DCF_COLOUR_RATE);
     scale_features(d, img, s);
     learn_scale(d, s, first ? 1.0f : DCF_SCALE_RATE);
 }
 
-void glcv_track_dcf_frame(glcv_track_dcf *d, const glcv_image *img, glcv_track_dcf_scratch *s,
-                          glcv_track_dcf_result *out)
+/* The frame's step, on the frame's team (s->d, s->img, s->out). */
+static void frame_main(glcv_team *team, void *user)
 {
+    glcv_track_dcf_scratch *s = user;
+    glcv_track_dcf *d = s->d;
+    const glcv_image *img = s->img;
     int lost = 0;
+    s->team = team;
     if (!d->started) {
         learn(d, img, s, 1);
         d->started = 1;
@@ -455,5 +780,15 @@ void glcv_track_dcf_frame(glcv_track_dcf *d, const glcv_image *img, glcv_track_d
                 learn(d, img, s, 0);
         }
     }
-    dcf_output(d, lost, out);
+    s->team = NULL;
+    dcf_output(d, lost, s->out);
+}
+
+void glcv_track_dcf_frame(glcv_track_dcf *d, const glcv_image *img, glcv_track_dcf_scratch *s,
+                          glcv_track_dcf_result *out)
+{
+    s->d = d;
+    s->img = img;
+    s->out = out;
+    glcv_team_run(DCF_WORKERS, frame_main, s);
 }
