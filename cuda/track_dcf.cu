@@ -2,35 +2,51 @@
 // object's whole frame - the window's resampling and HOG cells, the filter's FFTs and response,
 // the colour model's response, the decisions, the scale filter, and the models' learning - with
 // track_dcf_math.h's arithmetic in the CPU implementation's order (src/track_dcf.c), so that both
-// engines agree: the block's threads share the per-pixel, per-cell, per-line and per-frequency
-// work, and every sum whose order matters runs in the CPU's order - in one thread (the cells'
-// histograms, the B and A sums over the channels, the integral image) or in the lanes the shared
-// arithmetic defines (the ratio of the peak, the scale filter's sums over its dimensions), one
-// thread per lane. A peak is the first largest value, as the CPU's scan finds it. The only difference left is pow(1.03, step) of the
-// scale update, which the device's pow may round differently from the C library's in the last
-// place. Compiled with --fmad=false (no fused multiply-adds), as the CPU side with
-// -ffp-contract=off.
+// engines agree. The block's threads share the per-pixel, per-cell and per-frequency work, and
+// every sum whose order matters runs in the CPU's order: in one thread (a cell's histogram over
+// its pixels, the A and B sums over the channels, the integral image) or in the lanes the shared
+// arithmetic defines (the ratio of the peak, the scale filter's sums over its dimensions). Memory
+// is laid out for the warps: a pixel's gradient and a cell's histogram bin in planes (one
+// coalesced access a warp), a channel pair's 2-D FFT in one warp's registers (its rows through
+// shuffles, a lane per element; its columns in each lane's registers: dcf_fft_line's butterflies,
+// value for value); a resampling's taps are made once per axis and a pixel's frame pixels fetched
+// together; the colour model counts in shared memory. A peak is the first largest value, as the
+// CPU's scan finds it. The only
+// difference left is pow(1.03, step) of the scale update, which the device's pow may round
+// differently from the C library's in the last place. Compiled with --fmad=false (no fused
+// multiply-adds), as the CPU side with -ffp-contract=off.
 #include <cuda_runtime.h>
 
 #include "track_kernels.h"
 
+// A bilinear tap along an axis (dcf_tap_at's): two frame pixels and the weight of the second.
+struct glcv_cuda_dcf_tap {
+    int i0, i1;
+    float w;
+};
+
 struct glcv_cuda_dcf_scratch {
     float patch[(DCF_T + 2) * (DCF_T + 2) * 3];
     float spatch[DCF_SCALES][(DCF_ST + 2) * (DCF_ST + 2) * 3];
+    glcv_cuda_dcf_tap wtap[2][(DCF_T + 2) * DCF_MAX_SUPER];                // the window's x and y taps
+    glcv_cuda_dcf_tap stap[DCF_SCALES][2][(DCF_ST + 2) * DCF_MAX_SUPER];   // the scale samples'
     float feat[DCF_CH * DCF_CELLS];
-    float hist[18 * DCF_CELLS], energy[DCF_CELLS], gray[DCF_CELLS];
+    float hist[18 * DCF_CELLS], energy[DCF_CELLS], gray[DCF_CELLS]; // bin o of cell c at hist[o * DCF_CELLS + c]
+    // the pixels' gradients (dcf_pixel_gradient): pixel j (row-major) of cell c of n at [j * n + c];
+    // the window's, or the scale samples' (sample k's at k * DCF_ST * DCF_ST)
+    float gmag[DCF_T * DCF_T], gshare[DCF_T * DCF_T], ggray[DCF_T * DCF_T];
+    int gbin[DCF_T * DCF_T];
     float sraw[DCF_SCALES][DCF_SDIM];
     float shist[DCF_SCALES][18 * DCF_SN * DCF_SN], senergy[DCF_SCALES][DCF_SN * DCF_SN],
         sgray[DCF_SCALES][DCF_SN * DCF_SN];
-    float sfeat[DCF_SDIM][DCF_SCALES];
-    dcf_c sx[DCF_SDIM][DCF_SHALF];
+    float sfeat[DCF_SCALES][DCF_SDIM];
+    dcf_c sx[DCF_SHALF][DCF_SDIM];
     dcf_c z[DCF_CH / 2][DCF_CELLS];
     dcf_c acc[DCF_CELLS];
     float response[DCF_CELLS], colour[DCF_CELLS];
+    float likelihood[DCF_T * DCF_T]; // pixel (x, y) at [x * DCF_T + y]
     double rows[DCF_T * DCF_T];
     double integral[(DCF_T + 1) * (DCF_T + 1)];
-    float hist_new[2 * DCF_HIST];
-    double counts[2];
     float sresponse[DCF_SCALES];
 };
 
@@ -38,12 +54,22 @@ namespace {
 
 constexpr int kThreads = GLCV_CUDA_DCF_THREADS;
 
+constexpr int kWarps = kThreads / 32;
+constexpr unsigned kFull = 0xffffffffu;
+
+// Whether (v, i) comes before (bv, bi) in dcf_argmax's order: larger, or as large and earlier.
+__device__ __forceinline__ bool before(float v, int i, float bv, int bi)
+{
+    return i >= 0 && (bi < 0 || v > bv || (v == bv && i < bi));
+}
+
 // The index of the first largest of r[0..n-1] (dcf_argmax's), found by the whole block: each
-// thread the first largest of its share, then the largest of those, the smallest index on ties.
+// thread the first largest of its share, then the warps and the block by that order (the same
+// whatever the order of combining).
 __device__ int block_argmax(const float *r, int n)
 {
-    __shared__ float value[kThreads];
-    __shared__ int index[kThreads];
+    __shared__ float value[kWarps];
+    __shared__ int index[kWarps];
     __shared__ int best;
     int bi = -1;
     float bv = 0;
@@ -52,16 +78,26 @@ __device__ int block_argmax(const float *r, int n)
             bv = r[i];
             bi = i;
         }
-    value[threadIdx.x] = bv;
-    index[threadIdx.x] = bi;
+    for (int off = 16; off > 0; off >>= 1) {
+        float v = __shfl_down_sync(kFull, bv, off);
+        int i = __shfl_down_sync(kFull, bi, off);
+        if (before(v, i, bv, bi)) {
+            bv = v;
+            bi = i;
+        }
+    }
+    if ((threadIdx.x & 31) == 0) {
+        value[threadIdx.x >> 5] = bv;
+        index[threadIdx.x >> 5] = bi;
+    }
     __syncthreads();
     if (threadIdx.x == 0) {
-        int b = index[0];
-        float v = value[0];
-        for (int t = 1; t < kThreads; t++)
-            if (index[t] >= 0 && (value[t] > v || (value[t] == v && index[t] < b))) {
-                v = value[t];
-                b = index[t];
+        int b = -1;
+        float v = 0;
+        for (int w = 0; w < kWarps; w++)
+            if (before(value[w], index[w], v, b)) {
+                v = value[w];
+                b = index[w];
             }
         best = b;
     }
@@ -69,57 +105,213 @@ __device__ int block_argmax(const float *r, int n)
     return best;
 }
 
-struct source {
-    const glcv_cuda_dcf_params *p;
-    int stream;
-};
+// ---- FFTs: a 2-D transform in one warp -------------------------------------------------------------
 
-// The R, G, B of frame pixel (x, y) of the object's stream, as floats.
-__device__ __forceinline__ void fetch(const source &s, int x, int y, float rgb[3])
+__host__ __device__ constexpr int rev5(int i)
 {
-    const glcv_cuda_dcf_params &p = *s.p;
-    if (p.pixels) {
-        const uint8_t *px = p.pixels + ((size_t)s.stream * (size_t)p.height + (size_t)y) * p.pitch +
-                            (size_t)x * (size_t)p.channels;
-        rgb[0] = px[p.bgr ? 2 : 0];
-        rgb[1] = px[1];
-        rgb[2] = px[p.bgr ? 0 : 2];
-        return;
-    }
-    cudaTextureObject_t t = p.pixels_layers ? p.pixels_layers[s.stream] : p.pixels_texture;
-    uchar4 v = tex2D<uchar4>(t, (float)x + 0.5f, (float)y + 0.5f); // point sampling: element (x, y)
-    rgb[0] = v.x;
-    rgb[1] = v.y;
-    rgb[2] = v.z;
+    return ((i & 1) << 4) | ((i & 2) << 2) | (i & 4) | ((i & 8) >> 2) | ((i & 16) >> 4);
 }
 
-// Pixel (i, j) (0..w+1, 0..h+1: the CPU's -1..w) of a (w + 2) x (h + 2) resampling (track_dcf.c's
-// sample): the sub-samples b (rows) outer, a (columns) inner, then the mean.
-__device__ void sample_pixel(const source &s, double cx, double cy, double sx, double sy, int w, int h, int i, int j,
-                             float *out)
+static_assert(DCF_N == 32, "the warp transforms hold a line of DCF_N values in a warp's lanes");
+
+// dcf_fft_line over the warp's lanes (lane i holds element i): the same permutation, and each
+// lane computes its butterfly's v = a[i + k + half] w as both of its elements' lanes do.
+template <bool Inverse>
+__device__ __forceinline__ dcf_c warp_fft(dcf_c a, int lane, const dcf_c *tw)
 {
-    const int kx = dcf_super(sx), ky = dcf_super(sy);
-    float acc[3] = {0, 0, 0};
-    for (int b = 0; b < ky; b++) {
-        int y0, y1;
-        float wy;
-        dcf_tap_at(cy, sy, h, ky, s.p->height, j - 1, b, &y0, &y1, &wy);
-        for (int a = 0; a < kx; a++) {
-            int x0, x1;
-            float wx;
-            dcf_tap_at(cx, sx, w, kx, s.p->width, i - 1, a, &x0, &x1, &wx);
-            float p00[3], p01[3], p10[3], p11[3];
-            fetch(s, x0, y0, p00);
-            fetch(s, x1, y0, p01);
-            fetch(s, x0, y1, p10);
-            fetch(s, x1, y1, p11);
-            for (int c = 0; c < 3; c++)
-                acc[c] += dcf_bilerp(p00[c], p01[c], p10[c], p11[c], wx, wy);
-        }
+    const int src = rev5(lane);
+    a.re = __shfl_sync(kFull, a.re, src);
+    a.im = __shfl_sync(kFull, a.im, src);
+#pragma unroll
+    for (int stage = 1; stage <= 5; stage++) {
+        const int len = 1 << stage, half = len / 2, pos = lane & (len - 1);
+        dcf_c o = {__shfl_xor_sync(kFull, a.re, half), __shfl_xor_sync(kFull, a.im, half)};
+        dcf_c w = tw[(pos & (half - 1)) * (DCF_N / len)];
+        if (Inverse)
+            w.im = -w.im;
+        const bool lower = pos < half;
+        dcf_c u = lower ? a : o, v = dcf_mul(lower ? o : a, w);
+        a = lower ? dcf_c{u.re + v.re, u.im + v.im} : dcf_c{u.re - v.re, u.im - v.im};
     }
-    const float norm = 1.0f / (float)(kx * ky);
+    return a;
+}
+
+// dcf_fft_line over a thread's registers, unrolled.
+template <bool Inverse>
+__device__ __forceinline__ void reg_fft(dcf_c (&v)[DCF_N], const dcf_c *tw)
+{
+#pragma unroll
+    for (int i = 0; i < DCF_N; i++)
+        if (i < rev5(i)) {
+            dcf_c t = v[i];
+            v[i] = v[rev5(i)];
+            v[rev5(i)] = t;
+        }
+#pragma unroll
+    for (int stage = 1; stage <= 5; stage++)
+#pragma unroll
+        for (int b = 0; b < DCF_N / 2; b++) { // butterfly b of the stage: element i + k and its pair
+            const int half = 1 << (stage - 1), k = b & (half - 1), lo = ((b >> (stage - 1)) << stage) + k;
+            dcf_c w = tw[k * (DCF_N >> stage)];
+            if (Inverse)
+                w.im = -w.im;
+            dcf_c u = v[lo], t = dcf_mul(v[lo + half], w);
+            v[lo] = dcf_c{u.re + t.re, u.im + t.im};
+            v[lo + half] = dcf_c{u.re - t.re, u.im - t.im};
+        }
+}
+
+// The 2-D transform of DCF_N x DCF_N values as track_dcf.c's fft2 (the rows, then the columns;
+// without its 1/n): lane x holds column x (v[y]: row y) before and after.
+template <bool Inverse>
+__device__ __forceinline__ void warp_fft2(dcf_c (&v)[DCF_N], int lane, const dcf_c *tw)
+{
+#pragma unroll
+    for (int y = 0; y < DCF_N; y++)
+        v[y] = warp_fft<Inverse>(v[y], lane, tw);
+    reg_fft<Inverse>(v, tw);
+}
+
+// The object's frame: its stream's pixels or texture, resolved once.
+struct source {
+    const uint8_t *pixels; // the stream's first row, or NULL: the texture
+    size_t pitch;
+    int channels, r, b;    // bytes a pixel; the offsets of red and blue
+    cudaTextureObject_t texture;
+    int width, height;
+};
+
+__device__ source make_source(const glcv_cuda_dcf_params &p, int stream)
+{
+    source s;
+    s.pixels = p.pixels ? p.pixels + (size_t)stream * (size_t)p.height * p.pitch : nullptr;
+    s.pitch = p.pitch;
+    s.channels = p.channels;
+    s.r = p.bgr ? 2 : 0;
+    s.b = p.bgr ? 0 : 2;
+    s.texture = p.pixels ? 0 : p.pixels_layers ? p.pixels_layers[stream] : p.pixels_texture;
+    s.width = p.width;
+    s.height = p.height;
+    return s;
+}
+
+// The R, G, B of frame pixel (x, y) of the object's stream (w unused).
+__device__ __forceinline__ uchar4 fetch(const source &s, int x, int y)
+{
+    if (s.pixels) {
+        const uint8_t *px = s.pixels + (size_t)y * s.pitch + (size_t)x * (size_t)s.channels;
+        return make_uchar4(px[s.r], px[1], px[s.b], 0);
+    }
+    return tex2D<uchar4>(s.texture, (float)x + 0.5f, (float)y + 0.5f); // point sampling: element (x, y)
+}
+
+using tap = glcv_cuda_dcf_tap;
+
+// The taps of a (n + 2)-pixel resampling along both axes (track_dcf.c's taps): x tap (i, a) at
+// tx[i * kx + a], y tap (j, b) at ty[j * ky + b], i, j = 0..n+1 (the CPU's -1..n); the block's
+// threads from `first`, `count` of them (the caller synchronises).
+__device__ void make_taps(const source &src, double cx, double cy, double sx, double sy, int n, tap *tx, tap *ty,
+                          int first, int count)
+{
+    const int kx = dcf_super(sx), ky = dcf_super(sy), nx = (n + 2) * kx, ny = (n + 2) * ky;
+    for (int e = first; e < nx + ny; e += count)
+        if (e < nx)
+            dcf_tap_at(cx, sx, n, kx, src.width, e / kx - 1, e % kx, &tx[e].i0, &tx[e].i1, &tx[e].w);
+        else
+            dcf_tap_at(cy, sy, n, ky, src.height, (e - nx) / ky - 1, (e - nx) % ky, &ty[e - nx].i0, &ty[e - nx].i1,
+                       &ty[e - nx].w);
+}
+
+// A resampled pixel (track_dcf.c's sample) from its KX x KY sub-samples' taps: every frame pixel
+// fetched first (the loads in flight together), then the sub-samples b (rows) outer, a (columns)
+// inner, then the mean.
+template <int KX, int KY>
+__device__ __forceinline__ void sample_pixel_k(const source &s, const tap *tx, const tap *ty, float *out)
+{
+    uchar4 q[KY][KX][4];
+#pragma unroll
+    for (int b = 0; b < KY; b++)
+#pragma unroll
+        for (int a = 0; a < KX; a++) {
+            q[b][a][0] = fetch(s, tx[a].i0, ty[b].i0);
+            q[b][a][1] = fetch(s, tx[a].i1, ty[b].i0);
+            q[b][a][2] = fetch(s, tx[a].i0, ty[b].i1);
+            q[b][a][3] = fetch(s, tx[a].i1, ty[b].i1);
+        }
+    float acc[3] = {0, 0, 0};
+#pragma unroll
+    for (int b = 0; b < KY; b++)
+#pragma unroll
+        for (int a = 0; a < KX; a++) {
+            const uchar4 *v = q[b][a];
+            const float wx = tx[a].w, wy = ty[b].w;
+            acc[0] += dcf_bilerp(v[0].x, v[1].x, v[2].x, v[3].x, wx, wy);
+            acc[1] += dcf_bilerp(v[0].y, v[1].y, v[2].y, v[3].y, wx, wy);
+            acc[2] += dcf_bilerp(v[0].z, v[1].z, v[2].z, v[3].z, wx, wy);
+        }
+    const float norm = 1.0f / (float)(KX * KY);
+#pragma unroll
     for (int c = 0; c < 3; c++)
         out[c] = acc[c] * norm;
+}
+
+static_assert(DCF_MAX_SUPER == 2, "sample_pixel's cases");
+
+// Pixel (i, j) of a resampling whose taps make_taps made (kx, ky sub-samples).
+__device__ void sample_pixel(const source &s, const tap *tx, const tap *ty, int kx, int ky, int i, int j, float *out)
+{
+    tx += i * kx;
+    ty += j * ky;
+    switch (kx * 2 + ky) {
+    case 3: sample_pixel_k<1, 1>(s, tx, ty, out); break;
+    case 4: sample_pixel_k<1, 2>(s, tx, ty, out); break;
+    case 5: sample_pixel_k<2, 1>(s, tx, ty, out); break;
+    default: sample_pixel_k<2, 2>(s, tx, ty, out); break;
+    }
+}
+
+// The gradients of the inside pixels of `count` patches of w x w (patch k at patches + k *
+// patch_floats, rows of w + 2 pixels) into s->g* (patch k's at k * w * w, pixel j of cell c at
+// j * cells + c), a thread a pixel; then each cell's histogram (in a thread's registers: a bin
+// takes a pixel's share or adds 0, as exact as the CPU's two adds), gray sum and energy, a thread a
+// cell, the cells' bins in planes (bin o of cell c at hist[o * cells + c], patch k's at
+// hist + k * hist_floats).
+__device__ void hog_cells(glcv_cuda_dcf_scratch *s, const float *patches, int patch_floats, int count, int w,
+                          float *hist, int hist_floats, float *energy, float *gray)
+{
+    const int pw = w + 2, cw = w / DCF_CELL, cells = cw * cw, px = w * w;
+    for (int k = threadIdx.x; k < count * px; k += kThreads) {
+        const int m = k / px, e = k % px, x = e % w, y = e / w;
+        const float *p = patches + (size_t)m * patch_floats + ((size_t)(y + 1) * pw + (size_t)(x + 1)) * 3;
+        const int j = (y % DCF_CELL) * DCF_CELL + x % DCF_CELL, c = (y / DCF_CELL) * cw + x / DCF_CELL;
+        const int g = m * px + j * cells + c;
+        dcf_pixel_gradient(p, pw, &s->gmag[g], &s->gbin[g], &s->gshare[g], &s->ggray[g]);
+    }
+    __syncthreads();
+    for (int k = threadIdx.x; k < count * cells; k += kThreads) {
+        const int m = k / cells, c = k % cells;
+        float h[18], g = 0;
+#pragma unroll
+        for (int o = 0; o < 18; o++)
+            h[o] = 0;
+        for (int j = 0; j < DCF_CELL * DCF_CELL; j++) {
+            const int i = m * px + j * cells + c;
+            const float mag = s->gmag[i], f = s->gshare[i];
+            const int b0 = s->gbin[i], b1 = b0 + 1 == 18 ? 0 : b0 + 1;
+            const float lo = (1.0f - f) * mag, hi = f * mag;
+            g += s->ggray[i];
+#pragma unroll
+            for (int o = 0; o < 18; o++)
+                h[o] += o == b0 ? lo : o == b1 ? hi : 0.0f;
+        }
+        float *hc = hist + (size_t)m * hist_floats + c;
+#pragma unroll
+        for (int o = 0; o < 18; o++)
+            hc[o * cells] = h[o];
+        gray[m * cells + c] = g;
+        energy[m * cells + c] = dcf_cell_energy(h, 1);
+    }
+    __syncthreads();
 }
 
 // The window's patch, HOG cells and Hann window at the object's centre and scale (s->feat).
@@ -128,16 +320,15 @@ __device__ void window_features(const source &src, const glcv_track_dcf *d, glcv
 {
     const int pw = DCF_T + 2;
     const double sx = d->zx * d->scale, sy = d->zy * d->scale;
+    make_taps(src, d->cx, d->cy, sx, sy, DCF_T, s->wtap[0], s->wtap[1], threadIdx.x, kThreads);
+    __syncthreads();
+    const int kx = dcf_super(sx), ky = dcf_super(sy);
     for (int k = threadIdx.x; k < pw * pw; k += kThreads)
-        sample_pixel(src, d->cx, d->cy, sx, sy, DCF_T, DCF_T, k % pw, k / pw, s->patch + (size_t)k * 3);
+        sample_pixel(src, s->wtap[0], s->wtap[1], kx, ky, k % pw, k / pw, s->patch + (size_t)k * 3);
     __syncthreads();
-    for (int c = threadIdx.x; c < DCF_CELLS; c += kThreads) {
-        dcf_cell_hist(s->patch, pw, c % DCF_N, c / DCF_N, s->hist + c * 18, &s->gray[c]);
-        s->energy[c] = dcf_cell_energy(s->hist + c * 18);
-    }
-    __syncthreads();
+    hog_cells(s, s->patch, 0, 1, DCF_T, s->hist, 0, s->energy, s->gray);
     for (int c = threadIdx.x; c < DCF_CELLS; c += kThreads)
-        dcf_cell_features(s->hist, s->energy, DCF_N, DCF_N, c % DCF_N, c / DCF_N, s->gray[c], s->feat);
+        dcf_cell_features(s->hist, 1, DCF_CELLS, s->energy, DCF_N, DCF_N, c % DCF_N, c / DCF_N, s->gray[c], s->feat);
     __syncthreads();
     for (int k = threadIdx.x; k < DCF_CH * DCF_CELLS; k += kThreads) {
         int i = k % DCF_CELLS;
@@ -146,26 +337,27 @@ __device__ void window_features(const source &src, const glcv_track_dcf *d, glcv
     __syncthreads();
 }
 
-// The transforms of the channel pairs (c + i (c + 1)) into s->z: rows, then columns.
-__device__ void pair_transforms(glcv_cuda_dcf_scratch *s, const glcv_track_dcf_tables *t)
+// The transforms of the channel pairs (c + i (c + 1)) into s->z, a pair a warp.
+__device__ void pair_transforms(glcv_cuda_dcf_scratch *s, const dcf_c *tw)
 {
-    for (int k = threadIdx.x; k < DCF_CH / 2 * DCF_CELLS; k += kThreads) {
-        int pair = k / DCF_CELLS, i = k % DCF_CELLS;
-        s->z[pair][i].re = s->feat[(2 * pair) * DCF_CELLS + i];
-        s->z[pair][i].im = s->feat[(2 * pair + 1) * DCF_CELLS + i];
+    const int lane = threadIdx.x & 31;
+    for (int pair = threadIdx.x >> 5; pair < DCF_CH / 2; pair += kWarps) {
+        const float *re = s->feat + (size_t)(2 * pair) * DCF_CELLS, *im = re + DCF_CELLS;
+        dcf_c v[DCF_N];
+#pragma unroll
+        for (int y = 0; y < DCF_N; y++)
+            v[y] = dcf_c{re[y * DCF_N + lane], im[y * DCF_N + lane]};
+        warp_fft2<false>(v, lane, tw);
+#pragma unroll
+        for (int y = 0; y < DCF_N; y++)
+            s->z[pair][y * DCF_N + lane] = v[y];
     }
-    __syncthreads();
-    for (int l = threadIdx.x; l < DCF_CH / 2 * DCF_N; l += kThreads)
-        dcf_fft_line(s->z[l / DCF_N] + (l % DCF_N) * DCF_N, 1, 0, t->twiddle);
-    __syncthreads();
-    for (int l = threadIdx.x; l < DCF_CH / 2 * DCF_N; l += kThreads)
-        dcf_fft_line(s->z[l / DCF_N] + l % DCF_N, DCF_N, 0, t->twiddle);
     __syncthreads();
 }
 
-__device__ void learn_filter(glcv_track_dcf *d, glcv_cuda_dcf_scratch *s, const glcv_track_dcf_tables *t, float rate)
+__device__ void learn_filter(glcv_track_dcf *d, glcv_cuda_dcf_scratch *s, const dcf_c *tw, float rate)
 {
-    pair_transforms(s, t);
+    pair_transforms(s, tw);
     for (int i = threadIdx.x; i < DCF_CELLS; i += kThreads) {
         float b = 0;
         for (int pair = 0; pair < DCF_CH / 2; pair++) {
@@ -183,9 +375,9 @@ __device__ void learn_filter(glcv_track_dcf *d, glcv_cuda_dcf_scratch *s, const 
     __syncthreads();
 }
 
-__device__ void filter_response(const glcv_track_dcf *d, glcv_cuda_dcf_scratch *s, const glcv_track_dcf_tables *t)
+__device__ void filter_response(const glcv_track_dcf *d, glcv_cuda_dcf_scratch *s, const dcf_c *tw)
 {
-    pair_transforms(s, t);
+    pair_transforms(s, tw);
     for (int i = threadIdx.x; i < DCF_CELLS; i += kThreads) {
         dcf_c acc = {0, 0};
         for (int pair = 0; pair < DCF_CH / 2; pair++) {
@@ -203,14 +395,17 @@ __device__ void filter_response(const glcv_track_dcf *d, glcv_cuda_dcf_scratch *
         s->acc[i] = acc;
     }
     __syncthreads();
-    for (int l = threadIdx.x; l < DCF_N; l += kThreads)
-        dcf_fft_line(s->acc + l * DCF_N, 1, 1, t->twiddle);
-    __syncthreads();
-    for (int l = threadIdx.x; l < DCF_N; l += kThreads)
-        dcf_fft_line(s->acc + l, DCF_N, 1, t->twiddle);
-    __syncthreads();
-    for (int i = threadIdx.x; i < DCF_CELLS; i += kThreads)
-        s->response[i] = s->acc[i].re * (1.0f / DCF_CELLS);
+    if (threadIdx.x < 32) { // the inverse transform in one warp
+        const int lane = threadIdx.x;
+        dcf_c v[DCF_N];
+#pragma unroll
+        for (int y = 0; y < DCF_N; y++)
+            v[y] = s->acc[y * DCF_N + lane];
+        warp_fft2<true>(v, lane, tw);
+#pragma unroll
+        for (int y = 0; y < DCF_N; y++)
+            s->response[y * DCF_N + lane] = v[y].re * (1.0f / DCF_CELLS);
+    }
     __syncthreads();
 }
 
@@ -219,23 +414,31 @@ __device__ const float *patch_pixel(const glcv_cuda_dcf_scratch *s, int x, int y
     return s->patch + ((size_t)(y + 1) * (DCF_T + 2) + (size_t)(x + 1)) * 3;
 }
 
-// The colour response (s->colour): row sums, then the integral image down the columns, then the
-// cells - each sum in the CPU's order.
+// The colour response (s->colour): the pixels' likelihoods, row sums, then the integral image down
+// the columns, then the cells - each sum in the CPU's order.
 __device__ void colour_response(const glcv_track_dcf *d, glcv_cuda_dcf_scratch *s)
 {
     const int w1 = DCF_T + 1;
+    for (int k = threadIdx.x; k < DCF_T * DCF_T; k += kThreads)
+        s->likelihood[k] = dcf_likelihood(d, patch_pixel(s, k / DCF_T, k % DCF_T));
+    __syncthreads();
     for (int y = threadIdx.x; y < DCF_T; y += kThreads) {
         double row = 0;
+#pragma unroll 16
         for (int x = 0; x < DCF_T; x++) {
-            row += dcf_likelihood(d, patch_pixel(s, x, y));
+            row += s->likelihood[x * DCF_T + y];
             s->rows[y * DCF_T + x] = row;
         }
     }
     __syncthreads();
     for (int x = threadIdx.x; x <= DCF_T; x += kThreads) {
+        double v = 0; // integral[y][x]
         s->integral[x] = 0;
-        for (int y = 0; y < DCF_T; y++)
-            s->integral[(size_t)(y + 1) * w1 + x] = x == 0 ? 0.0 : s->integral[(size_t)y * w1 + x] + s->rows[y * DCF_T + x - 1];
+#pragma unroll 16
+        for (int y = 0; y < DCF_T; y++) {
+            v = x == 0 ? 0.0 : v + s->rows[y * DCF_T + x - 1];
+            s->integral[(size_t)(y + 1) * w1 + x] = v;
+        }
     }
     __syncthreads();
     for (int i = threadIdx.x; i < DCF_CELLS; i += kThreads)
@@ -243,28 +446,38 @@ __device__ void colour_response(const glcv_track_dcf *d, glcv_cuda_dcf_scratch *
     __syncthreads();
 }
 
+// The colour histograms learn from the window: whole counts (exact in any order) in shared memory.
 __device__ void learn_colour(glcv_track_dcf *d, glcv_cuda_dcf_scratch *s, float rate)
 {
-    float *nf = s->hist_new, *nb = s->hist_new + DCF_HIST;
+    __shared__ int counts[2][DCF_HIST];
+    __shared__ int totals[2];
     for (int i = threadIdx.x; i < 2 * DCF_HIST; i += kThreads)
-        s->hist_new[i] = 0;
-    if (threadIdx.x == 0)
-        s->counts[0] = s->counts[1] = 0;
+        counts[i / DCF_HIST][i % DCF_HIST] = 0;
+    if (threadIdx.x < 2)
+        totals[threadIdx.x] = 0;
     __syncthreads();
-    // counts of whole pixels: exact in any order
+    int n[2] = {0, 0};
     for (int k = threadIdx.x; k < DCF_T * DCF_T; k += kThreads) {
         int x = k % DCF_T, y = k / DCF_T;
         int region = dcf_colour_region(d, x, y);
         if (region == 0)
             continue;
-        int bin = dcf_colour_bin(patch_pixel(s, x, y));
-        atomicAdd(region == 1 ? &nf[bin] : &nb[bin], 1.0f);
-        atomicAdd(&s->counts[region - 1], 1.0);
+        atomicAdd(&counts[region - 1][dcf_colour_bin(patch_pixel(s, x, y))], 1);
+        n[region - 1]++;
+    }
+    for (int off = 16; off > 0; off >>= 1) {
+        n[0] += __shfl_down_sync(kFull, n[0], off);
+        n[1] += __shfl_down_sync(kFull, n[1], off);
+    }
+    if ((threadIdx.x & 31) == 0) {
+        atomicAdd(&totals[0], n[0]);
+        atomicAdd(&totals[1], n[1]);
     }
     __syncthreads();
-    const double n_fg = s->counts[0], n_bg = s->counts[1];
+    const double n_fg = totals[0], n_bg = totals[1];
     for (int i = threadIdx.x; i < DCF_HIST; i += kThreads) {
-        float f = n_fg > 0 ? (float)(nf[i] / n_fg) : 0.0f, b = n_bg > 0 ? (float)(nb[i] / n_bg) : 0.0f;
+        float nf = (float)counts[0][i], nb = (float)counts[1][i];
+        float f = n_fg > 0 ? (float)(nf / n_fg) : 0.0f, b = n_bg > 0 ? (float)(nb / n_bg) : 0.0f;
         d->fg[i] = (1.0f - rate) * d->fg[i] + rate * f;
         d->bg[i] = (1.0f - rate) * d->bg[i] + rate * b;
     }
@@ -275,29 +488,31 @@ __device__ void learn_colour(glcv_track_dcf *d, glcv_cuda_dcf_scratch *s, float 
 __device__ void scale_features(const source &src, const glcv_track_dcf *d, glcv_cuda_dcf_scratch *s,
                                const glcv_track_dcf_tables *t)
 {
-    const int pw = DCF_ST + 2, px = pw * pw, cells = DCF_SN * DCF_SN;
+    const int pw = DCF_ST + 2, px = pw * pw, cells = DCF_SN * DCF_SN, slots = pw * DCF_MAX_SUPER * 2;
+    for (int k = threadIdx.x; k < DCF_SCALES * slots; k += kThreads) {
+        const int sc = k / slots;
+        const double f = d->scale_factor[sc] * d->scale;
+        make_taps(src, d->cx, d->cy, d->tw * f / DCF_ST, d->th * f / DCF_ST, DCF_ST, s->stap[sc][0], s->stap[sc][1],
+                  k % slots, slots);
+    }
+    __syncthreads();
     for (int k = threadIdx.x; k < DCF_SCALES * px; k += kThreads) {
-        int sc = k / px, e = k % px;
-        double f = d->scale_factor[sc] * d->scale;
-        sample_pixel(src, d->cx, d->cy, d->tw * f / DCF_ST, d->th * f / DCF_ST, DCF_ST, DCF_ST, e % pw, e / pw,
-                     s->spatch[sc] + (size_t)e * 3);
+        const int sc = k / px, e = k % px;
+        const double f = d->scale_factor[sc] * d->scale;
+        sample_pixel(src, s->stap[sc][0], s->stap[sc][1], dcf_super(d->tw * f / DCF_ST), dcf_super(d->th * f / DCF_ST),
+                     e % pw, e / pw, s->spatch[sc] + (size_t)e * 3);
     }
     __syncthreads();
+    hog_cells(s, s->spatch[0], px * 3, DCF_SCALES, DCF_ST, s->shist[0], 18 * cells, s->senergy[0], s->sgray[0]);
     for (int k = threadIdx.x; k < DCF_SCALES * cells; k += kThreads) {
         int sc = k / cells, c = k % cells;
-        dcf_cell_hist(s->spatch[sc], pw, c % DCF_SN, c / DCF_SN, s->shist[sc] + c * 18, &s->sgray[sc][c]);
-        s->senergy[sc][c] = dcf_cell_energy(s->shist[sc] + c * 18);
-    }
-    __syncthreads();
-    for (int k = threadIdx.x; k < DCF_SCALES * cells; k += kThreads) {
-        int sc = k / cells, c = k % cells;
-        dcf_cell_features(s->shist[sc], s->senergy[sc], DCF_SN, DCF_SN, c % DCF_SN, c / DCF_SN, s->sgray[sc][c],
-                          s->sraw[sc]);
+        dcf_cell_features(s->shist[sc], 1, cells, s->senergy[sc], DCF_SN, DCF_SN, c % DCF_SN, c / DCF_SN,
+                          s->sgray[sc][c], s->sraw[sc]);
     }
     __syncthreads();
     for (int k = threadIdx.x; k < DCF_SCALES * DCF_SDIM; k += kThreads) {
         int sc = k / DCF_SDIM, i = k % DCF_SDIM;
-        s->sfeat[i][sc] = s->sraw[sc][i] * t->shann[sc];
+        s->sfeat[sc][i] = s->sraw[sc][i] * t->shann[sc];
     }
     __syncthreads();
 }
@@ -307,8 +522,8 @@ __device__ void scale_features(const source &src, const glcv_track_dcf *d, glcv_
 __device__ void scale_response(const glcv_track_dcf *d, glcv_cuda_dcf_scratch *s, const glcv_track_dcf_tables *t)
 {
     for (int k = threadIdx.x; k < DCF_SDIM * DCF_SHALF; k += kThreads) {
-        int i = k / DCF_SHALF, f = k % DCF_SHALF;
-        s->sx[i][f] = dcf_dft_scale(s->sfeat[i], f, t->stwiddle);
+        int f = k / DCF_SDIM, i = k % DCF_SDIM;
+        s->sx[f][i] = dcf_dft_scale(&s->sfeat[0][i], DCF_SDIM, f, t->stwiddle);
     }
     __syncthreads();
     __shared__ dcf_c lanes[DCF_SHALF * DCF_SLANES], acc[DCF_SHALF];
@@ -316,7 +531,7 @@ __device__ void scale_response(const glcv_track_dcf *d, glcv_cuda_dcf_scratch *s
         int f = k / DCF_SLANES, l = k % DCF_SLANES;
         dcf_c a = {0, 0};
         for (int i = l; i < DCF_SDIM; i += DCF_SLANES) {
-            dcf_c p = dcf_mulc(d->sa[i][f], s->sx[i][f]);
+            dcf_c p = dcf_mulc(d->sa[f][i], s->sx[f][i]);
             a.re += p.re;
             a.im += p.im;
         }
@@ -349,11 +564,11 @@ __device__ void scale_response(const glcv_track_dcf *d, glcv_cuda_dcf_scratch *s
 __device__ void learn_scale(glcv_track_dcf *d, glcv_cuda_dcf_scratch *s, const glcv_track_dcf_tables *t, float rate)
 {
     for (int k = threadIdx.x; k < DCF_SDIM * DCF_SHALF; k += kThreads) {
-        int i = k / DCF_SHALF, f = k % DCF_SHALF;
-        dcf_c x = dcf_dft_scale(s->sfeat[i], f, t->stwiddle), n = dcf_mulc(d->slabel[f], x);
-        s->sx[i][f] = x;
-        d->sa[i][f].re = (1.0f - rate) * d->sa[i][f].re + rate * n.re;
-        d->sa[i][f].im = (1.0f - rate) * d->sa[i][f].im + rate * n.im;
+        int f = k / DCF_SDIM, i = k % DCF_SDIM;
+        dcf_c x = dcf_dft_scale(&s->sfeat[0][i], DCF_SDIM, f, t->stwiddle), n = dcf_mulc(d->slabel[f], x);
+        s->sx[f][i] = x;
+        d->sa[f][i].re = (1.0f - rate) * d->sa[f][i].re + rate * n.re;
+        d->sa[f][i].im = (1.0f - rate) * d->sa[f][i].im + rate * n.im;
     }
     __syncthreads();
     __shared__ float lanes[DCF_SHALF * DCF_SLANES];
@@ -361,7 +576,7 @@ __device__ void learn_scale(glcv_track_dcf *d, glcv_cuda_dcf_scratch *s, const g
         int f = k / DCF_SLANES, l = k % DCF_SLANES;
         float b = 0;
         for (int i = l; i < DCF_SDIM; i += DCF_SLANES)
-            b += s->sx[i][f].re * s->sx[i][f].re + s->sx[i][f].im * s->sx[i][f].im;
+            b += s->sx[f][i].re * s->sx[f][i].re + s->sx[f][i].im * s->sx[f][i].im;
         lanes[k] = b;
     }
     __syncthreads();
@@ -376,30 +591,35 @@ __device__ void learn_scale(glcv_track_dcf *d, glcv_cuda_dcf_scratch *s, const g
 }
 
 __device__ void learn(const source &src, glcv_track_dcf *d, glcv_cuda_dcf_scratch *s, const glcv_track_dcf_tables *t,
-                      int first)
+                      const dcf_c *tw, int first)
 {
     window_features(src, d, s, t);
-    for (int k = threadIdx.x; k < DCF_CH * DCF_CELLS; k += kThreads) {
-        int i = k % DCF_CELLS;
-        s->feat[k] *= dcf_box_cover(d, i / DCF_N, i % DCF_N);
+    for (int i = threadIdx.x; i < DCF_CELLS; i += kThreads) {
+        const float m = dcf_box_cover(d, i / DCF_N, i % DCF_N);
+        for (int c = 0; c < DCF_CH; c++)
+            s->feat[c * DCF_CELLS + i] *= m;
     }
     __syncthreads();
-    learn_filter(d, s, t, first ? 1.0f : DCF_RATE);
+    learn_filter(d, s, tw, first ? 1.0f : DCF_RATE);
     learn_colour(d, s, first ? 1.0f : DCF_COLOUR_RATE);
     scale_features(src, d, s, t);
     learn_scale(d, s, t, first ? 1.0f : DCF_SCALE_RATE);
 }
 
-__global__ void __launch_bounds__(kThreads) dcf_kernel(glcv_cuda_dcf_params p)
+__global__ void __launch_bounds__(kThreads, 1) dcf_kernel(glcv_cuda_dcf_params p)
 {
     const int id = p.ids[blockIdx.x];
     glcv_track_dcf *d = &p.objects[id];
     glcv_cuda_dcf_scratch *s = &p.scratch[id];
     const glcv_track_dcf_tables *t = p.tables;
-    const source src = {&p, p.streams[id]};
+    const source src = make_source(p, p.streams[id]);
     __shared__ int judged;
+    __shared__ dcf_c tw[DCF_N / 2];
+    if (threadIdx.x < DCF_N / 2)
+        tw[threadIdx.x] = t->twiddle[threadIdx.x];
+    __syncthreads();
     if (!d->started) {
-        learn(src, d, s, t, 1);
+        learn(src, d, s, t, tw, 1);
         if (threadIdx.x == 0) {
             d->started = 1;
             d->psr = 0;
@@ -407,7 +627,7 @@ __global__ void __launch_bounds__(kThreads) dcf_kernel(glcv_cuda_dcf_params p)
         }
     } else {
         window_features(src, d, s, t);
-        filter_response(d, s, t);
+        filter_response(d, s, tw);
         colour_response(d, s);
         for (int i = threadIdx.x; i < DCF_CELLS; i += kThreads)
             s->colour[i] = (1.0f - DCF_MERGE) * s->response[i] + DCF_MERGE * s->colour[i];
@@ -432,7 +652,7 @@ __global__ void __launch_bounds__(kThreads) dcf_kernel(glcv_cuda_dcf_params p)
                 dcf_rescale(d, pow(DCF_SCALE_STEP, dcf_scale_peak(s->sresponse)));
             __syncthreads();
             if (judged == 1)
-                learn(src, d, s, t, 0);
+                learn(src, d, s, t, tw, 0);
         }
     }
     if (threadIdx.x == 0)

@@ -67,7 +67,7 @@ typedef struct dcf_worker {
     dcf_tap tx[(DCF_T + 2) * DCF_MAX_SUPER], ty[(DCF_T + 2) * DCF_MAX_SUPER];
     float rows[2][(DCF_T + 2) * DCF_MAX_SUPER * 3]; /* frame_row's slots, and their rows */
     int row_y[2];
-    float gmag[DCF_T * DCF_T], gshare[DCF_T * DCF_T]; /* the pixels' gradients (gradients) */
+    float gmag[DCF_T * DCF_T], gshare[DCF_T * DCF_T], ggray[DCF_T * DCF_T]; /* the pixels' gradients */
     int gbin[DCF_T * DCF_T];
     float hist[18 * DCF_SN * DCF_SN], energy[DCF_SN * DCF_SN], gray[DCF_SN * DCF_SN], feat[DCF_SDIM];
     dcf_c z[DCF_CELLS], tmp[DCF_CELLS];
@@ -240,42 +240,25 @@ static void sample(const glcv_image *img, double cx, double cy, double sx, doubl
     }
 }
 
-/* The gradients of rows [y0, y1) of the w x h inside of wk->patch ((w + 2) pixels a row):
- * dcf_cell_hist's per pixel (the colour channel with the largest, its magnitude, its orientation's
- * lower bin and that bin's share), in loops the compiler vectorises - the same arithmetic, which a
- * pixel without gradient (magnitude 0, bin 0, share 0) leaves as dcf_cell_hist does. */
+/* The gradients of rows [y0, y1) of the w x h inside of wk->patch ((w + 2) pixels a row), a pixel
+ * at a time (dcf_pixel_gradient) in a loop the compiler vectorises. */
 static void gradients(dcf_worker *wk, int w, int y0, int y1)
 {
     const int pw = w + 2;
     for (int y = y0; y < y1; y++) {
         const float *row = wk->patch + ((size_t)(y + 1) * (size_t)pw + 1) * 3;
-        float *mag = wk->gmag + y * w, *share = wk->gshare + y * w;
+        float *mag = wk->gmag + y * w, *share = wk->gshare + y * w, *gray = wk->ggray + y * w;
         int *bin = wk->gbin + y * w;
-        for (int x = 0; x < w; x++) {
-            const float *p = row + 3 * x;
-            float best = -1, gx = 0, gy = 0;
-            for (int c = 0; c < 3; c++) {
-                float dx = p[3 + c] - p[-3 + c], dy = p[3 * pw + c] - p[-3 * pw + c];
-                float m = dx * dx + dy * dy;
-                int more = m > best;
-                best = more ? m : best;
-                gx = more ? dx : gx;
-                gy = more ? dy : gy;
-            }
-            float a = dcf_turns(gy, gx) * 18.0f;
-            int b0 = (int)a;
-            share[x] = a - (float)b0;
-            bin[x] = b0 >= 18 ? 0 : b0;
-            mag[x] = sqrtf(best);
-        }
+        for (int x = 0; x < w; x++)
+            dcf_pixel_gradient(row + 3 * x, pw, &mag[x], &bin[x], &share[x], &gray[x]);
     }
 }
 
 /* The histograms (18 each), gray sums and energies of cell rows [cy0, cy1) of a w-pixel-wide patch
- * (cw = w / DCF_CELL cells a row) from its pixels' gradients: dcf_cell_hist's sums in its order. */
+ * (cw = w / DCF_CELL cells a row) from its pixels' gradients (dcf_hist_add, in row order). */
 static void cells(const dcf_worker *wk, int w, int cy0, int cy1, float *hist, float *energy, float *gray)
 {
-    const int cw = w / DCF_CELL, pw = w + 2;
+    const int cw = w / DCF_CELL;
     for (int cy = cy0; cy < cy1; cy++)
         for (int cx = 0; cx < cw; cx++) {
             int c = cy * cw + cx;
@@ -284,15 +267,11 @@ static void cells(const dcf_worker *wk, int w, int cy0, int cy1, float *hist, fl
                 h[o] = 0;
             for (int y = cy * DCF_CELL; y < cy * DCF_CELL + DCF_CELL; y++)
                 for (int x = cx * DCF_CELL; x < cx * DCF_CELL + DCF_CELL; x++) {
-                    const float *p = wk->patch + ((size_t)(y + 1) * (size_t)pw + (size_t)(x + 1)) * 3;
-                    float mag = wk->gmag[y * w + x], f = wk->gshare[y * w + x];
-                    int b0 = wk->gbin[y * w + x], b1 = b0 + 1 == 18 ? 0 : b0 + 1;
-                    g += p[0] + p[1] + p[2];
-                    h[b0] += (1.0f - f) * mag;
-                    h[b1] += f * mag;
+                    g += wk->ggray[y * w + x];
+                    dcf_hist_add(h, 1, wk->gmag[y * w + x], wk->gbin[y * w + x], wk->gshare[y * w + x]);
                 }
             gray[c] = g;
-            energy[c] = dcf_cell_energy(h);
+            energy[c] = dcf_cell_energy(h, 1);
         }
 }
 
@@ -417,7 +396,7 @@ static void features_part(glcv_track_dcf_scratch *s, int part)
     part_range(DCF_N, part, &c0, &c1);
     for (int cy = c0; cy < c1; cy++)
         for (int cx = 0; cx < DCF_N; cx++)
-            dcf_cell_features(s->hist, s->energy, DCF_N, DCF_N, cx, cy, s->gray[cy * DCF_N + cx], s->feat);
+            dcf_cell_features(s->hist, 18, 1, s->energy, DCF_N, DCF_N, cx, cy, s->gray[cy * DCF_N + cx], s->feat);
     for (int c = 0; c < DCF_CH; c++)
         for (int y = c0; y < c1; y++)
             for (int x = 0; x < DCF_N; x++)
@@ -553,7 +532,7 @@ static void scale_part(glcv_track_dcf_scratch *s, int part)
         cells(wk, DCF_ST, 0, DCF_SN, wk->hist, wk->energy, wk->gray);
         for (int cy = 0; cy < DCF_SN; cy++)
             for (int cx = 0; cx < DCF_SN; cx++)
-                dcf_cell_features(wk->hist, wk->energy, DCF_SN, DCF_SN, cx, cy, wk->gray[cy * DCF_SN + cx], wk->feat);
+                dcf_cell_features(wk->hist, 18, 1, wk->energy, DCF_SN, DCF_SN, cx, cy, wk->gray[cy * DCF_SN + cx], wk->feat);
         for (int i = 0; i < DCF_SDIM; i++)
             s->sfeat[k][i] = wk->feat[i] * s->tables.shann[k];
     }
@@ -586,8 +565,8 @@ static void scale_freq_part(glcv_track_dcf_scratch *s, int part)
             const dcf_c y = d->slabel[k];
             for (int i = 0; i < DCF_SDIM; i++) {
                 dcf_c x = {re[i], im[i]}, n = dcf_mulc(y, x);
-                d->sa[i][k].re = (1.0f - rate) * d->sa[i][k].re + rate * n.re;
-                d->sa[i][k].im = (1.0f - rate) * d->sa[i][k].im + rate * n.im;
+                d->sa[k][i].re = (1.0f - rate) * d->sa[k][i].re + rate * n.re;
+                d->sa[k][i].im = (1.0f - rate) * d->sa[k][i].im + rate * n.im;
             }
             for (int i0 = 0; i0 < DCF_SDIM; i0 += DCF_SLANES)
                 for (int l = 0; l < DCF_SLANES; l++)
@@ -599,7 +578,7 @@ static void scale_freq_part(glcv_track_dcf_scratch *s, int part)
         } else {
             for (int i0 = 0; i0 < DCF_SDIM; i0 += DCF_SLANES)
                 for (int l = 0; l < DCF_SLANES; l++) {
-                    dcf_c p = dcf_mulc(d->sa[i0 + l][k], (dcf_c){re[i0 + l], im[i0 + l]});
+                    dcf_c p = dcf_mulc(d->sa[k][i0 + l], (dcf_c){re[i0 + l], im[i0 + l]});
                     lr[l] += p.re;
                     li[l] += p.im;
                 }

@@ -74,7 +74,7 @@ struct glcv_track_dcf {
     float b[DCF_CELLS];              /* B */
     float fg[DCF_HIST], bg[DCF_HIST];
     dcf_c slabel[DCF_SHALF];         /* the scale label's DFT, frequencies 0..DCF_SCALES / 2 */
-    dcf_c sa[DCF_SDIM][DCF_SHALF];
+    dcf_c sa[DCF_SHALF][DCF_SDIM];   /* frequency-major: the engines run over the dimensions */
     float sb[DCF_SHALF];
 };
 
@@ -140,24 +140,31 @@ GLCV_DM void dcf_fft_line(dcf_c *a, int stride, int inverse, const dcf_c *tw)
 }
 
 /* The spectra of channels c and c + 1 at frequency (y, x) from z, the transform of
- * c + i (c + 1): X_c = (Z[k] + conj(Z[-k])) / 2, X_c+1 = (Z[k] - conj(Z[-k])) / 2i. */
-GLCV_DM void dcf_split(const dcf_c *z, int y, int x, dcf_c *a, dcf_c *b)
+ * c + i (c + 1): X_c = (Z[k] + conj(Z[-k])) / 2, X_c+1 = (Z[k] - conj(Z[-k])) / 2i
+ * (dcf_split_values: from p = Z[k] and q = Z[-k]). */
+GLCV_DM void dcf_split_values(dcf_c p, dcf_c q, dcf_c *a, dcf_c *b)
 {
-    dcf_c p = z[y * DCF_N + x], q = z[((DCF_N - y) % DCF_N) * DCF_N + (DCF_N - x) % DCF_N];
     a->re = 0.5f * (p.re + q.re);
     a->im = 0.5f * (p.im - q.im);
     b->re = 0.5f * (p.im + q.im);
     b->im = 0.5f * (q.re - p.re);
 }
 
-/* Frequency k (0..DCF_SCALES / 2) of the DFT over the scales of real samples x. */
-GLCV_DM dcf_c dcf_dft_scale(const float *x, int k, const dcf_c *tw)
+GLCV_DM void dcf_split(const dcf_c *z, int y, int x, dcf_c *a, dcf_c *b)
+{
+    dcf_split_values(z[y * DCF_N + x], z[((DCF_N - y) % DCF_N) * DCF_N + (DCF_N - x) % DCF_N], a, b);
+}
+
+/* Frequency k (0..DCF_SCALES / 2) of the DFT over the scales of real samples x[i * stride]. */
+GLCV_DM dcf_c dcf_dft_scale(const float *x, size_t stride, int k, const dcf_c *tw)
 {
     float re = 0, im = 0;
-    for (int i = 0; i < DCF_SCALES; i++) {
-        dcf_c w = tw[(i * k) % DCF_SCALES];
-        re += x[i] * w.re;
-        im += x[i] * w.im;
+    for (int i = 0, e = 0; i < DCF_SCALES; i++) { /* e = i k mod DCF_SCALES */
+        dcf_c w = tw[e];
+        re += x[i * stride] * w.re;
+        im += x[i * stride] * w.im;
+        e += k;
+        e = e >= DCF_SCALES ? e - DCF_SCALES : e;
     }
     dcf_c r = {re, im};
     return r;
@@ -213,49 +220,46 @@ GLCV_DM float dcf_turns(float y, float x)
     return t >= 1.0f ? 0.0f : t;
 }
 
-/* Cell (cx, cy) of a (w + 2) x (w' + 2) RGB patch (rows of pw = w + 2 pixels): the gradients of
- * its DCF_CELL x DCF_CELL pixels (of the colour channel with the largest, in row order) in 18
- * contrast-sensitive orientation bins, each shared linearly between its two nearest (hist, 18
- * values), and the sum of its pixels' R + G + B (*gray). */
-GLCV_DM void dcf_cell_hist(const float *patch, int pw, int cx, int cy, float *hist, float *gray)
+/* The gradient of the patch pixel at p (an RGB patch of rows of pw pixels): of the colour channel
+ * with the largest (the first on ties), in 18 contrast-sensitive orientation bins - its
+ * magnitude, its orientation's lower bin and that bin's share of it, the rest going to the next
+ * bin (dcf_hist_add) - and the pixel's R + G + B (*gray). A pixel without gradient has magnitude
+ * 0, bin 0, share 0, and adds nothing. Selects, not branches: the CPU vectorises it. */
+GLCV_DM void dcf_pixel_gradient(const float *p, int pw, float *mag, int *bin, float *share, float *gray)
 {
-    for (int o = 0; o < 18; o++)
-        hist[o] = 0;
-    float g = 0;
-    for (int y = cy * DCF_CELL; y < cy * DCF_CELL + DCF_CELL; y++)
-        for (int x = cx * DCF_CELL; x < cx * DCF_CELL + DCF_CELL; x++) {
-            const float *p = patch + ((size_t)(y + 1) * (size_t)pw + (size_t)(x + 1)) * 3;
-            float best = -1, gx = 0, gy = 0;
-            for (int c = 0; c < 3; c++) {
-                float dx = p[3 + c] - p[-3 + c], dy = p[3 * pw + c] - p[-3 * pw + c];
-                float m = dx * dx + dy * dy;
-                if (m > best) {
-                    best = m;
-                    gx = dx;
-                    gy = dy;
-                }
-            }
-            g += p[0] + p[1] + p[2];
-            if (best <= 0)
-                continue;
-            float mag = sqrtf(best);
-            float a = dcf_turns(gy, gx) * 18.0f;
-            int b0 = (int)a;
-            float f = a - (float)b0;
-            b0 = b0 >= 18 ? 0 : b0;
-            int b1 = b0 + 1 == 18 ? 0 : b0 + 1;
-            hist[b0] += (1.0f - f) * mag;
-            hist[b1] += f * mag;
-        }
-    *gray = g;
+    float best = -1, gx = 0, gy = 0;
+    for (int c = 0; c < 3; c++) {
+        float dx = p[3 + c] - p[-3 + c], dy = p[3 * pw + c] - p[-3 * pw + c];
+        float m = dx * dx + dy * dy;
+        int more = m > best;
+        best = more ? m : best;
+        gx = more ? dx : gx;
+        gy = more ? dy : gy;
+    }
+    float a = dcf_turns(gy, gx) * 18.0f;
+    int b0 = (int)a;
+    *share = a - (float)b0;
+    *bin = b0 >= 18 ? 0 : b0;
+    *mag = sqrtf(best);
+    *gray = p[0] + p[1] + p[2];
 }
 
-/* A cell's gradient energy: the squares of its 9 contrast-insensitive orientations. */
-GLCV_DM float dcf_cell_energy(const float *hist)
+/* Adds a pixel's gradient (dcf_pixel_gradient) to a cell's histogram, bin o at hist[o * os]. A
+ * cell's histogram and R + G + B sum take its DCF_CELL x DCF_CELL pixels in row order. */
+GLCV_DM void dcf_hist_add(float *hist, int os, float mag, int bin, float share)
+{
+    int b1 = bin + 1 == 18 ? 0 : bin + 1;
+    hist[bin * os] += (1.0f - share) * mag;
+    hist[b1 * os] += share * mag;
+}
+
+/* A cell's gradient energy: the squares of its 9 contrast-insensitive orientations (bin o of its
+ * histogram at hist[o * os]). */
+GLCV_DM float dcf_cell_energy(const float *hist, int os)
 {
     float e = 0;
     for (int o = 0; o < 9; o++) {
-        float s = hist[o] + hist[o + 9];
+        float s = hist[o * os] + hist[(o + 9) * os];
         e += s * s;
     }
     return e;
@@ -267,12 +271,13 @@ GLCV_DM float dcf_truncate(float v)
 }
 
 /* Cell (cx, cy)'s DCF_CH features (channel k at feat[k * nc], nc = cw * ch cells) from the cells'
- * histograms (18 each) and energies, as Felzenszwalb et al.: normalised by each of the four 2 x 2
- * blocks of cells that hold it (edges repeated) and truncated at 0.2: 18 sensitive and 9
- * insensitive orientations (sums over the four), 4 textures (sums over the orientations), and
- * the cell's mean intensity from its R + G + B sum, in -0.5..0.5. */
-GLCV_DM void dcf_cell_features(const float *hist, const float *energy, int cw, int ch, int cx, int cy, float gray,
-                               float *feat)
+ * histograms (cell c's bin o at hist[c * cs + o * os]) and energies, as Felzenszwalb et al.:
+ * normalised by each of the four 2 x 2 blocks of cells that hold it (edges repeated) and
+ * truncated at 0.2: 18 sensitive and 9 insensitive orientations (sums over the four), 4 textures
+ * (sums over the orientations), and the cell's mean intensity from its R + G + B sum, in
+ * -0.5..0.5. */
+GLCV_DM void dcf_cell_features(const float *hist, int cs, int os, const float *energy, int cw, int ch, int cx, int cy,
+                               float gray, float *feat)
 {
     const int nc = cw * ch, c = cy * cw + cx;
     float n[4];
@@ -288,12 +293,12 @@ GLCV_DM void dcf_cell_features(const float *hist, const float *energy, int cw, i
             }
         n[k] = 1.0f / sqrtf(s + 1e-4f);
     }
-    const float *hc = hist + c * 18;
+    const float *hc = hist + (size_t)c * (size_t)cs;
     float texture[4] = {0, 0, 0, 0};
     for (int o = 0; o < 18; o++) {
         float sum = 0;
         for (int k = 0; k < 4; k++) {
-            float v = dcf_truncate(hc[o] * n[k]);
+            float v = dcf_truncate(hc[o * os] * n[k]);
             sum += v;
             texture[k] += v;
         }
@@ -302,7 +307,7 @@ GLCV_DM void dcf_cell_features(const float *hist, const float *energy, int cw, i
     for (int o = 0; o < 9; o++) {
         float sum = 0;
         for (int k = 0; k < 4; k++)
-            sum += dcf_truncate((hc[o] + hc[o + 9]) * n[k]);
+            sum += dcf_truncate((hc[o * os] + hc[(o + 9) * os]) * n[k]);
         feat[(18 + o) * nc + c] = 0.5f * sum;
     }
     for (int k = 0; k < 4; k++)

@@ -87,7 +87,7 @@ int glcv_cuda_track_max_cluster(const glcv_tm_config *config);
 /* ---- the correlation-filter method (cuda/track_dcf.cu) --------------------------------------------- */
 
 /* Threads per block of the DCF kernel (one block per object). */
-#define GLCV_CUDA_DCF_THREADS 256
+#define GLCV_CUDA_DCF_THREADS 512
 
 /* One object's working memory on the device (glcv_cuda_track_dcf_scratch_bytes() each). */
 typedef struct glcv_cuda_dcf_scratch glcv_cuda_dcf_scratch;
