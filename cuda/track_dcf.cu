@@ -8,7 +8,7 @@
 // arithmetic defines (the ratio of the peak, the scale filter's sums over its dimensions). Memory
 // is laid out for the warps: a pixel's gradient and a cell's histogram bin in planes (one
 // coalesced access a warp), a channel pair's 2-D FFT in one warp's registers (its rows through
-// shuffles, a lane per element; its columns in each lane's registers: dcf_fft_line's butterflies,
+// shuffles, a lane per element; its columns in each lane's registers: dcf_fft_lines' butterflies,
 // value for value); a resampling's taps are made once per axis and a pixel's frame pixels fetched
 // together; the colour model counts in shared memory. A peak is the first largest value, as the
 // CPU's scan finds it. The only
@@ -114,8 +114,8 @@ __host__ __device__ constexpr int rev5(int i)
 
 static_assert(DCF_N == 32, "the warp transforms hold a line of DCF_N values in a warp's lanes");
 
-// dcf_fft_line over the warp's lanes (lane i holds element i): the same permutation, and each
-// lane computes its butterfly's v = a[i + k + half] w as both of its elements' lanes do.
+// dcf_fft_lines (one line) over the warp's lanes (lane i holds element i): the same permutation,
+// and each lane computes its butterfly's v = a[i + k + half] w as both of its elements' lanes do.
 template <bool Inverse>
 __device__ __forceinline__ dcf_c warp_fft(dcf_c a, int lane, const dcf_c *tw)
 {
@@ -136,7 +136,7 @@ __device__ __forceinline__ dcf_c warp_fft(dcf_c a, int lane, const dcf_c *tw)
     return a;
 }
 
-// dcf_fft_line over a thread's registers, unrolled.
+// dcf_fft_lines (one line) over a thread's registers, unrolled.
 template <bool Inverse>
 __device__ __forceinline__ void reg_fft(dcf_c (&v)[DCF_N], const dcf_c *tw)
 {

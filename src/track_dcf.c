@@ -98,41 +98,6 @@ struct glcv_track_dcf_scratch {
     glcv_track_dcf_result *out;
 };
 
-/* The FFT of every column of DCF_N x DCF_N values (row-major), the inverse without the 1/n:
- * dcf_fft_line's permutation and butterflies, each applied to all the columns at once (a loop
- * the compiler vectorises). */
-static void fft_columns(dcf_c *a, int inverse, const dcf_c *tw)
-{
-    const int n = DCF_N;
-    for (int i = 1, j = 0; i < n; i++) {
-        int bit = n >> 1;
-        for (; j & bit; bit >>= 1)
-            j ^= bit;
-        j ^= bit;
-        if (i < j)
-            for (int x = 0; x < n; x++) {
-                dcf_c t = a[i * n + x];
-                a[i * n + x] = a[j * n + x];
-                a[j * n + x] = t;
-            }
-    }
-    for (int len = 2; len <= n; len <<= 1) {
-        int step = n / len, half = len / 2;
-        for (int i = 0; i < n; i += len)
-            for (int k = 0; k < half; k++) {
-                dcf_c w = tw[k * step];
-                if (inverse)
-                    w.im = -w.im;
-                dcf_c *lo = a + (i + k) * n, *hi = a + (i + k + half) * n;
-                for (int x = 0; x < n; x++) {
-                    dcf_c u = lo[x], v = dcf_mul(hi[x], w);
-                    lo[x] = (dcf_c){u.re + v.re, u.im + v.im};
-                    hi[x] = (dcf_c){u.re - v.re, u.im - v.im};
-                }
-            }
-    }
-}
-
 static void transpose(const dcf_c *restrict a, dcf_c *restrict t)
 {
     for (int y = 0; y < DCF_N; y++)
@@ -140,14 +105,15 @@ static void transpose(const dcf_c *restrict a, dcf_c *restrict t)
             t[x * DCF_N + y] = a[y * DCF_N + x];
 }
 
-/* 2-D FFT of DCF_N x DCF_N values (row-major): the rows' transforms, then the columns' (as
- * dcf_fft_line along each); the inverse divides by DCF_CELLS. tmp: DCF_CELLS values. */
+/* 2-D FFT of DCF_N x DCF_N values (row-major): the rows' transforms, then the columns'
+ * (dcf_fft_lines over every column at once; the rows transposed to columns and back); the inverse
+ * divides by DCF_CELLS. tmp: DCF_CELLS values. */
 static void fft2(dcf_c *a, int inverse, const dcf_c *tw, dcf_c *tmp)
 {
     transpose(a, tmp);
-    fft_columns(tmp, inverse, tw); /* the rows */
+    dcf_fft_lines(tmp, DCF_N, DCF_N, inverse, tw); /* the rows */
     transpose(tmp, a);
-    fft_columns(a, inverse, tw);
+    dcf_fft_lines(a, DCF_N, DCF_N, inverse, tw);
     if (inverse)
         for (int i = 0; i < DCF_CELLS; i++) {
             a[i].re *= 1.0f / DCF_CELLS;

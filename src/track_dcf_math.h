@@ -109,8 +109,12 @@ GLCV_DM dcf_c dcf_mulc(dcf_c a, dcf_c b)
     return r;
 }
 
-/* In-place radix-2 FFT of DCF_N values `stride` apart; the inverse without the 1/n. */
-GLCV_DM void dcf_fft_line(dcf_c *a, int stride, int inverse, const dcf_c *tw)
+/* In-place radix-2 FFTs of `lines` lines of DCF_N values, element i of line x at a[i * stride + x]
+ * (one line: lines 1); the inverse without the 1/n. The bit-reversal permutation, then the
+ * butterflies of lengths 2, 4, ..., DCF_N, each u + v w and u - v w with w = tw[k * DCF_N / len]
+ * (conjugated for the inverse); the innermost loop runs over the lines (the CPU vectorises it, the
+ * CUDA kernel runs a line's butterflies in a warp or in a thread's registers, value for value). */
+GLCV_DM void dcf_fft_lines(dcf_c *a, int stride, int lines, int inverse, const dcf_c *tw)
 {
     const int n = DCF_N;
     for (int i = 1, j = 0; i < n; i++) {
@@ -118,11 +122,12 @@ GLCV_DM void dcf_fft_line(dcf_c *a, int stride, int inverse, const dcf_c *tw)
         for (; j & bit; bit >>= 1)
             j ^= bit;
         j ^= bit;
-        if (i < j) {
-            dcf_c t = a[i * stride];
-            a[i * stride] = a[j * stride];
-            a[j * stride] = t;
-        }
+        if (i < j)
+            for (int x = 0; x < lines; x++) {
+                dcf_c t = a[i * stride + x];
+                a[i * stride + x] = a[j * stride + x];
+                a[j * stride + x] = t;
+            }
     }
     for (int len = 2; len <= n; len <<= 1) {
         int step = n / len, half = len / 2;
@@ -131,10 +136,13 @@ GLCV_DM void dcf_fft_line(dcf_c *a, int stride, int inverse, const dcf_c *tw)
                 dcf_c w = tw[k * step];
                 if (inverse)
                     w.im = -w.im;
-                dcf_c u = a[(i + k) * stride], v = dcf_mul(a[(i + k + half) * stride], w);
-                dcf_c s = {u.re + v.re, u.im + v.im}, d = {u.re - v.re, u.im - v.im};
-                a[(i + k) * stride] = s;
-                a[(i + k + half) * stride] = d;
+                dcf_c *lo = a + (i + k) * stride, *hi = a + (i + k + half) * stride;
+                for (int x = 0; x < lines; x++) {
+                    dcf_c u = lo[x], v = dcf_mul(hi[x], w);
+                    dcf_c sum = {u.re + v.re, u.im + v.im}, diff = {u.re - v.re, u.im - v.im};
+                    lo[x] = sum;
+                    hi[x] = diff;
+                }
             }
     }
 }

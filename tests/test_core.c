@@ -94,6 +94,20 @@ static int check_loop(int n, int max_threads, int sleep_us, glcv_range_fn fn, in
     return threads;
 }
 
+/* Runs fn on n threads at once (at most 8) and waits for them. */
+static void run_callers(int n, void *(*fn)(void *))
+{
+    pthread_t callers[8];
+    int started[8];
+    for (int i = 0; i < n && i < 8; i++)
+        started[i] = pthread_create(&callers[i], NULL, fn, NULL) == 0;
+    for (int i = 0; i < n && i < 8; i++) {
+        CHECK(started[i], "cannot start caller %d", i);
+        if (started[i])
+            pthread_join(callers[i], NULL);
+    }
+}
+
 static void test_parallel_for(void)
 {
     static const int sizes[] = {1, 2, 31, 32, 33, 1000, 100000};
@@ -117,16 +131,7 @@ static void test_parallel_for(void)
     t = check_loop(64, 4, 200, nested_range, &distinct, &nested);
     CHECK(t >= 2 && nested == 1, "nested loops: the outer used %d threads, an inner one %d (expected 1)", t, nested);
     /* loops on several threads at once: one has the helpers, the others run alone; all complete */
-    enum { CALLERS = 4 };
-    pthread_t callers[CALLERS];
-    int started[CALLERS];
-    for (int i = 0; i < CALLERS; i++)
-        started[i] = pthread_create(&callers[i], NULL, concurrent_caller, NULL) == 0;
-    for (int i = 0; i < CALLERS; i++) {
-        CHECK(started[i], "cannot start caller %d", i);
-        if (started[i])
-            pthread_join(callers[i], NULL);
-    }
+    run_callers(4, concurrent_caller);
     /* a child process has no helpers (threads are not copied): its loops make their own */
     fflush(NULL);
     pid_t pid = fork();
@@ -253,16 +258,7 @@ static void test_team(void)
     glcv_parallel_for(8, 2, team_in_loop, &alone);
     CHECK(atomic_load(&alone) == 0, "%d teams inside a loop used helpers", atomic_load(&alone));
     /* teams on several threads at once: one has the helpers, all complete */
-    enum { CALLERS = 3 };
-    pthread_t callers[CALLERS];
-    int started[CALLERS];
-    for (int i = 0; i < CALLERS; i++)
-        started[i] = pthread_create(&callers[i], NULL, concurrent_team, NULL) == 0;
-    for (int i = 0; i < CALLERS; i++) {
-        CHECK(started[i], "cannot start team caller %d", i);
-        if (started[i])
-            pthread_join(callers[i], NULL);
-    }
+    run_callers(3, concurrent_team);
     /* a loop of one item leaves the helpers free: a loop inside it uses them */
     int nested = 0;
     t = check_loop(1, 4, 0, nested_range, &distinct, &nested);
