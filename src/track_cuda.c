@@ -411,16 +411,30 @@ static glcv_status upload_buffers(glcv_track_cuda *c_, int staging)
     return GLCV_OK;
 }
 
-/* Copies `count` images' rows into `dst` (rows of `pitch` bytes, image after image). */
+typedef struct stage_job {
+    uint8_t *dst;
+    size_t pitch;
+    const glcv_image *images;
+} stage_job;
+
+/* Rows [begin, end) of the images (row r: image r / height, its row r % height). */
+static void stage_range(void *user, int begin, int end)
+{
+    const stage_job *job = user;
+    for (int r = begin; r < end; r++) {
+        const glcv_image *img = &job->images[r / job->images[0].height];
+        size_t row = (size_t)img->width * (size_t)glcv_pixel_format_size(img->format);
+        memcpy(job->dst + (size_t)r * job->pitch, img->data + (size_t)(r % img->height) * glcv_image_stride(img), row);
+    }
+}
+
+/* Copies `count` images of one size, row by row, into `dst` (rows of `pitch` bytes, image after
+ * image), the rows spread over the library's threads (a set of 64 VGA frames is 78 MB: one core
+ * copies it in about 10 ms). */
 static void stage_images(uint8_t *dst, size_t pitch, const glcv_image *images, int count)
 {
-    for (int i = 0; i < count; i++) {
-        const glcv_image *img = &images[i];
-        size_t row = (size_t)img->width * (size_t)glcv_pixel_format_size(img->format);
-        size_t stride = glcv_image_stride(img);
-        for (int y = 0; y < img->height; y++)
-            memcpy(dst + ((size_t)i * (size_t)img->height + (size_t)y) * pitch, img->data + (size_t)y * stride, row);
-    }
+    stage_job job = {dst, pitch, images};
+    glcv_parallel_for(count * images[0].height, 0, stage_range, &job);
 }
 
 glcv_status glcv_track_cuda_wait_upload(glcv_track_cuda *c_)
