@@ -30,7 +30,9 @@ int main(void)
 #include <libavformat/avformat.h>
 #include <libavutil/pixdesc.h>
 
+#include <errno.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -545,15 +547,25 @@ static int nvdec_available(void)
 
 /* ---- main ------------------------------------------------------------------------------------------- */
 
+static void remove_tmp(void)
+{
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_tmp);
+    if (system(cmd) != 0)
+        printf("could not remove %s\n", g_tmp);
+}
+
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "definition";
     av_log_set_level(AV_LOG_ERROR); /* the encoders of the fixtures are talkative */
-    snprintf(g_tmp, sizeof g_tmp, "/tmp/glcv_media_set_%d", (int)getpid());
-    if (mkdir(g_tmp, 0700) != 0) {
-        printf("cannot create %s\n", g_tmp);
+    /* a directory of its own, removed however the test ends (a skip included) */
+    snprintf(g_tmp, sizeof g_tmp, "/tmp/glcv_media_set_XXXXXX");
+    if (!mkdtemp(g_tmp)) {
+        printf("cannot create a directory in /tmp: %s\n", strerror(errno));
         return 1;
     }
+    atexit(remove_tmp);
     glcv_context *ctx = NULL;
     if (!strcmp(mode, "definition")) {
         test_matrix_against_formulas();
@@ -624,10 +636,6 @@ int main(int argc, char **argv)
         return 2;
     }
     glcv_context_destroy(&ctx);
-    char cmd[300];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_tmp);
-    if (system(cmd) != 0)
-        printf("could not remove %s\n", g_tmp);
     return test_finish("test_media_set");
 }
 
