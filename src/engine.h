@@ -223,16 +223,17 @@ GLenum glcv_engine_pixel_gl_format(glcv_pixel_format format);
 
 /* Frames already on the GPU, without a trip through host memory. pack_layers writes layers
  * 0..layers-1 of level 0 (width x height) of a GL_TEXTURE_2D_ARRAY - a caller's frames (checked
- * with glcv_gl_check_frames) or an engine texture - into `buffer` (of `bytes`) from offset 0, as
- * `gl_format`/GL_UNSIGNED_BYTE for glGetTexImage, rows tightly packed, layer after layer: the
- * bytes a host image set of those pixels has. copy_layers puts them into engine texture `dst`
- * (every layer of an array, or a 2D texture from layer 0) as glTexSubImage takes host pixels of
- * `gl_format`, through a device buffer the engine keeps. GL 4.5: glGetTextureSubImage; older GL:
- * glReadPixels of each layer through a framebuffer (the format must be colour-renderable).
- * Between begin and end. */
+ * with glcv_gl_check_frames) or an engine texture, 8 bits a channel - into `buffer` (of `bytes`)
+ * from offset 0, as `gl_format` (GL_RED, GL_RGB, GL_BGR, GL_RGBA, GL_BGRA)/GL_UNSIGNED_BYTE for
+ * glGetTexImage, rows tightly packed, layer after layer: the bytes a host image set of those pixels
+ * has. Compute engines write them with a pass (shaders/engine_pack.glsl); fragment engines with
+ * glGetTextureSubImage (GL 4.5) or glReadPixels of each layer through a framebuffer (older GL; the
+ * format must be colour-renderable). copy_layers puts the colours of such an array into engine
+ * texture `dst` (RGBA8: every layer of an array, or a 2D texture from layer 0), alpha 1, with a
+ * pass on the GPU. Between begin and end. */
 glcv_status glcv_engine_pack_layers(glcv_engine *engine, GLuint texture, int layers, int width, int height,
                                     GLenum gl_format, GLuint buffer, size_t bytes);
-glcv_status glcv_engine_copy_layers(glcv_engine *engine, GLuint texture, const glcv_tex *dst, GLenum gl_format);
+glcv_status glcv_engine_copy_layers(glcv_engine *engine, GLuint texture, const glcv_tex *dst);
 
 /* Copies a staged, tightly packed colour image (RGB8, RGBA8, BGR8, BGRA8) into a texture on the
  * GPU side (DMA from pinned memory); into every layer of a texture array, the layers' images one

@@ -83,9 +83,6 @@ struct glcv_engine {
     GLsync dl_fences[GLCV_ENGINE_DOWNLOAD_SLOTS];
     size_t dl_size;
     int dl_next;
-    /* frames arrays copied into engine textures (glcv_engine_copy_layers): a device buffer */
-    GLuint copy_buffer;
-    size_t copy_size;
     glcv_glstate *state;
     int depth; /* begin/end nesting */
     /* timing */

@@ -463,8 +463,8 @@ glcv_status glcv_segment_gl_take_texture(glcv_segment *s, GLuint texture)
         return st;
     const glcv_tex *t = glcv_segment_gl_next_frame(s);
     s->last_input = t->id;
-    /* as packed RGB, the layout a host set is staged in (so alpha is 1, as after its upload) */
-    return glcv_engine_copy_layers(s->engine, texture, t, GL_RGB);
+    /* the colours, alpha 1, as after the upload of a host set (staged as packed RGB) */
+    return glcv_engine_copy_layers(s->engine, texture, t);
 }
 
 glcv_status glcv_segment_gl_read_masks(glcv_segment *s, const uint8_t **masks)
