@@ -171,6 +171,10 @@ typedef struct parallel_loop {
     void *user;
     int n, chunk;
     atomic_int next; /* the first item no thread has taken */
+    /* under pool.lock: */
+    int seats;       /* helpers that may still join it */
+    int working;     /* helpers inside it */
+    struct parallel_loop *later; /* the loop registered after it */
 } parallel_loop;
 
 static void loop_work(parallel_loop *l)
@@ -186,22 +190,32 @@ static void loop_work(parallel_loop *l)
 /* The loops' helper threads: started when a loop first needs them and then kept, asleep on a
  * condition variable between loops. A sleeping thread is woken ahead of the processes that kept
  * its core busy, where a spinning one (OpenMP's) has used its share of the core by then, and one
- * made for each loop starts behind them (Linux places a new thread after the others). One loop
- * uses them at a time; a loop that finds them taken runs on its caller's thread alone. */
+ * made for each loop starts behind them (Linux places a new thread after the others). Loops on
+ * several threads at once share them: a helper joins the loop with items left that has the fewest
+ * helpers, and when a loop's items are all taken its helpers go on to the others' (several camera
+ * sets learning at once each get threads, where one loop at a time left the rest on one thread). */
 static struct loop_pool {
     pthread_mutex_t lock;
     pthread_cond_t wake;          /* helpers wait here for seats */
-    pthread_cond_t idle;          /* the loop's caller waits here for its helpers to finish */
+    pthread_cond_t idle;          /* callers wait here for their loop's helpers to finish */
     pthread_t ids[PARALLEL_MAX_THREADS];
     int started;                  /* helpers running */
-    parallel_loop *loop;          /* the loop being shared */
-    int seats;                    /* helpers that may still join it */
-    int working;                  /* helpers inside it */
+    parallel_loop *loops;         /* the loops being shared, oldest first */
     int stopping;
 } pool = {.lock = PTHREAD_MUTEX_INITIALIZER, .wake = PTHREAD_COND_INITIALIZER, .idle = PTHREAD_COND_INITIALIZER};
 
-static pthread_mutex_t pool_user = PTHREAD_MUTEX_INITIALIZER; /* held by the loop using the pool */
 static pthread_once_t pool_once = PTHREAD_ONCE_INIT;
+
+/* The loop a free helper joins: seats left and items not taken; the fewest helpers first, then
+ * the oldest. Under pool.lock. */
+static parallel_loop *pool_pick(void)
+{
+    parallel_loop *best = NULL;
+    for (parallel_loop *l = pool.loops; l; l = l->later)
+        if (l->seats > 0 && atomic_load(&l->next) < l->n && (!best || l->working < best->working))
+            best = l;
+    return best;
+}
 
 static void *pool_helper(void *arg)
 {
@@ -209,43 +223,42 @@ static void *pool_helper(void *arg)
     in_parallel_loop = 1;
     pthread_mutex_lock(&pool.lock);
     for (;;) {
-        while (!pool.stopping && pool.seats == 0)
+        parallel_loop *l = NULL;
+        while (!pool.stopping && !(l = pool_pick()))
             pthread_cond_wait(&pool.wake, &pool.lock);
         if (pool.stopping)
             break;
-        pool.seats--;
-        pool.working++;
-        parallel_loop *l = pool.loop;
+        l->seats--;
+        l->working++;
         pthread_mutex_unlock(&pool.lock);
         loop_work(l);
         pthread_mutex_lock(&pool.lock);
-        if (--pool.working == 0)
-            pthread_cond_signal(&pool.idle);
+        if (--l->working == 0)
+            pthread_cond_broadcast(&pool.idle);
     }
     pthread_mutex_unlock(&pool.lock);
     return NULL;
 }
 
-/* fork: no loop is running while the process is copied, and the child starts without helpers
- * (threads are not copied). */
+/* fork: no loop is running while the process is copied (the fork waits for those running to
+ * end), and the child starts without helpers (threads are not copied). */
 static void pool_prepare(void)
 {
-    pthread_mutex_lock(&pool_user);
     pthread_mutex_lock(&pool.lock);
+    while (pool.loops)
+        pthread_cond_wait(&pool.idle, &pool.lock);
 }
 
 static void pool_parent(void)
 {
     pthread_mutex_unlock(&pool.lock);
-    pthread_mutex_unlock(&pool_user);
 }
 
 static void pool_child(void)
 {
-    pool.started = pool.seats = pool.working = 0;
-    pool.loop = NULL;
+    pool.started = 0;
+    pool.loops = NULL;
     pthread_mutex_unlock(&pool.lock);
-    pthread_mutex_unlock(&pool_user);
 }
 
 static void pool_setup(void)
@@ -270,31 +283,37 @@ __attribute__((destructor)) static void pool_stop(void)
  * returns how many helped. */
 static int pool_run(parallel_loop *l, int helpers)
 {
-    if (pthread_mutex_trylock(&pool_user) != 0) { /* another loop has them */
-        loop_work(l);
-        return 0;
-    }
     pthread_once(&pool_once, pool_setup);
     pthread_mutex_lock(&pool.lock);
     while (pool.started < helpers && !pool.stopping &&
            pthread_create(&pool.ids[pool.started], NULL, pool_helper, NULL) == 0)
         pool.started++;
-    pool.loop = l;
-    pool.seats = helpers < pool.started ? helpers : pool.started;
-    int offered = pool.seats;
+    l->seats = helpers < pool.started ? helpers : pool.started;
+    l->working = 0;
+    l->later = NULL;
+    parallel_loop **end = &pool.loops;
+    while (*end)
+        end = &(*end)->later;
+    *end = l;
+    int offered = l->seats;
     pthread_cond_broadcast(&pool.wake);
     pthread_mutex_unlock(&pool.lock);
     loop_work(l);
     /* Every item is taken: helpers that have not joined yet need not, and the caller waits only
      * for those inside (asleep, not spinning). */
     pthread_mutex_lock(&pool.lock);
-    int joined = offered - pool.seats;
-    pool.seats = 0;
-    while (pool.working > 0)
+    int joined = offered - l->seats;
+    l->seats = 0;
+    while (l->working > 0)
         pthread_cond_wait(&pool.idle, &pool.lock);
-    pool.loop = NULL;
+    for (parallel_loop **p = &pool.loops; *p; p = &(*p)->later)
+        if (*p == l) {
+            *p = l->later;
+            break;
+        }
+    if (!pool.loops) /* a fork may be waiting for none to run */
+        pthread_cond_broadcast(&pool.idle);
     pthread_mutex_unlock(&pool.lock);
-    pthread_mutex_unlock(&pool_user);
     return joined;
 }
 
@@ -339,7 +358,7 @@ int glcv_parallel_for(int n, int max_threads, glcv_range_fn fn, void *user)
     int helped = 0;
     if (threads > 1) {
         /* Chunks of a 16th of a thread's share: a thread kept off its core holds up little. */
-        parallel_loop l = {fn, user, n, rest / (threads * 16) > 1 ? rest / (threads * 16) : 1, probe};
+        parallel_loop l = {fn, user, n, rest / (threads * 16) > 1 ? rest / (threads * 16) : 1, probe, 0, 0, NULL};
         helped = pool_run(&l, threads - 1);
     } else {
         fn(user, probe, n);
@@ -424,7 +443,7 @@ int glcv_team_run(int max_threads, glcv_team_fn main, void *user)
     atomic_init(&team.published, 0);
     atomic_init(&team.finished, 0);
     in_parallel_loop = 1;
-    parallel_loop l = {team_item, &team, most, 1, 0};
+    parallel_loop l = {team_item, &team, most, 1, 0, 0, 0, NULL};
     int helped = pool_run(&l, most - 1);
     in_parallel_loop = 0;
     return helped + 1;

@@ -129,9 +129,10 @@ typedef void (*glcv_range_fn)(void *user, int begin, int end);
  * which sleep between loops and are woken for one, and the caller waits for them asleep too: on a
  * busy machine a loop then costs about what it costs one thread, where OpenMP's spinning threads
  * cost several milliseconds a loop (docs/PERFORMANCE.md), and the application's OpenMP settings
- * stay as they are. One loop uses the helpers at a time: a loop started meanwhile on another
- * thread, or inside another loop's fn, runs on its calling thread alone (but inside a loop of one
- * item, which leaves the helpers free). fn must not fork. */
+ * stay as they are. Loops started on several threads at once share the helpers: each gets those
+ * free, and a helper whose loop has no items left goes on to another's. A loop inside another
+ * loop's fn runs on its calling thread alone (but inside a loop of one item, which leaves the
+ * helpers free). fn must not fork (a fork waits until no loop runs). */
 int glcv_parallel_for(int n, int max_threads, glcv_range_fn fn, void *user);
 
 /* A team: a task whose steps are each shared by several threads, too short for a loop each (a
@@ -140,9 +141,9 @@ int glcv_parallel_for(int n, int max_threads, glcv_range_fn fn, void *user);
  * default, as glcv_parallel_for), the others the loops' helpers standing by; inside it,
  * glcv_team_share(team, n, fn, user) runs fn over the items [0, n), an item at a time on whichever
  * teammates come, and returns when every item is done (its writes visible). A team's helpers come
- * on glcv_parallel_for's terms: when the helpers are taken or the call is inside a loop, main's
- * steps run on its thread alone (team may be NULL: glcv_team_share(NULL, ...) runs the items in
- * order on the calling thread). Items must write disjoint memory; then the results do not depend
+ * on glcv_parallel_for's terms: those free join; inside a loop, main's steps run on its thread
+ * alone (team may be NULL: glcv_team_share(NULL, ...) runs the items in order on the calling
+ * thread). Items must write disjoint memory; then the results do not depend
  * on the threads. */
 typedef struct glcv_team glcv_team;
 typedef void (*glcv_team_fn)(glcv_team *team, void *user);

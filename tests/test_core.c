@@ -2,6 +2,7 @@
  * threads (glcv_parallel_for: every item once, whatever the threads; nested loops alone, but
  * inside a loop of one item; glcv_team_run / glcv_team_share: every step's items once, done and
  * visible when the step returns). No GL needed. */
+#define _POSIX_C_SOURCE 200809L
 #include "testutil.h"
 
 #include "core_internal.h"
@@ -94,6 +95,43 @@ static int check_loop(int n, int max_threads, int sleep_us, glcv_range_fn fn, in
     return threads;
 }
 
+/* Two loops started at once on two threads, each of 64 items of 1 ms: the helpers are shared, so
+ * each loop gets some (one loop at a time would leave the other on its caller alone). */
+typedef struct sharing_caller {
+    pthread_barrier_t *go;
+    int threads, distinct;
+} sharing_caller;
+
+static void *sharing_main(void *arg)
+{
+    sharing_caller *c = arg;
+    pthread_barrier_wait(c->go);
+    c->threads = check_loop(64, 4, 1000, record_range, &c->distinct, NULL);
+    return NULL;
+}
+
+static void check_sharing(void)
+{
+    pthread_barrier_t go;
+    pthread_barrier_init(&go, NULL, 2);
+    sharing_caller c[2] = {{&go, 0, 0}, {&go, 0, 0}};
+    pthread_t id[2];
+    int started[2];
+    for (int i = 0; i < 2; i++)
+        started[i] = pthread_create(&id[i], NULL, sharing_main, &c[i]) == 0;
+    CHECK(started[0] && started[1], "cannot start the two callers");
+    if (!started[0] || !started[1]) { /* the one started waits at the barrier for good: give up */
+        return;
+    }
+    for (int i = 0; i < 2; i++)
+        pthread_join(id[i], NULL);
+    pthread_barrier_destroy(&go);
+    for (int i = 0; i < 2; i++)
+        CHECK(c[i].threads >= 2 && c[i].distinct >= 2,
+              "two loops at once, at most 4 threads each: loop %d used %d threads, %d ran items (the other %d)", i,
+              c[i].threads, c[i].distinct, c[1 - i].threads);
+}
+
 /* Runs fn on n threads at once (at most 8) and waits for them. */
 static void run_callers(int n, void *(*fn)(void *))
 {
@@ -130,8 +168,9 @@ static void test_parallel_for(void)
     /* a loop inside an item runs on that item's thread alone */
     t = check_loop(64, 4, 200, nested_range, &distinct, &nested);
     CHECK(t >= 2 && nested == 1, "nested loops: the outer used %d threads, an inner one %d (expected 1)", t, nested);
-    /* loops on several threads at once: one has the helpers, the others run alone; all complete */
+    /* loops on several threads at once share the helpers; all complete */
     run_callers(4, concurrent_caller);
+    check_sharing();
     /* a child process has no helpers (threads are not copied): its loops make their own */
     fflush(NULL);
     pid_t pid = fork();
@@ -257,7 +296,7 @@ static void test_team(void)
     atomic_int alone = 0;
     glcv_parallel_for(8, 2, team_in_loop, &alone);
     CHECK(atomic_load(&alone) == 0, "%d teams inside a loop used helpers", atomic_load(&alone));
-    /* teams on several threads at once: one has the helpers, all complete */
+    /* teams on several threads at once share the helpers, all complete */
     run_callers(3, concurrent_team);
     /* a loop of one item leaves the helpers free: a loop inside it uses them */
     int nested = 0;
