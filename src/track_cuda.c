@@ -105,6 +105,45 @@ static glcv_status dcf_buffers(glcv_track_cuda *c_)
     return st;
 }
 
+/* CAMSHIFT's device memory: the bin images of every stream, the tables, the objects' models,
+ * states and results (and their pinned copies). */
+static glcv_status camshift_buffers(glcv_track_cuda *c_, const glcv_tm_tables *tables, size_t w, size_t h, size_t n,
+                                    size_t nb)
+{
+    glcv_status st = GLCV_OK;
+    cudaError_t err = cudaSuccess;
+    size_t bins_bytes_pitch = 0;
+    if ((err = cudaMallocPitch((void **)&c_->bins, &bins_bytes_pitch, ((w + 7) & ~(size_t)7) * 2,
+                                                h * (size_t)c_->streams)) != cudaSuccess)
+        st = glcv_cuda_fail(&c_->logger, err, "track: bin images");
+    c_->bins_pitch = bins_bytes_pitch / 2;
+    if (st == GLCV_OK)
+        st = cuda_alloc(c_, (void **)&c_->tables, sizeof *c_->tables, "track: tables");
+    if (st == GLCV_OK)
+        st = cuda_alloc(c_, (void **)&c_->luts, n * (size_t)c_->lut_stride, "track: models");
+    if (st == GLCV_OK)
+        st = cuda_alloc(c_, (void **)&c_->sqrt_models, n * nb * sizeof(double), "track: models");
+    if (st == GLCV_OK)
+        st = cuda_alloc(c_, (void **)&c_->model_sums, n * sizeof(double), "track: models");
+    if (st == GLCV_OK)
+        st = cuda_alloc(c_, (void **)&c_->objects, n * sizeof(glcv_tm_object), "track: objects");
+    if (st == GLCV_OK)
+        st = cuda_alloc(c_, (void **)&c_->results, n * sizeof(glcv_tm_result), "track: results");
+    if (st == GLCV_OK)
+        st = cuda_alloc(c_, (void **)&c_->states, n * sizeof(glcv_tm_object), "track: objects");
+    if (st == GLCV_OK && (err = cudaMallocHost((void **)&c_->host_results, n * sizeof(glcv_tm_result))) !=
+                             cudaSuccess)
+        st = glcv_cuda_fail(&c_->logger, err, "track: pinned results");
+    if (st == GLCV_OK && (err = cudaMallocHost((void **)&c_->host_objects, n * sizeof(glcv_tm_object))) !=
+                             cudaSuccess)
+        st = glcv_cuda_fail(&c_->logger, err, "track: pinned objects");
+    if (st == GLCV_OK &&
+        (err = cudaMemcpyAsync(c_->tables, tables, sizeof *tables, cudaMemcpyHostToDevice, c_->stream)) !=
+            cudaSuccess)
+        st = glcv_cuda_fail(&c_->logger, err, "track: tables upload");
+    return st;
+}
+
 glcv_status glcv_track_cuda_create(int device, const glcv_tm_config *c, const glcv_tm_tables *tables,
                                    int max_objects, int streams, int dcf, const glcv_logger *logger,
                                    glcv_track_cuda **out)
@@ -140,37 +179,12 @@ glcv_status glcv_track_cuda_create(int device, const glcv_tm_config *c, const gl
         st = glcv_cuda_fail(&c_->logger, err, "track: cudaDeviceGetAttribute");
 
     size_t w = (size_t)c->width, h = (size_t)c->height, n = (size_t)max_objects, nb = (size_t)c->nbins;
-    size_t bins_bytes_pitch = 0;
-    if (st == GLCV_OK && (err = cudaMallocPitch((void **)&c_->bins, &bins_bytes_pitch, ((w + 7) & ~(size_t)7) * 2,
-                                                h * (size_t)streams)) != cudaSuccess)
-        st = glcv_cuda_fail(&c_->logger, err, "track: bin images");
-    c_->bins_pitch = bins_bytes_pitch / 2;
-    if (st == GLCV_OK)
-        st = cuda_alloc(c_, (void **)&c_->tables, sizeof *c_->tables, "track: tables");
-    if (st == GLCV_OK)
-        st = cuda_alloc(c_, (void **)&c_->luts, n * (size_t)c_->lut_stride, "track: models");
-    if (st == GLCV_OK)
-        st = cuda_alloc(c_, (void **)&c_->sqrt_models, n * nb * sizeof(double), "track: models");
-    if (st == GLCV_OK)
-        st = cuda_alloc(c_, (void **)&c_->model_sums, n * sizeof(double), "track: models");
-    if (st == GLCV_OK)
-        st = cuda_alloc(c_, (void **)&c_->objects, n * sizeof(glcv_tm_object), "track: objects");
-    if (st == GLCV_OK)
-        st = cuda_alloc(c_, (void **)&c_->results, n * sizeof(glcv_tm_result), "track: results");
-    if (st == GLCV_OK)
-        st = cuda_alloc(c_, (void **)&c_->states, n * sizeof(glcv_tm_object), "track: objects");
     if (st == GLCV_OK)
         st = cuda_alloc(c_, (void **)&c_->ids, n * sizeof(int), "track: ids");
-    if (st == GLCV_OK && (err = cudaMallocHost((void **)&c_->host_results, n * sizeof(glcv_tm_result))) !=
-                             cudaSuccess)
-        st = glcv_cuda_fail(&c_->logger, err, "track: pinned results");
-    if (st == GLCV_OK && (err = cudaMallocHost((void **)&c_->host_objects, n * sizeof(glcv_tm_object))) !=
-                             cudaSuccess)
-        st = glcv_cuda_fail(&c_->logger, err, "track: pinned objects");
-    if (st == GLCV_OK &&
-        (err = cudaMemcpyAsync(c_->tables, tables, sizeof *tables, cudaMemcpyHostToDevice, c_->stream)) !=
-            cudaSuccess)
-        st = glcv_cuda_fail(&c_->logger, err, "track: tables upload");
+    /* CAMSHIFT's bin images, models and states; DCF has its own (dcf_buffers): 64 VGA streams'
+     * bin images alone are 39 MB */
+    if (st == GLCV_OK && !dcf)
+        st = camshift_buffers(c_, tables, w, h, n, nb);
     if (st == GLCV_OK && dcf)
         st = dcf_buffers(c_);
     if (st == GLCV_OK)
@@ -234,6 +248,8 @@ void glcv_track_cuda_destroy(glcv_track_cuda **cuda)
 glcv_status glcv_track_cuda_set_object(glcv_track_cuda *c_, int id, const glcv_tm_object *object,
                                        const uint8_t *lut, const double *sqrt_model, double model_sum)
 {
+    if (c_->dcf) /* DCF keeps no CAMSHIFT state */
+        return GLCV_OK;
     CHECK_CUDA(cudaSetDevice(c_->device), "track: cudaSetDevice");
     /* Pageable sources: the copies are staged before the calls return, so the caller's memory
      * may change at once; they are ordered before the next frame on the stream. */
@@ -452,6 +468,8 @@ glcv_status glcv_track_cuda_frames(glcv_track_cuda *c_, const glcv_tm_config *c,
                                    int n)
 {
     CHECK_CUDA(cudaSetDevice(c_->device), "track: cudaSetDevice");
+    if (c_->dcf) /* DCF reads no mask: none is staged or uploaded */
+        masks = NULL;
     glcv_status st = upload_buffers(c_, !staged);
     if (st != GLCV_OK)
         return st;
@@ -503,6 +521,8 @@ static glcv_status need_bridge(glcv_track_cuda *c_)
 glcv_status glcv_track_cuda_frame_texture(glcv_track_cuda *c_, const glcv_tm_config *c, unsigned int frame,
                                           unsigned int mask, int layered, const int *ids, int n)
 {
+    if (c_->dcf) /* DCF reads no mask: none is mapped */
+        mask = 0;
     glcv_status st = need_bridge(c_);
     /* registered textures (RGBA8 frames, R8 or RGBA8 masks; arrays: a texture object per layer,
      * both mapped in one call), else the bridge's pixel buffer */
@@ -554,6 +574,8 @@ void glcv_track_cuda_texture_stats(const glcv_track_cuda *c_, glcv_track_texture
 glcv_status glcv_track_cuda_results(glcv_track_cuda *c_, glcv_tm_result *results, glcv_tm_object *objects,
                                     const int *ids, int n)
 {
+    if (c_->dcf)
+        return glcv_fail(&c_->logger, GLCV_ERROR_STATE, "track: CAMSHIFT results from a DCF engine");
     CHECK_CUDA(cudaEventSynchronize(c_->done), "track: waiting for the frame");
     if (n > 0) {
         memcpy(results, c_->host_results, (size_t)n * sizeof *results);
@@ -577,6 +599,8 @@ int glcv_track_cuda_cluster(const glcv_track_cuda *c_)
 glcv_status glcv_track_cuda_bench_prepare(glcv_track_cuda *c_, const glcv_tm_rect *windows, const int *ids,
                                           int n)
 {
+    if (c_->dcf)
+        return glcv_fail(&c_->logger, GLCV_ERROR_UNSUPPORTED, "track: the kernel benchmarks are CAMSHIFT's");
     CHECK_CUDA(cudaSetDevice(c_->device), "track: cudaSetDevice");
     if (!c_->initial)
         CHECK_CUDA(cudaMalloc((void **)&c_->initial, (size_t)c_->max_objects * sizeof *c_->initial),
