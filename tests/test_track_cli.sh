@@ -118,14 +118,16 @@ run cpu track "$TMP/seq" "${ROIS[@]}" --engine cpu --csv "$TMP/cpu.csv" --overla
     --hist "$TMP/model.hist" -q
 expect_rc cpu 0 "track on the CPU"
 CHECKS=$((CHECKS + 1))
-if [ "$(head -n 1 "$TMP/cpu.csv")" != "frame,object,cx,cy,w,h,angle,x,y,bw,bh,iterations,lost,state" ]; then
+if [ "$(head -n 1 "$TMP/cpu.csv")" != "frame,object,cx,cy,w,h,angle,x,y,bw,bh,iterations,lost,state,peak" ]; then
     fail "CSV header: $(head -n 1 "$TMP/cpu.csv")"
 fi
 rows=$(($(wc -l <"$TMP/cpu.csv") - 1))
 [ "$rows" -eq $((2 * N)) ] || fail "CSV has $rows rows, expected $((2 * N))"
-# every row: 13 fields; the boxes follow the blobs within 2 pixels; never lost
+# every row: 15 fields (peak -1: camshift has none); the boxes follow the blobs within 2 pixels;
+# never lost
 bad=$(awk -F, 'NR > 1 {
-    if (NF != 14) { print "row " NR ": " NF " fields"; next }
+    if (NF != 15) { print "row " NR ": " NF " fields"; next }
+    if ($15 != -1) print "frame " $1 " object " $2 ": peak " $15 " (camshift: -1)"
     if ($14 != "tracked") print "frame " $1 " object " $2 ": state " $14
     f = $1; o = $2
     if (o == 0) { ex = 40 + 3 * f; ey = 50 + 1.5 * f } else { ex = 150 - 2 * f; ey = 125 - 0.5 * f }
@@ -236,7 +238,9 @@ run dcf track "$TMP/seq" "${ROIS[@]}" --csv "$TMP/dcf.csv" -q
 expect_rc dcf 0 "track with the default method"
 bad=$(awk -F, 'NR > 1 { f = $1; o = $2
     if (o == 0) { ex = 40 + 3 * f; ey = 50 + 1.5 * f } else { ex = 150 - 2 * f; ey = 125 - 0.5 * f }
-    if (sqrt(($3 - ex) ^ 2 + ($4 - ey) ^ 2) > 3 || $13 != 0 || $12 != 0) print "frame " f " object " o ": " $3 "," $4 " lost " $13 }' "$TMP/dcf.csv")
+    if (sqrt(($3 - ex) ^ 2 + ($4 - ey) ^ 2) > 3 || $13 != 0 || $12 != 0) print "frame " f " object " o ": " $3 "," $4 " lost " $13
+    # the peak-to-sidelobe ratio: 0 on the frame the object learned from, then a clear peak (above 2)
+    if ((f == 0 && $15 != 0) || (f > 0 && !($15 > 2))) print "frame " f " object " o ": peak " $15 }' "$TMP/dcf.csv")
 CHECKS=$((CHECKS + 1))
 [ -z "$bad" ] || fail "dcf tracks: $(echo "$bad" | head -n 3)"
 [ "$(($(wc -l <"$TMP/dcf.csv") - 1))" -eq $((2 * N)) ] || fail "dcf: wrong number of rows"

@@ -122,8 +122,9 @@ def compare_tracks(tool, d):
                 for res in tr.track(img):
                     mine.append([str(i), str(res.id)] + [f"{v:.3f}" for v in (res.cx, res.cy, res.width, res.height,
                                                                            res.angle)]
-                                + [str(v) for v in res.bbox] + [str(res.iterations), str(res.lost)])
-        theirs = [row[:13] for row in rows]
+                                + [str(v) for v in res.bbox] + [str(res.iterations), str(res.lost)]
+                                + [f"{res.peak:.3f}"])
+        theirs = [row[:13] + row[14:15] for row in rows]
         bad = [(a, b) for a, b in zip(mine, theirs) if a != b]
         if len(mine) != len(theirs) or bad:
             failures += 1

@@ -26,6 +26,8 @@ enum { MAX_ROIS = GLCV_TRACK_MAX_OBJECTS, MEDIAN_FRAMES = 200 };
 /* Above this fraction of foreground pixels a frame's mask is not used (the camera moves, or the
  * light changed: the background is not that frame's). */
 #define MAX_FOREGROUND 0.5
+/* The CSV's first line (--csv, and each camera's in a list run) */
+#define CSV_HEADER "frame,object,cx,cy,w,h,angle,x,y,bw,bh,iterations,lost,state,peak\n"
 
 const char cmd_track_help[] =
     "usage: glcv track INPUT... --roi x,y,w,h [--roi ...] --csv OUT.csv [options]\n"
@@ -83,7 +85,7 @@ const char cmd_track_help[] =
     "                        (a hue histogram's mean shift, with the segmenter's mask) [dcf]; both\n"
     "                        run on CUDA or on the CPU (the same results)\n"
     "  --csv FILE            write the tracks: a header line, then one line per frame and object:\n"
-    "                          frame,object,cx,cy,w,h,angle,x,y,bw,bh,iterations,lost,state\n"
+    "                          frame,object,cx,cy,w,h,angle,x,y,bw,bh,iterations,lost,state,peak\n"
     "                        frame and object count from 0 (objects in --roi order); cx,cy,w,h,angle\n"
     "                        the box (centre, sizes in pixels, angle in degrees 0..180: adaptive,\n"
     "                        width and height of an upright box, angle 0; opencv, minor and major\n"
@@ -91,7 +93,8 @@ const char cmd_track_help[] =
     "                        box in pixels; iterations the mean-shift iterations (0 with dcf); lost\n"
     "                        0 when tracked, else why: 1 iteration cap, 2 too little mass, 4\n"
     "                        histogram too far, 8 correlation peak too weak (dcf); state tracked,\n"
-    "                        lost, or recovered (tracked after lost frames)\n"
+    "                        lost, or recovered (tracked after lost frames); peak dcf's peak-to-\n"
+    "                        sidelobe ratio in the frame (0 on the first), -1 with camshift\n"
     "  --overlay DIR         also write DIR/<frame name>_track.png: the frame with each object's\n"
     "                        box drawn (lost objects in grey)\n"
     "  --mask-from-segmenter camshift: count only the segmenter's foreground: the frames are\n"
@@ -423,7 +426,7 @@ static int open_csv(track_run *t)
         cli_error("%s: cannot write: %s", t->opt->csv, strerror(errno));
         return CLI_FAIL;
     }
-    fputs("frame,object,cx,cy,w,h,angle,x,y,bw,bh,iterations,lost,state\n", t->out);
+    fputs(CSV_HEADER, t->out);
     return CLI_OK;
 }
 
@@ -447,9 +450,10 @@ static int close_csv(track_run *t, int ok)
 /* A CSV row: the object's box in frame `index`; `object` its number in the input's --roi order. */
 static void write_row(FILE *out, int64_t index, int object, const glcv_track_result *r, int recovered)
 {
-    fprintf(out, "%" PRId64 ",%d,%.3f,%.3f,%.3f,%.3f,%.3f,%d,%d,%d,%d,%d,%u,%s\n", index, object, (double)r->cx,
+    fprintf(out, "%" PRId64 ",%d,%.3f,%.3f,%.3f,%.3f,%.3f,%d,%d,%d,%d,%d,%u,%s,%.3f\n", index, object, (double)r->cx,
             (double)r->cy, (double)r->width, (double)r->height, (double)r->angle, r->bbox.x, r->bbox.y,
-            r->bbox.width, r->bbox.height, r->iterations, r->lost, r->lost ? "lost" : recovered ? "recovered" : "tracked");
+            r->bbox.width, r->bbox.height, r->iterations, r->lost, r->lost ? "lost" : recovered ? "recovered" : "tracked",
+            (double)r->peak);
 }
 
 /* An object's histogram, from its box in the frame (background-weighted with --bg-weighted). */
@@ -719,7 +723,7 @@ static int open_member(track_set *t, int k)
         cli_error("%s: cannot write: %s", m->csv, strerror(errno));
         return CLI_FAIL;
     }
-    fputs("frame,object,cx,cy,w,h,angle,x,y,bw,bh,iterations,lost,state\n", m->out);
+    fputs(CSV_HEADER, m->out);
     return CLI_OK;
 }
 
