@@ -259,8 +259,8 @@ GLCV_API glcv_status glcv_segment_frames_mapped(glcv_segment *seg, int wait);
  * of a layer is row 0 of the frame, as in a glcv_image (the order in which glTexSubImage3D takes a
  * host image's rows). Masks, backgrounds and everything else are then bit for bit what
  * glcv_segment_frames gives for the same pixels as host images. The GL engines copy the layers
- * within GPU memory into their frame array as a host set is uploaded (as packed RGB), and run as
- * for host frames; no pixel crosses the bus. The CPU engine reads them back first (with a GL
+ * within GPU memory into their frame array (a pass: the colours, alpha 1, as a host set is
+ * uploaded), and run as for host frames; no pixel crosses the bus. The CPU engine reads them back first (with a GL
  * context current). The texture is read, never modified; the copy is queued before the call
  * returns, so later GL commands, and CUDA through its map, may write it at once. `wait` as for
  * glcv_segment_frame; the host's GL state is restored. Thread safety: the object's lock; the GL
