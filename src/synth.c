@@ -252,13 +252,28 @@ static double value_noise(double u, double v, double cell, uint64_t key)
     return (corner[0] * (1.0 - a) + corner[1] * a) * (1.0 - b) + (corner[2] * (1.0 - a) + corner[3] * a) * b;
 }
 
-/* Foliage swaying by a few pixels (at rest, t < 0: in its middle position). */
+/* GUSTS: the wind's strength in frame t, in [0, 1]: a smooth random envelope over about 16 frames,
+ * cubed, so that calm spells are long and bursts short. */
+static double gust_strength(const glcv_synth *s, double t)
+{
+    double e = value_noise(t, 0.5, 16.0, mix64((uint64_t)s->params.seed ^ 0x6057ull));
+    return e * e * e;
+}
+
+/* Foliage swaying by a few pixels (at rest, t < 0: in its middle position); with GUSTS the swing
+ * is 0.3x in calm spells and up to 3.3x in bursts, with a fast flutter on top. */
 static void foliage_pixel(const glcv_synth *s, int x, int y, double t, double rgb[3])
 {
     double dx = 0.0, dy = 0.0;
     if (t >= 0.0) {
-        dx = s->unit * (2.5 * sin_turns(t / 23.0) + 1.0 * sin_turns(t / 7.3 + 0.3));
-        dy = s->unit * 0.8 * sin_turns(t / 31.0 + 0.6);
+        double g = 1.0, flutter = 0.0;
+        if (s->params.challenges & GLCV_SYNTH_GUSTS) {
+            double e = gust_strength(s, t);
+            g = 0.3 + 3.0 * e;
+            flutter = 1.5 * e * sin_turns(t / 3.1);
+        }
+        dx = s->unit * (g * (2.5 * sin_turns(t / 23.0) + 1.0 * sin_turns(t / 7.3 + 0.3)) + flutter);
+        dy = s->unit * g * 0.8 * sin_turns(t / 31.0 + 0.6);
     }
     double u = (double)x + 0.5 - dx, v = (double)y + 0.5 - dy;
     double n = 0.7 * value_noise(u, v, 4.0 * s->unit, 0xF011A6E0ull) + 0.3 * value_noise(u, v, 2.0 * s->unit, 0x1EAF5ull);
@@ -304,14 +319,28 @@ static void scene_pixel(const glcv_synth *s, int x, int y, double t, double rgb[
     background_pixel(s, x, y, rgb);
 }
 
+/* The time along object i's path in frame `frame`: the frame itself, or with STOP_GO the frames
+ * it has moved in: it moves for `move` frames, then stands for `stop`, from a point of that cycle
+ * of its own. */
+static double motion_time(const glcv_synth *s, int i, int frame)
+{
+    if (!(s->params.challenges & GLCV_SYNTH_STOP_GO))
+        return (double)frame;
+    uint64_t h = mix64(mix64((uint64_t)s->params.seed ^ 0x5709C0ull) ^ (uint64_t)i);
+    long move = 18 + (long)(h % 23u), stop = 12 + (long)((h >> 16) % 29u), cycle = move + stop;
+    long f = (long)frame + (long)((h >> 32) % (uint64_t)cycle);
+    long rem = f % cycle;
+    return (double)(f / cycle * move + (rem < move ? rem : move));
+}
+
 static void place_objects(const glcv_synth *s, int frame, placed_object *out)
 {
     int w = s->params.width, h = s->params.height;
     double unit = (double)(w < h ? w : h);
-    double t = (double)frame;
     for (int i = 0; i < s->params.objects; i++) {
         const object_spec *o = &OBJECTS[i];
         placed_object *p = &out[i];
+        double t = motion_time(s, i, frame);
         p->spec = o;
         p->x = (o->cx + o->ax * sin_turns(t / o->px + o->phx)) * (double)w;
         p->y = (o->cy + o->ay * sin_turns(t / o->py + o->phy)) * (double)h;
@@ -498,6 +527,23 @@ glcv_status glcv_synth_track_box(const glcv_synth *synth, int index, double box[
     return GLCV_OK;
 }
 
+/* JITTER: where the camera points in frame `index`: frame pixel (x, y) shows the scene at
+ * (x + *ox, y + *oy); 0, 0 in frame 0 and without JITTER. */
+static void jitter_offset(const glcv_synth *s, int index, int *ox, int *oy)
+{
+    *ox = *oy = 0;
+    if (!(s->params.challenges & GLCV_SYNTH_JITTER) || index == 0)
+        return;
+    uint64_t h = mix64(mix64((uint64_t)s->params.seed ^ 0x717E4ull) ^ (uint64_t)(uint32_t)index);
+    *ox = (int)(h % 5u) - 2;
+    *oy = (int)((h >> 8) % 5u) - 2;
+}
+
+static int clampi(int v, int lo, int hi)
+{
+    return v < lo ? lo : v > hi ? hi : v;
+}
+
 static uint8_t to_byte(double v)
 {
     return (uint8_t)clampd(floor(v + 0.5), 0.0, 255.0);
@@ -517,6 +563,10 @@ static glcv_status resolve_params(const glcv_synth_params *in, glcv_synth_params
     if (p->scene != GLCV_SYNTH_STATIC && p->scene != GLCV_SYNTH_DYNAMIC)
         return GLCV_ERROR_INVALID_ARGUMENT;
     if (p->track < GLCV_SYNTH_TRACK_DEFAULT || p->track > GLCV_SYNTH_TRACK_FAST)
+        return GLCV_ERROR_INVALID_ARGUMENT;
+    if ((p->challenges & ~(unsigned int)GLCV_SYNTH_CHALLENGES) ||
+        ((p->challenges & GLCV_SYNTH_GUSTS) && p->scene != GLCV_SYNTH_DYNAMIC) ||
+        (p->challenges && p->track != GLCV_SYNTH_TRACK_DEFAULT))
         return GLCV_ERROR_INVALID_ARGUMENT;
     if (p->width < 1 || p->width > MAX_SIZE || p->height < 1 || p->height > MAX_SIZE || p->frames < 1 ||
         p->objects < 1 || p->objects > MAX_OBJECTS)
@@ -672,16 +722,20 @@ glcv_status glcv_synth_frame(const glcv_synth *synth, int index, glcv_image *fra
     int bpp = glcv_pixel_format_size(frame->format);
     size_t stride = glcv_image_stride(frame);
     size_t tstride = truth ? glcv_image_stride(truth) : 0;
+    int ox, oy; /* the camera's shake: the scene point each pixel shows (edges repeated) */
+    jitter_offset(synth, index, &ox, &oy);
     for (int y = 0; y < p->height; y++) {
+        int sy = clampi(y + oy, 0, p->height - 1);
         /* The objects that reach this row, top first. */
         const placed_object *row_objs[MAX_OBJECTS];
         int nrow = 0;
         for (int i = 0; i < n_objects; i++)
-            if (y >= objs[i].y0 && y <= objs[i].y1)
+            if (sy >= objs[i].y0 && sy <= objs[i].y1)
                 row_objs[nrow++] = &objs[i];
         uint8_t *d = frame->data + (size_t)y * stride;
         uint8_t *t = truth ? truth->data + (size_t)y * tstride : NULL;
         for (int x = 0; x < p->width; x++, d += bpp) {
+            int sx = clampi(x + ox, 0, p->width - 1);
             double rgb[3], k = gain;
             int covered = 0;
             if (tracking) {
@@ -691,9 +745,9 @@ glcv_status glcv_synth_frame(const glcv_synth *synth, int index, glcv_image *fra
                     k *= light(synth, x, index);
             }
             for (int i = 0; i < nrow && !covered; i++)
-                covered = object_pixel(row_objs[i], x, y, rgb);
+                covered = object_pixel(row_objs[i], sx, sy, rgb);
             if (!covered && !tracking)
-                scene_pixel(synth, x, y, (double)index, rgb);
+                scene_pixel(synth, sx, sy, (double)index, rgb);
             if (t)
                 t[x] = covered ? 255 : 0;
             uint64_t pixel = (uint64_t)y * (uint64_t)p->width + (uint64_t)x;
@@ -723,10 +777,11 @@ glcv_status glcv_synth_dynamic_region(const glcv_synth *synth, glcv_image *out)
         return GLCV_OK;
     const pixel_rect *rects[2 + FLICKER_PATCHES] = {&synth->water, &synth->foliage, &synth->flicker[0],
                                                     &synth->flicker[1]};
+    int margin = synth->params.challenges & GLCV_SYNTH_JITTER ? 3 : 1;
     for (int i = 0; i < 2 + FLICKER_PATCHES; i++) {
         const pixel_rect *r = rects[i];
-        int x0 = r->x0 > 0 ? r->x0 - 1 : 0, x1 = r->x1 < out->width ? r->x1 + 1 : out->width;
-        int y0 = r->y0 > 0 ? r->y0 - 1 : 0, y1 = r->y1 < out->height ? r->y1 + 1 : out->height;
+        int x0 = clampi(r->x0 - margin, 0, out->width), x1 = clampi(r->x1 + margin, 0, out->width);
+        int y0 = clampi(r->y0 - margin, 0, out->height), y1 = clampi(r->y1 + margin, 0, out->height);
         for (int y = y0; y < y1; y++)
             memset(out->data + (size_t)y * stride + (size_t)x0, 255, (size_t)(x1 > x0 ? x1 - x0 : 0));
     }

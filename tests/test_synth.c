@@ -1,5 +1,6 @@
 /* Synthetic scene: determinism, ground truth, noise, illumination, the dark object, parameter
- * checks. No GL needed. */
+ * checks, the challenges (a shaking camera, objects that stop and go, gusts in the foliage). No GL
+ * needed. */
 #include "testutil.h"
 
 #include <math.h>
@@ -333,6 +334,9 @@ static void test_invalid(void)
         GLCV_SYNTH_PARAMS(.illumination_gain = NAN),
         GLCV_SYNTH_PARAMS(.illumination_gain = -INFINITY),
         GLCV_SYNTH_PARAMS(.illumination_gain = -0.5f),
+        GLCV_SYNTH_PARAMS(.challenges = 8),                                     /* an unknown bit */
+        GLCV_SYNTH_PARAMS(.challenges = GLCV_SYNTH_GUSTS),                      /* no foliage */
+        GLCV_SYNTH_PARAMS(.challenges = GLCV_SYNTH_JITTER, .track = GLCV_SYNTH_TRACK_FAST),
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         s = (glcv_synth *)&s;
@@ -380,6 +384,150 @@ static void test_invalid(void)
     glcv_synth_destroy(&s);
 }
 
+/* ---- challenges ------------------------------------------------------------------------------ */
+
+/* JITTER: each frame is the frame without it moved by the offset the camera took (-2..2 each way,
+ * found by trying them all), its truth with it; frame 0 is not moved, and the offsets vary. */
+static void test_jitter(void)
+{
+    glcv_synth_params p = GLCV_SYNTH_PARAMS(.width = 96, .height = 72, .frames = 24, .noise_sigma = -1.0f,
+                                            .seed = 9, .scene = GLCV_SYNTH_DYNAMIC);
+    glcv_synth *still = make(p);
+    p.challenges = GLCV_SYNTH_JITTER;
+    glcv_synth *shaken = make(p);
+    if (!still || !shaken)
+        return;
+    int moved = 0, distinct = 0, seen[25] = {0};
+    for (int f = 0; f < p.frames; f++) {
+        rendered a, b;
+        render(still, f, GLCV_PIXEL_RGB8, &a);
+        render(shaken, f, GLCV_PIXEL_RGB8, &b);
+        int found = -1;
+        /* the interior (2 pixels off every edge, where the edges are repeated) */
+        for (int k = 0; k < 25 && found < 0; k++) {
+            int ox = k % 5 - 2, oy = k / 5 - 2, same = 1;
+            for (int y = 2; y < p.height - 2 && same; y++)
+                for (int x = 2; x < p.width - 2 && same; x++)
+                    same = !memcmp(b.frame.data + (size_t)y * b.frame.stride + 3 * (size_t)x,
+                                   a.frame.data + (size_t)(y + oy) * a.frame.stride + 3 * (size_t)(x + ox), 3) &&
+                           b.truth.data[(size_t)y * b.truth.stride + (size_t)x] ==
+                               a.truth.data[(size_t)(y + oy) * a.truth.stride + (size_t)(x + ox)];
+            if (same)
+                found = k;
+        }
+        CHECK(found >= 0, "jitter, frame %d: not the still frame moved by -2..2 pixels", f);
+        CHECK(f > 0 || found == 12, "jitter: frame 0 moved (offset %d,%d)", found % 5 - 2, found / 5 - 2);
+        if (found >= 0) {
+            moved += found != 12;
+            distinct += !seen[found]++;
+        }
+        release(&a);
+        release(&b);
+    }
+    CHECK(moved >= p.frames / 2 && distinct >= 6, "jitter: %d of %d frames moved, %d different offsets", moved,
+          p.frames, distinct);
+    glcv_synth_destroy(&still);
+    glcv_synth_destroy(&shaken);
+}
+
+/* STOP_GO: one object; its truth stands still for runs of at least 11 frame pairs and moves in
+ * between, and it stays in the truth while still. Without it the object never stops. */
+static void test_stop_go(void)
+{
+    for (int stop_go = 0; stop_go <= 1; stop_go++) {
+        glcv_synth *s = make(GLCV_SYNTH_PARAMS(.width = 120, .height = 90, .frames = 150, .objects = 1,
+                                               .noise_sigma = -1.0f, .challenges = stop_go ? GLCV_SYNTH_STOP_GO : 0u));
+        if (!s)
+            return;
+        rendered prev = {0};
+        int run = 0, longest = 0, moving = 0, empty = 0;
+        for (int f = 0; f < 150; f++) {
+            rendered r;
+            render(s, f, GLCV_PIXEL_RGB8, &r);
+            size_t on = 0;
+            for (int y = 0; y < 90; y++)
+                for (int x = 0; x < 120; x++)
+                    on += r.truth.data[(size_t)y * r.truth.stride + (size_t)x] != 0;
+            empty += on == 0;
+            if (f > 0) {
+                int still = first_difference(&prev.truth, &r.truth) < 0;
+                run = still ? run + 1 : 0;
+                moving += !still;
+                longest = run > longest ? run : longest;
+                release(&prev);
+            }
+            prev = r;
+        }
+        release(&prev);
+        if (stop_go)
+            CHECK(longest >= 11 && moving >= 40 && empty == 0,
+                  "stop-go: longest still run %d frames (>= 11), %d moving frames (>= 40), %d empty truths", longest,
+                  moving, empty);
+        else
+            CHECK(longest <= 2, "without stop-go the object stood still for %d frames", longest);
+        glcv_synth_destroy(&s);
+    }
+}
+
+/* GUSTS: the foliage's change from frame to frame (mean absolute difference in its region, no
+ * noise) spans more - calmer spells, stronger bursts - than its steady sway; nothing else moves
+ * differently (outside the foliage the frames are the same bytes). */
+static void test_gusts(void)
+{
+    glcv_synth_params p = GLCV_SYNTH_PARAMS(.width = 160, .height = 120, .frames = 120, .objects = 1,
+                                            .noise_sigma = -1.0f, .scene = GLCV_SYNTH_DYNAMIC, .seed = 3);
+    glcv_synth *steady = make(p);
+    p.challenges = GLCV_SYNTH_GUSTS;
+    glcv_synth *gusty = make(p);
+    if (!steady || !gusty)
+        return;
+    glcv_image region;
+    CHECK_OK(glcv_image_alloc(160, 120, GLCV_PIXEL_GRAY8, &region));
+    CHECK_OK(glcv_synth_dynamic_region(steady, &region));
+    /* the foliage: the region's part in the upper right quarter (the flickering patches are upper
+     * left, the water below) */
+    double lo[2] = {1e30, 1e30}, hi[2] = {0, 0};
+    rendered prev[2];
+    memset(prev, 0, sizeof prev);
+    long outside_diff = 0;
+    for (int f = 0; f < p.frames; f++) {
+        rendered r[2];
+        render(steady, f, GLCV_PIXEL_RGB8, &r[0]);
+        render(gusty, f, GLCV_PIXEL_RGB8, &r[1]);
+        for (int y = 0; y < 120; y++)
+            for (int x = 0; x < 160; x++)
+                if (!(x >= 80 && y < 60 && region.data[(size_t)y * region.stride + (size_t)x]))
+                    outside_diff += memcmp(r[0].frame.data + (size_t)y * r[0].frame.stride + 3 * (size_t)x,
+                                           r[1].frame.data + (size_t)y * r[1].frame.stride + 3 * (size_t)x, 3) != 0;
+        for (int k = 0; k < 2 && f > 0; k++) {
+            double sum = 0;
+            int n = 0;
+            for (int y = 0; y < 44; y++)
+                for (int x = 106; x < 160; x++, n++)
+                    for (int c = 0; c < 3; c++)
+                        sum += fabs((double)r[k].frame.data[(size_t)y * r[k].frame.stride + 3 * (size_t)x + (size_t)c] -
+                                    (double)prev[k].frame.data[(size_t)y * prev[k].frame.stride + 3 * (size_t)x + (size_t)c]);
+            double d = sum / (3.0 * n);
+            lo[k] = d < lo[k] ? d : lo[k];
+            hi[k] = d > hi[k] ? d : hi[k];
+        }
+        for (int k = 0; k < 2; k++) {
+            if (f > 0)
+                release(&prev[k]);
+            prev[k] = r[k];
+        }
+    }
+    release(&prev[0]);
+    release(&prev[1]);
+    CHECK(outside_diff == 0, "gusts changed %ld pixels outside the foliage", outside_diff);
+    CHECK(hi[1] >= 1.3 * hi[0] && lo[1] <= 0.8 * lo[0],
+          "gusts: the foliage's change per frame spans %.2f..%.2f, steady %.2f..%.2f (expected calmer and stronger)",
+          lo[1], hi[1], lo[0], hi[0]);
+    glcv_image_free(&region);
+    glcv_synth_destroy(&steady);
+    glcv_synth_destroy(&gusty);
+}
+
 int main(void)
 {
     test_defaults();
@@ -388,5 +536,8 @@ int main(void)
     test_illumination_and_dark_object();
     test_sizes_and_objects();
     test_invalid();
+    test_jitter();
+    test_stop_go();
+    test_gusts();
     return test_finish("test_synth");
 }

@@ -35,6 +35,18 @@ typedef enum glcv_synth_scene {
     GLCV_SYNTH_DYNAMIC = 2 /* with water, swaying foliage and flickering patches (see above) */
 } glcv_synth_scene;
 
+/* Challenges (glcv_synth_params.challenges), bits; not with a tracking scene. */
+typedef enum glcv_synth_challenge {
+    GLCV_SYNTH_GUSTS = 1,   /* DYNAMIC scene: the foliage sways in gusts - mostly calm, at times up to
+                               about 3x its swing - from a random envelope of the seed */
+    GLCV_SYNTH_JITTER = 2,  /* the camera shakes: each frame but the first shows the scene (background,
+                               objects and their truth) moved by a random whole number of pixels,
+                               -2..2 in x and in y */
+    GLCV_SYNTH_STOP_GO = 4  /* every object moves for 18-40 frames, then stands still for 12-40
+                               (its own random cycle), and is in the ground truth while still */
+} glcv_synth_challenge;
+#define GLCV_SYNTH_CHALLENGES (GLCV_SYNTH_GUSTS | GLCV_SYNTH_JITTER | GLCV_SYNTH_STOP_GO)
+
 /* A tracking scene (glcv_synth_params.track). 0 (DEFAULT) is none: the moving objects. */
 typedef enum glcv_synth_track {
     GLCV_SYNTH_TRACK_DEFAULT = 0,
@@ -58,12 +70,15 @@ typedef struct glcv_synth_params {
     glcv_synth_scene scene;  /* default STATIC */
     glcv_synth_track track;  /* a tracking scene instead of the moving objects (`objects` is then
                                 not used); default none */
+    unsigned int challenges; /* glcv_synth_challenge bits; default 0 (none); GUSTS needs the DYNAMIC
+                                scene, none goes with a tracking scene */
 } glcv_synth_params;
 
 #define GLCV_SYNTH_PARAMS(...) ((glcv_synth_params){__VA_ARGS__})
 
 /* Creates a generator. Errors: INVALID_ARGUMENT (NULL, a field outside its range above, NaN or
- * inf, an unknown scene), OUT_OF_MEMORY. *out is NULL on error. Not logged (no logger). */
+ * inf, an unknown scene or challenge bit, GUSTS without DYNAMIC, challenges with a tracking
+ * scene), OUT_OF_MEMORY. *out is NULL on error. Not logged (no logger). */
 GLCV_API glcv_status glcv_synth_create(const glcv_synth_params *params, glcv_synth **out);
 /* Destroys a generator; accepts NULL and &NULL; sets *synth to NULL. */
 GLCV_API void glcv_synth_destroy(glcv_synth **synth);
@@ -88,8 +103,9 @@ GLCV_API glcv_status glcv_synth_frame(const glcv_synth *synth, int index, glcv_i
 GLCV_API glcv_status glcv_synth_track_box(const glcv_synth *synth, int index, double box[4]);
 
 /* Writes into `out` (GRAY8, the generator's size) 255 where the background moves by itself (the
- * DYNAMIC scene's water, foliage and flickering patches, one pixel of margin included) and 0
- * elsewhere; all 0 for the STATIC scene. Errors: INVALID_ARGUMENT, SIZE_MISMATCH. */
+ * DYNAMIC scene's water, foliage and flickering patches, one pixel of margin included, and with
+ * JITTER the 2 pixels the camera may move them) and 0 elsewhere; all 0 for the STATIC scene. (With
+ * JITTER every edge of the scene moves: the region does not say so.) Errors: INVALID_ARGUMENT, SIZE_MISMATCH. */
 GLCV_API glcv_status glcv_synth_dynamic_region(const glcv_synth *synth, glcv_image *out);
 
 #ifdef __cplusplus

@@ -8,7 +8,8 @@
 #include <string.h>
 
 const char cmd_synth_help[] =
-    "usage: glcv synth -o OUTDIR [--frames N] [--size WxH] [--seed N] [--dynamic] [--cdnet FIRST]\n"
+    "usage: glcv synth -o OUTDIR [--frames N] [--size WxH] [--seed N] [--dynamic] [--gusts] [--jitter]\n"
+    "                  [--stop-go] [--cdnet FIRST]\n"
     "       glcv synth -o OUTDIR --track KIND [--frames N] [--size WxH] [--seed N]\n"
     "\n"
     "Writes the built-in synthetic sequence as PNG files: OUTDIR/background.png (the clean\n"
@@ -25,6 +26,12 @@ const char cmd_synth_help[] =
     "  --dynamic          a background that moves by itself: rippling water, swaying foliage and\n"
     "                     flickering patches (background in the ground truth), and\n"
     "                     OUTDIR/dynamic.png, 255 where they are\n"
+    "  --gusts            with --dynamic: the foliage sways in gusts, mostly calm, at times up to\n"
+    "                     about 3x its swing (from the seed)\n"
+    "  --jitter           the camera shakes: every frame after the first shows the scene moved by\n"
+    "                     -2..2 pixels in x and in y (the truth with it)\n"
+    "  --stop-go          the objects stop and go: each moves for 18-40 frames, then stands still\n"
+    "                     for 12-40 (and is foreground in the truth while still)\n"
     "  --cdnet FIRST      write the CDnet 2014 layout instead, for 'glcv eval cdnet OUTDIR':\n"
     "                     input/in000001.png..., groundtruth/gt000001.png..., ROI.png (every\n"
     "                     pixel) and temporalROI.txt 'FIRST N' (frames before FIRST: warm-up)\n"
@@ -54,7 +61,7 @@ typedef struct synth_options {
     int frames;
     cli_size size;
     uint64_t seed;
-    int dynamic;
+    int dynamic, gusts, jitter, stop_go;
     int cdnet; /* 0, or the first scored frame (1-based) of the CDnet layout */
     int track; /* -1, or the index in track_names of the tracking scene */
 } synth_options;
@@ -176,6 +183,9 @@ int cmd_synth(int argc, char **argv)
         {"--size", NULL, &o.size, .kind = CLI_SIZE},
         {"--seed", NULL, &o.seed, .kind = CLI_UINT, .umax = UINT32_MAX},
         {"--dynamic", NULL, &o.dynamic, .kind = CLI_FLAG},
+        {"--gusts", NULL, &o.gusts, .kind = CLI_FLAG},
+        {"--jitter", NULL, &o.jitter, .kind = CLI_FLAG},
+        {"--stop-go", NULL, &o.stop_go, .kind = CLI_FLAG},
         {"--cdnet", NULL, &o.cdnet, .kind = CLI_INT, .min = 2, .max = 999999},
         {"--track", NULL, &o.track, .kind = CLI_CHOICE, .choices = track_names, .what = "a tracking scene"},
         {NULL},
@@ -184,8 +194,10 @@ int cmd_synth(int argc, char **argv)
     int rc = cli_parse_expecting(options, argc, argv, &args, 0, 0, "no arguments");
     if (rc == CLI_OK && !o.outdir)
         rc = cli_usage("no output folder: give -o OUTDIR");
-    if (rc == CLI_OK && o.track >= 0 && (o.dynamic || o.cdnet))
-        rc = cli_usage("--track writes a tracking scene: not with --dynamic or --cdnet");
+    if (rc == CLI_OK && o.track >= 0 && (o.dynamic || o.cdnet || o.gusts || o.jitter || o.stop_go))
+        rc = cli_usage("--track writes a tracking scene: not with --dynamic, --gusts, --jitter, --stop-go or --cdnet");
+    if (rc == CLI_OK && o.gusts && !o.dynamic)
+        rc = cli_usage("--gusts moves the foliage of --dynamic: give --dynamic too");
     if (rc == CLI_OK && o.track >= 0 && !cli_given(&args, &o.frames))
         o.frames = 120;
     if (rc == CLI_OK && o.cdnet > o.frames)
@@ -198,7 +210,10 @@ int cmd_synth(int argc, char **argv)
     glcv_synth_params sp = GLCV_SYNTH_PARAMS(.width = o.size.width, .height = o.size.height, .frames = o.frames,
                                              .seed = (uint32_t)o.seed,
                                              .scene = o.dynamic ? GLCV_SYNTH_DYNAMIC : GLCV_SYNTH_STATIC,
-                                             .track = (glcv_synth_track)(o.track + 1));
+                                             .track = (glcv_synth_track)(o.track + 1),
+                                             .challenges = (o.gusts ? GLCV_SYNTH_GUSTS : 0u) |
+                                                           (o.jitter ? GLCV_SYNTH_JITTER : 0u) |
+                                                           (o.stop_go ? GLCV_SYNTH_STOP_GO : 0u));
     glcv_status st = glcv_synth_create(&sp, &synth);
     rc = st == GLCV_OK ? CLI_OK : cli_lib_error("cannot create the synthetic sequence", st);
     if (rc == CLI_OK)
