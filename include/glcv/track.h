@@ -116,7 +116,8 @@ typedef enum glcv_track_lost {
     GLCV_TRACK_LOST_ITERATIONS = 1, /* the mean shift stopped at max_iterations without converging */
     GLCV_TRACK_LOST_MASS = 2,       /* M00 is 0, or below min_mass times the object's first M00 */
     GLCV_TRACK_LOST_HISTOGRAM = 4,  /* Bhattacharyya distance to the model above max_distance */
-    GLCV_TRACK_LOST_PEAK = 8        /* DCF: the filter's peak-to-sidelobe ratio below 4 */
+    GLCV_TRACK_LOST_PEAK = 8        /* DCF: the peak-to-sidelobe ratio below 0.3 times its mean over the
+                                       frames the object was found in */
 } glcv_track_lost;
 
 /* What a lost object does. 0 (DEFAULT) is FRAME. */
