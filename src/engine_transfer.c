@@ -304,9 +304,7 @@ static glcv_status pack_pass(glcv_engine *e, GLuint texture, int layers, int wid
     p.groups_x = (int)(groups < MAX_GROUPS_X ? groups : MAX_GROUPS_X);
     p.groups_y = (int)((groups + p.groups_x - 1) / p.groups_x);
     st = glcv_engine_run(e, &p);
-    /* what reads the buffer next: a pass (storage, a buffer texture) or a buffer copy */
-    glMemoryBarrier(GL_SHADER_STORAGE_BARRIER_BIT | GL_TEXTURE_FETCH_BARRIER_BIT | GL_BUFFER_UPDATE_BARRIER_BIT |
-                    GL_PIXEL_BUFFER_BARRIER_BIT);
+    glcv_engine_sync_writes(e); /* read next by a pass (storage, a buffer texture) or a buffer copy */
     return st;
 }
 
