@@ -23,7 +23,7 @@
 /* The calibration's constants (segment_learn.c; measured in docs/QUALITY.md). */
 #define GLCV_SEGMENT_CALIB_ODC 100000.0f /* Odc: dark objects need it well above Ts */
 #define GLCV_SEGMENT_CALIB_TS 60.0       /* Ts = 60 g */
-#define GLCV_SEGMENT_CALIB_CAP 20.0      /* a D^2 sample counts at most 20 g in a noise factor */
+#define GLCV_SEGMENT_CALIB_CAP 20.0      /* 20 g: the most D^2 / k the rule still takes for noise at an edge */
 /* B1 = B2 = (Ts - cap) / 4 = 10 g (Ts / B = 6). A pixel on a straight edge of the foreground has
  * M = 8 and the threshold Ts - 4 B: this B makes it the cap, so the foreground keeps an edge pixel
  * only where D^2 / k exceeds what the calibration still counts as noise. With a stronger B

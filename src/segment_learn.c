@@ -12,7 +12,9 @@
 
 /* The calibration's constants besides those in segment_internal.h (see calib_apply). */
 #define CALIB_QUANTILE 0.25 /* g: this quantile of the per-pixel medians of D^2 */
-#define CALIB_FLOOR 2.0     /* k(x) = s(x) / (CALIB_FLOOR g), at least 1 */
+/* k(x) = min(med(x), CALIB_MEDIAN_CAP g) / (CALIB_MEDIAN_SCALE g), at least 1 (see calib_apply). */
+#define CALIB_MEDIAN_SCALE 2.5
+#define CALIB_MEDIAN_CAP 30.0
 /* g is at least the D^2 of 8-bit rounding and slight sensor noise (about one grey level per
  * channel). Compressed video, whose static blocks repeat exactly, measures less where nothing
  * moves, yet changes by a few grey levels around anything that moves. */
@@ -106,10 +108,16 @@ static uint16_t median_of(const uint16_t *d, int m)
  *           than half of them);
  *   g       the scene's noise level: a low quantile of med over the pixels, i.e. the level of the
  *           still parts of the scene, even when water or leaves cover most of it;
- *   s(x)    the mean of D^2 at x over the frames, each value capped at C max(med(x), g) so that
- *           objects passing through x during calibration weigh little;
- *   k(x)    = max(1, s(x) / (F g)): 1 where the scene is as quiet as its still parts, larger where
- *           it moves by itself (water, leaves, flicker, compression noise at edges).
+ *   k(x)    = max(1, min(med(x), 30 g) / (2.5 g)): 1 where the scene is about as quiet as its still
+ *           parts, larger where it moves by itself all the time (leaves, flicker, compression noise
+ *           at edges), at most 12.
+ * The median, not the mean, sets k: rippling water is still most of the time and flashes now and
+ * then, and its mean is lifted by the flashes until the thresholds there rise above the objects
+ * that cross it (a mean of D^2 capped at 20 g over 2 g, the rule before this one: recall 0.59 on
+ * the synthetic dynamic scene against 0.93); the MRF's neighbourhood prior already removes flashes
+ * that stand alone. Foliage that moves all the time has a high median and keeps its high factor.
+ * The cap keeps a pixel that an object covered in most calibration frames from a factor that
+ * would hide every later object there. Measured in docs/QUALITY.md.
  * The rule then compares D^2 / k(x) with Ts + B (12 - 2M), Ts = T g and B1 = B2 = Bc g (those not
  * given explicitly). */
 static glcv_status calib_apply(glcv_segment *s, float *g_out)
@@ -135,13 +143,10 @@ static glcv_status calib_apply(glcv_segment *s, float *g_out)
     int gq = 0;
     while (gq < 65535 && seen + hist[gq] <= rank)
         seen += hist[gq++];
-    double g = fmax(value[gq], CALIB_MIN_NOISE), cap = GLCV_SEGMENT_CALIB_CAP * g;
+    double g = fmax(value[gq], CALIB_MIN_NOISE), cap = CALIB_MEDIAN_CAP * g;
     for (size_t i = 0; i < n; i++) {
-        const uint16_t *d = s->calib_d2 + i * GLCV_SEGMENT_CALIB_SAMPLES;
-        double sum = 0.0;
-        for (int j = 0; j < m; j++)
-            sum += fmin(value[d[j]], cap);
-        noise[i] = (float)fmax(sum / (double)m / (CALIB_FLOOR * g), 1.0);
+        double med = value[median_of(s->calib_d2 + i * GLCV_SEGMENT_CALIB_SAMPLES, m)];
+        noise[i] = (float)fmax(fmin(med, cap) / (CALIB_MEDIAN_SCALE * g), 1.0);
     }
     free(hist);
     free(value);

@@ -100,12 +100,8 @@ static double expected_calibration(const glcv_image *background, const glcv_imag
     memcpy(by_rank, med, sizeof(double) * W * H);
     qsort(by_rank, W * H, sizeof(double), compare_double);
     double g = fmax(by_rank[(int)(0.25 * (W * H - 1))], 1.0);
-    for (int i = 0; i < W * H; i++) {
-        double sum = 0;
-        for (int t = 0; t < n; t++)
-            sum += fmin(d2[(size_t)i * n + t], 20.0 * g);
-        k[i] = (float)fmax(sum / n / (2.0 * g), 1.0);
-    }
+    for (int i = 0; i < W * H; i++) /* the median, at most 30 g, over 2.5 g */
+        k[i] = (float)fmax(fmin(med[i], 30.0 * g) / (2.5 * g), 1.0);
     free(by_rank);
     free(d2);
     free(med);

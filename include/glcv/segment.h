@@ -150,16 +150,19 @@ GLCV_API glcv_status glcv_segment_learn_end(glcv_segment *seg);
  *         D^2, i.e. the level of the still parts of the scene, even where water or leaves cover
  *         most of it (objects passing a pixel in fewer than half of the frames do not move its
  *         median);
- *   k(x)  each pixel's noise factor: the mean of its D^2 samples, each capped at 20 g (objects
- *         passing during the calibration weigh little), over 2 g, and at least 1;
+ *   k(x)  each pixel's noise factor: the median of its D^2 samples, at most 30 g, over 2.5 g, and
+ *         at least 1 (so at most 12). The median, not the mean: rippling water, still most of the
+ *         time and flashing now and then, keeps a low factor (the MRF removes lone flashes), while
+ *         leaves that move all the time get a high one; objects passing during the calibration do
+ *         not move it;
  *   Ts = 60 g, B1 = B2 = 10 g (g at least 1) for the parameters not given explicitly (non-zero
  *         in the params, or through a setter). With this B a pixel on a straight edge of the
  *         foreground (M = 8, threshold Ts - 4 B = 20 g) stays changed only while D^2 / k(x) is
- *         above what the noise factors count as noise (the 20 g cap), so the mask does not trail
+ *         above 20 g (about ten times the noise of the still parts), so the mask does not trail
  *         behind moving objects where the scene is noisier than at calibration.
  * From then on the rule compares D^2 / k(x) with Ts + B (12 - 2M): thresholds rise only where the
- * scene moves by itself. The constants were chosen on CDnet highway and two synthetic scenes
- * (one with water, swaying foliage and flicker): docs/QUALITY.md. glcv_segment_learn_end
+ * scene moves by itself. The constants were chosen on CDnet highway and synthetic scenes (water,
+ * foliage in gusts, flicker, a shaking camera, objects that stop and go): docs/QUALITY.md. glcv_segment_learn_end
  * calibrates by itself (CALIBRATED preset, unless params.fixed_parameters is set).
  * begin, add frames (host or texture), end, with the rule of glcv_segment_learn_begin: end with no
  * frame added is STATE and leaves every parameter (Odc included) as it was before begin.
