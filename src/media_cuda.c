@@ -5,8 +5,10 @@
  * Ordering with the decoders: FFmpeg's NVDEC frames are mapped decoder surfaces, made ready on the
  * legacy default stream of the CUDA primary context that glcv shares; this file's stream is a
  * blocking one (cudaStreamCreate, not glcv_cuda_stream_create's non-blocking kind), so that the
- * launch waits for that work. The call returns after the launch is done, so the frames' memory
- * (NVDEC surfaces and pinned host slots) may be handed back to the decoders at once. */
+ * launch waits for that work. The call returns once the launch is queued, with an event recorded
+ * after it: the caller's GL passes over the set are issued while the kernel runs, and the frames'
+ * memory (NVDEC surfaces and pinned host slots) goes back to the decoders only after
+ * glcv_media_cuda_wait, which the set calls before it reads, reopens or closes a source. */
 #include "core_internal.h"
 #include "cuda_bridge.h"
 #include "cuda_internal.h"
@@ -27,6 +29,8 @@ struct glcv_media_cuda {
     glcv_cuda_media_layer *host;     /* the descriptors of a launch (pinned) */
     glcv_cuda_media_layer *dev;      /* ... in device memory */
     cudaStream_t stream;
+    cudaEvent_t converted; /* recorded after each conversion */
+    int pending;           /* a conversion may still read its pictures */
     void *context; /* the primary context (CUcontext) the runtime uses on `device` */
 };
 
@@ -83,6 +87,8 @@ void glcv_media_cuda_destroy(glcv_media_cuda **cuda)
         if (c->surfaces[l])
             (void)cudaDestroySurfaceObject(c->surfaces[l]);
     glcv_cuda_image_unregister(&c->image, &c->logger);
+    if (c->converted)
+        (void)cudaEventDestroy(c->converted);
     if (c->stream)
         (void)cudaStreamDestroy(c->stream);
     (void)cudaFreeHost(c->host);
@@ -136,6 +142,8 @@ glcv_status glcv_media_cuda_create(unsigned int texture, int width, int height, 
         st = glcv_cuda_fail(logger, cudaGetLastError(), "media set: cudaMalloc");
     if (st == GLCV_OK && cudaStreamCreate(&c->stream) != cudaSuccess)
         st = glcv_cuda_fail(logger, cudaGetLastError(), "media set: cudaStreamCreate");
+    if (st == GLCV_OK && cudaEventCreateWithFlags(&c->converted, cudaEventDisableTiming) != cudaSuccess)
+        st = glcv_cuda_fail(logger, cudaGetLastError(), "media set: cudaEventCreate");
     if (st == GLCV_OK)
         st = glcv_cuda_image_register_layers(&c->image, texture, GLCV_CUDA_IMAGE_SURFACE, logger);
     if (st != GLCV_OK) {
@@ -164,14 +172,26 @@ static glcv_status layer_surface(glcv_media_cuda *c, int l)
     return GLCV_OK;
 }
 
+glcv_status glcv_media_cuda_wait(glcv_media_cuda *c)
+{
+    if (!c || !c->pending)
+        return GLCV_OK;
+    c->pending = 0;
+    GLCV_CUDA_TRY(&c->logger, cudaSetDevice(c->device), "media set: cudaSetDevice");
+    GLCV_CUDA_TRY(&c->logger, cudaEventSynchronize(c->converted), "media set: the conversion");
+    return GLCV_OK;
+}
+
 glcv_status glcv_media_cuda_convert(glcv_media_cuda *c, const glcv_media_cuda_layer *layers, int n)
 {
     if (n < 1)
         return GLCV_OK;
+    glcv_status st = glcv_media_cuda_wait(c); /* the descriptors' pinned copy is reused below */
+    if (st != GLCV_OK)
+        return st;
     GLCV_CUDA_TRY(&c->logger, cudaSetDevice(c->device), "media set: cudaSetDevice");
     glcv_cuda_image *img = &c->image;
-    glcv_status st = glcv_cuda_images_map(&img, 1, c->stream, &c->logger);
-    if (st != GLCV_OK)
+    if ((st = glcv_cuda_images_map(&img, 1, c->stream, &c->logger)) != GLCV_OK)
         return st;
     for (int i = 0; i < n && st == GLCV_OK; i++) {
         const glcv_media_cuda_layer *in = &layers[i];
@@ -205,9 +225,13 @@ glcv_status glcv_media_cuda_convert(glcv_media_cuda *c, const glcv_media_cuda_la
     glcv_status unmapped = glcv_cuda_images_unmap(&img, 1, c->stream, &c->logger);
     if (st == GLCV_OK)
         st = unmapped;
-    /* the frames' memory goes back to the decoders after this: wait until the kernel has read it */
-    err = cudaStreamSynchronize(c->stream);
-    if (err != cudaSuccess && st == GLCV_OK)
-        st = glcv_cuda_fail(&c->logger, err, "media set: cudaStreamSynchronize");
+    /* the frames' memory stays with the set until glcv_media_cuda_wait has seen this event */
+    err = cudaEventRecord(c->converted, c->stream);
+    if (err == cudaSuccess)
+        c->pending = 1;
+    else if (st == GLCV_OK)
+        st = glcv_cuda_fail(&c->logger, err, "media set: cudaEventRecord");
+    if (err != cudaSuccess)
+        (void)cudaStreamSynchronize(c->stream); /* no event to wait for: nothing may stay pending */
     return st;
 }

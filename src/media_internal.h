@@ -90,8 +90,12 @@ void *glcv_media_cuda_context(const glcv_media_cuda *cuda);
 /* Page-locked host memory the GPU reads in place (the set's slot allocator), and its release. */
 void *glcv_media_cuda_host_alloc(size_t bytes, void *cuda);
 void glcv_media_cuda_host_free(void *ptr, void *cuda);
-/* Writes the n layers into the texture: one map of the texture, one launch, one unmap; returns
- * when the GPU is done with the pictures' memory (they may be released then). Errors: CUDA, GL. */
+/* Writes the n layers into the texture: one map of the texture, one launch, one unmap. Returns once
+ * the work is queued: GL commands issued afterwards see the frames (the unmap orders them), but the
+ * pictures' memory is read until glcv_media_cuda_wait returns; keep it until then. Errors: CUDA, GL. */
 glcv_status glcv_media_cuda_convert(glcv_media_cuda *cuda, const glcv_media_cuda_layer *layers, int n);
+/* Waits until the last conversion has read its pictures (at once when none is pending; NULL: OK).
+ * Errors: CUDA (the conversion failed). */
+glcv_status glcv_media_cuda_wait(glcv_media_cuda *cuda);
 
 #endif

@@ -57,6 +57,11 @@ glcv_status glcv_media_cuda_convert(glcv_media_cuda *cuda, const glcv_media_cuda
     (void)cuda, (void)layers, (void)n;
     return GLCV_ERROR_UNSUPPORTED;
 }
+glcv_status glcv_media_cuda_wait(glcv_media_cuda *cuda)
+{
+    (void)cuda;
+    return GLCV_OK;
+}
 #endif
 
 enum { DEFAULT_OPEN_THREADS = 16, MAX_OPEN_THREADS = 256, LIVE_POLL_US = 500 };
@@ -362,6 +367,7 @@ void glcv_media_set_destroy(glcv_media_set **pset)
     glcv_media_set *set = pset ? *pset : NULL;
     if (!set)
         return;
+    (void)glcv_media_cuda_wait(set->cuda); /* before the sources free the pictures it reads */
     for (int i = 0; set->src && i < set->p.count; i++) {
         join_reopen(&set->src[i]);
         close_source(&set->src[i]);
@@ -501,6 +507,10 @@ glcv_status glcv_media_set_read(glcv_media_set *set, glcv_image *frames, glcv_me
         return glcv_fail(&set->p.logger, GLCV_ERROR_NO_CONTEXT,
                          "media set: read: the context the set was made in is not current");
     int n = set->p.count;
+    /* the last set's conversion reads the pictures that the reads below hand back to the decoders */
+    glcv_status waited = glcv_media_cuda_wait(set->cuda);
+    if (waited != GLCV_OK)
+        return waited;
     for (int i = 0; i < n; i++) {
         glcv_status st = take_reopened(set, i);
         if (st != GLCV_OK)
