@@ -69,19 +69,37 @@ GLCV_YUV void glcv_yuv_pixel(const glcv_yuv_coeffs *c, int32_t y, int32_t u8, in
     *b = glcv_yuv_clamp(bb < 0 ? 0 : bb >> shift);
 }
 
+/* The chroma samples pixel (x, y) mixes, in a plane of cw x ch samples: columns i0 and i1, rows j0
+ * (the nearer, weight 3/4) and j1 (1/4), clamped at the edges. */
+typedef struct glcv_yuv_taps {
+    int i0, i1, j0, j1;
+} glcv_yuv_taps;
+
+GLCV_YUV glcv_yuv_taps glcv_yuv_chroma_taps(int cw, int ch, int x, int y)
+{
+    glcv_yuv_taps t;
+    int k = y >> 1;
+    t.i0 = x >> 1;
+    t.i1 = (x & 1) ? ((x >> 1) + 1 < cw ? (x >> 1) + 1 : cw - 1) : t.i0;
+    t.j0 = k;
+    t.j1 = (y & 1) ? (k + 1 < ch ? k + 1 : ch - 1) : (k > 0 ? k - 1 : 0);
+    return t;
+}
+
+/* The mix of the four samples (near row: n0, n1; far row: f0, f1): two columns at 1/2 each (an
+ * even x takes its own column twice), two rows at 3/4 and 1/4; the weights add up to 8. */
+GLCV_YUV int32_t glcv_yuv_mix(int32_t n0, int32_t n1, int32_t f0, int32_t f1)
+{
+    return 3 * (n0 + n1) + (f0 + f1);
+}
+
 /* The chroma mix of pixel (x, y) from a plane of cw x ch samples: sample (i, j) at
  * plane[j * pitch + i * step] (step 1 for a planar U or V plane, 2 for NV12's interleaved UV). */
 GLCV_YUV int32_t glcv_yuv_chroma(const uint8_t *plane, size_t pitch, int step, int cw, int ch, int x, int y)
 {
-    int i0 = x >> 1, i1 = (x & 1) ? ((x >> 1) + 1 < cw ? (x >> 1) + 1 : cw - 1) : i0;
-    int k = y >> 1;
-    int j0 = k, j1 = (y & 1) ? (k + 1 < ch ? k + 1 : ch - 1) : (k > 0 ? k - 1 : 0);
-    const uint8_t *r0 = plane + (size_t)j0 * pitch, *r1 = plane + (size_t)j1 * pitch;
-    /* two columns at 1/2 each (an even x takes its own column twice), two rows at 3/4 and 1/4:
-     * the weights add up to 8 for every pixel */
-    int32_t near = (int32_t)r0[i0 * step] + (int32_t)r0[i1 * step];
-    int32_t far = (int32_t)r1[i0 * step] + (int32_t)r1[i1 * step];
-    return 3 * near + far; /* (3/4 near row + 1/4 far row) x (1/2 + 1/2 columns) x 8 */
+    glcv_yuv_taps t = glcv_yuv_chroma_taps(cw, ch, x, y);
+    const uint8_t *r0 = plane + (size_t)t.j0 * pitch, *r1 = plane + (size_t)t.j1 * pitch;
+    return glcv_yuv_mix(r0[t.i0 * step], r0[t.i1 * step], r1[t.i0 * step], r1[t.i1 * step]);
 }
 
 /* A 4:2:0 picture's planes: luma `y` (rows of y_pitch bytes), chroma `u` and `v` (planar, step 1)

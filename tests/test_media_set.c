@@ -338,7 +338,16 @@ static void test_cpu(void)
 
 /* ---- sets ------------------------------------------------------------------------------------------ */
 
-enum { SET_W = 64, SET_H = 48 };
+/* The sets' frame size: 64 x 48, one whole number of the conversion kernel's 64 x 16 tiles, and
+ * 70 x 38 (set_size), whose last tiles are cut in both directions and whose chroma planes have
+ * an odd width. */
+static int SET_W = 64, SET_H = 48;
+
+static void set_size(int w, int h)
+{
+    SET_W = w;
+    SET_H = h;
+}
 
 typedef struct set_case {
     char paths[4][512];
@@ -351,7 +360,7 @@ static int make_set_files(set_case *c)
     const int lengths[3] = {12, 9, 12};
     for (int i = 0; i < 3; i++) {
         char name[32];
-        snprintf(name, sizeof name, "set%d.mkv", i);
+        snprintf(name, sizeof name, "set%d_%dx%d.mkv", i, SET_W, SET_H);
         if (make_video(c->paths[i], sizeof c->paths[i], name, "matroska", AV_CODEC_ID_H264, SET_W, SET_H, lengths[i],
                        i + 2) != 0)
             return -1;
@@ -598,6 +607,13 @@ int main(int argc, char **argv)
         /* the default: NVDEC where the GPU has it (CUDA conversion), else CPU and GL upload */
         run_set(&c, 1, GLCV_MEDIA_DECODER_DEFAULT, 0.0, -1);
         run_set(&c, 1, GLCV_MEDIA_DECODER_CPU, 0.0, 0);
+        set_size(70, 38);
+        if (make_set_files(&c) != 0) {
+            CHECK(0, "texture: no 70x38 files");
+        } else {
+            run_set(&c, 1, GLCV_MEDIA_DECODER_DEFAULT, 0.0, -1);
+            run_set(&c, 1, GLCV_MEDIA_DECODER_CPU, 0.0, 0);
+        }
     } else if (!strcmp(mode, "nvdec")) {
         if (!nvdec_available()) {
             printf("SKIP: no CUDA device with NVDEC (glcv_media with decoder NVDEC is UNSUPPORTED)\n");
@@ -630,6 +646,13 @@ int main(int argc, char **argv)
             run_set(&c, 1, GLCV_MEDIA_DECODER_DEFAULT, 0.0, 2);
             run_set(&c, 1, GLCV_MEDIA_DECODER_NVDEC, 0.0, 3);
             glcv_media_nvdec_auto_limit(GLCV_MEDIA_NVDEC_AUTO_SESSIONS);
+            set_size(70, 38); /* cut tiles, odd chroma width: NVDEC's NV12 and the CPU's I420 */
+            if (make_set_files(&c) != 0) {
+                CHECK(0, "nvdec_set: no 70x38 files");
+            } else {
+                run_set(&c, 1, GLCV_MEDIA_DECODER_NVDEC, 0.0, 3);
+                run_set(&c, 1, GLCV_MEDIA_DECODER_CPU, 0.0, 0);
+            }
         }
     } else {
         printf("usage: test_media_set definition|cpu|set|texture|nvdec|nvdec_set\n");
