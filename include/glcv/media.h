@@ -318,8 +318,9 @@ GLCV_API glcv_status glcv_media_set_create(const glcv_media_set_params *params, 
  * sets) are the set's images, owned by the set, RGB8 of the set's size, valid until the next read;
  * out[0..count-1] (required) tells what each source did. *running (may be NULL) gets the sources
  * still running (0: every source ended or failed). Texture sets: the texture array holds the set
- * when this returns (GL commands issued afterwards see it). Errors (the set itself, not a source):
- * INVALID_ARGUMENT, NO_CONTEXT, GL, CUDA. Thread safety: the set's thread. */
+ * when this returns for GL commands issued afterwards (the GPU conversion may still run: GL waits
+ * for it; CUDA work that maps the array itself should follow a glFinish). Errors (the set itself,
+ * not a source): INVALID_ARGUMENT, NO_CONTEXT, GL, CUDA. Thread safety: the set's thread. */
 GLCV_API glcv_status glcv_media_set_read(glcv_media_set *set, glcv_image *frames, glcv_media_set_frame *out,
                                          int *running, int timeout_ms);
 
