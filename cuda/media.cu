@@ -2,12 +2,12 @@
 // or CPU-decoded I420 in pinned host memory) or RGB, into the layers of the set's GL texture array
 // as RGBA8, with src/media_yuv.h's integer definition (the CPU path's, bit for bit).
 //
-// A block converts a tile of 64 x 16 pixels. Frames decoded on the CPU lie in pinned host memory
-// that the kernel reads across the bus, where every load becomes a request of its own; so the block
-// first copies the tile's luma (16 rows, in 32-bit words where the rows allow) and the chroma
-// samples it mixes (10 rows of 33 samples of each plane) into shared memory, each byte read once
-// and in rows, then converts from there. Read per pixel, as the definition is written, a pixel
-// made about nine loads, most of them of bytes its neighbours load too.
+// A block converts a tile of 64 x 16 pixels: it first copies the tile's luma (16 rows, in 32-bit
+// words where the rows allow) and the chroma samples it mixes (10 rows of 33 samples of each plane)
+// into shared memory, each byte read once and in rows, then converts from there. Read per pixel, as
+// the definition is written, a pixel made about nine loads, most of them of bytes its neighbours
+// load too - which costs most where a frame is read across the bus (pinned host memory, when
+// src/media_cuda.c does not stage it).
 #include "media_kernels.h"
 
 namespace {

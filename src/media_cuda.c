@@ -1,6 +1,8 @@
 /* The GPU side of a texture set (glcv_media_set): the set's GL texture array registered with CUDA
  * once (surface writes), and per set one map, one launch of cuda/media.cu over every new layer, one
- * unmap - the hand-over of the whole set costs one synchronisation between GL and CUDA.
+ * unmap - the hand-over of the whole set costs one synchronisation between GL and CUDA. Frames the
+ * CPU decoded (pinned host memory) are first copied to the GPU by DMA, one copy a frame, into a
+ * staging buffer the kernel reads; NVDEC's frames are read where they are.
  *
  * Ordering with the decoders: FFmpeg's NVDEC frames are mapped decoder surfaces, made ready on the
  * legacy default stream of the CUDA primary context that glcv shares; this file's stream is a
@@ -28,6 +30,8 @@ struct glcv_media_cuda {
     cudaSurfaceObject_t *surfaces;   /* per layer */
     glcv_cuda_media_layer *host;     /* the descriptors of a launch (pinned) */
     glcv_cuda_media_layer *dev;      /* ... in device memory */
+    uint8_t *staging;      /* device copies of host pictures, one picture's bytes a layer; lazily */
+    int staging_failed;    /* no memory for it: host pictures are read in place */
     cudaStream_t stream;
     cudaEvent_t converted; /* recorded after each conversion */
     int pending;           /* a conversion may still read its pictures */
@@ -93,6 +97,7 @@ void glcv_media_cuda_destroy(glcv_media_cuda **cuda)
         (void)cudaStreamDestroy(c->stream);
     (void)cudaFreeHost(c->host);
     (void)cudaFree(c->dev);
+    (void)cudaFree(c->staging);
     (void)cudaGetLastError();
     free(c->arrays);
     free(c->surfaces);
@@ -182,6 +187,45 @@ glcv_status glcv_media_cuda_wait(glcv_media_cuda *c)
     return GLCV_OK;
 }
 
+/* A host picture's planes as a CPU decoder leaves them in its slot: Y, U, V back to back, rows
+ * without padding, the set's size. Returns its bytes, or 0 for any other layout. */
+static size_t packed_bytes(const glcv_media_cuda *c, const glcv_media_picture *pic)
+{
+    const glcv_yuv_planes *p = &pic->planes;
+    size_t w = (size_t)c->width, h = (size_t)c->height, cw = (w + 1) / 2, ch = (h + 1) / 2;
+    if (pic->kind != GLCV_PICTURE_YUV420 || pic->device || p->width != c->width || p->height != c->height ||
+        p->c_step != 1 || p->y_pitch != w || p->u_pitch != cw || p->v_pitch != cw || p->u != p->y + w * h ||
+        p->v != p->u + cw * ch)
+        return 0;
+    return w * h + 2 * cw * ch;
+}
+
+/* A host picture (pinned memory) copied by DMA into layer l's place in the staging buffer, *planes
+ * pointed at the copy: the kernel then reads device memory, where reading the host memory in place
+ * makes a bus request of every load. Leaves *planes alone (read in place) when the picture is laid
+ * out otherwise or there is no memory for the buffer. */
+static glcv_status stage_picture(glcv_media_cuda *c, int l, const glcv_media_picture *pic, glcv_yuv_planes *planes)
+{
+    size_t bytes = packed_bytes(c, pic);
+    if (bytes == 0 || c->staging_failed)
+        return GLCV_OK;
+    if (!c->staging && cudaMalloc((void **)&c->staging, bytes * (size_t)c->layers) != cudaSuccess) {
+        (void)cudaGetLastError();
+        c->staging = NULL;
+        c->staging_failed = 1;
+        glcv_logf(&c->logger, GLCV_LOG_DEBUG, "media set: no device memory to stage host frames: read in place");
+        return GLCV_OK;
+    }
+    uint8_t *dst = c->staging + bytes * (size_t)l;
+    GLCV_CUDA_TRY(&c->logger, cudaMemcpyAsync(dst, pic->planes.y, bytes, cudaMemcpyHostToDevice, c->stream),
+                  "media set: copying a frame to the GPU");
+    size_t luma = (size_t)c->width * (size_t)c->height, chroma = (bytes - luma) / 2;
+    planes->y = dst;
+    planes->u = dst + luma;
+    planes->v = dst + luma + chroma;
+    return GLCV_OK;
+}
+
 glcv_status glcv_media_cuda_convert(glcv_media_cuda *c, const glcv_media_cuda_layer *layers, int n)
 {
     if (n < 1)
@@ -205,6 +249,7 @@ glcv_status glcv_media_cuda_convert(glcv_media_cuda *c, const glcv_media_cuda_la
         if (pic->kind == GLCV_PICTURE_YUV420) {
             d->planes = pic->planes;
             d->coeffs = *glcv_media_yuv_coeffs(pic->matrix, pic->full_range);
+            st = stage_picture(c, in->layer, pic, &d->planes);
         } else {
             d->rgb_bytes = 3; /* the set's sources deliver RGB8 */
             d->rgb = pic->rgb;
