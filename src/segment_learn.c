@@ -137,15 +137,19 @@ static glcv_status calib_apply(glcv_segment *s, float *g_out)
     s->noise = noise;
     for (int q = 0; q < 65536; q++)
         value[q] = dequantise((uint16_t)q);
-    for (size_t i = 0; i < n; i++)
-        hist[median_of(s->calib_d2 + i * GLCV_SEGMENT_CALIB_SAMPLES, m)]++;
+    /* each pixel's quantised median, kept in `noise` (exact in a float) until k replaces it */
+    for (size_t i = 0; i < n; i++) {
+        uint16_t q = median_of(s->calib_d2 + i * GLCV_SEGMENT_CALIB_SAMPLES, m);
+        noise[i] = (float)q;
+        hist[q]++;
+    }
     uint64_t rank = (uint64_t)(CALIB_QUANTILE * (double)(n - 1)), seen = 0;
     int gq = 0;
     while (gq < 65535 && seen + hist[gq] <= rank)
         seen += hist[gq++];
     double g = fmax(value[gq], CALIB_MIN_NOISE), cap = CALIB_MEDIAN_CAP * g;
     for (size_t i = 0; i < n; i++) {
-        double med = value[median_of(s->calib_d2 + i * GLCV_SEGMENT_CALIB_SAMPLES, m)];
+        double med = value[(uint16_t)noise[i]];
         noise[i] = (float)fmax(fmin(med, cap) / (CALIB_MEDIAN_SCALE * g), 1.0);
     }
     free(hist);
