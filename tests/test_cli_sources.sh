@@ -206,27 +206,6 @@ expect_rc track_hist 2 "track --sources --hist"
 run track_o track "$TMP/v0.mkv" --roi 1,1,8,8 --csv "$TMP/x.csv" -o "$TMP/track_o"
 expect_rc track_o 2 "track -o without --sources"
 
-# free_port: a TCP port nobody listens on
-free_port() {
-    local p
-    for p in $(seq 18554 18654); do
-        (echo >"/dev/tcp/127.0.0.1/$p") 2>/dev/null || { echo "$p"; return; }
-    done
-}
-
-# start_rtsp FILE PORT: the server in the background ($RTSP_PID), once it listens
-start_rtsp() {
-    "$RTSP" "$1" "$2" >"$TMP/rtsp.out" 2>"$TMP/rtsp.err" &
-    RTSP_PID=$!
-    local k
-    for k in $(seq 100); do
-        grep -q ready "$TMP/rtsp.out" 2>/dev/null && return 0
-        sleep 0.05
-    done
-    fail "the RTSP server did not start: $(cat "$TMP/rtsp.err")"
-    return 1
-}
-
 if [ -z "$RTSP" ] || [ ! -x "$RTSP" ]; then
     echo "== RTSP: no rtsp_server (GStreamer's gst-rtsp-server was not found at build time): not tested"
 else

@@ -110,6 +110,29 @@ expect_absent() {
     fi
 }
 
+# free_port [FROM]: a TCP port of the loopback nobody listens on, from FROM (18554) up; tests that
+# run at the same time look from different FROMs
+free_port() {
+    local p from=${1:-18554}
+    for p in $(seq "$from" $((from + 100))); do
+        (echo >"/dev/tcp/127.0.0.1/$p") 2>/dev/null || { echo "$p"; return; }
+    done
+}
+
+# start_rtsp FILE PORT: tests/rtsp_server ($RTSP) serving FILE in the background ($RTSP_PID), once it
+# listens
+start_rtsp() {
+    "$RTSP" "$1" "$2" >"$TMP/rtsp.out" 2>"$TMP/rtsp.err" &
+    RTSP_PID=$!
+    local k
+    for k in $(seq 100); do
+        grep -q ready "$TMP/rtsp.out" 2>/dev/null && return 0
+        sleep 0.05
+    done
+    fail "the RTSP server did not start: $(cat "$TMP/rtsp.err")"
+    return 1
+}
+
 # testlib_finish TITLE: the summary line; the status of the script (0 when nothing failed)
 testlib_finish() {
     echo "$1: $CHECKS checks, $FAILURES failed"

@@ -107,6 +107,46 @@ static int add_roi(const char *path, int line, entry *x, const char *text)
     return CLI_OK;
 }
 
+/* The entry's kind: a camera, a live URL or a video file (a folder is an error, printed with `where`). */
+static int classify(entry *x, const char *where)
+{
+    struct stat st;
+    const char *s = x->text;
+    if (!strncmp(s, "/dev/video", 10)) {
+        x->kind = GLCV_MEDIA_CAMERA;
+        x->live = 1;
+    } else if (is_url(s)) {
+        x->kind = GLCV_MEDIA_VIDEO;
+        x->live = 1;
+    } else if (stat(s, &st) == 0 && S_ISDIR(st.st_mode)) {
+        cli_error("%s: '%s' is a folder: a source of a list is a video file, a URL or a camera", where, s);
+        return CLI_FAIL;
+    } else {
+        x->kind = GLCV_MEDIA_VIDEO;
+    }
+    return CLI_OK;
+}
+
+/* A service's sources (cli_sources_sink), as read_list makes a list's entries. Prints the error. */
+static int sink_entries(const cli_sources_sink *k, entry **out, int *count)
+{
+    entry *e = calloc((size_t)(k->count > 0 ? k->count : 1), sizeof *e);
+    int rc = e ? CLI_OK : cli_out_of_memory();
+    *out = e;
+    *count = 0;
+    for (int i = 0; rc == CLI_OK && i < k->count; i++) {
+        entry *x = &e[i];
+        x->line = i;
+        x->transport = (glcv_media_rtsp_transport)k->transports[i];
+        (*count)++;
+        if (!(x->text = strdup(k->sources[i])))
+            rc = cli_out_of_memory();
+        else
+            rc = classify(x, k->folders[i]);
+    }
+    return rc;
+}
+
 /* Reads the list: one entry per source line; roi= options when `rois` (the boxes go before the
  * others in line order). Prints the error. */
 static int read_list(const char *path, int rois, entry **out, int *count)
@@ -199,20 +239,9 @@ static int read_list(const char *path, int rois, entry **out, int *count)
             rc = cli_out_of_memory();
             break;
         }
-        struct stat st;
-        if (!strncmp(s, "/dev/video", 10)) {
-            x->kind = GLCV_MEDIA_CAMERA;
-            x->live = 1;
-        } else if (is_url(s)) {
-            x->kind = GLCV_MEDIA_VIDEO;
-            x->live = 1;
-        } else if (stat(s, &st) == 0 && S_ISDIR(st.st_mode)) {
-            cli_error("%s:%d: '%s' is a folder: a source of a list is a video file, a URL or a camera", path,
-                      line + 1, s);
-            rc = CLI_FAIL;
-        } else {
-            x->kind = GLCV_MEDIA_VIDEO;
-        }
+        char where[MAX_LINE + 32];
+        snprintf(where, sizeof where, "%s:%d", path, line + 1);
+        rc = classify(x, where);
     }
     if (rc == CLI_OK && ferror(f)) {
         cli_error("cannot read the source list '%s'", path);
@@ -285,13 +314,32 @@ static const char *list_path(const run *r)
     return r->o->list;
 }
 
+/* Whether the run is to stop: a set failed, Ctrl-C, or the service's stop. */
+static int stopping(run *r)
+{
+    return atomic_load(&r->stop) || cli_interrupted() || (r->o->sink && atomic_load(r->o->sink->stop));
+}
+
+/* Source i's masks' folder under the output folder: camKKK, or the service's name for it. */
+static void source_folder(const run *r, int i, char *out, size_t size)
+{
+    if (r->o->sink)
+        snprintf(out, size, "%s", r->o->sink->folders[r->e[i].line]);
+    else
+        snprintf(out, size, "cam%03d", r->e[i].line);
+}
+
 /* One line naming the source and why it failed (once per failure). */
 static void report_failure(run *r, int i, const char *why)
 {
     entry *x = &r->e[i];
-    pthread_mutex_lock(&r->print_lock);
-    cli_error("%s:%d: source '%s' (cam%03d): %s", list_path(r), x->line + 1, x->text, x->line, why);
-    pthread_mutex_unlock(&r->print_lock);
+    if (r->o->sink) {
+        r->o->sink->down(r->o->sink->user, x->line, why);
+    } else {
+        pthread_mutex_lock(&r->print_lock);
+        cli_error("%s:%d: source '%s' (cam%03d): %s", list_path(r), x->line + 1, x->text, x->line, why);
+        pthread_mutex_unlock(&r->print_lock);
+    }
     atomic_store(&x->failed, 1);
 }
 
@@ -334,8 +382,9 @@ static void *encode_main(void *arg)
 static int queue_mask(run *r, int source, int64_t index, glcv_image *mask)
 {
     encode_job *j = calloc(1, sizeof *j);
-    char name[64];
-    snprintf(name, sizeof name, "cam%03d/frame_%06" PRId64, r->e[source].line, index);
+    char folder[128], name[192];
+    source_folder(r, source, folder, sizeof folder);
+    snprintf(name, sizeof name, "%s/frame_%06" PRId64, folder, index);
     if (!j || !(j->path = cli_path_join(r->o->outdir, name, "_mask.png"))) {
         free(j);
         glcv_image_free(mask);
@@ -481,6 +530,9 @@ typedef struct set_state {
     int texture;
     int learn_frames;    /* a work's first pass: frames per learning member */
     int *learns;         /* per member: learns in the first pass */
+    int *ids, *fresh;    /* a service's run: per member its source, and whether its mask is new */
+    int *told_end;       /* a service's run: the file's end was reported */
+    long *dropped;       /* a service's run: per member its dropped frames */
     int opened;          /* the work is open (its close is due) */
     void *work;          /* the work's state */
     cli_set_member *members;
@@ -586,6 +638,21 @@ static int set_open(set_state *s)
     if (!s->frames || !s->masks || !s->out || !s->retry_at || !s->backoff || !s->last_status || !s->ended ||
         !s->index_base || !s->next_index || !s->reopened || !s->ever_up || !s->index)
         return cli_out_of_memory();
+    if (o->sink) {
+        s->ids = calloc(n, sizeof *s->ids);
+        s->fresh = calloc(n, sizeof *s->fresh);
+        s->dropped = calloc(n, sizeof *s->dropped);
+        s->told_end = calloc(n, sizeof *s->told_end);
+        if (!s->ids || !s->fresh || !s->dropped || !s->told_end)
+            return cli_out_of_memory();
+        for (int k = 0; k < j->count; k++) {
+            s->ids[k] = r->e[j->members[k]].line;
+            if (o->sink->first_index)
+                s->index_base[k] = s->next_index[k] = o->sink->first_index[s->ids[k]];
+        }
+    }
+    if (o->sink)
+        o->sink->open(o->sink->user, s->ids, j->count, j->width, j->height);
     if (o->work)
         return CLI_OK;
     if (glcv_image_alloc(j->width, j->height, GLCV_PIXEL_GRAY8, &s->scratch) != GLCV_OK)
@@ -633,6 +700,10 @@ static void set_close(set_state *s, int ok)
     free(s->index);
     free(s->learns);
     free(s->members);
+    free(s->ids);
+    free(s->fresh);
+    free(s->dropped);
+    free(s->told_end);
 }
 
 /* Texture sets while learning: the array read back, as RGBA8 frames. */
@@ -715,7 +786,7 @@ static int learn_pass(set_state *s)
         return cli_out_of_memory();
     for (int k = 0; k < j->count; k++)
         live += r->e[j->members[k]].live;
-    while (rc == CLI_OK && !atomic_load(&r->stop) && !cli_interrupted()) {
+    while (rc == CLI_OK && !stopping(r)) {
         glcv_status st = glcv_media_set_read(s->set, s->frames, s->out, NULL, live ? LIVE_WAIT_MS : -1);
         if (st != GLCV_OK) {
             rc = cli_lib_error("cannot read the camera set", st);
@@ -738,7 +809,7 @@ static int learn_pass(set_state *s)
             break;
     }
     free(learned);
-    if (rc == CLI_OK && !atomic_load(&r->stop) && !cli_interrupted())
+    if (rc == CLI_OK && !stopping(r))
         rc = w->learn_end(s->work);
     glcv_media_set_destroy(&s->set);
     if (rc == CLI_OK)
@@ -776,14 +847,17 @@ static void *set_main(void *arg)
         live += r->e[j->members[k]].live;
     int64_t sets = 0;
     int learning = o->learn > 0 && !o->background;
-    double last_count = 0;
-    while (!atomic_load(&r->stop) && !cli_interrupted()) {
+    double last_count = 0, read_ms = 0, process_ms = 0;
+    int want_masks = o->masks || o->sink;
+    while (!stopping(r)) {
+        double read_at = cli_now();
         glcv_status st = glcv_media_set_read(s.set, s.texture ? NULL : s.frames, s.out, NULL, live ? LIVE_WAIT_MS : -1);
         if (st != GLCV_OK) {
             set_fail(j, cli_lib_error("cannot read the camera set", st));
             break;
         }
         double now = cli_now();
+        read_ms = (now - read_at) * 1e3;
         watch_members(&s, now);
         int fresh = 0, files_up = 0, live_up = 0;
         for (int k = 0; k < j->count; k++) {
@@ -833,21 +907,36 @@ static void *set_main(void *arg)
             } else {
                 st = s.texture ? cli_subtractor_frames_texture(s.sub, glcv_media_set_texture(s.set), 0)
                                : cli_subtractor_frames(s.sub, s.frames, 0);
-                for (int k = 0; st == GLCV_OK && o->masks && k < j->count; k++) {
+                for (int k = 0; st == GLCV_OK && want_masks && k < j->count; k++) {
                     s.masks[k] = s.scratch;
                     if (s.out[k].has_frame &&
                         (st = glcv_image_alloc(j->width, j->height, GLCV_PIXEL_GRAY8, &s.masks[k])) != GLCV_OK)
                         s.masks[k] = s.scratch;
                 }
-                if (st == GLCV_OK && o->masks)
+                if (st == GLCV_OK && want_masks)
                     st = cli_subtractor_read_masks(s.sub, s.masks);
                 if (st != GLCV_OK) {
+                    for (int k = 0; k < j->count; k++)
+                        if (s.masks[k].data && s.masks[k].data != s.scratch.data)
+                            glcv_image_free(&s.masks[k]);
                     set_fail(j, cli_lib_error("cannot segment the camera set", st));
                     break;
                 }
-                for (int k = 0; o->masks && k < j->count; k++) {
+                process_ms = (cli_now() - now) * 1e3;
+                if (o->sink) {
+                    for (int k = 0; k < j->count; k++) {
+                        s.fresh[k] = s.masks[k].data != s.scratch.data;
+                        s.index[k] = s.index_base[k] + s.out[k].info.index;
+                    }
+                    o->sink->masks(o->sink->user, s.ids, j->count, s.masks, s.fresh, s.index);
+                }
+                for (int k = 0; want_masks && k < j->count; k++) {
                     if (s.masks[k].data == s.scratch.data)
                         continue;
+                    if (!o->masks) {
+                        glcv_image_free(&s.masks[k]);
+                        continue;
+                    }
                     if (queue_mask(r, j->members[k], s.index_base[k] + s.out[k].info.index, &s.masks[k]) != CLI_OK) {
                         set_fail(j, CLI_FAIL);
                         break;
@@ -858,14 +947,24 @@ static void *set_main(void *arg)
             }
             sets++;
         }
+        /* a file's end, after its last mask (live sources' ends are failures: watch_members) */
+        for (int k = 0; o->sink && k < j->count; k++) {
+            if (s.ended[k] && !s.told_end[k] && !r->e[j->members[k]].live)
+                o->sink->down(o->sink->user, s.ids[k], "the file ended");
+            s.told_end[k] = s.ended[k];
+        }
         if (now - last_count >= 1.0) { /* the dropped frames, for the progress line */
             long dropped = 0;
             for (int k = 0; k < j->count; k++) {
                 glcv_media_stats stats;
-                if (glcv_media_set_get_stats(s.set, k, &stats, NULL) == GLCV_OK)
-                    dropped += (long)stats.dropped;
+                long d = glcv_media_set_get_stats(s.set, k, &stats, NULL) == GLCV_OK ? (long)stats.dropped : 0;
+                dropped += d;
+                if (o->sink)
+                    s.dropped[k] = d;
             }
             atomic_store(&j->dropped, dropped); /* of the streams open now */
+            if (o->sink)
+                o->sink->stats(o->sink->user, s.ids, j->count, s.dropped, read_ms, process_ms);
             last_count = now;
         }
         if (o->src->max_frames > 0 && sets >= o->src->max_frames)
@@ -878,7 +977,7 @@ static void *set_main(void *arg)
             nanosleep(&pause, NULL);
         }
     }
-    if (learning && j->rc == CLI_OK && !atomic_load(&r->stop) && !cli_interrupted()) {
+    if (learning && j->rc == CLI_OK && !stopping(r)) {
         pthread_mutex_lock(&r->print_lock);
         cli_error("--learn %d: the sources of cam%03d.. ended after %" PRId64 " frame set%s, with none left to segment",
                   o->learn, r->e[j->members[0]].line, sets, sets == 1 ? "" : "s");
@@ -1037,7 +1136,7 @@ int cli_sources_run(const cli_sources_options *o, const cli_args *args)
     pthread_cond_init(&r.has_room, NULL);
     if (o->nvdec_sessions >= 0)
         glcv_media_nvdec_auto_limit(o->nvdec_sessions);
-    int rc = read_list(o->list, o->work != NULL, &r.e, &r.n);
+    int rc = o->sink ? sink_entries(o->sink, &r.e, &r.n) : read_list(o->list, o->work != NULL, &r.e, &r.n);
     if (rc == CLI_OK && o->work)
         rc = check_boxes(&r);
     if (rc == CLI_OK && !o->src->size.width)
@@ -1048,8 +1147,8 @@ int cli_sources_run(const cli_sources_options *o, const cli_args *args)
     for (int i = 0; rc == CLI_OK && o->masks && i < r.n; i++) {
         if (r.e[i].width == 0) /* in no set: it never writes */
             continue;
-        char name[32];
-        snprintf(name, sizeof name, "cam%03d", r.e[i].line);
+        char name[128];
+        source_folder(&r, i, name, sizeof name);
         char *dir = cli_path_join(o->outdir, name, "");
         rc = dir ? cli_make_dir(dir) : cli_out_of_memory();
         free(dir);
@@ -1060,7 +1159,8 @@ int cli_sources_run(const cli_sources_options *o, const cli_args *args)
     r.start = start;
     long last_frames = 0;
     if (rc == CLI_OK && r.set_count > 0) {
-        cli_interrupt_catch();
+        if (!o->sink)
+            cli_interrupt_catch();
         for (int k = 0; k < r.set_count; k++)
             r.sets[k].started = pthread_create(&r.sets[k].thread, NULL, set_main, &r.sets[k]) == 0;
         for (int k = 0; k < r.set_count; k++) {
@@ -1090,7 +1190,8 @@ int cli_sources_run(const cli_sources_options *o, const cli_args *args)
             if (r.sets[k].rc != CLI_OK && rc == CLI_OK)
                 rc = r.sets[k].rc;
         }
-        cli_interrupt_release();
+        if (!o->sink)
+            cli_interrupt_release();
     }
     if (r.workers)
         stop_encoders(&r);
@@ -1112,7 +1213,7 @@ int cli_sources_run(const cli_sources_options *o, const cli_args *args)
     int failed = 0;
     for (int i = 0; i < r.n; i++)
         failed += atomic_load(&r.e[i].failed);
-    if (r.set_count > 0 || failed > 0) {
+    if ((r.set_count > 0 || failed > 0) && !o->sink) {
         long frames = atomic_load(&r.frames), learned = 0;
         for (int k = 0; k < r.set_count; k++)
             learned += r.sets[k].learned;

@@ -22,6 +22,8 @@
 #include "source.h"
 #include "subtractor.h"
 
+#include <stdatomic.h>
+
 /* The decoders of --decoder: "auto", "cpu", "nvdec". */
 extern const char *const cli_decoder_names[];
 
@@ -61,6 +63,34 @@ typedef struct cli_sources_work {
     void (*close)(void *state, int ok);
 } cli_sources_work;
 
+/* A service's run (glcv serve): the sources come from memory instead of a list file, what happens
+ * goes to callbacks instead of the terminal (no progress, no summary, no Ctrl-C handling), and the
+ * run ends when *stop is set (or every source has ended). Source k is "line" k. The callbacks run
+ * on the sets' threads, several at once (one per set); a source belongs to one set.
+ *   open    once per set, when its sources are open: its members and their frame size
+ *   masks   per read of a set: masks[k] (GRAY8, 0 or 255) of members[k] where fresh[k], its frame's
+ *           index in the source index[k]
+ *   down    source `source` failed (why: one line): it could not be opened, broke, or ended; a live
+ *           source is opened again with back-off, and its next mask says it is up again
+ *   stats   about once a second per set: each member's dropped frames (of the stream open now) and
+ *           the set's last read and processing times */
+typedef struct cli_sources_sink {
+    void *user;
+    const char *const *sources;    /* the sources as a list line gives them */
+    const int *transports;         /* per source: glcv_media_rtsp_transport */
+    const char *const *folders;    /* per source: its masks' folder under outdir (instead of camKKK) */
+    const int64_t *first_index;    /* per source: the index of its first frame (NULL: 0): a camera that
+                                      another instance ran before numbers on */
+    int count;
+    const atomic_int *stop;
+    void (*open)(void *user, const int *sources, int count, int width, int height);
+    void (*masks)(void *user, const int *sources, int count, const glcv_image *masks, const int *fresh,
+                  const int64_t *index);
+    void (*down)(void *user, int source, const char *why);
+    void (*stats)(void *user, const int *sources, int count, const long *dropped, double read_ms,
+                  double process_ms);
+} cli_sources_sink;
+
 typedef struct cli_sources_options {
     const char *list;       /* --sources FILE */
     const char *outdir;     /* -o */
@@ -76,6 +106,7 @@ typedef struct cli_sources_options {
     int nvdec_sessions;     /* --nvdec-sessions N: auto's NVDEC sessions per GPU (0: no limit), -1: default */
     int threads;            /* PNG worker threads, 0: one fewer than the processors */
     int quiet, verbose;
+    const cli_sources_sink *sink; /* a service's run (NULL: the list file's) */
 } cli_sources_options;
 
 /* Runs 'glcv segment --sources' (or the work's list run); returns CLI_OK, CLI_FAIL (a source failed:
