@@ -169,6 +169,18 @@ if(GLCV_BUILD_TOOLS)
   pkg_check_modules(GLCV_CRYPTO REQUIRED IMPORTED_TARGET GLOBAL libcrypto)
 endif()
 
+# 'glcv serve' (tools/service/): its configuration (libyaml), events to MQTT (libmosquitto) and
+# NATS JetStream (libnats) as JSON (cJSON), its HTTP endpoint (libwebsockets). The tool's, not the
+# library's; without them the tool is built without 'serve'.
+set(GLCV_HAVE_SERVICE OFF)
+if(GLCV_BUILD_TOOLS AND NOT GLCV_WITH_SERVICE STREQUAL "OFF")
+  pkg_check_modules(GLCV_SERVICE_DEPS IMPORTED_TARGET GLOBAL yaml-0.1 libmosquitto libnats libcjson libwebsockets)
+  if(GLCV_SERVICE_DEPS_FOUND)
+    set(GLCV_HAVE_SERVICE ON)
+  endif()
+endif()
+glcv_report(SERVICE ${GLCV_HAVE_SERVICE} "libyaml, libmosquitto, libnats, cJSON and libwebsockets (glcv serve)")
+
 # OpenMP: the CPU engines' loops over rows and images (optional, always looked for).
 find_package(OpenMP COMPONENTS C GLOBAL)
 set(GLCV_HAVE_OPENMP ${OpenMP_C_FOUND})

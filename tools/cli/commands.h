@@ -14,6 +14,7 @@ int cmd_track(int argc, char **argv);
 int cmd_match(int argc, char **argv);
 int cmd_correlate(int argc, char **argv);
 int cmd_stream(int argc, char **argv);
+int cmd_serve(int argc, char **argv); /* built with the service's libraries only */
 
 extern const char cmd_segment_help[];
 extern const char cmd_synth_help[];
@@ -25,5 +26,6 @@ extern const char cmd_track_help[];
 extern const char cmd_match_help[];
 extern const char cmd_correlate_help[];
 extern const char cmd_stream_help[];
+extern const char cmd_serve_help[];
 
 #endif

@@ -29,6 +29,9 @@ static const cli_command commands[] = {
     {"correlate", "Pearson correlation of a reference image with many images", cmd_correlate_help, cmd_correlate},
     {"stream", "stream video over TCP as frame deltas to many viewers (serve), or view a stream", cmd_stream_help,
      cmd_stream},
+#if GLCV_HAVE_SERVICE
+    {"serve", "run a camera service from a YAML file: events to MQTT/NATS, /metrics", cmd_serve_help, cmd_serve},
+#endif
 };
 
 enum { COMMAND_COUNT = sizeof commands / sizeof commands[0] };

@@ -1,0 +1,444 @@
+#!/usr/bin/env bash
+# glcv serve on the loopback, one section a run (ctest runs them at once):
+#   check    --check on good and broken files: errors name the file and line, exit 2
+#   stdout   three files, no broker: the events on stdout against the run's masks (serve_check),
+#            a camera's masks against a 'glcv segment --sources' run, /metrics and /healthz, SIGTERM
+#   brokers  eight files, MQTT (mosquitto) and NATS JetStream (nats-server) started here: every event
+#            in both, against the masks; JetStream holds each once
+#   restart  two RTSP cameras (gst-rtsp-server), both brokers restarted while the service runs:
+#            nothing lost, JetStream still holds each event once
+#   reload   SIGHUP with one camera kept (its zones changed), one removed, one added
+#   takeover three instances share twelve RTSP cameras through leases in NATS JetStream; one is
+#            killed (SIGKILL): its cameras resume on the others within 10 s, their frames numbered on
+#
+# usage: test_serve.sh SECTION PATH/TO/glcv PATH/TO/serve_check PATH/TO/test_video_fixture [PATH/TO/rtsp_server]
+set -u
+. "$(dirname "${BASH_SOURCE[0]}")/testlib.sh"
+
+SECTION=${1:-}
+GLCV=${2:-}
+CHECK=${3:-}
+FIXTURE=${4:-}
+RTSP=${5:-}
+if [ -z "$GLCV" ] || [ ! -x "$GLCV" ] || [ ! -x "$CHECK" ] || [ ! -x "$FIXTURE" ]; then
+    echo "test_serve: glcv, serve_check or test_video_fixture missing: skipped"
+    exit 77
+fi
+testlib_init "test_serve_$SECTION"
+RUN=("$GLCV" serve)
+PIDS=()
+trap 'for p in "${PIDS[@]}"; do kill -9 "$p" 2>/dev/null; done; rm -rf "$TMP"' EXIT
+
+# videos NAME COUNT: COUNT synthetic scenes of 60 frames, 160x120 H.264, $TMP/NAME0.mkv ...
+videos() {
+    local i
+    for i in $(seq 0 $(($2 - 1))); do
+        "$FIXTURE" "$TMP/$1$i.mkv" "$TMP/png_$1$i" 60 160x120 h264 $((i + 1)) >"$TMP/fixture.out" 2>&1
+        local rc=$?
+        [ "$rc" = 77 ] && { echo "test_serve: no H.264 encoder: skipped"; exit 77; }
+        [ "$rc" = 0 ] || { cat "$TMP/fixture.out"; fail "test_video_fixture $1$i: exit $rc"; }
+    done
+}
+
+# serve_start NAME CONFIG: the service in the background ($SERVE_PID), stdout in NAME.out, stderr in
+# NAME.err; waits for its HTTP port ($HTTP_PORT)
+serve_start() {
+    "$GLCV" serve "$2" >"$TMP/$1.out" 2>"$TMP/$1.err" &
+    SERVE_PID=$!
+    PIDS+=("$SERVE_PID")
+    HTTP_PORT=
+    local k
+    for k in $(seq 200); do
+        HTTP_PORT=$(sed -n 's/^glcv: http on 127.0.0.1:\([0-9]*\) .*/\1/p' "$TMP/$1.err")
+        [ -n "$HTTP_PORT" ] && return 0
+        kill -0 "$SERVE_PID" 2>/dev/null || break
+        sleep 0.05
+    done
+    fail "$1: the service did not start"
+    show "$1"
+    return 1
+}
+
+# serve_stop NAME: SIGTERM, and its exit status in NAME.rc
+serve_stop() {
+    kill -TERM "$SERVE_PID" 2>/dev/null
+    wait "$SERVE_PID"
+    echo $? >"$TMP/$1.rc"
+}
+
+# wait_for FILE PATTERN COUNT SECONDS: until FILE has COUNT lines matching PATTERN (1: timed out)
+wait_for() {
+    local k
+    for k in $(seq $(($4 * 10))); do
+        [ "$(grep -c -- "$2" "$1" 2>/dev/null)" -ge "$3" ] && return 0
+        sleep 0.1
+    done
+    return 1
+}
+
+# http NAME PATH: GET PATH from the service, the whole answer in NAME.http
+http() {
+    exec 3<>"/dev/tcp/127.0.0.1/$HTTP_PORT" || { fail "cannot connect to the HTTP port $HTTP_PORT"; return; }
+    printf 'GET %s HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n' "$2" >&3
+    timeout 5 cat <&3 >"$TMP/$1.http"
+    exec 3<&-
+}
+
+# A camera block: camera ID SOURCE [METHOD]
+camera() {
+    printf '  - id: %s\n    source: %s\n    method: %s\n' "$1" "$2" "${3:-eth}"
+}
+
+# ---- check --------------------------------------------------------------------------------------------
+section_check() {
+    videos v 1
+    cat >"$TMP/good.yaml" <<EOF
+http: {listen: "127.0.0.1:0"}
+defaults: {learn: 5}
+cameras:
+$(camera a "$TMP/v0.mkv")
+$(camera b "$TMP/v0.mkv" vsam)
+$(camera c "$TMP/v0.mkv")
+EOF
+    run good --check "$TMP/good.yaml"
+    expect_rc good 0 "--check on a good file"
+    expect_in good out "3 cameras in 2 groups; events to stdout" "--check's summary"
+    printf 'cameras:\n  - id: a\n    source: x.mkv\n    mehtod: eth\n' >"$TMP/bad_key.yaml"
+    run bad_key --check "$TMP/bad_key.yaml"
+    expect_rc bad_key 2 "an unknown key"
+    expect_in bad_key err "bad_key.yaml:4:" "the unknown key's line"
+    printf 'defaults: {learn: 5}\ncameras:\n  - id: a\n    source: x.mkv\n    options: [--vote, "12"]\n' >"$TMP/bad_opt.yaml"
+    run bad_opt --check "$TMP/bad_opt.yaml"
+    expect_rc bad_opt 2 "a camera option out of range"
+    expect_in bad_opt err "--vote" "the option named"
+    expect_in bad_opt err "bad_opt.yaml:5: in the options of camera 'a'" "the options' line"
+    printf 'cameras:\n  - id: a\n    source: x.mkv\n    method: eth\n    learn: 0\n' >"$TMP/no_bg.yaml"
+    run no_bg --check "$TMP/no_bg.yaml"
+    expect_rc no_bg 2 "eth without learning"
+    expect_in no_bg err "learn must be at least 1" "why"
+    run none
+    expect_rc none 2 "no file"
+    run missing --check "$TMP/absent.yaml"
+    expect_rc missing 2 "a file that is not there"
+    expect_in missing err "absent.yaml" "the missing file named"
+}
+
+# ---- stdout -------------------------------------------------------------------------------------------
+section_stdout() {
+    videos v 3
+    cat >"$TMP/s.yaml" <<EOF
+http: {listen: "127.0.0.1:0"}
+fraction_every: 0
+masks: $TMP/masks
+defaults:
+  learn: 5
+  motion: {start: 0.01, end: 0.004, start_frames: 2, end_frames: 3}
+cameras:
+$(camera a "$TMP/v0.mkv")
+    zones:
+      - name: left
+        polygon: [[0, 0], [80, 0], [80, 120], [0, 120]]
+      - name: tri
+        polygon: [[10.5, 5], [150, 60.25], [20, 115]]
+        motion: {start: 0.02, end: 0.01, start_frames: 1, end_frames: 1}
+$(camera b "$TMP/v1.mkv")
+$(camera c "$TMP/v2.mkv" vsam)
+EOF
+    serve_start s "$TMP/s.yaml" || return
+    wait_for "$TMP/s.out" '"the file ended"' 3 120 || fail "the three files did not all end in 120 s"
+    http metrics /metrics
+    http health /healthz
+    serve_stop s
+    expect_rc s 0 "SIGTERM"
+    expect_in s err "serving 3 cameras in 2 groups" "the start"
+    CHECKS=$((CHECKS + 1))
+    grep -q '^HTTP/1.1 200' "$TMP/metrics.http" && grep -q 'glcv_camera_frames_total{camera="a"} [1-9]' "$TMP/metrics.http" ||
+        { fail "/metrics"; sed 's/^/  | /' "$TMP/metrics.http" | head -30; }
+    CHECKS=$((CHECKS + 1))
+    grep -q '^HTTP/1.1 \(200\|503\)' "$TMP/health.http" || { fail "/healthz"; cat "$TMP/health.http"; }
+    CHECKS=$((CHECKS + 1))
+    "$CHECK" "$TMP/s.yaml" --file "$TMP/s.out" --exact --ended >"$TMP/check.out" 2>&1 ||
+        { fail "the events differ from the masks"; sed 's/^/  | /' "$TMP/check.out"; }
+    grep 'motion changes' "$TMP/check.out"
+    # the masks of a camera are those of 'glcv segment --sources' on its file
+    printf '%s\n' "$TMP/v1.mkv" >"$TMP/list.txt"
+    RUN=("$GLCV")
+    run seg segment --sources "$TMP/list.txt" --learn 5 -q -o "$TMP/seg"
+    RUN=("$GLCV" serve)
+    expect_rc seg 0 "glcv segment --sources"
+    CHECKS=$((CHECKS + 1))
+    diff -r "$TMP/seg/cam000" "$TMP/masks/b" >/dev/null || fail "camera b's masks differ from glcv segment's"
+    CHECKS=$((CHECKS + 1))
+    [ "$(ls "$TMP/masks/b" | wc -l)" -ge 50 ] || fail "camera b: $(ls "$TMP/masks/b" | wc -l) masks"
+}
+
+# ---- brokers ------------------------------------------------------------------------------------------
+MOSQUITTO=/usr/sbin/mosquitto
+NATS=/usr/sbin/nats-server
+
+# brokers_start: mosquitto on $MQTT_PORT and nats-server with JetStream on $NATS_PORT (data in $TMP)
+brokers_start() {
+    mkdir -p "$TMP/mosq" "$TMP/js"
+    printf 'listener %s 127.0.0.1\nallow_anonymous true\npersistence true\npersistence_location %s/\n' \
+        "$MQTT_PORT" "$TMP/mosq" >"$TMP/mosquitto.conf"
+    "$MOSQUITTO" -c "$TMP/mosquitto.conf" >"$TMP/mosquitto.log" 2>&1 &
+    MOSQ_PID=$!
+    PIDS+=("$MOSQ_PID")
+    "$NATS" -js -a 127.0.0.1 -p "$NATS_PORT" -sd "$TMP/js" >"$TMP/nats.log" 2>&1 &
+    NATS_PID=$!
+    PIDS+=("$NATS_PID")
+    local k
+    for k in $(seq 100); do
+        (echo >"/dev/tcp/127.0.0.1/$MQTT_PORT") 2>/dev/null && (echo >"/dev/tcp/127.0.0.1/$NATS_PORT") 2>/dev/null &&
+            return 0
+        sleep 0.05
+    done
+    fail "the brokers did not start"
+    cat "$TMP/mosquitto.log" "$TMP/nats.log"
+    return 1
+}
+
+brokers_stop() {
+    kill -TERM "$MOSQ_PID" "$NATS_PID" 2>/dev/null
+    wait "$MOSQ_PID" "$NATS_PID" 2>/dev/null
+}
+
+subscriber_stop() {
+    kill -TERM "$SUB_PID" 2>/dev/null
+    wait "$SUB_PID" 2>/dev/null
+}
+
+# subscribe: mosquitto_sub on glcv/# (QoS 1, a session kept across the broker's restarts) into
+# mqtt.raw (a probe message first, to know it listens; mqtt_events leaves it out)
+subscribe() {
+    mosquitto_sub -h 127.0.0.1 -p "$MQTT_PORT" -t 'glcv/#' -q 1 -c -i test-serve-sub >>"$TMP/mqtt.raw" \
+        2>>"$TMP/sub.err" &
+    SUB_PID=$!
+    PIDS+=("$SUB_PID")
+    local k
+    for k in $(seq 50); do
+        mosquitto_pub -h 127.0.0.1 -p "$MQTT_PORT" -t glcv/probe -q 1 -m probe 2>/dev/null
+        grep -q '^probe$' "$TMP/mqtt.raw" 2>/dev/null && return 0
+        sleep 0.1
+    done
+    fail "mosquitto_sub does not receive: $(cat "$TMP/sub.err")"
+}
+
+mqtt_events() {
+    grep -v '^probe$' "$TMP/mqtt.raw" >"$TMP/mqtt.jsonl"
+}
+
+need_brokers() {
+    if [ ! -x "$MOSQUITTO" ] || [ ! -x "$NATS" ] || ! command -v mosquitto_sub >/dev/null; then
+        echo "test_serve: mosquitto, mosquitto_sub or nats-server missing: skipped"
+        exit 77
+    fi
+}
+
+# broker_config FILE CAMERAS...: both brokers, masks and every frame's fraction
+broker_config() {
+    local f=$1
+    shift
+    {
+        printf 'http: {listen: "127.0.0.1:0"}\nfraction_every: 0\nmasks: %s/masks\n' "$TMP"
+        printf 'mqtt: {url: "mqtt://127.0.0.1:%s"}\nnats: {url: "nats://127.0.0.1:%s"}\nspool: %s/spool.jsonl\n' \
+            "$MQTT_PORT" "$NATS_PORT" "$TMP"
+        printf 'defaults:\n  learn: 5\n  motion: {start: 0.01, end: 0.004, start_frames: 2, end_frames: 3}\ncameras:\n'
+        printf '%s\n' "$@"
+    } >"$f"
+}
+
+check_both() {
+    mqtt_events
+    CHECKS=$((CHECKS + 1))
+    "$CHECK" "$1" --file "$TMP/mqtt.jsonl" $2 >"$TMP/check_mqtt.out" 2>&1 ||
+        { fail "MQTT: the events differ from the masks"; sed 's/^/  | /' "$TMP/check_mqtt.out"; }
+    CHECKS=$((CHECKS + 1))
+    "$CHECK" "$1" --nats "nats://127.0.0.1:$NATS_PORT" GLCV_EVENTS --exact $2 >"$TMP/check_nats.out" 2>&1 ||
+        { fail "NATS: the events differ from the masks"; sed 's/^/  | /' "$TMP/check_nats.out"; }
+    grep -h 'events,\|messages in' "$TMP/check_mqtt.out" "$TMP/check_nats.out"
+}
+
+section_brokers() {
+    need_brokers
+    MQTT_PORT=$(free_port 19100)
+    NATS_PORT=$(free_port $((MQTT_PORT + 1)))
+    brokers_start || return
+    subscribe
+    videos v 8
+    local cams=() i
+    for i in $(seq 0 7); do cams+=("$(camera "cam$i" "$TMP/v$i.mkv" "$([ $((i % 2)) = 0 ] && echo eth || echo vsam)")"); done
+    broker_config "$TMP/b.yaml" "${cams[@]}"
+    serve_start b "$TMP/b.yaml" || return
+    wait_for "$TMP/mqtt.raw" '"the file ended"' 8 180 || fail "the eight files did not all end in 180 s"
+    http metrics /metrics
+    serve_stop b
+    expect_rc b 0 "SIGTERM"
+    expect_in b err "none left" "every event acknowledged at the stop"
+    CHECKS=$((CHECKS + 1))
+    grep -q 'glcv_broker_connected{broker="nats"} 1' "$TMP/metrics.http" ||
+        { fail "/metrics: NATS not connected"; grep broker "$TMP/metrics.http"; }
+    sleep 0.5
+    check_both "$TMP/b.yaml" --ended
+    expect_absent "$TMP/spool.jsonl" "no spool when everything was delivered"
+    subscriber_stop
+    brokers_stop
+}
+
+# ---- restart: brokers restarted under live cameras ------------------------------------------------------
+section_restart() {
+    need_brokers
+    [ -n "$RTSP" ] && [ -x "$RTSP" ] || { echo "test_serve: no rtsp_server: skipped"; exit 77; }
+    MQTT_PORT=$(free_port 19300)
+    NATS_PORT=$(free_port $((MQTT_PORT + 1)))
+    local rtsp_port
+    rtsp_port=$(free_port $((NATS_PORT + 1)))
+    "$FIXTURE" "$TMP/cam.mkv" "$TMP/pngcam" 400 160x120 h264 3 >/dev/null 2>&1 || fail "the camera's video"
+    start_rtsp "$TMP/cam.mkv" "$rtsp_port" || return
+    PIDS+=("$RTSP_PID")
+    brokers_start || return
+    subscribe
+    broker_config "$TMP/r.yaml" "$(camera live0 "rtsp://127.0.0.1:$rtsp_port/cam" vsam)" \
+        "$(camera live1 "rtsp://127.0.0.1:$rtsp_port/cam" diff2)"
+    serve_start r "$TMP/r.yaml" || return
+    wait_for "$TMP/mqtt.raw" '"type":"fraction"' 40 60 || fail "no frames from the cameras in 60 s"
+    brokers_stop
+    sleep 1.5 # events queue while the brokers are away
+    brokers_start || return
+    wait_for "$TMP/mqtt.raw" '"type":"fraction"' 200 60 || fail "few frames after the brokers' restart"
+    http metrics /metrics
+    serve_stop r
+    CHECKS=$((CHECKS + 1))
+    grep -q 'glcv_broker_reconnects_total{broker="mqtt"} [1-9]' "$TMP/metrics.http" &&
+        grep -q 'glcv_broker_reconnects_total{broker="nats"} [1-9]' "$TMP/metrics.http" ||
+        { fail "/metrics: no reconnection counted"; grep broker "$TMP/metrics.http"; }
+    expect_rc r 0 "SIGTERM"
+    expect_in r err "none left" "every event acknowledged at the stop"
+    sleep 0.5
+    check_both "$TMP/r.yaml" ""
+    kill "$RTSP_PID" 2>/dev/null
+    subscriber_stop
+    brokers_stop
+}
+
+# ---- reload ---------------------------------------------------------------------------------------------
+section_reload() {
+    [ -n "$RTSP" ] && [ -x "$RTSP" ] || { echo "test_serve: no rtsp_server: skipped"; exit 77; }
+    local rtsp_port
+    rtsp_port=$(free_port 19500)
+    "$FIXTURE" "$TMP/cam.mkv" "$TMP/pngcam" 400 160x120 h264 3 >/dev/null 2>&1 || fail "the camera's video"
+    start_rtsp "$TMP/cam.mkv" "$rtsp_port" || return
+    PIDS+=("$RTSP_PID")
+    local url="rtsp://127.0.0.1:$rtsp_port/cam"
+    printf 'http: {listen: "127.0.0.1:0"}\nfraction_every: 0\ncameras:\n%s\n%s\n' \
+        "$(camera keep "$url" diff2)" "$(camera gone "$url" diff3)" >"$TMP/live.yaml"
+    serve_start l "$TMP/live.yaml" || return
+    wait_for "$TMP/l.out" '"camera":"gone","frame"' 20 60 || fail "no frames from the cameras in 60 s"
+    printf 'http: {listen: "127.0.0.1:0"}\nfraction_every: 0\ncameras:\n%s\n    zones:\n      - name: all\n        polygon: [[0, 0], [160, 0], [160, 120], [0, 120]]\n%s\n' \
+        "$(camera keep "$url" diff2)" "$(camera new "$url" diff2)" >"$TMP/live.yaml"
+    local before
+    before=$(grep -c . "$TMP/l.out")
+    kill -HUP "$SERVE_PID"
+    wait_for "$TMP/l.out" '"camera":"new","frame"' 20 60 || fail "the new camera sent no frames in 60 s"
+    wait_for "$TMP/l.out" '"camera":"keep".*"zones":{"all"' 5 30 || fail "the kept camera's new zone is not in its events"
+    serve_stop l
+    expect_rc l 0 "SIGTERM"
+    expect_in l err "reload: 1 camera kept, 1 started, 1 stopped" "the reload's summary"
+    CHECKS=$((CHECKS + 1))
+    grep -q '"camera":"gone".*"state":"down","reason":"removed from the configuration"' "$TMP/l.out" ||
+        fail "the removed camera's status down"
+    CHECKS=$((CHECKS + 1))
+    [ "$(grep -c '"camera":"keep".*"type":"status"\|"type":"status".*"camera":"keep"' "$TMP/l.out")" = 1 ] ||
+        { fail "the kept camera went down or up again"; grep '"status"' "$TMP/l.out"; }
+    # the kept camera's frames go on across the reload: counted on (a live camera drops frames when
+    # its set falls behind, so the indices grow, not always by one), and many after it
+    CHECKS=$((CHECKS + 1))
+    grep '"type":"fraction","camera":"keep"' "$TMP/l.out" | sed 's/.*"frame":\([0-9]*\).*/\1/' >"$TMP/keep_frames"
+    awk 'NR > 1 && $1 <= prev { bad = 1; print "not increasing: " prev " -> " $1 } { prev = $1 } END { exit bad }' \
+        "$TMP/keep_frames" || fail "the kept camera's frame indices do not increase"
+    CHECKS=$((CHECKS + 1))
+    [ "$(tail -n +"$before" "$TMP/l.out" | grep -c '"type":"fraction","camera":"keep"')" -ge 10 ] ||
+        fail "the kept camera sent few frames after the reload"
+    CHECKS=$((CHECKS + 1))
+    awk '/"camera":"gone"/ && gone { n++ } /"camera":"gone".*removed from the configuration/ { gone = 1 } END { exit n > 0 }' \
+        "$TMP/l.out" || fail "the removed camera sent events after its removal"
+    kill "$RTSP_PID" 2>/dev/null
+}
+
+# ---- takeover ---------------------------------------------------------------------------------------------
+section_takeover() {
+    [ -x "$NATS" ] || { echo "test_serve: nats-server missing: skipped"; exit 77; }
+    [ -n "$RTSP" ] && [ -x "$RTSP" ] || { echo "test_serve: no rtsp_server: skipped"; exit 77; }
+    MQTT_PORT=$(free_port 19700)
+    NATS_PORT=$(free_port $((MQTT_PORT + 1)))
+    local rtsp_port
+    rtsp_port=$(free_port $((NATS_PORT + 1)))
+    "$FIXTURE" "$TMP/cam.mkv" "$TMP/pngcam" 750 64x48 h264 3 >/dev/null 2>&1 || fail "the camera's video"
+    start_rtsp "$TMP/cam.mkv" "$rtsp_port" || return
+    PIDS+=("$RTSP_PID")
+    mkdir -p "$TMP/js"
+    "$NATS" -js -a 127.0.0.1 -p "$NATS_PORT" -sd "$TMP/js" >"$TMP/nats.log" 2>&1 &
+    NATS_PID=$!
+    PIDS+=("$NATS_PID")
+    local k i name
+    for k in $(seq 100); do (echo >"/dev/tcp/127.0.0.1/$NATS_PORT") 2>/dev/null && break; sleep 0.05; done
+    local cams=()
+    for i in $(seq 0 11); do cams+=("$(camera "c$i" "rtsp://127.0.0.1:$rtsp_port/cam" diff2)"); done
+    declare -A PID_OF PORT_OF
+    for name in a b c; do
+        {
+            printf 'http: {listen: "127.0.0.1:0"}\nfraction_every: 0.5\n'
+            printf 'nats: {url: "nats://127.0.0.1:%s"}\n' "$NATS_PORT"
+            printf 'cluster: {instance: %s, lease: 3}\ncameras:\n' "$name"
+            printf '%s\n' "${cams[@]}"
+        } >"$TMP/$name.yaml"
+        serve_start "$name" "$TMP/$name.yaml" || return
+        PID_OF[$name]=$SERVE_PID
+        PORT_OF[$name]=$HTTP_PORT
+    done
+    # every camera claimed, and making frames, on one of the three (their /metrics)
+    for k in $(seq 120); do
+        for name in a b c; do
+            HTTP_PORT=${PORT_OF[$name]}
+            http "m_$name" /metrics
+        done
+        [ "$(cat "$TMP"/m_?.http | grep -c '^glcv_camera_frames_total{camera="c[0-9]*"} [1-9]')" -ge 12 ] && break
+        sleep 0.5
+    done
+    sleep 1
+    local victim=a most=-1 n
+    for name in a b c; do
+        n=$(sed -n 's/^glcv: cluster: \([0-9]*\) cameras\? claimed.*/\1/p' "$TMP/$name.err" | awk '{ n += $1 } END { print n + 0 }')
+        echo "instance $name claimed $n cameras"
+        CHECKS=$((CHECKS + 1))
+        [ "$n" -ge 3 ] && [ "$n" -le 5 ] || fail "instance $name claimed $n of the 12 cameras (a fair share is 4)"
+        [ "$n" -gt "$most" ] && { most=$n; victim=$name; }
+    done
+    local killed_at
+    killed_at=$(date +%s.%N)
+    kill -9 "${PID_OF[$victim]}"
+    wait "${PID_OF[$victim]}" 2>/dev/null
+    echo "killed instance $victim (its $most cameras)"
+    sleep 10
+    for name in a b c; do
+        [ "$name" = "$victim" ] && continue
+        SERVE_PID=${PID_OF[$name]}
+        serve_stop "$name"
+        expect_rc "$name" 0 "instance $name: SIGTERM"
+    done
+    CHECKS=$((CHECKS + 1))
+    "$CHECK" --cluster "nats://127.0.0.1:$NATS_PORT" GLCV_EVENTS "$killed_at" 10 75 c0 c1 c2 c3 c4 c5 c6 c7 c8 c9 c10 c11 \
+        >"$TMP/check.out" 2>&1 || { fail "the cameras did not resume in time"; sed 's/^/  | /' "$TMP/check.out"; }
+    cat "$TMP/check.out"
+    [ -z "${TEST_SERVE_KEEP:-}" ] || { cp -r "$TMP" "$TEST_SERVE_KEEP"; echo "kept in $TEST_SERVE_KEEP"; }
+    kill "$RTSP_PID" "$NATS_PID" 2>/dev/null
+}
+
+case "$SECTION" in
+check | stdout | brokers | restart | reload | takeover) "section_$SECTION" ;;
+*)
+    echo "usage: test_serve.sh check|stdout|brokers|restart|reload|takeover GLCV SERVE_CHECK FIXTURE [RTSP_SERVER]"
+    exit 2
+    ;;
+esac
+testlib_finish "test_serve_$SECTION"

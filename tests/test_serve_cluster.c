@@ -1,0 +1,720 @@
+/* Camera leases shared by several 'glcv serve' instances (tools/service/cluster.c) against Debian's
+ * nats-server, started here on a free loopback port in a temporary folder (skipped, 77, when it is
+ * missing). Lease 2 s (a round every 0.67 s) to keep it short. Cases:
+ *   share       three instances over 12 cameras: after the registration round and one more each
+ *               camera is held exactly once, 4 per instance; two more rounds change nothing;
+ *   continuity  A reports frame 41 and stops without closing: within lease + period the other two
+ *               take A's cameras, numbering from 72 (41 + 1 + the frames A may have handled since it
+ *               reported: 1.5 x its 30 frames/s x the period); each camera again held exactly once;
+ *   close       B closes: C takes B's cameras in its next round (frames from B's last + 1);
+ *   capacity    (another bucket) an instance of capacity 3 never holds more than 3, and an
+ *               unlimited one that joins takes the other 9;
+ *   taken       a foreign write on one of the capacity-3 instance's keys: its next round loses
+ *               that camera (and only it), and nobody claims it;
+ *   down        nats-server stopped (SIGSTOP), then killed: a round fails (-1, nothing claimed or
+ *               lost) in under 3 s, and works again once the server goes on (SIGCONT);
+ *               restarted on the same port and folder: rounds succeed again and renew the leases
+ *               (the new frame is in the lease and in the frames bucket);
+ *   params      malformed URLs, instance names, buckets, leases, an unreachable server: -1 with
+ *               one line of error.
+ * The library prints nothing: stdout and stderr go to a file while the cases run, which must stay
+ * empty. */
+#define _GNU_SOURCE
+
+#include "cluster.h"
+
+#include <nats/nats.h>
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define NATS_BIN "/usr/sbin/nats-server"
+#define LEASE_S 2.0
+
+enum { CAMS = 12, LOG_LINES = 48 };
+
+static FILE *out; /* the test's own output: stdout as it was before the cases ran */
+static char dir[256];
+static int failures;
+static int nats_port;
+static pid_t nats_pid;
+static char nats_url[64];
+
+static void fail(int line, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void fail(int line, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(out, "FAIL (line %d): ", line);
+    vfprintf(out, fmt, ap);
+    fprintf(out, "\n");
+    va_end(ap);
+    failures++;
+}
+
+#define CHECK(cond, ...)                 \
+    do {                                 \
+        if (!(cond))                     \
+            fail(__LINE__, __VA_ARGS__); \
+    } while (0)
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static void sleep_s(double seconds)
+{
+    struct timespec ts = {(time_t)seconds, (long)((seconds - (double)(time_t)seconds) * 1e9)};
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+        ;
+}
+
+/* ---- The library's log, kept to show on failure ---------------------------------------------------- */
+
+static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
+static char log_lines[LOG_LINES][400];
+static int log_count;
+
+static void test_log(void *user, glcv_log_level level, const char *message)
+{
+    static const char *names[] = {"?", "error", "warn", "info", "debug"};
+    pthread_mutex_lock(&log_lock);
+    snprintf(log_lines[log_count % LOG_LINES], sizeof log_lines[0], "%s: %s: %s", (const char *)user,
+             names[level <= 4 ? level : 0], message);
+    log_count++;
+    pthread_mutex_unlock(&log_lock);
+}
+
+static void log_show(void)
+{
+    pthread_mutex_lock(&log_lock);
+    int first = log_count > LOG_LINES ? log_count - LOG_LINES : 0;
+    fprintf(out, "  the last log lines:\n");
+    for (int i = first; i < log_count; i++)
+        fprintf(out, "    %s\n", log_lines[i % LOG_LINES]);
+    pthread_mutex_unlock(&log_lock);
+}
+
+/* ---- The server -------------------------------------------------------------------------------------- */
+
+static int free_port(void)
+{
+    int s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = 0, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t length = sizeof a;
+    int port = -1;
+    if (s >= 0 && bind(s, (struct sockaddr *)&a, sizeof a) == 0 && getsockname(s, (struct sockaddr *)&a, &length) == 0)
+        port = ntohs(a.sin_port);
+    if (s >= 0)
+        close(s);
+    return port;
+}
+
+static bool accepting(int port)
+{
+    int s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port),
+                            .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    bool ok = s >= 0 && connect(s, (struct sockaddr *)&a, sizeof a) == 0;
+    if (s >= 0)
+        close(s);
+    return ok;
+}
+
+static bool server_start(void)
+{
+    char port[16], data[300], log[300];
+    snprintf(port, sizeof port, "%d", nats_port);
+    snprintf(data, sizeof data, "%s/nats-data", dir);
+    snprintf(log, sizeof log, "%s/nats-server.log", dir);
+    pid_t pid = fork();
+    if (pid < 0)
+        return false;
+    if (pid == 0) {
+        prctl(PR_SET_PDEATHSIG, SIGKILL); /* no stray server should the test die */
+        int fd = open(log, O_WRONLY | O_CREAT | O_APPEND, 0600);
+        if (fd >= 0) {
+            dup2(fd, 1);
+            dup2(fd, 2);
+        }
+        execl(NATS_BIN, "nats-server", "-js", "-a", "127.0.0.1", "-p", port, "-sd", data, (char *)NULL);
+        _exit(127);
+    }
+    nats_pid = pid;
+    for (double until = now_s() + 10; now_s() < until; sleep_s(0.02)) {
+        int status;
+        if (waitpid(pid, &status, WNOHANG) == pid) {
+            nats_pid = 0;
+            fprintf(out, "  nats-server exited at start: see %s\n", log);
+            return false;
+        }
+        if (accepting(nats_port))
+            return true;
+    }
+    fprintf(out, "  nats-server does not accept connections on port %d after 10 s: see %s\n", nats_port, log);
+    return false;
+}
+
+static void server_kill(int sig)
+{
+    if (nats_pid <= 0)
+        return;
+    kill(nats_pid, sig);
+    int status;
+    for (double until = now_s() + 5; now_s() < until; sleep_s(0.01))
+        if (waitpid(nats_pid, &status, WNOHANG) == nats_pid) {
+            nats_pid = 0;
+            return;
+        }
+    kill(nats_pid, SIGKILL);
+    waitpid(nats_pid, &status, 0);
+    nats_pid = 0;
+}
+
+/* ---- Raw access to the buckets (what another party would write) ------------------------------------ */
+
+typedef struct raw {
+    natsConnection *nc;
+    jsCtx *js;
+    kvStore *kv;
+} raw;
+
+static bool raw_open(raw *r, const char *bucket)
+{
+    *r = (raw){0};
+    return natsConnection_ConnectTo(&r->nc, nats_url) == NATS_OK && natsConnection_JetStream(&r->js, r->nc, NULL) == NATS_OK &&
+           js_KeyValue(&r->kv, r->js, bucket) == NATS_OK;
+}
+
+static void raw_close(raw *r)
+{
+    kvStore_Destroy(r->kv);
+    jsCtx_Destroy(r->js);
+    natsConnection_Destroy(r->nc);
+    *r = (raw){0};
+}
+
+/* The value of bucket's key ("" when missing) into text. */
+static void raw_get(const char *bucket, const char *key, char *text, size_t size)
+{
+    raw r;
+    text[0] = '\0';
+    kvEntry *e = NULL;
+    if (raw_open(&r, bucket) && kvStore_Get(&e, r.kv, key) == NATS_OK) {
+        size_t n = (size_t)kvEntry_ValueLen(e) < size ? (size_t)kvEntry_ValueLen(e) : size - 1;
+        memcpy(text, kvEntry_Value(e), n);
+        text[n] = '\0';
+    }
+    kvEntry_Destroy(e);
+    raw_close(&r);
+}
+
+/* ---- Instances ------------------------------------------------------------------------------------- */
+
+static const char *ids[CAMS] = {"cam00", "cam01", "cam02", "cam03", "cam04", "cam05",
+                                "cam06", "cam07", "cam08", "cam09", "cam10", "cam11"};
+
+typedef struct inst {
+    const char *name;
+    svc_cluster *c;
+    int held[CAMS], claim[CAMS], lose[CAMS];
+    int64_t last[CAMS], first[CAMS];
+    double fps[CAMS]; /* the frame rates reported (0: unknown) */
+    int claims, loses; /* of the last round */
+} inst;
+
+static bool inst_open(inst *in, const char *name, const char *bucket, int capacity)
+{
+    memset(in, 0, sizeof *in);
+    in->name = name;
+    for (int k = 0; k < CAMS; k++)
+        in->last[k] = -1;
+    svc_cluster_params p = {.nats_url = nats_url, .bucket = bucket, .instance = name, .capacity = capacity,
+                            .lease_s = LEASE_S, .logger = {test_log, (void *)name, GLCV_LOG_DEBUG}};
+    char error[256] = "";
+    if (svc_cluster_open(&p, &in->c, error, sizeof error) != 0) {
+        fprintf(out, "  open %s: %s\n", name, error);
+        return false;
+    }
+    return true;
+}
+
+/* One round; what it claims starts with its first frame, what it loses stops. */
+static int inst_round(inst *in)
+{
+    int rc = svc_cluster_round(in->c, ids, CAMS, in->held, in->last, in->fps, in->claim, in->first, in->lose);
+    in->claims = in->loses = 0;
+    for (int k = 0; k < CAMS; k++) {
+        if (in->claim[k]) {
+            in->held[k] = 1;
+            in->last[k] = in->first[k] - 1;
+            in->claims++;
+        }
+        if (in->lose[k]) {
+            in->held[k] = 0;
+            in->loses++;
+        }
+    }
+    return rc;
+}
+
+static int inst_count(const inst *in)
+{
+    int n = 0;
+    for (int k = 0; k < CAMS; k++)
+        n += in->held[k] != 0;
+    return n;
+}
+
+/* Every camera held by exactly one of the n instances; what differs is printed. */
+static bool exactly_once(inst *const *all, int n, int line)
+{
+    bool ok = true;
+    for (int k = 0; k < CAMS; k++) {
+        int holders = 0;
+        char who[128] = "";
+        for (int i = 0; i < n; i++)
+            if (all[i]->held[k]) {
+                holders++;
+                size_t used = strlen(who), length = strlen(all[i]->name);
+                if (used + 1 + length < sizeof who) {
+                    who[used] = ' ';
+                    memcpy(who + used + 1, all[i]->name, length + 1);
+                }
+            }
+        if (holders != 1) {
+            fail(line, "camera %s held by %d instances (%s )", ids[k], holders, who);
+            ok = false;
+        }
+    }
+    return ok;
+}
+
+static void set_frames(inst *in, int64_t frame)
+{
+    for (int k = 0; k < CAMS; k++)
+        if (in->held[k])
+            in->last[k] = frame;
+}
+
+/* ---- Cases ------------------------------------------------------------------------------------------- */
+
+static inst A, B, C, D, E;
+
+static void case_share(void)
+{
+    double started = now_s();
+    int before = failures;
+    inst *all[3] = {&A, &B, &C};
+    if (!inst_open(&A, "inst-a", "T1", 0) || !inst_open(&B, "inst-b", "T1", 0) || !inst_open(&C, "inst-c", "T1", 0)) {
+        fail(__LINE__, "open failed");
+        return;
+    }
+    for (int i = 0; i < 3; i++) {
+        CHECK(inst_round(all[i]) == 0, "%s: registration round failed", all[i]->name);
+        CHECK(all[i]->claims == 0, "%s: claimed %d in the registration round", all[i]->name, all[i]->claims);
+    }
+    for (int i = 0; i < 3; i++)
+        CHECK(inst_round(all[i]) == 0, "%s: round failed", all[i]->name);
+    for (int i = 0; i < 3; i++) {
+        CHECK(inst_count(all[i]) == 4, "%s holds %d cameras, expected 4", all[i]->name, inst_count(all[i]));
+        CHECK(svc_cluster_instances(all[i]->c) == 3, "%s sees %d instances, expected 3", all[i]->name,
+              svc_cluster_instances(all[i]->c));
+        for (int k = 0; k < CAMS; k++)
+            CHECK(!all[i]->claim[k] || all[i]->first[k] == 0, "%s: camera %s starts at %" PRId64 ", expected 0",
+                  all[i]->name, ids[k], all[i]->first[k]);
+    }
+    exactly_once(all, 3, __LINE__);
+    for (int r = 0; r < 2; r++)
+        for (int i = 0; i < 3; i++) {
+            CHECK(inst_round(all[i]) == 0, "%s: round failed", all[i]->name);
+            CHECK(all[i]->claims == 0 && all[i]->loses == 0, "%s: a further round claimed %d, lost %d", all[i]->name,
+                  all[i]->claims, all[i]->loses);
+        }
+    fprintf(out, "%s share: 3 instances x 12 cameras, 4 each, exactly once (%.2f s)\n", failures == before ? "ok  " : "FAIL",
+            now_s() - started);
+}
+
+static void case_continuity(void)
+{
+    double started = now_s();
+    int before = failures;
+    inst *all[3] = {&A, &B, &C};
+    int of_a[CAMS] = {0};
+    set_frames(&A, 41);
+    for (int k = 0; k < CAMS; k++)
+        A.fps[k] = 30.0; /* the next holder skips 1.5 x 30 frames/s x the period (0.667 s): 30 frames */
+    set_frames(&B, 7);
+    set_frames(&C, 7);
+    CHECK(inst_round(&A) == 0, "A: round failed");
+    memcpy(of_a, A.held, sizeof of_a);
+    double a_stopped = now_s(), taken_after = -1;
+    double period = svc_cluster_period(B.c);
+    CHECK(period > 0.6 && period < 0.7, "period %.3f s, expected lease / 3 = 0.667 s", period);
+    /* A stops here, without closing: B and C go on, one round each per period */
+    while (now_s() - a_stopped < LEASE_S + 2 * period + 1.5) {
+        sleep_s(period);
+        for (int i = 1; i < 3; i++) {
+            CHECK(inst_round(all[i]) == 0, "%s: round failed", all[i]->name);
+            CHECK(all[i]->loses == 0, "%s lost %d cameras", all[i]->name, all[i]->loses);
+            for (int k = 0; k < CAMS; k++)
+                if (all[i]->claim[k]) {
+                    CHECK(of_a[k], "%s claimed camera %s, which was not A's", all[i]->name, ids[k]);
+                    CHECK(all[i]->first[k] == 72, "%s: camera %s continues from %" PRId64 ", expected 72", all[i]->name,
+                          ids[k], all[i]->first[k]);
+                    CHECK(now_s() - a_stopped > LEASE_S - 0.3, "%s claimed camera %s %.2f s after A's last round: "
+                          "before A's lease ran out", all[i]->name, ids[k], now_s() - a_stopped);
+                }
+        }
+        if (inst_count(&B) + inst_count(&C) == CAMS) {
+            taken_after = now_s() - a_stopped;
+            break;
+        }
+    }
+    if (taken_after < 0)
+        fail(__LINE__, "B and C hold %d + %d cameras %.2f s after A stopped, expected 12", inst_count(&B), inst_count(&C),
+             now_s() - a_stopped);
+    else
+        CHECK(taken_after <= LEASE_S + period + 1.0, "A's cameras taken after %.2f s, expected within lease + period "
+              "(%.2f s) and a little", taken_after, LEASE_S + period);
+    inst *live[2] = {&B, &C};
+    exactly_once(live, 2, __LINE__);
+    CHECK(inst_count(&B) == 6 && inst_count(&C) == 6, "B holds %d, C %d: expected 6 each", inst_count(&B), inst_count(&C));
+    CHECK(svc_cluster_instances(B.c) == 2, "B sees %d instances, expected 2", svc_cluster_instances(B.c));
+    char text[128];
+    raw_get("T1_FRAMES", ids[0], text, sizeof text);
+    CHECK(strstr(text, "\"frame\":") != NULL, "frames bucket, %s: '%s'", ids[0], text);
+    fprintf(out, "%s continuity: A's 4 cameras taken %.2f s after its last round, frames from 72 (%.2f s)\n",
+            failures == before ? "ok  " : "FAIL", taken_after, now_s() - started);
+}
+
+static void case_close(void)
+{
+    double started = now_s();
+    int before = failures;
+    set_frames(&B, 99);
+    CHECK(inst_round(&B) == 0, "B: round failed");
+    int of_b[CAMS];
+    memcpy(of_b, B.held, sizeof of_b);
+    CHECK(inst_round(&C) == 0 && C.claims == 0, "C claimed %d while B still ran", C.claims);
+    svc_cluster_close(&B.c);
+    svc_cluster_close(&B.c); /* &NULL */
+    memset(B.held, 0, sizeof B.held);
+    CHECK(inst_round(&C) == 0, "C: round failed");
+    CHECK(C.claims == 6, "C claimed %d cameras after B closed, expected 6", C.claims);
+    for (int k = 0; k < CAMS; k++)
+        if (C.claim[k]) {
+            CHECK(of_b[k], "C claimed camera %s, which was not B's", ids[k]);
+            CHECK(C.first[k] == 100, "C: camera %s continues from %" PRId64 ", expected 100", ids[k], C.first[k]);
+        }
+    CHECK(inst_count(&C) == CAMS, "C holds %d cameras, expected 12", inst_count(&C));
+    CHECK(svc_cluster_instances(C.c) == 1, "C sees %d instances, expected 1", svc_cluster_instances(C.c));
+    /* A, stopped since, closes now: its releases expect its old revisions, so C keeps everything */
+    svc_cluster_close(&A.c);
+    CHECK(inst_round(&C) == 0 && C.loses == 0 && C.claims == 0, "C after A's close: claimed %d, lost %d", C.claims,
+          C.loses);
+    fprintf(out, "%s close: B's 6 cameras taken by C in its next round, frames from 100 (%.2f s)\n",
+            failures == before ? "ok  " : "FAIL", now_s() - started);
+}
+
+static void case_capacity(void)
+{
+    double started = now_s();
+    int before = failures;
+    if (!inst_open(&D, "inst-d", "T2", 3)) {
+        fail(__LINE__, "open failed");
+        return;
+    }
+    for (int r = 0; r < 3; r++) {
+        CHECK(inst_round(&D) == 0, "D: round failed");
+        CHECK(inst_count(&D) == (r == 0 ? 0 : 3), "round %d: D (capacity 3) holds %d cameras", r, inst_count(&D));
+    }
+    if (!inst_open(&E, "inst-e", "T2", 0)) {
+        fail(__LINE__, "open failed");
+        return;
+    }
+    for (int r = 0; r < 4; r++) {
+        CHECK(inst_round(&E) == 0, "E: round failed");
+        CHECK(inst_round(&D) == 0, "D: round failed");
+        CHECK(inst_count(&D) <= 3, "round %d: D (capacity 3) holds %d cameras", r, inst_count(&D));
+    }
+    CHECK(inst_count(&D) == 3 && inst_count(&E) == 9, "D holds %d, E %d: expected 3 and 9", inst_count(&D),
+          inst_count(&E));
+    inst *all[2] = {&D, &E};
+    exactly_once(all, 2, __LINE__);
+    fprintf(out, "%s capacity: capacity 3 holds 3, the unlimited one 9 (%.2f s)\n", failures == before ? "ok  " : "FAIL",
+            now_s() - started);
+}
+
+static void case_taken(void)
+{
+    double started = now_s();
+    int before = failures;
+    int victim = -1;
+    for (int k = 0; k < CAMS && victim < 0; k++)
+        if (D.held[k])
+            victim = k;
+    if (victim < 0) {
+        fail(__LINE__, "D holds no camera");
+        return;
+    }
+    raw r;
+    char key[64];
+    snprintf(key, sizeof key, "cameras.%s", ids[victim]);
+    bool put = raw_open(&r, "T2") && kvStore_PutString(NULL, r.kv, key, "{\"instance\":\"intruder\",\"frame\":5}") == NATS_OK;
+    raw_close(&r);
+    CHECK(put, "cannot write %s", key);
+    CHECK(inst_round(&E) == 0 && E.claims == 0, "E: claimed %d", E.claims);
+    CHECK(inst_round(&D) == 0, "D: round failed");
+    CHECK(D.loses == 1 && D.lose[victim], "D lost %d cameras (camera %s %s), expected exactly %s", D.loses, ids[victim],
+          D.lose[victim] ? "lost" : "kept", ids[victim]);
+    CHECK(D.claims == 0, "D claimed %d", D.claims);
+    CHECK(inst_round(&D) == 0 && D.loses == 0 && D.claims == 0, "D's next round: claimed %d, lost %d", D.claims,
+          D.loses);
+    CHECK(inst_round(&E) == 0 && E.claims == 0 && E.loses == 0, "E: claimed %d, lost %d", E.claims, E.loses);
+    fprintf(out, "%s taken: a foreign write on %s: D loses it in its next round (%.2f s)\n",
+            failures == before ? "ok  " : "FAIL", ids[victim], now_s() - started);
+}
+
+static void case_down(void)
+{
+    double started = now_s();
+    int before = failures;
+    /* a server that does not answer (stopped): the round gives up after its request timeout */
+    kill(nats_pid, SIGSTOP);
+    double t = now_s();
+    int rc = inst_round(&C);
+    double hung = now_s() - t;
+    kill(nats_pid, SIGCONT);
+    CHECK(rc == -1 && hung < 3, "C's round with NATS stopped: %d in %.2f s, expected -1 in under 3 s", rc, hung);
+    CHECK(C.claims == 0 && C.loses == 0, "C's failed round claimed %d, lost %d", C.claims, C.loses);
+    rc = -1;
+    for (double until = now_s() + 5; rc != 0 && now_s() < until;)
+        if ((rc = inst_round(&C)) != 0)
+            sleep_s(0.2);
+    CHECK(rc == 0 && C.claims == 0 && C.loses == 0, "C's round with NATS going on: %d, claimed %d, lost %d", rc,
+          C.claims, C.loses);
+    /* a server that died */
+    server_kill(SIGKILL);
+    t = now_s();
+    rc = inst_round(&C);
+    double took = now_s() - t;
+    CHECK(rc == -1, "C's round with NATS down returned %d, expected -1", rc);
+    CHECK(took < 3, "C's round with NATS down took %.2f s", took);
+    CHECK(C.claims == 0 && C.loses == 0, "C's failed round claimed %d, lost %d", C.claims, C.loses);
+    t = now_s();
+    rc = inst_round(&C);
+    double took2 = now_s() - t;
+    CHECK(rc == -1 && took2 < 3, "C's second round with NATS down: %d in %.2f s", rc, took2);
+    if (!server_start()) {
+        fail(__LINE__, "nats-server did not start again");
+        return;
+    }
+    double restarted = now_s();
+    set_frames(&C, 77);
+    rc = -1;
+    while (rc != 0 && now_s() - restarted < 10) {
+        rc = inst_round(&C);
+        if (rc != 0)
+            sleep_s(0.2);
+    }
+    double back = now_s() - restarted;
+    CHECK(rc == 0, "C's rounds still fail %.1f s after the restart", back);
+    CHECK(C.claims == 0 && C.loses == 0 && inst_count(&C) == CAMS, "C after the restart: claimed %d, lost %d, holds %d",
+          C.claims, C.loses, inst_count(&C));
+    char lease[128], frame[128];
+    raw_get("T1", "cameras.cam05", lease, sizeof lease);
+    raw_get("T1_FRAMES", "cam05", frame, sizeof frame);
+    CHECK(!strcmp(lease, "{\"instance\":\"inst-c\",\"frame\":77}"), "lease of cam05 after the restart: '%s'", lease);
+    CHECK(!strcmp(frame, "{\"frame\":77,\"fps\":0.000}"), "frames of cam05 after the restart: '%s'", frame);
+    CHECK(inst_round(&C) == 0 && C.claims == 0 && C.loses == 0, "C: claimed %d, lost %d", C.claims, C.loses);
+    CHECK(inst_round(&D) == 0 && inst_round(&E) == 0, "D or E: round failed after the restart");
+    fprintf(out,
+            "%s down: stopped server: failed round in %.2f s; killed: failed rounds in %.3f and %.3f s; rounds back "
+            "%.2f s after the restart (%.2f s)\n",
+            failures == before ? "ok  " : "FAIL", hung, took, took2, back, now_s() - started);
+}
+
+static void expect_refused(int line, const svc_cluster_params *p, const char *what)
+{
+    svc_cluster *c = NULL;
+    char error[256] = "";
+    double t = now_s();
+    int rc = svc_cluster_open(p, &c, error, sizeof error);
+    if (rc != -1 || c)
+        fail(line, "%s: open returned %d", what, rc);
+    else if (!error[0] || strchr(error, '\n'))
+        fail(line, "%s: error '%s' is not one line", what, error);
+    else if (now_s() - t > 3)
+        fail(line, "%s: open took %.2f s", what, now_s() - t);
+    svc_cluster_close(&c);
+}
+
+static void case_params(int closed_port)
+{
+    double started = now_s();
+    int before = failures;
+    svc_cluster_params p = {.nats_url = nats_url, .instance = "ok-name", .lease_s = LEASE_S,
+                            .logger = {test_log, (void *)"params", GLCV_LOG_DEBUG}};
+    const char *urls[] = {"http://127.0.0.1:4222", "nats://", "nats://:4222", "nats://host:0", "nats://host:65536",
+                          "nats://host:12x", "nats://ho st", "nats://[::1", "127.0.0.1:4222", ""};
+    for (size_t i = 0; i < sizeof urls / sizeof urls[0]; i++) {
+        svc_cluster_params q = p;
+        q.nats_url = urls[i];
+        char what[80];
+        snprintf(what, sizeof what, "url '%s'", urls[i]);
+        expect_refused(__LINE__, &q, what);
+    }
+    svc_cluster_params q = p;
+    q.nats_url = NULL;
+    expect_refused(__LINE__, &q, "no url");
+    const char *names[] = {"", "bad name", "a.b", "x>", "a*", "0123456789012345678901234567890123456789012345678901234567890123456789"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        q = p;
+        q.instance = names[i];
+        expect_refused(__LINE__, &q, names[i]);
+    }
+    q = p;
+    q.bucket = "bad.bucket";
+    expect_refused(__LINE__, &q, "bucket 'bad.bucket'");
+    const double leases[] = {0.5, -1, 1e9};
+    for (size_t i = 0; i < sizeof leases / sizeof leases[0]; i++) {
+        q = p;
+        q.lease_s = leases[i];
+        char what[64];
+        snprintf(what, sizeof what, "lease %g", leases[i]);
+        expect_refused(__LINE__, &q, what);
+    }
+    q = p;
+    q.capacity = -1;
+    expect_refused(__LINE__, &q, "capacity -1");
+    char closed[64];
+    snprintf(closed, sizeof closed, "nats://127.0.0.1:%d", closed_port);
+    q = p;
+    q.nats_url = closed;
+    expect_refused(__LINE__, &q, "a port nobody listens on");
+    CHECK(svc_cluster_open(&p, NULL, NULL, 0) == -1, "open without a place for the object");
+    /* lease 0 is the default, 10 s, and a 64-character name is fine */
+    q = p;
+    q.lease_s = 0;
+    q.bucket = "T3";
+    q.instance = "0123456789012345678901234567890123456789012345678901234567890123";
+    svc_cluster *c = NULL;
+    char error[256] = "";
+    CHECK(svc_cluster_open(&q, &c, error, sizeof error) == 0, "lease 0 (default): %s", error);
+    CHECK(c && svc_cluster_period(c) > 3.33 && svc_cluster_period(c) < 3.34, "default period %.3f s",
+          c ? svc_cluster_period(c) : -1);
+    svc_cluster_close(&c);
+    q.instance = NULL; /* HOSTNAME-PID */
+    CHECK(svc_cluster_open(&q, &c, error, sizeof error) == 0, "default instance name: %s", error);
+    svc_cluster_close(&c);
+    fprintf(out, "%s params: malformed URLs, names, buckets, leases and an unreachable server (%.2f s)\n",
+            failures == before ? "ok  " : "FAIL", now_s() - started);
+}
+
+/* ---- Main -------------------------------------------------------------------------------------------- */
+
+static void remove_tree(const char *path)
+{
+    pid_t pid = fork();
+    if (pid == 0) {
+        execlp("rm", "rm", "-rf", path, (char *)NULL);
+        _exit(127);
+    }
+    if (pid > 0)
+        waitpid(pid, NULL, 0);
+}
+
+int main(void)
+{
+    if (access(NATS_BIN, X_OK) != 0) {
+        printf("skipped: %s is missing\n", NATS_BIN);
+        return 77;
+    }
+    signal(SIGPIPE, SIG_IGN);
+    snprintf(dir, sizeof dir, "%s/glcv-cluster-XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+    if (!mkdtemp(dir)) {
+        printf("FAIL: mkdtemp %s: %s\n", dir, strerror(errno));
+        return 1;
+    }
+    /* the library must print nothing: its stdout and stderr go to a file that must stay empty */
+    fflush(stdout);
+    int saved_out = dup(1), saved_err = dup(2);
+    out = fdopen(dup(1), "w");
+    char stray[300];
+    snprintf(stray, sizeof stray, "%s/stray-output.txt", dir);
+    int stray_fd = open(stray, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    if (!out || saved_out < 0 || saved_err < 0 || stray_fd < 0) {
+        printf("FAIL: cannot redirect the output\n");
+        return 1;
+    }
+    dup2(stray_fd, 1);
+    dup2(stray_fd, 2);
+    close(stray_fd);
+    setvbuf(out, NULL, _IOLBF, 0);
+    fprintf(out, "work folder %s (kept when a case fails)\n", dir);
+
+    double t0 = now_s();
+    nats_port = free_port();
+    int closed_port = free_port();
+    snprintf(nats_url, sizeof nats_url, "nats://127.0.0.1:%d", nats_port);
+    if (nats_port < 0 || closed_port < 0 || closed_port == nats_port)
+        fail(__LINE__, "no free port on the loopback");
+    else if (!server_start())
+        fail(__LINE__, "nats-server did not start");
+    if (failures == 0) {
+        case_params(closed_port);
+        case_share();
+        if (failures == 0)
+            case_continuity();
+        if (failures == 0)
+            case_close();
+        case_capacity();
+        if (failures == 0)
+            case_taken();
+        case_down();
+    }
+    if (failures || getenv("TEST_SERVE_CLUSTER_LOG"))
+        log_show();
+    inst *all[5] = {&A, &B, &C, &D, &E};
+    for (int i = 0; i < 5; i++)
+        svc_cluster_close(&all[i]->c);
+    server_kill(SIGTERM);
+    /* no nats_Close(): the service never calls it, and libnats' global state stays reachable */
+
+    fflush(stdout);
+    fflush(stderr);
+    dup2(saved_out, 1);
+    dup2(saved_err, 2);
+    close(saved_out);
+    close(saved_err);
+    struct stat st;
+    if (stat(stray, &st) == 0 && st.st_size > 0)
+        fail(__LINE__, "something printed to stdout or stderr while the cases ran: see %s", stray);
+    fprintf(out, "%s in %.1f s\n", failures ? "FAILED" : "passed", now_s() - t0);
+    if (failures == 0)
+        remove_tree(dir);
+    fclose(out);
+    return failures ? 1 : 0;
+}
