@@ -19,6 +19,7 @@
 #define _GNU_SOURCE /* getline */
 
 #include "config.h"
+#include "serve_testlib.h"
 
 #include <glcv/glcv.h>
 
@@ -136,18 +137,6 @@ static int read_nats(const char *url, const char *stream)
     return s == NATS_OK ? 0 : -1;
 }
 
-static const char *text_of(const cJSON *o, const char *key)
-{
-    const cJSON *v = cJSON_GetObjectItem(o, key);
-    return cJSON_IsString(v) ? v->valuestring : "";
-}
-
-static double number_of(const cJSON *o, const char *key)
-{
-    const cJSON *v = cJSON_GetObjectItem(o, key);
-    return cJSON_IsNumber(v) ? v->valuedouble : NAN;
-}
-
 static int inside(const svc_zone *z, double px, double py)
 {
     int in = 0;
@@ -201,17 +190,17 @@ static void check_motion(const char *cam, const char *zone, const svc_motion *m,
     }
     for (int i = 0; i < n_events; i++) {
         const cJSON *o = events[i].json;
-        if (strcmp(text_of(o, "type"), "motion") != 0 || strcmp(text_of(o, "camera"), cam) != 0 ||
-            strcmp(text_of(o, "zone"), zone) != 0)
+        if (strcmp(st_json_text(o, "type"), "motion") != 0 || strcmp(st_json_text(o, "camera"), cam) != 0 ||
+            strcmp(st_json_text(o, "zone"), zone) != 0)
             continue;
         if (got >= want)
             FAIL("%s%s%s: motion %s at frame %g: no such change in the masks", cam, zone[0] ? "/" : "", zone,
-                 text_of(o, "state"), number_of(o, "frame"));
-        else if (number_of(o, "frame") != wf[got] || number_of(o, "since_frame") != ws[got] ||
-                 strcmp(text_of(o, "state"), wstate[got] ? "start" : "end") != 0)
+                 st_json_text(o, "state"), st_json_number(o, "frame"));
+        else if (st_json_number(o, "frame") != wf[got] || st_json_number(o, "since_frame") != ws[got] ||
+                 strcmp(st_json_text(o, "state"), wstate[got] ? "start" : "end") != 0)
             FAIL("%s%s%s: change %d is %s at frame %g since %g; the masks give %s at %ld since %ld", cam,
-                 zone[0] ? "/" : "", zone, got, text_of(o, "state"), number_of(o, "frame"), number_of(o, "since_frame"),
-                 wstate[got] ? "start" : "end", wf[got], ws[got]);
+                 zone[0] ? "/" : "", zone, got, st_json_text(o, "state"), st_json_number(o, "frame"),
+                 st_json_number(o, "since_frame"), wstate[got] ? "start" : "end", wf[got], ws[got]);
         got++;
     }
     if (got < want)
@@ -271,26 +260,26 @@ static void check_camera(const svc_config *cfg, const svc_camera *c, int ended)
     int seen = 0, first_status = -1, last_status = -1, first_frame = -1;
     for (int i = 0; i < n_events; i++) {
         const cJSON *o = events[i].json;
-        if (strcmp(text_of(o, "camera"), c->id) != 0)
+        if (strcmp(st_json_text(o, "camera"), c->id) != 0)
             continue;
-        if (!strcmp(text_of(o, "type"), "status")) {
+        if (!strcmp(st_json_text(o, "type"), "status")) {
             first_status = first_status < 0 ? i : first_status;
             last_status = i;
             continue;
         }
-        if (strcmp(text_of(o, "type"), "fraction") != 0)
+        if (strcmp(st_json_text(o, "type"), "fraction") != 0)
             continue;
         first_frame = first_frame < 0 ? i : first_frame;
         if (seen >= n) {
-            FAIL("%s: a fraction event for frame %g, after the last mask", c->id, number_of(o, "frame"));
+            FAIL("%s: a fraction event for frame %g, after the last mask", c->id, st_json_number(o, "frame"));
             continue;
         }
-        if (number_of(o, "frame") != frame[seen] || fabs(number_of(o, "fraction") - fr[seen]) > 1e-6)
+        if (st_json_number(o, "frame") != frame[seen] || fabs(st_json_number(o, "fraction") - fr[seen]) > 1e-6)
             FAIL("%s: fraction event %d: frame %g fraction %.6f; the mask frame_%06ld gives %.6f", c->id, seen,
-                 number_of(o, "frame"), number_of(o, "fraction"), frame[seen], fr[seen]);
+                 st_json_number(o, "frame"), st_json_number(o, "fraction"), frame[seen], fr[seen]);
         const cJSON *zs = cJSON_GetObjectItem(o, "zones");
         for (int z = 0; z < c->n_zones; z++) {
-            double want = fr[(size_t)(z + 1) * (size_t)n + (size_t)seen], got = number_of(zs, c->zones[z].name);
+            double want = fr[(size_t)(z + 1) * (size_t)n + (size_t)seen], got = st_json_number(zs, c->zones[z].name);
             if (fabs(got - want) > 1e-6)
                 FAIL("%s: frame %ld zone %s: fraction %.6f, the mask gives %.6f", c->id, frame[seen], c->zones[z].name,
                      got, want);
@@ -299,19 +288,19 @@ static void check_camera(const svc_config *cfg, const svc_camera *c, int ended)
     }
     if (seen != n || n == 0)
         FAIL("%s: %d fraction events for %d masks", c->id, seen, n);
-    if (first_status < 0 || strcmp(text_of(events[first_status].json, "state"), "up") != 0 ||
+    if (first_status < 0 || strcmp(st_json_text(events[first_status].json, "state"), "up") != 0 ||
         (first_frame >= 0 && first_status > first_frame))
         FAIL("%s: no status 'up' before the first frame's event", c->id);
-    if (ended && (last_status < 0 || strcmp(text_of(events[last_status].json, "state"), "down") != 0 ||
-                  strcmp(text_of(events[last_status].json, "reason"), "the file ended") != 0))
+    if (ended && (last_status < 0 || strcmp(st_json_text(events[last_status].json, "state"), "down") != 0 ||
+                  strcmp(st_json_text(events[last_status].json, "reason"), "the file ended") != 0))
         FAIL("%s: the last status is not 'down' because the file ended", c->id);
     long *downs = calloc((size_t)n_events + 1, sizeof *downs);
     int n_downs = 0;
     for (int i = 0; downs && i < n_events; i++) {
         const cJSON *o = events[i].json;
-        if (!strcmp(text_of(o, "camera"), c->id) && !strcmp(text_of(o, "type"), "status") &&
-            !strcmp(text_of(o, "state"), "down"))
-            downs[n_downs++] = (long)number_of(o, "frame");
+        if (!strcmp(st_json_text(o, "camera"), c->id) && !strcmp(st_json_text(o, "type"), "status") &&
+            !strcmp(st_json_text(o, "state"), "down"))
+            downs[n_downs++] = (long)st_json_number(o, "frame");
     }
     check_motion(c->id, "", &c->motion, fr, frame, n, downs, n_downs);
     for (int z = 0; z < c->n_zones; z++)
@@ -365,8 +354,8 @@ static int check_cluster(int argc, char **argv)
         int n = 0;
         for (int i = 0; i < n_events; i++) {
             const cJSON *o = events[i].json;
-            if (!strcmp(text_of(o, "camera"), argv[a]) && !strcmp(text_of(o, "type"), "fraction"))
-                st[n++] = (stamp){parse_time(text_of(o, "time")), (long)number_of(o, "frame")};
+            if (!strcmp(st_json_text(o, "camera"), argv[a]) && !strcmp(st_json_text(o, "type"), "fraction"))
+                st[n++] = (stamp){parse_time(st_json_text(o, "time")), (long)st_json_number(o, "frame")};
         }
         qsort(st, (size_t)n, sizeof *st, by_time);
         double resumed = -1;

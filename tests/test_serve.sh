@@ -176,17 +176,24 @@ EOF
 MOSQUITTO=/usr/sbin/mosquitto
 NATS=/usr/sbin/nats-server
 
-# brokers_start: mosquitto on $MQTT_PORT and nats-server with JetStream on $NATS_PORT (data in $TMP)
+# nats_start: nats-server with JetStream on $NATS_PORT ($NATS_PID, data in $TMP/js)
+nats_start() {
+    mkdir -p "$TMP/js"
+    "$NATS" -js -a 127.0.0.1 -p "$NATS_PORT" -sd "$TMP/js" >"$TMP/nats.log" 2>&1 &
+    NATS_PID=$!
+    PIDS+=("$NATS_PID")
+}
+
+# brokers_start: mosquitto on $MQTT_PORT ($MOSQ_PID, data in $TMP/mosq) and nats_start, once both
+# accept connections
 brokers_start() {
-    mkdir -p "$TMP/mosq" "$TMP/js"
+    mkdir -p "$TMP/mosq"
     printf 'listener %s 127.0.0.1\nallow_anonymous true\npersistence true\npersistence_location %s/\n' \
         "$MQTT_PORT" "$TMP/mosq" >"$TMP/mosquitto.conf"
     "$MOSQUITTO" -c "$TMP/mosquitto.conf" >"$TMP/mosquitto.log" 2>&1 &
     MOSQ_PID=$!
     PIDS+=("$MOSQ_PID")
-    "$NATS" -js -a 127.0.0.1 -p "$NATS_PORT" -sd "$TMP/js" >"$TMP/nats.log" 2>&1 &
-    NATS_PID=$!
-    PIDS+=("$NATS_PID")
+    nats_start
     local k
     for k in $(seq 100); do
         (echo >"/dev/tcp/127.0.0.1/$MQTT_PORT") 2>/dev/null && (echo >"/dev/tcp/127.0.0.1/$NATS_PORT") 2>/dev/null &&
@@ -376,10 +383,7 @@ section_takeover() {
     "$FIXTURE" "$TMP/cam.mkv" "$TMP/pngcam" 750 64x48 h264 3 >/dev/null 2>&1 || fail "the camera's video"
     start_rtsp "$TMP/cam.mkv" "$rtsp_port" || return
     PIDS+=("$RTSP_PID")
-    mkdir -p "$TMP/js"
-    "$NATS" -js -a 127.0.0.1 -p "$NATS_PORT" -sd "$TMP/js" >"$TMP/nats.log" 2>&1 &
-    NATS_PID=$!
-    PIDS+=("$NATS_PID")
+    nats_start
     local k i name
     for k in $(seq 100); do (echo >"/dev/tcp/127.0.0.1/$NATS_PORT") 2>/dev/null && break; sleep 0.05; done
     local cams=()

@@ -15,216 +15,25 @@
 #define _GNU_SOURCE
 
 #include "broker.h"
+#include "serve_testlib.h"
 
 #include <mosquitto.h>
 #include <nats/nats.h>
 
-#include <arpa/inet.h>
-#include <errno.h>
-#include <fcntl.h>
-#include <netinet/in.h>
 #include <pthread.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
-#include <sys/socket.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
-#define MOSQUITTO_BIN "/usr/sbin/mosquitto"
-#define NATS_BIN "/usr/sbin/nats-server"
+enum { MAX_IDS = 1000 };
 
-enum { MAX_IDS = 1000, LOG_LINES = 64 };
+static st_server mqtt_server = {ST_MOSQUITTO, 0, 0}, nats_server = {ST_NATS, 0, 0};
 
-static FILE *out; /* the test's own output: stdout as it was before the cases ran */
-static char dir[256];
-static int failures;
-
-typedef struct server {
-    const char *name;
-    pid_t pid;
-    int port;
-} server;
-
-static server mqtt_server = {"mosquitto", 0, 0}, nats_server = {"nats-server", 0, 0};
-
-static void fail(int line, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void fail(int line, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    fprintf(out, "FAIL (line %d): ", line);
-    vfprintf(out, fmt, ap);
-    fprintf(out, "\n");
-    fflush(out);
-    va_end(ap);
-    failures++;
-}
-
-#define CHECK(cond, ...)                  \
-    do {                                  \
-        if (!(cond))                      \
-            fail(__LINE__, __VA_ARGS__);  \
-    } while (0)
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static void sleep_s(double s)
-{
-    struct timespec ts = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
-    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-        ;
-}
-
-/* ---- The outbox's log: kept to show on failure, warnings counted -------------------------------- */
-
-static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
-static char log_lines[LOG_LINES][320];
-static int log_count, log_warnings_full;
-
-static void test_log(void *user, glcv_log_level level, const char *message)
-{
-    (void)user;
-    pthread_mutex_lock(&log_lock);
-    static const char *names[] = {"?", "error", "warn", "info", "debug"};
-    snprintf(log_lines[log_count % LOG_LINES], sizeof log_lines[0], "%s: %s", names[level <= 4 ? level : 0], message);
-    log_count++;
-    if (level == GLCV_LOG_WARN && strstr(message, "queue is full"))
-        log_warnings_full++;
-    pthread_mutex_unlock(&log_lock);
-}
-
-static void log_reset(void)
-{
-    pthread_mutex_lock(&log_lock);
-    log_count = log_warnings_full = 0;
-    pthread_mutex_unlock(&log_lock);
-}
-
-static void log_show(void)
-{
-    pthread_mutex_lock(&log_lock);
-    int first = log_count > LOG_LINES ? log_count - LOG_LINES : 0;
-    fprintf(out, "  the outbox's last log lines:\n");
-    for (int i = first; i < log_count; i++)
-        fprintf(out, "    %s\n", log_lines[i % LOG_LINES]);
-    pthread_mutex_unlock(&log_lock);
-}
-
-static const glcv_logger logger = {test_log, NULL, GLCV_LOG_DEBUG};
-
-/* ---- The servers ------------------------------------------------------------------------------ */
-
-static int free_port(void)
-{
-    int s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = 0, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    socklen_t len = sizeof a;
-    int port = -1;
-    if (s >= 0 && bind(s, (struct sockaddr *)&a, sizeof a) == 0 && getsockname(s, (struct sockaddr *)&a, &len) == 0)
-        port = ntohs(a.sin_port);
-    if (s >= 0)
-        close(s);
-    return port;
-}
-
-static bool accepting(int port)
-{
-    int s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port),
-                            .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    bool ok = s >= 0 && connect(s, (struct sockaddr *)&a, sizeof a) == 0;
-    if (s >= 0)
-        close(s);
-    return ok;
-}
-
-static void write_file(const char *path, const char *text)
-{
-    FILE *f = fopen(path, "w");
-    if (f) {
-        fputs(text, f);
-        fclose(f);
-    }
-}
-
-static bool server_start(server *srv)
-{
-    char port[16], conf[512], data[512], log[512];
-    snprintf(port, sizeof port, "%d", srv->port);
-    snprintf(log, sizeof log, "%s/%s.log", dir, srv->name);
-    if (srv == &mqtt_server) {
-        char text[1024];
-        snprintf(data, sizeof data, "%s/mosquitto-data", dir);
-        mkdir(data, 0700);
-        snprintf(text, sizeof text,
-                 "listener %d 127.0.0.1\nallow_anonymous true\npersistence true\npersistence_location %s/\n"
-                 "log_dest stdout\n%s",
-                 srv->port, data, geteuid() == 0 ? "user root\n" : "");
-        snprintf(conf, sizeof conf, "%s/mosquitto.conf", dir);
-        write_file(conf, text);
-    } else {
-        snprintf(data, sizeof data, "%s/nats-data", dir);
-    }
-    pid_t pid = fork();
-    if (pid < 0)
-        return false;
-    if (pid == 0) {
-        /* no stray server should the test die: the kernel ends it with its parent */
-        prctl(PR_SET_PDEATHSIG, SIGKILL);
-        int fd = open(log, O_WRONLY | O_CREAT | O_APPEND, 0600);
-        if (fd >= 0) {
-            dup2(fd, 1);
-            dup2(fd, 2);
-        }
-        if (srv == &mqtt_server)
-            execl(MOSQUITTO_BIN, "mosquitto", "-c", conf, (char *)NULL);
-        else
-            execl(NATS_BIN, "nats-server", "-js", "-a", "127.0.0.1", "-p", port, "-sd", data, (char *)NULL);
-        _exit(127);
-    }
-    srv->pid = pid;
-    for (double until = now_s() + 5; now_s() < until; sleep_s(0.02)) {
-        int status;
-        if (waitpid(pid, &status, WNOHANG) == pid) {
-            srv->pid = 0;
-            fprintf(out, "  %s exited at start: see %s\n", srv->name, log);
-            return false;
-        }
-        if (accepting(srv->port))
-            return true;
-    }
-    fprintf(out, "  %s does not accept connections on port %d after 5 s: see %s\n", srv->name, srv->port, log);
-    return false;
-}
-
-static void server_stop(server *srv)
-{
-    if (srv->pid <= 0)
-        return;
-    kill(srv->pid, SIGTERM);
-    int status;
-    for (double until = now_s() + 5; now_s() < until; sleep_s(0.02))
-        if (waitpid(srv->pid, &status, WNOHANG) == srv->pid) {
-            srv->pid = 0;
-            return;
-        }
-    kill(srv->pid, SIGKILL);
-    waitpid(srv->pid, &status, 0);
-    srv->pid = 0;
-}
+/* the outbox's log, kept to show on failure; its queue-full warnings counted */
+static const glcv_logger logger = {st_log, NULL, GLCV_LOG_DEBUG};
 
 /* ---- The consumers ---------------------------------------------------------------------------- */
 
@@ -298,7 +107,7 @@ static bool subscriber_start(subscriber *s, const char *client_id, const char *t
     if (mosquitto_connect(s->mosq, "127.0.0.1", mqtt_server.port, 30) != MOSQ_ERR_SUCCESS ||
         mosquitto_loop_start(s->mosq) != MOSQ_ERR_SUCCESS)
         return false;
-    for (double until = now_s() + 5; now_s() < until; sleep_s(0.01)) {
+    for (double until = st_now() + 5; st_now() < until; st_sleep(0.01)) {
         pthread_mutex_lock(&s->lock);
         int ok = s->subscribed;
         pthread_mutex_unlock(&s->lock);
@@ -323,13 +132,13 @@ static void subscriber_stop(subscriber *s)
 static int subscriber_wait(subscriber *s, int n, double seconds)
 {
     int have = 0;
-    for (double until = now_s() + seconds;; sleep_s(0.02)) {
+    for (double until = st_now() + seconds;; st_sleep(0.02)) {
         have = 0;
         pthread_mutex_lock(&s->lock);
         for (int i = 0; i < n; i++)
             have += s->counts[i] > 0;
         pthread_mutex_unlock(&s->lock);
-        if (have == n || now_s() > until)
+        if (have == n || st_now() > until)
             return have;
     }
 }
@@ -351,9 +160,9 @@ static void show_ids(const char *who, const int *counts, int n, char letter, boo
         }
     }
     if (n_missing)
-        fprintf(out, "  %s: %d missing:%s%s\n", who, n_missing, missing, n_missing > 20 ? " ..." : "");
+        fprintf(st_out, "  %s: %d missing:%s%s\n", who, n_missing, missing, n_missing > 20 ? " ..." : "");
     if (n_repeated)
-        fprintf(out, "  %s: %d duplicated:%s%s\n", who, n_repeated, repeated, n_repeated > 20 ? " ..." : "");
+        fprintf(st_out, "  %s: %d duplicated:%s%s\n", who, n_repeated, repeated, n_repeated > 20 ? " ..." : "");
 }
 
 static int subscriber_check(subscriber *s, int n, double seconds, int line)
@@ -362,11 +171,11 @@ static int subscriber_check(subscriber *s, int n, double seconds, int line)
     pthread_mutex_lock(&s->lock);
     int wrong = s->wrong_topic;
     if (have != n) {
-        fail(line, "MQTT subscriber: %d of %d ids arrived", have, n);
+        st_fail(line, "MQTT subscriber: %d of %d ids arrived", have, n);
         show_ids("MQTT", s->counts, n, s->letter, false);
     }
     if (wrong)
-        fail(line, "MQTT subscriber: %d messages not on topic '%s'", wrong, s->topic);
+        st_fail(line, "MQTT subscriber: %d messages not on topic '%s'", wrong, s->topic);
     pthread_mutex_unlock(&s->lock);
     return have == n && !wrong ? 0 : -1;
 }
@@ -389,7 +198,7 @@ static int stream_check(const char *stream, const char *subject, int n, char let
     if (s == NATS_OK)
         s = js_GetStreamInfo(&info, js, stream, NULL, NULL);
     if (s != NATS_OK) {
-        fail(line, "stream %s: cannot read it: %s", stream, natsStatus_GetText(s));
+        st_fail(line, "stream %s: cannot read it: %s", stream, natsStatus_GetText(s));
     } else {
         for (uint64_t seq = info->State.FirstSeq; info->State.Msgs && seq <= info->State.LastSeq; seq++) {
             natsMsg *msg = NULL;
@@ -406,8 +215,8 @@ static int stream_check(const char *stream, const char *subject, int n, char let
             if (k < 0 || strcmp(natsMsg_GetSubject(msg), subject) != 0 ||
                 (payloads && (length != lengths[k] || memcmp(data, payloads[k], length) != 0))) {
                 if (++bad <= 3)
-                    fprintf(out, "  stream %s seq %llu: id '%s' subject '%s' (payload %zu bytes) unexpected\n", stream,
-                            (unsigned long long)seq, id, natsMsg_GetSubject(msg), length);
+                    fprintf(st_out, "  stream %s seq %llu: id '%s' subject '%s' (payload %zu bytes) unexpected\n",
+                            stream, (unsigned long long)seq, id, natsMsg_GetSubject(msg), length);
             } else {
                 counts[k]++;
                 disorder += k < last[k % classes];
@@ -418,13 +227,13 @@ static int stream_check(const char *stream, const char *subject, int n, char let
         int once = 0;
         for (int i = 0; i < n; i++)
             once += counts[i] == 1;
-        CHECK(once == n && info->State.Msgs == (uint64_t)n,
+        ST_CHECK(once == n && info->State.Msgs == (uint64_t)n,
               "stream %s: %llu messages, %d of %d ids exactly once", stream, (unsigned long long)info->State.Msgs,
               once, n);
         if (once != n)
             show_ids("JetStream", counts, n, letter, true);
-        CHECK(bad == 0, "stream %s: %d unexpected messages", stream, bad);
-        CHECK(disorder == 0, "stream %s: %d messages out of order", stream, disorder);
+        ST_CHECK(bad == 0, "stream %s: %d unexpected messages", stream, bad);
+        ST_CHECK(disorder == 0, "stream %s: %d messages out of order", stream, disorder);
     }
     jsStreamInfo_Destroy(info);
     jsCtx_Destroy(js);
@@ -455,7 +264,7 @@ static svc_broker *open_or_fail(const svc_broker_params *p, int line)
     svc_broker *b = NULL;
     char error[256] = "";
     if (svc_broker_open(p, &b, error, sizeof error) != 0 || !b)
-        fail(line, "svc_broker_open: %s", error);
+        st_fail(line, "svc_broker_open: %s", error);
     return b;
 }
 
@@ -466,7 +275,7 @@ static void publish_range(svc_broker *b, char letter, int from, int to, int line
         snprintf(id, sizeof id, "%c%d", letter, i);
         int n = snprintf(payload, sizeof payload, "%s {\"event\":\"motion\",\"n\":%d}", id, i);
         if (svc_broker_publish(b, "cam/gate/motion", id, payload, (size_t)n) != 0) {
-            fail(line, "svc_broker_publish %s failed", id);
+            st_fail(line, "svc_broker_publish %s failed", id);
             return;
         }
     }
@@ -481,50 +290,50 @@ static void stats(svc_broker *b, svc_broker_stats *m, svc_broker_stats *n)
 static bool wait_connected(svc_broker *b, int want, double seconds)
 {
     svc_broker_stats m, n;
-    for (double until = now_s() + seconds;; sleep_s(0.02)) {
+    for (double until = st_now() + seconds;; st_sleep(0.02)) {
         stats(b, &m, &n);
-        if ((m.connected == want && n.connected == want) || now_s() > until)
+        if ((m.connected == want && n.connected == want) || st_now() > until)
             return m.connected == want && n.connected == want;
     }
 }
 
 static void case_delivery(void)
 {
-    double started = now_s();
-    log_reset();
-    int before = failures;
+    double started = st_now();
+    st_log_reset();
+    int before = st_failures;
     char mu[64], nu[64];
     subscriber sub;
-    CHECK(subscriber_start(&sub, "test-sub-t1", "t1/cam/gate/motion", 'm'), "MQTT subscriber did not start");
+    ST_CHECK(subscriber_start(&sub, "test-sub-t1", "t1/cam/gate/motion", 'm'), "MQTT subscriber did not start");
     svc_broker_params p = params_for("t1", "T1", mqtt_server.port, nats_server.port, mu, nu);
     svc_broker *b = open_or_fail(&p, __LINE__);
     if (b) {
         publish_range(b, 'm', 0, 500, __LINE__);
-        CHECK(svc_broker_flush(b, 15) == 0, "flush: the queues did not drain in 15 s");
+        ST_CHECK(svc_broker_flush(b, 15) == 0, "flush: the queues did not drain in 15 s");
         /* the caller repeats ten ids: JetStream keeps the first of each (Nats-Msg-Id) */
         publish_range(b, 'm', 0, 10, __LINE__);
-        CHECK(svc_broker_flush(b, 5) == 0, "flush: the repeats were not acknowledged in 5 s");
+        ST_CHECK(svc_broker_flush(b, 5) == 0, "flush: the repeats were not acknowledged in 5 s");
         svc_broker_stats m, n;
         stats(b, &m, &n);
-        CHECK(m.enabled && n.enabled && m.connected && n.connected, "stats: enabled %d %d, connected %d %d", m.enabled,
-              n.enabled, m.connected, n.connected);
-        CHECK(m.acked == 510 && n.acked == 510 && m.queued == 0 && n.queued == 0,
+        ST_CHECK(m.enabled && n.enabled && m.connected && n.connected, "stats: enabled %d %d, connected %d %d",
+                 m.enabled, n.enabled, m.connected, n.connected);
+        ST_CHECK(m.acked == 510 && n.acked == 510 && m.queued == 0 && n.queued == 0,
               "stats: acked %ld (mqtt) %ld (nats), queued %ld %ld; want 510 and 0", m.acked, n.acked, m.queued,
               n.queued);
-        CHECK(m.published >= 510 && n.published >= 510 && m.dropped == 0 && n.dropped == 0 && m.reconnects == 0 &&
+        ST_CHECK(m.published >= 510 && n.published >= 510 && m.dropped == 0 && n.dropped == 0 && m.reconnects == 0 &&
                   n.reconnects == 0,
               "stats: published %ld %ld, dropped %ld %ld, reconnects %ld %ld", m.published, n.published, m.dropped,
               n.dropped, m.reconnects, n.reconnects);
         subscriber_check(&sub, 500, 5, __LINE__);
         stream_check("T1", "t1.cam.gate.motion", 500, 'm', 1, NULL, NULL, __LINE__);
         svc_broker_close(&b);
-        CHECK(b == NULL, "close did not set the pointer to NULL");
+        ST_CHECK(b == NULL, "close did not set the pointer to NULL");
     }
     subscriber_stop(&sub);
-    if (failures != before)
-        log_show();
-    fprintf(out, "%s delivery: 500 messages (and 10 repeated) to both brokers (%.1f s)\n",
-            failures == before ? "ok  " : "FAIL", now_s() - started);
+    if (st_failures != before)
+        st_log_show("the outbox's last log lines", 64);
+    fprintf(st_out, "%s delivery: 500 messages (and 10 repeated) to both brokers (%.1f s)\n",
+            st_failures == before ? "ok  " : "FAIL", st_now() - started);
 }
 
 typedef struct publisher {
@@ -546,12 +355,12 @@ static void *publish_every_fourth(void *arg)
 
 static void case_threads(void)
 {
-    double started = now_s();
-    log_reset();
-    int before = failures;
+    double started = st_now();
+    st_log_reset();
+    int before = st_failures;
     char mu[64], nu[64];
     subscriber sub;
-    CHECK(subscriber_start(&sub, "test-sub-t5", "t5/cam/yard/person", 'p'), "MQTT subscriber did not start");
+    ST_CHECK(subscriber_start(&sub, "test-sub-t5", "t5/cam/yard/person", 'p'), "MQTT subscriber did not start");
     svc_broker_params p = params_for("t5", "T5", mqtt_server.port, nats_server.port, mu, nu);
     svc_broker *b = open_or_fail(&p, __LINE__);
     if (b) {
@@ -563,72 +372,73 @@ static void case_threads(void)
         }
         for (int i = 0; i < 4; i++) {
             pthread_join(threads[i], NULL);
-            CHECK(w[i].failed == 0, "thread %d: %d publishes failed", i, w[i].failed);
+            ST_CHECK(w[i].failed == 0, "thread %d: %d publishes failed", i, w[i].failed);
         }
-        CHECK(svc_broker_flush(b, 10) == 0, "flush: the queues did not drain in 10 s");
+        ST_CHECK(svc_broker_flush(b, 10) == 0, "flush: the queues did not drain in 10 s");
         subscriber_check(&sub, 400, 5, __LINE__);
         stream_check("T5", "t5.cam.yard.person", 400, 'p', 4, NULL, NULL, __LINE__);
         svc_broker_close(&b);
     }
     subscriber_stop(&sub);
-    if (failures != before)
-        log_show();
-    fprintf(out, "%s threads: 4 threads publish 400 messages (%.1f s)\n", failures == before ? "ok  " : "FAIL",
-            now_s() - started);
+    if (st_failures != before)
+        st_log_show("the outbox's last log lines", 64);
+    fprintf(st_out, "%s threads: 4 threads publish 400 messages (%.1f s)\n", st_failures == before ? "ok  " : "FAIL",
+            st_now() - started);
 }
 
 static void case_restart(void)
 {
-    double started = now_s();
-    log_reset();
-    int before = failures;
+    double started = st_now();
+    st_log_reset();
+    int before = st_failures;
     char mu[64], nu[64];
     subscriber sub;
-    CHECK(subscriber_start(&sub, "test-sub-t2", "t2/cam/gate/motion", 'r'), "MQTT subscriber did not start");
+    ST_CHECK(subscriber_start(&sub, "test-sub-t2", "t2/cam/gate/motion", 'r'), "MQTT subscriber did not start");
     svc_broker_params p = params_for("t2", "T2", mqtt_server.port, nats_server.port, mu, nu);
     svc_broker *b = open_or_fail(&p, __LINE__);
     if (b) {
         svc_broker_stats m, n;
-        CHECK(wait_connected(b, 1, 5), "the outbox did not connect in 5 s");
+        ST_CHECK(wait_connected(b, 1, 5), "the outbox did not connect in 5 s");
         /* 60 acknowledged, then 40 more with no wait: some of those are in flight when the brokers go */
         publish_range(b, 'r', 0, 60, __LINE__);
-        CHECK(svc_broker_flush(b, 5) == 0, "flush: the first 60 were not acknowledged in 5 s");
+        ST_CHECK(svc_broker_flush(b, 5) == 0, "flush: the first 60 were not acknowledged in 5 s");
         publish_range(b, 'r', 60, 100, __LINE__);
-        server_stop(&mqtt_server);
-        server_stop(&nats_server);
-        CHECK(wait_connected(b, 0, 5), "stats.connected did not drop to 0 in 5 s with the brokers stopped");
+        st_server_stop(&mqtt_server, SIGTERM);
+        st_server_stop(&nats_server, SIGTERM);
+        ST_CHECK(wait_connected(b, 0, 5), "stats.connected did not drop to 0 in 5 s with the brokers stopped");
         publish_range(b, 'r', 100, 200, __LINE__);
         stats(b, &m, &n);
-        CHECK(m.queued >= 100 && n.queued >= 100, "stats while down: queued %ld (mqtt) %ld (nats); want >= 100",
+        ST_CHECK(m.queued >= 100 && n.queued >= 100, "stats while down: queued %ld (mqtt) %ld (nats); want >= 100",
               m.queued, n.queued);
         /* down long enough for a refused reconnection attempt (the first comes after 1 s) */
-        sleep_s(1.3);
-        CHECK(server_start(&mqtt_server) && server_start(&nats_server), "the brokers did not start again");
-        CHECK(svc_broker_flush(b, 20) == 0, "flush: the queues did not drain in 20 s after the restart");
+        st_sleep(1.3);
+        ST_CHECK(st_server_start(&mqtt_server, 5) && st_server_start(&nats_server, 5),
+                 "the brokers did not start again");
+        ST_CHECK(svc_broker_flush(b, 20) == 0, "flush: the queues did not drain in 20 s after the restart");
         stats(b, &m, &n);
-        CHECK(m.reconnects >= 1 && n.reconnects >= 1 && m.connected && n.connected,
+        ST_CHECK(m.reconnects >= 1 && n.reconnects >= 1 && m.connected && n.connected,
               "stats: reconnects %ld (mqtt) %ld (nats), connected %d %d", m.reconnects, n.reconnects, m.connected,
               n.connected);
-        CHECK(m.acked >= 200 && n.acked >= 200 && m.queued == 0 && n.queued == 0,
+        ST_CHECK(m.acked >= 200 && n.acked >= 200 && m.queued == 0 && n.queued == 0,
               "stats: acked %ld %ld queued %ld %ld", m.acked, n.acked, m.queued, n.queued);
         subscriber_check(&sub, 200, 8, __LINE__);
         stream_check("T2", "t2.cam.gate.motion", 200, 'r', 1, NULL, NULL, __LINE__);
-        fprintf(out, "     restart: published %ld (mqtt) %ld (nats) for 200 messages, reconnects %ld %ld\n", m.published,
-                n.published, m.reconnects, n.reconnects);
+        fprintf(st_out, "     restart: published %ld (mqtt) %ld (nats) for 200 messages, reconnects %ld %ld\n",
+                m.published, n.published, m.reconnects, n.reconnects);
         svc_broker_close(&b);
     }
     subscriber_stop(&sub);
-    if (failures != before)
-        log_show();
-    fprintf(out, "%s restart: brokers stopped after 100 of 200 messages and started again (%.1f s)\n",
-            failures == before ? "ok  " : "FAIL", now_s() - started);
+    if (st_failures != before)
+        st_log_show("the outbox's last log lines", 64);
+    fprintf(st_out, "%s restart: brokers stopped after 100 of 200 messages and started again (%.1f s)\n",
+            st_failures == before ? "ok  " : "FAIL", st_now() - started);
 }
 
 static void case_full(int closed_port)
 {
-    double started = now_s();
-    log_reset();
-    int before = failures;
+    double started = st_now();
+    st_log_reset();
+    int before = st_failures;
     char mu[64], nu[64];
     svc_broker_params p = params_for("t3", "T3", closed_port, closed_port, mu, nu);
     p.queue_max = 10;
@@ -637,27 +447,26 @@ static void case_full(int closed_port)
         publish_range(b, 'q', 0, 25, __LINE__);
         svc_broker_stats m, n;
         stats(b, &m, &n);
-        CHECK(m.dropped == 15 && n.dropped == 15 && m.queued == 10 && n.queued == 10,
+        ST_CHECK(m.dropped == 15 && n.dropped == 15 && m.queued == 10 && n.queued == 10,
               "stats: dropped %ld (mqtt) %ld (nats), queued %ld %ld; want 15 and 10", m.dropped, n.dropped, m.queued,
               n.queued);
-        CHECK(m.connected == 0 && n.connected == 0 && m.acked == 0 && n.acked == 0, "stats: connected %d %d acked %ld %ld",
-              m.connected, n.connected, m.acked, n.acked);
-        pthread_mutex_lock(&log_lock);
-        int warnings = log_warnings_full;
-        pthread_mutex_unlock(&log_lock);
-        CHECK(warnings >= 1 && warnings <= 2, "%d queue-full warnings for 25 messages in well under 1 s; want 1 or 2",
-              warnings);
-        CHECK(svc_broker_flush(b, 0.2) == 1, "flush with no broker did not time out");
-        CHECK(svc_broker_publish(b, "/cam", "x1", "", 0) == -1, "publish accepted the topic '/cam'");
-        CHECK(svc_broker_publish(b, "cam/+", "x1", "", 0) == -1, "publish accepted the topic 'cam/+'");
-        CHECK(svc_broker_publish(b, "cam", "", "", 0) == -1, "publish accepted the id ''");
-        double t0 = now_s();
+        ST_CHECK(m.connected == 0 && n.connected == 0 && m.acked == 0 && n.acked == 0,
+                 "stats: connected %d %d acked %ld %ld", m.connected, n.connected, m.acked, n.acked);
+        int warnings = st_log_watched();
+        ST_CHECK(warnings >= 1 && warnings <= 2,
+                 "%d queue-full warnings for 25 messages in well under 1 s; want 1 or 2", warnings);
+        ST_CHECK(svc_broker_flush(b, 0.2) == 1, "flush with no broker did not time out");
+        ST_CHECK(svc_broker_publish(b, "/cam", "x1", "", 0) == -1, "publish accepted the topic '/cam'");
+        ST_CHECK(svc_broker_publish(b, "cam/+", "x1", "", 0) == -1, "publish accepted the topic 'cam/+'");
+        ST_CHECK(svc_broker_publish(b, "cam", "", "", 0) == -1, "publish accepted the id ''");
+        double t0 = st_now();
         svc_broker_close(&b);
-        CHECK(now_s() - t0 < 3, "close took %.1f s with no broker", now_s() - t0);
+        ST_CHECK(st_now() - t0 < 3, "close took %.1f s with no broker", st_now() - t0);
     }
-    if (failures != before)
-        log_show();
-    fprintf(out, "%s full: queue of 10, 25 messages, no broker (%.1f s)\n", failures == before ? "ok  " : "FAIL", now_s() - started);
+    if (st_failures != before)
+        st_log_show("the outbox's last log lines", 64);
+    fprintf(st_out, "%s full: queue of 10, 25 messages, no broker (%.1f s)\n", st_failures == before ? "ok  " : "FAIL",
+            st_now() - started);
 }
 
 static long count_in_file(const char *path, const char *needle, long *lines)
@@ -677,11 +486,11 @@ static long count_in_file(const char *path, const char *needle, long *lines)
 
 static void case_spool(int closed_port)
 {
-    double started = now_s();
-    log_reset();
-    int before = failures;
+    double started = st_now();
+    st_log_reset();
+    int before = st_failures;
     char mu[64], nu[64], spool[320];
-    snprintf(spool, sizeof spool, "%s/outbox.spool", dir);
+    snprintf(spool, sizeof spool, "%s/outbox.spool", st_dir);
     /* s7 has a binary payload (a NUL, bytes that are not UTF-8): the spool keeps it in base64 */
     static char texts[20][64];
     const char *payloads[20];
@@ -699,60 +508,62 @@ static void case_spool(int closed_port)
         for (int i = 0; i < 20; i++) {
             char id[16];
             snprintf(id, sizeof id, "s%d", i);
-            CHECK(svc_broker_publish(b, "cam/gate/motion", id, payloads[i], lengths[i]) == 0, "publish %s", id);
+            ST_CHECK(svc_broker_publish(b, "cam/gate/motion", id, payloads[i], lengths[i]) == 0, "publish %s", id);
         }
         svc_broker_close(&b);
     }
     long lines = 0;
     long mqtt_lines = count_in_file(spool, "\"broker\":\"mqtt\"", &lines);
     long nats_lines = count_in_file(spool, "\"broker\":\"nats\"", &lines);
-    CHECK(lines == 40 && mqtt_lines == 20 && nats_lines == 20,
+    ST_CHECK(lines == 40 && mqtt_lines == 20 && nats_lines == 20,
           "spool after close: %ld lines, %ld mqtt, %ld nats; want 40, 20, 20", lines, mqtt_lines, nats_lines);
 
     subscriber sub;
-    CHECK(subscriber_start(&sub, "test-sub-t4", "t4/cam/gate/motion", 's'), "MQTT subscriber did not start");
+    ST_CHECK(subscriber_start(&sub, "test-sub-t4", "t4/cam/gate/motion", 's'), "MQTT subscriber did not start");
     p = params_for("t4", "T4", mqtt_server.port, nats_server.port, mu, nu);
     p.spool = spool;
     b = open_or_fail(&p, __LINE__);
     if (b) {
-        CHECK(access(spool, F_OK) != 0, "the spool is still there after open read it");
-        CHECK(svc_broker_flush(b, 10) == 0, "flush: the spooled messages were not delivered in 10 s");
+        ST_CHECK(access(spool, F_OK) != 0, "the spool is still there after open read it");
+        ST_CHECK(svc_broker_flush(b, 10) == 0, "flush: the spooled messages were not delivered in 10 s");
         svc_broker_stats m, n;
         stats(b, &m, &n);
-        CHECK(m.acked == 20 && n.acked == 20, "stats: acked %ld (mqtt) %ld (nats); want 20", m.acked, n.acked);
+        ST_CHECK(m.acked == 20 && n.acked == 20, "stats: acked %ld (mqtt) %ld (nats); want 20", m.acked, n.acked);
         subscriber_check(&sub, 20, 5, __LINE__);
         stream_check("T4", "t4.cam.gate.motion", 20, 's', 1, payloads, lengths, __LINE__);
         svc_broker_close(&b);
-        CHECK(access(spool, F_OK) != 0, "a spool was written with nothing left to send");
+        ST_CHECK(access(spool, F_OK) != 0, "a spool was written with nothing left to send");
     }
     subscriber_stop(&sub);
 
     /* a corrupt line: open fails naming it, and leaves the spool alone */
-    write_file(spool, "{\"broker\":\"nats\",\"topic\":\"a/b\",\"id\":\"c1\",\"payload\":\"x\"}\n{\"broker\":\"nats\",\"topic\n");
+    st_write_file(
+        spool,
+        "{\"broker\":\"nats\",\"topic\":\"a/b\",\"id\":\"c1\",\"payload\":\"x\"}\n{\"broker\":\"nats\",\"topic\n");
     char error[256] = "";
     static char sentinel;
     b = (svc_broker *)&sentinel; /* open must set it to NULL */
     p = params_for("t4", "T4", closed_port, closed_port, mu, nu);
     p.spool = spool;
     int rc = svc_broker_open(&p, &b, error, sizeof error);
-    CHECK(rc == -1 && b == NULL, "open with a corrupt spool: %d (want -1), out %s", rc, b ? "set" : "NULL");
-    CHECK(strstr(error, "line 2") && !strchr(error, '\n'), "open with a corrupt spool: error '%s' does not name line 2",
-          error);
-    CHECK(access(spool, F_OK) == 0, "a spool that could not be read was removed");
+    ST_CHECK(rc == -1 && b == NULL, "open with a corrupt spool: %d (want -1), out %s", rc, b ? "set" : "NULL");
+    ST_CHECK(strstr(error, "line 2") && !strchr(error, '\n'),
+             "open with a corrupt spool: error '%s' does not name line 2", error);
+    ST_CHECK(access(spool, F_OK) == 0, "a spool that could not be read was removed");
     if (rc == 0)
         svc_broker_close(&b);
     unlink(spool);
-    if (failures != before)
-        log_show();
-    fprintf(out, "%s spool: 20 messages kept at close with no broker, delivered at the next open (%.1f s)\n",
-            failures == before ? "ok  " : "FAIL", now_s() - started);
+    if (st_failures != before)
+        st_log_show("the outbox's last log lines", 64);
+    fprintf(st_out, "%s spool: 20 messages kept at close with no broker, delivered at the next open (%.1f s)\n",
+            st_failures == before ? "ok  " : "FAIL", st_now() - started);
 }
 
 static void case_params(void)
 {
-    double started = now_s();
-    log_reset();
-    int before = failures;
+    double started = st_now();
+    st_log_reset();
+    int before = st_failures;
     static const struct {
         const char *mqtt, *nats, *mqtt_prefix, *nats_prefix, *stream;
         int queue_max;
@@ -784,7 +595,7 @@ static void case_params(void)
         svc_broker *b = NULL;
         char error[256] = "";
         int rc = svc_broker_open(&p, &b, error, sizeof error);
-        CHECK(rc == -1 && b == NULL && strstr(error, bad[i].says) && !strchr(error, '\n'),
+        ST_CHECK(rc == -1 && b == NULL && strstr(error, bad[i].says) && !strchr(error, '\n'),
               "open(%s, %s): %d, error '%s'; want -1 and an error with \"%s\"", bad[i].mqtt ? bad[i].mqtt : "-",
               bad[i].nats ? bad[i].nats : "-", rc, error, bad[i].says);
         svc_broker_close(&b);
@@ -796,64 +607,33 @@ static void case_params(void)
     p.logger = logger;
     svc_broker *b = NULL;
     char error[256] = "";
-    CHECK(svc_broker_open(&p, &b, error, sizeof error) == 0 && b, "open(mqtt://[::1], nats://localhost): %s", error);
+    ST_CHECK(svc_broker_open(&p, &b, error, sizeof error) == 0 && b, "open(mqtt://[::1], nats://localhost): %s", error);
     svc_broker_close(&b);
     svc_broker_close(&b); /* &NULL */
-    fprintf(out, "%s params: malformed URLs and settings (%.1f s)\n", failures == before ? "ok  " : "FAIL", now_s() - started);
+    fprintf(st_out, "%s params: malformed URLs and settings (%.1f s)\n", st_failures == before ? "ok  " : "FAIL",
+            st_now() - started);
 }
 
 /* ---- Main ------------------------------------------------------------------------------------- */
 
-static void remove_tree(const char *path)
-{
-    pid_t pid = fork();
-    if (pid == 0) {
-        execlp("rm", "rm", "-rf", path, (char *)NULL);
-        _exit(127);
-    }
-    if (pid > 0)
-        waitpid(pid, NULL, 0);
-}
-
 int main(void)
 {
-    if (access(MOSQUITTO_BIN, X_OK) != 0 || access(NATS_BIN, X_OK) != 0) {
-        printf("skipped: %s or %s is missing\n", MOSQUITTO_BIN, NATS_BIN);
+    if (access(ST_MOSQUITTO_BIN, X_OK) != 0 || access(ST_NATS_BIN, X_OK) != 0) {
+        printf("skipped: %s or %s is missing\n", ST_MOSQUITTO_BIN, ST_NATS_BIN);
         return 77;
     }
-    signal(SIGPIPE, SIG_IGN);
-    snprintf(dir, sizeof dir, "%s/glcv-broker-XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
-    if (!mkdtemp(dir)) {
-        printf("FAIL: mkdtemp %s: %s\n", dir, strerror(errno));
+    if (st_begin("broker") != 0)
         return 1;
-    }
-    /* the library must print nothing: its stdout and stderr go to a file that must stay empty */
-    fflush(stdout);
-    int saved_out = dup(1), saved_err = dup(2);
-    out = fdopen(dup(1), "w");
-    char stray[300];
-    snprintf(stray, sizeof stray, "%s/stray-output.txt", dir);
-    int stray_fd = open(stray, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    if (!out || saved_out < 0 || saved_err < 0 || stray_fd < 0) {
-        printf("FAIL: cannot redirect the output\n");
-        return 1;
-    }
-    dup2(stray_fd, 1);
-    dup2(stray_fd, 2);
-    close(stray_fd);
-    setvbuf(out, NULL, _IOLBF, 0);
-    fprintf(out, "work folder %s (kept when a case fails)\n", dir);
-
-    double t0 = now_s();
+    st_log_watch(GLCV_LOG_WARN, "queue is full");
     mosquitto_lib_init();
-    mqtt_server.port = free_port();
-    nats_server.port = free_port();
-    int closed_port = free_port();
+    mqtt_server.port = st_free_port();
+    nats_server.port = st_free_port();
+    int closed_port = st_free_port();
     if (mqtt_server.port < 0 || nats_server.port < 0 || closed_port < 0)
-        fail(__LINE__, "no free port on the loopback");
-    else if (!server_start(&mqtt_server) || !server_start(&nats_server))
-        fail(__LINE__, "the brokers did not start");
-    if (failures == 0) {
+        st_fail(__LINE__, "no free port on the loopback");
+    else if (!st_server_start(&mqtt_server, 5) || !st_server_start(&nats_server, 5))
+        st_fail(__LINE__, "the brokers did not start");
+    if (st_failures == 0) {
         case_params();
         case_full(closed_port);
         case_delivery();
@@ -861,25 +641,10 @@ int main(void)
         case_restart();
         case_spool(closed_port);
     }
-    server_stop(&mqtt_server);
-    server_stop(&nats_server);
+    st_server_stop(&mqtt_server, SIGTERM);
+    st_server_stop(&nats_server, SIGTERM);
     mosquitto_lib_cleanup();
     /* no nats_Close(): the service never calls it (another outbox may open later), and libnats'
      * global state stays reachable, which the leak check accepts */
-
-    fflush(stdout);
-    fflush(stderr);
-    dup2(saved_out, 1);
-    dup2(saved_err, 2);
-    close(saved_out);
-    close(saved_err);
-    struct stat st;
-    if (stat(stray, &st) == 0 && st.st_size > 0) {
-        fail(__LINE__, "something printed to stdout or stderr while the cases ran: see %s", stray);
-    }
-    fprintf(out, "%s in %.1f s\n", failures ? "FAILED" : "passed", now_s() - t0);
-    if (failures == 0)
-        remove_tree(dir);
-    fclose(out);
-    return failures ? 1 : 0;
+    return st_end();
 }

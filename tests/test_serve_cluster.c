@@ -22,175 +22,25 @@
 #define _GNU_SOURCE
 
 #include "cluster.h"
+#include "serve_testlib.h"
 
 #include <nats/nats.h>
 
-#include <arpa/inet.h>
-#include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
-#include <netinet/in.h>
-#include <pthread.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
-#include <sys/socket.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
-#define NATS_BIN "/usr/sbin/nats-server"
 #define LEASE_S 2.0
 
 enum { CAMS = 12, LOG_LINES = 48 };
 
-static FILE *out; /* the test's own output: stdout as it was before the cases ran */
-static char dir[256];
-static int failures;
-static int nats_port;
-static pid_t nats_pid;
+static st_server nats = {ST_NATS, 0, 0};
 static char nats_url[64];
-
-static void fail(int line, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void fail(int line, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    fprintf(out, "FAIL (line %d): ", line);
-    vfprintf(out, fmt, ap);
-    fprintf(out, "\n");
-    va_end(ap);
-    failures++;
-}
-
-#define CHECK(cond, ...)                 \
-    do {                                 \
-        if (!(cond))                     \
-            fail(__LINE__, __VA_ARGS__); \
-    } while (0)
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static void sleep_s(double seconds)
-{
-    struct timespec ts = {(time_t)seconds, (long)((seconds - (double)(time_t)seconds) * 1e9)};
-    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-        ;
-}
-
-/* ---- The library's log, kept to show on failure ---------------------------------------------------- */
-
-static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
-static char log_lines[LOG_LINES][400];
-static int log_count;
-
-static void test_log(void *user, glcv_log_level level, const char *message)
-{
-    static const char *names[] = {"?", "error", "warn", "info", "debug"};
-    pthread_mutex_lock(&log_lock);
-    snprintf(log_lines[log_count % LOG_LINES], sizeof log_lines[0], "%s: %s: %s", (const char *)user,
-             names[level <= 4 ? level : 0], message);
-    log_count++;
-    pthread_mutex_unlock(&log_lock);
-}
-
-static void log_show(void)
-{
-    pthread_mutex_lock(&log_lock);
-    int first = log_count > LOG_LINES ? log_count - LOG_LINES : 0;
-    fprintf(out, "  the last log lines:\n");
-    for (int i = first; i < log_count; i++)
-        fprintf(out, "    %s\n", log_lines[i % LOG_LINES]);
-    pthread_mutex_unlock(&log_lock);
-}
-
-/* ---- The server -------------------------------------------------------------------------------------- */
-
-static int free_port(void)
-{
-    int s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = 0, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    socklen_t length = sizeof a;
-    int port = -1;
-    if (s >= 0 && bind(s, (struct sockaddr *)&a, sizeof a) == 0 && getsockname(s, (struct sockaddr *)&a, &length) == 0)
-        port = ntohs(a.sin_port);
-    if (s >= 0)
-        close(s);
-    return port;
-}
-
-static bool accepting(int port)
-{
-    int s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port),
-                            .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    bool ok = s >= 0 && connect(s, (struct sockaddr *)&a, sizeof a) == 0;
-    if (s >= 0)
-        close(s);
-    return ok;
-}
-
-static bool server_start(void)
-{
-    char port[16], data[300], log[300];
-    snprintf(port, sizeof port, "%d", nats_port);
-    snprintf(data, sizeof data, "%s/nats-data", dir);
-    snprintf(log, sizeof log, "%s/nats-server.log", dir);
-    pid_t pid = fork();
-    if (pid < 0)
-        return false;
-    if (pid == 0) {
-        prctl(PR_SET_PDEATHSIG, SIGKILL); /* no stray server should the test die */
-        int fd = open(log, O_WRONLY | O_CREAT | O_APPEND, 0600);
-        if (fd >= 0) {
-            dup2(fd, 1);
-            dup2(fd, 2);
-        }
-        execl(NATS_BIN, "nats-server", "-js", "-a", "127.0.0.1", "-p", port, "-sd", data, (char *)NULL);
-        _exit(127);
-    }
-    nats_pid = pid;
-    for (double until = now_s() + 10; now_s() < until; sleep_s(0.02)) {
-        int status;
-        if (waitpid(pid, &status, WNOHANG) == pid) {
-            nats_pid = 0;
-            fprintf(out, "  nats-server exited at start: see %s\n", log);
-            return false;
-        }
-        if (accepting(nats_port))
-            return true;
-    }
-    fprintf(out, "  nats-server does not accept connections on port %d after 10 s: see %s\n", nats_port, log);
-    return false;
-}
-
-static void server_kill(int sig)
-{
-    if (nats_pid <= 0)
-        return;
-    kill(nats_pid, sig);
-    int status;
-    for (double until = now_s() + 5; now_s() < until; sleep_s(0.01))
-        if (waitpid(nats_pid, &status, WNOHANG) == nats_pid) {
-            nats_pid = 0;
-            return;
-        }
-    kill(nats_pid, SIGKILL);
-    waitpid(nats_pid, &status, 0);
-    nats_pid = 0;
-}
 
 /* ---- Raw access to the buckets (what another party would write) ------------------------------------ */
 
@@ -251,10 +101,10 @@ static bool inst_open(inst *in, const char *name, const char *bucket, int capaci
     for (int k = 0; k < CAMS; k++)
         in->last[k] = -1;
     svc_cluster_params p = {.nats_url = nats_url, .bucket = bucket, .instance = name, .capacity = capacity,
-                            .lease_s = LEASE_S, .logger = {test_log, (void *)name, GLCV_LOG_DEBUG}};
+                            .lease_s = LEASE_S, .logger = {st_log, (void *)name, GLCV_LOG_DEBUG}};
     char error[256] = "";
     if (svc_cluster_open(&p, &in->c, error, sizeof error) != 0) {
-        fprintf(out, "  open %s: %s\n", name, error);
+        fprintf(st_out, "  open %s: %s\n", name, error);
         return false;
     }
     return true;
@@ -304,7 +154,7 @@ static bool exactly_once(inst *const *all, int n, int line)
                 }
             }
         if (holders != 1) {
-            fail(line, "camera %s held by %d instances (%s )", ids[k], holders, who);
+            st_fail(line, "camera %s held by %d instances (%s )", ids[k], holders, who);
             ok = false;
         }
     }
@@ -324,42 +174,42 @@ static inst A, B, C, D, E;
 
 static void case_share(void)
 {
-    double started = now_s();
-    int before = failures;
+    double started = st_now();
+    int before = st_failures;
     inst *all[3] = {&A, &B, &C};
     if (!inst_open(&A, "inst-a", "T1", 0) || !inst_open(&B, "inst-b", "T1", 0) || !inst_open(&C, "inst-c", "T1", 0)) {
-        fail(__LINE__, "open failed");
+        st_fail(__LINE__, "open failed");
         return;
     }
     for (int i = 0; i < 3; i++) {
-        CHECK(inst_round(all[i]) == 0, "%s: registration round failed", all[i]->name);
-        CHECK(all[i]->claims == 0, "%s: claimed %d in the registration round", all[i]->name, all[i]->claims);
+        ST_CHECK(inst_round(all[i]) == 0, "%s: registration round failed", all[i]->name);
+        ST_CHECK(all[i]->claims == 0, "%s: claimed %d in the registration round", all[i]->name, all[i]->claims);
     }
     for (int i = 0; i < 3; i++)
-        CHECK(inst_round(all[i]) == 0, "%s: round failed", all[i]->name);
+        ST_CHECK(inst_round(all[i]) == 0, "%s: round failed", all[i]->name);
     for (int i = 0; i < 3; i++) {
-        CHECK(inst_count(all[i]) == 4, "%s holds %d cameras, expected 4", all[i]->name, inst_count(all[i]));
-        CHECK(svc_cluster_instances(all[i]->c) == 3, "%s sees %d instances, expected 3", all[i]->name,
+        ST_CHECK(inst_count(all[i]) == 4, "%s holds %d cameras, expected 4", all[i]->name, inst_count(all[i]));
+        ST_CHECK(svc_cluster_instances(all[i]->c) == 3, "%s sees %d instances, expected 3", all[i]->name,
               svc_cluster_instances(all[i]->c));
         for (int k = 0; k < CAMS; k++)
-            CHECK(!all[i]->claim[k] || all[i]->first[k] == 0, "%s: camera %s starts at %" PRId64 ", expected 0",
+            ST_CHECK(!all[i]->claim[k] || all[i]->first[k] == 0, "%s: camera %s starts at %" PRId64 ", expected 0",
                   all[i]->name, ids[k], all[i]->first[k]);
     }
     exactly_once(all, 3, __LINE__);
     for (int r = 0; r < 2; r++)
         for (int i = 0; i < 3; i++) {
-            CHECK(inst_round(all[i]) == 0, "%s: round failed", all[i]->name);
-            CHECK(all[i]->claims == 0 && all[i]->loses == 0, "%s: a further round claimed %d, lost %d", all[i]->name,
+            ST_CHECK(inst_round(all[i]) == 0, "%s: round failed", all[i]->name);
+            ST_CHECK(all[i]->claims == 0 && all[i]->loses == 0, "%s: a further round claimed %d, lost %d", all[i]->name,
                   all[i]->claims, all[i]->loses);
         }
-    fprintf(out, "%s share: 3 instances x 12 cameras, 4 each, exactly once (%.2f s)\n", failures == before ? "ok  " : "FAIL",
-            now_s() - started);
+    fprintf(st_out, "%s share: 3 instances x 12 cameras, 4 each, exactly once (%.2f s)\n",
+            st_failures == before ? "ok  " : "FAIL", st_now() - started);
 }
 
 static void case_continuity(void)
 {
-    double started = now_s();
-    int before = failures;
+    double started = st_now();
+    int before = st_failures;
     inst *all[3] = {&A, &B, &C};
     int of_a[CAMS] = {0};
     set_frames(&A, 41);
@@ -367,116 +217,119 @@ static void case_continuity(void)
         A.fps[k] = 30.0; /* the next holder skips 1.5 x 30 frames/s x the period (0.667 s): 30 frames */
     set_frames(&B, 7);
     set_frames(&C, 7);
-    CHECK(inst_round(&A) == 0, "A: round failed");
+    ST_CHECK(inst_round(&A) == 0, "A: round failed");
     memcpy(of_a, A.held, sizeof of_a);
-    double a_stopped = now_s(), taken_after = -1;
+    double a_stopped = st_now(), taken_after = -1;
     double period = svc_cluster_period(B.c);
-    CHECK(period > 0.6 && period < 0.7, "period %.3f s, expected lease / 3 = 0.667 s", period);
+    ST_CHECK(period > 0.6 && period < 0.7, "period %.3f s, expected lease / 3 = 0.667 s", period);
     /* A stops here, without closing: B and C go on, one round each per period */
-    while (now_s() - a_stopped < LEASE_S + 2 * period + 1.5) {
-        sleep_s(period);
+    while (st_now() - a_stopped < LEASE_S + 2 * period + 1.5) {
+        st_sleep(period);
         for (int i = 1; i < 3; i++) {
-            CHECK(inst_round(all[i]) == 0, "%s: round failed", all[i]->name);
-            CHECK(all[i]->loses == 0, "%s lost %d cameras", all[i]->name, all[i]->loses);
+            ST_CHECK(inst_round(all[i]) == 0, "%s: round failed", all[i]->name);
+            ST_CHECK(all[i]->loses == 0, "%s lost %d cameras", all[i]->name, all[i]->loses);
             for (int k = 0; k < CAMS; k++)
                 if (all[i]->claim[k]) {
-                    CHECK(of_a[k], "%s claimed camera %s, which was not A's", all[i]->name, ids[k]);
-                    CHECK(all[i]->first[k] == 72, "%s: camera %s continues from %" PRId64 ", expected 72", all[i]->name,
-                          ids[k], all[i]->first[k]);
-                    CHECK(now_s() - a_stopped > LEASE_S - 0.3, "%s claimed camera %s %.2f s after A's last round: "
-                          "before A's lease ran out", all[i]->name, ids[k], now_s() - a_stopped);
+                    ST_CHECK(of_a[k], "%s claimed camera %s, which was not A's", all[i]->name, ids[k]);
+                    ST_CHECK(all[i]->first[k] == 72, "%s: camera %s continues from %" PRId64 ", expected 72",
+                             all[i]->name, ids[k], all[i]->first[k]);
+                    ST_CHECK(st_now() - a_stopped > LEASE_S - 0.3, "%s claimed camera %s %.2f s after A's last round: "
+                          "before A's lease ran out", all[i]->name, ids[k], st_now() - a_stopped);
                 }
         }
         if (inst_count(&B) + inst_count(&C) == CAMS) {
-            taken_after = now_s() - a_stopped;
+            taken_after = st_now() - a_stopped;
             break;
         }
     }
     if (taken_after < 0)
-        fail(__LINE__, "B and C hold %d + %d cameras %.2f s after A stopped, expected 12", inst_count(&B), inst_count(&C),
-             now_s() - a_stopped);
+        st_fail(__LINE__, "B and C hold %d + %d cameras %.2f s after A stopped, expected 12", inst_count(&B),
+                inst_count(&C), st_now() - a_stopped);
     else
-        CHECK(taken_after <= LEASE_S + period + 1.0, "A's cameras taken after %.2f s, expected within lease + period "
-              "(%.2f s) and a little", taken_after, LEASE_S + period);
+        ST_CHECK(taken_after <= LEASE_S + period + 1.0,
+                 "A's cameras taken after %.2f s, expected within lease + period "
+                 "(%.2f s) and a little",
+                 taken_after, LEASE_S + period);
     inst *live[2] = {&B, &C};
     exactly_once(live, 2, __LINE__);
-    CHECK(inst_count(&B) == 6 && inst_count(&C) == 6, "B holds %d, C %d: expected 6 each", inst_count(&B), inst_count(&C));
-    CHECK(svc_cluster_instances(B.c) == 2, "B sees %d instances, expected 2", svc_cluster_instances(B.c));
+    ST_CHECK(inst_count(&B) == 6 && inst_count(&C) == 6, "B holds %d, C %d: expected 6 each", inst_count(&B),
+             inst_count(&C));
+    ST_CHECK(svc_cluster_instances(B.c) == 2, "B sees %d instances, expected 2", svc_cluster_instances(B.c));
     char text[128];
     raw_get("T1_FRAMES", ids[0], text, sizeof text);
-    CHECK(strstr(text, "\"frame\":") != NULL, "frames bucket, %s: '%s'", ids[0], text);
-    fprintf(out, "%s continuity: A's 4 cameras taken %.2f s after its last round, frames from 72 (%.2f s)\n",
-            failures == before ? "ok  " : "FAIL", taken_after, now_s() - started);
+    ST_CHECK(strstr(text, "\"frame\":") != NULL, "frames bucket, %s: '%s'", ids[0], text);
+    fprintf(st_out, "%s continuity: A's 4 cameras taken %.2f s after its last round, frames from 72 (%.2f s)\n",
+            st_failures == before ? "ok  " : "FAIL", taken_after, st_now() - started);
 }
 
 static void case_close(void)
 {
-    double started = now_s();
-    int before = failures;
+    double started = st_now();
+    int before = st_failures;
     set_frames(&B, 99);
-    CHECK(inst_round(&B) == 0, "B: round failed");
+    ST_CHECK(inst_round(&B) == 0, "B: round failed");
     int of_b[CAMS];
     memcpy(of_b, B.held, sizeof of_b);
-    CHECK(inst_round(&C) == 0 && C.claims == 0, "C claimed %d while B still ran", C.claims);
+    ST_CHECK(inst_round(&C) == 0 && C.claims == 0, "C claimed %d while B still ran", C.claims);
     svc_cluster_close(&B.c);
     svc_cluster_close(&B.c); /* &NULL */
     memset(B.held, 0, sizeof B.held);
-    CHECK(inst_round(&C) == 0, "C: round failed");
-    CHECK(C.claims == 6, "C claimed %d cameras after B closed, expected 6", C.claims);
+    ST_CHECK(inst_round(&C) == 0, "C: round failed");
+    ST_CHECK(C.claims == 6, "C claimed %d cameras after B closed, expected 6", C.claims);
     for (int k = 0; k < CAMS; k++)
         if (C.claim[k]) {
-            CHECK(of_b[k], "C claimed camera %s, which was not B's", ids[k]);
-            CHECK(C.first[k] == 100, "C: camera %s continues from %" PRId64 ", expected 100", ids[k], C.first[k]);
+            ST_CHECK(of_b[k], "C claimed camera %s, which was not B's", ids[k]);
+            ST_CHECK(C.first[k] == 100, "C: camera %s continues from %" PRId64 ", expected 100", ids[k], C.first[k]);
         }
-    CHECK(inst_count(&C) == CAMS, "C holds %d cameras, expected 12", inst_count(&C));
-    CHECK(svc_cluster_instances(C.c) == 1, "C sees %d instances, expected 1", svc_cluster_instances(C.c));
+    ST_CHECK(inst_count(&C) == CAMS, "C holds %d cameras, expected 12", inst_count(&C));
+    ST_CHECK(svc_cluster_instances(C.c) == 1, "C sees %d instances, expected 1", svc_cluster_instances(C.c));
     /* A, stopped since, closes now: its releases expect its old revisions, so C keeps everything */
     svc_cluster_close(&A.c);
-    CHECK(inst_round(&C) == 0 && C.loses == 0 && C.claims == 0, "C after A's close: claimed %d, lost %d", C.claims,
+    ST_CHECK(inst_round(&C) == 0 && C.loses == 0 && C.claims == 0, "C after A's close: claimed %d, lost %d", C.claims,
           C.loses);
-    fprintf(out, "%s close: B's 6 cameras taken by C in its next round, frames from 100 (%.2f s)\n",
-            failures == before ? "ok  " : "FAIL", now_s() - started);
+    fprintf(st_out, "%s close: B's 6 cameras taken by C in its next round, frames from 100 (%.2f s)\n",
+            st_failures == before ? "ok  " : "FAIL", st_now() - started);
 }
 
 static void case_capacity(void)
 {
-    double started = now_s();
-    int before = failures;
+    double started = st_now();
+    int before = st_failures;
     if (!inst_open(&D, "inst-d", "T2", 3)) {
-        fail(__LINE__, "open failed");
+        st_fail(__LINE__, "open failed");
         return;
     }
     for (int r = 0; r < 3; r++) {
-        CHECK(inst_round(&D) == 0, "D: round failed");
-        CHECK(inst_count(&D) == (r == 0 ? 0 : 3), "round %d: D (capacity 3) holds %d cameras", r, inst_count(&D));
+        ST_CHECK(inst_round(&D) == 0, "D: round failed");
+        ST_CHECK(inst_count(&D) == (r == 0 ? 0 : 3), "round %d: D (capacity 3) holds %d cameras", r, inst_count(&D));
     }
     if (!inst_open(&E, "inst-e", "T2", 0)) {
-        fail(__LINE__, "open failed");
+        st_fail(__LINE__, "open failed");
         return;
     }
     for (int r = 0; r < 4; r++) {
-        CHECK(inst_round(&E) == 0, "E: round failed");
-        CHECK(inst_round(&D) == 0, "D: round failed");
-        CHECK(inst_count(&D) <= 3, "round %d: D (capacity 3) holds %d cameras", r, inst_count(&D));
+        ST_CHECK(inst_round(&E) == 0, "E: round failed");
+        ST_CHECK(inst_round(&D) == 0, "D: round failed");
+        ST_CHECK(inst_count(&D) <= 3, "round %d: D (capacity 3) holds %d cameras", r, inst_count(&D));
     }
-    CHECK(inst_count(&D) == 3 && inst_count(&E) == 9, "D holds %d, E %d: expected 3 and 9", inst_count(&D),
+    ST_CHECK(inst_count(&D) == 3 && inst_count(&E) == 9, "D holds %d, E %d: expected 3 and 9", inst_count(&D),
           inst_count(&E));
     inst *all[2] = {&D, &E};
     exactly_once(all, 2, __LINE__);
-    fprintf(out, "%s capacity: capacity 3 holds 3, the unlimited one 9 (%.2f s)\n", failures == before ? "ok  " : "FAIL",
-            now_s() - started);
+    fprintf(st_out, "%s capacity: capacity 3 holds 3, the unlimited one 9 (%.2f s)\n",
+            st_failures == before ? "ok  " : "FAIL", st_now() - started);
 }
 
 static void case_taken(void)
 {
-    double started = now_s();
-    int before = failures;
+    double started = st_now();
+    int before = st_failures;
     int victim = -1;
     for (int k = 0; k < CAMS && victim < 0; k++)
         if (D.held[k])
             victim = k;
     if (victim < 0) {
-        fail(__LINE__, "D holds no camera");
+        st_fail(__LINE__, "D holds no camera");
         return;
     }
     raw r;
@@ -484,99 +337,99 @@ static void case_taken(void)
     snprintf(key, sizeof key, "cameras.%s", ids[victim]);
     bool put = raw_open(&r, "T2") && kvStore_PutString(NULL, r.kv, key, "{\"instance\":\"intruder\",\"frame\":5}") == NATS_OK;
     raw_close(&r);
-    CHECK(put, "cannot write %s", key);
-    CHECK(inst_round(&E) == 0 && E.claims == 0, "E: claimed %d", E.claims);
-    CHECK(inst_round(&D) == 0, "D: round failed");
-    CHECK(D.loses == 1 && D.lose[victim], "D lost %d cameras (camera %s %s), expected exactly %s", D.loses, ids[victim],
-          D.lose[victim] ? "lost" : "kept", ids[victim]);
-    CHECK(D.claims == 0, "D claimed %d", D.claims);
-    CHECK(inst_round(&D) == 0 && D.loses == 0 && D.claims == 0, "D's next round: claimed %d, lost %d", D.claims,
+    ST_CHECK(put, "cannot write %s", key);
+    ST_CHECK(inst_round(&E) == 0 && E.claims == 0, "E: claimed %d", E.claims);
+    ST_CHECK(inst_round(&D) == 0, "D: round failed");
+    ST_CHECK(D.loses == 1 && D.lose[victim], "D lost %d cameras (camera %s %s), expected exactly %s", D.loses,
+             ids[victim], D.lose[victim] ? "lost" : "kept", ids[victim]);
+    ST_CHECK(D.claims == 0, "D claimed %d", D.claims);
+    ST_CHECK(inst_round(&D) == 0 && D.loses == 0 && D.claims == 0, "D's next round: claimed %d, lost %d", D.claims,
           D.loses);
-    CHECK(inst_round(&E) == 0 && E.claims == 0 && E.loses == 0, "E: claimed %d, lost %d", E.claims, E.loses);
-    fprintf(out, "%s taken: a foreign write on %s: D loses it in its next round (%.2f s)\n",
-            failures == before ? "ok  " : "FAIL", ids[victim], now_s() - started);
+    ST_CHECK(inst_round(&E) == 0 && E.claims == 0 && E.loses == 0, "E: claimed %d, lost %d", E.claims, E.loses);
+    fprintf(st_out, "%s taken: a foreign write on %s: D loses it in its next round (%.2f s)\n",
+            st_failures == before ? "ok  " : "FAIL", ids[victim], st_now() - started);
 }
 
 static void case_down(void)
 {
-    double started = now_s();
-    int before = failures;
+    double started = st_now();
+    int before = st_failures;
     /* a server that does not answer (stopped): the round gives up after its request timeout */
-    kill(nats_pid, SIGSTOP);
-    double t = now_s();
+    kill(nats.pid, SIGSTOP);
+    double t = st_now();
     int rc = inst_round(&C);
-    double hung = now_s() - t;
-    kill(nats_pid, SIGCONT);
-    CHECK(rc == -1 && hung < 3, "C's round with NATS stopped: %d in %.2f s, expected -1 in under 3 s", rc, hung);
-    CHECK(C.claims == 0 && C.loses == 0, "C's failed round claimed %d, lost %d", C.claims, C.loses);
+    double hung = st_now() - t;
+    kill(nats.pid, SIGCONT);
+    ST_CHECK(rc == -1 && hung < 3, "C's round with NATS stopped: %d in %.2f s, expected -1 in under 3 s", rc, hung);
+    ST_CHECK(C.claims == 0 && C.loses == 0, "C's failed round claimed %d, lost %d", C.claims, C.loses);
     rc = -1;
-    for (double until = now_s() + 5; rc != 0 && now_s() < until;)
+    for (double until = st_now() + 5; rc != 0 && st_now() < until;)
         if ((rc = inst_round(&C)) != 0)
-            sleep_s(0.2);
-    CHECK(rc == 0 && C.claims == 0 && C.loses == 0, "C's round with NATS going on: %d, claimed %d, lost %d", rc,
+            st_sleep(0.2);
+    ST_CHECK(rc == 0 && C.claims == 0 && C.loses == 0, "C's round with NATS going on: %d, claimed %d, lost %d", rc,
           C.claims, C.loses);
     /* a server that died */
-    server_kill(SIGKILL);
-    t = now_s();
+    st_server_stop(&nats, SIGKILL);
+    t = st_now();
     rc = inst_round(&C);
-    double took = now_s() - t;
-    CHECK(rc == -1, "C's round with NATS down returned %d, expected -1", rc);
-    CHECK(took < 3, "C's round with NATS down took %.2f s", took);
-    CHECK(C.claims == 0 && C.loses == 0, "C's failed round claimed %d, lost %d", C.claims, C.loses);
-    t = now_s();
+    double took = st_now() - t;
+    ST_CHECK(rc == -1, "C's round with NATS down returned %d, expected -1", rc);
+    ST_CHECK(took < 3, "C's round with NATS down took %.2f s", took);
+    ST_CHECK(C.claims == 0 && C.loses == 0, "C's failed round claimed %d, lost %d", C.claims, C.loses);
+    t = st_now();
     rc = inst_round(&C);
-    double took2 = now_s() - t;
-    CHECK(rc == -1 && took2 < 3, "C's second round with NATS down: %d in %.2f s", rc, took2);
-    if (!server_start()) {
-        fail(__LINE__, "nats-server did not start again");
+    double took2 = st_now() - t;
+    ST_CHECK(rc == -1 && took2 < 3, "C's second round with NATS down: %d in %.2f s", rc, took2);
+    if (!st_server_start(&nats, 10)) {
+        st_fail(__LINE__, "nats-server did not start again");
         return;
     }
-    double restarted = now_s();
+    double restarted = st_now();
     set_frames(&C, 77);
     rc = -1;
-    while (rc != 0 && now_s() - restarted < 10) {
+    while (rc != 0 && st_now() - restarted < 10) {
         rc = inst_round(&C);
         if (rc != 0)
-            sleep_s(0.2);
+            st_sleep(0.2);
     }
-    double back = now_s() - restarted;
-    CHECK(rc == 0, "C's rounds still fail %.1f s after the restart", back);
-    CHECK(C.claims == 0 && C.loses == 0 && inst_count(&C) == CAMS, "C after the restart: claimed %d, lost %d, holds %d",
-          C.claims, C.loses, inst_count(&C));
+    double back = st_now() - restarted;
+    ST_CHECK(rc == 0, "C's rounds still fail %.1f s after the restart", back);
+    ST_CHECK(C.claims == 0 && C.loses == 0 && inst_count(&C) == CAMS,
+             "C after the restart: claimed %d, lost %d, holds %d", C.claims, C.loses, inst_count(&C));
     char lease[128], frame[128];
     raw_get("T1", "cameras.cam05", lease, sizeof lease);
     raw_get("T1_FRAMES", "cam05", frame, sizeof frame);
-    CHECK(!strcmp(lease, "{\"instance\":\"inst-c\",\"frame\":77}"), "lease of cam05 after the restart: '%s'", lease);
-    CHECK(!strcmp(frame, "{\"frame\":77,\"fps\":0.000}"), "frames of cam05 after the restart: '%s'", frame);
-    CHECK(inst_round(&C) == 0 && C.claims == 0 && C.loses == 0, "C: claimed %d, lost %d", C.claims, C.loses);
-    CHECK(inst_round(&D) == 0 && inst_round(&E) == 0, "D or E: round failed after the restart");
-    fprintf(out,
+    ST_CHECK(!strcmp(lease, "{\"instance\":\"inst-c\",\"frame\":77}"), "lease of cam05 after the restart: '%s'", lease);
+    ST_CHECK(!strcmp(frame, "{\"frame\":77,\"fps\":0.000}"), "frames of cam05 after the restart: '%s'", frame);
+    ST_CHECK(inst_round(&C) == 0 && C.claims == 0 && C.loses == 0, "C: claimed %d, lost %d", C.claims, C.loses);
+    ST_CHECK(inst_round(&D) == 0 && inst_round(&E) == 0, "D or E: round failed after the restart");
+    fprintf(st_out,
             "%s down: stopped server: failed round in %.2f s; killed: failed rounds in %.3f and %.3f s; rounds back "
             "%.2f s after the restart (%.2f s)\n",
-            failures == before ? "ok  " : "FAIL", hung, took, took2, back, now_s() - started);
+            st_failures == before ? "ok  " : "FAIL", hung, took, took2, back, st_now() - started);
 }
 
 static void expect_refused(int line, const svc_cluster_params *p, const char *what)
 {
     svc_cluster *c = NULL;
     char error[256] = "";
-    double t = now_s();
+    double t = st_now();
     int rc = svc_cluster_open(p, &c, error, sizeof error);
     if (rc != -1 || c)
-        fail(line, "%s: open returned %d", what, rc);
+        st_fail(line, "%s: open returned %d", what, rc);
     else if (!error[0] || strchr(error, '\n'))
-        fail(line, "%s: error '%s' is not one line", what, error);
-    else if (now_s() - t > 3)
-        fail(line, "%s: open took %.2f s", what, now_s() - t);
+        st_fail(line, "%s: error '%s' is not one line", what, error);
+    else if (st_now() - t > 3)
+        st_fail(line, "%s: open took %.2f s", what, st_now() - t);
     svc_cluster_close(&c);
 }
 
 static void case_params(int closed_port)
 {
-    double started = now_s();
-    int before = failures;
+    double started = st_now();
+    int before = st_failures;
     svc_cluster_params p = {.nats_url = nats_url, .instance = "ok-name", .lease_s = LEASE_S,
-                            .logger = {test_log, (void *)"params", GLCV_LOG_DEBUG}};
+                            .logger = {st_log, (void *)"params", GLCV_LOG_DEBUG}};
     const char *urls[] = {"http://127.0.0.1:4222", "nats://", "nats://:4222", "nats://host:0", "nats://host:65536",
                           "nats://host:12x", "nats://ho st", "nats://[::1", "127.0.0.1:4222", ""};
     for (size_t i = 0; i < sizeof urls / sizeof urls[0]; i++) {
@@ -614,7 +467,7 @@ static void case_params(int closed_port)
     q = p;
     q.nats_url = closed;
     expect_refused(__LINE__, &q, "a port nobody listens on");
-    CHECK(svc_cluster_open(&p, NULL, NULL, 0) == -1, "open without a place for the object");
+    ST_CHECK(svc_cluster_open(&p, NULL, NULL, 0) == -1, "open without a place for the object");
     /* lease 0 is the default, 10 s, and a 64-character name is fine */
     q = p;
     q.lease_s = 0;
@@ -622,99 +475,52 @@ static void case_params(int closed_port)
     q.instance = "0123456789012345678901234567890123456789012345678901234567890123";
     svc_cluster *c = NULL;
     char error[256] = "";
-    CHECK(svc_cluster_open(&q, &c, error, sizeof error) == 0, "lease 0 (default): %s", error);
-    CHECK(c && svc_cluster_period(c) > 3.33 && svc_cluster_period(c) < 3.34, "default period %.3f s",
+    ST_CHECK(svc_cluster_open(&q, &c, error, sizeof error) == 0, "lease 0 (default): %s", error);
+    ST_CHECK(c && svc_cluster_period(c) > 3.33 && svc_cluster_period(c) < 3.34, "default period %.3f s",
           c ? svc_cluster_period(c) : -1);
     svc_cluster_close(&c);
     q.instance = NULL; /* HOSTNAME-PID */
-    CHECK(svc_cluster_open(&q, &c, error, sizeof error) == 0, "default instance name: %s", error);
+    ST_CHECK(svc_cluster_open(&q, &c, error, sizeof error) == 0, "default instance name: %s", error);
     svc_cluster_close(&c);
-    fprintf(out, "%s params: malformed URLs, names, buckets, leases and an unreachable server (%.2f s)\n",
-            failures == before ? "ok  " : "FAIL", now_s() - started);
+    fprintf(st_out, "%s params: malformed URLs, names, buckets, leases and an unreachable server (%.2f s)\n",
+            st_failures == before ? "ok  " : "FAIL", st_now() - started);
 }
 
 /* ---- Main -------------------------------------------------------------------------------------------- */
 
-static void remove_tree(const char *path)
-{
-    pid_t pid = fork();
-    if (pid == 0) {
-        execlp("rm", "rm", "-rf", path, (char *)NULL);
-        _exit(127);
-    }
-    if (pid > 0)
-        waitpid(pid, NULL, 0);
-}
-
 int main(void)
 {
-    if (access(NATS_BIN, X_OK) != 0) {
-        printf("skipped: %s is missing\n", NATS_BIN);
+    if (access(ST_NATS_BIN, X_OK) != 0) {
+        printf("skipped: %s is missing\n", ST_NATS_BIN);
         return 77;
     }
-    signal(SIGPIPE, SIG_IGN);
-    snprintf(dir, sizeof dir, "%s/glcv-cluster-XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
-    if (!mkdtemp(dir)) {
-        printf("FAIL: mkdtemp %s: %s\n", dir, strerror(errno));
+    if (st_begin("cluster") != 0)
         return 1;
-    }
-    /* the library must print nothing: its stdout and stderr go to a file that must stay empty */
-    fflush(stdout);
-    int saved_out = dup(1), saved_err = dup(2);
-    out = fdopen(dup(1), "w");
-    char stray[300];
-    snprintf(stray, sizeof stray, "%s/stray-output.txt", dir);
-    int stray_fd = open(stray, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    if (!out || saved_out < 0 || saved_err < 0 || stray_fd < 0) {
-        printf("FAIL: cannot redirect the output\n");
-        return 1;
-    }
-    dup2(stray_fd, 1);
-    dup2(stray_fd, 2);
-    close(stray_fd);
-    setvbuf(out, NULL, _IOLBF, 0);
-    fprintf(out, "work folder %s (kept when a case fails)\n", dir);
-
-    double t0 = now_s();
-    nats_port = free_port();
-    int closed_port = free_port();
-    snprintf(nats_url, sizeof nats_url, "nats://127.0.0.1:%d", nats_port);
-    if (nats_port < 0 || closed_port < 0 || closed_port == nats_port)
-        fail(__LINE__, "no free port on the loopback");
-    else if (!server_start())
-        fail(__LINE__, "nats-server did not start");
-    if (failures == 0) {
+    nats.port = st_free_port();
+    int closed_port = st_free_port();
+    snprintf(nats_url, sizeof nats_url, "nats://127.0.0.1:%d", nats.port);
+    if (nats.port < 0 || closed_port < 0 || closed_port == nats.port)
+        st_fail(__LINE__, "no free port on the loopback");
+    else if (!st_server_start(&nats, 10))
+        st_fail(__LINE__, "nats-server did not start");
+    if (st_failures == 0) {
         case_params(closed_port);
         case_share();
-        if (failures == 0)
+        if (st_failures == 0)
             case_continuity();
-        if (failures == 0)
+        if (st_failures == 0)
             case_close();
         case_capacity();
-        if (failures == 0)
+        if (st_failures == 0)
             case_taken();
         case_down();
     }
-    if (failures || getenv("TEST_SERVE_CLUSTER_LOG"))
-        log_show();
+    if (st_failures || getenv("TEST_SERVE_CLUSTER_LOG"))
+        st_log_show("the last log lines", LOG_LINES);
     inst *all[5] = {&A, &B, &C, &D, &E};
     for (int i = 0; i < 5; i++)
         svc_cluster_close(&all[i]->c);
-    server_kill(SIGTERM);
+    st_server_stop(&nats, SIGTERM);
     /* no nats_Close(): the service never calls it, and libnats' global state stays reachable */
-
-    fflush(stdout);
-    fflush(stderr);
-    dup2(saved_out, 1);
-    dup2(saved_err, 2);
-    close(saved_out);
-    close(saved_err);
-    struct stat st;
-    if (stat(stray, &st) == 0 && st.st_size > 0)
-        fail(__LINE__, "something printed to stdout or stderr while the cases ran: see %s", stray);
-    fprintf(out, "%s in %.1f s\n", failures ? "FAILED" : "passed", now_s() - t0);
-    if (failures == 0)
-        remove_tree(dir);
-    fclose(out);
-    return failures ? 1 : 0;
+    return st_end();
 }

@@ -2,6 +2,7 @@
  * test per pixel, motion start/end against the rule applied by hand to the fraction sequence,
  * fraction events, status, rules replaced while running. */
 #include "events.h"
+#include "serve_testlib.h"
 
 #include <cjson/cJSON.h>
 
@@ -49,18 +50,6 @@ static void clear_events(void)
     for (int i = 0; i < n_events; i++)
         cJSON_Delete(events[i].json);
     n_events = 0;
-}
-
-static const char *str(const cJSON *o, const char *key)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-    return cJSON_IsString(v) ? v->valuestring : "";
-}
-
-static double num(const cJSON *o, const char *key)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-    return cJSON_IsNumber(v) ? v->valuedouble : NAN;
 }
 
 static unsigned rng = 12345;
@@ -139,13 +128,13 @@ static void test_zone_pixels(void)
         CHECK(fr != NULL, "frame %d: no fraction event", f);
         if (!fr)
             continue;
-        CHECK(fabs(num(fr, "fraction") - (double)frame_on / (W * H)) < 1e-6, "frame %d: fraction %g, want %g", f,
-              num(fr, "fraction"), (double)frame_on / (W * H));
+        CHECK(fabs(st_json_number(fr, "fraction") - (double)frame_on / (W * H)) < 1e-6,
+              "frame %d: fraction %g, want %g", f, st_json_number(fr, "fraction"), (double)frame_on / (W * H));
         const cJSON *zs = cJSON_GetObjectItemCaseSensitive(fr, "zones");
         for (int z = 0; z < ZONES; z++) {
             if (all[z] == 0)
                 continue;
-            double want = (double)on[z] / (double)all[z], got = num(zs, names[z]);
+            double want = (double)on[z] / (double)all[z], got = st_json_number(zs, names[z]);
             CHECK(fabs(got - want) < 1e-6, "frame %d zone %d: fraction %.6f, want %.6f (%ld of %ld pixels)", f, z, got,
                   want, on[z], all[z]);
         }
@@ -204,10 +193,11 @@ static void test_motion_rule(void)
             continue;
         const cJSON *o = events[i].json;
         if (got < want) {
-            CHECK(num(o, "frame") == frames[got] && num(o, "since_frame") == since[got] &&
-                      !strcmp(str(o, "state"), states[got] ? "start" : "end"),
-                  "change %d: %s at frame %g since %g, want %s at %d since %d", got, str(o, "state"), num(o, "frame"),
-                  num(o, "since_frame"), states[got] ? "start" : "end", frames[got], since[got]);
+            CHECK(st_json_number(o, "frame") == frames[got] && st_json_number(o, "since_frame") == since[got] &&
+                      !strcmp(st_json_text(o, "state"), states[got] ? "start" : "end"),
+                  "change %d: %s at frame %g since %g, want %s at %d since %d", got, st_json_text(o, "state"),
+                  st_json_number(o, "frame"), st_json_number(o, "since_frame"), states[got] ? "start" : "end",
+                  frames[got], since[got]);
             char id[128];
             snprintf(id, sizeof id, "cam-a:motion:%s:%d", states[got] ? "start" : "end", frames[got]);
             CHECK(!strcmp(events[i].id, id), "change %d: id %s, want %s", got, events[i].id, id);
@@ -220,7 +210,7 @@ static void test_motion_rule(void)
     for (int i = 0; i < n_events; i++)
         fractions += !strcmp(events[i].topic, "cameras/cam-a/fraction");
     CHECK(fractions == 1, "%d fraction events with a period of 3600 s, want 1", fractions);
-    CHECK(!strcmp(events[0].topic, "cameras/cam-a/status") && !strcmp(str(events[0].json, "state"), "up"),
+    CHECK(!strcmp(events[0].topic, "cameras/cam-a/status") && !strcmp(st_json_text(events[0].json, "state"), "up"),
           "the first event is %s, want the status up", events[0].topic);
     svc_events_destroy(&e);
     clear_events();
@@ -246,7 +236,7 @@ static void test_status_and_rules(void)
     svc_events_frame(e, mask, W, 7, 100.0, record, NULL);
     int starts = 0;
     for (int i = 0; i < n_events; i++)
-        starts += !strcmp(str(events[i].json, "state"), "start");
+        starts += !strcmp(st_json_text(events[i].json, "state"), "start");
     CHECK(starts == 2, "%d motion starts (camera and left), want 2", starts);
     /* the left zone removed, a zone 'right' kept: left ends now, at frame 7 */
     clear_events();
@@ -254,14 +244,15 @@ static void test_status_and_rules(void)
                                0.5, 100.1, record, NULL, error, sizeof error) == 0,
           "set_rules: %s", error);
     CHECK(n_events == 1 && !strcmp(events[0].topic, "cameras/cam-a/zones/left/motion") &&
-              !strcmp(str(events[0].json, "state"), "end") && num(events[0].json, "frame") == 7,
+              !strcmp(st_json_text(events[0].json, "state"), "end") && st_json_number(events[0].json, "frame") == 7,
           "removing a moving zone: %d events, first %s", n_events, n_events ? events[0].topic : "-");
     clear_events();
     svc_events_status(e, 0, "connection refused", 101.0, record, NULL);
     CHECK(n_events == 2 && !strcmp(events[0].topic, "cameras/cam-a/motion") &&
-              !strcmp(str(events[0].json, "state"), "end") && !strcmp(events[1].topic, "cameras/cam-a/status") &&
-              !strcmp(str(events[1].json, "state"), "down") &&
-              !strcmp(str(events[1].json, "reason"), "connection refused"),
+              !strcmp(st_json_text(events[0].json, "state"), "end") &&
+              !strcmp(events[1].topic, "cameras/cam-a/status") &&
+              !strcmp(st_json_text(events[1].json, "state"), "down") &&
+              !strcmp(st_json_text(events[1].json, "reason"), "connection refused"),
           "down while moving: %d events", n_events);
     clear_events();
     svc_events_status(e, 0, "again", 102.0, record, NULL);

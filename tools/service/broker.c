@@ -26,6 +26,7 @@
 #define _GNU_SOURCE
 
 #include "broker.h"
+#include "service.h"
 
 #include <cjson/cJSON.h>
 #include <mosquitto.h>
@@ -59,7 +60,7 @@ enum {
     NATS_TIMEOUT_MS = 2000,  /* connecting, a PubAck, a stream look-up: also bounds close's wait */
     NATS_IDLE_CHECK_MS = 500, /* an idle connection is checked for closure this often */
     NATS_PING_MS = 10000,    /* a silent dead connection is noticed after two unanswered pings */
-    HOST_BYTES = 256,
+    HOST_BYTES = SVC_HOST_BYTES,
     TEXT_BYTES = 768
 };
 
@@ -129,41 +130,6 @@ static const char BASE64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwx
 
 /* ---- Small helpers ------------------------------------------------------------------------------ */
 
-static void say(const svc_broker *b, glcv_log_level level, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void say(const svc_broker *b, glcv_log_level level, const char *fmt, ...)
-{
-    glcv_log_level max = b->logger.max_level ? b->logger.max_level : GLCV_LOG_INFO;
-    if (!b->logger.fn || level > max)
-        return;
-    char text[TEXT_BYTES];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(text, sizeof text, fmt, ap);
-    va_end(ap);
-    b->logger.fn(b->logger.user, level, text);
-}
-
-static int fails(char *error, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-
-static int fails(char *error, size_t size, const char *fmt, ...)
-{
-    if (error && size > 0) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(error, size, fmt, ap);
-        va_end(ap);
-    }
-    return -1;
-}
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 /* The CLOCK_MONOTONIC time `seconds` from now, for pthread_cond_timedwait on our conditions. */
 static struct timespec deadline_in(double seconds)
@@ -260,56 +226,13 @@ static const char *id_problem(const char *id)
 
 /* ---- URLs and parameters -------------------------------------------------------------------------- */
 
-/* "SCHEME://HOST[:PORT]" or "SCHEME://[IPV6][:PORT]" into host (without brackets) and port. */
-static int parse_url(const char *url, const char *scheme, int default_port, char host[HOST_BYTES], int *port,
-                     char *error, size_t size)
-{
-    size_t k = strlen(scheme);
-    if (strncmp(url, scheme, k) != 0 || strncmp(url + k, "://", 3) != 0)
-        return fails(error, size, "%s url '%s': expected %s://HOST[:PORT]", scheme, url, scheme);
-    const char *start = url + k + 3, *end = NULL, *rest = NULL;
-    if (*start == '[') {
-        end = strchr(start, ']');
-        if (!end)
-            return fails(error, size, "%s url '%s': expected %s://[IPV6-ADDRESS][:PORT]", scheme, url, scheme);
-        start++;
-        rest = end + 1;
-    } else {
-        end = start + strcspn(start, ":");
-        rest = end;
-        for (const char *c = start; c < end; c++)
-            if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ||
-                  *c == '.' || *c == '-' || *c == '_'))
-                return fails(error, size, "%s url '%s': expected %s://HOST[:PORT]", scheme, url, scheme);
-    }
-    size_t n = (size_t)(end - start);
-    if (n == 0)
-        return fails(error, size, "%s url '%s': expected %s://HOST[:PORT] (no host)", scheme, url, scheme);
-    if (n >= HOST_BYTES)
-        return fails(error, size, "%s url '%s': the host name is too long", scheme, url);
-    memcpy(host, start, n);
-    host[n] = '\0';
-    *port = default_port;
-    if (*rest == '\0')
-        return 0;
-    if (*rest != ':')
-        return fails(error, size, "%s url '%s': expected %s://HOST[:PORT]", scheme, url, scheme);
-    char *stop = NULL;
-    errno = 0;
-    long p = rest[1] >= '0' && rest[1] <= '9' ? strtol(rest + 1, &stop, 10) : -1;
-    if (p < 1 || p > 65535 || errno == ERANGE || *stop != '\0')
-        return fails(error, size, "%s url '%s': the port must be a number from 1 to 65535", scheme, url);
-    *port = (int)p;
-    return 0;
-}
-
 static int check_stream_name(const char *name, char *error, size_t size)
 {
     if (!name[0])
-        return fails(error, size, "nats stream '': the name is empty");
+        return svc_fail(error, size, "nats stream '': the name is empty");
     for (const unsigned char *c = (const unsigned char *)name; *c; c++)
         if (*c <= ' ' || *c == 0x7F || strchr(".*>/\\", *c))
-            return fails(error, size, "nats stream '%s': no space, control character or . * > / \\ in a name", name);
+            return svc_fail(error, size, "nats stream '%s': no space, control character or . * > / \\ in a name", name);
     return 0;
 }
 
@@ -414,7 +337,7 @@ static void queue_unsend(queue *q)
 /* The queue-full warning, at most once a second per broker: text to log after unlocking. */
 static bool drop_note(const svc_broker *b, queue *q, bool force, char text[TEXT_BYTES])
 {
-    double now = now_s();
+    double now = svc_now();
     if (q->drops_unlogged == 0 || (!force && now - q->drop_logged_at < 1.0))
         return false;
     snprintf(text, TEXT_BYTES, "%s: the queue is full (%ld messages): dropped the %ld oldest (%ld in all)", q->name,
@@ -456,7 +379,7 @@ static void mark_connected(svc_broker *b, queue *q)
     q->ever_connected = true;
     long waiting = q->length;
     pthread_mutex_unlock(&b->lock);
-    say(b, GLCV_LOG_INFO, "%s: %s %s (%ld messages waiting)", q->name, again ? "reconnected to" : "connected to",
+    svc_log(&b->logger, GLCV_LOG_INFO, "%s: %s %s (%ld messages waiting)", q->name, again ? "reconnected to" : "connected to",
         q->where, waiting);
 }
 
@@ -471,7 +394,7 @@ static void mark_disconnected(svc_broker *b, queue *q)
 /* A failed connection attempt: a warning for the first of an outage, then quieter. */
 static void connect_failed(svc_broker *b, queue *q, const char *why, bool *warned)
 {
-    say(b, *warned ? GLCV_LOG_DEBUG : GLCV_LOG_WARN, "%s: cannot connect to %s: %s (retrying, 1 to %d s apart)",
+    svc_log(&b->logger, *warned ? GLCV_LOG_DEBUG : GLCV_LOG_WARN, "%s: cannot connect to %s: %s (retrying, 1 to %d s apart)",
         q->name, q->where, why, BACKOFF_MAX_S);
     *warned = true;
 }
@@ -574,7 +497,7 @@ static int mqtt_send(svc_broker *b, struct mosquitto *mosq)
     }
     pthread_mutex_unlock(&b->lock);
     if (refused[0])
-        say(b, GLCV_LOG_ERROR, "%s", refused);
+        svc_log(&b->logger, GLCV_LOG_ERROR, "%s", refused);
     return rc;
 }
 
@@ -645,13 +568,13 @@ static bool mqtt_session(svc_broker *b, bool *warned)
         mosquitto_destroy(mosq);
         return false;
     }
-    double give_up = now_s() + MQTT_CONNACK_S;
+    double give_up = svc_now() + MQTT_CONNACK_S;
     char why[TEXT_BYTES] = "";
     bool stopping = false;
     while (!why[0] && !(stopping = is_stopping(b))) {
         if (up && (rc = mqtt_send(b, mosq)) != MOSQ_ERR_SUCCESS)
             snprintf(why, sizeof why, "%s", mqtt_error(rc));
-        else if (!up && now_s() > give_up)
+        else if (!up && svc_now() > give_up)
             snprintf(why, sizeof why, "no answer from the broker in %d s", MQTT_CONNACK_S);
         else
             mqtt_turn(b, mosq, why);
@@ -671,7 +594,7 @@ static bool mqtt_session(svc_broker *b, bool *warned)
     if (!up && !stopping)
         connect_failed(b, q, why, warned);
     else if (!stopping)
-        say(b, GLCV_LOG_WARN, "mqtt: connection to %s lost: %s (reconnecting)", q->where, why);
+        svc_log(&b->logger, GLCV_LOG_WARN, "mqtt: connection to %s lost: %s (reconnecting)", q->where, why);
     return up;
 }
 
@@ -684,16 +607,6 @@ static void *mqtt_main(void *arg)
 
 /* ---- NATS JetStream -------------------------------------------------------------------------------- */
 
-/* libnats' text of this thread's last error, without the "(file.c:123): " it starts with. */
-static const char *nats_error(natsStatus s)
-{
-    const char *text = nats_GetLastError(NULL);
-    if (!text || !text[0])
-        return natsStatus_GetText(s);
-    const char *after = text[0] == '(' ? strstr(text, "): ") : NULL;
-    return after ? after + 3 : text;
-}
-
 /* Creates the stream when it is missing. */
 static int nats_ensure_stream(svc_broker *b, jsCtx *js, char why[TEXT_BYTES])
 {
@@ -705,7 +618,7 @@ static int nats_ensure_stream(svc_broker *b, jsCtx *js, char why[TEXT_BYTES])
     if (s == NATS_OK)
         return 0;
     if (s != NATS_NOT_FOUND && code != JSStreamNotFoundErr) {
-        snprintf(why, TEXT_BYTES, "stream '%s': %s", b->nats_stream, nats_error(s));
+        snprintf(why, TEXT_BYTES, "stream '%s': %s", b->nats_stream, svc_nats_error(s));
         return -1;
     }
     jsStreamConfig config;
@@ -719,10 +632,10 @@ static int nats_ensure_stream(svc_broker *b, jsCtx *js, char why[TEXT_BYTES])
     jsStreamInfo_Destroy(info);
     if (s != NATS_OK) {
         snprintf(why, TEXT_BYTES, "cannot create stream '%s' (subjects %s): %s", b->nats_stream, b->nats_subjects,
-                 nats_error(s));
+                 svc_nats_error(s));
         return -1;
     }
-    say(b, GLCV_LOG_INFO, "nats: created stream '%s' (subjects %s, file storage)", b->nats_stream, b->nats_subjects);
+    svc_log(&b->logger, GLCV_LOG_INFO, "nats: created stream '%s' (subjects %s, file storage)", b->nats_stream, b->nats_subjects);
     return 0;
 }
 
@@ -778,7 +691,7 @@ static void nats_done(svc_broker *b, uint64_t seq, bool acked, const char *refus
     }
     pthread_mutex_unlock(&b->lock);
     if (refused && id[0])
-        say(b, GLCV_LOG_ERROR, "nats: message '%s' refused (%s): dropped", id, refused);
+        svc_log(&b->logger, GLCV_LOG_ERROR, "nats: message '%s' refused (%s): dropped", id, refused);
 }
 
 typedef enum { NATS_NEXT, NATS_STOP, NATS_LOST } nats_step;
@@ -786,11 +699,11 @@ typedef enum { NATS_NEXT, NATS_STOP, NATS_LOST } nats_step;
 /* A stream that refuses our messages is retried every second: a warning every 10 s of that. */
 static void nats_complain(svc_broker *b, const char *what, const char *detail)
 {
-    double now = now_s();
+    double now = svc_now();
     bool warn = now - b->nats_complained_at >= 10;
     if (warn)
         b->nats_complained_at = now;
-    say(b, warn ? GLCV_LOG_WARN : GLCV_LOG_DEBUG, "nats: %s (stream '%s', subjects %s): %s (retrying every 1 s)",
+    svc_log(&b->logger, warn ? GLCV_LOG_WARN : GLCV_LOG_DEBUG, "nats: %s (stream '%s', subjects %s): %s (retrying every 1 s)",
         what, b->nats_stream, b->nats_subjects, detail);
 }
 
@@ -805,7 +718,7 @@ static nats_step nats_publish_next(svc_broker *b, natsConnection *nc, jsCtx *js,
         return NATS_LOST;
     }
     if (s != NATS_OK) {
-        snprintf(why, TEXT_BYTES, "cannot make a message: %s", nats_error(s));
+        snprintf(why, TEXT_BYTES, "cannot make a message: %s", svc_nats_error(s));
         return NATS_LOST;
     }
     if (!msg)
@@ -823,13 +736,13 @@ static nats_step nats_publish_next(svc_broker *b, natsConnection *nc, jsCtx *js,
         return NATS_NEXT;
     }
     if (s == NATS_MAX_PAYLOAD || s == NATS_INVALID_SUBJECT || code == JSStreamMessageExceedsMaximumErr) {
-        nats_done(b, seq, false, nats_error(s));
+        nats_done(b, seq, false, svc_nats_error(s));
         return NATS_NEXT;
     }
     if (s == NATS_NO_RESPONDERS || code == JSStreamNotFoundErr) {
         /* the stream went away (deleted, or the server lost it): make it again; or it exists
          * without our subjects (made by hand): nothing to do but wait */
-        nats_complain(b, "no stream takes the subject", nats_error(s));
+        nats_complain(b, "no stream takes the subject", svc_nats_error(s));
         if (nats_ensure_stream(b, js, why) != 0)
             return NATS_LOST;
         return backoff_wait(b, &b->nats, 1.0) ? NATS_STOP : NATS_NEXT;
@@ -843,10 +756,10 @@ static nats_step nats_publish_next(svc_broker *b, natsConnection *nc, jsCtx *js,
     }
     if (s == NATS_ERR && code != 0) {
         /* the stream refuses for now (full, or short of storage): keep the message, try again */
-        nats_complain(b, "the stream refused a message", nats_error(s));
+        nats_complain(b, "the stream refused a message", svc_nats_error(s));
         return backoff_wait(b, &b->nats, 1.0) ? NATS_STOP : NATS_NEXT;
     }
-    snprintf(why, TEXT_BYTES, "%s", nats_error(s));
+    snprintf(why, TEXT_BYTES, "%s", svc_nats_error(s));
     return NATS_LOST;
 }
 
@@ -859,7 +772,7 @@ static bool nats_session(svc_broker *b, bool *warned)
     jsCtx *js = NULL;
     natsStatus s = natsConnection_Connect(&nc, b->nats_options);
     if (s != NATS_OK) {
-        connect_failed(b, q, nats_error(s), warned);
+        connect_failed(b, q, svc_nats_error(s), warned);
         return false;
     }
     char why[TEXT_BYTES] = "";
@@ -868,7 +781,7 @@ static bool nats_session(svc_broker *b, bool *warned)
     options.Wait = NATS_TIMEOUT_MS;
     s = natsConnection_JetStream(&js, nc, &options);
     if (s != NATS_OK)
-        snprintf(why, sizeof why, "JetStream: %s", nats_error(s));
+        snprintf(why, sizeof why, "JetStream: %s", svc_nats_error(s));
     bool up = s == NATS_OK && nats_ensure_stream(b, js, why) == 0;
     if (up) {
         mark_connected(b, q);
@@ -877,7 +790,7 @@ static bool nats_session(svc_broker *b, bool *warned)
             step = nats_publish_next(b, nc, js, why);
         mark_disconnected(b, q);
         if (step == NATS_LOST)
-            say(b, GLCV_LOG_WARN, "nats: connection to %s lost: %s (reconnecting)", q->where, why);
+            svc_log(&b->logger, GLCV_LOG_WARN, "nats: connection to %s lost: %s (reconnecting)", q->where, why);
     } else {
         connect_failed(b, q, why, warned);
     }
@@ -909,7 +822,7 @@ static int nats_prepare(svc_broker *b, char *error, size_t size)
     if (s == NATS_OK)
         s = natsOptions_SetName(b->nats_options, "glcv");
     if (s != NATS_OK)
-        return fails(error, size, "nats url '%s': %s", url, nats_error(s));
+        return svc_fail(error, size, "nats url '%s': %s", url, svc_nats_error(s));
     return 0;
 }
 
@@ -1022,13 +935,13 @@ static void spool_save(svc_broker *b)
     long count = b->mqtt.length + b->nats.length;
     if (count == 0) {
         if (unlink(b->spool) != 0 && errno != ENOENT)
-            say(b, GLCV_LOG_WARN, "spool '%s': cannot remove: %s", b->spool, strerror(errno));
+            svc_log(&b->logger, GLCV_LOG_WARN, "spool '%s': cannot remove: %s", b->spool, strerror(errno));
         return;
     }
     size_t n = strlen(b->spool);
     char *tmp = malloc(n + 5);
     if (!tmp) {
-        say(b, GLCV_LOG_ERROR, "spool '%s': no memory: %ld messages lost", b->spool, count);
+        svc_log(&b->logger, GLCV_LOG_ERROR, "spool '%s': no memory: %ld messages lost", b->spool, count);
         return;
     }
     memcpy(tmp, b->spool, n);
@@ -1055,10 +968,10 @@ static void spool_save(svc_broker *b)
     }
     if (rc == 0) {
         sync_folder(b->spool);
-        say(b, GLCV_LOG_INFO, "spool '%s': %ld messages kept for the next start", b->spool, count);
+        svc_log(&b->logger, GLCV_LOG_INFO, "spool '%s': %ld messages kept for the next start", b->spool, count);
     } else {
         unlink(tmp);
-        say(b, GLCV_LOG_ERROR, "spool '%s': cannot write %s: %s: %ld messages lost", b->spool, tmp, strerror(err),
+        svc_log(&b->logger, GLCV_LOG_ERROR, "spool '%s': cannot write %s: %s: %ld messages lost", b->spool, tmp, strerror(err),
             count);
     }
     free(tmp);
@@ -1076,7 +989,7 @@ static int spool_load_line(svc_broker *b, const char *line, size_t length, long 
     cJSON *o = cJSON_ParseWithLength(line, length);
     if (!cJSON_IsObject(o)) {
         cJSON_Delete(o);
-        return fails(why, TEXT_BYTES, "not a JSON object");
+        return svc_fail(why, TEXT_BYTES, "not a JSON object");
     }
     const char *broker = json_text(o, "broker"), *topic = json_text(o, "topic"), *id = json_text(o, "id");
     const char *payload = json_text(o, "payload");
@@ -1087,13 +1000,13 @@ static int spool_load_line(svc_broker *b, const char *line, size_t length, long 
     const char *topic_says = topic ? name_problem(topic) : "is missing", *id_says = id ? id_problem(id) : "is missing";
     int rc = 0;
     if (!q)
-        rc = fails(why, TEXT_BYTES, "\"broker\" must be \"mqtt\" or \"nats\"");
+        rc = svc_fail(why, TEXT_BYTES, "\"broker\" must be \"mqtt\" or \"nats\"");
     else if (topic_says)
-        rc = fails(why, TEXT_BYTES, "\"topic\" %s", topic_says);
+        rc = svc_fail(why, TEXT_BYTES, "\"topic\" %s", topic_says);
     else if (id_says)
-        rc = fails(why, TEXT_BYTES, "\"id\" %s", id_says);
+        rc = svc_fail(why, TEXT_BYTES, "\"id\" %s", id_says);
     else if (length_decoded < 0)
-        rc = fails(why, TEXT_BYTES, "no \"payload\" text or \"payload_base64\" base64");
+        rc = svc_fail(why, TEXT_BYTES, "no \"payload\" text or \"payload_base64\" base64");
     else if (!q->enabled)
         (*skipped)++;
     else {
@@ -1101,7 +1014,7 @@ static int spool_load_line(svc_broker *b, const char *line, size_t length, long 
         if (n)
             queue_push(b, q, n);
         else
-            rc = fails(why, TEXT_BYTES, "no memory");
+            rc = svc_fail(why, TEXT_BYTES, "no memory");
     }
     cJSON_Delete(o);
     return rc;
@@ -1113,7 +1026,7 @@ static int spool_load(svc_broker *b, char *error, size_t size)
 {
     FILE *f = fopen(b->spool, "re");
     if (!f)
-        return errno == ENOENT ? 0 : fails(error, size, "spool '%s': %s", b->spool, strerror(errno));
+        return errno == ENOENT ? 0 : svc_fail(error, size, "spool '%s': %s", b->spool, strerror(errno));
     char *line = NULL, why[TEXT_BYTES];
     size_t capacity = 0;
     long number = 0, loaded = 0, skipped = 0;
@@ -1126,23 +1039,23 @@ static int spool_load(svc_broker *b, char *error, size_t size)
         if (n == 0)
             continue;
         if (spool_load_line(b, line, (size_t)n, &skipped, why) != 0)
-            rc = fails(error, size, "spool '%s' line %ld: %s", b->spool, number, why);
+            rc = svc_fail(error, size, "spool '%s' line %ld: %s", b->spool, number, why);
         else
             loaded++;
     }
     if (rc == 1 && ferror(f))
-        rc = fails(error, size, "spool '%s': %s", b->spool, strerror(errno));
+        rc = svc_fail(error, size, "spool '%s': %s", b->spool, strerror(errno));
     free(line);
     fclose(f);
     if (rc == 1) {
-        say(b, GLCV_LOG_INFO, "spool '%s': %ld messages queued again", b->spool, loaded - skipped);
+        svc_log(&b->logger, GLCV_LOG_INFO, "spool '%s': %ld messages queued again", b->spool, loaded - skipped);
         char note[TEXT_BYTES];
         if (drop_note(b, &b->mqtt, true, note))
-            say(b, GLCV_LOG_WARN, "%s", note);
+            svc_log(&b->logger, GLCV_LOG_WARN, "%s", note);
         if (drop_note(b, &b->nats, true, note))
-            say(b, GLCV_LOG_WARN, "%s", note);
+            svc_log(&b->logger, GLCV_LOG_WARN, "%s", note);
         if (skipped)
-            say(b, GLCV_LOG_WARN, "spool '%s': %ld messages for a broker no longer configured: dropped", b->spool,
+            svc_log(&b->logger, GLCV_LOG_WARN, "spool '%s': %ld messages for a broker no longer configured: dropped", b->spool,
                 skipped);
     }
     return rc;
@@ -1158,9 +1071,9 @@ static int queue_init(queue *q, const char *name, const char *prefix, char separ
     q->next_seq = 1;
     const char *problem = name_problem(prefix);
     if (problem)
-        return fails(error, size, "%s prefix '%s' %s", name, prefix, problem);
+        return svc_fail(error, size, "%s prefix '%s' %s", name, prefix, problem);
     if (!(q->prefix = copy_text(prefix)))
-        return fails(error, size, "no memory");
+        return svc_fail(error, size, "no memory");
     pthread_condattr_t attr;
     pthread_condattr_init(&attr);
     pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
@@ -1199,16 +1112,16 @@ static void release(svc_broker *b)
 static int configure(svc_broker *b, const svc_broker_params *params, char *error, size_t size)
 {
     if (params->queue_max < 0)
-        return fails(error, size, "queue_max %d: must be 0 (the default, %d) or more", params->queue_max,
+        return svc_fail(error, size, "queue_max %d: must be 0 (the default, %d) or more", params->queue_max,
                      QUEUE_MAX_DEFAULT);
     b->queue_max = params->queue_max ? params->queue_max : QUEUE_MAX_DEFAULT;
     b->mqtt.enabled = params->mqtt_url != NULL;
     b->nats.enabled = params->nats_url != NULL;
     if (b->mqtt.enabled &&
-        parse_url(params->mqtt_url, "mqtt", MQTT_PORT_DEFAULT, b->mqtt.host, &b->mqtt.port, error, size) != 0)
+        svc_parse_url(params->mqtt_url, "mqtt", MQTT_PORT_DEFAULT, b->mqtt.host, &b->mqtt.port, error, size) != 0)
         return -1;
     if (b->nats.enabled &&
-        parse_url(params->nats_url, "nats", NATS_PORT_DEFAULT, b->nats.host, &b->nats.port, error, size) != 0)
+        svc_parse_url(params->nats_url, "nats", NATS_PORT_DEFAULT, b->nats.host, &b->nats.port, error, size) != 0)
         return -1;
     if (queue_init(&b->mqtt, "mqtt", params->mqtt_prefix ? params->mqtt_prefix : "glcv", '/', error, size) != 0 ||
         queue_init(&b->nats, "nats", params->nats_prefix ? params->nats_prefix : "glcv", '.', error, size) != 0)
@@ -1221,9 +1134,9 @@ static int configure(svc_broker *b, const svc_broker_params *params, char *error
     if (check_stream_name(stream, error, size) != 0)
         return -1;
     if (params->mqtt_client_id && !params->mqtt_client_id[0])
-        return fails(error, size, "mqtt client id '': must not be empty (NULL: the default)");
+        return svc_fail(error, size, "mqtt client id '': must not be empty (NULL: the default)");
     if (params->spool && !params->spool[0])
-        return fails(error, size, "spool '': the path is empty (NULL: no spool)");
+        return svc_fail(error, size, "spool '': the path is empty (NULL: no spool)");
     char client_id[HOST_BYTES + 32];
     default_client_id(client_id, sizeof client_id);
     b->mqtt_client_id = copy_text(params->mqtt_client_id ? params->mqtt_client_id : client_id);
@@ -1234,20 +1147,20 @@ static int configure(svc_broker *b, const svc_broker_params *params, char *error
     b->nats_stream = copy_text(stream);
     b->spool = params->spool ? copy_text(params->spool) : NULL;
     if (!b->nats_subjects || !b->mqtt_client_id || !b->nats_stream || (params->spool && !b->spool))
-        return fails(error, size, "no memory");
+        return svc_fail(error, size, "no memory");
     return 0;
 }
 
 static int start_clients(svc_broker *b, char *error, size_t size)
 {
     if (pipe2(b->wake_pipe, O_CLOEXEC | O_NONBLOCK) != 0)
-        return fails(error, size, "pipe: %s", strerror(errno));
+        return svc_fail(error, size, "pipe: %s", strerror(errno));
     if (b->mqtt.enabled) {
         pthread_mutex_lock(&mosquitto_users_lock);
         int rc = mosquitto_lib_init();
         pthread_mutex_unlock(&mosquitto_users_lock);
         if (rc != MOSQ_ERR_SUCCESS)
-            return fails(error, size, "mqtt: libmosquitto: %s", mosquitto_strerror(rc));
+            return svc_fail(error, size, "mqtt: libmosquitto: %s", mosquitto_strerror(rc));
         b->mosquitto_used = true;
     }
     if (b->nats.enabled && nats_prepare(b, error, size) != 0)
@@ -1259,7 +1172,7 @@ static int start_clients(svc_broker *b, char *error, size_t size)
             continue;
         int rc = pthread_create(&queues[i]->thread, NULL, mains[i], b);
         if (rc != 0)
-            return fails(error, size, "%s: cannot start a thread: %s", queues[i]->name, strerror(rc));
+            return svc_fail(error, size, "%s: cannot start a thread: %s", queues[i]->name, strerror(rc));
         queues[i]->thread_started = true;
     }
     return 0;
@@ -1288,13 +1201,13 @@ int svc_broker_open(const svc_broker_params *params, svc_broker **out, char *err
     if (error && size)
         error[0] = '\0';
     if (!out)
-        return fails(error, size, "svc_broker_open: out is NULL");
+        return svc_fail(error, size, "svc_broker_open: out is NULL");
     *out = NULL;
     if (!params)
-        return fails(error, size, "svc_broker_open: params is NULL");
+        return svc_fail(error, size, "svc_broker_open: params is NULL");
     svc_broker *b = calloc(1, sizeof *b);
     if (!b)
-        return fails(error, size, "no memory");
+        return svc_fail(error, size, "no memory");
     b->logger = params->logger;
     b->wake_pipe[0] = b->wake_pipe[1] = -1;
     b->nats_complained_at = -1e9;
@@ -1313,7 +1226,7 @@ int svc_broker_open(const svc_broker_params *params, svc_broker **out, char *err
     }
     /* the messages are in memory now: close writes a new spool when any are left */
     if (spool == 1 && unlink(b->spool) != 0)
-        say(b, GLCV_LOG_WARN, "spool '%s': cannot remove after reading: %s", b->spool, strerror(errno));
+        svc_log(&b->logger, GLCV_LOG_WARN, "spool '%s': cannot remove after reading: %s", b->spool, strerror(errno));
     *out = b;
     return 0;
 }
@@ -1324,22 +1237,22 @@ int svc_broker_publish(svc_broker *b, const char *topic, const char *id, const c
         return -1;
     const char *problem = NULL;
     if ((problem = name_problem(topic)) != NULL) {
-        say(b, GLCV_LOG_ERROR, "publish: topic '%s' %s", topic ? topic : "(null)", problem);
+        svc_log(&b->logger, GLCV_LOG_ERROR, "publish: topic '%s' %s", topic ? topic : "(null)", problem);
         return -1;
     }
     if ((problem = id_problem(id)) != NULL) {
-        say(b, GLCV_LOG_ERROR, "publish: id '%s' %s", id ? id : "(null)", problem);
+        svc_log(&b->logger, GLCV_LOG_ERROR, "publish: id '%s' %s", id ? id : "(null)", problem);
         return -1;
     }
     if ((!payload && length > 0) || length > INT_MAX) {
-        say(b, GLCV_LOG_ERROR, "publish: message '%s': the payload is %s", id, payload ? "over 2 GiB" : "NULL");
+        svc_log(&b->logger, GLCV_LOG_ERROR, "publish: message '%s': the payload is %s", id, payload ? "over 2 GiB" : "NULL");
         return -1;
     }
     node *m = NULL, *n = NULL;
     if ((b->mqtt.enabled && !(m = node_new(&b->mqtt, topic, id, payload, length))) ||
         (b->nats.enabled && !(n = node_new(&b->nats, topic, id, payload, length)))) {
         free(m);
-        say(b, GLCV_LOG_ERROR, "publish: no memory for message '%s'", id);
+        svc_log(&b->logger, GLCV_LOG_ERROR, "publish: no memory for message '%s'", id);
         return -1;
     }
     char notes[2][TEXT_BYTES];
@@ -1366,7 +1279,7 @@ int svc_broker_publish(svc_broker *b, const char *topic, const char *id, const c
     }
     for (int i = 0; i < 2; i++)
         if (noted[i])
-            say(b, GLCV_LOG_WARN, "%s", notes[i]);
+            svc_log(&b->logger, GLCV_LOG_WARN, "%s", notes[i]);
     return 0;
 }
 
@@ -1423,12 +1336,12 @@ void svc_broker_close(svc_broker **pb)
     for (int i = 0; i < 2; i++) {
         char note[TEXT_BYTES];
         if (drop_note(b, queues[i], true, note))
-            say(b, GLCV_LOG_WARN, "%s", note);
+            svc_log(&b->logger, GLCV_LOG_WARN, "%s", note);
     }
     if (b->spool)
         spool_save(b);
     else if (b->mqtt.length + b->nats.length > 0)
-        say(b, GLCV_LOG_WARN, "closing with %ld mqtt and %ld nats messages not acknowledged (no spool): lost",
+        svc_log(&b->logger, GLCV_LOG_WARN, "closing with %ld mqtt and %ld nats messages not acknowledged (no spool): lost",
             b->mqtt.length, b->nats.length);
     release(b);
 }

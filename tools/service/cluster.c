@@ -26,6 +26,7 @@
 #define _GNU_SOURCE
 
 #include "cluster.h"
+#include "service.h"
 
 #include <cjson/cJSON.h>
 #include <nats/nats.h>
@@ -50,7 +51,7 @@ enum {
     NAME_MAX_BYTES = 64,       /* an instance name's characters */
     BUCKET_MAX_BYTES = 128,    /* a bucket name's characters (FRAMES_SUFFIX comes after it) */
     ID_MAX_BYTES = 256,        /* a camera id's characters */
-    HOST_BYTES = 256,
+    HOST_BYTES = SVC_HOST_BYTES,
     URL_BYTES = HOST_BYTES + 32,
     SUBJECT_BYTES = 16 + BUCKET_MAX_BYTES + 16 + ID_MAX_BYTES,
     VALUE_BYTES = 160,
@@ -207,52 +208,6 @@ struct svc_cluster {
     size_t caps_n, caps_size;
 };
 
-static void say(const svc_cluster *c, glcv_log_level level, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-
-static void say(const svc_cluster *c, glcv_log_level level, const char *fmt, ...)
-{
-    glcv_log_level max = c->logger.max_level ? c->logger.max_level : GLCV_LOG_INFO;
-    if (!c->logger.fn || level > max)
-        return;
-    char text[TEXT_BYTES];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(text, sizeof text, fmt, ap);
-    va_end(ap);
-    c->logger.fn(c->logger.user, level, text);
-}
-
-static int fails(char *error, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-
-static int fails(char *error, size_t size, const char *fmt, ...)
-{
-    if (error && size > 0) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(error, size, fmt, ap);
-        va_end(ap);
-    }
-    return -1;
-}
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-/* libnats' text of this thread's last error, without the "(file.c:123): " it starts with; the
- * status' text when the last error is an older one of another status (libnats never clears it). */
-static const char *nats_error(natsStatus s)
-{
-    natsStatus last = NATS_OK;
-    const char *text = nats_GetLastError(&last);
-    if (!text || !text[0] || last != s)
-        return natsStatus_GetText(s);
-    const char *after = text[0] == '(' ? strstr(text, "): ") : NULL;
-    return after ? after + 3 : text;
-}
 
 static bool name_char(char ch)
 {
@@ -272,42 +227,12 @@ static bool valid_name(const char *text, size_t max)
 /* "nats://HOST[:PORT]" or "nats://[IPV6][:PORT]" into the URL libnats gets (always with a port). */
 static int parse_url(const char *url, char out[URL_BYTES], char *error, size_t size)
 {
-    static const char scheme[] = "nats://";
-    if (strncmp(url, scheme, sizeof scheme - 1) != 0)
-        return fails(error, size, "nats url '%s': expected nats://HOST[:PORT]", url);
-    const char *host = url + sizeof scheme - 1, *end = NULL, *rest = NULL;
-    bool v6 = *host == '[';
-    if (v6) {
-        host++;
-        end = strchr(host, ']');
-        if (!end)
-            return fails(error, size, "nats url '%s': expected nats://[IPV6-ADDRESS][:PORT]", url);
-        for (const char *p = host; p < end; p++)
-            if (!((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f') || (*p >= 'A' && *p <= 'F') || *p == ':' ||
-                  *p == '.'))
-                return fails(error, size, "nats url '%s': expected nats://[IPV6-ADDRESS][:PORT]", url);
-        rest = end + 1;
-    } else {
-        end = host + strcspn(host, ":");
-        for (const char *p = host; p < end; p++)
-            if (!name_char(*p) && *p != '.')
-                return fails(error, size, "nats url '%s': expected nats://HOST[:PORT]", url);
-        rest = end;
-    }
-    size_t n = (size_t)(end - host);
-    if (n == 0)
-        return fails(error, size, "nats url '%s': expected nats://HOST[:PORT] (no host)", url);
-    if (n >= HOST_BYTES)
-        return fails(error, size, "nats url '%s': the host name is too long", url);
-    long port = NATS_PORT_DEFAULT;
-    if (*rest) {
-        char *stop = NULL;
-        errno = 0;
-        port = rest[0] == ':' && rest[1] >= '0' && rest[1] <= '9' ? strtol(rest + 1, &stop, 10) : -1;
-        if (port < 1 || port > 65535 || errno == ERANGE || *stop != '\0')
-            return fails(error, size, "nats url '%s': expected nats://HOST[:PORT], a port from 1 to 65535", url);
-    }
-    snprintf(out, URL_BYTES, "nats://%s%.*s%s:%ld", v6 ? "[" : "", (int)n, host, v6 ? "]" : "", port);
+    char host[SVC_HOST_BYTES];
+    int port = 0;
+    if (svc_parse_url(url, "nats", NATS_PORT_DEFAULT, host, &port, error, size) != 0)
+        return -1;
+    int v6 = strchr(host, ':') != NULL;
+    snprintf(out, URL_BYTES, "nats://%s%s%s:%d", v6 ? "[" : "", host, v6 ? "]" : "", port);
     return 0;
 }
 
@@ -354,14 +279,14 @@ static int bind_bucket(svc_cluster *c, const char *bucket, double ttl_s, kvStore
         config.StorageType = js_FileStorage;
         s = js_CreateKeyValue(kv, c->js, &config);
         if (s == NATS_OK)
-            say(c, GLCV_LOG_INFO, "cluster: created bucket '%s' (%s)", bucket,
+            svc_log(&c->logger, GLCV_LOG_INFO, "cluster: created bucket '%s' (%s)", bucket,
                 ttl_s > 0 ? "max age = the lease" : "no max age");
     } else if (s == NATS_OK && ttl_s > 0) {
         kvStatus *status = NULL;
         if (kvStore_Status(&status, *kv) == NATS_OK) {
             double ttl = (double)kvStatus_TTL(status) * 1e-9;
             if (fabs(ttl - ttl_s) > 1e-3)
-                say(c, GLCV_LOG_WARN,
+                svc_log(&c->logger, GLCV_LOG_WARN,
                     "cluster: bucket '%s' keeps keys %.3g s (its creator's lease), not this instance's lease of %.3g s: "
                     "give every instance the same lease",
                     bucket, ttl, ttl_s);
@@ -369,7 +294,7 @@ static int bind_bucket(svc_cluster *c, const char *bucket, double ttl_s, kvStore
         kvStatus_Destroy(status);
     }
     if (s != NATS_OK) {
-        snprintf(why, TEXT_BYTES, "bucket '%s': %s", bucket, nats_error(s));
+        snprintf(why, TEXT_BYTES, "bucket '%s': %s", bucket, svc_nats_error(s));
         *kv = NULL;
         return -1;
     }
@@ -380,7 +305,7 @@ static int connect_nats(svc_cluster *c, char why[TEXT_BYTES])
 {
     natsStatus s = natsConnection_Connect(&c->nc, c->options);
     if (s != NATS_OK) {
-        snprintf(why, TEXT_BYTES, "cannot connect to %s: %s", c->url, nats_error(s));
+        snprintf(why, TEXT_BYTES, "cannot connect to %s: %s", c->url, svc_nats_error(s));
         c->nc = NULL;
         return -1;
     }
@@ -389,7 +314,7 @@ static int connect_nats(svc_cluster *c, char why[TEXT_BYTES])
     options.Wait = REQUEST_TIMEOUT_MS;
     s = natsConnection_JetStream(&c->js, c->nc, &options);
     if (s != NATS_OK) {
-        snprintf(why, TEXT_BYTES, "%s: JetStream: %s", c->url, nats_error(s));
+        snprintf(why, TEXT_BYTES, "%s: JetStream: %s", c->url, svc_nats_error(s));
         disconnect(c);
         return -1;
     }
@@ -447,7 +372,7 @@ static write_result write_key(svc_cluster *c, const char *bucket, const char *ke
     if (s == NATS_ERR && code == JSStreamWrongLastSequenceErr) {
         return WRITE_REFUSED;
     }
-    snprintf(why, TEXT_BYTES, "writing %s in bucket '%s': %s", key, bucket, nats_error(s));
+    snprintf(why, TEXT_BYTES, "writing %s in bucket '%s': %s", key, bucket, svc_nats_error(s));
     return WRITE_FAILED;
 }
 
@@ -494,7 +419,7 @@ static int read_frame(svc_cluster *c, const char *id, int64_t *frame, double *fp
     if (s == NATS_NOT_FOUND)
         return 0;
     if (s != NATS_OK) {
-        snprintf(why, TEXT_BYTES, "reading %s in bucket '%s': %s", id, c->frames_bucket, nats_error(s));
+        snprintf(why, TEXT_BYTES, "reading %s in bucket '%s': %s", id, c->frames_bucket, svc_nats_error(s));
         return -1;
     }
     cJSON *json = cJSON_ParseWithLength(kvEntry_Value(e), (size_t)kvEntry_ValueLen(e));
@@ -505,7 +430,7 @@ static int read_frame(svc_cluster *c, const char *id, int64_t *frame, double *fp
     if (cJSON_IsNumber(r) && r->valuedouble > 0 && r->valuedouble < 1e6)
         *fps = r->valuedouble;
     else
-        say(c, GLCV_LOG_WARN, "cluster: bucket '%s', key %s: not {\"frame\":N}: frames of camera %s start at 0",
+        svc_log(&c->logger, GLCV_LOG_WARN, "cluster: bucket '%s', key %s: not {\"frame\":N}: frames of camera %s start at 0",
             c->frames_bucket, id, id);
     cJSON_Delete(json);
     kvEntry_Destroy(e);
@@ -576,10 +501,10 @@ static int take_snapshot(svc_cluster *c, char why[TEXT_BYTES])
     natsStatus s = kvStore_WatchAll(&w, c->leases_kv, &options);
     bool memory = true;
     /* each entry within REQUEST_TIMEOUT_MS of the previous one, the whole listing within a lease */
-    double until = now_s() + c->lease_s;
+    double until = svc_now() + c->lease_s;
     while (s == NATS_OK && memory) {
         kvEntry *e = NULL;
-        double left = until - now_s();
+        double left = until - svc_now();
         int64_t wait = left < REQUEST_TIMEOUT_MS * 1e-3 ? (int64_t)(left * 1e3) : REQUEST_TIMEOUT_MS;
         s = kvWatcher_Next(&e, w, wait > 1 ? wait : 1);
         if (s != NATS_OK || !e) /* NULL: the initial values are all in */
@@ -594,7 +519,7 @@ static int take_snapshot(svc_cluster *c, char why[TEXT_BYTES])
     if (!memory)
         snprintf(why, TEXT_BYTES, "listing bucket '%s': out of memory", c->bucket);
     else
-        snprintf(why, TEXT_BYTES, "listing bucket '%s': %s", c->bucket, nats_error(s));
+        snprintf(why, TEXT_BYTES, "listing bucket '%s': %s", c->bucket, svc_nats_error(s));
     return -1;
 }
 
@@ -644,22 +569,22 @@ int svc_cluster_open(const svc_cluster_params *params, svc_cluster **out, char *
     if (error && size > 0)
         error[0] = '\0';
     if (!out)
-        return fails(error, size, "cluster: no place for the object");
+        return svc_fail(error, size, "cluster: no place for the object");
     *out = NULL;
     if (!params || !params->nats_url)
-        return fails(error, size, "cluster: no nats url");
+        return svc_fail(error, size, "cluster: no nats url");
     double lease = params->lease_s == 0 ? LEASE_DEFAULT_S : params->lease_s;
     if (!(lease >= 1) || !(lease <= 86400))
-        return fails(error, size, "cluster: lease %g s: must be from 1 to 86400 s (0: %g s)", params->lease_s,
+        return svc_fail(error, size, "cluster: lease %g s: must be from 1 to 86400 s (0: %g s)", params->lease_s,
                      LEASE_DEFAULT_S);
     if (params->capacity < 0)
-        return fails(error, size, "cluster: capacity %d: must be 0 (no limit) or more", params->capacity);
+        return svc_fail(error, size, "cluster: capacity %d: must be 0 (no limit) or more", params->capacity);
     const char *bucket = params->bucket ? params->bucket : BUCKET_DEFAULT;
     if (!valid_name(bucket, BUCKET_MAX_BYTES))
-        return fails(error, size, "cluster: bucket '%s': expected 1 to %d of A-Z a-z 0-9 _ -", bucket,
+        return svc_fail(error, size, "cluster: bucket '%s': expected 1 to %d of A-Z a-z 0-9 _ -", bucket,
                      BUCKET_MAX_BYTES);
     if (params->instance && !valid_name(params->instance, NAME_MAX_BYTES))
-        return fails(error, size, "cluster: instance name '%s': expected 1 to %d of A-Z a-z 0-9 _ -",
+        return svc_fail(error, size, "cluster: instance name '%s': expected 1 to %d of A-Z a-z 0-9 _ -",
                      params->instance, NAME_MAX_BYTES);
     char url[URL_BYTES];
     if (parse_url(params->nats_url, url, error, size) != 0)
@@ -667,7 +592,7 @@ int svc_cluster_open(const svc_cluster_params *params, svc_cluster **out, char *
 
     svc_cluster *c = calloc(1, sizeof *c);
     if (!c)
-        return fails(error, size, "cluster: out of memory");
+        return svc_fail(error, size, "cluster: out of memory");
     c->logger = params->logger;
     c->capacity = params->capacity;
     c->lease_s = lease;
@@ -693,17 +618,17 @@ int svc_cluster_open(const svc_cluster_params *params, svc_cluster **out, char *
     if (s == NATS_OK)
         s = natsOptions_SetName(c->options, client);
     if (s != NATS_OK) {
-        fails(error, size, "cluster: nats url '%s': %s", url, nats_error(s));
+        svc_fail(error, size, "cluster: nats url '%s': %s", url, svc_nats_error(s));
         cluster_free(c);
         return -1;
     }
     char why[TEXT_BYTES] = "";
     if (connect_nats(c, why) != 0 || write_heartbeat(c, why) != WRITE_OK) {
-        fails(error, size, "cluster: %s", why);
+        svc_fail(error, size, "cluster: %s", why);
         cluster_free(c);
         return -1;
     }
-    say(c, GLCV_LOG_INFO, "cluster: instance '%s' on %s, bucket '%s', lease %.3g s, capacity %d%s", c->name, c->url,
+    svc_log(&c->logger, GLCV_LOG_INFO, "cluster: instance '%s' on %s, bucket '%s', lease %.3g s, capacity %d%s", c->name, c->url,
         c->bucket, c->lease_s, c->capacity, c->capacity ? "" : " (no limit)");
     *out = c;
     return 0;
@@ -722,7 +647,7 @@ static int release_unheld(svc_cluster *c, char why[TEXT_BYTES])
         write_result r = release_lease(c, s->key, s->rev, why);
         if (r == WRITE_FAILED)
             return -1;
-        say(c, GLCV_LOG_DEBUG, "cluster: camera %s released%s", s->key, r == WRITE_REFUSED ? " (already taken)" : "");
+        svc_log(&c->logger, GLCV_LOG_DEBUG, "cluster: camera %s released%s", s->key, r == WRITE_REFUSED ? " (already taken)" : "");
         table_remove(&c->leases, s); /* an entry may move into slot i: look at it again */
     }
     return 0;
@@ -734,7 +659,7 @@ int svc_cluster_round(svc_cluster *c, const char *const *ids, int count, const i
     if (!c)
         return -1;
     if (count < 0 || (count > 0 && (!ids || !held || !last_frame || !claim || !first_frame || !lose))) {
-        say(c, GLCV_LOG_ERROR, "cluster: round: %d cameras, or a NULL array", count);
+        svc_log(&c->logger, GLCV_LOG_ERROR, "cluster: round: %d cameras, or a NULL array", count);
         return -1;
     }
     for (int k = 0; k < count; k++) {
@@ -743,7 +668,7 @@ int svc_cluster_round(svc_cluster *c, const char *const *ids, int count, const i
     }
     c->round_no++;
     char why[TEXT_BYTES] = "";
-    double started = now_s();
+    double started = svc_now();
 
     /* connection, heartbeat, listing: nothing is decided before these succeed */
     if (c->nc && natsConnection_IsClosed(c->nc))
@@ -760,16 +685,16 @@ int svc_cluster_round(svc_cluster *c, const char *const *ids, int count, const i
         rc = take_snapshot(c, why);
     if (rc != 0) {
         after_failure(c);
-        double now = now_s();
+        double now = svc_now();
         bool warn = !c->down || now - c->down_warned_at >= WARN_EVERY_S;
         if (warn)
             c->down_warned_at = now;
         c->down = true;
-        say(c, warn ? GLCV_LOG_WARN : GLCV_LOG_DEBUG, "cluster: round failed: %s (held cameras keep running)", why);
+        svc_log(&c->logger, warn ? GLCV_LOG_WARN : GLCV_LOG_DEBUG, "cluster: round failed: %s (held cameras keep running)", why);
         return -1;
     }
     if (c->down || reconnected)
-        say(c, GLCV_LOG_INFO, "cluster: %s %s", reconnected ? "connected to" : "reached", c->url);
+        svc_log(&c->logger, GLCV_LOG_INFO, "cluster: %s %s", reconnected ? "connected to" : "reached", c->url);
     c->down = false;
     c->live = (int)c->caps_n > 0 ? (int)c->caps_n : 1;
 
@@ -802,7 +727,7 @@ int svc_cluster_round(svc_cluster *c, const char *const *ids, int count, const i
             lost++;
             if (mine)
                 table_remove(&c->leases, mine);
-            say(c, GLCV_LOG_INFO, "cluster: camera %s: lease taken by another instance", id);
+            svc_log(&c->logger, GLCV_LOG_INFO, "cluster: camera %s: lease taken by another instance", id);
             continue;
         }
         if (!mine && !(mine = table_add(&c->leases, id))) {
@@ -828,8 +753,8 @@ int svc_cluster_round(svc_cluster *c, const char *const *ids, int count, const i
             lose[k] = 0;
         after_failure(c);
         c->down = true;
-        c->down_warned_at = now_s();
-        say(c, GLCV_LOG_WARN, "cluster: round failed: %s (held cameras keep running)", why);
+        c->down_warned_at = svc_now();
+        svc_log(&c->logger, GLCV_LOG_WARN, "cluster: round failed: %s (held cameras keep running)", why);
         return -1;
     }
 
@@ -864,7 +789,7 @@ int svc_cluster_round(svc_cluster *c, const char *const *ids, int count, const i
                 if (r == WRITE_OK)
                     snprintf(why, sizeof why, "out of memory");
                 after_failure(c);
-                say(c, GLCV_LOG_WARN, "cluster: claims stopped: %s", why);
+                svc_log(&c->logger, GLCV_LOG_WARN, "cluster: claims stopped: %s", why);
                 break;
             }
             mine->rev = rev;
@@ -876,20 +801,20 @@ int svc_cluster_round(svc_cluster *c, const char *const *ids, int count, const i
             first_frame[k] = previous + 1 + (previous >= 0 ? (int64_t)ceil(1.5 * rate * svc_cluster_period(c)) : 0);
             holding++;
             claimed++;
-            say(c, GLCV_LOG_DEBUG, "cluster: camera %s claimed (frames from %" PRId64 ")", id, previous + 1);
+            svc_log(&c->logger, GLCV_LOG_DEBUG, "cluster: camera %s claimed (frames from %" PRId64 ")", id, previous + 1);
         }
     }
     c->registered = true;
     if (bad_id) {
-        double now = now_s();
+        double now = svc_now();
         if (now - c->bad_id_warned_at >= WARN_EVERY_S) {
             c->bad_id_warned_at = now;
-            say(c, GLCV_LOG_WARN, "cluster: camera ids other than 1 to %d of A-Z a-z 0-9 _ - are never run", ID_MAX_BYTES);
+            svc_log(&c->logger, GLCV_LOG_WARN, "cluster: camera ids other than 1 to %d of A-Z a-z 0-9 _ - are never run", ID_MAX_BYTES);
         }
     }
-    say(c, GLCV_LOG_DEBUG,
+    svc_log(&c->logger, GLCV_LOG_DEBUG,
         "cluster: round %u: %d live instance(s), share %ld, holding %ld, claimed %d, lost %d (%.0f ms)", c->round_no,
-        c->live, limit, holding, claimed, lost, (now_s() - started) * 1e3);
+        c->live, limit, holding, claimed, lost, (svc_now() - started) * 1e3);
     return 0;
 }
 
@@ -921,9 +846,9 @@ void svc_cluster_close(svc_cluster **cp)
             rc = -1;
     }
     if (rc == 0)
-        say(c, GLCV_LOG_INFO, "cluster: instance '%s' left (%zu lease(s) released)", c->name, released);
+        svc_log(&c->logger, GLCV_LOG_INFO, "cluster: instance '%s' left (%zu lease(s) released)", c->name, released);
     else
-        say(c, GLCV_LOG_WARN, "cluster: instance '%s' left without releasing its leases (%s): they expire in %.3g s",
+        svc_log(&c->logger, GLCV_LOG_WARN, "cluster: instance '%s' left without releasing its leases (%s): they expire in %.3g s",
             c->name, why, c->lease_s);
     cluster_free(c);
 }

@@ -29,6 +29,7 @@
 #define _GNU_SOURCE /* getaddrinfo, SOCK_CLOEXEC */
 
 #include "http.h"
+#include "service.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -373,16 +374,6 @@ static const struct lws_protocols protocols[] = {
 
 /* ---- Endpoint --------------------------------------------------------------------------------------- */
 
-static int fail(char *error, size_t size, const char *fmt, ...)
-{
-    if (error && size) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(error, size, fmt, ap);
-        va_end(ap);
-    }
-    return -1;
-}
 
 /* Splits "HOST:PORT" or "[IPV6]:PORT" with PORT 0..65535. */
 static int split_listen(const char *text, char *host, size_t host_size, int *port)
@@ -436,7 +427,7 @@ static int resolve_listen(svc_http *h, const char *listen, int *family, int *por
 {
     char host[256];
     if (split_listen(listen, host, sizeof host, port) != 0)
-        return fail(error, size, "http listen '%s': expected HOST:PORT or [IPV6]:PORT with PORT 0 to 65535",
+        return svc_fail(error, size, "http listen '%s': expected HOST:PORT or [IPV6]:PORT with PORT 0 to 65535",
                     listen);
     struct addrinfo hints, *list = NULL;
     memset(&hints, 0, sizeof hints);
@@ -447,13 +438,13 @@ static int resolve_listen(svc_http *h, const char *listen, int *family, int *por
     hints.ai_flags = AI_NUMERICSERV;
     int rc = getaddrinfo(host, service, &hints, &list);
     if (rc != 0)
-        return fail(error, size, "http listen '%s': %s", listen, gai_strerror(rc));
+        return svc_fail(error, size, "http listen '%s': %s", listen, gai_strerror(rc));
     const struct addrinfo *a = list;
     while (a && a->ai_family != AF_INET && a->ai_family != AF_INET6)
         a = a->ai_next;
     if (!a) {
         freeaddrinfo(list);
-        return fail(error, size, "http listen '%s': no IPv4 or IPv6 address", listen);
+        return svc_fail(error, size, "http listen '%s': no IPv4 or IPv6 address", listen);
     }
     *family = a->ai_family;
     const void *in = a->ai_family == AF_INET ? (const void *)&((const struct sockaddr_in *)a->ai_addr)->sin_addr
@@ -463,7 +454,7 @@ static int resolve_listen(svc_http *h, const char *listen, int *family, int *por
     rc = probe_bind(a, &err);
     freeaddrinfo(list);
     if (rc != 0)
-        return fail(error, size, "cannot listen on %s: %s", listen, strerror(err));
+        return svc_fail(error, size, "cannot listen on %s: %s", listen, strerror(err));
     return 0;
 }
 
@@ -504,11 +495,11 @@ static int create_context(svc_http *h, const char *listen, int family, int port,
     }
     start_error = NULL;
     if (!h->context)
-        return fail(error, size, "http: cannot create the libwebsockets context%s%s", lws_error[0] ? ": " : "",
+        return svc_fail(error, size, "http: cannot create the libwebsockets context%s%s", lws_error[0] ? ": " : "",
                     lws_error);
     h->port = vhost ? lws_get_vhost_listen_port(vhost) : 0;
     if (!vhost || h->port <= 0)
-        return fail(error, size, "cannot listen on %s: %s", listen,
+        return svc_fail(error, size, "cannot listen on %s: %s", listen,
                     lws_error[0] ? lws_error : "libwebsockets could not bind");
     return 0;
 }
@@ -529,7 +520,7 @@ int svc_http_start(const svc_http_params *params, svc_http **out, char *error, s
         error[0] = '\0';
     svc_http *h = calloc(1, sizeof *h);
     if (!h)
-        return fail(error, size, "http: out of memory");
+        return svc_fail(error, size, "http: out of memory");
     h->user = params->user;
     h->metrics = params->metrics;
     h->health = params->health;
@@ -538,7 +529,7 @@ int svc_http_start(const svc_http_params *params, svc_http **out, char *error, s
         h->token = strdup(params->token);
         if (!h->token) {
             free(h);
-            return fail(error, size, "http: out of memory");
+            return svc_fail(error, size, "http: out of memory");
         }
         h->token_length = strlen(h->token);
     }
@@ -557,7 +548,7 @@ int svc_http_start(const svc_http_params *params, svc_http **out, char *error, s
     int rc = pthread_create(&h->thread, NULL, serve, h);
     if (rc != 0) {
         destroy(h);
-        return fail(error, size, "http: cannot start a thread: %s", strerror(rc));
+        return svc_fail(error, size, "http: cannot start a thread: %s", strerror(rc));
     }
     *out = h;
     return 0;

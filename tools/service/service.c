@@ -1,0 +1,106 @@
+/* What the parts of 'glcv serve' share: see service.h. */
+#define _POSIX_C_SOURCE 200809L
+
+#include "service.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+void svc_log(const glcv_logger *logger, glcv_log_level level, const char *fmt, ...)
+{
+    glcv_log_level max = logger->max_level ? logger->max_level : GLCV_LOG_INFO;
+    if (!logger->fn || level > max)
+        return;
+    char text[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof text, fmt, ap);
+    va_end(ap);
+    logger->fn(logger->user, level, text);
+}
+
+int svc_fail(char *error, size_t size, const char *fmt, ...)
+{
+    if (error && size > 0) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(error, size, fmt, ap);
+        va_end(ap);
+    }
+    return -1;
+}
+
+double svc_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static int host_char(char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '-' ||
+           c == '_';
+}
+
+static int ipv6_char(char c)
+{
+    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F') || c == ':' || c == '.';
+}
+
+int svc_parse_url(const char *url, const char *scheme, int default_port, char host[SVC_HOST_BYTES], int *port,
+                  char *error, size_t size)
+{
+    size_t k = strlen(scheme);
+    if (strncmp(url, scheme, k) != 0 || strncmp(url + k, "://", 3) != 0)
+        return svc_fail(error, size, "%s url '%s': expected %s://HOST[:PORT]", scheme, url, scheme);
+    const char *start = url + k + 3, *end = NULL, *rest = NULL;
+    if (*start == '[') {
+        start++;
+        end = strchr(start, ']');
+        for (const char *c = start; end && c < end; c++)
+            if (!ipv6_char(*c))
+                end = NULL;
+        if (!end)
+            return svc_fail(error, size, "%s url '%s': expected %s://[IPV6-ADDRESS][:PORT]", scheme, url, scheme);
+        rest = end + 1;
+    } else {
+        end = start + strcspn(start, ":");
+        rest = end;
+        for (const char *c = start; c < end; c++)
+            if (!host_char(*c))
+                return svc_fail(error, size, "%s url '%s': expected %s://HOST[:PORT]", scheme, url, scheme);
+    }
+    size_t n = (size_t)(end - start);
+    if (n == 0)
+        return svc_fail(error, size, "%s url '%s': expected %s://HOST[:PORT] (no host)", scheme, url, scheme);
+    if (n >= SVC_HOST_BYTES)
+        return svc_fail(error, size, "%s url '%s': the host name is too long", scheme, url);
+    memcpy(host, start, n);
+    host[n] = '\0';
+    *port = default_port;
+    if (*rest == '\0')
+        return 0;
+    char *stop = NULL;
+    errno = 0;
+    long p = rest[0] == ':' && rest[1] >= '0' && rest[1] <= '9' ? strtol(rest + 1, &stop, 10) : -1;
+    if (p < 1 || p > 65535 || errno == ERANGE || *stop != '\0')
+        return svc_fail(error, size, "%s url '%s': expected %s://HOST[:PORT], a port from 1 to 65535", scheme, url,
+                        scheme);
+    *port = (int)p;
+    return 0;
+}
+
+const char *svc_nats_error(natsStatus s)
+{
+    natsStatus last = NATS_OK;
+    const char *text = nats_GetLastError(&last);
+    if (!text || !text[0] || last != s)
+        return natsStatus_GetText(s);
+    const char *after = text[0] == '(' ? strstr(text, "): ") : NULL;
+    return after ? after + 3 : text;
+}

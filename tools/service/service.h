@@ -1,0 +1,38 @@
+/* What the parts of 'glcv serve' share (broker.c, cluster.c, http.c): messages through the logger,
+ * one-line errors, the monotonic clock, broker URLs and libnats' error texts. */
+#ifndef GLCV_SERVICE_SERVICE_H
+#define GLCV_SERVICE_SERVICE_H
+
+#include <glcv/core.h>
+
+#include <nats/nats.h>
+
+#include <stddef.h>
+
+#if defined(__GNUC__)
+#define SVC_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#else
+#define SVC_PRINTF(a, b)
+#endif
+
+enum { SVC_HOST_BYTES = 256 };
+
+/* The message through the logger when its level passes (a max_level of 0 counts as INFO). */
+void svc_log(const glcv_logger *logger, glcv_log_level level, const char *fmt, ...) SVC_PRINTF(3, 4);
+
+/* Writes the one-line error (when error is not NULL) and returns -1. */
+int svc_fail(char *error, size_t size, const char *fmt, ...) SVC_PRINTF(3, 4);
+
+/* Seconds of CLOCK_MONOTONIC. */
+double svc_now(void);
+
+/* "SCHEME://HOST[:PORT]" or "SCHEME://[IPV6][:PORT]" (SCHEME "mqtt", "nats") into host (without
+ * brackets) and port (default_port when absent). Returns 0, or -1 with "SCHEME url 'URL': ...". */
+int svc_parse_url(const char *url, const char *scheme, int default_port, char host[SVC_HOST_BYTES], int *port,
+                  char *error, size_t size);
+
+/* libnats' text of this thread's last error, without the "(file.c:123): " it starts with; the
+ * status' text when the last error is an older one of another status (libnats never clears it). */
+const char *svc_nats_error(natsStatus s);
+
+#endif
