@@ -190,6 +190,8 @@ brokers_start() {
     mkdir -p "$TMP/mosq"
     printf 'listener %s 127.0.0.1\nallow_anonymous true\npersistence true\npersistence_location %s/\n' \
         "$MQTT_PORT" "$TMP/mosq" >"$TMP/mosquitto.conf"
+    # as root mosquitto changes to its user 'mosquitto', which only its package creates
+    [ "$(id -u)" != 0 ] || echo "user root" >>"$TMP/mosquitto.conf"
     "$MOSQUITTO" -c "$TMP/mosquitto.conf" >"$TMP/mosquitto.log" 2>&1 &
     MOSQ_PID=$!
     PIDS+=("$MOSQ_PID")

@@ -83,7 +83,7 @@ static svc_camera camera_with(svc_zone *zones, int n_zones)
  * of foreground pixels among the pixels whose centres the per-pixel test puts inside. */
 static void test_zone_pixels(void)
 {
-    enum { W = 37, H = 29, ZONES = 4, POINTS = 7 };
+    enum { W = 77, H = 29, ZONES = 4, POINTS = 7 };
     svc_point pts[ZONES][POINTS];
     svc_zone zones[ZONES];
     char names[ZONES][16];
@@ -111,7 +111,8 @@ static void test_zone_pixels(void)
         long on[ZONES] = {0}, all[ZONES] = {0}, frame_on = 0;
         for (int y = 0; y < H; y++)
             for (int x = 0; x < W; x++) {
-                mask[y][x] = next_random() % 3 == 0 ? 255 : 0;
+                static const uint8_t values[] = {0, 0, 0, 0, 1, 127, 128, 255}; /* foreground: not 0 */
+                mask[y][x] = values[next_random() % 8];
                 frame_on += mask[y][x] != 0;
                 for (int z = 0; z < ZONES; z++)
                     if (inside(pts[z], zones[z].n_points, x + 0.5, y + 0.5)) {

@@ -19,6 +19,7 @@
 
 #include "cli.h"
 #include "commands.h"
+#include "pipeline.h"
 #include "sources.h"
 #include "subtractor.h"
 
@@ -71,6 +72,8 @@ enum {
     /* the frame rate the cluster assumes of a camera slower than this or not measured yet, when the
      * next holder skips the frames this one may handle after its last report (cluster.h) */
     SKIP_FPS = 30,
+    WORKER_QUEUE = 64, /* masks waiting for one event worker at most: a set waits beyond (no loss) */
+    MAX_WORKERS = 16,
     MAX_METHOD_ARGS = 256
 };
 
@@ -84,6 +87,8 @@ typedef struct camera {
     int sized;           /* events has the camera's frame size (not a stand-in for reporting status) */
     int muted;           /* removed while its group runs: no more events */
     int live;
+    int worker;          /* the event worker its masks go to (one per camera: its events stay in order) */
+    atomic_int pending;  /* its jobs queued or running on that worker */
     int64_t first_frame; /* the index its frames start from (a camera another instance ran numbers on) */
     /* metrics, under the lock */
     long dropped;
@@ -91,6 +96,28 @@ typedef struct camera {
     int64_t frames_at_rate;
     double rate_at, rate;
 } camera;
+
+/* A camera's mask or status change, for its event worker. */
+typedef struct job {
+    camera *cam;
+    glcv_image mask; /* a mask (data not NULL), or: */
+    char *down;      /* the camera went down, why */
+    int64_t index;
+    double time;
+    struct job *next;
+} job;
+
+/* A thread that runs the event rules of its cameras' masks (counting a mask's pixels is the work),
+ * in the order the sets delivered them, so that the sets' threads only hand masks over. */
+typedef struct worker {
+    service *svc;
+    pthread_t thread;
+    int started;
+    pthread_mutex_t lock;
+    pthread_cond_t has_job, has_room;
+    job *head, *tail;
+    int queued, stop;
+} worker;
 
 /* Cameras of one method, options and learning: one cli_sources_run on its own thread. */
 typedef struct group {
@@ -136,6 +163,8 @@ struct service {
     int decoder; /* index into cli_decoder_names */
     svc_config *retired; /* configurations replaced by reloads: muted cameras may point into them */
     int n_retired;
+    worker *workers;
+    int n_workers, next_worker;
 };
 
 /* ---- events out ------------------------------------------------------------------------------------- */
@@ -195,40 +224,163 @@ static void sink_open(void *user, const int *sources, int count, int width, int 
     }
 }
 
-static void sink_masks(void *user, const int *sources, int count, const glcv_image *masks, const int *fresh,
+/* ---- the event workers ------------------------------------------------------------------------------- */
+
+static void run_job(service *svc, job *jb)
+{
+    camera *c = jb->cam;
+    pthread_mutex_lock(&c->lock);
+    if (jb->down) {
+        if (!c->events) { /* never opened: a stand-in without zones reports the status */
+            svc_camera bare = *c->cfg;
+            bare.n_zones = 0;
+            char error[256];
+            svc_events_create(&bare, fraction_every(svc), 1, 1, &c->events, error, sizeof error);
+        }
+        if (c->events && !c->muted)
+            svc_events_status(c->events, 0, jb->down, jb->time, publish, svc);
+        if (!svc->quiet)
+            cli_warning("%s:%d: camera '%s': %s", svc->path, c->cfg->line, c->cfg->id, jb->down);
+    } else if (c->events && c->sized && !c->muted) {
+        svc_events_frame(c->events, jb->mask.data, jb->mask.stride ? jb->mask.stride : (size_t)jb->mask.width,
+                         jb->index, jb->time, publish, svc);
+    }
+    pthread_mutex_unlock(&c->lock);
+    glcv_image_free(&jb->mask);
+    free(jb->down);
+    atomic_fetch_sub(&c->pending, 1);
+    free(jb);
+}
+
+static void *worker_main(void *arg)
+{
+    worker *w = arg;
+    for (;;) {
+        pthread_mutex_lock(&w->lock);
+        while (!w->head && !w->stop)
+            pthread_cond_wait(&w->has_job, &w->lock);
+        job *jb = w->head;
+        if (jb) {
+            w->head = jb->next;
+            w->tail = w->head ? w->tail : NULL;
+            w->queued--;
+            pthread_cond_signal(&w->has_room);
+        }
+        pthread_mutex_unlock(&w->lock);
+        if (!jb)
+            return NULL; /* stopped, and nothing left */
+        run_job(w->svc, jb);
+    }
+}
+
+/* Queues the job on its camera's worker; waits while that worker has WORKER_QUEUE jobs. */
+static void enqueue(service *svc, job *jb)
+{
+    worker *w = &svc->workers[jb->cam->worker];
+    atomic_fetch_add(&jb->cam->pending, 1);
+    pthread_mutex_lock(&w->lock);
+    while (w->queued >= WORKER_QUEUE && !w->stop)
+        pthread_cond_wait(&w->has_room, &w->lock);
+    if (w->tail)
+        w->tail->next = jb;
+    else
+        w->head = jb;
+    w->tail = jb;
+    w->queued++;
+    pthread_cond_signal(&w->has_job);
+    pthread_mutex_unlock(&w->lock);
+}
+
+/* One worker per processor but one (at most MAX_WORKERS). Prints the error. */
+static int start_workers(service *svc)
+{
+    int n = cli_online_cpus() - 1;
+    n = n < 1 ? 1 : n > MAX_WORKERS ? MAX_WORKERS : n;
+    if (!(svc->workers = calloc((size_t)n, sizeof *svc->workers)))
+        return cli_out_of_memory();
+    for (int i = 0; i < n; i++) {
+        worker *w = &svc->workers[i];
+        w->svc = svc;
+        pthread_mutex_init(&w->lock, NULL);
+        pthread_cond_init(&w->has_job, NULL);
+        pthread_cond_init(&w->has_room, NULL);
+        svc->n_workers = i + 1;
+        if (!(w->started = pthread_create(&w->thread, NULL, worker_main, w) == 0)) {
+            cli_error("cannot start the event threads");
+            return CLI_FAIL;
+        }
+    }
+    return CLI_OK;
+}
+
+/* Runs what is queued, then stops the workers (after the groups: nothing is queued any more). */
+static void stop_workers(service *svc)
+{
+    for (int i = 0; i < svc->n_workers; i++) {
+        worker *w = &svc->workers[i];
+        pthread_mutex_lock(&w->lock);
+        w->stop = 1;
+        pthread_cond_broadcast(&w->has_job);
+        pthread_cond_broadcast(&w->has_room);
+        pthread_mutex_unlock(&w->lock);
+        if (w->started)
+            pthread_join(w->thread, NULL);
+        pthread_mutex_destroy(&w->lock);
+        pthread_cond_destroy(&w->has_job);
+        pthread_cond_destroy(&w->has_room);
+    }
+    free(svc->workers);
+    svc->workers = NULL;
+    svc->n_workers = 0;
+}
+
+static void sink_masks(void *user, const int *sources, int count, glcv_image *masks, const int *fresh,
                        const int64_t *index)
 {
     group *g = user;
+    service *svc = g->svc;
     double now = wall_clock();
     for (int k = 0; k < count; k++) {
-        if (!fresh[k])
-            continue;
         camera *c = g->cams[sources[k]];
-        pthread_mutex_lock(&c->lock);
-        if (c->events && c->sized && !c->muted)
-            svc_events_frame(c->events, masks[k].data, masks[k].stride ? masks[k].stride : (size_t)masks[k].width,
-                             index[k], now, publish, g->svc);
-        pthread_mutex_unlock(&c->lock);
+        if (!fresh[k] || c->muted)
+            continue;
+        job *jb = calloc(1, sizeof *jb);
+        if (!jb) {
+            cli_warning("camera '%s': frame %lld: out of memory, no events", g->folders[sources[k]], (long long)index[k]);
+            continue;
+        }
+        *jb = (job){.cam = c, .index = index[k], .time = now};
+        if (svc->masks) { /* the set writes the masks too: a copy */
+            const glcv_image *m = &masks[k];
+            size_t stride = m->stride ? m->stride : (size_t)m->width;
+            if (glcv_image_alloc(m->width, m->height, GLCV_PIXEL_GRAY8, &jb->mask) != GLCV_OK) {
+                free(jb);
+                continue;
+            }
+            for (int y = 0; y < m->height; y++)
+                memcpy(jb->mask.data + (size_t)y * (jb->mask.stride ? jb->mask.stride : (size_t)m->width),
+                       m->data + (size_t)y * stride, (size_t)m->width);
+        } else { /* taken: the worker frees it */
+            jb->mask = masks[k];
+            masks[k] = (glcv_image){0};
+        }
+        enqueue(svc, jb);
     }
 }
 
 static void sink_down(void *user, int source, const char *why)
 {
     group *g = user;
-    double every = fraction_every(g->svc);
-    camera *c = g->cams[source];
-    pthread_mutex_lock(&c->lock);
-    if (!c->events) { /* never opened: a stand-in without zones reports the status */
-        svc_camera bare = *c->cfg;
-        bare.n_zones = 0;
-        char error[256];
-        svc_events_create(&bare, every, 1, 1, &c->events, error, sizeof error);
+    job *jb = calloc(1, sizeof *jb);
+    char *text = strdup(why);
+    if (!jb || !text) {
+        free(jb);
+        free(text);
+        cli_warning("camera '%s': %s (out of memory: no event)", g->folders[source], why);
+        return;
     }
-    if (c->events && !c->muted)
-        svc_events_status(c->events, 0, why, wall_clock(), publish, g->svc);
-    if (!g->svc->quiet)
-        cli_warning("%s:%d: camera '%s': %s", g->svc->path, c->cfg->line, c->cfg->id, why);
-    pthread_mutex_unlock(&c->lock);
+    *jb = (job){.cam = g->cams[source], .down = text, .time = wall_clock()};
+    enqueue(g->svc, jb); /* after the camera's masks before it */
 }
 
 static void sink_stats(void *user, const int *sources, int count, const long *dropped, double read_ms,
@@ -448,6 +600,7 @@ static camera *camera_new(svc_camera *cfg)
         return NULL;
     c->cfg = cfg;
     c->live = is_live(cfg->source);
+    atomic_init(&c->pending, 0);
     pthread_mutex_init(&c->lock, NULL);
     return c;
 }
@@ -456,6 +609,10 @@ static void camera_free(camera *c)
 {
     if (!c)
         return;
+    while (atomic_load(&c->pending) > 0) { /* its group has stopped: what it queued runs soon */
+        struct timespec pause = {0, 1000000L};
+        nanosleep(&pause, NULL);
+    }
     svc_events_destroy(&c->events);
     pthread_mutex_destroy(&c->lock);
     free(c);
@@ -660,6 +817,7 @@ static int add_cameras(service *svc, const int *start, const int64_t *first)
             break;
         }
         c->first_frame = first ? first[j] : 0;
+        c->worker = svc->n_workers > 0 ? svc->next_worker++ % svc->n_workers : 0;
         svc->cams[svc->n_cams++] = c;
         added[n++] = c;
     }
@@ -823,10 +981,11 @@ static void stop_all(service *svc)
 {
     for (int i = 0; i < svc->n_groups; i++)
         atomic_store(&svc->groups[i]->stop, 1);
-    for (int i = 0; i < svc->n_groups; i++) {
+    for (int i = 0; i < svc->n_groups; i++)
         group_stop(svc->groups[i]);
+    stop_workers(svc); /* after the groups: every mask they handed over has its events */
+    for (int i = 0; i < svc->n_groups; i++)
         group_free(svc->groups[i]);
-    }
     free(svc->groups);
     svc->groups = NULL;
     svc->n_groups = 0;
@@ -1003,6 +1162,8 @@ int cmd_serve(int argc, char **argv)
         rc = cli_make_dir(svc.masks);
     if (rc == CLI_OK)
         rc = open_outputs(&svc);
+    if (rc == CLI_OK)
+        rc = start_workers(&svc);
     if (rc == CLI_OK && !svc.cluster) { /* with a cluster, the leases start cameras */
         int *all = malloc((size_t)svc.cfg.n_cameras * sizeof *all);
         for (int i = 0; all && i < svc.cfg.n_cameras; i++)

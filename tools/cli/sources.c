@@ -931,7 +931,7 @@ static void *set_main(void *arg)
                     o->sink->masks(o->sink->user, s.ids, j->count, s.masks, s.fresh, s.index);
                 }
                 for (int k = 0; want_masks && k < j->count; k++) {
-                    if (s.masks[k].data == s.scratch.data)
+                    if (s.masks[k].data == s.scratch.data || !s.masks[k].data) /* none, or the sink's now */
                         continue;
                     if (!o->masks) {
                         glcv_image_free(&s.masks[k]);

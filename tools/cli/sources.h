@@ -69,7 +69,9 @@ typedef struct cli_sources_work {
  * on the sets' threads, several at once (one per set); a source belongs to one set.
  *   open    once per set, when its sources are open: its members and their frame size
  *   masks   per read of a set: masks[k] (GRAY8, 0 or 255) of members[k] where fresh[k], its frame's
- *           index in the source index[k]
+ *           index in the source index[k]; the sink may take a fresh mask (its pixels are then the
+ *           sink's to free with glcv_image_free) by zeroing masks[k], unless outdir's masks are
+ *           written too
  *   down    source `source` failed (why: one line): it could not be opened, broke, or ended; a live
  *           source is opened again with back-off, and its next mask says it is up again
  *   stats   about once a second per set: each member's dropped frames (of the stream open now) and
@@ -84,7 +86,7 @@ typedef struct cli_sources_sink {
     int count;
     const atomic_int *stop;
     void (*open)(void *user, const int *sources, int count, int width, int height);
-    void (*masks)(void *user, const int *sources, int count, const glcv_image *masks, const int *fresh,
+    void (*masks)(void *user, const int *sources, int count, glcv_image *masks, const int *fresh,
                   const int64_t *index);
     void (*down)(void *user, int source, const char *why);
     void (*stats)(void *user, const int *sources, int count, const long *dropped, double read_ms,

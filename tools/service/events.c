@@ -223,29 +223,43 @@ static void stop_region(svc_events *e, region *r, double time, svc_event_fn fn, 
     emit_motion(e, r, 0, e->last_frame, e->last_frame, time, fn, user);
 }
 
+/* The nonzero bytes of p[0..n-1], eight at a time: a byte's high bit is set in
+ * ((b & 0x7f) + 0x7f) | b exactly when b is not 0 (no carry crosses bytes); the high bits are
+ * summed in byte lanes, folded before a lane can overflow. */
+static long count_nonzero(const uint8_t *p, int n)
+{
+    const uint64_t low7 = 0x7f7f7f7f7f7f7f7fULL, ones = 0x0101010101010101ULL;
+    long count = 0;
+    int x = 0;
+    while (x + 8 <= n) {
+        uint64_t lanes = 0;
+        for (int k = 0; k < 255 && x + 8 <= n; k++, x += 8) {
+            uint64_t w;
+            memcpy(&w, p + x, sizeof w);
+            lanes += ((((w & low7) + low7) | w) >> 7) & ones;
+        }
+        uint64_t pairs = (lanes & 0x00ff00ff00ff00ffULL) + ((lanes >> 8) & 0x00ff00ff00ff00ffULL);
+        count += (long)((pairs * 0x0001000100010001ULL) >> 48);
+    }
+    for (; x < n; x++)
+        count += p[x] != 0;
+    return count;
+}
+
 static long count_frame(const uint8_t *mask, size_t stride, int width, int height)
 {
     long n = 0;
-    for (int y = 0; y < height; y++) {
-        const uint8_t *row = mask + (size_t)y * stride;
-        int c = 0;
-        for (int x = 0; x < width; x++)
-            c += row[x] != 0;
-        n += c;
-    }
+    for (int y = 0; y < height; y++)
+        n += count_nonzero(mask + (size_t)y * stride, width);
     return n;
 }
 
 static long count_spans(const region *r, const uint8_t *mask, size_t stride)
 {
     long n = 0;
-    for (int i = 0; i < r->n_spans; i++) {
-        const uint8_t *row = mask + (size_t)r->spans[i].y * stride;
-        int c = 0;
-        for (int x = r->spans[i].x0; x < r->spans[i].x1; x++)
-            c += row[x] != 0;
-        n += c;
-    }
+    for (int i = 0; i < r->n_spans; i++)
+        n += count_nonzero(mask + (size_t)r->spans[i].y * stride + (size_t)r->spans[i].x0,
+                           r->spans[i].x1 - r->spans[i].x0);
     return n;
 }
 
