@@ -446,11 +446,10 @@ static int parse_method(group *g, const svc_config *cfg, const svc_camera *c)
     if (sizeof table > sizeof g->table)
         return cli_out_of_memory();
     memcpy(g->table, table, sizeof table);
-    /* cli_parse reorders argv: parse a copy of the pointers, keep ours to free */
-    char *parsed[MAX_METHOD_ARGS];
-    memcpy(parsed, g->argv, (size_t)g->argc * sizeof *parsed);
+    /* parsed in place: cli_parse may reorder the pointers (every one is still freed), and the
+     * arguments keep pointing into the group's argv for as long as the group runs */
     int line = c->options_line ? c->options_line : c->line;
-    int rc = cli_parse(g->table, g->argc, parsed, &g->args);
+    int rc = cli_parse(g->table, g->argc, g->argv, &g->args);
     if (rc == CLI_OK && g->args.count > 0)
         rc = cli_usage("'%s' is not an option", g->args.items[0]);
     if (rc == CLI_OK)
@@ -514,6 +513,10 @@ static void *group_main(void *arg)
         double began = wall_clock();
         for (int k = 0; k < g->count; k++) { /* a run again numbers on: event ids stay unique */
             camera *c = g->cams[k];
+            while (atomic_load(&c->pending) > 0) { /* the last run's masks through its worker first */
+                struct timespec pause = {0, 1000000L};
+                nanosleep(&pause, NULL);
+            }
             pthread_mutex_lock(&c->lock);
             svc_events_state st = {.last_frame = -1};
             if (c->events)
@@ -661,16 +664,30 @@ static void metric_head(svc_text *t, const char *name, const char *type, const c
     svc_text_printf(t, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 }
 
-static void broker_metrics(svc_text *t, const char *name, const svc_broker_stats *s)
+/* Per broker that is configured: one row of each metric, a family at a time. */
+static void broker_metrics(svc_text *t, const svc_broker_stats *mqtt, const svc_broker_stats *nats)
 {
-    if (!s->enabled)
-        return;
-    svc_text_printf(t, "glcv_broker_connected{broker=\"%s\"} %d\n", name, s->connected);
-    svc_text_printf(t, "glcv_broker_queued{broker=\"%s\"} %ld\n", name, s->queued);
-    svc_text_printf(t, "glcv_broker_published_total{broker=\"%s\"} %ld\n", name, s->published);
-    svc_text_printf(t, "glcv_broker_acked_total{broker=\"%s\"} %ld\n", name, s->acked);
-    svc_text_printf(t, "glcv_broker_dropped_total{broker=\"%s\"} %ld\n", name, s->dropped);
-    svc_text_printf(t, "glcv_broker_reconnects_total{broker=\"%s\"} %ld\n", name, s->reconnects);
+    static const struct {
+        const char *name, *type, *help;
+    } rows[] = {
+        {"glcv_broker_connected", "gauge", "1 while connected to the broker"},
+        {"glcv_broker_queued", "gauge", "events waiting for the broker's acknowledgement"},
+        {"glcv_broker_published_total", "counter", "events sent, resends included"},
+        {"glcv_broker_acked_total", "counter", "events the broker acknowledged"},
+        {"glcv_broker_dropped_total", "counter", "events dropped because the queue was full"},
+        {"glcv_broker_reconnects_total", "counter", "connections made after the first"},
+    };
+    const svc_broker_stats *stats[] = {mqtt, nats};
+    const char *names[] = {"mqtt", "nats"};
+    for (size_t r = 0; r < sizeof rows / sizeof rows[0]; r++) {
+        metric_head(t, rows[r].name, rows[r].type, rows[r].help);
+        for (int b = 0; b < 2; b++) {
+            const svc_broker_stats *x = stats[b];
+            long v[] = {x->connected, x->queued, x->published, x->acked, x->dropped, x->reconnects};
+            if (x->enabled)
+                svc_text_printf(t, "%s{broker=\"%s\"} %ld\n", rows[r].name, names[b], v[r]);
+        }
+    }
 }
 
 /* Per camera: one row of each metric (ids are [A-Za-z0-9_-]: no label escaping needed). */
@@ -689,19 +706,23 @@ static void service_metrics(void *user, svc_text *t)
         {"glcv_camera_moving", "gauge", "1 while the camera's motion rule says moving"},
         {"glcv_camera_foreground_fraction", "gauge", "the foreground share of the last mask"},
         {"glcv_camera_events_total", "counter", "events made from the camera"},
+        {"glcv_camera_queued", "gauge", "masks waiting for the camera's event worker"},
     };
     pthread_mutex_lock(&svc->lock);
     for (size_t r = 0; r < sizeof rows / sizeof rows[0]; r++) {
         metric_head(t, rows[r].name, rows[r].type, rows[r].help);
         for (int i = 0; i < svc->n_cams; i++) {
             camera *c = svc->cams[i];
+            if (c->muted) /* removed: a camera of the same id may run again */
+                continue;
             pthread_mutex_lock(&c->lock);
             svc_events_state st = {.last_frame = -1};
             if (c->events)
                 svc_events_get_state(c->events, &st);
-            double v[] = {st.up, (double)st.frames, c->rate, (double)c->dropped, c->read_ms, c->process_ms,
-                          st.moving, st.fraction, (double)st.events};
-            svc_text_printf(t, "%s{camera=\"%s\"} %.6g\n", rows[r].name, c->cfg->id, v[r]);
+            double v[] = {st.up,       (double)st.frames, c->rate,     (double)c->dropped,
+                          c->read_ms,  c->process_ms,     st.moving,   st.fraction,
+                          (double)st.events, (double)atomic_load(&c->pending)};
+            svc_text_printf(t, "%s{camera=\"%s\"} %.15g\n", rows[r].name, c->cfg->id, v[r]);
             pthread_mutex_unlock(&c->lock);
         }
     }
@@ -709,14 +730,7 @@ static void service_metrics(void *user, svc_text *t)
     if (svc->broker) {
         svc_broker_stats mqtt, nats;
         svc_broker_get_stats(svc->broker, &mqtt, &nats);
-        metric_head(t, "glcv_broker_connected", "gauge", "1 while connected to the broker");
-        metric_head(t, "glcv_broker_queued", "gauge", "events waiting for the broker's acknowledgement");
-        metric_head(t, "glcv_broker_published_total", "counter", "events sent, resends included");
-        metric_head(t, "glcv_broker_acked_total", "counter", "events the broker acknowledged");
-        metric_head(t, "glcv_broker_dropped_total", "counter", "events dropped because the queue was full");
-        metric_head(t, "glcv_broker_reconnects_total", "counter", "connections made after the first");
-        broker_metrics(t, "mqtt", &mqtt);
-        broker_metrics(t, "nats", &nats);
+        broker_metrics(t, &mqtt, &nats);
     }
     if (svc->cluster) {
         pthread_mutex_lock(&svc->lock);
