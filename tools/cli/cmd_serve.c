@@ -14,7 +14,12 @@
  * camera is muted (no events, status down) and its source closes when the group next stops.
  *
  * Stopping: the groups stop and are joined, the brokers get up to 10 s to acknowledge what was
- * queued, and what is left goes to the spool file (written whole, then renamed). */
+ * queued, and what is left goes to the spool file (written whole, then renamed).
+ *
+ * Why one file of this size: the camera and group lists, their lock and the cameras' lifetimes are
+ * shared by every part here (the sets' callbacks, the event workers, reload, the cluster's rounds,
+ * the metrics); the reusable parts (configuration, events, brokers, HTTP, leases) are already
+ * tools/service/, and what is left is the command's own bookkeeping. */
 #define _GNU_SOURCE /* sigtimedwait, pthread_sigmask */
 
 #include "cli.h"

@@ -27,6 +27,7 @@
 
 #include "broker.h"
 #include "service.h"
+#include "stream_net.h"
 
 #include <cjson/cJSON.h>
 #include <mosquitto.h>
@@ -337,7 +338,7 @@ static void queue_unsend(queue *q)
 /* The queue-full warning, at most once a second per broker: text to log after unlocking. */
 static bool drop_note(const svc_broker *b, queue *q, bool force, char text[TEXT_BYTES])
 {
-    double now = svc_now();
+    double now = net_now();
     if (q->drops_unlogged == 0 || (!force && now - q->drop_logged_at < 1.0))
         return false;
     snprintf(text, TEXT_BYTES, "%s: the queue is full (%ld messages): dropped the %ld oldest (%ld in all)", q->name,
@@ -568,13 +569,13 @@ static bool mqtt_session(svc_broker *b, bool *warned)
         mosquitto_destroy(mosq);
         return false;
     }
-    double give_up = svc_now() + MQTT_CONNACK_S;
+    double give_up = net_now() + MQTT_CONNACK_S;
     char why[TEXT_BYTES] = "";
     bool stopping = false;
     while (!why[0] && !(stopping = is_stopping(b))) {
         if (up && (rc = mqtt_send(b, mosq)) != MOSQ_ERR_SUCCESS)
             snprintf(why, sizeof why, "%s", mqtt_error(rc));
-        else if (!up && svc_now() > give_up)
+        else if (!up && net_now() > give_up)
             snprintf(why, sizeof why, "no answer from the broker in %d s", MQTT_CONNACK_S);
         else
             mqtt_turn(b, mosq, why);
@@ -699,7 +700,7 @@ typedef enum { NATS_NEXT, NATS_STOP, NATS_LOST } nats_step;
 /* A stream that refuses our messages is retried every second: a warning every 10 s of that. */
 static void nats_complain(svc_broker *b, const char *what, const char *detail)
 {
-    double now = svc_now();
+    double now = net_now();
     bool warn = now - b->nats_complained_at >= 10;
     if (warn)
         b->nats_complained_at = now;

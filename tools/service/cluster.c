@@ -22,11 +22,16 @@
  *
  * The share: the smallest level L such that the live instances, each taking min(its capacity, L),
  * can run every camera; with no capacities this is ceil(cameras / live instances), and an instance
- * of small capacity leaves its part to the others instead of to nobody. */
+ * of small capacity leaves its part to the others instead of to nobody.
+ *
+ * Why one file of this size: the connection, the bucket's snapshot, the lease writes and the round
+ * share the cluster's state and its one rule for revisions; split, that state would become a
+ * private header for files that only call each other. */
 #define _GNU_SOURCE
 
 #include "cluster.h"
 #include "service.h"
+#include "stream_net.h"
 
 #include <cjson/cJSON.h>
 #include <nats/nats.h>
@@ -501,10 +506,10 @@ static int take_snapshot(svc_cluster *c, char why[TEXT_BYTES])
     natsStatus s = kvStore_WatchAll(&w, c->leases_kv, &options);
     bool memory = true;
     /* each entry within REQUEST_TIMEOUT_MS of the previous one, the whole listing within a lease */
-    double until = svc_now() + c->lease_s;
+    double until = net_now() + c->lease_s;
     while (s == NATS_OK && memory) {
         kvEntry *e = NULL;
-        double left = until - svc_now();
+        double left = until - net_now();
         int64_t wait = left < REQUEST_TIMEOUT_MS * 1e-3 ? (int64_t)(left * 1e3) : REQUEST_TIMEOUT_MS;
         s = kvWatcher_Next(&e, w, wait > 1 ? wait : 1);
         if (s != NATS_OK || !e) /* NULL: the initial values are all in */
@@ -668,7 +673,7 @@ int svc_cluster_round(svc_cluster *c, const char *const *ids, int count, const i
     }
     c->round_no++;
     char why[TEXT_BYTES] = "";
-    double started = svc_now();
+    double started = net_now();
 
     /* connection, heartbeat, listing: nothing is decided before these succeed */
     if (c->nc && natsConnection_IsClosed(c->nc))
@@ -685,7 +690,7 @@ int svc_cluster_round(svc_cluster *c, const char *const *ids, int count, const i
         rc = take_snapshot(c, why);
     if (rc != 0) {
         after_failure(c);
-        double now = svc_now();
+        double now = net_now();
         bool warn = !c->down || now - c->down_warned_at >= WARN_EVERY_S;
         if (warn)
             c->down_warned_at = now;
@@ -753,7 +758,7 @@ int svc_cluster_round(svc_cluster *c, const char *const *ids, int count, const i
             lose[k] = 0;
         after_failure(c);
         c->down = true;
-        c->down_warned_at = svc_now();
+        c->down_warned_at = net_now();
         svc_log(&c->logger, GLCV_LOG_WARN, "cluster: round failed: %s (held cameras keep running)", why);
         return -1;
     }
@@ -806,7 +811,7 @@ int svc_cluster_round(svc_cluster *c, const char *const *ids, int count, const i
     }
     c->registered = true;
     if (bad_id) {
-        double now = svc_now();
+        double now = net_now();
         if (now - c->bad_id_warned_at >= WARN_EVERY_S) {
             c->bad_id_warned_at = now;
             svc_log(&c->logger, GLCV_LOG_WARN, "cluster: camera ids other than 1 to %d of A-Z a-z 0-9 _ - are never run", ID_MAX_BYTES);
@@ -814,7 +819,7 @@ int svc_cluster_round(svc_cluster *c, const char *const *ids, int count, const i
     }
     svc_log(&c->logger, GLCV_LOG_DEBUG,
         "cluster: round %u: %d live instance(s), share %ld, holding %ld, claimed %d, lost %d (%.0f ms)", c->round_no,
-        c->live, limit, holding, claimed, lost, (svc_now() - started) * 1e3);
+        c->live, limit, holding, claimed, lost, (net_now() - started) * 1e3);
     return 0;
 }
 

@@ -8,7 +8,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 void svc_log(const glcv_logger *logger, glcv_log_level level, const char *fmt, ...)
 {
@@ -32,13 +31,6 @@ int svc_fail(char *error, size_t size, const char *fmt, ...)
         va_end(ap);
     }
     return -1;
-}
-
-double svc_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
 static int host_char(char c)

@@ -1,5 +1,6 @@
 /* What the parts of 'glcv serve' share (broker.c, cluster.c, http.c): messages through the logger,
- * one-line errors, the monotonic clock, broker URLs and libnats' error texts. */
+ * one-line errors, broker URLs and libnats' error texts. (The monotonic clock is net_now, of
+ * tools/cli/stream_net.h.) */
 #ifndef GLCV_SERVICE_SERVICE_H
 #define GLCV_SERVICE_SERVICE_H
 
@@ -22,9 +23,6 @@ void svc_log(const glcv_logger *logger, glcv_log_level level, const char *fmt, .
 
 /* Writes the one-line error (when error is not NULL) and returns -1. */
 int svc_fail(char *error, size_t size, const char *fmt, ...) SVC_PRINTF(3, 4);
-
-/* Seconds of CLOCK_MONOTONIC. */
-double svc_now(void);
 
 /* "SCHEME://HOST[:PORT]" or "SCHEME://[IPV6][:PORT]" (SCHEME "mqtt", "nats") into host (without
  * brackets) and port (default_port when absent). Returns 0, or -1 with "SCHEME url 'URL': ...". */
