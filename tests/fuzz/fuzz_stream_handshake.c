@@ -1,4 +1,4 @@
-/* Fuzz target: the parsing of the messages of 'glcv stream' (tools/cli/stream_proto.h) on any
+/* Fuzz target: the parsing of the messages of 'glcv stream' (tools/stream/stream_proto.h) on any
  * bytes - the server's view of a greeting as it arrives and its answer, with and without a token,
  * full or not; the viewer's view of HELLO, WELCOME and END; a server's view of requests. Checks
  * the properties the handshake rests on: nothing is accepted with a token unless the bytes carry

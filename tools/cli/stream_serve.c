@@ -479,7 +479,7 @@ int stream_serve(const stream_serve_options *opt)
                                 .queue_bytes = o.queue_bytes, .max_viewers = o.max_viewers,
                                 .handshake_s = o.handshake_s, .stall_s = STALL_S};
         listener = -1; /* the hub's now */
-        rc = hub_start(&hp, &r.hub);
+        rc = hub_start(&hp, &r.hub) == 0 ? CLI_OK : CLI_FAIL;
     }
     if (rc == CLI_OK) {
         fprintf(stderr, "glcv: listening on %s port %d%s\n", o.bind, port,

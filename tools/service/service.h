@@ -1,6 +1,6 @@
 /* What the parts of 'glcv serve' share (broker.c, cluster.c, http.c): messages through the logger,
  * one-line errors, broker URLs and libnats' error texts. (The monotonic clock is net_now, of
- * tools/cli/stream_net.h.) */
+ * tools/stream/stream_net.h.) */
 #ifndef GLCV_SERVICE_SERVICE_H
 #define GLCV_SERVICE_SERVICE_H
 

@@ -1,4 +1,5 @@
-/* The viewers of 'glcv stream serve': one network thread accepts connections, runs each one's
+/* The viewers of one delta stream, for 'glcv stream serve' and for each camera of the live view of
+ * 'glcv serve': one network thread accepts connections (or takes those handed to it), runs each one's
  * handshake (stream_proto.h) against a deadline, reads the viewers' requests and writes their
  * queues, all sockets non-blocking in one poll loop, so a viewer that stalls, sends garbage or
  * disappears costs the others nothing.
@@ -14,8 +15,8 @@
  * all of them. So each viewer's picture follows from what it was sent, and the stream of every
  * other viewer stays as it was.
  *
- * Every event is one line on stderr: connected, authenticated (or joined, without a token),
- * rejected and why, asked for a keyframe, fell behind, disconnected. */
+ * Every event is one line to the log function (stderr without one): connected, authenticated (or
+ * joined, without a token), rejected and why, asked for a keyframe, fell behind, disconnected. */
 #ifndef GLCV_TOOLS_STREAM_HUB_H
 #define GLCV_TOOLS_STREAM_HUB_H
 
@@ -42,14 +43,22 @@ stream_packet *stream_packet_ref(stream_packet *p);
 /* Drops a reference (the last one frees it); accepts NULL and &NULL. */
 void stream_packet_unref(stream_packet **p);
 
+/* The levels of the hub's log lines. */
+enum { STREAM_LOG_INFO = 0, STREAM_LOG_WARN = 1, STREAM_LOG_ERROR = 2 };
+
 typedef struct stream_hub_params {
-    int listener;           /* a listening socket; the hub closes it */
+    int listener;           /* a listening socket, which the hub closes; -1: none (hub_adopt only) */
     const uint8_t *token;   /* the shared token, or NULL: none (kept by the caller while the hub runs) */
     size_t token_bytes;
     size_t queue_bytes;     /* each viewer's byte budget */
     int max_viewers;        /* viewers streaming at once; more are refused (SERVER_FULL) */
     double handshake_s;     /* a connection that has not completed its handshake by then is dropped */
     double stall_s;         /* a viewer that takes no byte for this long while it has some queued is dropped */
+    const char *name;       /* what a connection is called in the log ("viewer" when NULL) */
+    /* Where the log lines go (one line each, no newline; called on the hub's threads); NULL:
+     * stderr, as "glcv: [warning: |error: ]LINE". */
+    void (*log)(void *user, int level, const char *line);
+    void *log_user;
 } stream_hub_params;
 
 /* What the viewers did, for the summary. */
@@ -66,8 +75,16 @@ typedef struct stream_hub_stats {
 
 typedef struct stream_hub stream_hub;
 
-/* Creates the hub and starts its thread. 0, or -1 after printing the error. */
+/* Creates the hub and starts its thread. 0, or -1 after logging the error. */
 int hub_start(const stream_hub_params *params, stream_hub **out);
+
+/* Hands a connected socket to the hub (from any thread): it becomes a viewer as an accepted
+ * connection does, its handshake first; `peer` names it in the log. The hub owns `fd` from here,
+ * even on failure (-1: out of memory, or the hub is finishing). */
+int hub_adopt(stream_hub *hub, int fd, const char *peer);
+
+/* Connections the hub holds (in their handshake, streaming, or handed over and not yet taken). */
+int hub_viewers(stream_hub *hub);
 
 /* Waits until `count` viewers have joined, or stop() (may be NULL) is true: 1 when they have. */
 int hub_wait_for_viewers(stream_hub *hub, int count, int (*stop)(void));

@@ -1,4 +1,4 @@
-/* The viewers of 'glcv stream serve'; see stream_hub.h.
+/* The viewers of a delta stream ('glcv stream serve', the live view of 'glcv serve'); see stream_hub.h.
  *
  * One mutex guards the list of viewers, their sync states and queues and the counters. Only the
  * network thread adds and removes viewers and takes packets off the front of a queue; hub_publish
@@ -9,7 +9,6 @@
 
 #include "stream_hub.h"
 
-#include "cli.h"
 #include "stream_crypto.h"
 #include "stream_net.h"
 
@@ -24,6 +23,12 @@
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
+
+#if defined(__GNUC__)
+#define HUB_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#else
+#define HUB_PRINTF(a, b)
+#endif
 
 enum {
     TICK_MS = 100,        /* the longest poll: deadlines and the end are checked this often */
@@ -77,6 +82,7 @@ typedef struct stream_peer {
 
 typedef struct viewer {
     struct viewer *next;
+    struct stream_hub *hub;
     int id, fd;
     char peer[NET_ADDRESS_BYTES];
     stream_peer *from;
@@ -107,8 +113,16 @@ typedef struct viewer {
     uint64_t packets, bytes, snapshots, fell_behind;
 } viewer;
 
+/* A connection handed over by hub_adopt, until the network thread takes it. */
+typedef struct adopted {
+    struct adopted *next;
+    int fd;
+    char peer[NET_ADDRESS_BYTES];
+} adopted;
+
 struct stream_hub {
     stream_hub_params p;
+    adopted *adopted; /* under the lock, newest first */
     pthread_t thread;
     int wake[2]; /* a byte written to wake[1] wakes the network thread */
     pthread_mutex_t lock;
@@ -158,15 +172,32 @@ void stream_packet_unref(stream_packet **p)
 
 /* ---- events ---------------------------------------------------------------------------------- */
 
-static void event(const viewer *v, const char *fmt, ...) CLI_PRINTF(2, 3);
+static void say(const stream_hub *hub, int level, const char *fmt, ...) HUB_PRINTF(3, 4);
 
-static void vevent(const viewer *v, const char *fmt, va_list ap) CLI_PRINTF(2, 0);
+/* One line to the hub's log function, or to stderr as "glcv: [warning: |error: ]LINE". */
+static void say(const stream_hub *hub, int level, const char *fmt, ...)
+{
+    char text[640];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof text, fmt, ap);
+    va_end(ap);
+    if (hub->p.log)
+        hub->p.log(hub->p.log_user, level, text);
+    else
+        fprintf(stderr, "glcv: %s%s\n", level == STREAM_LOG_ERROR ? "error: " : level == STREAM_LOG_WARN ? "warning: " : "",
+                text);
+}
+
+static void event(const viewer *v, const char *fmt, ...) HUB_PRINTF(2, 3);
+
+static void vevent(const viewer *v, const char *fmt, va_list ap) HUB_PRINTF(2, 0);
 
 static void vevent(const viewer *v, const char *fmt, va_list ap)
 {
     char text[512];
     vsnprintf(text, sizeof text, fmt, ap);
-    fprintf(stderr, "glcv: viewer %d (%s): %s\n", v->id, v->peer, text);
+    say(v->hub, STREAM_LOG_INFO, "%s %d (%s): %s", v->hub->p.name ? v->hub->p.name : "viewer", v->id, v->peer, text);
 }
 
 static void event(const viewer *v, const char *fmt, ...)
@@ -359,13 +390,13 @@ static stream_peer *peer_of(stream_hub *hub, const char *address, double now)
 }
 
 /* Writes the line that sums up a log window in which lines were held back. */
-static void peer_flush(stream_peer *p)
+static void peer_flush(const stream_hub *hub, stream_peer *p)
 {
     if (p->unlogged > 0)
-        fprintf(stderr,
-                "glcv: peer %s: %lld more lines about its connections not written in the last %.0f s (%lld "
-                "connections, %lld dropped at the handshake limits)\n",
-                p->address, (long long)p->unlogged, PEER_LOG_S, (long long)p->opened, (long long)p->dropped);
+        say(hub, STREAM_LOG_INFO,
+            "peer %s: %lld more lines about its connections not written in the last %.0f s (%lld "
+            "connections, %lld dropped at the handshake limits)",
+            p->address, (long long)p->unlogged, PEER_LOG_S, (long long)p->opened, (long long)p->dropped);
     p->unlogged = p->opened = p->dropped = 0;
     p->lines = 0;
 }
@@ -379,7 +410,7 @@ static void peers_tick(stream_hub *hub, double now, int all)
         while (*link) {
             stream_peer *p = *link;
             if (all || now - p->window_start >= PEER_LOG_S) {
-                peer_flush(p);
+                peer_flush(hub, p);
                 p->window_start = now;
                 if (p->connections == 0) {
                     *link = p->next;
@@ -393,7 +424,7 @@ static void peers_tick(stream_hub *hub, double now, int all)
 }
 
 /* A line about a connection, within its address's allowance. */
-static void peer_event(const viewer *v, const char *fmt, ...) CLI_PRINTF(2, 3);
+static void peer_event(const viewer *v, const char *fmt, ...) HUB_PRINTF(2, 3);
 
 static void peer_event(const viewer *v, const char *fmt, ...)
 {
@@ -510,6 +541,8 @@ static void drop_oldest_handshake(stream_hub *hub, stream_peer *from)
     close_viewer(hub, oldest, line);
 }
 
+static void add_viewer(stream_hub *hub, int fd, const char *peer);
+
 static void accept_all(stream_hub *hub)
 {
     for (;;) {
@@ -518,21 +551,55 @@ static void accept_all(stream_hub *hub)
         if (fd < 0) {
             if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR && errno != ECONNABORTED) {
                 /* out of file descriptors, say: the pending connection stays; try again in a second */
-                fprintf(stderr, "glcv: warning: cannot accept a connection: %s\n", strerror(errno));
+                say(hub, STREAM_LOG_WARN, "cannot accept a connection: %s", strerror(errno));
                 hub->accept_after = net_now() + 1.0;
             }
             return;
         }
+        add_viewer(hub, fd, peer);
+    }
+}
+
+/* The connections handed over by hub_adopt, taken by the network thread. */
+static void adopt_pending(stream_hub *hub)
+{
+    pthread_mutex_lock(&hub->lock);
+    adopted *list = hub->adopted;
+    hub->adopted = NULL;
+    pthread_mutex_unlock(&hub->lock);
+    /* in the order they came */
+    adopted *rev = NULL;
+    while (list) {
+        adopted *next = list->next;
+        list->next = rev;
+        rev = list;
+        list = next;
+    }
+    while (rev) {
+        adopted *next = rev->next;
+        if (hub->finishing)
+            close(rev->fd);
+        else
+            add_viewer(hub, rev->fd, rev->peer);
+        free(rev);
+        rev = next;
+    }
+}
+
+/* A new connection (accepted or adopted, non-blocking): its handshake starts with HELLO. */
+static void add_viewer(stream_hub *hub, int fd, const char *peer)
+{
+    {
         viewer *v = calloc(1, sizeof *v);
         int id = ++hub->next_id;
         hub->stats.connections++;
         if (!v || stream_random(v->nonce, sizeof v->nonce) != 0) {
-            fprintf(stderr, "glcv: viewer %d (%s): refused: %s\n", id, peer,
-                    !v ? "out of memory" : "no random bytes for a nonce");
+            say(hub, STREAM_LOG_INFO, "%s %d (%s): refused: %s", hub->p.name ? hub->p.name : "viewer", id, peer,
+                !v ? "out of memory" : "no random bytes for a nonce");
             hub->stats.rejected++;
             free(v);
             close(fd);
-            continue;
+            return;
         }
         double now = net_now();
         char address[NET_ADDRESS_BYTES];
@@ -545,6 +612,7 @@ static void accept_all(stream_hub *hub)
         else if (hub->handshakes >= MAX_HANDSHAKES)
             drop_oldest_handshake(hub, NULL);
         v->id = id;
+        v->hub = hub;
         v->fd = fd;
         snprintf(v->peer, sizeof v->peer, "%s", peer);
         v->from = from;
@@ -862,7 +930,7 @@ static void *network_main(void *arg)
             if (o)
                 owners = o;
             if (!f || !o) {
-                fprintf(stderr, "glcv: error: out of memory in the network thread\n");
+                say(hub, STREAM_LOG_ERROR, "out of memory in the network thread");
                 break;
             }
         }
@@ -880,13 +948,14 @@ static void *network_main(void *arg)
         }
         int rc = poll(fds, n, TICK_MS);
         if (rc < 0 && errno != EINTR) {
-            fprintf(stderr, "glcv: error: poll: %s\n", strerror(errno));
+            say(hub, STREAM_LOG_ERROR, "poll: %s", strerror(errno));
             break;
         }
         if (rc > 0 && (fds[0].revents & POLLIN)) {
             char buf[64];
             while (read(hub->wake[0], buf, sizeof buf) > 0)
                 ;
+            adopt_pending(hub);
         }
         /* Viewers polled this round, and any the wake-up left with output. */
         for (size_t i = 0; i < n; i++) {
@@ -920,31 +989,74 @@ int hub_start(const stream_hub_params *params, stream_hub **out)
     *out = NULL;
     stream_hub *hub = calloc(1, sizeof *hub);
     if (!hub) {
-        close(params->listener);
-        return cli_out_of_memory();
+        if (params->listener >= 0)
+            close(params->listener);
+        stream_hub tmp = {.p = *params};
+        say(&tmp, STREAM_LOG_ERROR, "out of memory");
+        return -1;
     }
     hub->p = *params;
     if (pipe2(hub->wake, O_NONBLOCK | O_CLOEXEC) != 0) {
-        cli_error("pipe: %s", strerror(errno));
-        close(params->listener);
+        say(hub, STREAM_LOG_ERROR, "pipe: %s", strerror(errno));
+        if (params->listener >= 0)
+            close(params->listener);
         free(hub);
-        return CLI_FAIL;
+        return -1;
     }
-    net_set_nonblocking(hub->p.listener, 1);
+    if (hub->p.listener >= 0)
+        net_set_nonblocking(hub->p.listener, 1);
     pthread_mutex_init(&hub->lock, NULL);
     pthread_cond_init(&hub->joined_cond, NULL);
     if (pthread_create(&hub->thread, NULL, network_main, hub) != 0) {
-        cli_error("cannot start the network thread");
+        say(hub, STREAM_LOG_ERROR, "cannot start the network thread");
         close(hub->wake[0]);
         close(hub->wake[1]);
-        close(params->listener);
+        if (params->listener >= 0)
+            close(params->listener);
         pthread_mutex_destroy(&hub->lock);
         pthread_cond_destroy(&hub->joined_cond);
         free(hub);
-        return CLI_FAIL;
+        return -1;
     }
     *out = hub;
-    return CLI_OK;
+    return 0;
+}
+
+int hub_adopt(stream_hub *hub, int fd, const char *peer)
+{
+    adopted *a = calloc(1, sizeof *a);
+    if (!a || net_set_nonblocking(fd, 1) != 0) {
+        free(a);
+        close(fd);
+        return -1;
+    }
+    a->fd = fd;
+    snprintf(a->peer, sizeof a->peer, "%s", peer ? peer : "?");
+    pthread_mutex_lock(&hub->lock);
+    int finishing = hub->finishing;
+    if (!finishing) {
+        a->next = hub->adopted;
+        hub->adopted = a;
+    }
+    pthread_mutex_unlock(&hub->lock);
+    if (finishing) {
+        free(a);
+        close(fd);
+        return -1;
+    }
+    wake(hub);
+    return 0;
+}
+
+int hub_viewers(stream_hub *hub)
+{
+    pthread_mutex_lock(&hub->lock);
+    int n = 0;
+    for (viewer *v = hub->viewers; v; v = v->next)
+        n++;
+    n += hub->adopted != NULL;
+    pthread_mutex_unlock(&hub->lock);
+    return n;
 }
 
 void hub_finish(stream_hub **hubp, stream_end_reason reason, uint64_t frames, double drain_s, stream_hub_stats *stats)
@@ -971,6 +1083,12 @@ void hub_finish(stream_hub **hubp, stream_end_reason reason, uint64_t frames, do
     pthread_join(hub->thread, NULL);
     if (hub->p.listener >= 0)
         close(hub->p.listener);
+    while (hub->adopted) {
+        adopted *a = hub->adopted;
+        hub->adopted = a->next;
+        close(a->fd);
+        free(a);
+    }
     close(hub->wake[0]);
     close(hub->wake[1]);
     if (stats)
