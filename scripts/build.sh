@@ -28,7 +28,7 @@ PACKAGES=(build-essential g++ cmake pkg-config libepoxy-dev libegl-dev libegl-me
           libgbm1 libstb-dev libdeflate-dev libglfw3-dev xvfb xauth
           libavformat-dev libavcodec-dev libavdevice-dev libswscale-dev libavutil-dev libffmpeg-nvenc-dev libzstd-dev
           libssl-dev libyaml-dev libmosquitto-dev libnats-dev libcjson-dev libwebsockets-dev mosquitto mosquitto-clients
-          nats-server curl
+          nats-server curl chromium python3-websocket
           clang libclang-rt-14-dev
           python3 python3-numpy python3-cffi
           libgstreamer1.0-dev libgstreamer-plugins-base1.0-dev gstreamer1.0-tools

@@ -1,4 +1,4 @@
-/* The shaders of shaders/NAME.glsl, embedded at build time (see cmake/embed_shaders.cmake). */
+/* The shaders of shaders/NAME.glsl, embedded at build time (see cmake/embed_files.cmake). */
 #ifndef GLCV_SHADERS_H
 #define GLCV_SHADERS_H
 

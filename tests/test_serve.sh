@@ -10,6 +10,9 @@
 #   reload   SIGHUP with one camera kept (its zones changed), one removed, one added
 #   takeover three instances share twelve RTSP cameras through leases in NATS JetStream; one is
 #            killed (SIGKILL): its cameras resume on the others within 10 s, their frames numbered on
+#   live     the live view in headless Chromium (browser_check.py): with the token, the page's
+#            picture of a frame within the threshold of the source frame and its mask the service's;
+#            without it or with a wrong one, refused (TEST_SERVE_SHOT=FILE keeps the screenshot)
 #
 # usage: test_serve.sh SECTION PATH/TO/glcv PATH/TO/serve_check PATH/TO/test_video_fixture [PATH/TO/rtsp_server]
 set -u
@@ -440,10 +443,47 @@ section_takeover() {
     kill "$RTSP_PID" "$NATS_PID" 2>/dev/null
 }
 
+# ---- live ------------------------------------------------------------------------------------------------
+section_live() {
+    local py=python3
+    [ -x /usr/bin/python3 ] && py=/usr/bin/python3 # Debian's, with python3-websocket
+    if ! "$py" -c 'import websocket' 2>/dev/null || ! command -v chromium >/dev/null; then
+        echo "test_serve_live: no chromium or no python3-websocket: skipped"
+        exit 77
+    fi
+    # a lossless (FFV1) file read at its rate, so the page's picture can be compared with the frames
+    "$FIXTURE" "$TMP/live.mkv" "$TMP/live_png" 400 160x120 ffv1 5 >"$TMP/fixture.out" 2>&1 ||
+        { cat "$TMP/fixture.out"; fail "test_video_fixture live"; return; }
+    local token=live-view-token-0123456789
+    cat >"$TMP/live.yaml" <<EOF
+http: {listen: "127.0.0.1:0", token: $token}
+masks: $TMP/masks
+fraction_every: 3600
+defaults: {learn: 5}
+cameras:
+$(camera gate "$TMP/live.mkv")
+    realtime: true
+$(camera yard "$TMP/live.mkv" vsam)
+EOF
+    serve_start live "$TMP/live.yaml" || return
+    CHECKS=$((CHECKS + 1))
+    "$py" "$(dirname "${BASH_SOURCE[0]}")/browser_check.py" "http://127.0.0.1:$HTTP_PORT/" "$token" gate \
+        "$TMP/live_png" "$TMP/masks/gate" 8 "$TMP/live_view.png" >"$TMP/browser.out" 2>&1
+    local rc=$?
+    cat "$TMP/browser.out"
+    [ "$rc" = 77 ] && { serve_stop live; echo "test_serve_live: chromium cannot start here: skipped"; exit 77; }
+    [ "$rc" = 0 ] || { fail "the live view in Chromium (exit $rc)"; show live; }
+    [ -z "${TEST_SERVE_SHOT:-}" ] || cp "$TMP/live_view.png" "$TEST_SERVE_SHOT"
+    expect_in live err "viewer 1 (127.0.0.1): authenticated" "the service's log: the browser proved the token"
+    expect_in live err "rejected: wrong token" "the service's log: the wrong token refused"
+    serve_stop live
+    expect_rc live 0 "SIGTERM with viewers gone"
+}
+
 case "$SECTION" in
-check | stdout | brokers | restart | reload | takeover) "section_$SECTION" ;;
+check | stdout | brokers | restart | reload | takeover | live) "section_$SECTION" ;;
 *)
-    echo "usage: test_serve.sh check|stdout|brokers|restart|reload|takeover GLCV SERVE_CHECK FIXTURE [RTSP_SERVER]"
+    echo "usage: test_serve.sh check|stdout|brokers|restart|reload|takeover|live GLCV SERVE_CHECK FIXTURE [RTSP_SERVER]"
     exit 2
     ;;
 esac

@@ -158,6 +158,7 @@ static const char FULL[] = "# every key\n"
                            "  - id: c3\n"
                            "    source: c3.mp4\n"
                            "    transport: tcp\n"
+                           "    realtime: true\n"
                            "    method: eth\n"
                            "    options:\n"
                            "      - --threshold\n"
@@ -218,6 +219,8 @@ static void check_others(const svc_camera *yard, const svc_camera *c3)
     CHECK_INT(yard->n_zones, 0);
 
     CHECK_STR(c3->transport, "tcp");
+    CHECK_INT(c3->realtime, 1);
+    CHECK_INT(yard->realtime, 0);
     CHECK_STR(c3->method, "eth");
     CHECK_INT(c3->learn, 40);
     CHECK_INT(c3->options_line, line_with(FULL, "      - --threshold") - 1);
@@ -426,6 +429,7 @@ static const broken BROKEN[] = {
     {CAM0 "    method: foo\n", 4, ": cameras[0].method: 'foo' is not eth, vsam, diff2 or diff3"},
     {"defaults:\n  method: ETH\n" CAM, 2, ": defaults.method: 'ETH' is not eth, vsam, diff2 or diff3"},
     {CAM0 "    transport: http\n", 4, ": cameras[0].transport: 'http' is not tcp or udp"},
+    {CAM0 "    realtime: yes\n", 4, ": cameras[0].realtime: 'yes' is not true or false"},
     /* http, mqtt, nats */
     {"http: {listen: localhost}\n" CAM, 1, ": http.listen: 'localhost': it has no port"},
     {"http: {listen: ':80'}\n" CAM, 1, ": http.listen: ':80': it has no host"},
@@ -607,7 +611,7 @@ static void test_same_run(void)
     char *opts_a[] = {"--vote", "5"}, *opts_b[] = {"--vote", "6"}, *opts_c[] = {"--vote"};
     svc_point square[4] = {{0, 0}, {1, 0}, {1, 1}, {0, 1}};
     svc_zone zone = {"door", 3, square, 4, {0.5, 0.1, 1, 1}};
-    svc_camera a = {"gate", 2, "rtsp://x", NULL, "eth", opts_a, 2, 4, 25, {0.005, 0.002, 3, 15}, NULL, 0};
+    svc_camera a = {"gate", 2, "rtsp://x", NULL, "eth", opts_a, 2, 4, 25, {0.005, 0.002, 3, 15}, NULL, 0, 0};
     svc_camera b = a;
     b.line = 9;
     b.options_line = 0;
@@ -636,6 +640,9 @@ static void test_same_run(void)
     d = b;
     d.learn = 0;
     check(!svc_camera_same_run(&a, &d), "not the same run: learn", NULL);
+    d = b;
+    d.realtime = 1;
+    check(!svc_camera_same_run(&a, &d), "not the same run: realtime", NULL);
     d = b;
     d.transport = "tcp";
     check(!svc_camera_same_run(&a, &d) && !svc_camera_same_run(&d, &a), "not the same run: transport", NULL);

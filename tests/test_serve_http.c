@@ -101,7 +101,7 @@ static void count_log(void *user, glcv_log_level level, const char *message)
 
 static svc_http *start(fake *f, const char *listen, const char *token)
 {
-    svc_http_params p = {listen, token, f, fake_metrics, fake_health, {count_log, NULL, GLCV_LOG_WARN}};
+    svc_http_params p = {listen, token, f, fake_metrics, fake_health, {count_log, NULL, GLCV_LOG_WARN}, NULL, NULL};
     svc_http *h = NULL;
     char error[256];
     int rc = svc_http_start(&p, &h, error, sizeof error);
@@ -579,7 +579,7 @@ static void test_many(fake *f)
 
 static void expect_start_error(fake *f, const char *listen, const char *words)
 {
-    svc_http_params p = {listen, NULL, f, fake_metrics, fake_health, {0}};
+    svc_http_params p = {listen, NULL, f, fake_metrics, fake_health, {0}, NULL, NULL};
     svc_http *h = (svc_http *)&p; /* must come back NULL */
     char error[256] = "";
     int rc = svc_http_start(&p, &h, error, sizeof error);
@@ -608,7 +608,7 @@ static void test_errors(fake *f)
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
         expect_start_error(f, bad[i], "expected HOST:PORT");
     /* The default address, whether or not its port is free here. */
-    svc_http_params p = {NULL, NULL, f, fake_metrics, fake_health, {0}};
+    svc_http_params p = {NULL, NULL, f, fake_metrics, fake_health, {0}, NULL, NULL};
     char error[256] = "";
     if (svc_http_start(&p, &h, error, sizeof error) == 0) {
         CHECK(svc_http_port(h) == 8080, "default listen: port %d", svc_http_port(h));

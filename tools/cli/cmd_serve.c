@@ -33,6 +33,7 @@
 #include "config.h"
 #include "events.h"
 #include "http.h"
+#include "live.h"
 
 #include <errno.h>
 #include <math.h>
@@ -95,6 +96,8 @@ typedef struct camera {
     int worker;          /* the event worker its masks go to (one per camera: its events stay in order) */
     atomic_int pending;  /* its jobs queued or running on that worker */
     int64_t first_frame; /* the index its frames start from (a camera another instance ran numbers on) */
+    svc_live_stream *stream; /* its live view */
+    int width, height;   /* of its frames, once its set opened (under the lock) */
     /* metrics, under the lock */
     long dropped;
     double read_ms, process_ms;
@@ -130,7 +133,7 @@ typedef struct group {
     camera **cams;
     int count;
     char **sources, **folders;
-    int *transports;
+    int *transports, *realtime;
     int64_t *first_index;
     atomic_int stop;
     pthread_t thread;
@@ -164,12 +167,14 @@ struct service {
     /* fixed at the start (a reload changes them only at the next start) */
     char *path;  /* the file's name (messages from the sets' threads) */
     char *masks; /* the masks' folder, or NULL */
+    char *token; /* the HTTP token, which the live view's viewers prove too; NULL: none */
     int gpus;    /* resolved: 1.. */
     int decoder; /* index into cli_decoder_names */
     svc_config *retired; /* configurations replaced by reloads: muted cameras may point into them */
     int n_retired;
     worker *workers;
     int n_workers, next_worker;
+    svc_live_params live; /* of every camera's live stream */
 };
 
 /* ---- events out ------------------------------------------------------------------------------------- */
@@ -214,6 +219,8 @@ static void sink_open(void *user, const int *sources, int count, int width, int 
     for (int k = 0; k < count; k++) {
         camera *c = g->cams[sources[k]];
         pthread_mutex_lock(&c->lock);
+        c->width = width;
+        c->height = height;
         if (!c->sized) {
             svc_events *e = NULL;
             char error[512];
@@ -373,6 +380,18 @@ static void sink_masks(void *user, const int *sources, int count, glcv_image *ma
     }
 }
 
+static int sink_wanted(void *user, int source)
+{
+    group *g = user;
+    return svc_live_wanted(g->cams[source]->stream);
+}
+
+static void sink_frame(void *user, int source, const glcv_image *frame, const glcv_image *mask, int64_t index)
+{
+    group *g = user;
+    svc_live_frame(g->cams[source]->stream, frame, mask, index);
+}
+
 static void sink_down(void *user, int source, const char *why)
 {
     group *g = user;
@@ -426,6 +445,7 @@ static void group_free(group *g)
     free(g->sources);
     free(g->folders);
     free(g->transports);
+    free(g->realtime);
     free(g->first_index);
     free(g->cams);
     free(g);
@@ -491,12 +511,15 @@ static void *group_main(void *arg)
     const cli_sources_sink sink = {.user = g,
                                    .sources = (const char *const *)g->sources,
                                    .transports = g->transports,
+                                   .realtime = g->realtime,
                                    .folders = (const char *const *)g->folders,
                                    .first_index = g->first_index,
                                    .count = g->count,
                                    .stop = &g->stop,
                                    .open = sink_open,
                                    .masks = sink_masks,
+                                   .wanted = sink_wanted,
+                                   .frame = sink_frame,
                                    .down = sink_down,
                                    .stats = sink_stats};
     const cli_sources_options so = {.outdir = svc->masks,
@@ -564,8 +587,9 @@ static int group_make(service *svc, camera **cams, int count, group **out)
     g->sources = calloc((size_t)count, sizeof *g->sources);
     g->folders = calloc((size_t)count, sizeof *g->folders);
     g->transports = calloc((size_t)count, sizeof *g->transports);
+    g->realtime = calloc((size_t)count, sizeof *g->realtime);
     g->first_index = calloc((size_t)count, sizeof *g->first_index);
-    if (!g->cams || !g->sources || !g->folders || !g->transports || !g->first_index)
+    if (!g->cams || !g->sources || !g->folders || !g->transports || !g->realtime || !g->first_index)
         return cli_out_of_memory();
     g->count = count;
     for (int k = 0; k < count; k++) {
@@ -577,6 +601,7 @@ static int group_make(service *svc, camera **cams, int count, group **out)
         g->transports[k] = !c->transport ? GLCV_MEDIA_RTSP_DEFAULT
                            : !strcmp(c->transport, "tcp") ? GLCV_MEDIA_RTSP_TCP
                                                           : GLCV_MEDIA_RTSP_UDP;
+        g->realtime[k] = c->realtime;
     }
     return parse_method(g, &svc->cfg, cams[0]->cfg);
 }
@@ -601,11 +626,13 @@ static void group_stop(group *g)
 
 /* ---- cameras ------------------------------------------------------------------------------------------ */
 
-static camera *camera_new(svc_camera *cfg)
+static camera *camera_new(const service *svc, svc_camera *cfg)
 {
     camera *c = calloc(1, sizeof *c);
-    if (!c)
+    if (!c || !(c->stream = svc_live_stream_new(&svc->live, cfg->id))) {
+        free(c);
         return NULL;
+    }
     c->cfg = cfg;
     c->live = is_live(cfg->source);
     atomic_init(&c->pending, 0);
@@ -622,6 +649,8 @@ static void camera_free(camera *c)
         nanosleep(&pause, NULL);
     }
     svc_events_destroy(&c->events);
+    svc_live_stream_close(c->stream); /* its viewers get END; a WebSocket may hold it a little longer */
+    svc_live_stream_unref(&c->stream);
     pthread_mutex_destroy(&c->lock);
     free(c);
 }
@@ -748,6 +777,44 @@ static void service_metrics(void *user, svc_text *t)
     svc_text_printf(t, "glcv_uptime_seconds %.3f\n", wall_clock() - svc->started);
 }
 
+/* GET /cameras: [{"id":..., "up":0|1, "moving":0|1, "width":W, "height":H}, ...] */
+static void service_cameras(void *user, svc_text *t)
+{
+    service *svc = user;
+    svc_text_printf(t, "[");
+    int first = 1;
+    pthread_mutex_lock(&svc->lock);
+    for (int i = 0; i < svc->n_cams; i++) {
+        camera *c = svc->cams[i];
+        if (c->muted)
+            continue;
+        pthread_mutex_lock(&c->lock);
+        svc_events_state st = {0};
+        if (c->events)
+            svc_events_get_state(c->events, &st);
+        /* ids are names (config.h): nothing to escape */
+        svc_text_printf(t, "%s{\"id\":\"%s\",\"up\":%d,\"moving\":%d,\"width\":%d,\"height\":%d}", first ? "" : ",",
+                        c->cfg->id, st.up, st.moving, c->width, c->height);
+        first = 0;
+        pthread_mutex_unlock(&c->lock);
+    }
+    pthread_mutex_unlock(&svc->lock);
+    svc_text_printf(t, "]\n");
+}
+
+/* The live stream of a camera this instance runs, for a WebSocket (a reference of its own). */
+static svc_live_stream *service_live(void *user, const char *id)
+{
+    service *svc = user;
+    svc_live_stream *s = NULL;
+    pthread_mutex_lock(&svc->lock);
+    for (int i = 0; i < svc->n_cams && !s; i++)
+        if (!svc->cams[i]->muted && !strcmp(svc->cams[i]->cfg->id, id))
+            s = svc_live_stream_ref(svc->cams[i]->stream);
+    pthread_mutex_unlock(&svc->lock);
+    return s;
+}
+
 /* Healthy while at least one camera is up, or none has had the time to come up (30 s). */
 static int service_health(void *user, char *reason, size_t size)
 {
@@ -830,7 +897,7 @@ static int add_cameras(service *svc, const int *start, const int64_t *first)
     for (int j = 0; j < svc->cfg.n_cameras && rc == CLI_OK; j++) {
         if (!start[j])
             continue;
-        camera *c = camera_new(&svc->cfg.cameras[j]);
+        camera *c = camera_new(svc, &svc->cfg.cameras[j]);
         if (!c) {
             rc = cli_out_of_memory();
             break;
@@ -1024,6 +1091,7 @@ static void free_service(service *svc)
     free(svc->retired);
     free(svc->path);
     free(svc->masks);
+    free(svc->token);
     pthread_mutex_destroy(&svc->lock);
     pthread_mutex_destroy(&svc->out_lock);
 }
@@ -1037,7 +1105,7 @@ static int check_config(service *svc)
         for (int j = 0; j < i && first; j++)
             first = !same_group(&svc->cfg.cameras[j], &svc->cfg.cameras[i]);
         groups += first;
-        camera *c = camera_new(&svc->cfg.cameras[i]);
+        camera *c = camera_new(svc, &svc->cfg.cameras[i]);
         group *g = NULL;
         rc = c ? group_make(svc, &c, 1, &g) : cli_out_of_memory();
         group_free(g);
@@ -1078,6 +1146,8 @@ static int open_outputs(service *svc)
                           .user = svc,
                           .metrics = service_metrics,
                           .health = service_health,
+                          .cameras = service_cameras,
+                          .live = service_live,
                           .logger = cli_logger(svc->verbose)};
     if (svc_http_start(&hp, &svc->http, error, sizeof error) != 0) {
         cli_error("%s", error);
@@ -1158,10 +1228,15 @@ int cmd_serve(int argc, char **argv)
     }
     svc.path = strdup(svc.cfg.path);
     svc.masks = svc.cfg.masks ? strdup(svc.cfg.masks) : NULL;
+    svc.token = svc.cfg.token ? strdup(svc.cfg.token) : NULL;
+    svc.live = (svc_live_params){.token = (const uint8_t *)svc.token,
+                                 .token_bytes = svc.token ? strlen(svc.token) : 0,
+                                 .logger = cli_logger(1)}; /* viewers joining and leaving: always said */
     svc.gpus = svc.cfg.gpus == 1 ? 1 : cli_gpus(svc.cfg.gpus);
     while (cli_decoder_names[svc.decoder] && strcmp(cli_decoder_names[svc.decoder], svc.cfg.decoder) != 0)
         svc.decoder++;
-    if (!svc.path || (svc.cfg.masks && !svc.masks) || !cli_decoder_names[svc.decoder]) {
+    if (!svc.path || (svc.cfg.masks && !svc.masks) || (svc.cfg.token && !svc.token) ||
+        !cli_decoder_names[svc.decoder]) {
         free_service(&svc);
         return cli_out_of_memory();
     }

@@ -71,6 +71,7 @@ typedef struct entry {
     glcv_media_source kind;
     int live;           /* a URL or a camera: read live, reconnected */
     glcv_media_rtsp_transport transport; /* the line's transport=udp|tcp */
+    int realtime;       /* a service's file read at its frame rate */
     int width, height;  /* probed */
     char why[600];      /* why it failed */
     atomic_int failed;  /* reported as failed at least once */
@@ -138,6 +139,7 @@ static int sink_entries(const cli_sources_sink *k, entry **out, int *count)
         entry *x = &e[i];
         x->line = i;
         x->transport = (glcv_media_rtsp_transport)k->transports[i];
+        x->realtime = k->realtime && k->realtime[i];
         (*count)++;
         if (!(x->text = strdup(k->sources[i])))
             rc = cli_out_of_memory();
@@ -444,7 +446,7 @@ static glcv_media_params source_params(const run *r, const entry *x)
     const cli_source *s = r->o->src;
     glcv_media_params p = GLCV_MEDIA_PARAMS(.source = x->kind, .location = x->text, .format = GLCV_PIXEL_RGB8,
                                             .stall_timeout = s->stall_timeout, .rtsp_transport = x->transport);
-    p.mode = x->live ? GLCV_MEDIA_LIVE : GLCV_MEDIA_EVERY_FRAME;
+    p.mode = x->live || x->realtime ? GLCV_MEDIA_LIVE : GLCV_MEDIA_EVERY_FRAME;
     if (s->mode >= 0)
         p.mode = s->mode == 0 ? GLCV_MEDIA_LIVE : GLCV_MEDIA_EVERY_FRAME;
     return p;
@@ -533,6 +535,8 @@ typedef struct set_state {
     int *ids, *fresh;    /* a service's run: per member its source, and whether its mask is new */
     int *told_end;       /* a service's run: the file's end was reported */
     long *dropped;       /* a service's run: per member its dropped frames */
+    uint8_t *layer;      /* a service's run, texture sets: one member's frame read back for its viewers */
+    GLuint layer_fbo;    /* ... through this framebuffer */
     int opened;          /* the work is open (its close is due) */
     void *work;          /* the work's state */
     cli_set_member *members;
@@ -679,6 +683,9 @@ static int set_open(set_state *s)
 
 static void set_close(set_state *s, int ok)
 {
+    if (s->layer_fbo)
+        glDeleteFramebuffers(1, &s->layer_fbo); /* the set's context is current */
+    free(s->layer);
     glcv_media_set_destroy(&s->set);
     if (s->opened)
         s->job->r->o->work->close(s->work, ok);
@@ -723,6 +730,32 @@ static glcv_status read_back(set_state *s)
     glBindTexture(GL_TEXTURE_2D_ARRAY, (GLuint)bound);
     for (int k = 0; k < j->count; k++)
         s->frames[k] = (glcv_image){s->readback + layer * (size_t)k, j->width, j->height, 0, GLCV_PIXEL_RGBA8};
+    return glGetError() == GL_NO_ERROR ? GLCV_OK : GLCV_ERROR_GL;
+}
+
+/* A service's run: member k's frame for its viewers (sink->frame), from the host set, or read back
+ * from its layer of a texture set as RGBA8. */
+static glcv_status member_frame(set_state *s, int k, glcv_image *out)
+{
+    set_job *j = s->job;
+    if (!s->texture) {
+        *out = s->frames[k];
+        return GLCV_OK;
+    }
+    if (!s->layer && !(s->layer = malloc((size_t)j->width * (size_t)j->height * 4)))
+        return GLCV_ERROR_OUT_OF_MEMORY;
+    GLint bound = 0, align = 4;
+    glGetIntegerv(GL_READ_FRAMEBUFFER_BINDING, &bound);
+    glGetIntegerv(GL_PACK_ALIGNMENT, &align);
+    if (!s->layer_fbo)
+        glGenFramebuffers(1, &s->layer_fbo);
+    glBindFramebuffer(GL_READ_FRAMEBUFFER, s->layer_fbo);
+    glFramebufferTextureLayer(GL_READ_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, glcv_media_set_texture(s->set), 0, k);
+    glPixelStorei(GL_PACK_ALIGNMENT, 1);
+    glReadPixels(0, 0, j->width, j->height, GL_RGBA, GL_UNSIGNED_BYTE, s->layer);
+    glPixelStorei(GL_PACK_ALIGNMENT, align);
+    glBindFramebuffer(GL_READ_FRAMEBUFFER, (GLuint)bound);
+    *out = (glcv_image){s->layer, j->width, j->height, 0, GLCV_PIXEL_RGBA8};
     return glGetError() == GL_NO_ERROR ? GLCV_OK : GLCV_ERROR_GL;
 }
 
@@ -927,6 +960,10 @@ static void *set_main(void *arg)
                     for (int k = 0; k < j->count; k++) {
                         s.fresh[k] = s.masks[k].data != s.scratch.data;
                         s.index[k] = s.index_base[k] + s.out[k].info.index;
+                        glcv_image frame;
+                        if (s.fresh[k] && o->sink->frame && o->sink->wanted(o->sink->user, s.ids[k]) &&
+                            member_frame(&s, k, &frame) == GLCV_OK)
+                            o->sink->frame(o->sink->user, s.ids[k], &frame, &s.masks[k], s.index[k]);
                     }
                     o->sink->masks(o->sink->user, s.ids, j->count, s.masks, s.fresh, s.index);
                 }

@@ -72,6 +72,9 @@ typedef struct cli_sources_work {
  *           index in the source index[k]; the sink may take a fresh mask (its pixels are then the
  *           sink's to free with glcv_image_free) by zeroing masks[k], unless outdir's masks are
  *           written too
+ *   frame   (optional) before masks, for each source with a fresh mask that wanted() says someone
+ *           watches: its frame (RGB8 or RGBA8, valid
+ *           during the call), mask and index, for its live view
  *   down    source `source` failed (why: one line): it could not be opened, broke, or ended; a live
  *           source is opened again with back-off, and its next mask says it is up again
  *   stats   about once a second per set: each member's dropped frames (of the stream open now) and
@@ -80,6 +83,7 @@ typedef struct cli_sources_sink {
     void *user;
     const char *const *sources;    /* the sources as a list line gives them */
     const int *transports;         /* per source: glcv_media_rtsp_transport */
+    const int *realtime;           /* per source: a file read at its frame rate (NULL: none) */
     const char *const *folders;    /* per source: its masks' folder under outdir (instead of camKKK) */
     const int64_t *first_index;    /* per source: the index of its first frame (NULL: 0): a camera that
                                       another instance ran before numbers on */
@@ -89,6 +93,8 @@ typedef struct cli_sources_sink {
     void (*masks)(void *user, const int *sources, int count, glcv_image *masks, const int *fresh,
                   const int64_t *index);
     void (*down)(void *user, int source, const char *why);
+    int (*wanted)(void *user, int source); /* whether `frame` wants the source's frames now */
+    void (*frame)(void *user, int source, const glcv_image *frame, const glcv_image *mask, int64_t index);
     void (*stats)(void *user, const int *sources, int count, const long *dropped, double read_ms,
                   double process_ms);
 } cli_sources_sink;

@@ -42,14 +42,15 @@ static const char *const MQTT_KEYS[] = {"url", "prefix", "client_id", NULL};
 static const char *const NATS_KEYS[] = {"url", "prefix", "stream", NULL};
 static const char *const CLUSTER_KEYS[] = {"bucket", "instance", "capacity", "lease", NULL};
 static const char *const DEFAULTS_KEYS[] = {"method", "options", "learn", "motion", NULL};
-static const char *const CAMERA_KEYS[] = {"id",      "source", "transport", "method",
-                                          "options", "learn",  "motion",    "zones", NULL};
+static const char *const CAMERA_KEYS[] = {"id",    "source", "transport", "realtime", "method",
+                                          "options", "learn", "motion",   "zones",    NULL};
 static const char *const ZONE_KEYS[] = {"name", "polygon", "motion", NULL};
 static const char *const MOTION_KEYS[] = {"start", "end", "start_frames", "end_frames", NULL};
 
 static const char *const DECODERS[] = {"auto", "cpu", "nvdec", NULL};
 static const char *const METHODS[] = {"eth", "vsam", "diff2", "diff3", NULL};
 static const char *const TRANSPORTS[] = {"tcp", "udp", NULL};
+static const char *const BOOLEANS[] = {"true", "false", NULL};
 
 static const svc_motion DEFAULT_MOTION = {0.005, 0.002, 3, 15};
 
@@ -390,6 +391,18 @@ static int get_choice(const loader *L, const yaml_node_t *map, const char *where
     const yaml_node_t *v = find(L, map, key, NULL);
     char path[PATH_BYTES];
     return v ? choice_value(L, v, join(path, where, key), choices, out) : 0;
+}
+
+/* true or false. */
+static int get_bool(const loader *L, const yaml_node_t *map, const char *where, const char *key, int *out)
+{
+    char *text = NULL;
+    if (get_choice(L, map, where, key, BOOLEANS, &text))
+        return -1;
+    if (text)
+        *out = !strcmp(text, "true");
+    free(text);
+    return 0;
 }
 
 /* A URL of the given scheme ("mqtt://"); the broker module reads its host and port. */
@@ -808,7 +821,8 @@ static int load_camera(const loader *L, const yaml_node_t *seq, int i, const svc
     if (id && name_value(L, id, join(path, where, "id"), &c->id))
         return -1;
     if (get_text(L, map, where, "source", &c->source) ||
-        get_choice(L, map, where, "transport", TRANSPORTS, &c->transport) || get_run(L, map, where, c))
+        get_choice(L, map, where, "transport", TRANSPORTS, &c->transport) ||
+        get_bool(L, map, where, "realtime", &c->realtime) || get_run(L, map, where, c))
         return -1;
     if (!c->id || !c->source)
         return fail(L, c->line, "%s: no %s: a camera needs an id and a source", where, c->id ? "source" : "id");
@@ -1025,6 +1039,7 @@ int svc_camera_same_run(const svc_camera *a, const svc_camera *b)
     if (!a || !b)
         return a == b;
     if (!same_text(a->id, b->id) || !same_text(a->source, b->source) || !same_text(a->transport, b->transport) ||
+        a->realtime != b->realtime ||
         !same_text(a->method, b->method) || a->learn != b->learn || a->n_options != b->n_options)
         return 0;
     for (int i = 0; i < a->n_options; i++)

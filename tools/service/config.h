@@ -1,8 +1,9 @@
 /* The configuration file of 'glcv serve', in YAML (libyaml). The schema, with defaults:
  *
- *   http:                          # /metrics and /healthz (absent: 127.0.0.1:8080)
+ *   http:                          # /metrics, /healthz, the live view (absent: 127.0.0.1:8080)
  *     listen: 127.0.0.1:8080       # HOST:PORT; port 0: any free port
- *     token: SECRET                # or token_file: PATH (its first line); /metrics needs it
+ *     token: SECRET                # or token_file: PATH (its first line); /metrics, /cameras and
+ *                                  # the live view's streams need it
  *   mqtt:                          # absent: no MQTT
  *     url: mqtt://127.0.0.1:1883
  *     prefix: glcv                 # topics PREFIX/cameras/ID/KIND
@@ -31,6 +32,7 @@
  *     - id: gate                   # [A-Za-z0-9_-]{1,64}, unique
  *       source: rtsp://cam1/stream # a video file, a URL or /dev/videoN
  *       transport: tcp             # RTSP: tcp or udp (absent: FFmpeg's default)
+ *       realtime: false            # true: a file is read at its frame rate, as a camera sends
  *       method, options, learn, motion: as in defaults
  *       zones:                     # optional
  *         - name: door             # [A-Za-z0-9_-]{1,64}, unique in the camera
@@ -78,6 +80,7 @@ typedef struct svc_camera {
     svc_motion motion;
     svc_zone *zones;
     int n_zones;
+    int realtime; /* a file read at its frame rate, as a camera sends (default: as fast as it decodes) */
 } svc_camera;
 
 typedef struct svc_config {

@@ -2,10 +2,17 @@
  *
  * One libwebsockets context per endpoint, with one vhost that listens on the configured address,
  * served by the endpoint's own thread. The vhost has no mounts, so lws hands every HTTP request to
- * protocols[0] ("http"), which routes it; the protocol list is where the live view's WebSocket
- * protocol will go. A reply is built whole (status, headers, body in an svc_text) when the request
+ * protocols[0] ("http"), which routes it. A reply is built whole (status, headers, body in an svc_text) when the request
  * arrives and its body goes out in chunks of BODY_CHUNK on WRITEABLE callbacks, so a large body
  * never makes lws buffer it all.
+ *
+ * The live view: a WebSocket of protocol "glcv-stream-1" on /live/CAMERA gets a socket pair; one
+ * end goes to the camera's stream hub (svc_live_attach) as if a viewer had connected over TCP, the
+ * other is adopted by lws as a raw socket ("glcv-live-bridge", a child of the WebSocket), so that
+ * one loop carries bytes both ways: what the hub writes becomes binary messages (LIVE_CHUNK at most
+ * each; the bridge stops reading while LIVE_HIGH bytes wait, and the hub's own byte budget then
+ * decides what a slow browser misses), and the browser's binary messages are written to the hub.
+ * When either side closes, the other follows.
  *
  * lws's behaviour that this relies on (4.1; tests/test_serve_http.c checks it):
  * - the path it passes is the decoded path without the query string;
@@ -29,6 +36,7 @@
 #define _GNU_SOURCE /* getaddrinfo, SOCK_CLOEXEC */
 
 #include "http.h"
+#include "live.h"
 #include "service.h"
 
 #include <arpa/inet.h>
@@ -49,6 +57,9 @@
 
 enum {
     BODY_CHUNK = 16 * 1024,   /* bytes of body per WRITEABLE callback */
+    LIVE_CHUNK = 64 * 1024,   /* bytes of a live stream per binary message */
+    LIVE_HIGH = 1024 * 1024,  /* a live stream's bytes waiting for its WebSocket: the bridge pauses */
+    URI_BYTES = 512,
     HEADER_BYTES = 1024,      /* our response headers */
     AUTH_BYTES = 4096,        /* the Authorization header: lws's whole header buffer */
     REASON_BYTES = 256,       /* health()'s reason */
@@ -59,11 +70,22 @@ enum {
 static const char DEFAULT_LISTEN[] = "127.0.0.1:8080";
 static const char METRICS_TYPE[] = "text/plain; version=0.0.4; charset=utf-8";
 static const char TEXT_TYPE[] = "text/plain; charset=utf-8";
+static const char JSON_TYPE[] = "application/json";
+static const char LIVE_PROTOCOL[] = "glcv-stream-1";
+static const char BRIDGE_PROTOCOL[] = "glcv-live-bridge";
+
+/* The page's files (generated from tools/service/live.html and live.js by cmake/embed_files.cmake). */
+typedef struct svc_page_file {
+    const char *name, *text;
+} svc_page_file;
+extern const svc_page_file svc_page_files[];
 
 struct svc_http {
     void *user;
     void (*metrics)(void *user, svc_text *out);
     int (*health)(void *user, char *reason, size_t size);
+    void (*cameras)(void *user, svc_text *out);
+    svc_live_stream *(*live)(void *user, const char *id);
     glcv_logger logger;
     char *token; /* NULL: /metrics is open */
     size_t token_length;
@@ -73,8 +95,19 @@ struct svc_http {
     atomic_int stopping;
     int port;
     svc_http *log_next; /* the running endpoints, most recent first (log_lock) */
-    unsigned char chunk[LWS_PRE + BODY_CHUNK]; /* service thread only */
+    unsigned char chunk[LWS_PRE + LIVE_CHUNK]; /* service thread only */
 };
+
+/* A WebSocket of the live view (lws's per-session data). */
+typedef struct live_session {
+    svc_live_stream *stream;
+    struct lws *ws, *bridge; /* bridge: NULL once closed */
+    uint8_t *out;            /* bytes from the hub, not yet sent */
+    size_t out_start, out_end, out_capacity;
+    uint64_t cursor, boxes_cursor; /* svc_live_info */
+    int paused;              /* the bridge does not read */
+    int eof;                 /* the hub closed its side */
+} live_session;
 
 /* One HTTP transaction (lws's per-session data: zeroed for each request). */
 typedef struct request {
@@ -260,10 +293,23 @@ static reply health_reply(const svc_http *h, svc_text *body)
     return (reply){503, TEXT_TYPE, NULL, NULL, 0};
 }
 
+static reply page_reply(svc_text *body, const char *name)
+{
+    for (const svc_page_file *f = svc_page_files; f->name; f++)
+        if (!strcmp(f->name, name)) {
+            svc_text_printf(body, "%s", f->text);
+            return (reply){200, strstr(name, ".js") ? "text/javascript; charset=utf-8" : "text/html; charset=utf-8",
+                           "cache-control:", "no-store", 0};
+        }
+    return text_reply(body, 404, "not found\n");
+}
+
 static reply route(const svc_http *h, struct lws *wsi, const char *path, svc_text *body)
 {
     int metrics = strcmp(path, "/metrics") == 0, health = strcmp(path, "/healthz") == 0;
-    if (!metrics && !health)
+    int cameras = h->cameras && strcmp(path, "/cameras") == 0;
+    int page = h->live && (strcmp(path, "/") == 0 || strcmp(path, "/live.js") == 0);
+    if (!metrics && !health && !cameras && !page)
         return text_reply(body, 404, "not found\n");
     if (lws_hdr_total_length(wsi, WSI_TOKEN_GET_URI) <= 0 && lws_hdr_total_length(wsi, WSI_TOKEN_HEAD_URI) <= 0) {
         reply r = text_reply(body, 405, "method not allowed\n");
@@ -276,11 +322,21 @@ static reply route(const svc_http *h, struct lws *wsi, const char *path, svc_tex
     }
     if (health)
         return health_reply(h, body);
+    if (page)
+        return page_reply(body, strcmp(path, "/") == 0 ? "live.html" : "live.js");
     if (!authorized(h, wsi)) {
         reply r = text_reply(body, 401, "unauthorized\n");
         r.header = "www-authenticate:";
         r.value = "Bearer";
         return r;
+    }
+    if (cameras) {
+        h->cameras(h->user, body);
+        if (body->failed) {
+            svc_text_free(body);
+            return text_reply(body, 500, "out of memory\n");
+        }
+        return (reply){200, JSON_TYPE, "cache-control:", "no-store", 0};
     }
     return metrics_reply(h, body);
 }
@@ -355,6 +411,8 @@ static int http_callback(struct lws *wsi, enum lws_callback_reasons reason, void
     case LWS_CALLBACK_HTTP_BODY_COMPLETION:
         /* A body nobody asked for: the reply (405) ends the transaction, not its end. */
         return 0;
+    case LWS_CALLBACK_FILTER_PROTOCOL_CONNECTION:
+        return -1; /* a WebSocket without the live view's protocol */
     case LWS_CALLBACK_HTTP_DROP_PROTOCOL:
     case LWS_CALLBACK_CLOSED_HTTP:
     case LWS_CALLBACK_WSI_DESTROY:
@@ -366,9 +424,175 @@ static int http_callback(struct lws *wsi, enum lws_callback_reasons reason, void
     }
 }
 
-/* protocols[0] receives every HTTP request; the live view's WebSocket protocol goes after it. */
+/* ---- The live view's WebSockets ------------------------------------------------------------------- */
+
+/* The camera of a WebSocket's path "/live/CAMERA" (a camera id: no '/', '%', '?'), or NULL. */
+static const char *live_camera(struct lws *wsi, char *uri, size_t size)
+{
+    if (lws_hdr_copy(wsi, uri, (int)size, WSI_TOKEN_GET_URI) <= 0 || strncmp(uri, "/live/", 6) != 0)
+        return NULL;
+    const char *id = uri + 6;
+    return id[0] && !strpbrk(id, "/%?#") ? id : NULL;
+}
+
+static void live_close_bridge(live_session *s)
+{
+    if (!s->bridge)
+        return;
+    lws_set_opaque_user_data(s->bridge, NULL);
+    lws_set_timeout(s->bridge, PENDING_TIMEOUT_KILLED_BY_PARENT, LWS_TO_KILL_ASYNC);
+    s->bridge = NULL;
+}
+
+/* The WebSocket is up: a socket pair, one end to the camera's hub, the other adopted as the bridge. */
+static int live_established(svc_http *h, struct lws *wsi, live_session *s)
+{
+    s->ws = wsi;
+    int pair[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0) {
+        svc_log(&h->logger, GLCV_LOG_WARN, "live view: socketpair: %s", strerror(errno));
+        return -1;
+    }
+    char peer[INET6_ADDRSTRLEN + 8] = "browser";
+    lws_get_peer_simple(wsi, peer, sizeof peer);
+    char error[256];
+    if (svc_live_attach(s->stream, pair[0], peer, error, sizeof error) != 0) {
+        svc_log(&h->logger, GLCV_LOG_WARN, "live view: %s", error);
+        close(pair[1]);
+        return -1;
+    }
+    lws_adopt_desc_t desc;
+    memset(&desc, 0, sizeof desc);
+    desc.vh = lws_get_vhost(wsi);
+    desc.type = LWS_ADOPT_SOCKET;
+    desc.fd.sockfd = pair[1];
+    desc.vh_prot_name = BRIDGE_PROTOCOL;
+    desc.parent = wsi;
+    desc.opaque = s;
+    s->bridge = lws_adopt_descriptor_vhost_via_info(&desc); /* closes pair[1] when it fails */
+    return s->bridge ? 0 : -1;
+}
+
+/* Sends the frames' information, then a chunk of the hub's bytes; closes once the hub has closed
+ * and everything is out. */
+static int live_writeable(svc_http *h, struct lws *wsi, live_session *s)
+{
+    svc_text info = {0};
+    if (svc_live_info(s->stream, &s->cursor, &s->boxes_cursor, &info) && !info.failed) {
+        size_t n = info.length < LIVE_CHUNK ? info.length : 0; /* the ring keeps it far below */
+        memcpy(h->chunk + LWS_PRE, info.data, n);
+        svc_text_free(&info);
+        if (n && lws_write(wsi, h->chunk + LWS_PRE, n, LWS_WRITE_TEXT) != (int)n)
+            return -1;
+        lws_callback_on_writable(wsi);
+        return 0;
+    }
+    svc_text_free(&info);
+    size_t n = s->out_end - s->out_start;
+    if (n == 0)
+        return s->eof ? -1 : 0;
+    if (n > LIVE_CHUNK)
+        n = LIVE_CHUNK;
+    memcpy(h->chunk + LWS_PRE, s->out + s->out_start, n);
+    if (lws_write(wsi, h->chunk + LWS_PRE, n, LWS_WRITE_BINARY) != (int)n)
+        return -1;
+    s->out_start += n;
+    if (s->out_start == s->out_end)
+        s->out_start = s->out_end = 0;
+    if (s->paused && s->bridge && s->out_end - s->out_start < LIVE_HIGH / 2) {
+        s->paused = 0;
+        lws_rx_flow_control(s->bridge, 1);
+    }
+    if (s->out_end > s->out_start || s->eof)
+        lws_callback_on_writable(wsi);
+    return 0;
+}
+
+static int live_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in, size_t len)
+{
+    svc_http *h = lws_context_user(lws_get_context(wsi));
+    live_session *s = user;
+    switch (reason) {
+    case LWS_CALLBACK_FILTER_PROTOCOL_CONNECTION: {
+        char uri[URI_BYTES];
+        const char *id = live_camera(wsi, uri, sizeof uri);
+        s->stream = id && h->live ? h->live(h->user, id) : NULL;
+        return s->stream ? 0 : -1;
+    }
+    case LWS_CALLBACK_ESTABLISHED:
+        return live_established(h, wsi, s);
+    case LWS_CALLBACK_RECEIVE:
+        /* the viewer's JOIN and requests, to the hub; a viewer that sends faster than a socket
+         * pair takes them breaks the protocol anyway */
+        if (!lws_frame_is_binary(wsi) || !s->bridge)
+            return -1;
+        return send(lws_get_socket_fd(s->bridge), in, len, MSG_DONTWAIT | MSG_NOSIGNAL) == (ssize_t)len ? 0 : -1;
+    case LWS_CALLBACK_SERVER_WRITEABLE:
+        return live_writeable(h, wsi, s);
+    case LWS_CALLBACK_CLOSED:
+    case LWS_CALLBACK_WSI_DESTROY:
+        if (s) {
+            live_close_bridge(s);
+            free(s->out);
+            s->out = NULL;
+            s->out_start = s->out_end = s->out_capacity = 0;
+            svc_live_stream_unref(&s->stream);
+        }
+        return 0;
+    default:
+        return 0;
+    }
+}
+
+static int bridge_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in, size_t len)
+{
+    (void)user;
+    live_session *s = lws_get_opaque_user_data(wsi);
+    switch (reason) {
+    case LWS_CALLBACK_RAW_RX: {
+        if (!s)
+            return -1;
+        if (s->out_end + len > s->out_capacity) {
+            if (s->out_start > 0) { /* room at the front first */
+                memmove(s->out, s->out + s->out_start, s->out_end - s->out_start);
+                s->out_end -= s->out_start;
+                s->out_start = 0;
+            }
+            if (s->out_end + len > s->out_capacity) {
+                size_t capacity = 2 * (s->out_end + len);
+                uint8_t *grown = realloc(s->out, capacity);
+                if (!grown)
+                    return -1;
+                s->out = grown;
+                s->out_capacity = capacity;
+            }
+        }
+        memcpy(s->out + s->out_end, in, len);
+        s->out_end += len;
+        if (s->out_end - s->out_start >= LIVE_HIGH && !s->paused) {
+            s->paused = 1;
+            lws_rx_flow_control(wsi, 0);
+        }
+        lws_callback_on_writable(s->ws);
+        return 0;
+    }
+    case LWS_CALLBACK_RAW_CLOSE:
+        if (s) { /* the hub closed the viewer: what it sent goes out, then the WebSocket closes */
+            s->bridge = NULL;
+            s->eof = 1;
+            lws_callback_on_writable(s->ws);
+        }
+        return 0;
+    default:
+        return 0;
+    }
+}
+
+/* protocols[0] receives every HTTP request. */
 static const struct lws_protocols protocols[] = {
     {"http", http_callback, sizeof(request), 0, 0, NULL, 0},
+    {LIVE_PROTOCOL, live_callback, sizeof(live_session), 4096, 0, NULL, 0},
+    {BRIDGE_PROTOCOL, bridge_callback, 0, LIVE_CHUNK, 0, NULL, 0},
     {NULL, NULL, 0, 0, 0, NULL, 0},
 };
 
@@ -482,6 +706,7 @@ static int create_context(svc_http *h, const char *listen, int family, int port,
                    (family == AF_INET ? LWS_SERVER_OPTION_DISABLE_IPV6 : 0);
     info.port = CONTEXT_PORT_NO_LISTEN;
     info.user = h;
+    info.pt_serv_buf_size = LIVE_CHUNK; /* what a raw socket's read takes at once */
     char lws_error[ERROR_LINE_BYTES] = "";
     start_error = lws_error;
     h->context = lws_create_context(&info);
@@ -524,6 +749,8 @@ int svc_http_start(const svc_http_params *params, svc_http **out, char *error, s
     h->user = params->user;
     h->metrics = params->metrics;
     h->health = params->health;
+    h->cameras = params->cameras;
+    h->live = params->live;
     h->logger = params->logger;
     if (params->token && params->token[0]) {
         h->token = strdup(params->token);

@@ -1,0 +1,320 @@
+/* The live view's streams; see live.h.
+ *
+ * One mutex per stream guards its encoder, its hub pointer and the frames' ring: the set's thread
+ * encodes and publishes under it (hub_publish wants one thread in the stream's order, and a camera
+ * belongs to one set at a time), the HTTP thread attaches viewers and reads the ring under it. */
+#define _GNU_SOURCE
+
+#include "live.h"
+
+#include "service.h"
+#include "stream_hub.h"
+
+#include <glcv/delta.h>
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+enum {
+    RING = 64,          /* frames whose camera index a viewer can still learn */
+    MAX_BOXES = 64,     /* boxes of one frame kept for the viewers */
+    DEFAULT_THRESHOLD = 8,
+    DEFAULT_KEYFRAMES = 100,
+    DEFAULT_VIEWERS = 8,
+    QUEUE_FRAMES = 4    /* a viewer's byte budget: this many whole pictures */
+};
+
+static const double HANDSHAKE_S = 10, STALL_S = 10, DRAIN_S = 1;
+
+struct svc_live_stream {
+    atomic_int refs;
+    char *camera;
+    svc_live_params p;
+    uint8_t *token;
+    pthread_mutex_t lock;
+    int closed;
+    stream_hub *hub;
+    glcv_delta *enc;
+    int width, height;
+    uint8_t *rgba;
+    uint64_t encoded; /* packets of frames made (the next frame's packet number) */
+    struct {
+        uint64_t frame;
+        int64_t index;
+    } ring[RING];
+    int64_t boxes_index; /* the camera frame of `boxes` (-1: none yet) */
+    uint64_t boxes_seq;  /* bumped by each svc_live_boxes */
+    svc_live_box boxes[MAX_BOXES];
+    int n_boxes;
+};
+
+static void hub_log(void *user, int level, const char *line)
+{
+    const svc_live_stream *s = user;
+    svc_log(&s->p.logger, level == STREAM_LOG_ERROR ? GLCV_LOG_ERROR : level == STREAM_LOG_WARN ? GLCV_LOG_WARN
+                                                                                               : GLCV_LOG_INFO,
+            "live view of '%s': %s", s->camera, line);
+}
+
+svc_live_stream *svc_live_stream_new(const svc_live_params *params, const char *camera)
+{
+    svc_live_stream *s = calloc(1, sizeof *s);
+    if (!s)
+        return NULL;
+    s->p = *params;
+    s->camera = strdup(camera);
+    if (params->token && params->token_bytes > 0) {
+        s->token = malloc(params->token_bytes);
+        if (s->token)
+            memcpy(s->token, params->token, params->token_bytes);
+    }
+    if (!s->camera || (params->token && params->token_bytes > 0 && !s->token)) {
+        free(s->camera);
+        free(s->token);
+        free(s);
+        return NULL;
+    }
+    s->p.token = s->token;
+    if (s->p.threshold <= 0)
+        s->p.threshold = DEFAULT_THRESHOLD;
+    if (s->p.keyframe_interval <= 0)
+        s->p.keyframe_interval = DEFAULT_KEYFRAMES;
+    if (s->p.max_viewers <= 0)
+        s->p.max_viewers = DEFAULT_VIEWERS;
+    atomic_init(&s->refs, 1);
+    s->boxes_index = -1;
+    pthread_mutex_init(&s->lock, NULL);
+    return s;
+}
+
+svc_live_stream *svc_live_stream_ref(svc_live_stream *s)
+{
+    atomic_fetch_add(&s->refs, 1);
+    return s;
+}
+
+void svc_live_stream_close(svc_live_stream *s)
+{
+    if (!s)
+        return;
+    pthread_mutex_lock(&s->lock);
+    s->closed = 1;
+    stream_hub *hub = s->hub;
+    s->hub = NULL;
+    uint64_t frames = s->encoded;
+    pthread_mutex_unlock(&s->lock);
+    hub_finish(&hub, STREAM_END_FINISHED, frames, DRAIN_S, NULL);
+}
+
+void svc_live_stream_unref(svc_live_stream **sp)
+{
+    svc_live_stream *s = sp ? *sp : NULL;
+    if (sp)
+        *sp = NULL;
+    if (!s || atomic_fetch_sub(&s->refs, 1) != 1)
+        return;
+    svc_live_stream_close(s);
+    glcv_delta_destroy(&s->enc);
+    pthread_mutex_destroy(&s->lock);
+    if (s->token)
+        memset(s->token, 0, s->p.token_bytes);
+    free(s->token);
+    free(s->rgba);
+    free(s->camera);
+    free(s);
+}
+
+int svc_live_attach(svc_live_stream *s, int fd, const char *peer, char *error, size_t size)
+{
+    pthread_mutex_lock(&s->lock);
+    if (s->closed) {
+        pthread_mutex_unlock(&s->lock);
+        close(fd);
+        return svc_fail(error, size, "camera '%s' is gone", s->camera);
+    }
+    if (!s->hub) {
+        /* a viewer's budget: QUEUE_FRAMES whole pictures (a keyframe is one), of the size to come */
+        size_t picture = (size_t)(s->width > 0 ? s->width : 1920) * (size_t)(s->height > 0 ? s->height : 1080) * 4;
+        stream_hub_params hp = {.listener = -1,
+                                .token = s->p.token,
+                                .token_bytes = s->p.token ? s->p.token_bytes : 0,
+                                .queue_bytes = QUEUE_FRAMES * (picture + 64),
+                                .max_viewers = s->p.max_viewers,
+                                .handshake_s = HANDSHAKE_S,
+                                .stall_s = STALL_S,
+                                .name = "viewer",
+                                .log = hub_log,
+                                .log_user = s};
+        if (hub_start(&hp, &s->hub) != 0) {
+            pthread_mutex_unlock(&s->lock);
+            close(fd);
+            return svc_fail(error, size, "cannot start the live view of camera '%s'", s->camera);
+        }
+    }
+    int rc = hub_adopt(s->hub, fd, peer);
+    pthread_mutex_unlock(&s->lock);
+    return rc == 0 ? 0 : svc_fail(error, size, "the live view of camera '%s' cannot take a viewer", s->camera);
+}
+
+int svc_live_wanted(svc_live_stream *s)
+{
+    pthread_mutex_lock(&s->lock);
+    int wanted = s->hub && hub_viewers(s->hub) > 0;
+    pthread_mutex_unlock(&s->lock);
+    return wanted;
+}
+
+/* Publishes one packet of the encoder's to the hub. 0, or -1 (logged). */
+static int publish(svc_live_stream *s, const uint8_t *data, size_t bytes)
+{
+    glcv_delta_header h;
+    stream_packet *p = stream_packet_new(bytes);
+    if (!p || glcv_delta_header_parse(data, bytes, &h, NULL) != GLCV_OK) {
+        svc_log(&s->p.logger, GLCV_LOG_ERROR, "live view of '%s': %s", s->camera,
+                p ? "the encoder wrote a packet that does not parse" : "out of memory");
+        stream_packet_unref(&p);
+        return -1;
+    }
+    memcpy(p->data, data, bytes);
+    p->frame = h.frame;
+    p->key = h.key;
+    p->snapshot = h.snapshot;
+    hub_publish(s->hub, p);
+    stream_packet_unref(&p);
+    return 0;
+}
+
+/* The picture: R, G, B of the frame and the mask in A. */
+static void compose(uint8_t *out, const glcv_image *frame, const glcv_image *mask)
+{
+    int bpp = glcv_pixel_format_size(frame->format);
+    size_t fstride = frame->stride ? frame->stride : (size_t)frame->width * (size_t)bpp;
+    size_t mstride = mask && mask->stride ? mask->stride : (size_t)frame->width;
+    for (int y = 0; y < frame->height; y++) {
+        const uint8_t *f = frame->data + (size_t)y * fstride;
+        const uint8_t *m = mask && mask->data ? mask->data + (size_t)y * mstride : NULL;
+        uint8_t *o = out + (size_t)y * (size_t)frame->width * 4;
+        for (int x = 0; x < frame->width; x++, f += bpp, o += 4) {
+            if (bpp >= 3) {
+                o[0] = f[0];
+                o[1] = f[1];
+                o[2] = f[2];
+            } else {
+                o[0] = o[1] = o[2] = f[0];
+            }
+            o[3] = m && m[x] ? 255 : 0;
+        }
+    }
+}
+
+void svc_live_frame(svc_live_stream *s, const glcv_image *frame, const glcv_image *mask, int64_t index)
+{
+    pthread_mutex_lock(&s->lock);
+    if (s->closed || !s->hub || hub_viewers(s->hub) == 0 || !frame->data) {
+        pthread_mutex_unlock(&s->lock);
+        return;
+    }
+    glcv_status st = GLCV_OK;
+    if (!s->enc || frame->width != s->width || frame->height != s->height) {
+        /* a new size (or the first frame): a new encoder, whose first packet is a keyframe */
+        glcv_delta_destroy(&s->enc);
+        free(s->rgba);
+        s->width = frame->width;
+        s->height = frame->height;
+        s->rgba = malloc((size_t)frame->width * (size_t)frame->height * 4);
+        glcv_delta_params dp = GLCV_DELTA_PARAMS(.width = frame->width, .height = frame->height,
+                                                 .format = GLCV_PIXEL_RGBA8, .threshold = s->p.threshold,
+                                                 .keyframe_interval = s->p.keyframe_interval,
+                                                 .engine = GLCV_ENGINE_CPU, .logger = s->p.logger);
+        st = s->rgba ? glcv_delta_create(&dp, &s->enc) : GLCV_ERROR_OUT_OF_MEMORY;
+    }
+    const uint8_t *packet = NULL;
+    size_t bytes = 0;
+    if (st == GLCV_OK) {
+        compose(s->rgba, frame, mask);
+        glcv_image pic = {s->rgba, frame->width, frame->height, 0, GLCV_PIXEL_RGBA8};
+        /* the frame numbers of a new encoder start at 0 again: a keyframe, which every viewer takes */
+        st = glcv_delta_encode(s->enc, &pic, NULL, 0, &packet, &bytes);
+    }
+    if (st != GLCV_OK) {
+        svc_log(&s->p.logger, GLCV_LOG_ERROR, "live view of '%s': cannot encode frame %lld: %s", s->camera,
+                (long long)index, glcv_status_string(st));
+        glcv_delta_destroy(&s->enc);
+        pthread_mutex_unlock(&s->lock);
+        return;
+    }
+    glcv_delta_header h;
+    if (glcv_delta_header_parse(packet, bytes, &h, NULL) == GLCV_OK) {
+        s->ring[s->encoded % RING].frame = h.frame;
+        s->ring[s->encoded % RING].index = index;
+        s->encoded++;
+    }
+    if (publish(s, packet, bytes) == 0 && hub_snapshot_wanted(s->hub) &&
+        glcv_delta_snapshot(s->enc, &packet, &bytes) == GLCV_OK)
+        publish(s, packet, bytes);
+    pthread_mutex_unlock(&s->lock);
+}
+
+void svc_live_boxes(svc_live_stream *s, int64_t index, const svc_live_box *boxes, int count)
+{
+    pthread_mutex_lock(&s->lock);
+    s->n_boxes = count < MAX_BOXES ? count : MAX_BOXES;
+    if (s->n_boxes > 0)
+        memcpy(s->boxes, boxes, (size_t)s->n_boxes * sizeof *boxes);
+    s->boxes_index = index;
+    s->boxes_seq++;
+    pthread_mutex_unlock(&s->lock);
+}
+
+/* A JSON string of the camera's id (ids are names: letters, digits, '-', '_', '.'; escaped all the same). */
+static void json_text(svc_text *out, const char *text)
+{
+    svc_text_printf(out, "\"");
+    for (const char *c = text; *c; c++) {
+        if (*c == '"' || *c == '\\')
+            svc_text_printf(out, "\\%c", *c);
+        else if ((unsigned char)*c < 0x20)
+            svc_text_printf(out, "\\u%04x", (unsigned)(unsigned char)*c);
+        else
+            svc_text_printf(out, "%c", *c);
+    }
+    svc_text_printf(out, "\"");
+}
+
+int svc_live_info(svc_live_stream *s, uint64_t *cursor, uint64_t *boxes_cursor, svc_text *out)
+{
+    pthread_mutex_lock(&s->lock);
+    uint64_t from = *cursor;
+    if (s->encoded > RING && from < s->encoded - RING)
+        from = s->encoded - RING;
+    if (from > s->encoded) /* a stream that started again: its frames from the start */
+        from = 0;
+    int boxes = s->boxes_seq != *boxes_cursor && s->boxes_index >= 0;
+    if (from == s->encoded && !boxes) {
+        pthread_mutex_unlock(&s->lock);
+        return 0;
+    }
+    svc_text_printf(out, "{\"camera\":");
+    json_text(out, s->camera);
+    svc_text_printf(out, ",\"frames\":[");
+    for (uint64_t f = from; f < s->encoded; f++)
+        svc_text_printf(out, "%s[%llu,%lld]", f > from ? "," : "", (unsigned long long)s->ring[f % RING].frame,
+                        (long long)s->ring[f % RING].index);
+    svc_text_printf(out, "]");
+    if (boxes) {
+        svc_text_printf(out, ",\"boxes\":{\"index\":%lld,\"objects\":[", (long long)s->boxes_index);
+        for (int i = 0; i < s->n_boxes; i++)
+            svc_text_printf(out, "%s[%lld,%d,%d,%d,%d]", i ? "," : "", (long long)s->boxes[i].id, s->boxes[i].x,
+                            s->boxes[i].y, s->boxes[i].width, s->boxes[i].height);
+        svc_text_printf(out, "]}");
+    }
+    svc_text_printf(out, "}");
+    *cursor = s->encoded;
+    *boxes_cursor = s->boxes_seq;
+    pthread_mutex_unlock(&s->lock);
+    return 1;
+}
