@@ -10,6 +10,7 @@ On the page at URL (the service's /), with the token given after '#token=':
     reports its camera frame index I; the page then compares it with FRAMES_DIR/frame_IIII.png
     (R, G, B within THRESHOLD) and its alpha with MASKS_DIR/frame_IIIIII_mask.png (exactly), and
     reports back;
+  - the tracked objects' boxes reach the page (the camera has objects on);
   - a screenshot of the page goes to SCREENSHOT.png.
 Then the same page without a token (the stream must be refused: "token required", the list
 "the token is needed") and with a wrong token ("wrong token").
@@ -141,6 +142,9 @@ def main():
                       json.dumps(result))
                 check(result["maskDiffers"] == 0, f"frame {i}: the mask drawn is the service's mask",
                       json.dumps(result))
+        objects = browser.wait(page, "(s => s && s.objects.length && s)(glcvLive.state())", 20)
+        check(objects is not None and all(0 <= x and 0 <= y and w > 0 and h > 0 for _, x, y, w, h in objects["objects"]),
+              "the tracked objects' boxes reach the page", json.dumps(objects and objects["objects"]))
         time.sleep(0.5)  # a few more pictures, for the screenshot
         shot_png = browser.send("Page.captureScreenshot", {"format": "png"}, page)["data"]
         with open(shot, "wb") as f:

@@ -19,6 +19,7 @@
 #define _GNU_SOURCE /* getline */
 
 #include "config.h"
+#include "objects.h"
 #include "serve_testlib.h"
 
 #include <glcv/glcv.h>
@@ -62,10 +63,12 @@ static void add_event(const char *text, size_t length)
     const cJSON *type = cJSON_GetObjectItem(o, "type"), *frame = cJSON_GetObjectItem(o, "frame");
     const cJSON *cam = cJSON_GetObjectItem(o, "camera"), *state = cJSON_GetObjectItem(o, "state");
     const cJSON *zone = cJSON_GetObjectItem(o, "zone"), *time = cJSON_GetObjectItem(o, "time");
+    const cJSON *object = cJSON_GetObjectItem(o, "id");
     char id[512];
-    snprintf(id, sizeof id, "%s:%s:%s:%s:%.0f:%s", cJSON_IsString(cam) ? cam->valuestring : "?",
+    snprintf(id, sizeof id, "%s:%s:%s:%.0f:%s:%.0f:%s", cJSON_IsString(cam) ? cam->valuestring : "?",
              cJSON_IsString(type) ? type->valuestring : "?", cJSON_IsString(zone) ? zone->valuestring : "",
-             cJSON_IsString(state) ? state->valuestring : "", cJSON_IsNumber(frame) ? frame->valuedouble : -2,
+             cJSON_IsNumber(object) ? object->valuedouble : -1, cJSON_IsString(state) ? state->valuestring : "",
+             cJSON_IsNumber(frame) ? frame->valuedouble : -2,
              cJSON_IsString(type) && !strcmp(type->valuestring, "status") && cJSON_IsString(time) ? time->valuestring
                                                                                                   : "");
     for (int i = 0; i < n_events; i++)
@@ -208,6 +211,75 @@ static void check_motion(const char *cam, const char *zone, const svc_motion *m,
     printf("serve_check: %s%s%s: %d motion changes, %d downs\n", cam, zone[0] ? "/" : "", zone, want, n_downs);
 }
 
+/* The tracked objects the masks give (objects.c, run here on the masks the service wrote): their
+ * start and end events, and the boxes of each frame, for comparison with what the service sent. */
+typedef struct expected_object {
+    svc_object o;
+    int start;
+    int64_t frame;
+    int found;
+} expected_object;
+
+static expected_object *expected;
+static int n_expected, cap_expected;
+
+static void expect_object(void *user, const svc_object *o, int start, int64_t frame)
+{
+    (void)user;
+    if (n_expected == cap_expected) {
+        cap_expected = cap_expected ? 2 * cap_expected : 256;
+        expected = realloc(expected, (size_t)cap_expected * sizeof *expected);
+        if (!expected) {
+            printf("serve_check: out of memory\n");
+            exit(1);
+        }
+    }
+    expected[n_expected++] = (expected_object){*o, start, frame, 0};
+}
+
+static int same_box(const cJSON *box, const svc_object *o)
+{
+    return cJSON_GetArraySize(box) == 4 && cJSON_GetArrayItem(box, 0)->valuedouble == o->x &&
+           cJSON_GetArrayItem(box, 1)->valuedouble == o->y && cJSON_GetArrayItem(box, 2)->valuedouble == o->width &&
+           cJSON_GetArrayItem(box, 3)->valuedouble == o->height;
+}
+
+/* The camera's object events against `expected`: each one sent once or more (ids dedup), with its
+ * frame and box; none other. */
+static void check_objects(const svc_camera *c)
+{
+    int got = 0;
+    for (int i = 0; i < n_events; i++) {
+        const cJSON *o = events[i].json;
+        if (strcmp(st_json_text(o, "camera"), c->id) != 0 || strcmp(st_json_text(o, "type"), "object") != 0)
+            continue;
+        got++;
+        int start = !strcmp(st_json_text(o, "state"), "start"), match = 0;
+        for (int k = 0; k < n_expected && !match; k++) {
+            expected_object *x = &expected[k];
+            if (x->start != start || (double)x->o.id != st_json_number(o, "id"))
+                continue;
+            match = 1;
+            x->found = 1;
+            if ((double)x->frame != st_json_number(o, "frame") || !same_box(cJSON_GetObjectItem(o, "box"), &x->o) ||
+                (double)x->o.first_frame != st_json_number(o, "first_frame") ||
+                (!start && (double)x->o.last_frame != st_json_number(o, "last_frame")))
+                FAIL("%s: object %lld %s: frame %g, the masks give frame %lld (box %d,%d %dx%d)", c->id,
+                     (long long)x->o.id, start ? "start" : "end", st_json_number(o, "frame"), (long long)x->frame,
+                     x->o.x, x->o.y, x->o.width, x->o.height);
+        }
+        if (!match)
+            FAIL("%s: object event %g %s that the masks do not give", c->id, st_json_number(o, "id"),
+                 st_json_text(o, "state"));
+    }
+    int missing = 0;
+    for (int k = 0; k < n_expected; k++)
+        if (!expected[k].found && missing++ < 5)
+            FAIL("%s: object %lld %s at frame %lld not received", c->id, (long long)expected[k].o.id,
+                 expected[k].start ? "start" : "end", (long long)expected[k].frame);
+    printf("serve_check: %s: %d object events, %d from the masks\n", c->id, got, n_expected);
+}
+
 static void check_camera(const svc_config *cfg, const svc_camera *c, int ended)
 {
     char dir[4096];
@@ -229,6 +301,11 @@ static void check_camera(const svc_config *cfg, const svc_camera *c, int ended)
     qsort(names, (size_t)n, sizeof *names, compare_names);
     double *fr = calloc((size_t)(n + 1) * (size_t)(c->n_zones + 1), sizeof *fr);
     long *frame = calloc((size_t)n + 1, sizeof *frame);
+    svc_objects *objects = NULL;
+    enum { MAX_NOW = 64 };
+    svc_object *now = calloc((size_t)(n + 1) * MAX_NOW, sizeof *now); /* per mask: its objects */
+    int *n_now = calloc((size_t)n + 1, sizeof *n_now);
+    n_expected = 0;
     for (int i = 0; i < n; i++) {
         char path[8192];
         snprintf(path, sizeof path, "%s/%s", dir, names[i]);
@@ -239,6 +316,12 @@ static void check_camera(const svc_config *cfg, const svc_camera *c, int ended)
         }
         frame[i] = atol(names[i] + 6);
         size_t stride = mask.stride ? mask.stride : (size_t)mask.width;
+        if (c->objects.enabled && !objects && svc_objects_create(&c->objects, mask.width, mask.height, &objects) != 0)
+            FAIL("%s: out of memory", c->id);
+        if (objects && now && n_now) {
+            svc_objects_frame(objects, mask.data, stride, frame[i], expect_object, NULL);
+            n_now[i] = svc_objects_current(objects, now + (size_t)i * MAX_NOW, MAX_NOW);
+        }
         long on = 0;
         for (int y = 0; y < mask.height; y++)
             for (int x = 0; x < mask.width; x++)
@@ -277,6 +360,20 @@ static void check_camera(const svc_config *cfg, const svc_camera *c, int ended)
         if (st_json_number(o, "frame") != frame[seen] || fabs(st_json_number(o, "fraction") - fr[seen]) > 1e-6)
             FAIL("%s: fraction event %d: frame %g fraction %.6f; the mask frame_%06ld gives %.6f", c->id, seen,
                  st_json_number(o, "frame"), st_json_number(o, "fraction"), frame[seen], fr[seen]);
+        const cJSON *boxes = cJSON_GetObjectItem(o, "objects");
+        if (objects && n_now && (!cJSON_IsArray(boxes) || cJSON_GetArraySize(boxes) != n_now[seen]))
+            FAIL("%s: frame %ld: %d objects in the fraction event, the masks give %d", c->id, frame[seen],
+                 cJSON_IsArray(boxes) ? cJSON_GetArraySize(boxes) : -1, n_now[seen]);
+        for (int k = 0; objects && n_now && cJSON_IsArray(boxes) && k < cJSON_GetArraySize(boxes) && k < n_now[seen];
+             k++) {
+            const cJSON *b = cJSON_GetArrayItem(boxes, k);
+            const svc_object *w = &now[(size_t)seen * MAX_NOW + (size_t)k];
+            if (cJSON_GetArraySize(b) != 5 || cJSON_GetArrayItem(b, 0)->valuedouble != (double)w->id ||
+                cJSON_GetArrayItem(b, 1)->valuedouble != w->x || cJSON_GetArrayItem(b, 2)->valuedouble != w->y ||
+                cJSON_GetArrayItem(b, 3)->valuedouble != w->width || cJSON_GetArrayItem(b, 4)->valuedouble != w->height)
+                FAIL("%s: frame %ld: object %d of the fraction event is not %lld at %d,%d %dx%d", c->id, frame[seen], k,
+                     (long long)w->id, w->x, w->y, w->width, w->height);
+        }
         const cJSON *zs = cJSON_GetObjectItem(o, "zones");
         for (int z = 0; z < c->n_zones; z++) {
             double want = fr[(size_t)(z + 1) * (size_t)n + (size_t)seen], got = st_json_number(zs, c->zones[z].name);
@@ -306,6 +403,14 @@ static void check_camera(const svc_config *cfg, const svc_camera *c, int ended)
     for (int z = 0; z < c->n_zones; z++)
         check_motion(c->id, c->zones[z].name, &c->zones[z].motion, fr + (size_t)(z + 1) * (size_t)n, frame, n, downs,
                      n_downs);
+    if (objects) {
+        if (ended) /* the camera went down at its end: every object ends */
+            svc_objects_end_all(objects, expect_object, NULL);
+        check_objects(c);
+    }
+    svc_objects_destroy(&objects);
+    free(now);
+    free(n_now);
     free(downs);
     printf("serve_check: %s: %d masks, %d fraction events\n", c->id, n, seen);
     for (int i = 0; i < n; i++)

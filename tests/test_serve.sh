@@ -11,7 +11,8 @@
 #   takeover three instances share twelve RTSP cameras through leases in NATS JetStream; one is
 #            killed (SIGKILL): its cameras resume on the others within 10 s, their frames numbered on
 #   live     the live view in headless Chromium (browser_check.py): with the token, the page's
-#            picture of a frame within the threshold of the source frame and its mask the service's;
+#            picture of a frame within the threshold of the source frame, its mask the service's, and
+#            the tracked objects' boxes drawn;
 #            without it or with a wrong one, refused (TEST_SERVE_SHOT=FILE keeps the screenshot)
 #
 # usage: test_serve.sh SECTION PATH/TO/glcv PATH/TO/serve_check PATH/TO/test_video_fixture [PATH/TO/rtsp_server]
@@ -138,6 +139,7 @@ defaults:
   motion: {start: 0.01, end: 0.004, start_frames: 2, end_frames: 3}
 cameras:
 $(camera a "$TMP/v0.mkv")
+    objects: {confirm: 2, lost: 3}
     zones:
       - name: left
         polygon: [[0, 0], [80, 0], [80, 120], [0, 120]]
@@ -162,7 +164,9 @@ EOF
     CHECKS=$((CHECKS + 1))
     "$CHECK" "$TMP/s.yaml" --file "$TMP/s.out" --exact --ended >"$TMP/check.out" 2>&1 ||
         { fail "the events differ from the masks"; sed 's/^/  | /' "$TMP/check.out"; }
-    grep 'motion changes' "$TMP/check.out"
+    grep 'motion changes\|object events' "$TMP/check.out"
+    CHECKS=$((CHECKS + 1))
+    [ "$(grep -c '"type":"object","camera":"a"' "$TMP/s.out")" -ge 2 ] || fail "camera a: no tracked objects"
     # the masks of a camera are those of 'glcv segment --sources' on its file
     printf '%s\n' "$TMP/v1.mkv" >"$TMP/list.txt"
     RUN=("$GLCV")
@@ -280,6 +284,8 @@ section_brokers() {
     videos v 8
     local cams=() i
     for i in $(seq 0 7); do cams+=("$(camera "cam$i" "$TMP/v$i.mkv" "$([ $((i % 2)) = 0 ] && echo eth || echo vsam)")"); done
+    cams[0]+=$'\n    objects: true'
+    cams[3]+=$'\n    objects: {cell: 4}'
     broker_config "$TMP/b.yaml" "${cams[@]}"
     serve_start b "$TMP/b.yaml" || return
     wait_for "$TMP/mqtt.raw" '"the file ended"' 8 180 || fail "the eight files did not all end in 180 s"
@@ -463,6 +469,7 @@ defaults: {learn: 5}
 cameras:
 $(camera gate "$TMP/live.mkv")
     realtime: true
+    objects: true
 $(camera yard "$TMP/live.mkv" vsam)
 EOF
     serve_start live "$TMP/live.yaml" || return

@@ -132,6 +132,7 @@ static const char FULL[] = "# every key\n"
                            "  options: [--vote, 5, 0.25, 'a b']\n"
                            "  learn: 40\n"
                            "  motion: {start: 0.01, end: 0.004, start_frames: 4, end_frames: 20}\n"
+                           "  objects: {cell: 16, confirm: 5}\n"
                            "cameras:\n"
                            "  - id: gate\n"
                            "    source: rtsp://cam1/stream\n"
@@ -148,6 +149,7 @@ static const char FULL[] = "# every key\n"
                            "  - source: /dev/video0\n"
                            "    id: Yard-2\n"
                            "    method: diff3\n"
+                           "    objects: false\n"
                            "    options: []\n"
                            "    learn: 0\n"
                            "    motion:\n"
@@ -182,6 +184,11 @@ static void check_gate(const svc_camera *c)
         CHECK_STR(c->options[3], "a b");
     }
     check_motion(&c->motion, 0.01, 0.004, 4, 20, "gate: the defaults' motion");
+    CHECK_INT(c->objects.enabled, 1);
+    CHECK_INT(c->objects.cell, 16);
+    CHECK_INT(c->objects.confirm, 5);
+    CHECK_INT(c->objects.lost, 10);
+    CHECK_REAL(c->objects.min_area, 0.001);
     CHECK_INT(c->n_zones, 2);
     if (c->n_zones != 2)
         return;
@@ -221,6 +228,9 @@ static void check_others(const svc_camera *yard, const svc_camera *c3)
     CHECK_STR(c3->transport, "tcp");
     CHECK_INT(c3->realtime, 1);
     CHECK_INT(yard->realtime, 0);
+    CHECK_INT(yard->objects.enabled, 0);
+    CHECK_INT(c3->objects.enabled, 1);
+    CHECK_INT(c3->objects.cell, 16);
     CHECK_STR(c3->method, "eth");
     CHECK_INT(c3->learn, 40);
     CHECK_INT(c3->options_line, line_with(FULL, "      - --threshold") - 1);
@@ -430,6 +440,12 @@ static const broken BROKEN[] = {
     {"defaults:\n  method: ETH\n" CAM, 2, ": defaults.method: 'ETH' is not eth, vsam, diff2 or diff3"},
     {CAM0 "    transport: http\n", 4, ": cameras[0].transport: 'http' is not tcp or udp"},
     {CAM0 "    realtime: yes\n", 4, ": cameras[0].realtime: 'yes' is not true or false"},
+    {CAM0 "    objects: maybe\n", 4, ": cameras[0].objects: 'maybe' is not true or false"},
+    {CAM0 "    objects: {cell: 1}\n", 4, ": cameras[0].objects.cell: "},
+    {CAM0 "    objects: {min_area: 0}\n", 4, ": cameras[0].objects.min_area: "},
+    {CAM0 "    objects: {confirm: 0}\n", 4, ": cameras[0].objects.confirm: "},
+    {CAM0 "    objects: {lost: -1}\n", 4, ": cameras[0].objects.lost: "},
+    {CAM0 "    objects: {size: 3}\n", 4, ": cameras[0].objects.size: unknown key"},
     /* http, mqtt, nats */
     {"http: {listen: localhost}\n" CAM, 1, ": http.listen: 'localhost': it has no port"},
     {"http: {listen: ':80'}\n" CAM, 1, ": http.listen: ':80': it has no host"},
@@ -611,7 +627,7 @@ static void test_same_run(void)
     char *opts_a[] = {"--vote", "5"}, *opts_b[] = {"--vote", "6"}, *opts_c[] = {"--vote"};
     svc_point square[4] = {{0, 0}, {1, 0}, {1, 1}, {0, 1}};
     svc_zone zone = {"door", 3, square, 4, {0.5, 0.1, 1, 1}};
-    svc_camera a = {"gate", 2, "rtsp://x", NULL, "eth", opts_a, 2, 4, 25, {0.005, 0.002, 3, 15}, NULL, 0, 0};
+    svc_camera a = {"gate", 2, "rtsp://x", NULL, "eth", opts_a, 2, 4, 25, {0.005, 0.002, 3, 15}, NULL, 0, 0, {0}};
     svc_camera b = a;
     b.line = 9;
     b.options_line = 0;

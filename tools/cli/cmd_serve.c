@@ -256,6 +256,14 @@ static void run_job(service *svc, job *jb)
     } else if (c->events && c->sized && !c->muted) {
         svc_events_frame(c->events, jb->mask.data, jb->mask.stride ? jb->mask.stride : (size_t)jb->mask.width,
                          jb->index, jb->time, publish, svc);
+        if (c->cfg->objects.enabled && svc_live_wanted(c->stream)) { /* the boxes, for the live view */
+            svc_object now[64];
+            svc_live_box boxes[64];
+            int n = svc_events_objects(c->events, now, 64);
+            for (int i = 0; i < n; i++)
+                boxes[i] = (svc_live_box){now[i].id, now[i].x, now[i].y, now[i].width, now[i].height};
+            svc_live_boxes(c->stream, jb->index, boxes, n);
+        }
     }
     pthread_mutex_unlock(&c->lock);
     glcv_image_free(&jb->mask);

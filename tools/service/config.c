@@ -41,9 +41,10 @@ static const char *const HTTP_KEYS[] = {"listen", "token", "token_file", NULL};
 static const char *const MQTT_KEYS[] = {"url", "prefix", "client_id", NULL};
 static const char *const NATS_KEYS[] = {"url", "prefix", "stream", NULL};
 static const char *const CLUSTER_KEYS[] = {"bucket", "instance", "capacity", "lease", NULL};
-static const char *const DEFAULTS_KEYS[] = {"method", "options", "learn", "motion", NULL};
-static const char *const CAMERA_KEYS[] = {"id",    "source", "transport", "realtime", "method",
-                                          "options", "learn", "motion",   "zones",    NULL};
+static const char *const DEFAULTS_KEYS[] = {"method", "options", "learn", "motion", "objects", NULL};
+static const char *const CAMERA_KEYS[] = {"id",      "source", "transport", "realtime", "method", "options",
+                                          "learn",   "motion", "objects",   "zones",    NULL};
+static const char *const OBJECTS_KEYS[] = {"cell", "min_area", "confirm", "lost", NULL};
 static const char *const ZONE_KEYS[] = {"name", "polygon", "motion", NULL};
 static const char *const MOTION_KEYS[] = {"start", "end", "start_frames", "end_frames", NULL};
 
@@ -53,6 +54,7 @@ static const char *const TRANSPORTS[] = {"tcp", "udp", NULL};
 static const char *const BOOLEANS[] = {"true", "false", NULL};
 
 static const svc_motion DEFAULT_MOTION = {0.005, 0.002, 3, 15};
+static const svc_objects_rule DEFAULT_OBJECTS = {0, 8, 0.001, 3, 10};
 
 typedef struct loader {
     const char *path;
@@ -645,11 +647,30 @@ static int get_options(const loader *L, const yaml_node_t *map, const char *wher
     return 0;
 }
 
-/* What defaults: and a camera share: method, options, learn, motion. */
+/* objects: true or false, or a mapping (turns them on; keys left out keep the inherited values). */
+static int get_objects(const loader *L, const yaml_node_t *map, const char *where, svc_objects_rule *o)
+{
+    const yaml_node_t *v = find(L, map, "objects", NULL);
+    char path[PATH_BYTES];
+    if (!v)
+        return 0;
+    join(path, where, "objects");
+    if (v->type == YAML_SCALAR_NODE)
+        return get_bool(L, map, where, "objects", &o->enabled);
+    o->enabled = 1;
+    return check_mapping(L, v, path, OBJECTS_KEYS) || get_int(L, v, path, "cell", 2, 64, &o->cell) ||
+                   get_real(L, v, path, "min_area", 0.0, 1.0, 1, &o->min_area) ||
+                   get_int(L, v, path, "confirm", 1, 1000, &o->confirm) || get_int(L, v, path, "lost", 0, 10000, &o->lost)
+               ? -1
+               : 0;
+}
+
+/* What defaults: and a camera share: method, options, learn, motion, objects. */
 static int get_run(const loader *L, const yaml_node_t *map, const char *where, svc_camera *c)
 {
     return get_choice(L, map, where, "method", METHODS, &c->method) || get_options(L, map, where, c) ||
-                   get_int(L, map, where, "learn", 0, 10000, &c->learn) || get_motion(L, map, where, &c->motion)
+                   get_int(L, map, where, "learn", 0, 10000, &c->learn) || get_motion(L, map, where, &c->motion) ||
+                   get_objects(L, map, where, &c->objects)
                ? -1
                : 0;
 }
@@ -658,6 +679,7 @@ static int load_defaults(const loader *L, const yaml_node_t *root, svc_camera *b
 {
     base->learn = 25;
     base->motion = DEFAULT_MOTION;
+    base->objects = DEFAULT_OBJECTS;
     if (set_text(L, 1, &base->method, "eth"))
         return -1;
     const yaml_node_t *v = find(L, root, "defaults", NULL);
@@ -814,6 +836,7 @@ static int load_camera(const loader *L, const yaml_node_t *seq, int i, const svc
     c->line = first_line(L, map);
     c->learn = base->learn;
     c->motion = base->motion;
+    c->objects = base->objects;
     if (set_text(L, c->line, &c->method, base->method) ||
         copy_options(L, c->line, c, base->options, base->n_options))
         return -1;

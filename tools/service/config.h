@@ -28,12 +28,14 @@
  *     options: []                  # more options of 'glcv segment', e.g. [--vote, 5]
  *     learn: 25                    # frames learned before segmenting, 0: none (diff2/diff3)
  *     motion: {start: 0.005, end: 0.002, start_frames: 3, end_frames: 15}
+ *     objects: false               # tracked objects (objects.h): true, false, or a mapping
+ *                                  # {cell: 8, min_area: 0.001, confirm: 3, lost: 10} (turns them on)
  *   cameras:                       # at least one
  *     - id: gate                   # [A-Za-z0-9_-]{1,64}, unique
  *       source: rtsp://cam1/stream # a video file, a URL or /dev/videoN
  *       transport: tcp             # RTSP: tcp or udp (absent: FFmpeg's default)
  *       realtime: false            # true: a file is read at its frame rate, as a camera sends
- *       method, options, learn, motion: as in defaults
+ *       method, options, learn, motion, objects: as in defaults
  *       zones:                     # optional
  *         - name: door             # [A-Za-z0-9_-]{1,64}, unique in the camera
  *           polygon: [[10, 10], [200, 10], [200, 120], [10, 120]]   # pixels, at least 3 points
@@ -67,6 +69,15 @@ typedef struct svc_zone {
     svc_motion motion;
 } svc_zone;
 
+/* The tracked objects' rule (objects.h). */
+typedef struct svc_objects_rule {
+    int enabled;
+    int cell;        /* pixels, 2..64 */
+    double min_area; /* share of the frame, (0, 1] */
+    int confirm;     /* frames in a row before a track is an object, 1..1000 */
+    int lost;        /* frames without its blob before an object ends, 0..10000 */
+} svc_objects_rule;
+
 typedef struct svc_camera {
     char *id;
     int line; /* of the camera's first key, from 1 */
@@ -81,6 +92,7 @@ typedef struct svc_camera {
     svc_zone *zones;
     int n_zones;
     int realtime; /* a file read at its frame rate, as a camera sends (default: as fast as it decodes) */
+    svc_objects_rule objects;
 } svc_camera;
 
 typedef struct svc_config {

@@ -2,6 +2,8 @@
 #define _POSIX_C_SOURCE 200809L /* gmtime_r */
 #include "events.h"
 
+#include "service.h"
+
 #include <cjson/cJSON.h>
 
 #include <math.h>
@@ -39,6 +41,8 @@ struct svc_events {
     int up; /* -1: not known yet */
     int64_t frames, last_frame;
     long events;
+    svc_objects *objects; /* NULL: no tracked objects */
+    svc_objects_rule objects_rule;
 };
 
 /* ---- zones: the pixels inside a polygon ------------------------------------------------------------ */
@@ -223,34 +227,11 @@ static void stop_region(svc_events *e, region *r, double time, svc_event_fn fn, 
     emit_motion(e, r, 0, e->last_frame, e->last_frame, time, fn, user);
 }
 
-/* The nonzero bytes of p[0..n-1], eight at a time: a byte's high bit is set in
- * ((b & 0x7f) + 0x7f) | b exactly when b is not 0 (no carry crosses bytes); the high bits are
- * summed in byte lanes, folded before a lane can overflow. */
-static long count_nonzero(const uint8_t *p, int n)
-{
-    const uint64_t low7 = 0x7f7f7f7f7f7f7f7fULL, ones = 0x0101010101010101ULL;
-    long count = 0;
-    int x = 0;
-    while (x + 8 <= n) {
-        uint64_t lanes = 0;
-        for (int k = 0; k < 255 && x + 8 <= n; k++, x += 8) {
-            uint64_t w;
-            memcpy(&w, p + x, sizeof w);
-            lanes += ((((w & low7) + low7) | w) >> 7) & ones;
-        }
-        uint64_t pairs = (lanes & 0x00ff00ff00ff00ffULL) + ((lanes >> 8) & 0x00ff00ff00ff00ffULL);
-        count += (long)((pairs * 0x0001000100010001ULL) >> 48);
-    }
-    for (; x < n; x++)
-        count += p[x] != 0;
-    return count;
-}
-
 static long count_frame(const uint8_t *mask, size_t stride, int width, int height)
 {
     long n = 0;
     for (int y = 0; y < height; y++)
-        n += count_nonzero(mask + (size_t)y * stride, width);
+        n += svc_count_nonzero(mask + (size_t)y * stride, width);
     return n;
 }
 
@@ -258,9 +239,55 @@ static long count_spans(const region *r, const uint8_t *mask, size_t stride)
 {
     long n = 0;
     for (int i = 0; i < r->n_spans; i++)
-        n += count_nonzero(mask + (size_t)r->spans[i].y * stride + (size_t)r->spans[i].x0,
+        n += svc_count_nonzero(mask + (size_t)r->spans[i].y * stride + (size_t)r->spans[i].x0,
                            r->spans[i].x1 - r->spans[i].x0);
     return n;
+}
+
+/* [[id, x, y, width, height], ...] of the objects in the last frame, into `o` under `key`. */
+static int add_objects(const svc_events *e, cJSON *o, const char *key)
+{
+    enum { MAX = 256 };
+    svc_object now[MAX];
+    int n = svc_objects_current(e->objects, now, MAX);
+    cJSON *list = cJSON_AddArrayToObject(o, key);
+    for (int i = 0; list && i < n; i++) {
+        double v[] = {(double)now[i].id, now[i].x, now[i].y, now[i].width, now[i].height};
+        cJSON *item = cJSON_CreateDoubleArray(v, 5);
+        if (!item || !cJSON_AddItemToArray(list, item))
+            list = NULL;
+    }
+    return list ? 0 : -1;
+}
+
+typedef struct object_context {
+    svc_events *e;
+    double time;
+    svc_event_fn fn;
+    void *user;
+} object_context;
+
+static void emit_object(void *user, const svc_object *ob, int start, int64_t frame)
+{
+    object_context *x = user;
+    svc_events *e = x->e;
+    cJSON *o = event_new(e, "object", frame, x->time);
+    if (o && (!cJSON_AddStringToObject(o, "state", start ? "start" : "end") ||
+              !cJSON_AddNumberToObject(o, "id", (double)ob->id)))
+        o = (cJSON_Delete(o), NULL);
+    double box[] = {ob->x, ob->y, ob->width, ob->height};
+    cJSON *b = o ? cJSON_CreateDoubleArray(box, 4) : NULL;
+    if (o && (!b || !cJSON_AddItemToObject(o, "box", b))) {
+        cJSON_Delete(b);
+        o = (cJSON_Delete(o), NULL);
+    }
+    if (o && (!cJSON_AddNumberToObject(o, "first_frame", (double)ob->first_frame) ||
+              (!start && !cJSON_AddNumberToObject(o, "last_frame", (double)ob->last_frame))))
+        o = (cJSON_Delete(o), NULL);
+    char topic[128], id[160];
+    snprintf(topic, sizeof topic, "cameras/%s/objects", e->camera);
+    snprintf(id, sizeof id, "%s:object:%lld:%s", e->camera, (long long)ob->id, start ? "start" : "end");
+    emit(e, o, topic, id, x->fn, x->user);
 }
 
 static void emit_fraction(svc_events *e, int64_t frame, double time, svc_event_fn fn, void *user)
@@ -276,6 +303,8 @@ static void emit_fraction(svc_events *e, int64_t frame, double time, svc_event_f
         if (!zones)
             o = (cJSON_Delete(o), NULL);
     }
+    if (o && e->objects && add_objects(e, o, "objects") != 0)
+        o = (cJSON_Delete(o), NULL);
     char topic[128], id[160];
     snprintf(topic, sizeof topic, "cameras/%s/fraction", e->camera);
     snprintf(id, sizeof id, "%s:fraction:%lld", e->camera, (long long)frame);
@@ -295,6 +324,10 @@ void svc_events_frame(svc_events *e, const uint8_t *mask, size_t stride, int64_t
         region *z = &e->zones[i];
         step(e, z, (double)count_spans(z, mask, stride) / (double)z->pixels, frame, time, fn, user);
     }
+    if (e->objects) {
+        object_context x = {e, time, fn, user};
+        svc_objects_frame(e->objects, mask, stride, frame, emit_object, &x);
+    }
     if (e->last_fraction_at < 0 || time - e->last_fraction_at >= e->fraction_every) {
         emit_fraction(e, frame, time, fn, user);
         e->last_fraction_at = time;
@@ -310,6 +343,10 @@ void svc_events_status(svc_events *e, int up, const char *why, double time, svc_
         for (int i = 0; i < e->n_zones; i++)
             stop_region(e, &e->zones[i], time, fn, user);
         stop_region(e, &e->frame, time, fn, user);
+        if (e->objects) {
+            object_context x = {e, time, fn, user};
+            svc_objects_end_all(e->objects, emit_object, &x);
+        }
     }
     e->up = up;
     cJSON *o = event_new(e, "status", e->last_frame, time);
@@ -343,7 +380,14 @@ int svc_events_create(const svc_camera *camera, double fraction_every, int width
     e->frame.pixels = (long)width * height;
     e->up = -1;
     e->last_frame = -1;
+    e->objects_rule = camera->objects;
+    if (camera->objects.enabled && svc_objects_create(&camera->objects, width, height, &e->objects) != 0) {
+        snprintf(error, size, "camera '%s': out of memory", camera->id);
+        free(e);
+        return -1;
+    }
     if (make_zones(camera, width, height, &e->zones, error, size) != 0) {
+        svc_objects_destroy(&e->objects);
         free(e);
         return -1;
     }
@@ -356,8 +400,27 @@ int svc_events_set_rules(svc_events *e, const svc_camera *camera, double fractio
                          svc_event_fn fn, void *user, char *error, size_t size)
 {
     region *zones = NULL;
-    if (make_zones(camera, e->width, e->height, &zones, error, size) != 0)
+    svc_objects *objects = NULL;
+    const svc_objects_rule *rule = &camera->objects, *was = &e->objects_rule;
+    int same_objects = rule->enabled == was->enabled && (!rule->enabled || (rule->cell == was->cell &&
+                       rule->min_area == was->min_area && rule->confirm == was->confirm && rule->lost == was->lost));
+    if (!same_objects && rule->enabled && svc_objects_create(rule, e->width, e->height, &objects) != 0) {
+        snprintf(error, size, "camera '%s': out of memory", camera->id);
         return -1;
+    }
+    if (make_zones(camera, e->width, e->height, &zones, error, size) != 0) {
+        svc_objects_destroy(&objects);
+        return -1;
+    }
+    if (!same_objects) { /* a new rule: the objects so far end, tracking starts again */
+        if (e->objects) {
+            object_context x = {e, time, fn, user};
+            svc_objects_end_all(e->objects, emit_object, &x);
+        }
+        svc_objects_destroy(&e->objects);
+        e->objects = objects;
+        e->objects_rule = *rule;
+    }
     for (int i = 0; i < e->n_zones; i++) {
         int kept = 0;
         for (int j = 0; j < camera->n_zones && !kept; j++) {
@@ -380,6 +443,11 @@ int svc_events_set_rules(svc_events *e, const svc_camera *camera, double fractio
     return 0;
 }
 
+int svc_events_objects(const svc_events *e, svc_object *out, int max)
+{
+    return e->objects ? svc_objects_current(e->objects, out, max) : 0;
+}
+
 void svc_events_get_state(const svc_events *e, svc_events_state *out)
 {
     *out = (svc_events_state){.up = e->up == 1,
@@ -395,6 +463,7 @@ void svc_events_destroy(svc_events **e)
     if (!e || !*e)
         return;
     free_zones((*e)->zones, (*e)->n_zones);
+    svc_objects_destroy(&(*e)->objects);
     free(*e);
     *e = NULL;
 }

@@ -1,5 +1,7 @@
 /* The events of one camera of 'glcv serve', from its masks: motion start and end for the camera and
- * for each zone, the foreground fraction at a rate, and the camera going up or down. Each event is
+ * for each zone, tracked objects starting and ending (objects.h; with the foreground fraction, the
+ * boxes of the objects in that frame), the foreground fraction at a rate, and the camera going up
+ * or down. Each event is
  * a JSON object (cJSON) handed to a callback with its topic and id; docs/EVENTS.md documents them.
  *
  * Motion follows the rule of config.h: a region (the whole frame, or a zone's pixels) starts moving
@@ -15,6 +17,7 @@
 #define GLCV_SERVICE_EVENTS_H
 
 #include "config.h"
+#include "objects.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -57,6 +60,9 @@ typedef struct svc_events_state {
 } svc_events_state;
 
 void svc_events_get_state(const svc_events *e, svc_events_state *out);
+
+/* The tracked objects of the last frame (none when the camera's rule has them off), up to `max`. */
+int svc_events_objects(const svc_events *e, svc_object *out, int max);
 
 void svc_events_destroy(svc_events **e);
 

@@ -161,14 +161,22 @@ class Screen {
   draw(picture, width, height, format, showMask) {
     const gl = this.gl;
     if (!gl) return;
-    const scale = Math.max(1, Math.floor(Math.min(960 / width, 720 / height)));
-    for (const c of [this.canvas, this.overlay])
-      if (c.width !== width || c.height !== height) {
-        c.width = width;
-        c.height = height;
+    // the largest whole scale that fits the page (pixels stay square and sharp); the boxes are drawn
+    // at that scale
+    const main = this.canvas.parentElement.parentElement;
+    const fit = Math.min((main.clientWidth - 16) / width, (main.clientHeight - 48) / height);
+    const scale = Math.max(1, Math.floor(fit));
+    if (this.canvas.width !== width || this.canvas.height !== height || this.scale !== scale) {
+      this.canvas.width = width;
+      this.canvas.height = height;
+      this.overlay.width = width * scale;
+      this.overlay.height = height * scale;
+      for (const c of [this.canvas, this.overlay]) {
         c.style.width = `${width * scale}px`;
         c.style.height = `${height * scale}px`;
       }
+      this.scale = scale;
+    }
     gl.viewport(0, 0, width, height);
     const glFormat = format === 3 ? gl.RGBA : format === 1 ? gl.LUMINANCE : gl.RGB;
     gl.texImage2D(gl.TEXTURE_2D, 0, glFormat, width, height, 0, glFormat, gl.UNSIGNED_BYTE, picture);
@@ -182,10 +190,11 @@ class Screen {
     if (!show) return;
     g.lineWidth = 2;
     g.font = '11px sans-serif';
+    const k = this.scale || 1;
     for (const [id, x, y, w, h] of objects) {
       g.strokeStyle = g.fillStyle = `hsl(${(id * 67) % 360} 90% 60%)`;
-      g.strokeRect(x + 0.5, y + 0.5, w, h);
-      g.fillText(String(id), x + 2, y > 12 ? y - 3 : y + 12);
+      g.strokeRect(x * k + 1, y * k + 1, w * k - 2, h * k - 2);
+      g.fillText(String(id), x * k + 3, y * k > 14 ? y * k - 4 : y * k + 13);
     }
   }
 }

@@ -96,3 +96,26 @@ const char *svc_nats_error(natsStatus s)
     const char *after = text[0] == '(' ? strstr(text, "): ") : NULL;
     return after ? after + 3 : text;
 }
+
+/* The nonzero bytes of p[0..n-1], eight at a time: a byte's high bit is set in
+ * ((b & 0x7f) + 0x7f) | b exactly when b is not 0 (no carry crosses bytes); the high bits are
+ * summed in byte lanes, folded before a lane can overflow. */
+long svc_count_nonzero(const uint8_t *p, int n)
+{
+    const uint64_t low7 = 0x7f7f7f7f7f7f7f7fULL, ones = 0x0101010101010101ULL;
+    long count = 0;
+    int x = 0;
+    while (x + 8 <= n) {
+        uint64_t lanes = 0;
+        for (int k = 0; k < 255 && x + 8 <= n; k++, x += 8) {
+            uint64_t w;
+            memcpy(&w, p + x, sizeof w);
+            lanes += ((((w & low7) + low7) | w) >> 7) & ones;
+        }
+        uint64_t pairs = (lanes & 0x00ff00ff00ff00ffULL) + ((lanes >> 8) & 0x00ff00ff00ff00ffULL);
+        count += (long)((pairs * 0x0001000100010001ULL) >> 48);
+    }
+    for (; x < n; x++)
+        count += p[x] != 0;
+    return count;
+}

@@ -1,5 +1,6 @@
-/* What the parts of 'glcv serve' share (broker.c, cluster.c, http.c): messages through the logger,
- * one-line errors, broker URLs and libnats' error texts. (The monotonic clock is net_now, of
+/* What the parts of 'glcv serve' share (broker.c, cluster.c, http.c, events.c, objects.c, live.c):
+ * messages through the logger, one-line errors, broker URLs, libnats' error texts and the count of
+ * a mask's foreground pixels. (The monotonic clock is net_now, of
  * tools/stream/stream_net.h.) */
 #ifndef GLCV_SERVICE_SERVICE_H
 #define GLCV_SERVICE_SERVICE_H
@@ -9,6 +10,7 @@
 #include <nats/nats.h>
 
 #include <stddef.h>
+#include <stdint.h>
 
 #if defined(__GNUC__)
 #define SVC_PRINTF(a, b) __attribute__((format(printf, a, b)))
@@ -28,6 +30,9 @@ int svc_fail(char *error, size_t size, const char *fmt, ...) SVC_PRINTF(3, 4);
  * brackets) and port (default_port when absent). Returns 0, or -1 with "SCHEME url 'URL': ...". */
 int svc_parse_url(const char *url, const char *scheme, int default_port, char host[SVC_HOST_BYTES], int *port,
                   char *error, size_t size);
+
+/* The nonzero bytes of p[0..n-1] (masks' foreground pixels), eight bytes at a time. */
+long svc_count_nonzero(const uint8_t *p, int n);
 
 /* libnats' text of this thread's last error, without the "(file.c:123): " it starts with; the
  * status' text when the last error is an older one of another status (libnats never clears it). */
