@@ -157,8 +157,9 @@ def main():
             browser.wait(other, "document.readyState === 'complete'", 10)
             browser.evaluate(other, f"glcvLive.watch({json.dumps(camera)})")
             state = browser.wait(other, "(s => s && (s.error || s.applied) && s)(glcvLive.state())", 30)
-            check(state is not None and want in (state.get("error") or "") and state.get("applied") == 0,
-                  f"the stream refused {name}", json.dumps(state))
+            check(state is not None and want in (state.get("error") or "") and state.get("applied") == 0 and
+                  not state.get("objects") and state.get("index") is None,
+                  f"the stream refused {name}, nothing of the camera sent", json.dumps(state))
             if not tok:
                 listing = browser.wait(other, "(t => t.includes('token') && t)(document.getElementById('cameras')"
                                               ".textContent)", 10)

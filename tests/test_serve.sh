@@ -451,13 +451,7 @@ section_takeover() {
 
 # ---- live ------------------------------------------------------------------------------------------------
 section_live() {
-    local py=python3
-    [ -x /usr/bin/python3 ] && py=/usr/bin/python3 # Debian's, with python3-websocket
-    if ! "$py" -c 'import websocket' 2>/dev/null || ! command -v chromium >/dev/null; then
-        echo "test_serve_live: no chromium or no python3-websocket: skipped"
-        exit 77
-    fi
-    # a lossless (FFV1) file read at its rate, so the page's picture can be compared with the frames
+    # a lossless (FFV1) file read at its rate, so the viewers' pictures can be compared with the frames
     "$FIXTURE" "$TMP/live.mkv" "$TMP/live_png" 400 160x120 ffv1 5 >"$TMP/fixture.out" 2>&1 ||
         { cat "$TMP/fixture.out"; fail "test_video_fixture live"; return; }
     local token=live-view-token-0123456789
@@ -473,15 +467,38 @@ $(camera gate "$TMP/live.mkv")
 $(camera yard "$TMP/live.mkv" vsam)
 EOF
     serve_start live "$TMP/live.yaml" || return
-    CHECKS=$((CHECKS + 1))
-    "$py" "$(dirname "${BASH_SOURCE[0]}")/browser_check.py" "http://127.0.0.1:$HTTP_PORT/" "$token" gate \
-        "$TMP/live_png" "$TMP/masks/gate" 8 "$TMP/live_view.png" >"$TMP/browser.out" 2>&1
-    local rc=$?
-    cat "$TMP/browser.out"
-    [ "$rc" = 77 ] && { serve_stop live; echo "test_serve_live: chromium cannot start here: skipped"; exit 77; }
-    [ "$rc" = 0 ] || { fail "the live view in Chromium (exit $rc)"; show live; }
-    [ -z "${TEST_SERVE_SHOT:-}" ] || cp "$TMP/live_view.png" "$TEST_SERVE_SHOT"
-    expect_in live err "viewer 1 (127.0.0.1): authenticated" "the service's log: the browser proved the token"
+    # glcv's own viewer of the WebSocket (live_client): the decoded pictures against the source
+    RUN=("$(dirname "$CHECK")/live_client")
+    run client 127.0.0.1 "$HTTP_PORT" gate --token "$token" --seconds 6 --frames "$TMP/live_png" \
+        --masks "$TMP/masks/gate" --threshold 8 --checks 3
+    expect_rc client 0 "live_client: pictures within the threshold of the source frames, masks exact"
+    cat "$TMP/client.out"
+    run client_wrong 127.0.0.1 "$HTTP_PORT" gate --token not-the-token-0123456789 --seconds 3
+    expect_rc client_wrong 1 "live_client with a wrong token"
+    expect_in client_wrong out "wrong token" "refused for its token"
+    run client_none 127.0.0.1 "$HTTP_PORT" nosuchcamera --token "$token" --seconds 3
+    expect_rc client_none 1 "live_client of a camera that is not there"
+    RUN=("$GLCV" serve)
+    # the page in headless Chromium
+    local py=python3
+    [ -x /usr/bin/python3 ] && py=/usr/bin/python3 # Debian's, with python3-websocket
+    if ! "$py" -c 'import websocket' 2>/dev/null || ! command -v chromium >/dev/null; then
+        echo "test_serve_live: no chromium or no python3-websocket: the browser's part skipped"
+    else
+        CHECKS=$((CHECKS + 1))
+        "$py" "$(dirname "${BASH_SOURCE[0]}")/browser_check.py" "http://127.0.0.1:$HTTP_PORT/" "$token" gate \
+            "$TMP/live_png" "$TMP/masks/gate" 8 "$TMP/live_view.png" >"$TMP/browser.out" 2>&1
+        local rc=$?
+        cat "$TMP/browser.out"
+        if [ "$rc" = 77 ]; then
+            echo "test_serve_live: chromium cannot start here: the browser's part skipped"
+        elif [ "$rc" != 0 ]; then
+            fail "the live view in Chromium (exit $rc)"
+            show live
+        fi
+        [ -z "${TEST_SERVE_SHOT:-}" ] || cp "$TMP/live_view.png" "$TEST_SERVE_SHOT"
+    fi
+    expect_in live err "authenticated" "the service's log: a viewer proved the token"
     expect_in live err "rejected: wrong token" "the service's log: the wrong token refused"
     serve_stop live
     expect_rc live 0 "SIGTERM with viewers gone"

@@ -12,7 +12,8 @@
  * one loop carries bytes both ways: what the hub writes becomes binary messages (LIVE_CHUNK at most
  * each; the bridge stops reading while LIVE_HIGH bytes wait, and the hub's own byte budget then
  * decides what a slow browser misses), and the browser's binary messages are written to the hub.
- * When either side closes, the other follows.
+ * When either side closes, the other follows. The text messages (which camera frame each packet is,
+ * the objects' boxes) go out only once the hub's WELCOME has said the viewer was accepted.
  *
  * lws's behaviour that this relies on (4.1; tests/test_serve_http.c checks it):
  * - the path it passes is the decoded path without the query string;
@@ -38,6 +39,7 @@
 #include "http.h"
 #include "live.h"
 #include "service.h"
+#include "stream_proto.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -107,6 +109,9 @@ typedef struct live_session {
     uint64_t cursor, boxes_cursor; /* svc_live_info */
     int paused;              /* the bridge does not read */
     int eof;                 /* the hub closed its side */
+    uint8_t head[STREAM_HELLO_BYTES + STREAM_WELCOME_BYTES]; /* the hub's first bytes: HELLO, WELCOME */
+    size_t head_len;
+    int accepted;            /* WELCOME said accepted: the frames' information may go out */
 } live_session;
 
 /* One HTTP transaction (lws's per-session data: zeroed for each request). */
@@ -478,7 +483,7 @@ static int live_established(svc_http *h, struct lws *wsi, live_session *s)
 static int live_writeable(svc_http *h, struct lws *wsi, live_session *s)
 {
     svc_text info = {0};
-    if (svc_live_info(s->stream, &s->cursor, &s->boxes_cursor, &info) && !info.failed) {
+    if (s->accepted && svc_live_info(s->stream, &s->cursor, &s->boxes_cursor, &info) && !info.failed) {
         size_t n = info.length < LIVE_CHUNK ? info.length : 0; /* the ring keeps it far below */
         memcpy(h->chunk + LWS_PRE, info.data, n);
         svc_text_free(&info);
@@ -569,6 +574,14 @@ static int bridge_callback(struct lws *wsi, enum lws_callback_reasons reason, vo
         }
         memcpy(s->out + s->out_end, in, len);
         s->out_end += len;
+        if (s->head_len < sizeof s->head) { /* the viewer's handshake, as the hub answers it */
+            size_t n = sizeof s->head - s->head_len < len ? sizeof s->head - s->head_len : len;
+            memcpy(s->head + s->head_len, in, n);
+            s->head_len += n;
+            const uint8_t *w = s->head + STREAM_HELLO_BYTES;
+            s->accepted = s->head_len == sizeof s->head && !memcmp(w, STREAM_WELCOME_MAGIC, STREAM_MAGIC_BYTES) &&
+                          w[10] == STREAM_ACCEPTED && w[11] == 0;
+        }
         if (s->out_end - s->out_start >= LIVE_HIGH && !s->paused) {
             s->paused = 1;
             lws_rx_flow_control(wsi, 0);
