@@ -3,10 +3,11 @@
  * packet with glcv's delta decoder and reads the text messages that map packet frames to camera
  * frames. With --frames and --masks it checks pictures against the source: R, G, B within the
  * threshold of FRAMES/frame_IIII.png and A equal to MASKS/frame_IIIIII_mask.png, for the camera
- * frame I of the picture. Used by test_serve.sh (live) and as the viewer of bench runs.
+ * frame I of the picture (and, with --mean, their mean difference at most M: a lossy source's
+ * frames are compared so). Used by test_serve.sh (live) and as the viewer of bench runs.
  *
  * usage: live_client HOST PORT CAMERA [--token T] [--seconds S] [--frames DIR --masks DIR]
- *                    [--threshold T] [--checks N]
+ *                    [--threshold T] [--mean M] [--checks N]
  * Prints one summary line ("live_client: N pictures in S s (P/s), B bytes, K checked, max diff D");
  * exit 0, or 1 on a failure (refused, a corrupt packet, a picture off the source, too few
  * pictures). */
@@ -43,6 +44,7 @@ typedef struct client {
     int n_held;
     uint64_t bytes;
     int max_diff, failed, done;
+    double mean_limit, max_mean; /* --mean: the mean difference allowed; the largest seen */
     char why[256];
 } client;
 
@@ -97,6 +99,7 @@ static void check_picture(client *c, const glcv_image *pic, int64_t index)
         return; /* no mask for it (the camera's learning frames): another picture will do */
     }
     int diff = 0, mask_off = 0, wx = 0, wy = 0;
+    double sum = 0;
     if (f.width != pic->width || f.height != pic->height || m.width != pic->width || m.height != pic->height) {
         fail(c, "a picture of another size than the source");
     } else {
@@ -106,6 +109,7 @@ static void check_picture(client *c, const glcv_image *pic, int64_t index)
                 const uint8_t *q = f.data + (size_t)y * (f.stride ? f.stride : (size_t)f.width * 3) + (size_t)x * 3;
                 for (int k = 0; k < 3; k++) {
                     int d = abs(p[k] - q[k]);
+                    sum += d;
                     if (d > diff) {
                         diff = d;
                         wx = x;
@@ -115,13 +119,18 @@ static void check_picture(client *c, const glcv_image *pic, int64_t index)
                 mask_off += (p[3] != 0) != (m.data[(size_t)y * (m.stride ? m.stride : (size_t)m.width) + x] != 0);
             }
     }
+    double mean = sum / (3.0 * pic->width * pic->height);
     if (diff > c->max_diff)
         c->max_diff = diff;
+    if (mean > c->max_mean)
+        c->max_mean = mean;
     c->checked++;
-    if (diff > c->threshold || mask_off) {
+    if (diff > c->threshold || mean > c->mean_limit || mask_off) {
         char why[256];
-        snprintf(why, sizeof why, "camera frame %lld: colour off by %d at (%d, %d) (threshold %d), %d mask pixels differ",
-                 (long long)index, diff, wx, wy, c->threshold, mask_off);
+        snprintf(why, sizeof why,
+                 "camera frame %lld: colour off by %d at (%d, %d) (threshold %d), by %.2f on average (limit %.2f), %d "
+                 "mask pixels differ",
+                 (long long)index, diff, wx, wy, c->threshold, mean, c->mean_limit, mask_off);
         fail(c, why);
     }
     glcv_image_free(&f);
@@ -246,7 +255,7 @@ int main(int argc, char **argv)
                         "[--threshold T] [--checks N]\n");
         return 2;
     }
-    client c = {.camera = argv[3], .threshold = 8, .checks_wanted = 3};
+    client c = {.camera = argv[3], .threshold = 8, .checks_wanted = 3, .mean_limit = 255};
     double seconds = 5;
     for (int i = 4; i + 1 < argc; i += 2) {
         if (!strcmp(argv[i], "--token"))
@@ -259,6 +268,8 @@ int main(int argc, char **argv)
             c.masks = argv[i + 1];
         else if (!strcmp(argv[i], "--threshold"))
             c.threshold = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--mean"))
+            c.mean_limit = atof(argv[i + 1]);
         else if (!strcmp(argv[i], "--checks"))
             c.checks_wanted = atoi(argv[i + 1]);
     }
@@ -307,9 +318,9 @@ int main(int argc, char **argv)
         fail(&c, "fewer than 10 pictures");
     if (!c.failed && c.frames && c.checked < c.checks_wanted)
         fail(&c, "no picture could be checked against the source");
-    printf("live_client: %ld pictures in %.1f s (%.1f/s), %llu bytes, %ld checked, max diff %d%s%s\n", c.pictures, took,
-           c.pictures / took, (unsigned long long)c.bytes, c.checked, c.max_diff, c.failed ? ": FAILED: " : "",
-           c.failed ? c.why : "");
+    printf("live_client: %ld pictures in %.1f s (%.1f/s), %llu bytes, %ld checked, max diff %d, mean diff %.2f at most%s%s\n",
+           c.pictures, took, c.pictures / took, (unsigned long long)c.bytes, c.checked, c.max_diff, c.max_mean,
+           c.failed ? ": FAILED: " : "", c.failed ? c.why : "");
     glcv_delta_decoder_destroy(&c.dec);
     free(c.buf);
     return c.failed ? 1 : 0;

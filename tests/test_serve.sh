@@ -454,6 +454,9 @@ section_live() {
     # a lossless (FFV1) file read at its rate, so the viewers' pictures can be compared with the frames
     "$FIXTURE" "$TMP/live.mkv" "$TMP/live_png" 400 160x120 ffv1 5 >"$TMP/fixture.out" 2>&1 ||
         { cat "$TMP/fixture.out"; fail "test_video_fixture live"; return; }
+    # and an H.264 one: on a GPU, decoded by NVDEC into the set's texture, which the view reads back
+    "$FIXTURE" "$TMP/yard.mkv" "$TMP/yard_png" 400 160x120 h264 6 >"$TMP/fixture.out" 2>&1 ||
+        { cat "$TMP/fixture.out"; fail "test_video_fixture yard"; return; }
     local token=live-view-token-0123456789
     cat >"$TMP/live.yaml" <<EOF
 http: {listen: "127.0.0.1:0", token: $token}
@@ -464,7 +467,8 @@ cameras:
 $(camera gate "$TMP/live.mkv")
     realtime: true
     objects: true
-$(camera yard "$TMP/live.mkv" vsam)
+$(camera yard "$TMP/yard.mkv" vsam)
+    realtime: true
 EOF
     serve_start live "$TMP/live.yaml" || return
     # glcv's own viewer of the WebSocket (live_client): the decoded pictures against the source
@@ -473,6 +477,11 @@ EOF
         --masks "$TMP/masks/gate" --threshold 8 --checks 3
     expect_rc client 0 "live_client: pictures within the threshold of the source frames, masks exact"
     cat "$TMP/client.out"
+    # H.264 is lossy: its pictures are compared by their mean difference (a few levels), masks exactly
+    run client_h264 127.0.0.1 "$HTTP_PORT" yard --token "$token" --seconds 4 --frames "$TMP/yard_png" \
+        --masks "$TMP/masks/yard" --threshold 255 --mean 8 --checks 3
+    expect_rc client_h264 0 "live_client of the H.264 camera: pictures near the source frames, masks exact"
+    cat "$TMP/client_h264.out"
     run client_wrong 127.0.0.1 "$HTTP_PORT" gate --token not-the-token-0123456789 --seconds 3
     expect_rc client_wrong 1 "live_client with a wrong token"
     expect_in client_wrong out "wrong token" "refused for its token"
