@@ -1,8 +1,12 @@
 /* The live view's streams; see live.h.
  *
- * One mutex per stream guards its encoder, its hub pointer and the frames' ring: the set's thread
- * encodes and publishes under it (hub_publish wants one thread in the stream's order, and a camera
- * belongs to one set at a time), the HTTP thread attaches viewers and reads the ring under it. */
+ * The set's thread only composes the watched camera's picture (frame and mask, RGBA) into the
+ * stream's `next` buffer; the stream's own thread (started with its hub, on the first viewer)
+ * takes it, encodes it and publishes the packets, so that the set never waits for the encoder. A
+ * picture the encoder has not taken when the next comes is replaced (the view skips a frame; the
+ * camera's processing does not slow down). One mutex per stream guards `next`, the hub pointer
+ * and the frames' ring; the encoder itself is the thread's alone (hub_publish wants one thread, in
+ * the stream's order). */
 #define _GNU_SOURCE
 
 #include "live.h"
@@ -36,12 +40,23 @@ struct svc_live_stream {
     svc_live_params p;
     uint8_t *token;
     pthread_mutex_t lock;
-    int closed;
+    pthread_cond_t wake;
+    int closed, stop;
     stream_hub *hub;
+    pthread_t thread;
+    int thread_started;
+    /* the picture waiting for the encoder (under the lock) */
+    uint8_t *next;
+    size_t next_capacity;
+    int next_width, next_height, has_next;
+    int64_t next_index;
+    long skipped;
+    /* the encoder thread's */
     glcv_delta *enc;
     int width, height;
     uint8_t *rgba;
-    uint64_t encoded; /* packets of frames made (the next frame's packet number) */
+    size_t rgba_capacity;
+    uint64_t encoded; /* packets of frames made (the next frame's packet number; under the lock) */
     struct {
         uint64_t frame;
         int64_t index;
@@ -51,6 +66,8 @@ struct svc_live_stream {
     svc_live_box boxes[MAX_BOXES];
     int n_boxes;
 };
+
+static void *encoder_main(void *arg);
 
 static void hub_log(void *user, int level, const char *line)
 {
@@ -88,6 +105,7 @@ svc_live_stream *svc_live_stream_new(const svc_live_params *params, const char *
     atomic_init(&s->refs, 1);
     s->boxes_index = -1;
     pthread_mutex_init(&s->lock, NULL);
+    pthread_cond_init(&s->wake, NULL);
     return s;
 }
 
@@ -103,6 +121,14 @@ void svc_live_stream_close(svc_live_stream *s)
         return;
     pthread_mutex_lock(&s->lock);
     s->closed = 1;
+    s->stop = 1;
+    pthread_cond_signal(&s->wake);
+    int joined = s->thread_started;
+    s->thread_started = 0;
+    pthread_mutex_unlock(&s->lock);
+    if (joined)
+        pthread_join(s->thread, NULL); /* no packet after this */
+    pthread_mutex_lock(&s->lock);
     stream_hub *hub = s->hub;
     s->hub = NULL;
     uint64_t frames = s->encoded;
@@ -120,6 +146,8 @@ void svc_live_stream_unref(svc_live_stream **sp)
     svc_live_stream_close(s);
     glcv_delta_destroy(&s->enc);
     pthread_mutex_destroy(&s->lock);
+    pthread_cond_destroy(&s->wake);
+    free(s->next);
     if (s->token)
         memset(s->token, 0, s->p.token_bytes);
     free(s->token);
@@ -153,6 +181,13 @@ int svc_live_attach(svc_live_stream *s, int fd, const char *peer, char *error, s
             pthread_mutex_unlock(&s->lock);
             close(fd);
             return svc_fail(error, size, "cannot start the live view of camera '%s'", s->camera);
+        }
+        s->thread_started = pthread_create(&s->thread, NULL, encoder_main, s) == 0;
+        if (!s->thread_started) {
+            hub_finish(&s->hub, STREAM_END_FAILED, 0, 0, NULL);
+            pthread_mutex_unlock(&s->lock);
+            close(fd);
+            return svc_fail(error, size, "cannot start the live view's thread of camera '%s'", s->camera);
         }
     }
     int rc = hub_adopt(s->hub, fd, peer);
@@ -218,45 +253,92 @@ void svc_live_frame(svc_live_stream *s, const glcv_image *frame, const glcv_imag
         pthread_mutex_unlock(&s->lock);
         return;
     }
+    size_t bytes = (size_t)frame->width * (size_t)frame->height * 4;
+    if (bytes > s->next_capacity) {
+        uint8_t *grown = realloc(s->next, bytes);
+        if (!grown) {
+            pthread_mutex_unlock(&s->lock);
+            return; /* out of memory: this frame is not shown */
+        }
+        s->next = grown;
+        s->next_capacity = bytes;
+    }
+    s->skipped += s->has_next; /* the encoder did not take the last one: replaced */
+    compose(s->next, frame, mask);
+    s->next_width = frame->width;
+    s->next_height = frame->height;
+    s->next_index = index;
+    s->has_next = 1;
+    pthread_cond_signal(&s->wake);
+    pthread_mutex_unlock(&s->lock);
+}
+
+/* Encodes one picture (s->rgba) and publishes its packet, and a snapshot when viewers wait for one.
+ * The encoder thread's; called without the lock. */
+static void encode_picture(svc_live_stream *s, int64_t index)
+{
     glcv_status st = GLCV_OK;
-    if (!s->enc || frame->width != s->width || frame->height != s->height) {
-        /* a new size (or the first frame): a new encoder, whose first packet is a keyframe */
-        glcv_delta_destroy(&s->enc);
-        free(s->rgba);
-        s->width = frame->width;
-        s->height = frame->height;
-        s->rgba = malloc((size_t)frame->width * (size_t)frame->height * 4);
-        glcv_delta_params dp = GLCV_DELTA_PARAMS(.width = frame->width, .height = frame->height,
-                                                 .format = GLCV_PIXEL_RGBA8, .threshold = s->p.threshold,
+    if (!s->enc) { /* the first picture, or one of a new size: a new encoder, whose first packet is a keyframe */
+        glcv_delta_params dp = GLCV_DELTA_PARAMS(.width = s->width, .height = s->height, .format = GLCV_PIXEL_RGBA8,
+                                                 .threshold = s->p.threshold,
                                                  .keyframe_interval = s->p.keyframe_interval,
                                                  .engine = GLCV_ENGINE_CPU, .logger = s->p.logger);
-        st = s->rgba ? glcv_delta_create(&dp, &s->enc) : GLCV_ERROR_OUT_OF_MEMORY;
+        st = glcv_delta_create(&dp, &s->enc);
     }
     const uint8_t *packet = NULL;
     size_t bytes = 0;
     if (st == GLCV_OK) {
-        compose(s->rgba, frame, mask);
-        glcv_image pic = {s->rgba, frame->width, frame->height, 0, GLCV_PIXEL_RGBA8};
-        /* the frame numbers of a new encoder start at 0 again: a keyframe, which every viewer takes */
+        glcv_image pic = {s->rgba, s->width, s->height, 0, GLCV_PIXEL_RGBA8};
         st = glcv_delta_encode(s->enc, &pic, NULL, 0, &packet, &bytes);
     }
     if (st != GLCV_OK) {
         svc_log(&s->p.logger, GLCV_LOG_ERROR, "live view of '%s': cannot encode frame %lld: %s", s->camera,
                 (long long)index, glcv_status_string(st));
         glcv_delta_destroy(&s->enc);
-        pthread_mutex_unlock(&s->lock);
         return;
     }
     glcv_delta_header h;
     if (glcv_delta_header_parse(packet, bytes, &h, NULL) == GLCV_OK) {
+        pthread_mutex_lock(&s->lock); /* the ring is read by the HTTP thread */
         s->ring[s->encoded % RING].frame = h.frame;
         s->ring[s->encoded % RING].index = index;
         s->encoded++;
+        pthread_mutex_unlock(&s->lock);
     }
     if (publish(s, packet, bytes) == 0 && hub_snapshot_wanted(s->hub) &&
         glcv_delta_snapshot(s->enc, &packet, &bytes) == GLCV_OK)
         publish(s, packet, bytes);
+}
+
+static void *encoder_main(void *arg)
+{
+    svc_live_stream *s = arg;
+    pthread_mutex_lock(&s->lock);
+    for (;;) {
+        while (!s->has_next && !s->stop)
+            pthread_cond_wait(&s->wake, &s->lock);
+        if (s->stop)
+            break;
+        /* take the picture: swap the buffers */
+        uint8_t *taken = s->next;
+        size_t capacity = s->next_capacity;
+        s->next = s->rgba;
+        s->next_capacity = s->rgba_capacity;
+        s->rgba = taken;
+        s->rgba_capacity = capacity;
+        s->has_next = 0;
+        if (s->next_width != s->width || s->next_height != s->height) {
+            s->width = s->next_width;
+            s->height = s->next_height;
+            glcv_delta_destroy(&s->enc);
+        }
+        int64_t index = s->next_index;
+        pthread_mutex_unlock(&s->lock);
+        encode_picture(s, index);
+        pthread_mutex_lock(&s->lock);
+    }
     pthread_mutex_unlock(&s->lock);
+    return NULL;
 }
 
 void svc_live_boxes(svc_live_stream *s, int64_t index, const svc_live_box *boxes, int count)
