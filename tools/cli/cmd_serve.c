@@ -256,7 +256,7 @@ static void run_job(service *svc, job *jb)
     } else if (c->events && c->sized && !c->muted) {
         svc_events_frame(c->events, jb->mask.data, jb->mask.stride ? jb->mask.stride : (size_t)jb->mask.width,
                          jb->index, jb->time, publish, svc);
-        if (c->cfg->objects.enabled && svc_live_wanted(c->stream)) { /* the boxes, for the live view */
+        if (c->cfg->objects.enabled && svc_live_watched(c->stream)) { /* the boxes, for the live view */
             svc_object now[64];
             svc_live_box boxes[64];
             int n = svc_events_objects(c->events, now, 64);

@@ -13,6 +13,7 @@
 
 #include "service.h"
 #include "stream_hub.h"
+#include "stream_net.h"
 
 #include <glcv/delta.h>
 
@@ -29,6 +30,7 @@ enum {
     DEFAULT_THRESHOLD = 8,
     DEFAULT_KEYFRAMES = 100,
     DEFAULT_VIEWERS = 8,
+    DEFAULT_FPS = 30,
     QUEUE_FRAMES = 4    /* a viewer's byte budget: this many whole pictures */
 };
 
@@ -51,6 +53,7 @@ struct svc_live_stream {
     int next_width, next_height, has_next;
     int64_t next_index;
     long skipped;
+    double handed_at; /* when the set last handed a picture over (net_now) */
     /* the encoder thread's */
     glcv_delta *enc;
     int width, height;
@@ -102,6 +105,8 @@ svc_live_stream *svc_live_stream_new(const svc_live_params *params, const char *
         s->p.keyframe_interval = DEFAULT_KEYFRAMES;
     if (s->p.max_viewers <= 0)
         s->p.max_viewers = DEFAULT_VIEWERS;
+    if (s->p.max_fps <= 0)
+        s->p.max_fps = DEFAULT_FPS;
     atomic_init(&s->refs, 1);
     s->boxes_index = -1;
     pthread_mutex_init(&s->lock, NULL);
@@ -195,10 +200,18 @@ int svc_live_attach(svc_live_stream *s, int fd, const char *peer, char *error, s
     return rc == 0 ? 0 : svc_fail(error, size, "the live view of camera '%s' cannot take a viewer", s->camera);
 }
 
+int svc_live_watched(svc_live_stream *s)
+{
+    pthread_mutex_lock(&s->lock);
+    int watched = s->hub && hub_viewers(s->hub) > 0;
+    pthread_mutex_unlock(&s->lock);
+    return watched;
+}
+
 int svc_live_wanted(svc_live_stream *s)
 {
     pthread_mutex_lock(&s->lock);
-    int wanted = s->hub && hub_viewers(s->hub) > 0;
+    int wanted = s->hub && net_now() - s->handed_at >= 1.0 / s->p.max_fps && hub_viewers(s->hub) > 0;
     pthread_mutex_unlock(&s->lock);
     return wanted;
 }
@@ -269,6 +282,7 @@ void svc_live_frame(svc_live_stream *s, const glcv_image *frame, const glcv_imag
     s->next_height = frame->height;
     s->next_index = index;
     s->has_next = 1;
+    s->handed_at = net_now();
     pthread_cond_signal(&s->wake);
     pthread_mutex_unlock(&s->lock);
 }

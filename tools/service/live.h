@@ -6,7 +6,8 @@
  * not), so one packet carries both and a viewer draws the mask over the frame. The encoder is the
  * CPU engine of glcv/delta.h (the sets' GL contexts are theirs), without compression (a browser
  * decodes the packets without a Zstandard library). Nothing is read back, composed or encoded for
- * a camera nobody watches: svc_live_wanted says whether its set should hand its frames over.
+ * a camera nobody watches, and a watched camera's frames are handed over at `max_fps` at most:
+ * svc_live_wanted says whether its set should hand the frame it has now.
  *
  * Beside the packets, each stream keeps the last frames' camera frame indices (and, when the
  * camera tracks objects, their boxes), which the WebSocket sends as text messages so that a viewer
@@ -27,6 +28,7 @@ typedef struct svc_live_params {
     int threshold;         /* of the delta encoder: 1..255, 0: 8 */
     int keyframe_interval; /* 0: 100 */
     int max_viewers;       /* of one camera, 0: 8 */
+    int max_fps;           /* pictures a second at most (a camera sending more: frames skipped), 0: 30 */
     glcv_logger logger;
 } svc_live_params;
 
@@ -53,7 +55,11 @@ void svc_live_stream_close(svc_live_stream *s);
  * viewer. The stream owns `fd` from here. 0, or -1 with a one-line reason. */
 int svc_live_attach(svc_live_stream *s, int fd, const char *peer, char *error, size_t size);
 
-/* Whether anyone watches: the set hands this camera's frames over (svc_live_frame) only then. */
+/* Whether anyone watches (the boxes are worth making). */
+int svc_live_watched(svc_live_stream *s);
+
+/* Whether anyone watches and a picture is due (max_fps): the set hands this camera's frame over
+ * (svc_live_frame) only then. */
 int svc_live_wanted(svc_live_stream *s);
 
 /* The camera's next frame (RGB8 or RGBA8) and its mask (GRAY8), its index in the camera: composed,

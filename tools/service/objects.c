@@ -249,7 +249,8 @@ void svc_objects_frame(svc_objects *o, const uint8_t *mask, size_t stride, int64
                 pairs[np++] = (pair){v, t, b};
         }
     }
-    qsort(pairs, (size_t)np, sizeof *pairs, by_iou);
+    if (np > 1)
+        qsort(pairs, (size_t)np, sizeof *pairs, by_iou);
     for (int b = 0; b < nb; b++)
         blob_track[b] = -1;
     for (int i = 0; i < np; i++) {
