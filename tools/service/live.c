@@ -35,6 +35,7 @@ enum {
 };
 
 static const double HANDSHAKE_S = 10, STALL_S = 10, DRAIN_S = 1;
+static const double IDLE_S = 30; /* a hub without viewers this long stops, with its thread */
 
 struct svc_live_stream {
     atomic_int refs;
@@ -54,6 +55,7 @@ struct svc_live_stream {
     int64_t next_index;
     long skipped;
     double handed_at; /* when the set last handed a picture over (net_now) */
+    double idle_since; /* when its hub was last seen without viewers (0: it had some) */
     /* the encoder thread's */
     glcv_delta *enc;
     int width, height;
@@ -120,12 +122,13 @@ svc_live_stream *svc_live_stream_ref(svc_live_stream *s)
     return s;
 }
 
-void svc_live_stream_close(svc_live_stream *s)
+/* Stops the hub and the encoder thread: its viewers get END. `closing`: for good (the camera is
+ * gone); otherwise a viewer may come again and start them anew. */
+static void stop_hub(svc_live_stream *s, int closing)
 {
-    if (!s)
-        return;
     pthread_mutex_lock(&s->lock);
-    s->closed = 1;
+    if (closing)
+        s->closed = 1;
     s->stop = 1;
     pthread_cond_signal(&s->wake);
     int joined = s->thread_started;
@@ -134,11 +137,22 @@ void svc_live_stream_close(svc_live_stream *s)
     if (joined)
         pthread_join(s->thread, NULL); /* no packet after this */
     pthread_mutex_lock(&s->lock);
+    glcv_delta_destroy(&s->enc); /* the thread's, and it is gone: the next viewer starts at a keyframe */
+    s->width = s->height = 0;
     stream_hub *hub = s->hub;
     s->hub = NULL;
+    s->has_next = 0;
+    s->idle_since = 0;
+    s->stop = 0;
     uint64_t frames = s->encoded;
     pthread_mutex_unlock(&s->lock);
-    hub_finish(&hub, STREAM_END_FINISHED, frames, DRAIN_S, NULL);
+    hub_finish(&hub, STREAM_END_FINISHED, frames, closing ? DRAIN_S : 0, NULL);
+}
+
+void svc_live_stream_close(svc_live_stream *s)
+{
+    if (s)
+        stop_hub(s, 1);
 }
 
 void svc_live_stream_unref(svc_live_stream **sp)
@@ -211,8 +225,19 @@ int svc_live_watched(svc_live_stream *s)
 int svc_live_wanted(svc_live_stream *s)
 {
     pthread_mutex_lock(&s->lock);
-    int wanted = s->hub && net_now() - s->handed_at >= 1.0 / s->p.max_fps && hub_viewers(s->hub) > 0;
+    double now = net_now();
+    int viewers = s->hub ? hub_viewers(s->hub) : 0, idle = 0;
+    if (s->hub && viewers == 0 && !s->closed) {
+        if (s->idle_since == 0)
+            s->idle_since = now;
+        idle = now - s->idle_since > IDLE_S;
+    } else {
+        s->idle_since = 0;
+    }
+    int wanted = viewers > 0 && now - s->handed_at >= 1.0 / s->p.max_fps;
     pthread_mutex_unlock(&s->lock);
+    if (idle) /* nobody came back: its threads stop until a viewer comes */
+        stop_hub(s, 0);
     return wanted;
 }
 

@@ -41,7 +41,7 @@ typedef struct svc_live_box {
 typedef struct svc_live_stream svc_live_stream;
 
 /* A camera's stream, with one reference; NULL when out of memory. No thread runs until a viewer
- * comes. */
+ * comes (a hub and the encoder's thread), nor 30 s after the last one left. */
 svc_live_stream *svc_live_stream_new(const svc_live_params *params, const char *camera);
 svc_live_stream *svc_live_stream_ref(svc_live_stream *s);
 /* Drops a reference; the last one frees the stream. Accepts NULL and &NULL. */
@@ -59,7 +59,8 @@ int svc_live_attach(svc_live_stream *s, int fd, const char *peer, char *error, s
 int svc_live_watched(svc_live_stream *s);
 
 /* Whether anyone watches and a picture is due (max_fps): the set hands this camera's frame over
- * (svc_live_frame) only then. */
+ * (svc_live_frame) only then. A hub that has had no viewer for 30 s is stopped here, with its
+ * thread (the next viewer starts them again). */
 int svc_live_wanted(svc_live_stream *s);
 
 /* The camera's next frame (RGB8 or RGBA8) and its mask (GRAY8), its index in the camera: composed,
