@@ -20,6 +20,8 @@
 set -uo pipefail
 # shellcheck source=../tests/testlib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../tests/testlib.sh"
+# shellcheck source=soak_lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/soak_lib.sh"
 
 BUILD=${1:-}
 shift || true
@@ -96,15 +98,6 @@ if [ -z "$HTTP_PORT" ]; then
     exit 1
 fi
 
-# sample PID: "rss_mb fds threads" of a live process, nothing once it is gone
-sample() {
-    local rss threads fds
-    rss=$(sed -n 's/^VmRSS:[[:space:]]*\([0-9]*\) kB/\1/p' "/proc/$1/status" 2>/dev/null) || return
-    threads=$(sed -n 's/^Threads:[[:space:]]*\([0-9]*\)/\1/p' "/proc/$1/status" 2>/dev/null) || return
-    fds=$(find "/proc/$1/fd" -mindepth 1 -maxdepth 1 2>/dev/null | wc -l)
-    [ -n "$rss" ] && [ -n "$threads" ] && echo "$(awk -v k="$rss" 'BEGIN { printf "%.1f", k / 1024 }') $fds $threads"
-}
-
 # frames: the frames the service has processed, from /metrics
 frames() {
     curl -s --max-time 5 -H "Authorization: Bearer soak-token-0123456789" "http://127.0.0.1:$HTTP_PORT/metrics" |
@@ -156,22 +149,6 @@ echo "    service alive to the end: $alive, exit $rc after SIGTERM; $(echo "$las
 [ -f "$TMP/first_failed_visit.out" ] && sed 's/^/    first failed visit: /' "$TMP/first_failed_visit.out" | head -n 3
 grep -m 3 "error" "$TMP/serve.err" | sed 's/^/    service: /'
 echo
-echo "| service | after warm-up | end | slope per hour | slope per hour, last half |"
-echo "|---|---:|---:|---:|---:|"
-awk -v total="$DURATION" '
-    { t[NR] = $1; for (q = 1; q <= 3; q++) v[q, NR] = $(q + 2) }
-    function slope(q, from,    i, n, sx, sy, sxx, sxy, d) {
-        n = 0; sx = sy = sxx = sxy = 0
-        for (i = from; i <= NR; i++) { n++; sx += t[i]; sy += v[q, i]; sxx += t[i] * t[i]; sxy += t[i] * v[q, i] }
-        d = n * sxx - sx * sx
-        return d > 0 ? (n * sxy - sx * sy) / d * 3600 : 0
-    }
-    END {
-        if (NR < 4) { print "| (too few samples) | | | | |"; exit }
-        split("RSS MB|open fds|threads", name, "|")
-        w = 1; while (w < NR && t[w] < total / 10) w++
-        h = 1; while (h < NR && t[h] < t[NR] / 2) h++
-        for (q = 1; q <= 3; q++)
-            printf "| %s | %s (%d s) | %s | %+.3f | %+.3f |\n", name[q], v[q, w], t[w], v[q, NR], slope(q, w), slope(q, h)
-    }' "$TMP/samples"
+awk '{ print $1, $3, $4, $5 }' "$TMP/samples" >"$TMP/table"
+soak_table "$TMP/table" "service (at: seconds)" "$DURATION" hour 3600
 [ "$alive" = 1 ] && [ "$rc" = 0 ] && [ "$visit_failures" = 0 ]

@@ -19,6 +19,8 @@
 set -uo pipefail
 # shellcheck source=../scripts/stream_port.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../scripts/stream_port.sh"
+# shellcheck source=soak_lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/soak_lib.sh"
 
 BUILD=${1:-}
 shift || true
@@ -59,15 +61,6 @@ fi
 "$GLCV" stream view "127.0.0.1:$PORT" >"$TMP/viewer.out" 2>"$TMP/viewer.err" &
 VIEWER=$!
 PIDS+=("$VIEWER")
-
-# sample PID: "rss_mb fds threads" of a live process, nothing once it is gone
-sample() {
-    local rss threads fds
-    rss=$(sed -n 's/^VmRSS:[[:space:]]*\([0-9]*\) kB/\1/p' "/proc/$1/status" 2>/dev/null) || return
-    threads=$(sed -n 's/^Threads:[[:space:]]*\([0-9]*\)/\1/p' "/proc/$1/status" 2>/dev/null) || return
-    fds=$(find "/proc/$1/fd" -mindepth 1 -maxdepth 1 2>/dev/null | wc -l)
-    [ -n "$rss" ] && [ -n "$threads" ] && echo "$(awk -v k="$rss" 'BEGIN { printf "%.1f", k / 1024 }') $fds $threads"
-}
 
 visits=0
 visit_failures=0
@@ -113,28 +106,7 @@ echo "    server exit $server_rc, $served frames traced; steady viewer exit $vie
 [ -f "$TMP/first_failed_visit.err" ] && sed 's/^/    first failed visit: /' "$TMP/first_failed_visit.err" | head -n 5
 echo
 
-# table SAMPLES NAME: the soak table of one process
-table() {
-    echo "| $2 | after warm-up | end | slope per 100k frames | slope, last half |"
-    echo "|---|---:|---:|---:|---:|"
-    awk -v total="$FRAMES" '
-        { f[NR] = $1; for (q = 1; q <= 3; q++) v[q, NR] = $(q + 1) }
-        function slope(q, from,    i, n, sx, sy, sxx, sxy, d) {
-            n = 0; sx = sy = sxx = sxy = 0
-            for (i = from; i <= NR; i++) { n++; sx += f[i]; sy += v[q, i]; sxx += f[i] * f[i]; sxy += f[i] * v[q, i] }
-            d = n * sxx - sx * sx
-            return d > 0 ? (n * sxy - sx * sy) / d * 100000 : 0
-        }
-        END {
-            if (NR < 4) { print "| (too few samples) | | | | |"; exit }
-            split("RSS MB|open fds|threads", name, "|")
-            w = 1; while (w < NR && f[w] < total / 10) w++
-            h = 1; while (h < NR && f[h] < f[NR] / 2) h++
-            for (q = 1; q <= 3; q++)
-                printf "| %s | %s (frame %d) | %s | %+.3f | %+.3f |\n", name[q], v[q, w], f[w], v[q, NR], slope(q, w), slope(q, h)
-        }' "$1"
-}
-table "$TMP/server.samples" "server"
+soak_table "$TMP/server.samples" "server" "$FRAMES" "100k frames" 100000
 echo
-table "$TMP/viewer.samples" "steady viewer"
+soak_table "$TMP/viewer.samples" "steady viewer" "$FRAMES" "100k frames" 100000
 [ "$server_rc" = 0 ] && [ "$viewer_rc" = 0 ] && [ "$visit_failures" = 0 ]

@@ -6,6 +6,7 @@
  * module turns them into "object" events and boxes in "fraction". */
 #include "events.h"
 #include "objects.h"
+#include "serve_testlib.h"
 
 #include <cjson/cJSON.h>
 
@@ -13,17 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int failures;
-
-#define CHECK(cond, ...)                                        \
-    do {                                                        \
-        if (!(cond)) {                                          \
-            failures++;                                         \
-            printf("FAIL %s:%d: ", __FILE__, __LINE__);         \
-            printf(__VA_ARGS__);                                \
-            printf("\n");                                       \
-        }                                                       \
-    } while (0)
+#define CHECK ST_CHECK
 
 enum { W = 160, H = 120, MAX_TOLD = 256 };
 
@@ -231,8 +222,8 @@ int main(void)
     test_two_objects();
     test_nothing();
     test_events();
-    if (failures) {
-        printf("%d failure%s\n", failures, failures == 1 ? "" : "s");
+    if (st_failures) {
+        printf("%d failure%s\n", st_failures, st_failures == 1 ? "" : "s");
         return 1;
     }
     printf("ok\n");

@@ -48,7 +48,7 @@
 const char cmd_serve_help[] =
     "usage: glcv serve CONFIG [options]\n"
     "\n"
-    "Runs a camera service configured by the YAML file CONFIG (docs/SERVE.md has its schema): reads\n"
+    "Runs a camera service configured by the YAML file CONFIG (docs/SERVICE.md has its schema): reads\n"
     "every camera all the time (files, rtsp:// and other URLs, /dev/videoN; live ones reconnect with\n"
     "back-off), segments them on the GPU in camera sets (eth, vsam, diff2, diff3, as 'glcv segment\n"
     "--sources'), and publishes events as JSON (docs/EVENTS.md): motion start and end per camera and\n"
