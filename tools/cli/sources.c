@@ -2,7 +2,11 @@
  *
  * Threads: one per camera set (its GL context current on it: reading the set, the method, the masks
  * read back), a pool of workers that encode and write the PNG files, and this thread, which probes
- * the sources, starts the sets, shows the progress and prints the summary. */
+ * the sources, starts the sets, shows the progress and prints the summary.
+ *
+ * Why one file of this size: the list's entries, the sets' threads and the PNG workers share the
+ * run's state (stop flag, counters, failures, the service's sink) and its lifetime; the parts that
+ * stand alone (the media sets, the methods) are modules of their own already. */
 #define _GNU_SOURCE /* pthread_timedjoin_np */
 
 #include "sources.h"

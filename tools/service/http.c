@@ -2,9 +2,9 @@
  *
  * One libwebsockets context per endpoint, with one vhost that listens on the configured address,
  * served by the endpoint's own thread. The vhost has no mounts, so lws hands every HTTP request to
- * protocols[0] ("http"), which routes it. A reply is built whole (status, headers, body in an svc_text) when the request
- * arrives and its body goes out in chunks of BODY_CHUNK on WRITEABLE callbacks, so a large body
- * never makes lws buffer it all.
+ * protocols[0] ("http"), which routes it. A reply is built whole (status, headers, body in an
+ * svc_text) when the request arrives and its body goes out in chunks of BODY_CHUNK on WRITEABLE
+ * callbacks, so a large body never makes lws buffer it all.
  *
  * The live view: a WebSocket of protocol "glcv-stream-1" on /live/CAMERA gets a socket pair; one
  * end goes to the camera's stream hub (svc_live_attach) as if a viewer had connected over TCP, the

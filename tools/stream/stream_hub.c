@@ -4,7 +4,11 @@
  * network thread adds and removes viewers and takes packets off the front of a queue; hub_publish
  * appends and, when a viewer falls behind, removes everything but the front packet, which the
  * network thread may be writing; so the network thread writes without holding the lock. The
- * addresses connections come from (peers) are the network thread's alone. */
+ * addresses connections come from (peers) are the network thread's alone.
+ *
+ * Why one file of this size: the viewers' queues and sync states, the handshake limits per address
+ * and the poll loop are one state machine under one lock; split, each part would reach into the
+ * others' fields. */
 #define _GNU_SOURCE
 
 #include "stream_hub.h"
