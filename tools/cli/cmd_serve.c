@@ -221,6 +221,7 @@ static void sink_open(void *user, const int *sources, int count, int width, int 
         pthread_mutex_lock(&c->lock);
         c->width = width;
         c->height = height;
+        svc_live_size(c->stream, width, height);
         if (!c->sized) {
             svc_events *e = NULL;
             char error[512];

@@ -56,6 +56,7 @@ struct svc_live_stream {
     long skipped;
     double handed_at; /* when the set last handed a picture over (net_now) */
     double idle_since; /* when its hub was last seen without viewers (0: it had some) */
+    int hint_width, hint_height; /* the camera's frame size, once known (svc_live_size) */
     /* the encoder thread's */
     glcv_delta *enc;
     int width, height;
@@ -185,7 +186,8 @@ int svc_live_attach(svc_live_stream *s, int fd, const char *peer, char *error, s
     }
     if (!s->hub) {
         /* a viewer's budget: QUEUE_FRAMES whole pictures (a keyframe is one), of the size to come */
-        size_t picture = (size_t)(s->width > 0 ? s->width : 1920) * (size_t)(s->height > 0 ? s->height : 1080) * 4;
+        size_t picture = (size_t)(s->hint_width > 0 ? s->hint_width : 1920) *
+                         (size_t)(s->hint_height > 0 ? s->hint_height : 1080) * 4;
         stream_hub_params hp = {.listener = -1,
                                 .token = s->p.token,
                                 .token_bytes = s->p.token ? s->p.token_bytes : 0,
@@ -212,6 +214,14 @@ int svc_live_attach(svc_live_stream *s, int fd, const char *peer, char *error, s
     int rc = hub_adopt(s->hub, fd, peer);
     pthread_mutex_unlock(&s->lock);
     return rc == 0 ? 0 : svc_fail(error, size, "the live view of camera '%s' cannot take a viewer", s->camera);
+}
+
+void svc_live_size(svc_live_stream *s, int width, int height)
+{
+    pthread_mutex_lock(&s->lock);
+    s->hint_width = width;
+    s->hint_height = height;
+    pthread_mutex_unlock(&s->lock);
 }
 
 int svc_live_watched(svc_live_stream *s)

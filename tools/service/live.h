@@ -55,6 +55,10 @@ void svc_live_stream_close(svc_live_stream *s);
  * viewer. The stream owns `fd` from here. 0, or -1 with a one-line reason. */
 int svc_live_attach(svc_live_stream *s, int fd, const char *peer, char *error, size_t size);
 
+/* The camera's frame size, when its set opens: a viewer's byte budget is 4 pictures of it (of
+ * 1920 x 1080 before it is known). */
+void svc_live_size(svc_live_stream *s, int width, int height);
+
 /* Whether anyone watches (the boxes are worth making). */
 int svc_live_watched(svc_live_stream *s);
 
