@@ -536,9 +536,14 @@ typedef struct set_state {
     int texture;
     int learn_frames;    /* a work's first pass: frames per learning member */
     int *learns;         /* per member: learns in the first pass */
-    int *ids, *fresh;    /* a service's run: per member its source, and whether its mask is new */
+    int *ids, *fresh;    /* per member: its source (a service's run), whether its mask is new */
     int *told_end;       /* a service's run: the file's end was reported */
     long *dropped;       /* a service's run: per member its dropped frames */
+    int behind;          /* the masks are read one set behind (cli_subtractor_reads_behind) */
+    int pending;         /* behind: a set processed whose masks are not read yet; of it: */
+    int *p_has;          /*   per member: it had a frame */
+    int64_t *p_index;    /*   per member: that frame's index */
+    glcv_image *p_view;  /*   per member: its frame for its viewers (a service's run; data NULL: none) */
     uint8_t *layer;      /* a service's run, texture sets: one member's frame read back for its viewers */
     GLuint layer_fbo;    /* ... through this framebuffer */
     int opened;          /* the work is open (its close is due) */
@@ -603,7 +608,11 @@ static int set_open(set_state *s)
                            &s->learn_frames, s->learns, engine_name, sizeof engine_name);
         s->opened = s->work != NULL; /* its close frees what open made, also after an error */
     } else if (rc == CLI_OK) {
-        rc = cli_subtractor_make(o->method, r->args, j->width, j->height, j->count, 0, engine, &r->logger, &s->sub);
+        /* masks read one set behind where the method can (their download overlaps the next set) */
+        int behind = (o->masks || o->sink) && o->method->method != CLI_METHOD_ETH;
+        rc = cli_subtractor_make(o->method, r->args, j->width, j->height, j->count, 0, behind, engine, &r->logger,
+                                 &s->sub);
+        s->behind = rc == CLI_OK && cli_subtractor_reads_behind(s->sub);
         if (rc == CLI_OK) {
             s->texture = s->sub->engine != GLCV_ENGINE_CPU;
             snprintf(engine_name, sizeof engine_name, "%s", glcv_engine_mode_string(s->sub->engine));
@@ -643,15 +652,19 @@ static int set_open(set_state *s)
     s->reopened = calloc(n, sizeof *s->reopened);
     s->ever_up = calloc(n, sizeof *s->ever_up);
     s->index = calloc(n, sizeof *s->index);
+    s->fresh = calloc(n, sizeof *s->fresh);
+    s->p_has = calloc(n, sizeof *s->p_has);
+    s->p_index = calloc(n, sizeof *s->p_index);
+    s->p_view = calloc(n, sizeof *s->p_view);
     if (!s->frames || !s->masks || !s->out || !s->retry_at || !s->backoff || !s->last_status || !s->ended ||
-        !s->index_base || !s->next_index || !s->reopened || !s->ever_up || !s->index)
+        !s->index_base || !s->next_index || !s->reopened || !s->ever_up || !s->index || !s->fresh || !s->p_has ||
+        !s->p_index || !s->p_view)
         return cli_out_of_memory();
     if (o->sink) {
         s->ids = calloc(n, sizeof *s->ids);
-        s->fresh = calloc(n, sizeof *s->fresh);
         s->dropped = calloc(n, sizeof *s->dropped);
         s->told_end = calloc(n, sizeof *s->told_end);
-        if (!s->ids || !s->fresh || !s->dropped || !s->told_end)
+        if (!s->ids || !s->dropped || !s->told_end)
             return cli_out_of_memory();
         for (int k = 0; k < j->count; k++) {
             s->ids[k] = r->e[j->members[k]].line;
@@ -690,6 +703,11 @@ static void set_close(set_state *s, int ok)
     if (s->layer_fbo)
         glDeleteFramebuffers(1, &s->layer_fbo); /* the set's context is current */
     free(s->layer);
+    for (int k = 0; s->p_view && k < s->job->count; k++)
+        glcv_image_free(&s->p_view[k]);
+    free(s->p_view);
+    free(s->p_has);
+    free(s->p_index);
     glcv_media_set_destroy(&s->set);
     if (s->opened)
         s->job->r->o->work->close(s->work, ok);
@@ -761,6 +779,82 @@ static glcv_status member_frame(set_state *s, int k, glcv_image *out)
     glBindFramebuffer(GL_READ_FRAMEBUFFER, (GLuint)bound);
     *out = (glcv_image){s->layer, j->width, j->height, 0, GLCV_PIXEL_RGBA8};
     return glGetError() == GL_NO_ERROR ? GLCV_OK : GLCV_ERROR_GL;
+}
+
+/* A service's run, masks read behind: copies of this set's watched members' frames (sink->wanted),
+ * for when their masks come. */
+static void keep_views(set_state *s)
+{
+    const cli_sources_sink *k = s->job->r->o->sink;
+    for (int m = 0; m < s->job->count; m++) {
+        glcv_image frame;
+        s->p_view[m].width = 0; /* none unless copied below (the pixels stay allocated for the next) */
+        if (!k || !k->frame || !s->out[m].has_frame || !k->wanted(k->user, s->ids[m]) ||
+            member_frame(s, m, &frame) != GLCV_OK)
+            continue;
+        glcv_image *v = &s->p_view[m];
+        int bpp = glcv_pixel_format_size(frame.format);
+        size_t row = (size_t)frame.width * (size_t)bpp, stride = frame.stride ? frame.stride : row;
+        if (v->data && (v->format != frame.format || (size_t)v->height * v->stride < (size_t)frame.height * row))
+            glcv_image_free(v);
+        if (!v->data && glcv_image_alloc(frame.width, frame.height, frame.format, v) != GLCV_OK)
+            continue;
+        v->width = frame.width;
+        v->height = frame.height;
+        v->stride = row;
+        for (int y = 0; y < frame.height; y++)
+            memcpy(v->data + (size_t)y * row, frame.data + (size_t)y * stride, row);
+    }
+}
+
+/* Reads the masks of the set `age` sets before the newest (0: the newest) and hands them on: to the
+ * sink (and, for its viewers, the watched members' frames: read from the set now when `views` is
+ * NULL, else views[k] where its width is not 0) and to the PNG writers. has[k], index[k]: the members
+ * that had a frame in that set, and the frames' indices. Returns CLI_OK, or fails the set. */
+static int deliver(set_state *s, int age, const int *has, const int64_t *index, const glcv_image *views)
+{
+    set_job *j = s->job;
+    run *r = j->r;
+    const cli_sources_options *o = r->o;
+    glcv_status st = GLCV_OK;
+    for (int k = 0; k < j->count; k++) {
+        s->masks[k] = s->scratch;
+        if (st == GLCV_OK && has[k] &&
+            (st = glcv_image_alloc(j->width, j->height, GLCV_PIXEL_GRAY8, &s->masks[k])) != GLCV_OK)
+            s->masks[k] = s->scratch;
+    }
+    if (st == GLCV_OK)
+        st = cli_subtractor_read_masks_age(s->sub, s->masks, age);
+    if (st != GLCV_OK) {
+        for (int k = 0; k < j->count; k++)
+            if (s->masks[k].data && s->masks[k].data != s->scratch.data)
+                glcv_image_free(&s->masks[k]);
+        return set_fail(j, cli_lib_error("cannot segment the camera set", st));
+    }
+    if (o->sink) {
+        for (int k = 0; k < j->count; k++) {
+            s->fresh[k] = s->masks[k].data != s->scratch.data;
+            s->index[k] = index[k];
+            glcv_image frame;
+            if (!s->fresh[k] || !o->sink->frame)
+                continue;
+            if (views ? views[k].width > 0
+                      : o->sink->wanted(o->sink->user, s->ids[k]) && member_frame(s, k, &frame) == GLCV_OK)
+                o->sink->frame(o->sink->user, s->ids[k], views ? &views[k] : &frame, &s->masks[k], index[k]);
+        }
+        o->sink->masks(o->sink->user, s->ids, j->count, s->masks, s->fresh, s->index);
+    }
+    for (int k = 0; k < j->count; k++) {
+        if (s->masks[k].data == s->scratch.data || !s->masks[k].data) /* none, or the sink's now */
+            continue;
+        if (!o->masks) {
+            glcv_image_free(&s->masks[k]);
+            continue;
+        }
+        if (queue_mask(r, j->members[k], index[k], &s->masks[k]) != CLI_OK)
+            return set_fail(j, CLI_FAIL);
+    }
+    return CLI_OK;
 }
 
 /* What happened to each member in the last read: failures reported once, live members scheduled
@@ -895,6 +989,15 @@ static void *set_main(void *arg)
         }
         double now = cli_now();
         read_ms = (now - read_at) * 1e3;
+        if (s.pending) { /* a member fails or ends now: its last masks go out before it is reported */
+            int ending = 0;
+            for (int k = 0; k < j->count; k++)
+                ending |= (s.out[k].status != GLCV_OK && s.out[k].status != s.last_status[k]) ||
+                          (s.out[k].info.end_of_stream && !s.ended[k]);
+            if (ending && deliver(&s, 0, s.p_has, s.p_index, s.p_view) != CLI_OK)
+                break;
+            s.pending = s.pending && !ending;
+        }
         watch_members(&s, now);
         int fresh = 0, files_up = 0, live_up = 0;
         for (int k = 0; k < j->count; k++) {
@@ -944,49 +1047,34 @@ static void *set_main(void *arg)
             } else {
                 st = s.texture ? cli_subtractor_frames_texture(s.sub, glcv_media_set_texture(s.set), 0)
                                : cli_subtractor_frames(s.sub, s.frames, 0);
-                for (int k = 0; st == GLCV_OK && want_masks && k < j->count; k++) {
-                    s.masks[k] = s.scratch;
-                    if (s.out[k].has_frame &&
-                        (st = glcv_image_alloc(j->width, j->height, GLCV_PIXEL_GRAY8, &s.masks[k])) != GLCV_OK)
-                        s.masks[k] = s.scratch;
-                }
-                if (st == GLCV_OK && want_masks)
-                    st = cli_subtractor_read_masks(s.sub, s.masks);
                 if (st != GLCV_OK) {
-                    for (int k = 0; k < j->count; k++)
-                        if (s.masks[k].data && s.masks[k].data != s.scratch.data)
-                            glcv_image_free(&s.masks[k]);
                     set_fail(j, cli_lib_error("cannot segment the camera set", st));
                     break;
                 }
-                process_ms = (cli_now() - now) * 1e3;
-                if (o->sink) {
-                    for (int k = 0; k < j->count; k++) {
-                        s.fresh[k] = s.masks[k].data != s.scratch.data;
-                        s.index[k] = s.index_base[k] + s.out[k].info.index;
-                        glcv_image frame;
-                        if (s.fresh[k] && o->sink->frame && o->sink->wanted(o->sink->user, s.ids[k]) &&
-                            member_frame(&s, k, &frame) == GLCV_OK)
-                            o->sink->frame(o->sink->user, s.ids[k], &frame, &s.masks[k], s.index[k]);
-                    }
-                    o->sink->masks(o->sink->user, s.ids, j->count, s.masks, s.fresh, s.index);
+                for (int k = 0; k < j->count; k++) {
+                    s.index[k] = s.index_base[k] + s.out[k].info.index;
+                    s.fresh[k] = s.out[k].has_frame;
                 }
-                for (int k = 0; want_masks && k < j->count; k++) {
-                    if (s.masks[k].data == s.scratch.data || !s.masks[k].data) /* none, or the sink's now */
-                        continue;
-                    if (!o->masks) {
-                        glcv_image_free(&s.masks[k]);
-                        continue;
-                    }
-                    if (queue_mask(r, j->members[k], s.index_base[k] + s.out[k].info.index, &s.masks[k]) != CLI_OK) {
-                        set_fail(j, CLI_FAIL);
+                if (want_masks && s.behind) {
+                    /* the set before's masks (downloaded meanwhile), then this one waits for the next */
+                    if (s.pending && deliver(&s, 1, s.p_has, s.p_index, s.p_view) != CLI_OK)
                         break;
+                    for (int k = 0; k < j->count; k++) { /* (deliver used s.index and s.fresh for the set before) */
+                        s.p_has[k] = s.out[k].has_frame;
+                        s.p_index[k] = s.index_base[k] + s.out[k].info.index;
                     }
+                    keep_views(&s);
+                    s.pending = 1;
+                } else if (want_masks && deliver(&s, 0, s.fresh, s.index, NULL) != CLI_OK) {
+                    break;
                 }
+                process_ms = (cli_now() - now) * 1e3;
                 j->frames += fresh;
                 atomic_fetch_add(&r->frames, fresh);
             }
             sets++;
+        } else if (s.pending && deliver(&s, 0, s.p_has, s.p_index, s.p_view) == CLI_OK) {
+            s.pending = 0; /* nothing new this read: the last set's masks now */
         }
         /* a file's end, after its last mask (live sources' ends are failures: watch_members) */
         for (int k = 0; o->sink && k < j->count; k++) {
@@ -1018,6 +1106,8 @@ static void *set_main(void *arg)
             nanosleep(&pause, NULL);
         }
     }
+    if (s.pending && j->rc == CLI_OK) /* the last set's masks */
+        deliver(&s, 0, s.p_has, s.p_index, s.p_view);
     if (learning && j->rc == CLI_OK && !stopping(r)) {
         pthread_mutex_lock(&r->print_lock);
         cli_error("--learn %d: the sources of cam%03d.. ended after %" PRId64 " frame set%s, with none left to segment",

@@ -45,7 +45,7 @@ glcv_bgsub_params cli_method_bgsub_params(const cli_method *m)
 }
 
 int cli_subtractor_make(const cli_method *m, const cli_args *args, int width, int height, int streams, int timing,
-                        glcv_engine_mode engine, const glcv_logger *logger, cli_subtractor **out)
+                        int download, glcv_engine_mode engine, const glcv_logger *logger, cli_subtractor **out)
 {
     cli_subtractor *sub = calloc(1, sizeof *sub);
     *out = sub;
@@ -69,6 +69,7 @@ int cli_subtractor_make(const cli_method *m, const cli_args *args, int width, in
     p.streams = streams;
     p.engine = engine;
     p.timing = timing;
+    p.download = download;
     p.logger = *logger;
     if (cli_given(args, &m->vote) && m->vote == 0)
         p.vote = -1; /* --vote 0: no vote */
@@ -78,6 +79,7 @@ int cli_subtractor_make(const cli_method *m, const cli_args *args, int width, in
     if (st != GLCV_OK)
         return cli_lib_error("cannot create the background subtraction", st);
     sub->engine = sub->bgsub_resolved.engine;
+    sub->download = download;
     return CLI_OK;
 }
 
@@ -112,7 +114,7 @@ int cli_subtractor_create_gpus(const cli_method *m, const cli_args *args, int wi
         return cli_usage("at most %d GPUs", CLI_MAX_GPUS);
     int rc = groups > 1 ? context_on(0, logger, ctx) : cli_context_for_engine(&engine, logger, ctx);
     if (rc == CLI_OK)
-        rc = cli_subtractor_make(m, args, width, height, groups > 1 ? per : streams, timing, engine, logger, out);
+        rc = cli_subtractor_make(m, args, width, height, groups > 1 ? per : streams, timing, 0, engine, logger, out);
     cli_subtractor *sub = *out;
     if (sub) {
         sub->ctx = *ctx;
@@ -128,7 +130,7 @@ int cli_subtractor_create_gpus(const cli_method *m, const cli_args *args, int wi
         rc = context_on(g, logger, &gctx);
         cli_subtractor *o = NULL;
         if (rc == CLI_OK)
-            rc = cli_subtractor_make(m, args, width, height, count, timing, engine, logger, &o);
+            rc = cli_subtractor_make(m, args, width, height, count, timing, 0, engine, logger, &o);
         if (o) {
             o->ctx = gctx;
             o->first = first;
@@ -252,11 +254,11 @@ static glcv_status one_frames(cli_subtractor *sub, const glcv_image *frames, int
     return glcv_segment_frames(sub->seg, frames, sub->streams, wait);
 }
 
-static glcv_status one_read_masks(cli_subtractor *sub, glcv_image *masks)
+static glcv_status one_read_masks(cli_subtractor *sub, glcv_image *masks, int age)
 {
     if (sub->bgsub)
-        return glcv_bgsub_read_masks(sub->bgsub, 0, masks, sub->streams);
-    return glcv_segment_read_masks(sub->seg, masks, sub->streams);
+        return glcv_bgsub_read_masks(sub->bgsub, age, masks, sub->streams);
+    return age == 0 ? glcv_segment_read_masks(sub->seg, masks, sub->streams) : GLCV_ERROR_STATE;
 }
 
 /* vsam's B of one stream (8.8 fixed point, rounded) into `out`; diff2 and diff3: black. */
@@ -393,9 +395,19 @@ glcv_status cli_subtractor_frames_texture(cli_subtractor *sub, unsigned int text
 
 glcv_status cli_subtractor_read_masks(cli_subtractor *sub, glcv_image *masks)
 {
+    return cli_subtractor_read_masks_age(sub, masks, 0);
+}
+
+glcv_status cli_subtractor_read_masks_age(cli_subtractor *sub, glcv_image *masks, int age)
+{
     glcv_status st = GLCV_OK;
-    EACH_GROUP(sub, st, GLCV_OK, one_read_masks(o, masks + o->first));
+    EACH_GROUP(sub, st, GLCV_OK, one_read_masks(o, masks + o->first, age));
     return st;
+}
+
+int cli_subtractor_reads_behind(const cli_subtractor *sub)
+{
+    return sub->bgsub && sub->download && sub->groups == 1;
 }
 
 glcv_status cli_subtractor_read_backgrounds(cli_subtractor *sub, glcv_image *out)

@@ -95,6 +95,7 @@ typedef struct cli_subtractor {
     glcv_context *ctx;                /* the context the objects live in (the first group's: the caller's) */
     int first, total;                 /* this group's first input, and all the inputs */
     int groups;                       /* 1, or the GPUs the inputs are spread over */
+    int download;                     /* vsam, diff2, diff3: each set's masks downloaded as made */
     struct cli_subtractor *others[CLI_MAX_GPUS - 1];
 } cli_subtractor;
 
@@ -112,9 +113,12 @@ int cli_subtractor_create_gpus(const cli_method *m, const cli_args *args, int wi
                                int timing, int quiet, const glcv_logger *logger, glcv_context **ctx,
                                cli_subtractor **out);
 
-/* The same in the GL context that is current (or the CPU), with `engine` instead of --engine's. */
+/* The same in the GL context that is current (or the CPU), with `engine` instead of --engine's.
+ * `download` (vsam, diff2, diff3): every set's masks are downloaded as soon as they are made,
+ * overlapped with the next set's work (glcv_bgsub_params.download), for a caller that reads them
+ * one set behind (cli_subtractor_read_masks_age 1). */
 int cli_subtractor_make(const cli_method *m, const cli_args *args, int width, int height, int streams, int timing,
-                        glcv_engine_mode engine, const glcv_logger *logger, cli_subtractor **out);
+                        int download, glcv_engine_mode engine, const glcv_logger *logger, cli_subtractor **out);
 
 /* Destroys the objects (in their context); accepts &NULL. */
 void cli_subtractor_destroy(cli_subtractor **sub);
@@ -149,6 +153,13 @@ glcv_status cli_subtractor_frames_texture(cli_subtractor *sub, unsigned int text
 
 /* Reads the newest set's masks into masks[0..streams-1] (GRAY8, the frames' size). */
 glcv_status cli_subtractor_read_masks(cli_subtractor *sub, glcv_image *masks);
+
+/* As cli_subtractor_read_masks, of the set `age` (0..1) sets before the newest: age 1 only where
+ * cli_subtractor_reads_behind (else STATE). */
+glcv_status cli_subtractor_read_masks_age(cli_subtractor *sub, glcv_image *masks, int age);
+
+/* Whether the masks can be read one set behind (made with `download`: vsam, diff2, diff3). */
+int cli_subtractor_reads_behind(const cli_subtractor *sub);
 
 /* Reads every stream's background into out[0..streams-1] (RGB8 or RGBA8, the frames' size):
  * eth's background, vsam's B; diff2 and diff3 keep none: black. */

@@ -212,7 +212,7 @@ int demo_set_method(demo *d, int method)
             st = glcv_image_alloc(d->width, d->height, GLCV_PIXEL_GRAY8, &d->sub_mask);
         if (st == GLCV_OK && !d->sub_background.data)
             st = glcv_image_alloc(d->width, d->height, GLCV_PIXEL_RGBA8, &d->sub_background);
-        if (st != GLCV_OK || cli_subtractor_make(&m, NULL, d->width, d->height, 1, 1, d->engine, &d->logger, &sub) !=
+        if (st != GLCV_OK || cli_subtractor_make(&m, NULL, d->width, d->height, 1, 1, 0, d->engine, &d->logger, &sub) !=
                                  CLI_OK) {
             cli_subtractor_destroy(&sub);
             demo_set_message(d, "method %s: cannot create it (engine %s)", cli_method_names[method],
