@@ -8,6 +8,7 @@
 # GLCV_SOAK_FILES ("label=path ..." of soak_bench's output); GLCV_SOAK_LOCAL=path uses a finished
 # local soak run's output instead of running it again. The stream tool's soak (bench/stream_soak.sh,
 # SOAK_FRAMES frames) likewise: GLCV_STREAM_SOAK_LOCAL=path, GLCV_STREAM_SOAK_FILES="label=path ...".
+# The service's soak (bench/serve_soak.sh, SERVE_SOAK_SECONDS, default 3600): GLCV_SERVE_SOAK_LOCAL=path.
 set -uo pipefail
 build=$(cd "${1:?usage: scripts/reliability.sh BUILD_DIR [FUZZ_SECONDS] [SOAK_FRAMES]}" && pwd)
 fuzz_seconds=${2:-600}
@@ -38,6 +39,12 @@ if [ -n "${GLCV_STREAM_SOAK_LOCAL:-}" ]; then
 else
     echo "reliability.sh: stream soak ($soak_frames frames)"
     bash "$root/bench/stream_soak.sh" "$build" --frames "$soak_frames" --interval 5 >"$work/stream_soak.txt" 2>&1
+fi
+if [ -n "${GLCV_SERVE_SOAK_LOCAL:-}" ]; then
+    cp "$GLCV_SERVE_SOAK_LOCAL" "$work/serve_soak.txt"
+else
+    echo "reliability.sh: service soak (${SERVE_SOAK_SECONDS:-3600} s)"
+    bash "$root/bench/serve_soak.sh" "$build" --seconds "${SERVE_SOAK_SECONDS:-3600}" >"$work/serve_soak.txt" 2>&1
 fi
 sanitized=$(grep -q 'GLCV_SANITIZE:BOOL=ON' "$build/CMakeCache.txt" && echo "yes" || echo "no")
 
@@ -78,13 +85,13 @@ build \`$(basename "$build")\`, sanitizers: $sanitized); the sections below the 
 | image files | corrupt, truncated, empty, a folder, a FIFO or a device (refused at once, not read), not an image, decompression bombs (a 33-byte PNG or a 23-byte JPEG whose header claims 16384x16384 or 32768x32768) | \`fuzz_image_load\` (libFuzzer, every stb format); \`test_image\` (\`test_load_errors\`, \`test_not_regular\`, \`test_load_limits\`); \`test_cli\` (a bomb as \`--bg\`: exit 1, nothing written; a frame replaced by a FIFO mid-run: exit 1 naming it); the limit: \`glcv_image_set_max_pixels\`, \`--max-pixels\` (default 8192x8192) |
 | histogram files | any bytes, a folder, bins out of range, NaN values | \`fuzz_track_hist\`; \`test_track_cpu\` |
 | command lines | every option kind, values out of range, reals that are 0 in single precision (\`--Ts 1e-50\`), products of flags (\`--bins 180 --sat-bins 256\`) | \`fuzz_cli_args\`; \`test_cli\`, \`test_track_cli\` (usage errors, exit 2, nothing written) |
-| network input | frame-delta packets, the stream handshake | \`fuzz_delta_packet\`, \`fuzz_stream_handshake\`; \`test_stream_hostile\` |
+| network input | frame-delta packets, the stream handshake; the service's YAML files, HTTP requests (methods, bodies, tokens), live-view WebSockets without or with a wrong token, brokers that go away mid-run | \`fuzz_delta_packet\`, \`fuzz_stream_handshake\`; \`test_stream_hostile\`; \`test_serve_config\` (118 broken files, each a one-line error naming file and line), \`test_serve_http\`, \`test_serve_live\` (refused, nothing of the camera sent), \`test_serve_restart\` (brokers restarted: nothing lost) |
 | API arguments | NULL, sizes, strides below the width, rectangles near INT_MAX, NaN parameters, more devices than present | \`test_match_cpu\` (score-map strides), \`test_track_cpu\` (windows and regions beyond +-2^24, box bounds of huge or NaN boxes), \`test_correlate\`, the modules' API tests |
 | every public function's contract | one bad argument a row, per class: NULL pointers, sizes and counts below 1, sizes whose products overflow, strides below a row, NaN and inf, enums out of range, no GL context current | \`test_contracts\` (the exact status, out-pointers NULL or unchanged, a message naming the argument; CPU engines, and objects of a destroyed Mesa EGL context; plain and under AddressSanitizer) |
 | call order and GL contexts | objects used or destroyed after their context was destroyed, with none current, with another (new) one current; a context that cannot be made (eglInitialize, eglCreateContext, eglCreatePbufferSurface or eglMakeCurrent failing, injected through a private hook) or that the GPU lost (EGL_CONTEXT_LOST) | \`test_context_lost\` (every call NO_CONTEXT, no GL call; creation fails naming the EGL call, the AUTO engine then gives the CPU's exact mask; a lost context is named, its objects refuse every call and go without a GL call, a new context works; under AddressSanitizer in the sanitizer suite) |
 | media sources | any bytes as a video file (every demuxer and decoder FFmpeg picks); timestamp jumps forward and back in a live source; truncated and corrupted video files; videos of frames above the pixel limit; empty locations, lavfi graphs without video; a network source (a camera) cut by a reset or stalled mid-stream | \`fuzz_media_open\`; \`test_media\` (16 frames with two jumps take 0.8 s, not 10 s a frame; a truncated file's missing frames counted as decode errors; LIMIT at open; a reset: the frames before it whole, then IO; a stall: IO after \`stall_timeout\`, and closing ends the wait at once); \`test_cli_media\` (cut and stalled loopback streams: exit 1 naming the cause, the masks written equal the file's) |
 | output | a disk that fills while masks are written (a file size limit) | \`test_cli\` (exit 1 naming the file, no temporary file left, every mask written decodes) |
-| long runs | 100,000 frames of segment + track, objects made again every 10,000 (or 1,000) frames; 100,000 frames streamed on loopback to a viewer while another joins and leaves every 2 s | \`bench/soak_bench\` (below): host memory, descriptors, threads, GL and CUDA memory; \`bench/stream_soak.sh\`: the server's and the viewer's memory, descriptors and threads |
+| long runs | 100,000 frames of segment + track, objects made again every 10,000 (or 1,000) frames; 100,000 frames streamed on loopback to a viewer while another joins and leaves every 2 s; \`glcv serve\` for an hour with 8 RTSP cameras that end and reconnect, a broker and live-view visits | \`bench/soak_bench\` (below): host memory, descriptors, threads, GL and CUDA memory; \`bench/stream_soak.sh\`: the server's and the viewer's memory, descriptors and threads; \`bench/serve_soak.sh\`: the service's |
 
 Every change runs the whole test suite plain and with AddressSanitizer, UndefinedBehaviorSanitizer
 and LeakSanitizer (\`scripts/build.sh test\`, also in CI), then every fuzzer for 60 s
@@ -136,6 +143,23 @@ for entry in ${GLCV_STREAM_SOAK_FILES:-}; do
     label=${entry%%=*}
     stream_soak_section "${label//_/ }" "${entry#*=}"
 done
+cat <<EOF
+
+## The camera service (\`bench/serve_soak.sh\`)
+
+\`glcv serve\` runs 8 RTSP cameras (gst-rtsp-server on the loopback; a 2-minute scene that ends and
+is opened again, so reconnections are part of the run) with tracked objects, events to mosquitto
+(a subscriber counts them), \`/metrics\` scraped every sample, and a browser-like viewer of the live
+view (\`tests/live_client\`) that watches a camera for 10 s, leaves, and comes back 10 s later on the
+next one (a WebSocket, a handshake, a hub and a snapshot each time; a hub stops 30 s after its
+last viewer). The service's memory, descriptors and threads are sampled from /proc every 10 s.
+
+### This machine ($machine)
+
+EOF
+grep -E '^serve_soak:|^    ' "$work/serve_soak.txt" | sed 's/^ *//; s/^/    /'
+echo
+grep '^|' "$work/serve_soak.txt"
 } >"$out"
 echo "reliability.sh: wrote $out"
 [ $fuzz_rc -eq 0 ]
