@@ -124,7 +124,8 @@ def main():
         listed = browser.wait(page, "[...document.querySelectorAll('#cameras button')].map(b => b.dataset.id)", 20)
         check(listed is not None and camera in listed, "the camera list has the camera", str(listed))
         browser.evaluate(page, f"glcvLive.watch({json.dumps(camera)})")
-        state = browser.wait(page, "(s => s && (s.applied >= 20 || s.error) && s)(glcvLive.state())", 60)
+        # until 20 pictures, an error or the end of the stream (a source that ended before 20 is a failure too)
+        state = browser.wait(page, "(s => s && (s.applied >= 20 || s.error || s.ended) && s)(glcvLive.state())", 60)
         check(state is not None and state.get("applied", 0) >= 20 and not state.get("error"),
               "20 pictures decoded with the token", json.dumps(state))
         held = browser.wait(page, "glcvLive.hold()", 10)

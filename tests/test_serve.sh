@@ -451,11 +451,12 @@ section_takeover() {
 
 # ---- live ------------------------------------------------------------------------------------------------
 section_live() {
-    # a lossless (FFV1) file read at its rate, so the viewers' pictures can be compared with the frames
-    "$FIXTURE" "$TMP/live.mkv" "$TMP/live_png" 400 160x120 ffv1 5 >"$TMP/fixture.out" 2>&1 ||
+    # a lossless (FFV1) file read at its rate, so the viewers' pictures can be compared with the frames;
+    # a minute long, so that it outlasts the viewers below on a loaded machine (SIGTERM ends the run)
+    "$FIXTURE" "$TMP/live.mkv" "$TMP/live_png" 1500 160x120 ffv1 5 >"$TMP/fixture.out" 2>&1 ||
         { cat "$TMP/fixture.out"; fail "test_video_fixture live"; return; }
     # and an H.264 one: on a GPU, decoded by NVDEC into the set's texture, which the view reads back
-    "$FIXTURE" "$TMP/yard.mkv" "$TMP/yard_png" 400 160x120 h264 6 >"$TMP/fixture.out" 2>&1 ||
+    "$FIXTURE" "$TMP/yard.mkv" "$TMP/yard_png" 1000 160x120 h264 6 >"$TMP/fixture.out" 2>&1 ||
         { cat "$TMP/fixture.out"; fail "test_video_fixture yard"; return; }
     local token=live-view-token-0123456789
     cat >"$TMP/live.yaml" <<EOF
