@@ -340,7 +340,9 @@ static void check_camera(const svc_config *cfg, const svc_camera *c, int ended)
         glcv_image_free(&mask);
     }
     /* the fraction events, one per mask, in order */
-    int seen = 0, first_status = -1, last_status = -1, first_frame = -1;
+    /* status_before: the last status before the first frame's event (a camera that could not be opened
+     * when it started says down first, then up with its first frame) */
+    int seen = 0, first_status = -1, last_status = -1, first_frame = -1, status_before = -1;
     for (int i = 0; i < n_events; i++) {
         const cJSON *o = events[i].json;
         if (strcmp(st_json_text(o, "camera"), c->id) != 0)
@@ -348,6 +350,8 @@ static void check_camera(const svc_config *cfg, const svc_camera *c, int ended)
         if (!strcmp(st_json_text(o, "type"), "status")) {
             first_status = first_status < 0 ? i : first_status;
             last_status = i;
+            if (first_frame < 0)
+                status_before = i;
             continue;
         }
         if (strcmp(st_json_text(o, "type"), "fraction") != 0)
@@ -385,8 +389,8 @@ static void check_camera(const svc_config *cfg, const svc_camera *c, int ended)
     }
     if (seen != n || n == 0)
         FAIL("%s: %d fraction events for %d masks", c->id, seen, n);
-    if (first_status < 0 || strcmp(st_json_text(events[first_status].json, "state"), "up") != 0 ||
-        (first_frame >= 0 && first_status > first_frame))
+    if (first_status < 0 || (first_frame < 0 && strcmp(st_json_text(events[first_status].json, "state"), "up") != 0) ||
+        (first_frame >= 0 && (status_before < 0 || strcmp(st_json_text(events[status_before].json, "state"), "up") != 0)))
         FAIL("%s: no status 'up' before the first frame's event", c->id);
     if (ended && (last_status < 0 || strcmp(st_json_text(events[last_status].json, "state"), "down") != 0 ||
                   strcmp(st_json_text(events[last_status].json, "reason"), "the file ended") != 0))

@@ -90,7 +90,7 @@ expect_rc mixed 1 "a list with an unreachable URL and a corrupt file"
 expect_in mixed err "mixed.txt:2: source 'rtsp://127.0.0.1:9/nothing' (cam001)" "the unreachable URL is named by its line"
 expect_in mixed err "mixed.txt:5: source '$TMP/corrupt.mkv' (cam004)" "the corrupt file is named by its line"
 expect_in mixed out "sources:    5 in 2 camera sets" "two frame sizes: two sets (the blank line is none)"
-expect_in mixed err "(cam001): cannot open: media: cannot open video 'rtsp://127.0.0.1:9/nothing': Connection refused (its frame size is unknown" "one line for the unreachable URL, with its cause"
+expect_in mixed err "(cam001): cannot open: media: cannot open video 'rtsp://127.0.0.1:9/nothing': Connection refused (opened again after 1, 2, 4" "one line for the unreachable URL, with its cause and what happens to it"
 CHECKS=$((CHECKS + 1))
 [ "$(grep -c "glcv: error:" "$TMP/mixed.err")" = 2 ] || { fail "not one error line per failed source"; show mixed; }
 same_masks "$TMP/one_vsam_0" "$TMP/mixed/cam000" "the first file, beside the failures"
@@ -265,6 +265,35 @@ else
         # the numbering goes on: the last mask's index is at least the number of masks less one
         idx=$(basename "$last" | sed 's/frame_0*\([0-9]*\)_mask.png/\1/')
         [ "${idx:-0}" -ge $((after - 1)) ] || fail "reconnect: the last mask is $last of $after masks"
+        kill "$RTSP_PID" 2>/dev/null
+        wait "$RTSP_PID" 2>/dev/null
+        echo "== a camera that is down when the run starts: opened later, in a set of its own"
+        # the file is read at its rate (--mode live) for 8 s; the camera's server starts 2 s in
+        "$FIXTURE" "$TMP/long.mkv" "$TMP/pnglong" 250 160x120 ffv1 4 >/dev/null 2>&1 || fail "the long video"
+        printf 'rtsp://127.0.0.1:%s/cam transport=tcp\n%s\n' "$PORT" "$TMP/long.mkv" >"$TMP/late.txt"
+        "$GLCV" segment --sources "$TMP/late.txt" --method diff2 --mode live --max-frames 200 -o "$TMP/late" \
+            >"$TMP/late.out" 2>"$TMP/late.err" &
+        GLCV_PID=$!
+        sleep 2
+        start_rtsp "$TMP/cam.mkv" "$PORT"
+        for k in $(seq 300); do kill -0 "$GLCV_PID" 2>/dev/null || break; sleep 0.1; done
+        if kill -0 "$GLCV_PID" 2>/dev/null; then
+            fail "the run with a late camera did not end"
+            kill -INT "$GLCV_PID"
+            sleep 1
+        fi
+        wait "$GLCV_PID"
+        echo $? >"$TMP/late.rc"
+        expect_rc late 1 "a camera down at the start counts as failed"
+        expect_in late err "late.txt:1: source 'rtsp://127.0.0.1:$PORT/cam' (cam000): cannot open" "the camera down at the start is reported"
+        expect_in late err "source 'rtsp://127.0.0.1:$PORT/cam' (cam000) opened: 160x120, in a camera set of its own" "the camera is opened once its server is up"
+        expect_in late out "sources:    2 in 2 camera sets" "the late camera's set counted"
+        n=$(find "$TMP/late/cam000" -name '*_mask.png' 2>/dev/null | wc -l)
+        CHECKS=$((CHECKS + 1))
+        [ "$n" -ge 20 ] || { fail "the late camera: only $n masks"; show late; }
+        n=$(find "$TMP/late/cam001" -name '*_mask.png' 2>/dev/null | wc -l)
+        CHECKS=$((CHECKS + 1))
+        [ "$n" -ge 20 ] || { fail "the file beside the late camera: only $n masks"; show late; }
         kill "$RTSP_PID" 2>/dev/null
         wait "$RTSP_PID" 2>/dev/null
     fi

@@ -316,14 +316,28 @@ section_restart() {
     PIDS+=("$RTSP_PID")
     brokers_start || return
     subscribe
+    # a third camera, in live1's group, whose server starts only once the service runs
+    local late_port rtsp_pid
+    late_port=$(free_port $((rtsp_port + 1)))
     broker_config "$TMP/r.yaml" "$(camera live0 "rtsp://127.0.0.1:$rtsp_port/cam" vsam)" \
-        "$(camera live1 "rtsp://127.0.0.1:$rtsp_port/cam" diff2)"
+        "$(camera live1 "rtsp://127.0.0.1:$rtsp_port/cam" diff2)" \
+        "$(camera late "rtsp://127.0.0.1:$late_port/cam" diff2)"
     serve_start r "$TMP/r.yaml" || return
     wait_for "$TMP/mqtt.raw" '"type":"fraction"' 40 60 || fail "no frames from the cameras in 60 s"
+    wait_for "$TMP/mqtt.raw" '"camera":"late".*"state":"down"' 1 10 || fail "the late camera: no down event"
+    rtsp_pid=$RTSP_PID
+    start_rtsp "$TMP/cam.mkv" "$late_port" || return
+    PIDS+=("$RTSP_PID")
+    RTSP_PID=$rtsp_pid
+    wait_for "$TMP/mqtt.raw" '"camera":"late".*"state":"up"' 1 40 ||
+        { fail "the camera down when its group started did not come up"; show r; }
+    wait_for "$TMP/mqtt.raw" '"type":"fraction","camera":"late"' 5 30 || fail "the late camera: no frames"
+    local before
+    before=$(grep -c '"type":"fraction"' "$TMP/mqtt.raw")
     brokers_stop
     sleep 1.5 # events queue while the brokers are away
     brokers_start || return
-    wait_for "$TMP/mqtt.raw" '"type":"fraction"' 200 60 || fail "few frames after the brokers' restart"
+    wait_for "$TMP/mqtt.raw" '"type":"fraction"' $((before + 160)) 60 || fail "few frames after the brokers' restart"
     http metrics /metrics
     serve_stop r
     CHECKS=$((CHECKS + 1))

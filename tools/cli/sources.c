@@ -80,6 +80,9 @@ typedef struct entry {
     char why[600];      /* why it failed */
     atomic_int failed;  /* reported as failed at least once */
     int set;            /* its set */
+    int waiting;        /* a live source whose frame size was unknown at the start: probed again */
+    double retry_at, backoff; /* ... next probe (cli_now) and its back-off, by the waiter's thread */
+    atomic_int ready;   /* ... probed: width and height known, its set to start */
     glcv_rect *rois;    /* the line's roi=x,y,w,h (a work's list) */
     int n_rois;
 } entry;
@@ -281,7 +284,7 @@ typedef struct set_job {
     int gpu;
     int width, height;
     pthread_t thread;
-    int started;
+    int started, joined;
     int rc;
     long frames, learned;
     /* when, in seconds from the run's start: the set's sources were open, the first frames came, the
@@ -299,6 +302,10 @@ struct run {
     int n;
     set_job *sets;
     int set_count;
+    int waiting;  /* entries waiting for their frame size (their sets are reserved in sets[]) */
+    pthread_t waiter;
+    int waiter_started;
+    atomic_int waiter_stop;
     double start; /* cli_now() when the sets started */
     /* progress, from every set thread */
     atomic_long frames;
@@ -469,6 +476,26 @@ typedef struct probe_job {
     atomic_int next;
 } probe_job;
 
+/* Opens entry x once to learn its frame size (x->width, x->height; else x->why says why). */
+static void probe_entry(const run *r, entry *x)
+{
+    glcv_media_params p = source_params(r, x);
+    p.decoder_threads = 1;
+    p.ring_frames = 2;
+    p.logger = (glcv_logger){.fn = keep_first_error, .user = x, .max_level = GLCV_LOG_ERROR};
+    glcv_media *m = NULL;
+    glcv_status st = glcv_media_create(&p, &m);
+    if (st == GLCV_OK) {
+        glcv_media_params got;
+        glcv_media_get_params(m, &got);
+        x->width = got.width;
+        x->height = got.height;
+    } else if (!x->why[0]) {
+        snprintf(x->why, sizeof x->why, "cannot open: %s", glcv_status_string(st));
+    }
+    glcv_media_destroy(&m);
+}
+
 static void *probe_main(void *arg)
 {
     probe_job *pj = arg;
@@ -477,22 +504,7 @@ static void *probe_main(void *arg)
         int i = atomic_fetch_add(&pj->next, 1);
         if (i >= r->n)
             return NULL;
-        entry *x = &r->e[i];
-        glcv_media_params p = source_params(r, x);
-        p.decoder_threads = 1;
-        p.ring_frames = 2;
-        p.logger = (glcv_logger){.fn = keep_first_error, .user = x, .max_level = GLCV_LOG_ERROR};
-        glcv_media *m = NULL;
-        glcv_status st = glcv_media_create(&p, &m);
-        if (st == GLCV_OK) {
-            glcv_media_params got;
-            glcv_media_get_params(m, &got);
-            x->width = got.width;
-            x->height = got.height;
-        } else if (!x->why[0]) {
-            snprintf(x->why, sizeof x->why, "cannot open: %s", glcv_status_string(st));
-        }
-        glcv_media_destroy(&m);
+        probe_entry(r, &r->e[i]);
     }
 }
 
@@ -1150,8 +1162,16 @@ static int plan_sets(run *r)
         } else if (x->width == 0) {
             char why[800];
             snprintf(why, sizeof why, "%s%s", x->why,
-                     x->live ? " (its frame size is unknown, so it is not retried: give --size WxH to retry it)" : "");
+                     x->live ? " (opened again after 1, 2, 4 ... 30 s while other sources run; once it opens, its "
+                               "frame size known, it gets a camera set of its own)"
+                             : "");
             report_failure(r, i, why);
+            if (x->live) {
+                x->waiting = 1;
+                x->backoff = 1.0;
+                x->retry_at = cli_now() + x->backoff;
+                r->waiting++;
+            }
             continue;
         }
         int g = 0;
@@ -1208,7 +1228,100 @@ static int plan_sets(run *r)
     }
     free(size_of);
     free(sizes);
+    /* room for the sets of the sources that may open later: sets[] never moves once threads run */
+    if (rc == CLI_OK && r->waiting > 0 && r->set_count + r->waiting > capacity) {
+        set_job *grown = realloc(r->sets, (size_t)(r->set_count + r->waiting) * sizeof *grown);
+        if (grown)
+            r->sets = grown;
+        else
+            rc = cli_out_of_memory();
+    }
     return rc;
+}
+
+/* ---- live sources that could not be opened at the start ------------------------------------------- */
+
+/* The waiter's thread: probes each waiting source when its back-off has passed (1, 2, 4 ... 30 s);
+ * one that opens is marked ready, and the run's thread starts its set. */
+static void *waiter_main(void *arg)
+{
+    run *r = arg;
+    while (!atomic_load(&r->waiter_stop) && !stopping(r)) {
+        for (int i = 0; i < r->n && !atomic_load(&r->waiter_stop) && !stopping(r); i++) {
+            entry *x = &r->e[i];
+            /* ready first: once it is set, the run's thread owns the entry again */
+            if (atomic_load(&x->ready) || !x->waiting || cli_now() < x->retry_at)
+                continue;
+            x->why[0] = '\0';
+            probe_entry(r, x);
+            if (x->width > 0) {
+                atomic_store(&x->ready, 1);
+            } else {
+                x->backoff = x->backoff * 2 < BACKOFF_MAX_S ? x->backoff * 2 : BACKOFF_MAX_S;
+                x->retry_at = cli_now() + x->backoff;
+                if (r->o->verbose) {
+                    pthread_mutex_lock(&r->print_lock);
+                    fprintf(stderr, "glcv: source '%s' (line %d): %s; again in %.0f s\n", x->text, x->line + 1,
+                            x->why, x->backoff);
+                    pthread_mutex_unlock(&r->print_lock);
+                }
+            }
+        }
+        struct timespec pause = {0, 100 * 1000000L};
+        nanosleep(&pause, NULL);
+    }
+    return NULL;
+}
+
+static void *set_main(void *arg);
+
+/* Starts a set of its own for each waiting source that opened; 1 when one was started. */
+static int start_ready_sets(run *r, int *rc)
+{
+    const cli_sources_options *o = r->o;
+    int started = 0;
+    for (int i = 0; i < r->n && *rc == CLI_OK && !stopping(r); i++) {
+        entry *x = &r->e[i];
+        if (!x->waiting || !atomic_load(&x->ready))
+            continue;
+        x->waiting = 0;
+        r->waiting--;
+        set_job *j = &r->sets[r->set_count];
+        *j = (set_job){.r = r, .gpu = r->set_count % o->gpus, .width = x->width, .height = x->height, .count = 1};
+        atomic_init(&j->dropped, 0);
+        if (!(j->members = malloc(sizeof *j->members))) {
+            *rc = cli_out_of_memory();
+            break;
+        }
+        j->members[0] = i;
+        x->set = r->set_count;
+        if (o->masks) {
+            char name[128];
+            source_folder(r, i, name, sizeof name);
+            char *dir = cli_path_join(o->outdir, name, "");
+            *rc = dir ? cli_make_dir(dir) : cli_out_of_memory();
+            free(dir);
+            if (*rc != CLI_OK) {
+                free(j->members);
+                break;
+            }
+        }
+        if (!o->quiet && !o->sink) {
+            pthread_mutex_lock(&r->print_lock);
+            fprintf(stderr, "glcv: source '%s' (cam%03d) opened: %dx%d, in a camera set of its own\n", x->text,
+                    x->line, x->width, x->height);
+            pthread_mutex_unlock(&r->print_lock);
+        }
+        r->set_count++;
+        j->started = pthread_create(&j->thread, NULL, set_main, j) == 0;
+        if (!j->started) {
+            cli_error("cannot start a thread for the camera sets");
+            *rc = CLI_FAIL;
+            atomic_store(&r->stop, 1);
+        }
+        started = 1;
+    }
+    return started;
 }
 
 static void show_progress(run *r, double start, double *last, long *last_frames, int final)
@@ -1261,6 +1374,7 @@ int cli_sources_run(const cli_sources_options *o, const cli_args *args)
     atomic_init(&r.stop, 0);
     atomic_init(&r.written, 0);
     atomic_init(&r.write_failed, 0);
+    atomic_init(&r.waiter_stop, 0);
     pthread_mutex_init(&r.lock, NULL);
     pthread_mutex_init(&r.print_lock, NULL);
     pthread_cond_init(&r.has_job, NULL);
@@ -1301,26 +1415,36 @@ int cli_sources_run(const cli_sources_options *o, const cli_args *args)
                 atomic_store(&r.stop, 1);
             }
         }
-        /* the progress, until every set's thread is done */
-        for (int k = 0; k < r.set_count; k++) {
-            if (!r.sets[k].started)
-                continue;
-            for (;;) {
-                struct timespec ts;
-                clock_gettime(CLOCK_REALTIME, &ts);
-                ts.tv_nsec += 200 * 1000000L;
-                if (ts.tv_nsec >= 1000000000L) {
-                    ts.tv_sec++;
-                    ts.tv_nsec -= 1000000000L;
+        if (r.waiting > 0)
+            r.waiter_started = pthread_create(&r.waiter, NULL, waiter_main, &r) == 0;
+        /* the progress, until every set's thread is done; the sources that open late get sets of their
+         * own meanwhile (not once every set has ended: a run of files is over then) */
+        for (;;) {
+            int running = 0;
+            for (int k = 0; k < r.set_count; k++) {
+                set_job *j = &r.sets[k];
+                if (!j->started || j->joined)
+                    continue;
+                if (pthread_tryjoin_np(j->thread, NULL) != 0) {
+                    running++;
+                    continue;
                 }
-                if (pthread_timedjoin_np(r.sets[k].thread, NULL, &ts) == 0)
-                    break;
-                if (!o->quiet)
-                    show_progress(&r, start, &last, &last_frames, 0);
+                j->joined = 1;
+                if (j->rc != CLI_OK && rc == CLI_OK)
+                    rc = j->rc;
             }
-            if (r.sets[k].rc != CLI_OK && rc == CLI_OK)
-                rc = r.sets[k].rc;
+            if (running == 0)
+                break;
+            if (r.waiting > 0 && start_ready_sets(&r, &rc))
+                continue;
+            if (!o->quiet)
+                show_progress(&r, start, &last, &last_frames, 0);
+            struct timespec pause = {0, 200 * 1000000L};
+            nanosleep(&pause, NULL);
         }
+        atomic_store(&r.waiter_stop, 1);
+        if (r.waiter_started)
+            pthread_join(r.waiter, NULL);
         if (!o->sink)
             cli_interrupt_release();
     }
