@@ -15,7 +15,12 @@
  * since 1970): each camera has events within SECONDS after it, and its fraction events, in time
  * order, have increasing frame indices that never jump by more than MAXGAP.
  *
- * usage: serve_check --cluster URL STREAM KILLED_AT SECONDS MAXGAP ID... */
+ * usage: serve_check --cluster URL STREAM KILLED_AT SECONDS MAXGAP ID...
+ *
+ * With --replicas, that each named JetStream stream (a key-value bucket B is the stream KV_B) is
+ * kept by N servers, all current; prints each one's leader ("STREAM: leader NAME").
+ *
+ * usage: serve_check --replicas URL N STREAM... */
 #define _GNU_SOURCE /* getline */
 
 #include "config.h"
@@ -499,10 +504,54 @@ static int check_cluster(int argc, char **argv)
     return failures ? 1 : 0;
 }
 
+static int check_replicas(int argc, char **argv)
+{
+    if (argc < 5) {
+        printf("usage: serve_check --replicas URL N STREAM...\n");
+        return 1;
+    }
+    long want = atol(argv[3]);
+    natsConnection *nc = NULL;
+    jsCtx *js = NULL;
+    natsStatus s = natsConnection_ConnectTo(&nc, argv[2]);
+    if (s == NATS_OK)
+        s = natsConnection_JetStream(&js, nc, NULL);
+    if (s != NATS_OK)
+        FAIL("NATS %s: %s", argv[2], natsStatus_GetText(s));
+    for (int a = 4; s == NATS_OK && a < argc; a++) {
+        jsStreamInfo *si = NULL;
+        jsErrCode jerr = 0;
+        natsStatus got = js_GetStreamInfo(&si, js, argv[a], NULL, &jerr);
+        if (got != NATS_OK) {
+            FAIL("stream %s: %s", argv[a], natsStatus_GetText(got));
+            continue;
+        }
+        int current = 0, others = si->Cluster ? si->Cluster->ReplicasLen : 0;
+        for (int i = 0; i < others; i++)
+            current += si->Cluster->Replicas[i]->Current;
+        printf("serve_check: %s: %lld replicas configured, leader %s, %d other%s (%d current)\n", argv[a],
+               (long long)si->Config->Replicas, si->Cluster && si->Cluster->Leader ? si->Cluster->Leader : "none",
+               others, others == 1 ? "" : "s", current);
+        if (si->Config->Replicas != want || others != want - 1 || current != others)
+            FAIL("stream %s: %lld replicas configured, %d others of which %d current; wanted %ld, all current",
+                 argv[a], (long long)si->Config->Replicas, others, current, want);
+        else
+            printf("%s: leader %s\n", argv[a], si->Cluster && si->Cluster->Leader ? si->Cluster->Leader : "none");
+        jsStreamInfo_Destroy(si);
+    }
+    jsCtx_Destroy(js);
+    natsConnection_Destroy(nc);
+    nats_Close();
+    printf("serve_check: %s\n", failures ? "FAILED" : "ok");
+    return failures ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 1 && !strcmp(argv[1], "--cluster"))
         return check_cluster(argc, argv);
+    if (argc > 1 && !strcmp(argv[1], "--replicas"))
+        return check_replicas(argc, argv);
     const char *file = NULL, *url = NULL, *stream = NULL;
     int exact = 0, ended = 0;
     for (int i = 2; i < argc; i++) {

@@ -10,6 +10,9 @@
 #   reload   SIGHUP with one camera kept (its zones changed), one removed, one added
 #   takeover three instances share twelve RTSP cameras through leases in NATS JetStream; one is
 #            killed (SIGKILL): its cameras resume on the others within 10 s, their frames numbered on
+#   nodes    a 3-node nats-server cluster (JetStream, replicas: 3) under two instances and four
+#            cameras; the events stream's leader is killed (SIGKILL): the stream and the lease buckets
+#            are on three servers, and every camera's events go on within 10 s, nothing lost
 #   live     the live view in headless Chromium (browser_check.py): with the token, the page's
 #            picture of a frame within the threshold of the source frame, its mask the service's, and
 #            the tracked objects' boxes drawn;
@@ -397,6 +400,37 @@ section_reload() {
     kill "$RTSP_PID" 2>/dev/null
 }
 
+# instances_start NATS COUNT CAMERA-LINES... -- NAME...: an instance per NAME sharing the cameras through
+# a cluster (lease 3 s) on the nats section NATS, their PIDs and HTTP ports in PID_OF[NAME] and
+# PORT_OF[NAME]; then waits (60 s at most) until COUNT cameras make frames on one of them (their /metrics)
+instances_start() {
+    local nats=$1 count=$2 name k
+    shift 2
+    local lines=()
+    while [ $# -gt 0 ] && [ "$1" != -- ]; do lines+=("$1"); shift; done
+    shift
+    declare -gA PID_OF PORT_OF
+    for name in "$@"; do
+        {
+            printf 'http: {listen: "127.0.0.1:0"}\nfraction_every: 0.5\nnats: %s\n' "$nats"
+            printf 'cluster: {instance: %s, lease: 3}\ncameras:\n' "$name"
+            printf '%s\n' "${lines[@]}"
+        } >"$TMP/$name.yaml"
+        serve_start "$name" "$TMP/$name.yaml" || return
+        PID_OF[$name]=$SERVE_PID
+        PORT_OF[$name]=$HTTP_PORT
+    done
+    for k in $(seq 120); do
+        for name in "$@"; do
+            HTTP_PORT=${PORT_OF[$name]}
+            http "m_$name" /metrics
+        done
+        [ "$(cat "$TMP"/m_?.http | grep -c '^glcv_camera_frames_total{camera="c[0-9]*"} [1-9]')" -ge "$count" ] && break
+        sleep 0.5
+    done
+    sleep 1
+}
+
 # ---- takeover ---------------------------------------------------------------------------------------------
 section_takeover() {
     [ -x "$NATS" ] || { echo "test_serve: nats-server missing: skipped"; exit 77; }
@@ -413,28 +447,7 @@ section_takeover() {
     for k in $(seq 100); do (echo >"/dev/tcp/127.0.0.1/$NATS_PORT") 2>/dev/null && break; sleep 0.05; done
     local cams=()
     for i in $(seq 0 11); do cams+=("$(camera "c$i" "rtsp://127.0.0.1:$rtsp_port/cam" diff2)"); done
-    declare -A PID_OF PORT_OF
-    for name in a b c; do
-        {
-            printf 'http: {listen: "127.0.0.1:0"}\nfraction_every: 0.5\n'
-            printf 'nats: {url: "nats://127.0.0.1:%s"}\n' "$NATS_PORT"
-            printf 'cluster: {instance: %s, lease: 3}\ncameras:\n' "$name"
-            printf '%s\n' "${cams[@]}"
-        } >"$TMP/$name.yaml"
-        serve_start "$name" "$TMP/$name.yaml" || return
-        PID_OF[$name]=$SERVE_PID
-        PORT_OF[$name]=$HTTP_PORT
-    done
-    # every camera claimed, and making frames, on one of the three (their /metrics)
-    for k in $(seq 120); do
-        for name in a b c; do
-            HTTP_PORT=${PORT_OF[$name]}
-            http "m_$name" /metrics
-        done
-        [ "$(cat "$TMP"/m_?.http | grep -c '^glcv_camera_frames_total{camera="c[0-9]*"} [1-9]')" -ge 12 ] && break
-        sleep 0.5
-    done
-    sleep 1
+    instances_start "{url: \"nats://127.0.0.1:$NATS_PORT\"}" 12 "${cams[@]}" -- a b c || return
     local victim=a most=-1 n
     for name in a b c; do
         n=$(sed -n 's/^glcv: cluster: \([0-9]*\) cameras\? claimed.*/\1/p' "$TMP/$name.err" | awk '{ n += $1 } END { print n + 0 }')
@@ -456,11 +469,71 @@ section_takeover() {
         expect_rc "$name" 0 "instance $name: SIGTERM"
     done
     CHECKS=$((CHECKS + 1))
-    "$CHECK" --cluster "nats://127.0.0.1:$NATS_PORT" GLCV_EVENTS "$killed_at" 10 75 c0 c1 c2 c3 c4 c5 c6 c7 c8 c9 c10 c11 \
+    "$CHECK" --cluster "nats://127.0.0.1:$NATS_PORT" GLCV_EVENTS "$killed_at" 10 150 c0 c1 c2 c3 c4 c5 c6 c7 c8 c9 c10 c11 \
         >"$TMP/check.out" 2>&1 || { fail "the cameras did not resume in time"; sed 's/^/  | /' "$TMP/check.out"; }
     cat "$TMP/check.out"
     [ -z "${TEST_SERVE_KEEP:-}" ] || { cp -r "$TMP" "$TEST_SERVE_KEEP"; echo "kept in $TEST_SERVE_KEEP"; }
     kill "$RTSP_PID" "$NATS_PID" 2>/dev/null
+}
+
+# ---- nodes: a 3-node NATS cluster ---------------------------------------------------------------------------
+section_nodes() {
+    [ -x "$NATS" ] || { echo "test_serve: nats-server missing: skipped"; exit 77; }
+    local i k name port=19900 urls="" routes=""
+    local -a client cluster monitor node_pid
+    for i in 1 2 3; do
+        client[$i]=$(free_port "$port")
+        cluster[$i]=$(free_port $((client[i] + 1)))
+        monitor[$i]=$(free_port $((cluster[i] + 1)))
+        port=$((monitor[i] + 1))
+        urls="$urls${urls:+,}nats://127.0.0.1:${client[$i]}"
+        routes="$routes${routes:+, }nats://127.0.0.1:${cluster[$i]}"
+    done
+    for i in 1 2 3; do
+        mkdir -p "$TMP/js$i"
+        printf 'server_name: n%s\nlisten: 127.0.0.1:%s\nhttp: 127.0.0.1:%s\njetstream { store_dir: "%s" }\n' \
+            "$i" "${client[$i]}" "${monitor[$i]}" "$TMP/js$i" >"$TMP/nats$i.conf"
+        printf 'cluster {\n  name: glcv\n  listen: 127.0.0.1:%s\n  routes: [%s]\n}\n' "${cluster[$i]}" "$routes" \
+            >>"$TMP/nats$i.conf"
+        "$NATS" -c "$TMP/nats$i.conf" >"$TMP/nats$i.log" 2>&1 &
+        node_pid[$i]=$!
+        PIDS+=("${node_pid[$i]}")
+    done
+    # JetStream's meta group has a leader once the three found each other
+    for k in $(seq 300); do
+        curl -s "http://127.0.0.1:${monitor[1]}/jsz" 2>/dev/null | grep -q '"leader": *"n[123]"' && break
+        sleep 0.1
+    done
+    curl -s "http://127.0.0.1:${monitor[1]}/jsz" | grep -q '"leader": *"n[123]"' ||
+        { fail "the NATS cluster has no JetStream leader after 30 s"; tail -5 "$TMP"/nats?.log; return; }
+    "$FIXTURE" "$TMP/cam.mkv" "$TMP/pngcam" 1000 64x48 h264 3 >/dev/null 2>&1 || fail "the camera's video"
+    local cams=()
+    for i in 0 1 2 3; do cams+=("$(camera "c$i" "$TMP/cam.mkv" diff2)" "    realtime: true"); done
+    instances_start "{url: \"$urls\", replicas: 3}" 4 "${cams[@]}" -- a b || return
+    CHECKS=$((CHECKS + 1))
+    "$CHECK" --replicas "$urls" 3 GLCV_EVENTS KV_GLCV_LEASES KV_GLCV_LEASES_FRAMES >"$TMP/replicas.out" 2>&1 ||
+        fail "the stream and the buckets are not on three servers"
+    cat "$TMP/replicas.out"
+    local leader
+    leader=$(sed -n 's/^GLCV_EVENTS: leader n\([123]\)$/\1/p' "$TMP/replicas.out")
+    [ -n "$leader" ] || { fail "no leader of the events stream"; return; }
+    local killed_at survivors=""
+    killed_at=$(date +%s.%N)
+    kill -9 "${node_pid[$leader]}"
+    wait "${node_pid[$leader]}" 2>/dev/null
+    echo "killed n$leader, the events stream's leader"
+    for i in 1 2 3; do [ "$i" = "$leader" ] || survivors="$survivors${survivors:+,}nats://127.0.0.1:${client[$i]}"; done
+    sleep 8
+    for name in a b; do
+        SERVE_PID=${PID_OF[$name]}
+        serve_stop "$name"
+        expect_rc "$name" 0 "instance $name: SIGTERM"
+        expect_in "$name" err "none left" "instance $name: every event acknowledged at the stop"
+    done
+    CHECKS=$((CHECKS + 1))
+    "$CHECK" --cluster "$survivors" GLCV_EVENTS "$killed_at" 10 150 c0 c1 c2 c3 >"$TMP/check.out" 2>&1 ||
+        { fail "the cameras' events did not go on after the leader's loss"; sed 's/^/  | /' "$TMP/check.out"; }
+    cat "$TMP/check.out"
 }
 
 # ---- live ------------------------------------------------------------------------------------------------
@@ -529,9 +602,9 @@ EOF
 }
 
 case "$SECTION" in
-check | stdout | brokers | restart | reload | takeover | live) "section_$SECTION" ;;
+check | stdout | brokers | restart | reload | takeover | nodes | live) "section_$SECTION" ;;
 *)
-    echo "usage: test_serve.sh check|stdout|brokers|restart|reload|takeover|live GLCV SERVE_CHECK FIXTURE [RTSP_SERVER]"
+    echo "usage: test_serve.sh check|stdout|brokers|restart|reload|takeover|nodes|live GLCV SERVE_CHECK FIXTURE [RTSP_SERVER]"
     exit 2
     ;;
 esac

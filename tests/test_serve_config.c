@@ -118,9 +118,10 @@ static const char FULL[] = "# every key\n"
                            "  prefix: site1\n"
                            "  client_id: glcv-a\n"
                            "nats:\n"
-                           "  url: nats://natsbox:4223\n"
+                           "  url: nats://natsbox:4223,nats://natsbox2\n"
                            "  prefix: site1n\n"
                            "  stream: EVENTS1\n"
+                           "  replicas: 3\n"
                            "queue: 500\n"
                            "spool: /var/lib/glcv/spool.jsonl\n"
                            "fraction_every: 0.5\n"
@@ -256,9 +257,10 @@ static void test_full(void)
     CHECK_STR(c.mqtt_url, "mqtt://broker:1884");
     CHECK_STR(c.mqtt_prefix, "site1");
     CHECK_STR(c.mqtt_client_id, "glcv-a");
-    CHECK_STR(c.nats_url, "nats://natsbox:4223");
+    CHECK_STR(c.nats_url, "nats://natsbox:4223,nats://natsbox2");
     CHECK_STR(c.nats_prefix, "site1n");
     CHECK_STR(c.nats_stream, "EVENTS1");
+    CHECK_INT(c.nats_replicas, 3);
     CHECK_INT(c.queue, 500);
     CHECK_STR(c.spool, "/var/lib/glcv/spool.jsonl");
     CHECK_REAL(c.fraction_every, 0.5);
@@ -324,6 +326,7 @@ static void test_minimal(void)
     CHECK_STR(c.nats_url, NULL);
     CHECK_STR(c.nats_prefix, "glcv");
     CHECK_STR(c.nats_stream, "GLCV_EVENTS");
+    CHECK_INT(c.nats_replicas, 1);
     CHECK_INT(c.queue, 10000);
     CHECK_STR(c.spool, NULL);
     CHECK_REAL(c.fraction_every, 1.0);
@@ -388,6 +391,10 @@ static const broken BROKEN[] = {
     {"http:\n  lisen: 1:2\n" CAM, 2, ": http.lisen: unknown key: expected listen, token or token_file"},
     {"mqtt:\n  url: mqtt://a\n  qos: 1\n" CAM, 3, ": mqtt.qos: unknown key"},
     {"nats:\n  subject: x\n" CAM, 2, ": nats.subject: unknown key"},
+    {"nats:\n  replicas: 6\n" CAM, 2, ": nats.replicas: '6' is out of range"},
+    {"nats:\n  url: 'nats://a:4222,,nats://b'\n" CAM, 2, ": nats.url: nats url 'nats://a:4222,,nats://b': an empty entry"},
+    {"nats:\n  url: 'nats://a:4222,mqtt://b'\n" CAM, 2, ": nats.url: nats url 'mqtt://b': expected nats://HOST[:PORT]"},
+    {"nats:\n  replicas: 0\n" CAM, 2, ": nats.replicas: '0' is out of range"},
     {"defaults:\n  transport: tcp\n" CAM, 2, ": defaults.transport: unknown key"},
     {CAM0 "    sorce: t\n", 4, ": cameras[0].sorce: unknown key"},
     {CAM0 "    zones:\n      - name: z\n        polygon: [[0, 0], [1, 0], [1, 1]]\n        area: 3\n", 7,

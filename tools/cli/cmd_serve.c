@@ -941,7 +941,8 @@ static void reload(service *svc)
                               {old->cluster_bucket, next.cluster_bucket},
                               {old->cluster_instance, next.cluster_instance}};
     int restart = old->queue != next.queue || old->gpus != next.gpus || old->cluster != next.cluster ||
-                  old->cluster_capacity != next.cluster_capacity || old->cluster_lease != next.cluster_lease;
+                  old->cluster_capacity != next.cluster_capacity || old->cluster_lease != next.cluster_lease ||
+                  old->nats_replicas != next.nats_replicas;
     for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++) {
         const char *a = fixed[i][0], *b = fixed[i][1];
         restart |= (a == NULL) != (b == NULL) || (a && b && strcmp(a, b) != 0);
@@ -1037,9 +1038,13 @@ static void cluster_round(service *svc)
             pthread_mutex_unlock(&c->lock);
         }
     }
-    if (svc_cluster_round(svc->cluster, ids, n, held, last, fps, claim, first, lose) != 0)
-        goto done; /* NATS away: the held cameras run on */
-    svc->instances = svc_cluster_instances(svc->cluster);
+    /* NATS may take a second or two to answer: /metrics, /cameras and the live view do not wait for
+     * it (only this thread changes the cameras and the configuration, so nothing above goes stale) */
+    pthread_mutex_unlock(&svc->lock);
+    int round = svc_cluster_round(svc->cluster, ids, n, held, last, fps, claim, first, lose);
+    pthread_mutex_lock(&svc->lock);
+    if (round == 0)
+        svc->instances = svc_cluster_instances(svc->cluster);
     int claimed = 0, lost = 0;
     for (int i = 0; i < svc->n_cams; i++)
         for (int j = 0; j < n; j++)
@@ -1050,7 +1055,10 @@ static void cluster_round(service *svc)
     for (int j = 0; j < n; j++)
         claimed += claim[j];
     if (lost)
-        drop_cameras(svc, drop, "its lease was taken by another instance", wall_clock());
+        drop_cameras(svc, drop,
+                     round == 0 ? "its lease was taken by another instance"
+                                : "its lease could not be renewed (NATS unreachable): another instance may take it",
+                     wall_clock());
     if (claimed)
         add_cameras(svc, claim, first);
     if ((claimed || lost) && !svc->quiet)
@@ -1142,6 +1150,7 @@ static int open_outputs(service *svc)
                                 .nats_url = c->nats_url,
                                 .nats_prefix = c->nats_prefix,
                                 .nats_stream = c->nats_stream,
+                                .nats_replicas = c->nats_replicas,
                                 .queue_max = c->queue,
                                 .spool = c->spool,
                                 .logger = cli_logger(svc->verbose)};
@@ -1168,6 +1177,7 @@ static int open_outputs(service *svc)
                                  .instance = c->cluster_instance,
                                  .capacity = c->cluster_capacity,
                                  .lease_s = c->cluster_lease,
+                                 .replicas = c->nats_replicas,
                                  .logger = cli_logger(svc->verbose)};
         if (svc_cluster_open(&cp, &svc->cluster, error, sizeof error) != 0) {
             cli_error("%s", error);

@@ -52,7 +52,6 @@
 enum {
     QUEUE_MAX_DEFAULT = 10000,
     MQTT_PORT_DEFAULT = 1883,
-    NATS_PORT_DEFAULT = 4222,
     BACKOFF_MAX_S = 10,
     MQTT_KEEPALIVE_S = 30,
     MQTT_CONNACK_S = 10,     /* a connection the broker has not accepted by then is given up */
@@ -89,7 +88,7 @@ typedef struct queue {
     long drops_unlogged;
     char host[HOST_BYTES];
     int port;
-    char where[HOST_BYTES + 16]; /* "HOST:PORT", "[IPV6]:PORT": for the log */
+    char where[sizeof(((svc_nats_servers *)0)->text)]; /* "HOST:PORT", "[IPV6]:PORT" (NATS: a list): for the log */
     char *prefix;
     char separator; /* between prefix and topic, and for '/' in the topic: '/' MQTT, '.' NATS */
     pthread_cond_t wake; /* the thread's back-off sleep (and the NATS thread's idle wait) */
@@ -118,7 +117,9 @@ struct svc_broker {
     int mqtt_acks[2 * MQTT_INFLIGHT_MAX]; /* PUBACKs' message ids */
     int mqtt_acks_n;
     /* NATS */
+    svc_nats_servers nats_servers;
     char *nats_stream, *nats_subjects;
+    int nats_replicas; /* of the stream, when it is created */
     natsOptions *nats_options;
     double nats_complained_at; /* the last warning of a refusing stream (NATS thread only) */
 };
@@ -629,6 +630,7 @@ static int nats_ensure_stream(svc_broker *b, jsCtx *js, char why[TEXT_BYTES])
     config.Subjects = subjects;
     config.SubjectsLen = 1;
     config.Storage = js_FileStorage;
+    config.Replicas = b->nats_replicas;
     s = js_AddStream(&info, js, &config, NULL, &code);
     jsStreamInfo_Destroy(info);
     if (s != NATS_OK) {
@@ -636,7 +638,8 @@ static int nats_ensure_stream(svc_broker *b, jsCtx *js, char why[TEXT_BYTES])
                  svc_nats_error(s));
         return -1;
     }
-    svc_log(&b->logger, GLCV_LOG_INFO, "nats: created stream '%s' (subjects %s, file storage)", b->nats_stream, b->nats_subjects);
+    svc_log(&b->logger, GLCV_LOG_INFO, "nats: created stream '%s' (subjects %s, file storage, %d replica%s)",
+            b->nats_stream, b->nats_subjects, b->nats_replicas, b->nats_replicas == 1 ? "" : "s");
     return 0;
 }
 
@@ -809,11 +812,9 @@ static void *nats_main(void *arg)
 
 static int nats_prepare(svc_broker *b, char *error, size_t size)
 {
-    char url[HOST_BYTES + 32];
-    snprintf(url, sizeof url, "nats://%s", b->nats.where);
     natsStatus s = natsOptions_Create(&b->nats_options);
     if (s == NATS_OK)
-        s = natsOptions_SetURL(b->nats_options, url);
+        s = svc_nats_servers_set(&b->nats_servers, b->nats_options);
     if (s == NATS_OK)
         s = natsOptions_SetAllowReconnect(b->nats_options, false);
     if (s == NATS_OK)
@@ -823,7 +824,7 @@ static int nats_prepare(svc_broker *b, char *error, size_t size)
     if (s == NATS_OK)
         s = natsOptions_SetName(b->nats_options, "glcv");
     if (s != NATS_OK)
-        return svc_fail(error, size, "nats url '%s': %s", url, svc_nats_error(s));
+        return svc_fail(error, size, "nats servers %s: %s", b->nats.where, svc_nats_error(s));
     return 0;
 }
 
@@ -1121,16 +1122,14 @@ static int configure(svc_broker *b, const svc_broker_params *params, char *error
     if (b->mqtt.enabled &&
         svc_parse_url(params->mqtt_url, "mqtt", MQTT_PORT_DEFAULT, b->mqtt.host, &b->mqtt.port, error, size) != 0)
         return -1;
-    if (b->nats.enabled &&
-        svc_parse_url(params->nats_url, "nats", NATS_PORT_DEFAULT, b->nats.host, &b->nats.port, error, size) != 0)
+    if (b->nats.enabled && svc_nats_servers_parse(params->nats_url, &b->nats_servers, error, size) != 0)
         return -1;
     if (queue_init(&b->mqtt, "mqtt", params->mqtt_prefix ? params->mqtt_prefix : "glcv", '/', error, size) != 0 ||
         queue_init(&b->nats, "nats", params->nats_prefix ? params->nats_prefix : "glcv", '.', error, size) != 0)
         return -1;
-    queue *queues[2] = {&b->mqtt, &b->nats};
-    for (int i = 0; i < 2; i++)
-        snprintf(queues[i]->where, sizeof queues[i]->where, strchr(queues[i]->host, ':') ? "[%s]:%d" : "%s:%d",
-                 queues[i]->host, queues[i]->port);
+    snprintf(b->mqtt.where, sizeof b->mqtt.where, strchr(b->mqtt.host, ':') ? "[%s]:%d" : "%s:%d", b->mqtt.host,
+             b->mqtt.port);
+    snprintf(b->nats.where, sizeof b->nats.where, "%s", b->nats_servers.text);
     const char *stream = params->nats_stream ? params->nats_stream : "GLCV_EVENTS";
     if (check_stream_name(stream, error, size) != 0)
         return -1;
@@ -1146,6 +1145,7 @@ static int configure(svc_broker *b, const svc_broker_params *params, char *error
     if (b->nats_subjects)
         snprintf(b->nats_subjects, subjects_n, "%s.>", b->nats.prefix);
     b->nats_stream = copy_text(stream);
+    b->nats_replicas = params->nats_replicas > 0 ? params->nats_replicas : 1;
     b->spool = params->spool ? copy_text(params->spool) : NULL;
     if (!b->nats_subjects || !b->mqtt_client_id || !b->nats_stream || (params->spool && !b->spool))
         return svc_fail(error, size, "no memory");

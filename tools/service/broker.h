@@ -32,6 +32,7 @@ typedef struct svc_broker_params {
     const char *nats_url;       /* "nats://HOST[:PORT]" (port 4222); NULL: no NATS */
     const char *nats_prefix;    /* NULL: "glcv" */
     const char *nats_stream;    /* the JetStream stream; NULL: "GLCV_EVENTS" */
+    int nats_replicas;          /* the stream's replicas when it is created; 0: 1 */
     int queue_max;              /* messages a broker's queue holds; 0: 10000 */
     const char *spool;          /* NULL: none */
     glcv_logger logger;

@@ -22,7 +22,9 @@
  *
  * The share: the smallest level L such that the live instances, each taking min(its capacity, L),
  * can run every camera; with no capacities this is ceil(cameras / live instances), and an instance
- * of small capacity leaves its part to the others instead of to nobody.
+ * of small capacity leaves its part to the others instead of to nobody. An instance claims nothing in
+ * a round that sees more live instances than its last one did: of instances started together, the
+ * first does not take the shares of the others before their heartbeats are in.
  *
  * Why one file of this size: the connection, the bucket's snapshot, the lease writes and the round
  * share the cluster's state and its one rule for revisions; split, that state would become a
@@ -50,14 +52,12 @@
 #include <unistd.h>
 
 enum {
-    NATS_PORT_DEFAULT = 4222,
     CONNECT_TIMEOUT_MS = 1500, /* a connection attempt: one per round at most */
     REQUEST_TIMEOUT_MS = 1000, /* a write, a read, the bucket's listing, a bucket look-up */
     NAME_MAX_BYTES = 64,       /* an instance name's characters */
     BUCKET_MAX_BYTES = 128,    /* a bucket name's characters (FRAMES_SUFFIX comes after it) */
     ID_MAX_BYTES = 256,        /* a camera id's characters */
     HOST_BYTES = SVC_HOST_BYTES,
-    URL_BYTES = HOST_BYTES + 32,
     SUBJECT_BYTES = 16 + BUCKET_MAX_BYTES + 16 + ID_MAX_BYTES,
     VALUE_BYTES = 160,
     TEXT_BYTES = 768,
@@ -195,15 +195,18 @@ struct svc_cluster {
     char name[NAME_MAX_BYTES + 1];
     char bucket[BUCKET_MAX_BYTES + 1];
     char frames_bucket[BUCKET_MAX_BYTES + sizeof FRAMES_SUFFIX];
-    char url[URL_BYTES];
+    svc_nats_servers servers;
     int capacity;
     double lease_s;
+    int replicas; /* of the buckets, when they are created */
     natsOptions *options;
     natsConnection *nc; /* NULL: not connected (the next round connects) */
     jsCtx *js;
     kvStore *leases_kv, *frames_kv;
     bool registered; /* a round has succeeded since open: claims are allowed */
+    int live_seen;   /* the live instances of the last round: claims wait for a round that sees the same */
     bool down;       /* the last round could not reach NATS (the warning is given once) */
+    double renewed_at; /* net_now() at the start of the last round that renewed the leases */
     double down_warned_at, bad_id_warned_at;
     unsigned round_no;
     int live; /* live instances seen in the last round */
@@ -227,18 +230,6 @@ static bool valid_name(const char *text, size_t max)
         if (n >= max || !name_char(text[n]))
             return false;
     return n > 0;
-}
-
-/* "nats://HOST[:PORT]" or "nats://[IPV6][:PORT]" into the URL libnats gets (always with a port). */
-static int parse_url(const char *url, char out[URL_BYTES], char *error, size_t size)
-{
-    char host[SVC_HOST_BYTES];
-    int port = 0;
-    if (svc_parse_url(url, "nats", NATS_PORT_DEFAULT, host, &port, error, size) != 0)
-        return -1;
-    int v6 = strchr(host, ':') != NULL;
-    snprintf(out, URL_BYTES, "nats://%s%s%s:%d", v6 ? "[" : "", host, v6 ? "]" : "", port);
-    return 0;
 }
 
 /* HOSTNAME-PID, characters outside [A-Za-z0-9_-] made '-', the host name cut to fit 64. */
@@ -282,10 +273,11 @@ static int bind_bucket(svc_cluster *c, const char *bucket, double ttl_s, kvStore
         config.History = 1;
         config.TTL = (int64_t)llround(ttl_s * 1e9); /* nanoseconds (the stream's max age) */
         config.StorageType = js_FileStorage;
+        config.Replicas = c->replicas;
         s = js_CreateKeyValue(kv, c->js, &config);
         if (s == NATS_OK)
-            svc_log(&c->logger, GLCV_LOG_INFO, "cluster: created bucket '%s' (%s)", bucket,
-                ttl_s > 0 ? "max age = the lease" : "no max age");
+            svc_log(&c->logger, GLCV_LOG_INFO, "cluster: created bucket '%s' (%s, %d replica%s)", bucket,
+                ttl_s > 0 ? "max age = the lease" : "no max age", c->replicas, c->replicas == 1 ? "" : "s");
     } else if (s == NATS_OK && ttl_s > 0) {
         kvStatus *status = NULL;
         if (kvStore_Status(&status, *kv) == NATS_OK) {
@@ -310,7 +302,7 @@ static int connect_nats(svc_cluster *c, char why[TEXT_BYTES])
 {
     natsStatus s = natsConnection_Connect(&c->nc, c->options);
     if (s != NATS_OK) {
-        snprintf(why, TEXT_BYTES, "cannot connect to %s: %s", c->url, svc_nats_error(s));
+        snprintf(why, TEXT_BYTES, "cannot connect to %.300s: %s", c->servers.text, svc_nats_error(s));
         c->nc = NULL;
         return -1;
     }
@@ -319,7 +311,7 @@ static int connect_nats(svc_cluster *c, char why[TEXT_BYTES])
     options.Wait = REQUEST_TIMEOUT_MS;
     s = natsConnection_JetStream(&c->js, c->nc, &options);
     if (s != NATS_OK) {
-        snprintf(why, TEXT_BYTES, "%s: JetStream: %s", c->url, svc_nats_error(s));
+        snprintf(why, TEXT_BYTES, "%.300s: JetStream: %s", c->servers.text, svc_nats_error(s));
         disconnect(c);
         return -1;
     }
@@ -336,6 +328,31 @@ static void after_failure(svc_cluster *c)
 {
     if (c->nc && natsConnection_IsClosed(c->nc))
         disconnect(c);
+}
+
+/* A failed round: once the leases could not be renewed for lease - period, every held camera is to
+ * stop (lose[k] = 1) and the leases are forgotten, so that a camera does not run on two instances:
+ * with rounds a period apart, the cameras stop between lease - period and lease after the last
+ * renewal, before the server drops the leases and another instance can claim them. The cameras it
+ * stops. */
+static int fence(svc_cluster *c, const int *held, int count, int *lose)
+{
+    double since = net_now() - c->renewed_at;
+    if (since < c->lease_s - c->lease_s / 3)
+        return 0;
+    int n = 0;
+    for (int k = 0; k < count; k++)
+        if (held[k]) {
+            lose[k] = 1;
+            n++;
+        }
+    table_clear(&c->leases);
+    if (n > 0)
+        svc_log(&c->logger, GLCV_LOG_WARN,
+                "cluster: leases not renewed for %.1f s (lease %.3g s): %d camera%s stop, as another instance may take "
+                "them",
+                since, c->lease_s, n, n == 1 ? "" : "s");
+    return n;
 }
 
 /* ---- Writes ------------------------------------------------------------------------------------------ */
@@ -419,15 +436,27 @@ static int read_frame(svc_cluster *c, const char *id, int64_t *frame, double *fp
 {
     *frame = -1;
     *fps = 0;
-    kvEntry *e = NULL;
-    natsStatus s = kvStore_Get(&e, c->frames_kv, id);
-    if (s == NATS_NOT_FOUND)
+    /* from the stream's leader (a stream message get), not kvStore_Get: the buckets allow direct gets,
+     * which any replica answers, and a replica that is behind (after a server's loss) would give an
+     * older frame, and the frames since it would be numbered twice */
+    char stream[BUCKET_MAX_BYTES + sizeof FRAMES_SUFFIX + 8], subject[SUBJECT_BYTES];
+    snprintf(stream, sizeof stream, "KV_%s", c->frames_bucket);
+    snprintf(subject, sizeof subject, "$KV.%s.%s", c->frames_bucket, id);
+    natsMsg *m = NULL;
+    jsErrCode code = 0;
+    natsStatus s = js_GetLastMsg(&m, c->js, stream, subject, NULL, &code);
+    if (s == NATS_NOT_FOUND || code == JSNoMessageFoundErr)
         return 0;
     if (s != NATS_OK) {
         snprintf(why, TEXT_BYTES, "reading %s in bucket '%s': %s", id, c->frames_bucket, svc_nats_error(s));
         return -1;
     }
-    cJSON *json = cJSON_ParseWithLength(kvEntry_Value(e), (size_t)kvEntry_ValueLen(e));
+    const char *op = NULL;
+    if (natsMsgHeader_Get(m, "KV-Operation", &op) == NATS_OK && op) { /* deleted or purged */
+        natsMsg_Destroy(m);
+        return 0;
+    }
+    cJSON *json = cJSON_ParseWithLength(natsMsg_GetData(m), (size_t)natsMsg_GetDataLength(m));
     const cJSON *f = cJSON_GetObjectItemCaseSensitive(json, "frame");
     const cJSON *r = cJSON_GetObjectItemCaseSensitive(json, "fps");
     if (cJSON_IsNumber(f) && f->valuedouble >= 0 && f->valuedouble < 9e15)
@@ -438,7 +467,7 @@ static int read_frame(svc_cluster *c, const char *id, int64_t *frame, double *fp
         svc_log(&c->logger, GLCV_LOG_WARN, "cluster: bucket '%s', key %s: not {\"frame\":N}: frames of camera %s start at 0",
             c->frames_bucket, id, id);
     cJSON_Delete(json);
-    kvEntry_Destroy(e);
+    natsMsg_Destroy(m);
     return 0;
 }
 
@@ -591,8 +620,8 @@ int svc_cluster_open(const svc_cluster_params *params, svc_cluster **out, char *
     if (params->instance && !valid_name(params->instance, NAME_MAX_BYTES))
         return svc_fail(error, size, "cluster: instance name '%s': expected 1 to %d of A-Z a-z 0-9 _ -",
                      params->instance, NAME_MAX_BYTES);
-    char url[URL_BYTES];
-    if (parse_url(params->nats_url, url, error, size) != 0)
+    svc_nats_servers servers;
+    if (svc_nats_servers_parse(params->nats_url, &servers, error, size) != 0)
         return -1;
 
     svc_cluster *c = calloc(1, sizeof *c);
@@ -601,9 +630,11 @@ int svc_cluster_open(const svc_cluster_params *params, svc_cluster **out, char *
     c->logger = params->logger;
     c->capacity = params->capacity;
     c->lease_s = lease;
+    c->renewed_at = net_now();
+    c->replicas = params->replicas > 0 ? params->replicas : 1;
     c->live = 1;
     c->down_warned_at = c->bad_id_warned_at = -1e9;
-    snprintf(c->url, sizeof c->url, "%s", url);
+    c->servers = servers;
     snprintf(c->bucket, sizeof c->bucket, "%s", bucket);
     snprintf(c->frames_bucket, sizeof c->frames_bucket, "%s" FRAMES_SUFFIX, bucket);
     if (params->instance)
@@ -615,7 +646,7 @@ int svc_cluster_open(const svc_cluster_params *params, svc_cluster **out, char *
     snprintf(client, sizeof client, "glcv-cluster-%s", c->name);
     natsStatus s = natsOptions_Create(&c->options);
     if (s == NATS_OK)
-        s = natsOptions_SetURL(c->options, url);
+        s = svc_nats_servers_set(&c->servers, c->options);
     if (s == NATS_OK)
         s = natsOptions_SetAllowReconnect(c->options, false);
     if (s == NATS_OK)
@@ -623,7 +654,7 @@ int svc_cluster_open(const svc_cluster_params *params, svc_cluster **out, char *
     if (s == NATS_OK)
         s = natsOptions_SetName(c->options, client);
     if (s != NATS_OK) {
-        svc_fail(error, size, "cluster: nats url '%s': %s", url, svc_nats_error(s));
+        svc_fail(error, size, "cluster: nats servers %s: %s", c->servers.text, svc_nats_error(s));
         cluster_free(c);
         return -1;
     }
@@ -633,7 +664,7 @@ int svc_cluster_open(const svc_cluster_params *params, svc_cluster **out, char *
         cluster_free(c);
         return -1;
     }
-    svc_log(&c->logger, GLCV_LOG_INFO, "cluster: instance '%s' on %s, bucket '%s', lease %.3g s, capacity %d%s", c->name, c->url,
+    svc_log(&c->logger, GLCV_LOG_INFO, "cluster: instance '%s' on %s, bucket '%s', lease %.3g s, capacity %d%s", c->name, c->servers.text,
         c->bucket, c->lease_s, c->capacity, c->capacity ? "" : " (no limit)");
     *out = c;
     return 0;
@@ -696,12 +727,18 @@ int svc_cluster_round(svc_cluster *c, const char *const *ids, int count, const i
             c->down_warned_at = now;
         c->down = true;
         svc_log(&c->logger, warn ? GLCV_LOG_WARN : GLCV_LOG_DEBUG, "cluster: round failed: %s (held cameras keep running)", why);
+        fence(c, held, count, lose);
         return -1;
     }
     if (c->down || reconnected)
-        svc_log(&c->logger, GLCV_LOG_INFO, "cluster: %s %s", reconnected ? "connected to" : "reached", c->url);
+        svc_log(&c->logger, GLCV_LOG_INFO, "cluster: %s %s", reconnected ? "connected to" : "reached", c->servers.text);
     c->down = false;
     c->live = (int)c->caps_n > 0 ? (int)c->caps_n : 1;
+    /* instances that start together: a round that sees more live instances than the last one claims
+     * nothing, so that the first to start does not take the shares of those starting after it (fewer
+     * instances: claim at once, the others' cameras are free) */
+    bool settled = c->live <= c->live_seen;
+    c->live_seen = c->live;
 
     /* renewals */
     long holding = 0;
@@ -760,14 +797,16 @@ int svc_cluster_round(svc_cluster *c, const char *const *ids, int count, const i
         c->down = true;
         c->down_warned_at = net_now();
         svc_log(&c->logger, GLCV_LOG_WARN, "cluster: round failed: %s (held cameras keep running)", why);
+        fence(c, held, count, lose);
         return -1;
     }
+    c->renewed_at = started;
 
     /* claims, from this instance's place in the list, up to its share */
     long level = share_level(c->caps, c->caps_n, count);
     long limit = c->capacity > 0 && c->capacity < level ? c->capacity : level;
     int claimed = 0;
-    if (c->registered && count > 0) {
+    if (c->registered && settled && count > 0) {
         int start = (int)(hash_text(c->name) % (uint64_t)count);
         for (int i = 0; i < count && holding < limit; i++) {
             int k = (start + i) % count;
@@ -801,9 +840,10 @@ int svc_cluster_round(svc_cluster *c, const char *const *ids, int count, const i
             mine->frame = previous;
             mine->mark = c->round_no;
             claim[k] = 1;
-            /* the last holder may have handled up to a period of frames it never reported (it died, or
-             * stopped, before its next round): skip them, with a margin, so no index is used twice */
-            first_frame[k] = previous + 1 + (previous >= 0 ? (int64_t)ceil(1.5 * rate * svc_cluster_period(c)) : 0);
+            /* the last holder may have handled frames it never reported: up to a period of them when it
+             * died or stopped before its next round, up to a lease's when NATS was away from it (it stops
+             * its cameras then, see fence): skip them, with a margin, so that no index is used twice */
+            first_frame[k] = previous + 1 + (previous >= 0 ? (int64_t)ceil(1.5 * rate * c->lease_s) : 0);
             holding++;
             claimed++;
             svc_log(&c->logger, GLCV_LOG_DEBUG, "cluster: camera %s claimed (frames from %" PRId64 ")", id, previous + 1);

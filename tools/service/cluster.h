@@ -38,6 +38,7 @@ typedef struct svc_cluster_params {
     const char *instance; /* NULL: "HOSTNAME-PID"; [A-Za-z0-9_-]{1,64} */
     int capacity;         /* cameras at most; 0: no limit */
     double lease_s;       /* 0: 10 s; at least 1 */
+    int replicas;         /* the buckets' replicas when they are created; 0: 1 */
     glcv_logger logger;
 } svc_cluster_params;
 
@@ -52,8 +53,10 @@ double svc_cluster_period(const svc_cluster *c);
  * runs camera k, last_frame[k] its last frame index (-1: none yet), fps[k] its frames a second (NULL
  * or 0: unknown). Out: claim[k] = 1 where camera k is now this instance's to start, first_frame[k]
  * then the index its frames continue from (see above; 0 for a camera never run); lose[k] = 1 where a held camera's lease was taken by another instance (stop
- * it). Returns 0, or -1 when NATS cannot be reached this round (nothing claimed or lost: the held
- * cameras keep running until their leases can be renewed or are found taken). */
+ * it). Returns 0, or -1 when NATS cannot be reached this round: nothing is claimed, and the held
+ * cameras keep running while their leases may still be valid; once they could not be renewed for
+ * lease - period, lose[k] = 1 for every held camera (stop them: the server drops the leases a period
+ * later and another instance may claim them: a camera does not run on two instances). */
 int svc_cluster_round(svc_cluster *c, const char *const *ids, int count, const int *held, const int64_t *last_frame,
                       const double *fps, int *claim, int64_t *first_frame, int *lose);
 

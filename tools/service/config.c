@@ -15,6 +15,8 @@
 
 #include "config.h"
 
+#include "service.h"
+
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
@@ -39,7 +41,7 @@ static const char *const TOP_KEYS[] = {"http", "mqtt",    "nats",  "queue",    "
                                        "gpus", "decoder", "masks", "defaults", "cameras", "cluster", NULL};
 static const char *const HTTP_KEYS[] = {"listen", "token", "token_file", NULL};
 static const char *const MQTT_KEYS[] = {"url", "prefix", "client_id", NULL};
-static const char *const NATS_KEYS[] = {"url", "prefix", "stream", NULL};
+static const char *const NATS_KEYS[] = {"url", "prefix", "stream", "replicas", NULL};
 static const char *const CLUSTER_KEYS[] = {"bucket", "instance", "capacity", "lease", NULL};
 static const char *const DEFAULTS_KEYS[] = {"method", "options", "learn", "motion", "objects", NULL};
 static const char *const CAMERA_KEYS[] = {"id",      "source", "transport", "realtime", "method", "options",
@@ -531,8 +533,14 @@ static int load_nats(const loader *L, const yaml_node_t *root, svc_config *c)
         return 0;
     if (check_mapping(L, nats, "nats", NATS_KEYS) || set_text(L, line_of(nats), &c->nats_url, "nats://127.0.0.1:4222"))
         return -1;
-    return get_url(L, nats, "nats", "nats://", &c->nats_url) || get_text(L, nats, "nats", "prefix", &c->nats_prefix) ||
-                   get_text(L, nats, "nats", "stream", &c->nats_stream)
+    if (get_url(L, nats, "nats", "nats://", &c->nats_url))
+        return -1;
+    svc_nats_servers servers;
+    char why[512];
+    if (svc_nats_servers_parse(c->nats_url, &servers, why, sizeof why) != 0)
+        return fail(L, line_of(find(L, nats, "url", NULL)), "nats.url: %s", why);
+    return get_text(L, nats, "nats", "prefix", &c->nats_prefix) || get_text(L, nats, "nats", "stream", &c->nats_stream) ||
+                   get_int(L, nats, "nats", "replicas", 1, 5, &c->nats_replicas)
                ? -1
                : 0;
 }
@@ -883,6 +891,7 @@ static int load_cameras(const loader *L, const yaml_node_t *root, svc_config *c)
 static int set_defaults(const loader *L, svc_config *c)
 {
     c->queue = 10000;
+    c->nats_replicas = 1;
     c->fraction_every = 1.0;
     c->gpus = 1;
     return set_text(L, 0, &c->path, L->path) || set_text(L, 0, &c->http_listen, "127.0.0.1:8080") ||

@@ -12,6 +12,8 @@
  *     url: nats://127.0.0.1:4222
  *     prefix: glcv                 # subjects PREFIX.cameras.ID.KIND
  *     stream: GLCV_EVENTS          # the JetStream stream
+ *     replicas: 1                  # 1..5: the servers that keep a copy of the stream and of the
+ *                                  # cluster's buckets, when glcv creates them (3 on a 3-node cluster)
  *   cluster:                       # absent: this instance runs every camera
  *     bucket: GLCV_LEASES          # the JetStream key-value bucket of the leases (needs nats:)
  *     instance: NAME               # [A-Za-z0-9_-]{1,64}, unique; default HOSTNAME-PID
@@ -101,6 +103,7 @@ typedef struct svc_config {
     char *token;       /* NULL: none */
     char *mqtt_url, *mqtt_prefix, *mqtt_client_id; /* mqtt_url NULL: no MQTT; prefix never NULL */
     char *nats_url, *nats_prefix, *nats_stream;    /* nats_url NULL: no NATS; the others never NULL */
+    int nats_replicas;                             /* 1..5 */
     int cluster;                                   /* a cluster section was given (cluster.h) */
     char *cluster_bucket, *cluster_instance;       /* instance NULL: the default */
     int cluster_capacity;

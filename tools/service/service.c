@@ -87,6 +87,48 @@ int svc_parse_url(const char *url, const char *scheme, int default_port, char ho
     return 0;
 }
 
+int svc_nats_servers_parse(const char *urls, svc_nats_servers *out, char *error, size_t size)
+{
+    memset(out, 0, sizeof *out);
+    const char *p = urls;
+    for (;;) {
+        size_t n = strcspn(p, ",");
+        char one[2 * SVC_HOST_BYTES];
+        while (n > 0 && *p == ' ')
+            p++, n--;
+        while (n > 0 && p[n - 1] == ' ')
+            n--;
+        if (n == 0 || n >= sizeof one)
+            return svc_fail(error, size, "nats url '%s': %s", urls,
+                            n ? "an entry is too long" : "an empty entry (expected nats://HOST[:PORT][,nats://...])");
+        if (out->count == SVC_NATS_SERVERS_MAX)
+            return svc_fail(error, size, "nats url '%s': more than %d servers", urls, SVC_NATS_SERVERS_MAX);
+        memcpy(one, p, n);
+        one[n] = '\0';
+        char host[SVC_HOST_BYTES];
+        int port = 0;
+        if (svc_parse_url(one, "nats", 4222, host, &port, error, size) != 0)
+            return -1;
+        int v6 = strchr(host, ':') != NULL;
+        char *url = out->url[out->count++];
+        snprintf(url, sizeof out->url[0], "nats://%s%s%s:%d", v6 ? "[" : "", host, v6 ? "]" : "", port);
+        size_t used = strlen(out->text);
+        snprintf(out->text + used, sizeof out->text - used, "%s%s", used ? "," : "", url + 7);
+        p += strcspn(p, ",");
+        if (*p == '\0')
+            return 0;
+        p++;
+    }
+}
+
+natsStatus svc_nats_servers_set(const svc_nats_servers *servers, natsOptions *options)
+{
+    const char *list[SVC_NATS_SERVERS_MAX];
+    for (int i = 0; i < servers->count; i++)
+        list[i] = servers->url[i];
+    return natsOptions_SetServers(options, list, servers->count);
+}
+
 const char *svc_nats_error(natsStatus s)
 {
     natsStatus last = NATS_OK;
