@@ -7,6 +7,9 @@
  *               take A's cameras, numbering from 177 (41 + 1 + the frames A may have handled since it
  *               reported: 1.5 x its 30 frames/s x the lease); each camera again held exactly once;
  *   close       B closes: C takes B's cameras in its next round (frames from B's last + 1);
+ *   join        F joins while C holds all 12: C gives back the 6 above its share in its second round
+ *               (the first that sees F only waits), F claims them (frames from C's last + 1); F
+ *               closes, and C takes them again;
  *   capacity    (another bucket) an instance of capacity 3 never holds more than 3, and an
  *               unlimited one that joins takes the other 9;
  *   taken       a foreign write on one of the capacity-3 instance's keys: its next round loses
@@ -171,7 +174,7 @@ static void set_frames(inst *in, int64_t frame)
 
 /* ---- Cases ------------------------------------------------------------------------------------------- */
 
-static inst A, B, C, D, E;
+static inst A, B, C, D, E, F;
 
 static void case_share(void)
 {
@@ -292,6 +295,48 @@ static void case_close(void)
     ST_CHECK(inst_round(&C) == 0 && C.loses == 0 && C.claims == 0, "C after A's close: claimed %d, lost %d", C.claims,
           C.loses);
     fprintf(st_out, "%s close: B's 6 cameras taken by C in its next round, frames from 100 (%.2f s)\n",
+            st_failures == before ? "ok  " : "FAIL", st_now() - started);
+}
+
+static void case_join(void)
+{
+    double started = st_now();
+    int before = st_failures;
+    if (!inst_open(&F, "inst-f", "T1", 0)) {
+        st_fail(__LINE__, "open failed");
+        return;
+    }
+    set_frames(&C, 120);
+    ST_CHECK(inst_round(&F) == 0 && F.claims == 0, "F's registration round: %d claims", F.claims);
+    /* C's next round sees two instances where it saw one: it waits a round; then gives back 6 */
+    ST_CHECK(inst_round(&C) == 0 && C.loses == 0, "C gave back %d cameras in the round that first saw F", C.loses);
+    ST_CHECK(inst_round(&C) == 0 && C.loses == 6 && inst_count(&C) == 6,
+             "C, the round after: gave back %d, holds %d; expected 6 and 6 (its share of 2 instances)", C.loses,
+             inst_count(&C));
+    int gave[CAMS];
+    for (int k = 0; k < CAMS; k++) {
+        gave[k] = C.lose[k] != 0;
+        ST_CHECK(!C.lose[k] || C.lose[k] == 2, "C: camera %s lost as %d, expected 2 (given back)", ids[k], C.lose[k]);
+    }
+    ST_CHECK(inst_round(&F) == 0 && F.claims == 6 && inst_count(&F) == 6, "F claimed %d, holds %d; expected 6",
+             F.claims, inst_count(&F));
+    for (int k = 0; k < CAMS; k++)
+        if (F.claim[k]) {
+            ST_CHECK(gave[k], "F claimed camera %s, which C did not give back", ids[k]);
+            ST_CHECK(F.first[k] == 121, "F: camera %s continues from %" PRId64 ", expected 121", ids[k], F.first[k]);
+        }
+    inst *two[2] = {&C, &F};
+    exactly_once(two, 2, __LINE__);
+    for (int r = 0; r < 2; r++)
+        ST_CHECK(inst_round(&C) == 0 && inst_round(&F) == 0 && C.claims + C.loses + F.claims + F.loses == 0,
+                 "a further round: C claimed %d, lost %d; F claimed %d, lost %d", C.claims, C.loses, F.claims,
+                 F.loses);
+    /* F leaves: C takes its cameras again */
+    svc_cluster_close(&F.c);
+    memset(F.held, 0, sizeof F.held);
+    ST_CHECK(inst_round(&C) == 0 && C.claims == 6 && inst_count(&C) == CAMS, "C after F left: claimed %d, holds %d",
+             C.claims, inst_count(&C));
+    fprintf(st_out, "%s join: F joins C's 12 cameras: C gives 6 back, F claims them, frames from 121 (%.2f s)\n",
             st_failures == before ? "ok  " : "FAIL", st_now() - started);
 }
 
@@ -533,6 +578,8 @@ int main(void)
             case_continuity();
         if (st_failures == 0)
             case_close();
+        if (st_failures == 0)
+            case_join();
         case_capacity();
         if (st_failures == 0)
             case_taken();
@@ -540,8 +587,8 @@ int main(void)
     }
     if (st_failures || getenv("TEST_SERVE_CLUSTER_LOG"))
         st_log_show("the last log lines", LOG_LINES);
-    inst *all[5] = {&A, &B, &C, &D, &E};
-    for (int i = 0; i < 5; i++)
+    inst *all[6] = {&A, &B, &C, &D, &E, &F};
+    for (int i = 0; i < 6; i++)
         svc_cluster_close(&all[i]->c);
     st_server_stop(&nats, SIGTERM);
     /* no nats_Close(): the service never calls it, and libnats' global state stays reachable */

@@ -1046,19 +1046,27 @@ static void cluster_round(service *svc)
     if (round == 0)
         svc->instances = svc_cluster_instances(svc->cluster);
     int claimed = 0, lost = 0;
-    for (int i = 0; i < svc->n_cams; i++)
-        for (int j = 0; j < n; j++)
-            if (lose[j] && svc->cams[i]->cfg == &svc->cfg.cameras[j] && !svc->cams[i]->muted) {
-                drop[i] = 1;
-                lost++;
-            }
+    /* lose 1: taken (or, the round failed, not renewed in time); 2: given back to share the load */
+    for (int kind = 1; kind <= 2; kind++) {
+        int these = 0;
+        for (int i = 0; i < svc->n_cams; i++) {
+            drop[i] = 0;
+            for (int j = 0; j < n; j++)
+                if (lose[j] == kind && svc->cams[i]->cfg == &svc->cfg.cameras[j] && !svc->cams[i]->muted) {
+                    drop[i] = 1;
+                    these++;
+                }
+        }
+        if (these)
+            drop_cameras(svc, drop,
+                         kind == 2    ? "given to another instance (the cluster's cameras are shared again)"
+                         : round == 0 ? "its lease was taken by another instance"
+                                      : "its lease could not be renewed (NATS unreachable): another instance may take it",
+                         wall_clock());
+        lost += these;
+    }
     for (int j = 0; j < n; j++)
         claimed += claim[j];
-    if (lost)
-        drop_cameras(svc, drop,
-                     round == 0 ? "its lease was taken by another instance"
-                                : "its lease could not be renewed (NATS unreachable): another instance may take it",
-                     wall_clock());
     if (claimed)
         add_cameras(svc, claim, first);
     if ((claimed || lost) && !svc->quiet)

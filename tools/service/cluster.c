@@ -24,7 +24,9 @@
  * can run every camera; with no capacities this is ceil(cameras / live instances), and an instance
  * of small capacity leaves its part to the others instead of to nobody. An instance claims nothing in
  * a round that sees more live instances than its last one did: of instances started together, the
- * first does not take the shares of the others before their heartbeats are in.
+ * first does not take the shares of the others before their heartbeats are in. An instance that holds
+ * more than its share (one joined) gives the extra cameras back in its next round, and the others
+ * claim them.
  *
  * Why one file of this size: the connection, the bucket's snapshot, the lease writes and the round
  * share the cluster's state and its one rule for revisions; split, that state would become a
@@ -805,8 +807,31 @@ int svc_cluster_round(svc_cluster *c, const char *const *ids, int count, const i
     /* claims, from this instance's place in the list, up to its share */
     long level = share_level(c->caps, c->caps_n, count);
     long limit = c->capacity > 0 && c->capacity < level ? c->capacity : level;
-    int claimed = 0;
-    if (c->registered && settled && count > 0) {
+    int claimed = 0, given = 0;
+    /* more than the share (an instance joined): the last claimed in this instance's order go back
+     * (lose 2), and the others claim them in their next rounds */
+    if (c->registered && settled && count > 0 && holding > limit) {
+        int start = (int)(hash_text(c->name) % (uint64_t)count);
+        for (int i = 0; i < count && holding > limit; i++) {
+            int k = (start + count - 1 - i) % count;
+            slot *mine = held[k] && !lose[k] && ids[k] ? table_find(&c->leases, ids[k]) : NULL;
+            if (!mine)
+                continue;
+            write_result r = release_lease(c, ids[k], mine->rev, why);
+            if (r == WRITE_FAILED) {
+                after_failure(c);
+                svc_log(&c->logger, GLCV_LOG_WARN, "cluster: giving cameras back stopped: %s", why);
+                break;
+            }
+            table_remove(&c->leases, mine);
+            lose[k] = r == WRITE_OK ? 2 : 1; /* refused: another instance wrote it since */
+            holding--;
+            given++;
+        }
+        svc_log(&c->logger, GLCV_LOG_INFO, "cluster: %d camera%s given back (share %ld of %d instance%s)", given,
+                given == 1 ? "" : "s", limit, c->live, c->live == 1 ? "" : "s");
+    }
+    if (c->registered && settled && count > 0 && given == 0) {
         int start = (int)(hash_text(c->name) % (uint64_t)count);
         for (int i = 0; i < count && holding < limit; i++) {
             int k = (start + i) % count;
@@ -858,8 +883,8 @@ int svc_cluster_round(svc_cluster *c, const char *const *ids, int count, const i
         }
     }
     svc_log(&c->logger, GLCV_LOG_DEBUG,
-        "cluster: round %u: %d live instance(s), share %ld, holding %ld, claimed %d, lost %d (%.0f ms)", c->round_no,
-        c->live, limit, holding, claimed, lost, (net_now() - started) * 1e3);
+        "cluster: round %u: %d live instance(s), share %ld, holding %ld, claimed %d, lost %d, given back %d (%.0f ms)",
+        c->round_no, c->live, limit, holding, claimed, lost, given, (net_now() - started) * 1e3);
     return 0;
 }
 

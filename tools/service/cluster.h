@@ -52,8 +52,9 @@ double svc_cluster_period(const svc_cluster *c);
 /* One round over the `count` cameras of the list (ids[k]). In: held[k] nonzero where this instance
  * runs camera k, last_frame[k] its last frame index (-1: none yet), fps[k] its frames a second (NULL
  * or 0: unknown). Out: claim[k] = 1 where camera k is now this instance's to start, first_frame[k]
- * then the index its frames continue from (see above; 0 for a camera never run); lose[k] = 1 where a held camera's lease was taken by another instance (stop
- * it). Returns 0, or -1 when NATS cannot be reached this round: nothing is claimed, and the held
+ * then the index its frames continue from (see above; 0 for a camera never run); lose[k] = 1 where a
+ * held camera's lease was taken by another instance, 2 where this instance gave it back because it
+ * held more than its share (an instance joined): stop it. Returns 0, or -1 when NATS cannot be reached this round: nothing is claimed, and the held
  * cameras keep running while their leases may still be valid; once they could not be renewed for
  * lease - period, lose[k] = 1 for every held camera (stop them: the server drops the leases a period
  * later and another instance may claim them: a camera does not run on two instances). */
