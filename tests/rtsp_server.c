@@ -1,6 +1,6 @@
 /* An RTSP server for the tests of camera lists: GStreamer's gst-rtsp-server on the loopback, serving
  * a video file's H.264 stream at rtsp://127.0.0.1:PORT/cam (paced by its timestamps, as a camera
- * sends, over UDP or TCP as the client asks), until it is killed.
+ * sends, over UDP or TCP as the client asks; each client from the file's start), until it is killed.
  *
  * usage: rtsp_server FILE.mkv PORT   (prints "ready" once it listens; exit 1 on a failure) */
 #include <gst/gst.h>
@@ -26,7 +26,9 @@ int main(int argc, char **argv)
                                     argv[1]);
     gst_rtsp_media_factory_set_launch(factory, launch);
     g_free(launch);
-    gst_rtsp_media_factory_set_shared(factory, TRUE);
+    /* a pipeline per client: with one shared by the clients, gst-rtsp-server 1.22 aborted once under
+     * load as clients came and went (a probe opens and closes a stream while others play it) */
+    gst_rtsp_media_factory_set_shared(factory, FALSE);
     GstRTSPMountPoints *mounts = gst_rtsp_server_get_mount_points(server);
     gst_rtsp_mount_points_add_factory(mounts, "/cam", factory);
     g_object_unref(mounts);
