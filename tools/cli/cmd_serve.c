@@ -95,6 +95,8 @@ typedef struct camera {
     int live;
     int worker;          /* the event worker its masks go to (one per camera: its events stay in order) */
     atomic_int pending;  /* its jobs queued or running on that worker */
+    atomic_llong handed; /* the newest frame index handed to that worker (-1: none): its events never
+                            go past it, so a cluster's next holder numbers on from it */
     int64_t first_frame; /* the index its frames start from (a camera another instance ran numbers on) */
     svc_live_stream *stream; /* its live view */
     int width, height;   /* of its frames, once its set opened (under the lock) */
@@ -371,6 +373,8 @@ static void sink_masks(void *user, const int *sources, int count, glcv_image *ma
             continue;
         }
         *jb = (job){.cam = c, .index = index[k], .time = now};
+        if (index[k] > atomic_load(&c->handed))
+            atomic_store(&c->handed, index[k]);
         if (svc->masks) { /* the set writes the masks too: a copy */
             const glcv_image *m = &masks[k];
             size_t stride = m->stride ? m->stride : (size_t)m->width;
@@ -645,6 +649,7 @@ static camera *camera_new(const service *svc, svc_camera *cfg)
     c->cfg = cfg;
     c->live = is_live(cfg->source);
     atomic_init(&c->pending, 0);
+    atomic_init(&c->handed, -1);
     pthread_mutex_init(&c->lock, NULL);
     return c;
 }
@@ -1033,7 +1038,10 @@ static void cluster_round(service *svc)
             svc_events_state st = {.last_frame = -1};
             if (c->events)
                 svc_events_get_state(c->events, &st);
-            last[j] = st.last_frame >= 0 ? st.last_frame : c->first_frame - 1;
+            /* the newest frame handed to its worker, not the last one of its events: masks may wait in
+             * the worker's queue, and their events still come */
+            int64_t handed = atomic_load(&c->handed);
+            last[j] = handed > st.last_frame ? handed : st.last_frame >= 0 ? st.last_frame : c->first_frame - 1;
             fps[j] = c->rate > SKIP_FPS ? c->rate : SKIP_FPS;
             pthread_mutex_unlock(&c->lock);
         }

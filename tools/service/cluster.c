@@ -707,6 +707,10 @@ int svc_cluster_round(svc_cluster *c, const char *const *ids, int count, const i
     c->round_no++;
     char why[TEXT_BYTES] = "";
     double started = net_now();
+    /* NATS away since the last round and the leases near their end: the cameras stop now, not after
+     * this round's attempts (a connection and a request may take seconds) */
+    if (c->down && fence(c, held, count, lose) > 0)
+        return -1;
 
     /* connection, heartbeat, listing: nothing is decided before these succeed */
     if (c->nc && natsConnection_IsClosed(c->nc))
