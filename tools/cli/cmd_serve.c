@@ -393,6 +393,12 @@ static void sink_masks(void *user, const int *sources, int count, glcv_image *ma
     }
 }
 
+static int sink_still(void *user, int source)
+{
+    group *g = user;
+    return !g->cams[source]->muted;
+}
+
 static int sink_wanted(void *user, int source)
 {
     group *g = user;
@@ -534,7 +540,8 @@ static void *group_main(void *arg)
                                    .wanted = sink_wanted,
                                    .frame = sink_frame,
                                    .down = sink_down,
-                                   .stats = sink_stats};
+                                   .stats = sink_stats,
+                                   .still = sink_still};
     const cli_sources_options so = {.outdir = svc->masks,
                                     .learn = g->learn,
                                     .src = &g->src,

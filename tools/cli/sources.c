@@ -1286,6 +1286,8 @@ static int start_ready_sets(run *r, int *rc)
             continue;
         x->waiting = 0;
         r->waiting--;
+        if (o->sink && o->sink->still && !o->sink->still(o->sink->user, x->line))
+            continue; /* removed from the service meanwhile */
         set_job *j = &r->sets[r->set_count];
         *j = (set_job){.r = r, .gpu = r->set_count % o->gpus, .width = x->width, .height = x->height, .count = 1};
         atomic_init(&j->dropped, 0);

@@ -78,7 +78,9 @@ typedef struct cli_sources_work {
  *   down    source `source` failed (why: one line): it could not be opened, broke, or ended; a live
  *           source is opened again with back-off, and its next mask says it is up again
  *   stats   about once a second per set: each member's dropped frames (of the stream open now) and
- *           the set's last read and processing times */
+ *           the set's last read and processing times
+ *   still   (optional) whether a live source that could not be opened at the start and opens now is
+ *           still wanted (0: the service removed it meanwhile; it gets no set) */
 typedef struct cli_sources_sink {
     void *user;
     const char *const *sources;    /* the sources as a list line gives them */
@@ -97,6 +99,7 @@ typedef struct cli_sources_sink {
     void (*frame)(void *user, int source, const glcv_image *frame, const glcv_image *mask, int64_t index);
     void (*stats)(void *user, const int *sources, int count, const long *dropped, double read_ms,
                   double process_ms);
+    int (*still)(void *user, int source);
 } cli_sources_sink;
 
 typedef struct cli_sources_options {
