@@ -580,6 +580,9 @@ $(camera yard "$TMP/yard.mkv" vsam)
     realtime: true
 EOF
     serve_start live "$TMP/live.yaml" || return
+    # the viewers once both cameras make frames (a slow machine, a sanitizer: their sets take a while)
+    wait_for "$TMP/live.out" '"type":"fraction","camera":"gate"' 1 60 || fail "no frames from gate in 60 s"
+    wait_for "$TMP/live.out" '"type":"fraction","camera":"yard"' 1 60 || fail "no frames from yard in 60 s"
     # glcv's own viewer of the WebSocket (live_client): the decoded pictures against the source
     RUN=("$(dirname "$CHECK")/live_client")
     run client 127.0.0.1 "$HTTP_PORT" gate --token "$token" --seconds 6 --frames "$TMP/live_png" \
