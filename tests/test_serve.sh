@@ -13,6 +13,9 @@
 #   nodes    a 3-node nats-server cluster (JetStream, replicas: 3) under two instances and four
 #            cameras; the events stream's leader is killed (SIGKILL): the stream and the lease buckets
 #            are on three servers, and every camera's events go on within 10 s, nothing lost
+#   stall    one instance on a list of three NATS servers, then only servers that accept and never
+#            answer: its rounds wait for seconds, past its leases; no frame after lease - period
+#            from its last renewal gets an event (the spool holds what it queued)
 #   live     the live view in headless Chromium (browser_check.py): with the token, the page's
 #            picture of a frame within the threshold of the source frame, its mask the service's, and
 #            the tracked objects' boxes drawn;
@@ -421,7 +424,8 @@ instances_start() {
     for name in "$@"; do
         {
             printf 'http: {listen: "127.0.0.1:0"}\nfraction_every: 0.5\nnats: %s\n' "$nats"
-            printf 'cluster: {instance: %s, lease: 3}\ncameras:\n' "$name"
+            printf 'cluster: {instance: %s, lease: 3}\n%s' "$name" "${INSTANCE_EXTRA:-}"
+            printf 'cameras:\n'
             printf '%s\n' "${lines[@]}"
         } >"$TMP/$name.yaml"
         serve_start "$name" "$TMP/$name.yaml" || return
@@ -555,6 +559,71 @@ section_nodes() {
     "$CHECK" --cluster "$survivors" GLCV_EVENTS "$killed_at" 10 "$MAXGAP" c0 c1 c2 c3 >"$TMP/check.out" 2>&1 ||
         { fail "the cameras' events did not go on after the leader's loss"; sed 's/^/  | /' "$TMP/check.out"; }
     cat "$TMP/check.out"
+    [ -z "${TEST_SERVE_KEEP:-}" ] || { cp -r "$TMP" "$TEST_SERVE_KEEP"; echo "kept in $TEST_SERVE_KEEP"; }
+}
+
+# ---- stall: rounds that wait on NATS past the leases ---------------------------------------------------------
+# blackhole PORT: a listener on PORT that accepts connections and never answers ($HOLE_PID)
+blackhole() {
+    [ -f "$TMP/blackhole.py" ] || printf '%s\n' 'import socket, sys, time' 's = socket.socket()' \
+        's.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)' 's.bind(("127.0.0.1", int(sys.argv[1])))' \
+        's.listen(64)' 'time.sleep(600)' >"$TMP/blackhole.py"
+    python3 "$TMP/blackhole.py" "$1" &
+    HOLE_PID=$!
+    PIDS+=("$HOLE_PID")
+    local k
+    for k in $(seq 100); do (echo >"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0; sleep 0.05; done
+    fail "the listener on $1 did not start"
+}
+
+section_stall() {
+    [ -x "$NATS" ] || { echo "test_serve: nats-server missing: skipped"; exit 77; }
+    NATS_PORT=$(free_port 20100)
+    local hole1 hole2 k
+    hole1=$(free_port $((NATS_PORT + 1)))
+    hole2=$(free_port $((hole1 + 1)))
+    nats_start
+    for k in $(seq 100); do (echo >"/dev/tcp/127.0.0.1/$NATS_PORT") 2>/dev/null && break; sleep 0.05; done
+    blackhole "$hole1" && blackhole "$hole2" || return
+    "$FIXTURE" "$TMP/cam.mkv" "$TMP/pngcam" 1000 64x48 h264 3 >/dev/null 2>&1 || fail "the camera's video"
+    local urls="nats://127.0.0.1:$NATS_PORT,nats://127.0.0.1:$hole1,nats://127.0.0.1:$hole2"
+    INSTANCE_EXTRA="spool: $TMP/spool.jsonl"$'\n'
+    instances_start "{url: \"$urls\"}" 2 "$(camera c0 "$TMP/cam.mkv" diff2)" "    realtime: true" \
+        "$(camera c1 "$TMP/cam.mkv" diff2)" "    realtime: true" -- a || return
+    # NATS gone, and its port a listener that never answers: a round connects to three servers that
+    # accept and say nothing (a connection time-out each), far longer than what is left of the leases
+    local killed_at
+    kill -9 "$NATS_PID"
+    wait "$NATS_PID" 2>/dev/null
+    blackhole "$NATS_PORT" || return
+    killed_at=$(date +%s.%N)
+    sleep 9
+    SERVE_PID=${PID_OF[a]}
+    serve_stop a
+    expect_rc a 0 "instance a: SIGTERM"
+    expect_in a err "frames are dropped until a round renews them" "instance a: frames dropped once the leases ran out"
+    # every fraction event of the queue (now in the spool) before the leases' end: the last renewal was
+    # before the kill, so lease - period = 2 s after it at most (0.25 s for the clocks' reading)
+    CHECKS=$((CHECKS + 1))
+    python3 - "$TMP/spool.jsonl" "$killed_at" 2.25 >"$TMP/stall.out" 2>&1 <<'PY' || fail "events after the leases' end"
+import calendar, json, sys, time
+path, killed, limit = sys.argv[1], float(sys.argv[2]), float(sys.argv[3])
+after, late = 0, []
+for line in open(path):
+    event = json.loads(json.loads(line)["payload"])
+    if event.get("type") != "fraction":
+        continue
+    stamp, ms = event["time"].rstrip("Z").split(".")
+    t = calendar.timegm(time.strptime(stamp, "%Y-%m-%dT%H:%M:%S")) + int(ms) / 1000 - killed
+    after += t > 0
+    if t > limit:
+        late.append("%s frame %d at %.3f s" % (event["camera"], event["frame"], t))
+print("stall: %d fraction events queued after the kill, %d later than %.2f s after it%s" %
+      (after, len(late), limit, (": " + ", ".join(late[:8])) if late else ""))
+sys.exit(0 if after > 0 and not late else 1)
+PY
+    cat "$TMP/stall.out"
+    [ -z "${TEST_SERVE_KEEP:-}" ] || { cp -r "$TMP" "$TEST_SERVE_KEEP"; echo "kept in $TEST_SERVE_KEEP"; }
 }
 
 # ---- live ------------------------------------------------------------------------------------------------
@@ -626,9 +695,9 @@ EOF
 }
 
 case "$SECTION" in
-check | stdout | brokers | restart | reload | takeover | nodes | live) "section_$SECTION" ;;
+check | stdout | brokers | restart | reload | takeover | nodes | stall | live) "section_$SECTION" ;;
 *)
-    echo "usage: test_serve.sh check|stdout|brokers|restart|reload|takeover|nodes|live GLCV SERVE_CHECK FIXTURE [RTSP_SERVER]"
+    echo "usage: test_serve.sh check|stdout|brokers|restart|reload|takeover|nodes|stall|live GLCV SERVE_CHECK FIXTURE [RTSP_SERVER]"
     exit 2
     ;;
 esac

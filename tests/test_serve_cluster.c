@@ -14,8 +14,9 @@
  *               unlimited one that joins takes the other 9;
  *   taken       a foreign write on one of the capacity-3 instance's keys: its next round loses
  *               that camera (and only it), and nobody claims it;
- *   down        nats-server stopped (SIGSTOP), then killed: a round fails (-1, nothing claimed or
- *               lost) in under 3 s, and works again once the server goes on (SIGCONT); killed, a
+ *   down        after a round, the held cameras may run until lease - period after its start;
+ *               nats-server stopped (SIGSTOP), then killed: a round fails (-1, nothing claimed or
+ *               lost, that time unchanged) in under 3 s, and works again once the server goes on (SIGCONT); killed, a
  *               failed round lease - period after the last renewal stops every held camera;
  *               restarted on the same port and folder: the cameras are claimed again and renewed
  *               (the new frame is in the lease and in the frames bucket);
@@ -405,6 +406,11 @@ static void case_down(void)
     int before = st_failures;
     double period = LEASE_S / 3, t0 = st_now();
     ST_CHECK(inst_round(&C) == 0, "C's round before the stop failed");
+    /* the cameras may run until lease - period after the round's start */
+    double t1 = st_now(), hold = svc_cluster_hold_until(C.c);
+    ST_CHECK(hold >= t0 + LEASE_S - period && hold <= t1 + LEASE_S - period,
+             "C's hold after a round of %.3f to %.3f s: %.3f s, expected within the round + %.1f s", t0, t1, hold,
+             LEASE_S - period);
     /* a server that does not answer (stopped): the round gives up after its request timeout */
     kill(nats.pid, SIGSTOP);
     double t = st_now();
@@ -412,6 +418,9 @@ static void case_down(void)
     double hung = st_now() - t, since = st_now() - t0;
     kill(nats.pid, SIGCONT);
     ST_CHECK(rc == -1 && hung < 3, "C's round with NATS stopped: %d in %.2f s, expected -1 in under 3 s", rc, hung);
+    /* a failed round renews nothing: the time the cameras may run stays */
+    ST_CHECK(svc_cluster_hold_until(C.c) == hold, "C's hold moved from %.3f to %.3f s in a failed round", hold,
+             svc_cluster_hold_until(C.c));
     /* it keeps the cameras, unless it hung until the leases had a period left (a loaded machine):
      * then it stops them all, and claims them again once NATS answers */
     bool may_stop = since >= LEASE_S - period, must_stop = hung >= LEASE_S - period;

@@ -34,6 +34,7 @@
 #include "events.h"
 #include "http.h"
 #include "live.h"
+#include "stream_net.h"
 
 #include <errno.h>
 #include <math.h>
@@ -91,7 +92,7 @@ typedef struct camera {
     pthread_mutex_t lock;
     svc_events *events;  /* made when its set opens (the frame size is known then) */
     int sized;           /* events has the camera's frame size (not a stand-in for reporting status) */
-    int muted;           /* removed while its group runs: no more events */
+    atomic_int muted;    /* removed while its group runs: no more events (read by the sets' threads) */
     int live;
     int worker;          /* the event worker its masks go to (one per camera: its events stay in order) */
     atomic_int pending;  /* its jobs queued or running on that worker */
@@ -157,6 +158,10 @@ struct service {
     svc_http *http;
     svc_cluster *cluster; /* NULL: this instance runs every camera */
     int instances;        /* the cluster's live instances at its last round (under the lock) */
+    /* net_now() in microseconds until which the held cameras' masks are handled (svc_cluster_hold_until):
+     * past it they are dropped, and `lapsed` says that the warning was given */
+    atomic_llong hold_until_us;
+    atomic_int lapsed;
     pthread_mutex_t lock; /* the camera and group lists */
     camera **cams;
     int n_cams;
@@ -363,10 +368,18 @@ static void sink_masks(void *user, const int *sources, int count, glcv_image *ma
     group *g = user;
     service *svc = g->svc;
     double now = wall_clock();
+    /* leases not renewed in time (a round may wait on NATS for seconds): another instance may run these
+     * cameras soon, numbering on from their last report, so no frame past the lease gets events here */
+    int lapsed = svc->cluster && net_now() * 1e6 > (double)atomic_load(&svc->hold_until_us);
     for (int k = 0; k < count; k++) {
         camera *c = g->cams[sources[k]];
         if (!fresh[k] || c->muted)
             continue;
+        if (lapsed) {
+            if (!atomic_exchange(&svc->lapsed, 1))
+                cli_warning("cluster: the leases were not renewed in time: frames are dropped until a round renews them");
+            continue;
+        }
         job *jb = calloc(1, sizeof *jb);
         if (!jb) {
             cli_warning("camera '%s': frame %lld: out of memory, no events", g->folders[sources[k]], (long long)index[k]);
@@ -1057,6 +1070,10 @@ static void cluster_round(service *svc)
      * it (only this thread changes the cameras and the configuration, so nothing above goes stale) */
     pthread_mutex_unlock(&svc->lock);
     int round = svc_cluster_round(svc->cluster, ids, n, held, last, fps, claim, first, lose);
+    double hold = svc_cluster_hold_until(svc->cluster);
+    atomic_store(&svc->hold_until_us, (long long)(hold * 1e6));
+    if (hold > net_now() && atomic_exchange(&svc->lapsed, 0) && !svc->quiet)
+        fprintf(stderr, "glcv: cluster: leases renewed: frames are handled again\n");
     pthread_mutex_lock(&svc->lock);
     if (round == 0)
         svc->instances = svc_cluster_instances(svc->cluster);

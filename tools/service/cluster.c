@@ -208,7 +208,9 @@ struct svc_cluster {
     bool registered; /* a round has succeeded since open: claims are allowed */
     int live_seen;   /* the live instances of the last round: claims wait for a round that sees the same */
     bool down;       /* the last round could not reach NATS (the warning is given once) */
-    double renewed_at; /* net_now() at the start of the last round that renewed the leases */
+    /* net_now() at the start of the last round that renewed the leases: the leases last from their
+     * writes on, later, and the frames reported in it were taken before it */
+    double renewed_at;
     double down_warned_at, bad_id_warned_at;
     unsigned round_no;
     int live; /* live instances seen in the last round */
@@ -583,6 +585,11 @@ static long share_level(const int *caps, size_t n, long count)
 double svc_cluster_period(const svc_cluster *c)
 {
     return c ? c->lease_s / 3 : LEASE_DEFAULT_S / 3;
+}
+
+double svc_cluster_hold_until(const svc_cluster *c)
+{
+    return c ? c->renewed_at + c->lease_s - c->lease_s / 3 : 0;
 }
 
 int svc_cluster_instances(const svc_cluster *c)

@@ -61,6 +61,15 @@ double svc_cluster_period(const svc_cluster *c);
 int svc_cluster_round(svc_cluster *c, const char *const *ids, int count, const int *held, const int64_t *last_frame,
                       const double *fps, int *claim, int64_t *first_frame, int *lose);
 
+/* The time (net_now(): CLOCK_MONOTONIC seconds) until which the held cameras may run: lease - period
+ * after the start of the last round that renewed them (their leases run from the writes, later; their
+ * frames were reported before it). A round waits on NATS for seconds when a server is lost (a
+ * connection, the listing, each write wait for their time-outs), and the leases may run out
+ * meanwhile: past this time the caller stops handling the held cameras' frames, whatever round it
+ * runs, so that the next holder, which numbers on past 1.5 x rate x lease frames after the last
+ * report, never reuses an index. 0 when c is NULL. */
+double svc_cluster_hold_until(const svc_cluster *c);
+
 /* Live instances seen in the last round (this one included). */
 int svc_cluster_instances(const svc_cluster *c);
 
