@@ -613,6 +613,18 @@ glcv_status glcv_media_set_reopen(glcv_media_set *set, int source)
     return GLCV_OK;
 }
 
+/* Host sets: source i's last frame copied out of its media's slot, which closes next. */
+static glcv_status keep_view(glcv_media_set *set, set_source *s)
+{
+    if (!s->media || !s->view.data || set->p.texture || s->view.data == s->kept.data)
+        return GLCV_OK;
+    if (!s->kept.data && glcv_image_alloc(set->width, set->height, GLCV_PIXEL_RGB8, &s->kept) != GLCV_OK)
+        return glcv_fail(&set->p.logger, GLCV_ERROR_OUT_OF_MEMORY, "media set: out of memory");
+    glcv_image_convert(&s->view, &s->kept);
+    s->view = s->kept;
+    return GLCV_OK;
+}
+
 /* Puts a finished reopen in: the old source closes (host sets keep showing its last frame). */
 static glcv_status take_reopened(glcv_media_set *set, int i)
 {
@@ -621,13 +633,9 @@ static glcv_status take_reopened(glcv_media_set *set, int i)
         return GLCV_OK;
     pthread_join(s->reopen_thread, NULL);
     atomic_store(&s->reopen_state, 0);
-    if (s->media && s->view.data && !set->p.texture) {
-        if (!s->kept.data && glcv_image_alloc(set->width, set->height, GLCV_PIXEL_RGB8, &s->kept) != GLCV_OK) {
-            glcv_media_destroy(&s->reopened);
-            return glcv_fail(&set->p.logger, GLCV_ERROR_OUT_OF_MEMORY, "media set: out of memory");
-        }
-        glcv_image_convert(&s->view, &s->kept);
-        s->view = s->kept;
+    if (keep_view(set, s) != GLCV_OK) {
+        glcv_media_destroy(&s->reopened);
+        return GLCV_ERROR_OUT_OF_MEMORY;
     }
     close_source(s);
     s->media = s->reopened;
@@ -635,6 +643,28 @@ static glcv_status take_reopened(glcv_media_set *set, int i)
     s->status = s->reopen_status;
     s->ended = 0;
     memcpy(s->text, s->reopen_text, sizeof s->text);
+    return GLCV_OK;
+}
+
+glcv_status glcv_media_set_close(glcv_media_set *set, int source)
+{
+    if (!set)
+        return GLCV_ERROR_INVALID_ARGUMENT;
+    if (source < 0 || source >= set->p.count)
+        return glcv_fail(&set->p.logger, GLCV_ERROR_INVALID_ARGUMENT, "media set: close: source %d of %d", source,
+                         set->p.count);
+    set_source *s = &set->src[source];
+    join_reopen(s);
+    /* the last read's conversion may still read the source's picture */
+    glcv_status st = glcv_media_cuda_wait(set->cuda);
+    if (st != GLCV_OK)
+        return st;
+    if (s->media && (st = keep_view(set, s)) != GLCV_OK)
+        return st;
+    close_source(s);
+    s->status = GLCV_ERROR_STATE;
+    s->ended = 0;
+    snprintf(s->text, sizeof s->text, "closed");
     return GLCV_OK;
 }
 

@@ -476,6 +476,48 @@ static void run_set(set_case *c, int texture, glcv_media_decoder decoder, double
     CHECK(out[3].status == GLCV_ERROR_IO && !out[3].reopening, "the missing source after its reopen: %s, reopening %d",
           glcv_status_string(out[3].status), out[3].reopening);
     CHECK_STATUS(glcv_media_set_reopen(set, 4), GLCV_ERROR_INVALID_ARGUMENT);
+    /* closed: source 1 (running again) delivers nothing, its status STATE, "closed"; host sets keep
+     * showing its last frame; a reopen opens it again, and a close drops a reopen under way */
+    uint8_t *last = texture ? NULL : malloc((size_t)SET_W * SET_H * 3);
+    if (last)
+        for (int y = 0; y < SET_H; y++)
+            memcpy(last + (size_t)y * SET_W * 3, frames[1].data + (size_t)y * glcv_image_stride(&frames[1]),
+                   (size_t)SET_W * 3);
+    CHECK_OK(glcv_media_set_close(set, 1));
+    CHECK_OK(glcv_media_set_close(set, 1));
+    CHECK_STATUS(glcv_media_set_close(set, 4), GLCV_ERROR_INVALID_ARGUMENT);
+    CHECK_STATUS(glcv_media_set_close(NULL, 0), GLCV_ERROR_INVALID_ARGUMENT);
+    int delivered = 0;
+    for (int k = 0; k < 5; k++) {
+        CHECK_OK(glcv_media_set_read(set, texture ? NULL : frames, out, &running, 20));
+        delivered += out[1].has_frame;
+    }
+    CHECK(!delivered && running == 0 && out[1].status == GLCV_ERROR_STATE && !out[1].reopening,
+          "closed source 1: %d frames, %d running, status %s, reopening %d", delivered, running,
+          glcv_status_string(out[1].status), out[1].reopening);
+    CHECK(!strcmp(glcv_media_set_describe(set, 1), "closed"), "closed source 1 is described as '%s'",
+          glcv_media_set_describe(set, 1));
+    if (last) {
+        char what[64];
+        snprintf(what, sizeof what, "host set: closed source 1's image");
+        mismatches += !same_frame(what, last, frames[1].data, 3, SET_W, SET_H);
+        free(last);
+    }
+    CHECK_OK(glcv_media_set_reopen(set, 1));
+    CHECK_OK(glcv_media_set_close(set, 1));
+    CHECK_OK(glcv_media_set_read(set, texture ? NULL : frames, out, &running, 20));
+    CHECK(!out[1].has_frame && !out[1].reopening && out[1].status == GLCV_ERROR_STATE,
+          "source 1 closed during its reopen: frame %d, reopening %d, status %s", out[1].has_frame, out[1].reopening,
+          glcv_status_string(out[1].status));
+    CHECK_OK(glcv_media_set_reopen(set, 1));
+    back = 0;
+    for (int k = 0; k < 200 && !back; k++) {
+        CHECK_OK(glcv_media_set_read(set, texture ? NULL : frames, out, &running, 20));
+        back = out[1].has_frame && out[1].info.index == 0 && out[1].status == GLCV_OK;
+        struct timespec pause = {0, 10 * 1000000L};
+        nanosleep(&pause, NULL);
+    }
+    CHECK(back && running == 1, "source 1 opened again after its close: frame %d, %d running", back, running);
     free(layer);
     for (int i = 0; i < 3; i++)
         free_frames(alone[i], n_alone[i]);

@@ -7,7 +7,8 @@
 #            in both, against the masks; JetStream holds each once
 #   restart  two RTSP cameras (gst-rtsp-server), both brokers restarted while the service runs:
 #            nothing lost, JetStream still holds each event once
-#   reload   SIGHUP with one camera kept (its zones changed), one removed, one added
+#   reload   SIGHUP with one camera kept (its zones changed), two removed (one from a group that runs on:
+#            its RTSP connection closes too), one added
 #   takeover three instances share twelve RTSP cameras through leases in NATS JetStream; one is
 #            killed (SIGKILL): its cameras resume on the others within 10 s, their frames numbered on
 #   nodes    a 3-node nats-server cluster (JetStream, replicas: 3) under two instances and four
@@ -361,6 +362,12 @@ section_restart() {
 }
 
 # ---- reload ---------------------------------------------------------------------------------------------
+# rtsp_clients PORT: the established TCP connections to 127.0.0.1:PORT (their client ends)
+rtsp_clients() {
+    awk -v p="$(printf '%04X' "$1")" 'NR > 1 { split($3, a, ":"); if (a[2] == p && $4 == "01") n++ } END { print n + 0 }' \
+        /proc/net/tcp
+}
+
 section_reload() {
     [ -n "$RTSP" ] && [ -x "$RTSP" ] || { echo "test_serve: no rtsp_server: skipped"; exit 77; }
     local rtsp_port
@@ -369,11 +376,14 @@ section_reload() {
     start_rtsp "$TMP/cam.mkv" "$rtsp_port" || return
     PIDS+=("$RTSP_PID")
     local url="rtsp://127.0.0.1:$rtsp_port/cam"
-    printf 'http: {listen: "127.0.0.1:0"}\nfraction_every: 0\ncameras:\n%s\n%s\n' \
-        "$(camera keep "$url" diff2)" "$(camera gone "$url" diff3)" >"$TMP/live.yaml"
+    printf 'http: {listen: "127.0.0.1:0"}\nfraction_every: 0\ncameras:\n%s\n%s\n%s\n' \
+        "$(camera keep "$url" diff2)" "$(camera gone "$url" diff3)" "$(camera mate "$url" diff2)" >"$TMP/live.yaml"
     serve_start l "$TMP/live.yaml" || return
-    wait_for "$TMP/l.out" '"camera":"gone","frame"' 20 60 ||
+    wait_for "$TMP/l.out" '"camera":"gone","frame"' 20 60 && wait_for "$TMP/l.out" '"camera":"mate","frame"' 20 30 ||
         { fail "no frames from the cameras in 60 s"; tail -5 "$TMP/rtsp.err"; }
+    # each camera holds a connection to the RTSP server while it runs
+    CHECKS=$((CHECKS + 1))
+    [ "$(rtsp_clients "$rtsp_port")" = 3 ] || fail "$(rtsp_clients "$rtsp_port") connections to the RTSP server, expected 3"
     printf 'http: {listen: "127.0.0.1:0"}\nfraction_every: 0\ncameras:\n%s\n    zones:\n      - name: all\n        polygon: [[0, 0], [160, 0], [160, 120], [0, 120]]\n%s\n' \
         "$(camera keep "$url" diff2)" "$(camera new "$url" diff2)" >"$TMP/live.yaml"
     local before
@@ -381,12 +391,20 @@ section_reload() {
     kill -HUP "$SERVE_PID"
     wait_for "$TMP/l.out" '"camera":"new","frame"' 20 60 || fail "the new camera sent no frames in 60 s"
     wait_for "$TMP/l.out" '"camera":"keep".*"zones":{"all"' 5 30 || fail "the kept camera's new zone is not in its events"
+    # 'gone' went with its group; 'mate', removed from a group that runs on, closed its source too
+    local k
+    for k in $(seq 100); do [ "$(rtsp_clients "$rtsp_port")" = 2 ] && break; sleep 0.1; done
+    CHECKS=$((CHECKS + 1))
+    [ "$(rtsp_clients "$rtsp_port")" = 2 ] ||
+        fail "$(rtsp_clients "$rtsp_port") connections to the RTSP server after the reload, expected 2 (keep, new)"
     serve_stop l
     expect_rc l 0 "SIGTERM"
-    expect_in l err "reload: 1 camera kept, 1 started, 1 stopped" "the reload's summary"
-    CHECKS=$((CHECKS + 1))
-    grep -q '"camera":"gone".*"state":"down","reason":"removed from the configuration"' "$TMP/l.out" ||
-        fail "the removed camera's status down"
+    expect_in l err "reload: 1 camera kept, 1 started, 2 stopped" "the reload's summary"
+    for k in gone mate; do
+        CHECKS=$((CHECKS + 1))
+        grep -q '"camera":"'$k'".*"state":"down","reason":"removed from the configuration"' "$TMP/l.out" ||
+            fail "the removed camera $k's status down"
+    done
     CHECKS=$((CHECKS + 1))
     [ "$(grep -c '"camera":"keep".*"type":"status"\|"type":"status".*"camera":"keep"' "$TMP/l.out")" = 1 ] ||
         { fail "the kept camera went down or up again"; grep '"status"' "$TMP/l.out"; }
@@ -400,8 +418,11 @@ section_reload() {
     [ "$(tail -n +"$before" "$TMP/l.out" | grep -c '"type":"fraction","camera":"keep"')" -ge 10 ] ||
         fail "the kept camera sent few frames after the reload"
     CHECKS=$((CHECKS + 1))
-    awk '/"camera":"gone"/ && gone { n++ } /"camera":"gone".*removed from the configuration/ { gone = 1 } END { exit n > 0 }' \
-        "$TMP/l.out" || fail "the removed camera sent events after its removal"
+    for k in gone mate; do
+        CHECKS=$((CHECKS + 1))
+        awk -v c="\"camera\":\"$k\"" 'index($0, c) && gone { n++ } index($0, c) && /removed from the configuration/ { gone = 1 }
+            END { exit n > 0 }' "$TMP/l.out" || fail "the removed camera $k sent events after its removal"
+    done
     kill "$RTSP_PID" 2>/dev/null
 }
 
@@ -608,19 +629,20 @@ section_stall() {
     python3 - "$TMP/spool.jsonl" "$killed_at" 2.25 >"$TMP/stall.out" 2>&1 <<'PY' || fail "events after the leases' end"
 import calendar, json, sys, time
 path, killed, limit = sys.argv[1], float(sys.argv[2]), float(sys.argv[3])
-after, late = 0, []
+queued, after, late = 0, 0, []
 for line in open(path):
     event = json.loads(json.loads(line)["payload"])
     if event.get("type") != "fraction":
         continue
     stamp, ms = event["time"].rstrip("Z").split(".")
     t = calendar.timegm(time.strptime(stamp, "%Y-%m-%dT%H:%M:%S")) + int(ms) / 1000 - killed
+    queued += 1
     after += t > 0
     if t > limit:
         late.append("%s frame %d at %.3f s" % (event["camera"], event["frame"], t))
-print("stall: %d fraction events queued after the kill, %d later than %.2f s after it%s" %
-      (after, len(late), limit, (": " + ", ".join(late[:8])) if late else ""))
-sys.exit(0 if after > 0 and not late else 1)
+print("stall: %d fraction events queued, %d of them after the kill, %d later than %.2f s after it%s" %
+      (queued, after, len(late), limit, (": " + ", ".join(late[:8])) if late else ""))
+sys.exit(0 if queued > 0 and not late else 1)
 PY
     cat "$TMP/stall.out"
     [ -z "${TEST_SERVE_KEEP:-}" ] || { cp -r "$TMP" "$TEST_SERVE_KEEP"; echo "kept in $TEST_SERVE_KEEP"; }

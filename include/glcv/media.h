@@ -337,6 +337,13 @@ GLCV_API unsigned int glcv_media_set_texture(const glcv_media_set *set);
  * INVALID_ARGUMENT (source out of range), OUT_OF_MEMORY. */
 GLCV_API glcv_status glcv_media_set_reopen(glcv_media_set *set, int source);
 
+/* Closes source `source` (its stream, decoder and capture thread; a reopen under way is dropped), for
+ * a source nobody needs any more: it delivers nothing and its status is STATE ("closed") until
+ * glcv_media_set_reopen opens it again; the other sources go on. Its layer and, in host sets, its
+ * image keep its last frame. Closing a closed source does nothing. Errors: INVALID_ARGUMENT (source
+ * out of range), CUDA (the set's conversion failed), OUT_OF_MEMORY. Thread safety: the set's thread. */
+GLCV_API glcv_status glcv_media_set_close(glcv_media_set *set, int source);
+
 /* Source `source`'s counters (zeros while it is closed), and which decoder it uses now. Errors:
  * INVALID_ARGUMENT. */
 GLCV_API glcv_status glcv_media_set_get_stats(glcv_media_set *set, int source, glcv_media_stats *out,

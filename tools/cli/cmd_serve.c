@@ -11,7 +11,7 @@
  * Reloading keeps every camera whose run is unchanged (svc_camera_same_run) running: new rules and
  * zones apply from its next frame. A new or changed camera starts in a new group; a removed (or
  * changed) camera is stopped: its group stops when none of its cameras is left, otherwise the
- * camera is muted (no events, status down) and its source closes when the group next stops.
+ * camera is muted (no events, status down) and its set closes its source at its next read.
  *
  * Stopping: the groups stop and are joined, the brokers get up to 10 s to acknowledge what was
  * queued, and what is left goes to the spool file (written whole, then renamed).
@@ -587,7 +587,10 @@ static void *group_main(void *arg)
             pthread_mutex_unlock(&c->lock);
         }
         int rc = cli_sources_run(&so, &g->args);
-        if (atomic_load(&g->stop) || !live)
+        int left = 0; /* cameras it still runs (the sets close the others' sources, and end with them) */
+        for (int k = 0; k < g->count; k++)
+            left += !g->cams[k]->muted;
+        if (atomic_load(&g->stop) || !live || !left)
             break;
         /* a group with live cameras runs again: the set failed, or its cameras all went away */
         if (wall_clock() - began > 60.0)
@@ -875,7 +878,8 @@ static int service_health(void *user, char *reason, size_t size)
 
 /* Stops the cameras marked in drop[] (indices into svc->cams), with a status down saying why: a
  * group left with no other camera stops (and its cameras go); in a group that keeps running, the
- * camera is muted (no more events) and goes when the group does. Called with svc->lock held. */
+ * camera is muted (no more events), its set closes its source at its next read, and the camera goes
+ * when the group does. Called with svc->lock held. */
 static int drop_cameras(service *svc, const int *drop, const char *why, double now)
 {
     int dropped = 0;

@@ -550,6 +550,7 @@ typedef struct set_state {
     int *learns;         /* per member: learns in the first pass */
     int *ids, *fresh;    /* per member: its source (a service's run), whether its mask is new */
     int *told_end;       /* a service's run: the file's end was reported */
+    int *closed;         /* a service's run: the service no longer runs the member (still() 0): its source closed */
     long *dropped;       /* a service's run: per member its dropped frames */
     int behind;          /* the masks are read one set behind (cli_subtractor_reads_behind) */
     int pending;         /* behind: a set processed whose masks are not read yet; of it: */
@@ -676,7 +677,8 @@ static int set_open(set_state *s)
         s->ids = calloc(n, sizeof *s->ids);
         s->dropped = calloc(n, sizeof *s->dropped);
         s->told_end = calloc(n, sizeof *s->told_end);
-        if (!s->ids || !s->dropped || !s->told_end)
+        s->closed = calloc(n, sizeof *s->closed);
+        if (!s->ids || !s->dropped || !s->told_end || !s->closed)
             return cli_out_of_memory();
         for (int k = 0; k < j->count; k++) {
             s->ids[k] = r->e[j->members[k]].line;
@@ -742,6 +744,7 @@ static void set_close(set_state *s, int ok)
     free(s->learns);
     free(s->members);
     free(s->ids);
+    free(s->closed);
     free(s->fresh);
     free(s->dropped);
     free(s->told_end);
@@ -869,6 +872,28 @@ static int deliver(set_state *s, int age, const int *has, const int64_t *index, 
     return CLI_OK;
 }
 
+/* A service's run: members that the service no longer runs (removed by a reload, handed to another
+ * instance) close their sources at once, rather than decoding on until the set stops; they deliver
+ * nothing more, are reported nowhere, and no longer hold the run. */
+static void close_unwanted(set_state *s)
+{
+    set_job *j = s->job;
+    const cli_sources_sink *sink = j->r->o->sink;
+    if (!sink || !sink->still)
+        return;
+    for (int k = 0; k < j->count; k++) {
+        if (s->closed[k] || sink->still(sink->user, s->ids[k]))
+            continue;
+        glcv_status st = glcv_media_set_close(s->set, k);
+        if (st != GLCV_OK)
+            cli_lib_error("cannot close a source the service no longer runs", st);
+        s->closed[k] = 1;
+        s->out[k] = (glcv_media_set_frame){.status = GLCV_ERROR_STATE};
+        s->last_status[k] = GLCV_ERROR_STATE;
+        s->retry_at[k] = 0;
+    }
+}
+
 /* What happened to each member in the last read: failures reported once, live members scheduled
  * for a reopen with back-off. */
 static void watch_members(set_state *s, double now)
@@ -876,6 +901,8 @@ static void watch_members(set_state *s, double now)
     set_job *j = s->job;
     run *r = j->r;
     for (int k = 0; k < j->count; k++) {
+        if (s->closed && s->closed[k])
+            continue;
         const glcv_media_set_frame *f = &s->out[k];
         entry *x = &r->e[j->members[k]];
         if (f->status != GLCV_OK && f->status != s->last_status[k] && !f->reopening) {
@@ -1001,6 +1028,7 @@ static void *set_main(void *arg)
         }
         double now = cli_now();
         read_ms = (now - read_at) * 1e3;
+        close_unwanted(&s);
         if (s.pending) { /* a member fails or ends now: its last masks go out before it is reported */
             int ending = 0;
             for (int k = 0; k < j->count; k++)
@@ -1013,6 +1041,8 @@ static void *set_main(void *arg)
         watch_members(&s, now);
         int fresh = 0, files_up = 0, live_up = 0;
         for (int k = 0; k < j->count; k++) {
+            if (s.closed && s.closed[k])
+                continue;
             fresh += s.out[k].has_frame;
             if (s.out[k].info.end_of_stream)
                 s.ended[k] = 1;

@@ -79,8 +79,9 @@ typedef struct cli_sources_work {
  *           source is opened again with back-off, and its next mask says it is up again
  *   stats   about once a second per set: each member's dropped frames (of the stream open now) and
  *           the set's last read and processing times
- *   still   (optional) whether a live source that could not be opened at the start and opens now is
- *           still wanted (0: the service removed it meanwhile; it gets no set) */
+ *   still   (optional) whether the service still runs source `source`: asked at each read of its set
+ *           (0: its source closes at once, delivers nothing more and is reported nowhere) and for a
+ *           live source that could not be opened at the start and opens now (0: it gets no set) */
 typedef struct cli_sources_sink {
     void *user;
     const char *const *sources;    /* the sources as a list line gives them */
