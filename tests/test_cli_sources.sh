@@ -296,6 +296,42 @@ else
         [ "$n" -ge 20 ] || { fail "the file beside the late camera: only $n masks"; show late; }
         kill "$RTSP_PID" 2>/dev/null
         wait "$RTSP_PID" 2>/dev/null
+        echo "== cameras that never answer do not hold back the retries of the others"
+        # four listeners that accept and never answer come first in the list, then the camera (its
+        # server starts 2 s in) and the file (8 s); a probe of a silent one waits its stall timeout
+        # (2 s): probed one after another, they would keep the camera waiting past the file's end
+        : >"$TMP/silent.txt"
+        holes=()
+        hp=$((PORT + 1))
+        for i in 1 2 3 4; do
+            hp=$(free_port "$hp")
+            blackhole "$hp" && holes+=("$HOLE_PID")
+            printf 'rtsp://127.0.0.1:%s/cam transport=tcp\n' "$hp" >>"$TMP/silent.txt"
+            hp=$((hp + 1))
+        done
+        printf 'rtsp://127.0.0.1:%s/cam transport=tcp\n%s\n' "$PORT" "$TMP/long.mkv" >>"$TMP/silent.txt"
+        "$GLCV" segment --sources "$TMP/silent.txt" --method diff2 --mode live --max-frames 200 --stall-timeout 2 \
+            -o "$TMP/silent" >"$TMP/silent.out" 2>"$TMP/silent.err" &
+        GLCV_PID=$!
+        sleep 2
+        start_rtsp "$TMP/cam.mkv" "$PORT"
+        for k in $(seq 300); do kill -0 "$GLCV_PID" 2>/dev/null || break; sleep 0.1; done
+        if kill -0 "$GLCV_PID" 2>/dev/null; then
+            fail "the run with silent cameras did not end"
+            kill -INT "$GLCV_PID"
+            sleep 1
+        fi
+        wait "$GLCV_PID"
+        echo $? >"$TMP/silent.rc"
+        kill "${holes[@]}" 2>/dev/null
+        expect_rc silent 1 "cameras that never opened count as failed"
+        expect_in silent err "source 'rtsp://127.0.0.1:$PORT/cam' (cam004) opened: 160x120, in a camera set of its own" \
+            "the camera behind the silent ones is opened once its server is up"
+        n=$(find "$TMP/silent/cam004" -name '*_mask.png' 2>/dev/null | wc -l)
+        CHECKS=$((CHECKS + 1))
+        [ "$n" -ge 20 ] || { fail "the camera behind the silent ones: only $n masks"; show silent; }
+        kill "$RTSP_PID" 2>/dev/null
+        wait "$RTSP_PID" 2>/dev/null
     fi
 fi
 

@@ -584,19 +584,6 @@ section_nodes() {
 }
 
 # ---- stall: rounds that wait on NATS past the leases ---------------------------------------------------------
-# blackhole PORT: a listener on PORT that accepts connections and never answers ($HOLE_PID)
-blackhole() {
-    [ -f "$TMP/blackhole.py" ] || printf '%s\n' 'import socket, sys, time' 's = socket.socket()' \
-        's.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)' 's.bind(("127.0.0.1", int(sys.argv[1])))' \
-        's.listen(64)' 'time.sleep(600)' >"$TMP/blackhole.py"
-    python3 "$TMP/blackhole.py" "$1" &
-    HOLE_PID=$!
-    PIDS+=("$HOLE_PID")
-    local k
-    for k in $(seq 100); do (echo >"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0; sleep 0.05; done
-    fail "the listener on $1 did not start"
-}
-
 section_stall() {
     [ -x "$NATS" ] || { echo "test_serve: nats-server missing: skipped"; exit 77; }
     NATS_PORT=$(free_port 20100)
@@ -605,7 +592,7 @@ section_stall() {
     hole2=$(free_port $((hole1 + 1)))
     nats_start
     for k in $(seq 100); do (echo >"/dev/tcp/127.0.0.1/$NATS_PORT") 2>/dev/null && break; sleep 0.05; done
-    blackhole "$hole1" && blackhole "$hole2" || return
+    blackhole "$hole1" && PIDS+=("$HOLE_PID") && blackhole "$hole2" && PIDS+=("$HOLE_PID") || return
     "$FIXTURE" "$TMP/cam.mkv" "$TMP/pngcam" 1000 64x48 h264 3 >/dev/null 2>&1 || fail "the camera's video"
     local urls="nats://127.0.0.1:$NATS_PORT,nats://127.0.0.1:$hole1,nats://127.0.0.1:$hole2"
     INSTANCE_EXTRA="spool: $TMP/spool.jsonl"$'\n'
@@ -616,7 +603,7 @@ section_stall() {
     local killed_at
     kill -9 "$NATS_PID"
     wait "$NATS_PID" 2>/dev/null
-    blackhole "$NATS_PORT" || return
+    blackhole "$NATS_PORT" && PIDS+=("$HOLE_PID") || return
     killed_at=$(date +%s.%N)
     sleep 9
     SERVE_PID=${PID_OF[a]}

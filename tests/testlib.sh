@@ -119,6 +119,19 @@ free_port() {
     done
 }
 
+# blackhole PORT: a listener on PORT that accepts connections and never answers ($HOLE_PID; the caller
+# kills it)
+blackhole() {
+    [ -f "$TMP/blackhole.py" ] || printf '%s\n' 'import socket, sys, time' 's = socket.socket()' \
+        's.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)' 's.bind(("127.0.0.1", int(sys.argv[1])))' \
+        's.listen(64)' 'time.sleep(600)' >"$TMP/blackhole.py"
+    python3 "$TMP/blackhole.py" "$1" >/dev/null 2>&1 &
+    HOLE_PID=$!
+    local k
+    for k in $(seq 100); do (echo >"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0; sleep 0.05; done
+    fail "the listener on $1 did not start"
+}
+
 # start_rtsp FILE PORT: tests/rtsp_server ($RTSP) serving FILE in the background ($RTSP_PID), once it
 # listens
 start_rtsp() {

@@ -473,6 +473,8 @@ static void keep_first_error(void *user, glcv_log_level level, const char *messa
 
 typedef struct probe_job {
     run *r;
+    const int *which; /* the entries to probe (NULL: all) */
+    int count;
     atomic_int next;
 } probe_job;
 
@@ -499,21 +501,21 @@ static void probe_entry(const run *r, entry *x)
 static void *probe_main(void *arg)
 {
     probe_job *pj = arg;
-    run *r = pj->r;
     for (;;) {
         int i = atomic_fetch_add(&pj->next, 1);
-        if (i >= r->n)
+        if (i >= pj->count)
             return NULL;
-        probe_entry(r, &r->e[i]);
+        probe_entry(pj->r, &pj->r->e[pj->which ? pj->which[i] : i]);
     }
 }
 
-/* Probes every source, a few at a time; the failed ones are reported. */
-static void probe_sources(run *r)
+/* Probes the `count` entries of `which` (NULL: every source), PROBE_THREADS at a time: a source that
+ * does not answer holds one thread for its stall timeout, not the others. */
+static void probe_sources(run *r, const int *which, int count)
 {
-    probe_job pj = {.r = r};
+    probe_job pj = {.r = r, .which = which, .count = which ? count : r->n};
     atomic_init(&pj.next, 0);
-    int threads = r->n < PROBE_THREADS ? r->n : PROBE_THREADS;
+    int threads = pj.count < PROBE_THREADS ? pj.count : PROBE_THREADS;
     pthread_t tid[PROBE_THREADS];
     int started = 0;
     for (int t = 0; t < threads; t++)
@@ -1271,19 +1273,31 @@ static int plan_sets(run *r)
 
 /* ---- live sources that could not be opened at the start ------------------------------------------- */
 
-/* The waiter's thread: probes each waiting source when its back-off has passed (1, 2, 4 ... 30 s);
- * one that opens is marked ready, and the run's thread starts its set. */
+/* The waiter's thread: probes the waiting sources whose back-off has passed (1, 2, 4 ... 30 s), a
+ * few at a time; one that opens is marked ready, and the run's thread starts its set. */
 static void *waiter_main(void *arg)
 {
     run *r = arg;
+    int *due = calloc((size_t)r->n, sizeof *due);
+    if (!due) {
+        cli_out_of_memory();
+        return NULL;
+    }
     while (!atomic_load(&r->waiter_stop) && !stopping(r)) {
-        for (int i = 0; i < r->n && !atomic_load(&r->waiter_stop) && !stopping(r); i++) {
+        int n = 0;
+        double now = cli_now();
+        for (int i = 0; i < r->n; i++) {
             entry *x = &r->e[i];
             /* ready first: once it is set, the run's thread owns the entry again */
-            if (atomic_load(&x->ready) || !x->waiting || cli_now() < x->retry_at)
+            if (atomic_load(&x->ready) || !x->waiting || now < x->retry_at)
                 continue;
             x->why[0] = '\0';
-            probe_entry(r, x);
+            due[n++] = i;
+        }
+        if (n > 0)
+            probe_sources(r, due, n);
+        for (int k = 0; k < n && !atomic_load(&r->waiter_stop) && !stopping(r); k++) {
+            entry *x = &r->e[due[k]];
             if (x->width > 0) {
                 atomic_store(&x->ready, 1);
             } else {
@@ -1300,6 +1314,7 @@ static void *waiter_main(void *arg)
         struct timespec pause = {0, 100 * 1000000L};
         nanosleep(&pause, NULL);
     }
+    free(due);
     return NULL;
 }
 
@@ -1417,7 +1432,7 @@ int cli_sources_run(const cli_sources_options *o, const cli_args *args)
     if (rc == CLI_OK && o->work)
         rc = check_boxes(&r);
     if (rc == CLI_OK && !o->src->size.width)
-        probe_sources(&r);
+        probe_sources(&r, NULL, 0);
     if (rc == CLI_OK)
         rc = plan_sets(&r);
     /* the output folders, of every source that may write */

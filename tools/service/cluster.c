@@ -359,6 +359,23 @@ static int fence(svc_cluster *c, const int *held, int count, int *lose)
     return n;
 }
 
+/* A round that failed (why): NATS is marked away (warned once a minute), and the held cameras stop
+ * once their leases are near their end (fence). Nothing is lost or claimed otherwise. Returns -1. */
+static int round_failed(svc_cluster *c, const char *why, const int *held, int count, int *lose)
+{
+    for (int k = 0; k < count; k++)
+        lose[k] = 0;
+    after_failure(c);
+    double now = net_now();
+    bool warn = !c->down || now - c->down_warned_at >= WARN_EVERY_S;
+    if (warn)
+        c->down_warned_at = now;
+    c->down = true;
+    svc_log(&c->logger, warn ? GLCV_LOG_WARN : GLCV_LOG_DEBUG, "cluster: round failed: %s (held cameras keep running)", why);
+    fence(c, held, count, lose);
+    return -1;
+}
+
 /* ---- Writes ------------------------------------------------------------------------------------------ */
 
 typedef enum { WRITE_OK, WRITE_REFUSED, WRITE_FAILED } write_result;
@@ -732,17 +749,8 @@ int svc_cluster_round(svc_cluster *c, const char *const *ids, int count, const i
         rc = -1;
     if (rc == 0)
         rc = take_snapshot(c, why);
-    if (rc != 0) {
-        after_failure(c);
-        double now = net_now();
-        bool warn = !c->down || now - c->down_warned_at >= WARN_EVERY_S;
-        if (warn)
-            c->down_warned_at = now;
-        c->down = true;
-        svc_log(&c->logger, warn ? GLCV_LOG_WARN : GLCV_LOG_DEBUG, "cluster: round failed: %s (held cameras keep running)", why);
-        fence(c, held, count, lose);
-        return -1;
-    }
+    if (rc != 0)
+        return round_failed(c, why, held, count, lose);
     if (c->down || reconnected)
         svc_log(&c->logger, GLCV_LOG_INFO, "cluster: %s %s", reconnected ? "connected to" : "reached", c->servers.text);
     c->down = false;
@@ -803,16 +811,8 @@ int svc_cluster_round(svc_cluster *c, const char *const *ids, int count, const i
     }
     if (rc == 0)
         rc = release_unheld(c, why);
-    if (rc != 0) {
-        for (int k = 0; k < count; k++)
-            lose[k] = 0;
-        after_failure(c);
-        c->down = true;
-        c->down_warned_at = net_now();
-        svc_log(&c->logger, GLCV_LOG_WARN, "cluster: round failed: %s (held cameras keep running)", why);
-        fence(c, held, count, lose);
-        return -1;
-    }
+    if (rc != 0)
+        return round_failed(c, why, held, count, lose);
     c->renewed_at = started;
 
     /* claims, from this instance's place in the list, up to its share */
