@@ -268,22 +268,29 @@ else
         kill "$RTSP_PID" 2>/dev/null
         wait "$RTSP_PID" 2>/dev/null
         echo "== a camera that is down when the run starts: opened later, in a set of its own"
+        # run_late NAME [OPTIONS]: segment --sources NAME.txt (diff2, read at the files' rate, 200 sets)
+        # into NAME/, the camera's server started 2 s in; NAME.out, NAME.err and NAME.rc
+        run_late() {
+            local name=$1 k
+            shift
+            "$GLCV" segment --sources "$TMP/$name.txt" --method diff2 --mode live --max-frames 200 "$@" \
+                -o "$TMP/$name" >"$TMP/$name.out" 2>"$TMP/$name.err" &
+            GLCV_PID=$!
+            sleep 2
+            start_rtsp "$TMP/cam.mkv" "$PORT"
+            for k in $(seq 300); do kill -0 "$GLCV_PID" 2>/dev/null || break; sleep 0.1; done
+            if kill -0 "$GLCV_PID" 2>/dev/null; then
+                fail "the run '$name' did not end"
+                kill -INT "$GLCV_PID"
+                sleep 1
+            fi
+            wait "$GLCV_PID"
+            echo $? >"$TMP/$name.rc"
+        }
         # the file is read at its rate (--mode live) for 8 s; the camera's server starts 2 s in
         "$FIXTURE" "$TMP/long.mkv" "$TMP/pnglong" 250 160x120 ffv1 4 >/dev/null 2>&1 || fail "the long video"
         printf 'rtsp://127.0.0.1:%s/cam transport=tcp\n%s\n' "$PORT" "$TMP/long.mkv" >"$TMP/late.txt"
-        "$GLCV" segment --sources "$TMP/late.txt" --method diff2 --mode live --max-frames 200 -o "$TMP/late" \
-            >"$TMP/late.out" 2>"$TMP/late.err" &
-        GLCV_PID=$!
-        sleep 2
-        start_rtsp "$TMP/cam.mkv" "$PORT"
-        for k in $(seq 300); do kill -0 "$GLCV_PID" 2>/dev/null || break; sleep 0.1; done
-        if kill -0 "$GLCV_PID" 2>/dev/null; then
-            fail "the run with a late camera did not end"
-            kill -INT "$GLCV_PID"
-            sleep 1
-        fi
-        wait "$GLCV_PID"
-        echo $? >"$TMP/late.rc"
+        run_late late
         expect_rc late 1 "a camera down at the start counts as failed"
         expect_in late err "late.txt:1: source 'rtsp://127.0.0.1:$PORT/cam' (cam000): cannot open" "the camera down at the start is reported"
         expect_in late err "source 'rtsp://127.0.0.1:$PORT/cam' (cam000) opened: 160x120, in a camera set of its own" "the camera is opened once its server is up"
@@ -310,19 +317,7 @@ else
             hp=$((hp + 1))
         done
         printf 'rtsp://127.0.0.1:%s/cam transport=tcp\n%s\n' "$PORT" "$TMP/long.mkv" >>"$TMP/silent.txt"
-        "$GLCV" segment --sources "$TMP/silent.txt" --method diff2 --mode live --max-frames 200 --stall-timeout 2 \
-            -o "$TMP/silent" >"$TMP/silent.out" 2>"$TMP/silent.err" &
-        GLCV_PID=$!
-        sleep 2
-        start_rtsp "$TMP/cam.mkv" "$PORT"
-        for k in $(seq 300); do kill -0 "$GLCV_PID" 2>/dev/null || break; sleep 0.1; done
-        if kill -0 "$GLCV_PID" 2>/dev/null; then
-            fail "the run with silent cameras did not end"
-            kill -INT "$GLCV_PID"
-            sleep 1
-        fi
-        wait "$GLCV_PID"
-        echo $? >"$TMP/silent.rc"
+        run_late silent --stall-timeout 2
         kill "${holes[@]}" 2>/dev/null
         expect_rc silent 1 "cameras that never opened count as failed"
         expect_in silent err "source 'rtsp://127.0.0.1:$PORT/cam' (cam004) opened: 160x120, in a camera set of its own" \
