@@ -518,26 +518,38 @@ static int check_replicas(int argc, char **argv)
         s = natsConnection_JetStream(&js, nc, NULL);
     if (s != NATS_OK)
         FAIL("NATS %s: %s", argv[2], natsStatus_GetText(s));
+    /* the replicas are configured at once; a follower may be a moment behind its leader under load
+     * (not current): each stream's followers have REPLICAS_CURRENT_S to be current */
+    const double REPLICAS_CURRENT_S = 10;
     for (int a = 4; s == NATS_OK && a < argc; a++) {
-        jsStreamInfo *si = NULL;
-        jsErrCode jerr = 0;
-        natsStatus got = js_GetStreamInfo(&si, js, argv[a], NULL, &jerr);
-        if (got != NATS_OK) {
-            FAIL("stream %s: %s", argv[a], natsStatus_GetText(got));
-            continue;
+        for (double waited = 0;; waited += 0.25) {
+            jsStreamInfo *si = NULL;
+            jsErrCode jerr = 0;
+            natsStatus got = js_GetStreamInfo(&si, js, argv[a], NULL, &jerr);
+            if (got != NATS_OK) {
+                FAIL("stream %s: %s", argv[a], natsStatus_GetText(got));
+                break;
+            }
+            int current = 0, others = si->Cluster ? si->Cluster->ReplicasLen : 0;
+            for (int i = 0; i < others; i++)
+                current += si->Cluster->Replicas[i]->Current;
+            bool placed = si->Config->Replicas == want && others == want - 1;
+            if (!placed || current == others || waited >= REPLICAS_CURRENT_S) {
+                printf("serve_check: %s: %lld replicas configured, leader %s, %d other%s (%d current after %.2f s)\n",
+                       argv[a], (long long)si->Config->Replicas,
+                       si->Cluster && si->Cluster->Leader ? si->Cluster->Leader : "none", others, others == 1 ? "" : "s",
+                       current, waited);
+                if (!placed || current != others)
+                    FAIL("stream %s: %lld replicas configured, %d others of which %d current; wanted %ld, all current",
+                         argv[a], (long long)si->Config->Replicas, others, current, want);
+                else
+                    printf("%s: leader %s\n", argv[a], si->Cluster && si->Cluster->Leader ? si->Cluster->Leader : "none");
+                jsStreamInfo_Destroy(si);
+                break;
+            }
+            jsStreamInfo_Destroy(si);
+            st_sleep(0.25);
         }
-        int current = 0, others = si->Cluster ? si->Cluster->ReplicasLen : 0;
-        for (int i = 0; i < others; i++)
-            current += si->Cluster->Replicas[i]->Current;
-        printf("serve_check: %s: %lld replicas configured, leader %s, %d other%s (%d current)\n", argv[a],
-               (long long)si->Config->Replicas, si->Cluster && si->Cluster->Leader ? si->Cluster->Leader : "none",
-               others, others == 1 ? "" : "s", current);
-        if (si->Config->Replicas != want || others != want - 1 || current != others)
-            FAIL("stream %s: %lld replicas configured, %d others of which %d current; wanted %ld, all current",
-                 argv[a], (long long)si->Config->Replicas, others, current, want);
-        else
-            printf("%s: leader %s\n", argv[a], si->Cluster && si->Cluster->Leader ? si->Cluster->Leader : "none");
-        jsStreamInfo_Destroy(si);
     }
     jsCtx_Destroy(js);
     natsConnection_Destroy(nc);
