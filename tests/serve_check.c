@@ -9,7 +9,10 @@
  *   - the status: up before its first frame, down with `--ended` at the end ("the file ended").
  * Events with the same id are one event (at-least-once); --exact says none may repeat.
  *
- * usage: serve_check CONFIG (--file EVENTS.jsonl | --nats URL STREAM) [--exact] [--ended]
+ * usage: serve_check CONFIG (--file EVENTS.jsonl | --nats URL STREAM) [--exact] [--ended] [--masks DIR]
+ *
+ * --masks DIR: the masks of another run on the same files, for a run that wrote none (DIR instead of
+ * the configuration's `masks`).
  *
  * With --cluster, the cameras of several instances after one was killed at KILLED_AT (seconds
  * since 1970): each camera has events within SECONDS after it, and its fraction events, in time
@@ -564,13 +567,15 @@ int main(int argc, char **argv)
         return check_cluster(argc, argv);
     if (argc > 1 && !strcmp(argv[1], "--replicas"))
         return check_replicas(argc, argv);
-    const char *file = NULL, *url = NULL, *stream = NULL;
+    const char *file = NULL, *url = NULL, *stream = NULL, *masks = NULL;
     int exact = 0, ended = 0;
     for (int i = 2; i < argc; i++) {
         if (!strcmp(argv[i], "--file") && i + 1 < argc)
             file = argv[++i];
         else if (!strcmp(argv[i], "--nats") && i + 2 < argc)
             url = argv[++i], stream = argv[++i];
+        else if (!strcmp(argv[i], "--masks") && i + 1 < argc)
+            masks = argv[++i];
         else if (!strcmp(argv[i], "--exact"))
             exact = 1;
         else if (!strcmp(argv[i], "--ended"))
@@ -579,7 +584,7 @@ int main(int argc, char **argv)
             argc = 0;
     }
     if (argc < 3 || (!file && !url)) {
-        printf("usage: serve_check CONFIG (--file EVENTS.jsonl | --nats URL STREAM) [--exact] [--ended]\n");
+        printf("usage: serve_check CONFIG (--file EVENTS.jsonl | --nats URL STREAM) [--exact] [--ended] [--masks DIR]\n");
         return 1;
     }
     svc_config cfg;
@@ -588,8 +593,15 @@ int main(int argc, char **argv)
         printf("serve_check: %s\n", error);
         return 1;
     }
+    if (masks) {
+        free(cfg.masks);
+        if (!(cfg.masks = strdup(masks))) {
+            svc_config_free(&cfg);
+            return 1;
+        }
+    }
     if (!cfg.masks || cfg.fraction_every != 0) {
-        printf("serve_check: the configuration needs masks: DIR and fraction_every: 0\n");
+        printf("serve_check: the configuration needs masks: DIR (or --masks DIR) and fraction_every: 0\n");
         svc_config_free(&cfg);
         return 1;
     }

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # glcv serve on the loopback, one section a run (ctest runs them at once):
 #   check    --check on good and broken files: errors name the file and line, exit 2
-#   stdout   three files, no broker: the events on stdout against the run's masks (serve_check),
-#            a camera's masks against a 'glcv segment --sources' run, /metrics and /healthz, SIGTERM
+#   stdout   four files, no broker: the events on stdout against the run's masks (serve_check),
+#            a camera's masks against a 'glcv segment --sources' run, /metrics and /healthz, SIGTERM;
+#            again without mask files (vsam's masks lent in place): the same events
 #   brokers  eight files, MQTT (mosquitto) and NATS JetStream (nats-server) started here: every event
 #            in both, against the masks; JetStream holds each once
 #   restart  two RTSP cameras (gst-rtsp-server), both brokers restarted while the service runs:
@@ -51,10 +52,10 @@ videos() {
     done
 }
 
-# serve_start NAME CONFIG: the service in the background ($SERVE_PID), stdout in NAME.out, stderr in
-# NAME.err; waits for its HTTP port ($HTTP_PORT)
+# serve_start NAME CONFIG [OPTIONS...]: the service in the background ($SERVE_PID), stdout in NAME.out,
+# stderr in NAME.err; waits for its HTTP port ($HTTP_PORT)
 serve_start() {
-    "$GLCV" serve "$2" >"$TMP/$1.out" 2>"$TMP/$1.err" &
+    "$GLCV" serve "${@:3}" "$2" >"$TMP/$1.out" 2>"$TMP/$1.err" &
     SERVE_PID=$!
     PIDS+=("$SERVE_PID")
     HTTP_PORT=
@@ -155,14 +156,19 @@ $(camera a "$TMP/v0.mkv")
         motion: {start: 0.02, end: 0.01, start_frames: 1, end_frames: 1}
 $(camera b "$TMP/v1.mkv")
 $(camera c "$TMP/v2.mkv" vsam)
+$(camera d "$TMP/v0.mkv" vsam)
+    objects: {confirm: 2, lost: 3}
+    zones:
+      - name: right
+        polygon: [[70, 10], [160, 10], [160, 120], [90, 110]]
 EOF
     serve_start s "$TMP/s.yaml" || return
-    wait_for "$TMP/s.out" '"the file ended"' 3 120 || fail "the three files did not all end in 120 s"
+    wait_for "$TMP/s.out" '"the file ended"' 4 120 || fail "the four files did not all end in 120 s"
     http metrics /metrics
     http health /healthz
     serve_stop s
     expect_rc s 0 "SIGTERM"
-    expect_in s err "serving 3 cameras in 2 groups" "the start"
+    expect_in s err "serving 4 cameras in 2 groups" "the start"
     CHECKS=$((CHECKS + 1))
     grep -q '^HTTP/1.1 200' "$TMP/metrics.http" && grep -q 'glcv_camera_frames_total{camera="a"} [1-9]' "$TMP/metrics.http" ||
         { fail "/metrics"; sed 's/^/  | /' "$TMP/metrics.http" | head -30; }
@@ -174,6 +180,18 @@ EOF
     grep 'motion changes\|object events' "$TMP/check.out"
     CHECKS=$((CHECKS + 1))
     [ "$(grep -c '"type":"object","camera":"a"' "$TMP/s.out")" -ge 2 ] || fail "camera a: no tracked objects"
+    # without mask files the vsam set lends its masks to the event workers in place (no copy): the
+    # same events, checked against the masks of the run above
+    grep -v '^masks:' "$TMP/s.yaml" >"$TMP/lent.yaml"
+    serve_start lent "$TMP/lent.yaml" -v || return
+    wait_for "$TMP/lent.out" '"the file ended"' 4 120 || fail "lent: the four files did not all end in 120 s"
+    serve_stop lent
+    expect_rc lent 0 "SIGTERM (masks lent)"
+    expect_in lent err "masks lent in place" "the vsam set's masks lent"
+    CHECKS=$((CHECKS + 1))
+    "$CHECK" "$TMP/lent.yaml" --file "$TMP/lent.out" --exact --ended --masks "$TMP/masks" >"$TMP/check_lent.out" 2>&1 ||
+        { fail "masks lent: the events differ from the masks"; sed 's/^/  | /' "$TMP/check_lent.out"; }
+    grep 'motion changes\|object events' "$TMP/check_lent.out"
     # the masks of a camera are those of 'glcv segment --sources' on its file
     printf '%s\n' "$TMP/v1.mkv" >"$TMP/list.txt"
     RUN=("$GLCV")

@@ -96,6 +96,7 @@ typedef struct camera {
     int live;
     int worker;          /* the event worker its masks go to (one per camera: its events stay in order) */
     atomic_int pending;  /* its jobs queued or running on that worker */
+    atomic_int lent;     /* of them, those that read a mask lent by its set (see sink_release) */
     atomic_llong handed; /* the newest frame index handed to that worker (-1: none): its events never
                             go past it, so a cluster's next holder numbers on from it */
     int64_t first_frame; /* the index its frames start from (a camera another instance ran numbers on) */
@@ -111,7 +112,8 @@ typedef struct camera {
 /* A camera's mask or status change, for its event worker. */
 typedef struct job {
     camera *cam;
-    glcv_image mask; /* a mask (data not NULL), or: */
+    glcv_image mask; /* a mask (data not NULL): the job's own, or lent by the set, or: */
+    int lent;
     char *down;      /* the camera went down, why */
     int64_t index;
     double time;
@@ -168,6 +170,8 @@ struct service {
     group **groups;
     int n_groups;
     pthread_mutex_t out_lock; /* stdout, when events go there */
+    pthread_mutex_t lent_lock; /* a camera's lent count falling to 0, for sink_release */
+    pthread_cond_t lent_done;
     int to_stdout;
     int quiet, verbose;
     double started;
@@ -274,7 +278,14 @@ static void run_job(service *svc, job *jb)
         }
     }
     pthread_mutex_unlock(&c->lock);
-    glcv_image_free(&jb->mask);
+    if (jb->lent) { /* the set may change the mask from now */
+        pthread_mutex_lock(&svc->lent_lock);
+        if (atomic_fetch_sub(&c->lent, 1) == 1)
+            pthread_cond_broadcast(&svc->lent_done);
+        pthread_mutex_unlock(&svc->lent_lock);
+    } else {
+        glcv_image_free(&jb->mask);
+    }
     free(jb->down);
     atomic_fetch_sub(&c->pending, 1);
     free(jb);
@@ -363,7 +374,7 @@ static void stop_workers(service *svc)
 }
 
 static void sink_masks(void *user, const int *sources, int count, glcv_image *masks, const int *fresh,
-                       const int64_t *index)
+                       const int64_t *index, int lent)
 {
     group *g = user;
     service *svc = g->svc;
@@ -388,7 +399,11 @@ static void sink_masks(void *user, const int *sources, int count, glcv_image *ma
         *jb = (job){.cam = c, .index = index[k], .time = now};
         if (index[k] > atomic_load(&c->handed))
             atomic_store(&c->handed, index[k]);
-        if (svc->masks) { /* the set writes the masks too: a copy */
+        if (lent) { /* read in place by the worker; the set waits for it before it changes (sink_release) */
+            jb->mask = masks[k];
+            jb->lent = 1;
+            atomic_fetch_add(&c->lent, 1);
+        } else if (svc->masks) { /* the set writes the masks too: a copy */
             const glcv_image *m = &masks[k];
             size_t stride = m->stride ? m->stride : (size_t)m->width;
             if (glcv_image_alloc(m->width, m->height, GLCV_PIXEL_GRAY8, &jb->mask) != GLCV_OK) {
@@ -404,6 +419,20 @@ static void sink_masks(void *user, const int *sources, int count, glcv_image *ma
         }
         enqueue(svc, jb);
     }
+}
+
+/* The set changes the masks it lent from now: waits until the workers have read them. (The sets' threads
+ * hand masks over without copying 300 KB a camera; the workers count them meanwhile, while the set reads
+ * its next frames.) */
+static void sink_release(void *user, const int *sources, int count)
+{
+    group *g = user;
+    service *svc = g->svc;
+    pthread_mutex_lock(&svc->lent_lock);
+    for (int k = 0; k < count; k++)
+        while (atomic_load(&g->cams[sources[k]]->lent) > 0)
+            pthread_cond_wait(&svc->lent_done, &svc->lent_lock);
+    pthread_mutex_unlock(&svc->lent_lock);
 }
 
 static int sink_still(void *user, int source)
@@ -550,6 +579,7 @@ static void *group_main(void *arg)
                                    .stop = &g->stop,
                                    .open = sink_open,
                                    .masks = sink_masks,
+                                   .release = sink_release,
                                    .wanted = sink_wanted,
                                    .frame = sink_frame,
                                    .down = sink_down,
@@ -672,6 +702,7 @@ static camera *camera_new(const service *svc, svc_camera *cfg)
     c->cfg = cfg;
     c->live = is_live(cfg->source);
     atomic_init(&c->pending, 0);
+    atomic_init(&c->lent, 0);
     atomic_init(&c->handed, -1);
     pthread_mutex_init(&c->lock, NULL);
     return c;
@@ -1155,6 +1186,8 @@ static void free_service(service *svc)
     free(svc->token);
     pthread_mutex_destroy(&svc->lock);
     pthread_mutex_destroy(&svc->out_lock);
+    pthread_mutex_destroy(&svc->lent_lock);
+    pthread_cond_destroy(&svc->lent_done);
 }
 
 /* --check: every camera's method parsed as its group would parse it. */
@@ -1283,6 +1316,8 @@ int cmd_serve(int argc, char **argv)
     service svc = {.quiet = quiet, .verbose = verbose, .started = wall_clock()};
     pthread_mutex_init(&svc.lock, NULL);
     pthread_mutex_init(&svc.out_lock, NULL);
+    pthread_mutex_init(&svc.lent_lock, NULL);
+    pthread_cond_init(&svc.lent_done, NULL);
     char error[1024];
     if (svc_config_load(args.items[0], &svc.cfg, error, sizeof error) != 0) {
         cli_error("%s", error);

@@ -555,6 +555,8 @@ typedef struct set_state {
     int *closed;         /* a service's run: the service no longer runs the member (still() 0): its source closed */
     long *dropped;       /* a service's run: per member its dropped frames */
     int behind;          /* the masks are read one set behind (cli_subtractor_reads_behind) */
+    int lent;            /* masks holds views of the subtractor's masks, lent to the sink until its release */
+    int told_lent;       /* --verbose: the first lending was reported */
     int pending;         /* behind: a set processed whose masks are not read yet; of it: */
     int *p_has;          /*   per member: it had a frame */
     int64_t *p_index;    /*   per member: that frame's index */
@@ -714,8 +716,19 @@ static int set_open(set_state *s)
     return rc;
 }
 
+/* The sink is done with the masks it was lent (called before they change: the next set processed,
+ * the set's end). */
+static void release_masks(set_state *s)
+{
+    const cli_sources_sink *k = s->job->r->o->sink;
+    if (s->lent && k && k->release)
+        k->release(k->user, s->ids, s->job->count);
+    s->lent = 0;
+}
+
 static void set_close(set_state *s, int ok)
 {
+    release_masks(s);
     if (s->layer_fbo)
         glDeleteFramebuffers(1, &s->layer_fbo); /* the set's context is current */
     free(s->layer);
@@ -834,16 +847,36 @@ static int deliver(set_state *s, int age, const int *has, const int64_t *index, 
     run *r = j->r;
     const cli_sources_options *o = r->o;
     glcv_status st = GLCV_OK;
-    for (int k = 0; k < j->count; k++) {
-        s->masks[k] = s->scratch;
-        if (st == GLCV_OK && has[k] &&
-            (st = glcv_image_alloc(j->width, j->height, GLCV_PIXEL_GRAY8, &s->masks[k])) != GLCV_OK)
-            s->masks[k] = s->scratch;
-    }
-    if (st == GLCV_OK)
-        st = cli_subtractor_read_masks_age(s->sub, s->masks, age);
-    if (st != GLCV_OK) {
+    /* a sink that borrows (release) and no mask files: views of the subtractor's own memory, no copy
+     * (vsam, diff2, diff3; eth's masks are read) */
+    int lend = o->sink && o->sink->release && !o->masks && o->method && o->method->method != CLI_METHOD_ETH;
+    if (lend) {
+        st = cli_subtractor_map_masks_age(s->sub, s->masks, age);
         for (int k = 0; k < j->count; k++)
+            if (!has[k] || st != GLCV_OK)
+                s->masks[k] = s->scratch;
+        s->lent = st == GLCV_OK;
+        if (s->lent && o->verbose && !s->told_lent) {
+            char first[128];
+            source_folder(r, j->members[0], first, sizeof first);
+            pthread_mutex_lock(&r->print_lock);
+            fprintf(stderr, "glcv: the set of %s (%d source%s): masks lent in place, not copied\n", first, j->count,
+                    j->count == 1 ? "" : "s");
+            pthread_mutex_unlock(&r->print_lock);
+            s->told_lent = 1;
+        }
+    } else {
+        for (int k = 0; k < j->count; k++) {
+            s->masks[k] = s->scratch;
+            if (st == GLCV_OK && has[k] &&
+                (st = glcv_image_alloc(j->width, j->height, GLCV_PIXEL_GRAY8, &s->masks[k])) != GLCV_OK)
+                s->masks[k] = s->scratch;
+        }
+        if (st == GLCV_OK)
+            st = cli_subtractor_read_masks_age(s->sub, s->masks, age);
+    }
+    if (st != GLCV_OK) {
+        for (int k = 0; !lend && k < j->count; k++)
             if (s->masks[k].data && s->masks[k].data != s->scratch.data)
                 glcv_image_free(&s->masks[k]);
         return set_fail(j, cli_lib_error("cannot segment the camera set", st));
@@ -859,8 +892,10 @@ static int deliver(set_state *s, int age, const int *has, const int64_t *index, 
                       : o->sink->wanted(o->sink->user, s->ids[k]) && member_frame(s, k, &frame) == GLCV_OK)
                 o->sink->frame(o->sink->user, s->ids[k], views ? &views[k] : &frame, &s->masks[k], index[k]);
         }
-        o->sink->masks(o->sink->user, s->ids, j->count, s->masks, s->fresh, s->index);
+        o->sink->masks(o->sink->user, s->ids, j->count, s->masks, s->fresh, s->index, lend);
     }
+    if (lend)
+        return CLI_OK; /* views: nothing to free, and no files (lending needs !o->masks) */
     for (int k = 0; k < j->count; k++) {
         if (s->masks[k].data == s->scratch.data || !s->masks[k].data) /* none, or the sink's now */
             continue;
@@ -1089,6 +1124,7 @@ static void *set_main(void *arg)
                     j->learned_at = cli_now() - r->start;
                 }
             } else {
+                release_masks(&s); /* the masks lent to the sink change from here */
                 st = s.texture ? cli_subtractor_frames_texture(s.sub, glcv_media_set_texture(s.set), 0)
                                : cli_subtractor_frames(s.sub, s.frames, 0);
                 if (st != GLCV_OK) {

@@ -69,9 +69,13 @@ typedef struct cli_sources_work {
  * on the sets' threads, several at once (one per set); a source belongs to one set.
  *   open    once per set, when its sources are open: its members and their frame size
  *   masks   per read of a set: masks[k] (GRAY8, 0 or 255) of members[k] where fresh[k], its frame's
- *           index in the source index[k]; the sink may take a fresh mask (its pixels are then the
- *           sink's to free with glcv_image_free) by zeroing masks[k], unless outdir's masks are
- *           written too
+ *           index in the source index[k]. Not lent: the sink may take a fresh mask (its pixels are
+ *           then the sink's to free with glcv_image_free) by zeroing masks[k], unless outdir's masks
+ *           are written too. Lent (only to a sink with release, when no masks are written and the
+ *           method is not eth): views of the set's own memory, read-only, that the sink may use
+ *           until release is called for these members (the masks are not copied)
+ *   release (optional) before lent masks change (the next set processed, the set's end): the sink
+ *           returns once it no longer reads the masks lent for `sources`
  *   frame   (optional) before masks, for each source with a fresh mask that wanted() says someone
  *           watches: its frame (RGB8 or RGBA8, valid
  *           during the call), mask and index, for its live view
@@ -94,7 +98,8 @@ typedef struct cli_sources_sink {
     const atomic_int *stop;
     void (*open)(void *user, const int *sources, int count, int width, int height);
     void (*masks)(void *user, const int *sources, int count, glcv_image *masks, const int *fresh,
-                  const int64_t *index);
+                  const int64_t *index, int lent);
+    void (*release)(void *user, const int *sources, int count);
     void (*down)(void *user, int source, const char *why);
     int (*wanted)(void *user, int source); /* whether `frame` wants the source's frames now */
     void (*frame)(void *user, int source, const glcv_image *frame, const glcv_image *mask, int64_t index);

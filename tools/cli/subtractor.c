@@ -405,6 +405,18 @@ glcv_status cli_subtractor_read_masks_age(cli_subtractor *sub, glcv_image *masks
     return st;
 }
 
+static glcv_status one_map_masks(cli_subtractor *sub, glcv_image *masks, int age)
+{
+    return sub->bgsub ? glcv_bgsub_map_masks(sub->bgsub, age, masks, sub->streams) : GLCV_ERROR_UNSUPPORTED;
+}
+
+glcv_status cli_subtractor_map_masks_age(cli_subtractor *sub, glcv_image *masks, int age)
+{
+    glcv_status st = GLCV_OK;
+    EACH_GROUP(sub, st, GLCV_OK, one_map_masks(o, masks + o->first, age));
+    return st;
+}
+
 int cli_subtractor_reads_behind(const cli_subtractor *sub)
 {
     return sub->bgsub && sub->download && sub->groups == 1;
