@@ -624,6 +624,11 @@ section_stall() {
     blackhole "$NATS_PORT" && PIDS+=("$HOLE_PID") || return
     killed_at=$(date +%s.%N)
     sleep 9
+    HTTP_PORT=${PORT_OF[a]}
+    http m_stall /metrics
+    CHECKS=$((CHECKS + 1))
+    grep -q '^glcv_cluster_unleased_frames_total [1-9]' "$TMP/m_stall.http" ||
+        { fail "/metrics: no frames counted as unleased"; grep unleased "$TMP/m_stall.http" | sed 's/^/  | /'; }
     SERVE_PID=${PID_OF[a]}
     serve_stop a
     expect_rc a 0 "instance a: SIGTERM"

@@ -164,6 +164,7 @@ struct service {
      * past it they are dropped, and `lapsed` says that the warning was given */
     atomic_llong hold_until_us;
     atomic_int lapsed;
+    atomic_long unleased; /* masks given no events for it */
     pthread_mutex_t lock; /* the camera and group lists */
     camera **cams;
     int n_cams;
@@ -387,6 +388,7 @@ static void sink_masks(void *user, const int *sources, int count, glcv_image *ma
         if (!fresh[k] || c->muted)
             continue;
         if (lapsed) {
+            atomic_fetch_add(&svc->unleased, 1);
             if (!atomic_exchange(&svc->lapsed, 1))
                 cli_warning("cluster: the leases were not renewed in time: frames are dropped until a round renews them");
             continue;
@@ -840,6 +842,9 @@ static void service_metrics(void *user, svc_text *t)
         pthread_mutex_unlock(&svc->lock);
         metric_head(t, "glcv_cluster_instances", "gauge", "live instances sharing the camera list");
         svc_text_printf(t, "glcv_cluster_instances %d\n", instances);
+        metric_head(t, "glcv_cluster_unleased_frames_total", "counter",
+                    "frames given no events because the leases were not renewed in time");
+        svc_text_printf(t, "glcv_cluster_unleased_frames_total %ld\n", atomic_load(&svc->unleased));
     }
     metric_head(t, "glcv_uptime_seconds", "gauge", "seconds since the service started");
     svc_text_printf(t, "glcv_uptime_seconds %.3f\n", wall_clock() - svc->started);
