@@ -9,7 +9,8 @@
 #   restart  two RTSP cameras (gst-rtsp-server), both brokers restarted while the service runs:
 #            nothing lost, JetStream still holds each event once
 #   reload   SIGHUP with one camera kept (its zones changed), two removed (one from a group that runs on:
-#            its RTSP connection closes too), one added
+#            its RTSP connection closes too), two added (one never opens); a second SIGHUP removes that
+#            one, which is then never tried again
 #   takeover three instances share twelve RTSP cameras through leases in NATS JetStream; one is
 #            killed (SIGKILL): its cameras resume on the others within 10 s, their frames numbered on
 #   nodes    a 3-node nats-server cluster (JetStream, replicas: 3) under two instances and four
@@ -393,7 +394,9 @@ section_reload() {
     "$FIXTURE" "$TMP/cam.mkv" "$TMP/pngcam" 400 160x120 h264 3 >/dev/null 2>&1 || fail "the camera's video"
     start_rtsp "$TMP/cam.mkv" "$rtsp_port" || return
     PIDS+=("$RTSP_PID")
-    local url="rtsp://127.0.0.1:$rtsp_port/cam"
+    local url="rtsp://127.0.0.1:$rtsp_port/cam" refused_port
+    refused_port=$(free_port $((rtsp_port + 1)))
+    refuser "$refused_port" "$TMP/refused.log" && PIDS+=("$REFUSER_PID") || return
     printf 'http: {listen: "127.0.0.1:0"}\nfraction_every: 0\ncameras:\n%s\n%s\n%s\n' \
         "$(camera keep "$url" diff2)" "$(camera gone "$url" diff3)" "$(camera mate "$url" diff2)" >"$TMP/live.yaml"
     serve_start l "$TMP/live.yaml" || return
@@ -402,8 +405,12 @@ section_reload() {
     # each camera holds a connection to the RTSP server while it runs
     CHECKS=$((CHECKS + 1))
     [ "$(rtsp_clients "$rtsp_port")" = 3 ] || fail "$(rtsp_clients "$rtsp_port") connections to the RTSP server, expected 3"
-    printf 'http: {listen: "127.0.0.1:0"}\nfraction_every: 0\ncameras:\n%s\n    zones:\n      - name: all\n        polygon: [[0, 0], [160, 0], [160, 120], [0, 120]]\n%s\n' \
-        "$(camera keep "$url" diff2)" "$(camera new "$url" diff2)" >"$TMP/live.yaml"
+    # kept: 'keep' (its zones changed); removed: 'gone' (its whole group), 'mate' (from a group that runs
+    # on); added: 'new' and 'absent', a camera that never opens (its group runs on with 'new')
+    local kept_zone='    zones:\n      - name: all\n        polygon: [[0, 0], [160, 0], [160, 120], [0, 120]]'
+    printf "http: {listen: \"127.0.0.1:0\"}\nfraction_every: 0\ncameras:\n%s\n$kept_zone\n%s\n%s\n" \
+        "$(camera keep "$url" diff2)" "$(camera new "$url" diff2)" \
+        "$(camera absent "rtsp://127.0.0.1:$refused_port/cam" diff2)" >"$TMP/live.yaml"
     local before
     before=$(grep -c . "$TMP/l.out")
     kill -HUP "$SERVE_PID"
@@ -415,9 +422,22 @@ section_reload() {
     CHECKS=$((CHECKS + 1))
     [ "$(rtsp_clients "$rtsp_port")" = 2 ] ||
         fail "$(rtsp_clients "$rtsp_port") connections to the RTSP server after the reload, expected 2 (keep, new)"
+    # 'absent' is tried again and again (after 1, 2, 4 s ...) until a second reload removes it: then
+    # never again, though its group runs on
+    wait_for "$TMP/refused.log" accepted 2 30 || fail "the camera that never opens was not tried twice in 30 s"
+    printf "http: {listen: \"127.0.0.1:0\"}\nfraction_every: 0\ncameras:\n%s\n$kept_zone\n%s\n" \
+        "$(camera keep "$url" diff2)" "$(camera new "$url" diff2)" >"$TMP/live.yaml"
+    kill -HUP "$SERVE_PID"
+    wait_for "$TMP/l.err" "reload: 2 cameras kept, 0 started, 1 stopped" 1 30 || fail "the second reload did not apply"
+    local tries
+    tries=$(grep -c accepted "$TMP/refused.log")
+    sleep 6
+    CHECKS=$((CHECKS + 1))
+    [ "$(grep -c accepted "$TMP/refused.log")" = "$tries" ] ||
+        fail "the removed camera that never opened was tried $(($(grep -c accepted "$TMP/refused.log") - tries)) more times after its removal"
     serve_stop l
     expect_rc l 0 "SIGTERM"
-    expect_in l err "reload: 1 camera kept, 1 started, 2 stopped" "the reload's summary"
+    expect_in l err "reload: 1 camera kept, 2 started, 2 stopped" "the first reload's summary"
     for k in gone mate; do
         CHECKS=$((CHECKS + 1))
         grep -q '"camera":"'$k'".*"state":"down","reason":"removed from the configuration"' "$TMP/l.out" ||

@@ -132,6 +132,22 @@ blackhole() {
     fail "the listener on $1 did not start"
 }
 
+# refuser PORT LOG: a listener on PORT that closes each connection at once, a line in LOG for each
+# ($REFUSER_PID; the caller kills it): a camera that is there and never opens, whose attempts are counted
+refuser() {
+    printf '%s\n' 'import socket, sys' 's = socket.socket()' \
+        's.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)' 's.bind(("127.0.0.1", int(sys.argv[1])))' \
+        's.listen(64)' 'log = open(sys.argv[2], "a")' \
+        'while True:' '    c, _ = s.accept()' '    log.write("accepted\n")' '    log.flush()' '    c.close()' \
+        >"$TMP/refuser.py"
+    python3 "$TMP/refuser.py" "$1" "$2" >/dev/null 2>&1 &
+    REFUSER_PID=$!
+    local k
+    for k in $(seq 100); do (echo >"/dev/tcp/127.0.0.1/$1") 2>/dev/null && break; sleep 0.05; done
+    for k in $(seq 100); do [ -s "$2" ] && { : >"$2"; return 0; }; sleep 0.05; done
+    fail "the listener on $1 did not start"
+}
+
 # start_rtsp FILE PORT: tests/rtsp_server ($RTSP) serving FILE in the background ($RTSP_PID), once it
 # listens
 start_rtsp() {

@@ -1327,6 +1327,10 @@ static void *waiter_main(void *arg)
             /* ready first: once it is set, the run's thread owns the entry again */
             if (atomic_load(&x->ready) || !x->waiting || now < x->retry_at)
                 continue;
+            if (r->o->sink && r->o->sink->still && !r->o->sink->still(r->o->sink->user, x->line)) {
+                atomic_store(&x->ready, 1); /* removed from the service: never probed again (no set either) */
+                continue;
+            }
             x->why[0] = '\0';
             due[n++] = i;
         }
