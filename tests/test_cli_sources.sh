@@ -269,14 +269,14 @@ else
         wait "$RTSP_PID" 2>/dev/null
         echo "== a camera that is down when the run starts: opened later, in a set of its own"
         # run_late NAME [OPTIONS]: segment --sources NAME.txt (diff2, read at the files' rate, 200 sets)
-        # into NAME/, the camera's server started 2 s in; NAME.out, NAME.err and NAME.rc
+        # into NAME/, the camera's server started $LATE_AT s in (2 by default); NAME.out, NAME.err and NAME.rc
         run_late() {
             local name=$1 k
             shift
             "$GLCV" segment --sources "$TMP/$name.txt" --method diff2 --mode live --max-frames 200 "$@" \
                 -o "$TMP/$name" >"$TMP/$name.out" 2>"$TMP/$name.err" &
             GLCV_PID=$!
-            sleep 2
+            sleep "${LATE_AT:-2}"
             start_rtsp "$TMP/cam.mkv" "$PORT"
             for k in $(seq 300); do kill -0 "$GLCV_PID" 2>/dev/null || break; sleep 0.1; done
             if kill -0 "$GLCV_PID" 2>/dev/null; then
@@ -304,9 +304,11 @@ else
         kill "$RTSP_PID" 2>/dev/null
         wait "$RTSP_PID" 2>/dev/null
         echo "== cameras that never answer do not hold back the retries of the others"
-        # four listeners that accept and never answer come first in the list, then the camera (its
-        # server starts 2 s in) and the file (8 s); a probe of a silent one waits its stall timeout
-        # (2 s): probed one after another, they would keep the camera waiting past the file's end
+        # four listeners that accept and never answer come first in the list, then the camera (its server
+        # starts 6.5 s in) and the file (8 s). A probe of a silent one waits its stall timeout (6 s), so
+        # the run starts about 6 s in, and a second later all five are tried again: the camera opens now.
+        # Each source has a waiter of its own, so the camera's set opens about 2 s after the file's (which
+        # opens at the run's start); had its retry waited for the silent ones' (a batch), 7 s after
         : >"$TMP/silent.txt"
         holes=()
         hp=$((PORT + 1))
@@ -317,8 +319,14 @@ else
             hp=$((hp + 1))
         done
         printf 'rtsp://127.0.0.1:%s/cam transport=tcp\n%s\n' "$PORT" "$TMP/long.mkv" >>"$TMP/silent.txt"
-        run_late silent --stall-timeout 2
+        LATE_AT=6.5 run_late silent --stall-timeout 6
         kill "${holes[@]}" 2>/dev/null
+        opened=$(sed -n 's/^glcv: cam004\.\.cam004: open at \([0-9.]*\) s.*/\1/p' "$TMP/silent.err")
+        file_opened=$(sed -n 's/^glcv: cam005\.\.cam005: open at \([0-9.]*\) s.*/\1/p' "$TMP/silent.err")
+        grep 'cam00[45]\.\.cam00[45]: open at' "$TMP/silent.err"
+        CHECKS=$((CHECKS + 1))
+        awk -v t="${opened:-99}" -v f="${file_opened:-0}" 'BEGIN { exit !(t - f < 4.5) }' ||
+            { fail "the camera behind the silent ones opened at ${opened:-never} s, the file at ${file_opened:-never} s (expected < 4.5 s apart)"; show silent; }
         expect_rc silent 1 "cameras that never opened count as failed"
         expect_in silent err "source 'rtsp://127.0.0.1:$PORT/cam' (cam004) opened: 160x120, in a camera set of its own" \
             "the camera behind the silent ones is opened once its server is up"

@@ -81,8 +81,9 @@ typedef struct entry {
     atomic_int failed;  /* reported as failed at least once */
     int set;            /* its set */
     int waiting;        /* a live source whose frame size was unknown at the start: probed again */
-    double retry_at, backoff; /* ... next probe (cli_now) and its back-off, by the waiter's thread */
+    double retry_at, backoff; /* ... next probe (cli_now) and its back-off, by the waiters' threads */
     atomic_int ready;   /* ... probed: width and height known, its set to start */
+    atomic_int probing; /* ... a waiter probes it now (the entry's back-off is that waiter's) */
     glcv_rect *rois;    /* the line's roi=x,y,w,h (a work's list) */
     int n_rois;
 } entry;
@@ -303,8 +304,8 @@ struct run {
     set_job *sets;
     int set_count;
     int waiting;  /* entries waiting for their frame size (their sets are reserved in sets[]) */
-    pthread_t waiter;
-    int waiter_started;
+    pthread_t waiters[PROBE_THREADS];
+    int n_waiters;
     atomic_int waiter_stop;
     double start; /* cli_now() when the sets started */
     /* progress, from every set thread */
@@ -473,8 +474,6 @@ static void keep_first_error(void *user, glcv_log_level level, const char *messa
 
 typedef struct probe_job {
     run *r;
-    const int *which; /* the entries to probe (NULL: all) */
-    int count;
     atomic_int next;
 } probe_job;
 
@@ -503,19 +502,19 @@ static void *probe_main(void *arg)
     probe_job *pj = arg;
     for (;;) {
         int i = atomic_fetch_add(&pj->next, 1);
-        if (i >= pj->count)
+        if (i >= pj->r->n)
             return NULL;
-        probe_entry(pj->r, &pj->r->e[pj->which ? pj->which[i] : i]);
+        probe_entry(pj->r, &pj->r->e[i]);
     }
 }
 
-/* Probes the `count` entries of `which` (NULL: every source), PROBE_THREADS at a time: a source that
- * does not answer holds one thread for its stall timeout, not the others. */
-static void probe_sources(run *r, const int *which, int count)
+/* Probes every source, PROBE_THREADS at a time: a source that does not answer holds one thread for its
+ * stall timeout, not the others. */
+static void probe_sources(run *r)
 {
-    probe_job pj = {.r = r, .which = which, .count = which ? count : r->n};
+    probe_job pj = {.r = r};
     atomic_init(&pj.next, 0);
-    int threads = pj.count < PROBE_THREADS ? pj.count : PROBE_THREADS;
+    int threads = r->n < PROBE_THREADS ? r->n : PROBE_THREADS;
     pthread_t tid[PROBE_THREADS];
     int started = 0;
     for (int t = 0; t < threads; t++)
@@ -1309,35 +1308,36 @@ static int plan_sets(run *r)
 
 /* ---- live sources that could not be opened at the start ------------------------------------------- */
 
-/* The waiter's thread: probes the waiting sources whose back-off has passed (1, 2, 4 ... 30 s), a
- * few at a time; one that opens is marked ready, and the run's thread starts its set. */
+/* A waiter's thread (up to PROBE_THREADS of them): takes a waiting source whose back-off has passed (1, 2,
+ * 4 ... 30 s), probes it, and goes on to the next; one that opens is marked ready, and the run's thread
+ * starts its set. Each source is probed by one waiter at a time, and each waiter takes the sources as they
+ * fall due, so that one that accepts a connection and never answers holds one waiter for its stall
+ * timeout, not the retries of the others. */
 static void *waiter_main(void *arg)
 {
     run *r = arg;
-    int *due = calloc((size_t)r->n, sizeof *due);
-    if (!due) {
-        cli_out_of_memory();
-        return NULL;
-    }
+    const cli_sources_sink *k = r->o->sink;
     while (!atomic_load(&r->waiter_stop) && !stopping(r)) {
-        int n = 0;
-        double now = cli_now();
-        for (int i = 0; i < r->n; i++) {
+        int probed = 0;
+        for (int i = 0; i < r->n && !atomic_load(&r->waiter_stop) && !stopping(r); i++) {
             entry *x = &r->e[i];
-            /* ready first: once it is set, the run's thread owns the entry again */
-            if (atomic_load(&x->ready) || !x->waiting || now < x->retry_at)
+            int idle = 0;
+            /* ready first: once it is set, the run's thread owns the entry again; then the entry is
+             * this waiter's until it lets go of `probing` */
+            if (atomic_load(&x->ready) || !x->waiting || !atomic_compare_exchange_strong(&x->probing, &idle, 1))
                 continue;
-            if (r->o->sink && r->o->sink->still && !r->o->sink->still(r->o->sink->user, x->line)) {
+            if (cli_now() < x->retry_at) {
+                atomic_store(&x->probing, 0);
+                continue;
+            }
+            if (k && k->still && !k->still(k->user, x->line)) {
                 atomic_store(&x->ready, 1); /* removed from the service: never probed again (no set either) */
+                atomic_store(&x->probing, 0);
                 continue;
             }
             x->why[0] = '\0';
-            due[n++] = i;
-        }
-        if (n > 0)
-            probe_sources(r, due, n);
-        for (int k = 0; k < n && !atomic_load(&r->waiter_stop) && !stopping(r); k++) {
-            entry *x = &r->e[due[k]];
+            probe_entry(r, x);
+            probed = 1;
             if (x->width > 0) {
                 atomic_store(&x->ready, 1);
             } else {
@@ -1350,11 +1350,13 @@ static void *waiter_main(void *arg)
                     pthread_mutex_unlock(&r->print_lock);
                 }
             }
+            atomic_store(&x->probing, 0);
         }
-        struct timespec pause = {0, 100 * 1000000L};
-        nanosleep(&pause, NULL);
+        if (!probed) {
+            struct timespec pause = {0, 100 * 1000000L};
+            nanosleep(&pause, NULL);
+        }
     }
-    free(due);
     return NULL;
 }
 
@@ -1472,7 +1474,7 @@ int cli_sources_run(const cli_sources_options *o, const cli_args *args)
     if (rc == CLI_OK && o->work)
         rc = check_boxes(&r);
     if (rc == CLI_OK && !o->src->size.width)
-        probe_sources(&r, NULL, 0);
+        probe_sources(&r);
     if (rc == CLI_OK)
         rc = plan_sets(&r);
     /* the output folders, of every source that may write */
@@ -1502,8 +1504,11 @@ int cli_sources_run(const cli_sources_options *o, const cli_args *args)
                 atomic_store(&r.stop, 1);
             }
         }
-        if (r.waiting > 0)
-            r.waiter_started = pthread_create(&r.waiter, NULL, waiter_main, &r) == 0;
+        while (r.n_waiters < r.waiting && r.n_waiters < PROBE_THREADS &&
+               pthread_create(&r.waiters[r.n_waiters], NULL, waiter_main, &r) == 0)
+            r.n_waiters++;
+        if (r.waiting > 0 && r.n_waiters == 0)
+            cli_warning("cannot start a thread for the sources to open again: they are not tried again");
         /* the progress, until every set's thread is done; the sources that open late get sets of their
          * own meanwhile (not once every set has ended: a run of files is over then) */
         for (;;) {
@@ -1530,8 +1535,8 @@ int cli_sources_run(const cli_sources_options *o, const cli_args *args)
             nanosleep(&pause, NULL);
         }
         atomic_store(&r.waiter_stop, 1);
-        if (r.waiter_started)
-            pthread_join(r.waiter, NULL);
+        for (int t = 0; t < r.n_waiters; t++)
+            pthread_join(r.waiters[t], NULL);
         if (!o->sink)
             cli_interrupt_release();
     }
