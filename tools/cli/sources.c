@@ -554,7 +554,8 @@ typedef struct set_state {
     int *closed;         /* a service's run: the service no longer runs the member (still() 0): its source closed */
     long *dropped;       /* a service's run: per member its dropped frames */
     int behind;          /* the masks are read one set behind (cli_subtractor_reads_behind) */
-    int lent;            /* masks holds views of the subtractor's masks, lent to the sink until its release */
+    int lends;           /* the masks go to the sink as views of the subtractor's (see deliver) */
+    int lent;            /* masks holds such views, lent to the sink until its release */
     int told_lent;       /* --verbose: the first lending was reported */
     int pending;         /* behind: a set processed whose masks are not read yet; of it: */
     int *p_has;          /*   per member: it had a frame */
@@ -629,6 +630,8 @@ static int set_open(set_state *s)
         rc = cli_subtractor_make(o->method, r->args, j->width, j->height, j->count, 0, behind, engine, &r->logger,
                                  &s->sub);
         s->behind = rc == CLI_OK && cli_subtractor_reads_behind(s->sub);
+        /* a sink that borrows (release) and no mask files: views of the subtractor's own memory, no copy */
+        s->lends = rc == CLI_OK && o->sink && o->sink->release && !o->masks && cli_subtractor_maps(s->sub);
         if (rc == CLI_OK) {
             s->texture = s->sub->engine != GLCV_ENGINE_CPU;
             snprintf(engine_name, sizeof engine_name, "%s", glcv_engine_mode_string(s->sub->engine));
@@ -846,9 +849,7 @@ static int deliver(set_state *s, int age, const int *has, const int64_t *index, 
     run *r = j->r;
     const cli_sources_options *o = r->o;
     glcv_status st = GLCV_OK;
-    /* a sink that borrows (release) and no mask files: views of the subtractor's own memory, no copy
-     * (vsam, diff2, diff3; eth's masks are read) */
-    int lend = o->sink && o->sink->release && !o->masks && o->method && o->method->method != CLI_METHOD_ETH;
+    int lend = s->lends;
     if (lend) {
         st = cli_subtractor_map_masks_age(s->sub, s->masks, age);
         for (int k = 0; k < j->count; k++)

@@ -405,15 +405,17 @@ glcv_status cli_subtractor_read_masks_age(cli_subtractor *sub, glcv_image *masks
     return st;
 }
 
-static glcv_status one_map_masks(cli_subtractor *sub, glcv_image *masks, int age)
+int cli_subtractor_maps(const cli_subtractor *sub)
 {
-    return sub->bgsub ? glcv_bgsub_map_masks(sub->bgsub, age, masks, sub->streams) : GLCV_ERROR_UNSUPPORTED;
+    return sub->bgsub != NULL; /* every group has the same method */
 }
 
 glcv_status cli_subtractor_map_masks_age(cli_subtractor *sub, glcv_image *masks, int age)
 {
+    if (!cli_subtractor_maps(sub))
+        return GLCV_ERROR_UNSUPPORTED;
     glcv_status st = GLCV_OK;
-    EACH_GROUP(sub, st, GLCV_OK, one_map_masks(o, masks + o->first, age));
+    EACH_GROUP(sub, st, GLCV_OK, glcv_bgsub_map_masks(o->bgsub, age, masks + o->first, o->streams));
     return st;
 }
 

@@ -160,8 +160,11 @@ glcv_status cli_subtractor_read_masks_age(cli_subtractor *sub, glcv_image *masks
 
 /* As cli_subtractor_read_masks_age, without a copy: masks[i] become views of the masks in the
  * subtractor's memory (GRAY8, read-only), valid until the next call that processes a set or ends
- * the subtractor. vsam, diff2 and diff3 (eth: UNSUPPORTED, nothing mapped: read them instead). */
+ * the subtractor. Where cli_subtractor_maps (vsam, diff2, diff3); else UNSUPPORTED (eth: read them). */
 glcv_status cli_subtractor_map_masks_age(cli_subtractor *sub, glcv_image *masks, int age);
+
+/* Whether cli_subtractor_map_masks_age can map this subtractor's masks. */
+int cli_subtractor_maps(const cli_subtractor *sub);
 
 /* Whether the masks can be read one set behind (made with `download`: vsam, diff2, diff3). */
 int cli_subtractor_reads_behind(const cli_subtractor *sub);
