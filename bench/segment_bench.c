@@ -171,6 +171,11 @@ static glcv_segment *make_segmenter(const frames *f, glcv_engine_mode mode, int 
     }
     glcv_segment_set_iterations(seg, iterations);
     glcv_segment_set_background(seg, &f->background);
+    /* Calibrated, as learning leaves it: noise factors, and the noise model after each frame. */
+    glcv_segment_calibrate_begin(seg);
+    for (int i = 0; i < 4; i++)
+        glcv_segment_calibrate_add(seg, &f->images[i]);
+    glcv_segment_calibrate_end(seg, NULL);
     /* Warm-up: programs, caches, the temporal prior. */
     for (int i = 0; i < 3; i++)
         glcv_segment_frame(seg, &f->images[i], 1);

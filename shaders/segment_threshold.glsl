@@ -11,6 +11,11 @@
 // With SEGMENT_QUALIFIERS defined the pass instead runs per pixel and writes
 // ivec4(fore, back, cross, 0) (diagnostics).
 //
+// With SEGMENT_NOISE defined it runs per pixel after the frame's mask, before the background
+// adapts: the noise model's step (src/segment_internal.h; glcv_segment_cpu_noise_update in
+// src/segment_cpu.c is the same in C). It writes the pixel's new level (R8UI) and noise factor
+// (R32F).
+//
 // With SEGMENT_PACKED defined (compute mode's tiled MRF; GLCV_TILED, 16 x 8 invocations) the
 // pass writes, per subset, R32UI words of four pixels' thresholds, one byte each:
 // threshold with B1 << 4 | threshold with B2.
@@ -66,9 +71,10 @@ uint m_min(float d2, float ts, float b)
     return uint(floor(x)) + 1u;
 }
 
-#ifdef SEGMENT_QUALIFIERS
+#if defined(SEGMENT_QUALIFIERS) || defined(SEGMENT_NOISE)
 
-void glcv_pass(ivec2 pos)
+// The window sums of the pixel at `pos`: fore, back, cross.
+ivec3 window_sums(ivec2 pos)
 {
     int ff = 0, bb = 0, fb = 0;
     for (int dy = -1; dy <= 1; dy++) {
@@ -80,8 +86,99 @@ void glcv_pass(ivec2 pos)
             fb += f.r * b.r + f.g * b.g + f.b * b.b;
         }
     }
-    glcv_store0(ivec4(ff, bb, fb, 0));
+    return ivec3(ff, bb, fb);
 }
+
+#ifdef SEGMENT_QUALIFIERS
+
+void glcv_pass(ivec2 pos)
+{
+    glcv_store0(ivec4(window_sums(pos), 0));
+}
+
+#else
+
+uniform glcv_usampler2D level; // R8UI: each pixel's level
+uniform glcv_sampler2D mask;   // R8: the frame's mask
+uniform glcv_sampler2D levels; // RGBA32F, 256 x 1: level L's D^2 and factor k
+
+bool mask_at(ivec2 p)
+{
+    return p.x >= 0 && p.y >= 0 && p.x < image_size.x && p.y < image_size.y && texelFetch(mask, glcv_at(p), 0).r > 0.5;
+}
+
+// Pixel p's next level and its factor k, from its window sums and whether the mask is foreground
+// in its 3 x 3 neighbourhood.
+uint next_level(ivec2 p, ivec3 sums, bool near, out float k)
+{
+    int l = int(texelFetch(level, glcv_at(p), 0).r);
+    if (!near) {
+        vec4 r = RULE;
+        float d2 = d2_of(sums.x, sums.y, sums.z, r.y, 1.0);
+        vec2 t = texelFetch(levels, glcv_at(ivec2(l, 0)), 0).rg;
+        if (d2 > t.x && d2 <= r.x * t.y && l < 255)
+            l++;
+        else if (d2 < t.x && l > 0)
+            l--;
+    }
+    k = texelFetch(levels, glcv_at(ivec2(l, 0)), 0).g;
+    return uint(l);
+}
+
+#ifdef GLCV_COMPUTE
+
+// Compute mode: an invocation per 2 x 2 block (as the threshold pass), its 4 x 4 neighbourhood
+// fetched once, the four pixels written with image stores.
+void glcv_pass(ivec2 pos)
+{
+    ivec2 origin = pos * 2 - 1;
+    ivec3 dots[4][4]; // per texel: f.f, b.b, f.b
+    bool on[4][4];
+    for (int j = 0; j < 4; j++) {
+        for (int i = 0; i < 4; i++) {
+            ivec2 q = origin + ivec2(i, j);
+            ivec3 f = fetch_rgb(frame, q), b = fetch_rgb(background, q);
+            dots[j][i] = ivec3(f.r * f.r + f.g * f.g + f.b * f.b, b.r * b.r + b.g * b.g + b.b * b.b,
+                               f.r * b.r + f.g * b.g + f.b * b.b);
+            on[j][i] = mask_at(q);
+        }
+    }
+    for (int s = 0; s < 4; s++) {
+        int sx = s & 1, sy = s >> 1;
+        ivec2 p = pos * 2 + ivec2(sx, sy);
+        if (p.x >= image_size.x || p.y >= image_size.y)
+            continue;
+        ivec3 sums = ivec3(0);
+        bool near = false;
+        for (int j = sy; j < sy + 3; j++) {
+            for (int i = sx; i < sx + 3; i++) {
+                sums += dots[j][i];
+                near = near || on[j][i];
+            }
+        }
+        float k;
+        uint l = next_level(p, sums, near, k);
+        imageStore(glcv_image0, glcv_at(p), uvec4(l, 0u, 0u, 0u));
+        imageStore(glcv_image1, glcv_at(p), vec4(k, 0.0, 0.0, 0.0));
+    }
+}
+
+#else
+
+void glcv_pass(ivec2 pos)
+{
+    bool near = false;
+    for (int dy = -1; dy <= 1; dy++)
+        for (int dx = -1; dx <= 1; dx++)
+            near = near || mask_at(pos + ivec2(dx, dy));
+    float k;
+    uint l = next_level(pos, window_sums(pos), near, k);
+    glcv_store0(uvec4(l, 0u, 0u, 0u));
+    glcv_store1(vec4(k, 0.0, 0.0, 0.0));
+}
+
+#endif
+#endif
 
 #else
 

@@ -449,8 +449,12 @@ static glcv_status segment_frame(glcv_segment *s, const glcv_image *img, unsigne
         if ((st = glcv_segment_take_input(s, img, texture, NULL)) != GLCV_OK)
             return st;
         cpu_segment(s);
-        if (s->p.adapt_rate > 0 && (st = glcv_segment_cpu_adapt(&s->cpu, s->rgb, s->p.adapt_rate)) != GLCV_OK)
-            return st;
+        if (s->p.adapt_rate > 0) {
+            glcv_segment_values v = glcv_segment_rule_values(s);
+            glcv_segment_cpu_noise_update(&s->cpu, v.ts, v.odc);
+            if ((st = glcv_segment_cpu_adapt(&s->cpu, s->rgb, s->p.adapt_rate)) != GLCV_OK)
+                return st;
+        }
     } else {
         glcv_engine_begin(s->engine);
         if (mapped) {
@@ -761,8 +765,16 @@ glcv_status glcv_segment_read_thresholds(glcv_segment *s, uint8_t *m_min_b1, uin
 
 static glcv_status read_noise(glcv_segment *s, float *k)
 {
-    size_t n = (size_t)s->width * (size_t)s->height * (size_t)s->p.streams;
-    for (size_t i = 0; i < n; i++)
+    size_t n = (size_t)s->width * (size_t)s->height;
+    if (s->engine && s->noise_model) /* the model changes them on the GPU */
+        return glcv_segment_gl_read_noise(s, k);
+    if (s->p.streams > 1 && !s->engine) { /* each stream's CPU segmenter has its own */
+        glcv_status st = GLCV_OK;
+        for (int i = 0; i < s->p.streams && st == GLCV_OK; i++)
+            st = glcv_segment_read_noise(s->sub[i], k + n * (size_t)i);
+        return st;
+    }
+    for (size_t i = 0; i < n * (size_t)s->p.streams; i++)
         k[i] = s->noise ? s->noise[i] : 1.0f;
     return GLCV_OK;
 }
@@ -773,7 +785,7 @@ glcv_status glcv_segment_read_noise(glcv_segment *s, float *k)
         return GLCV_ERROR_INVALID_ARGUMENT;
     if (!k)
         return glcv_fail(&s->p.logger, GLCV_ERROR_INVALID_ARGUMENT, "read_noise: NULL k");
-    GLCV_LOCKED_CALL(s, read_noise(s, k));
+    GLCV_LOCKED_GL_CALL(s, "segment: read_noise", read_noise(s, k));
 }
 
 static glcv_status timings(glcv_segment *s, glcv_timing *out, int capacity, int *count, int wait)

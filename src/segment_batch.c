@@ -198,6 +198,7 @@ static glcv_status take_learned(glcv_segment *s)
     if (!s->noise && !(s->noise = malloc(n * (size_t)s->p.streams * sizeof *s->noise)))
         return GLCV_ERROR_OUT_OF_MEMORY;
     glcv_status st = GLCV_OK;
+    int models = 0; /* streams with a noise model (calibrated): all or none run it (GL engines) */
     if (s->engine)
         glcv_engine_begin(s->engine);
     for (int i = 0; i < s->p.streams && st == GLCV_OK; i++) {
@@ -210,9 +211,15 @@ static glcv_status take_learned(glcv_segment *s)
             break;
         float rule[4] = {q.ts, q.odc, q.b1, q.b2};
         st = glcv_segment_gl_set_layer(s, i, s->rgb, k, rule);
+        const glcv_segment *sub = s->sub[i];
+        if (st == GLCV_OK && sub->cpu.noise_level) {
+            st = glcv_segment_gl_set_model(s, i, sub->cpu.noise_level, (const float(*)[4])sub->noise_table);
+            models++;
+        }
     }
     if (s->engine)
         glcv_engine_end(s->engine);
+    s->noise_model = st == GLCV_OK && models == s->p.streams;
     return st;
 }
 

@@ -38,6 +38,7 @@ void glcv_segment_cpu_free(glcv_segment_cpu *cpu)
     free(cpu->m_min[0]);
     free(cpu->m_min[1]);
     free(cpu->mask);
+    free(cpu->noise_level);
     memset(cpu, 0, sizeof *cpu);
 }
 
@@ -208,4 +209,30 @@ glcv_status glcv_segment_cpu_adapt(glcv_segment_cpu *cpu, const uint8_t *frame, 
         }
     }
     return GLCV_OK;
+}
+
+void glcv_segment_cpu_noise_update(glcv_segment_cpu *cpu, double ts, double odc)
+{
+    if (!cpu->noise_level || !cpu->noise)
+        return;
+    const float(*table)[4] = cpu->noise_table;
+    for (int y = 0; y < cpu->height; y++) {
+        for (int x = 0; x < cpu->width; x++) {
+            size_t i = (size_t)y * cpu->width + x;
+            int level = cpu->noise_level[i], near = 0;
+            for (int dy = -1; dy <= 1; dy++)
+                for (int dx = -1; dx <= 1; dx++)
+                    near |= mask_at(cpu, x + dx, y + dy);
+            if (!near) {
+                double d2 = glcv_segment_d2(cpu->fore[i], cpu->back[i], cpu->cross[i], odc);
+                double t = (double)table[level][0];
+                if (d2 > t && d2 <= ts * (double)table[level][1] && level < GLCV_SEGMENT_NOISE_LEVELS - 1)
+                    level++;
+                else if (d2 < t && level > 0)
+                    level--;
+            }
+            cpu->noise_level[i] = (uint8_t)level;
+            cpu->noise[i] = table[level][1];
+        }
+    }
 }

@@ -34,7 +34,7 @@ static void add_in(const glcv_segment *s, glcv_pass *p, const char *name, GLuint
 /* The per-pixel noise factors the threshold pass reads. */
 static GLuint noise_id(const glcv_segment *s)
 {
-    return s->layers ? s->noise_layers.id : s->noise_texture;
+    return s->noise_tex.id;
 }
 
 static glcv_status gpu_programs(glcv_segment *s)
@@ -51,7 +51,10 @@ static glcv_status gpu_programs(glcv_segment *s)
     const glcv_format f32_rgba8[2] = {GLCV_FORMAT_RGBA32F, GLCV_FORMAT_RGBA8};
     const glcv_format rgba8_f32[2] = {GLCV_FORMAT_RGBA8, GLCV_FORMAT_RGBA32F};
     glcv_status st;
+    const glcv_format r8ui_f32[2] = {GLCV_FORMAT_R8UI, GLCV_FORMAT_R32F};
     if ((st = program(s, "segment_threshold", threshold_files, 1, NULL, rg8ui4, 4, &s->threshold)) ||
+        (st = program(s, "segment_noise", threshold_files, 1, "#define SEGMENT_NOISE 1\n", r8ui_f32, 2,
+                      &s->noise_step)) ||
         (st = program(s, "segment_mrf", mrf_files, 1, NULL, &r8, 1, &s->mrf)) ||
         (st = program(s, "segment_merge", merge_files, 1, NULL, &r8, 1, &s->merge)) ||
         (st = program(s, "segment_adapt_init", bg_files, 1, "#define SEGMENT_ADAPT_INIT 1\n", &f32, 1,
@@ -92,8 +95,12 @@ static glcv_status gpu_textures(glcv_segment *s)
         (st = texture(s, &s->background, s->width, s->height, GLCV_FORMAT_RGBA8)) ||
         (st = texture(s, &s->mask, s->width, s->height, GLCV_FORMAT_R8)))
         return st;
-    if (s->layers && ((st = texture(s, &s->noise_layers, s->width, s->height, GLCV_FORMAT_R32F)) ||
-                      (st = texture(s, &s->rules_tex, 1, 1, GLCV_FORMAT_RGBA32F))))
+    if ((st = texture(s, &s->noise_tex, s->width, s->height, GLCV_FORMAT_R32F)) ||
+        (st = texture(s, &s->noise_level[0], s->width, s->height, GLCV_FORMAT_R8UI)) ||
+        (st = texture(s, &s->noise_level[1], s->width, s->height, GLCV_FORMAT_R8UI)) ||
+        (st = texture(s, &s->noise_levels, GLCV_SEGMENT_NOISE_LEVELS, 1, GLCV_FORMAT_RGBA32F)))
+        return st;
+    if (s->layers && (st = texture(s, &s->rules_tex, 1, 1, GLCV_FORMAT_RGBA32F)))
         return st;
     for (int i = 0; i < 4; i++) {
         if ((st = texture(s, &s->thresholds[i], s->sub_w, s->sub_h, GLCV_FORMAT_RG8UI)) ||
@@ -136,10 +143,11 @@ void glcv_segment_gl_destroy(glcv_segment *s)
     glcv_engine_tex_destroy(e, &s->background_f[0]);
     glcv_engine_tex_destroy(e, &s->background_f[1]);
     glcv_engine_tex_destroy(e, &s->mask);
-    glcv_engine_tex_destroy(e, &s->noise_layers);
+    glcv_engine_tex_destroy(e, &s->noise_tex);
+    glcv_engine_tex_destroy(e, &s->noise_level[0]);
+    glcv_engine_tex_destroy(e, &s->noise_level[1]);
+    glcv_engine_tex_destroy(e, &s->noise_levels);
     glcv_engine_tex_destroy(e, &s->rules_tex);
-    if (s->noise_texture)
-        glDeleteTextures(1, &s->noise_texture);
     for (int i = 0; i < GLCV_SEGMENT_CALIB_KEEP; i++)
         glcv_engine_tex_destroy(e, &s->calib_tex[i]);
     for (int i = 0; i < 4; i++) {
@@ -333,6 +341,27 @@ glcv_status glcv_segment_gl_run(glcv_segment *s, GLuint input)
             return st;
     }
 
+    if (s->p.adapt_rate > 0 && s->noise_model) { /* before the background adapts: the sums the thresholds used */
+        int next = 1 - s->level_current;
+        glcv_pass n = s->p.engine == GLCV_ENGINE_COMPUTE /* an invocation per 2 x 2 block */
+                          ? glcv_pass_make(s->noise_step, "noise", s->sub_w, s->sub_h)
+                          : glcv_pass_make(s->noise_step, "noise", s->width, s->height);
+        add_in(s, &n, "frame", input, GLCV_SAMPLE_NEAREST);
+        add_in(s, &n, "background", s->background.id, GLCV_SAMPLE_NEAREST);
+        add_in(s, &n, "level", s->noise_level[s->level_current].id, GLCV_SAMPLE_NEAREST);
+        add_in(s, &n, "mask", s->mask.id, GLCV_SAMPLE_NEAREST);
+        add_in(s, &n, "levels", s->noise_levels.id, GLCV_SAMPLE_NEAREST);
+        if (s->layers)
+            add_in(s, &n, "rules", s->rules_tex.id, GLCV_SAMPLE_NEAREST);
+        glcv_pass_add_output(&n, &s->noise_level[next]);
+        glcv_pass_add_output(&n, &s->noise_tex);
+        glcv_pass_add_uniform_i(&n, "image_size", GLCV_U_2I, s->width, s->height);
+        if (!s->layers)
+            glcv_pass_add_uniform_f(&n, "rule", GLCV_U_4F, rule);
+        if ((st = glcv_engine_run(e, &n)) != GLCV_OK)
+            return st;
+        s->level_current = next;
+    }
     if (s->p.adapt_rate > 0) {
         if ((st = float_textures(s)) != GLCV_OK)
             return st;
@@ -412,17 +441,33 @@ glcv_status glcv_segment_gl_set_noise(glcv_segment *s, const float *noise)
         for (size_t i = 0; i < n; i++)
             ones[i] = 1.0f;
     }
-    glcv_status st;
-    if (s->layers) {
-        glcv_engine_begin(s->engine);
-        st = glcv_engine_upload_layers(s->engine, &s->noise_layers, 0, s->layers, GL_RED, GL_FLOAT,
-                                       noise ? noise : ones);
-        glcv_engine_end(s->engine);
-    } else {
-        st = glcv_gl_upload_texture(&s->noise_texture, s->width, s->height, GL_R32F, GL_RED, GL_FLOAT,
-                                    noise ? noise : ones, &s->p.logger);
-    }
+    glcv_engine_begin(s->engine);
+    glcv_status st = glcv_engine_upload_layers(s->engine, &s->noise_tex, 0, s->layers ? s->layers : 1, GL_RED,
+                                               GL_FLOAT, noise ? noise : ones);
+    glcv_engine_end(s->engine);
     free(ones);
+    return st;
+}
+
+glcv_status glcv_segment_gl_set_model(glcv_segment *s, int layer, const uint8_t *level, const float (*table)[4])
+{
+    glcv_status st = glcv_engine_upload_layers(s->engine, &s->noise_level[s->level_current], layer, 1,
+                                               GL_RED_INTEGER, GL_UNSIGNED_BYTE, level);
+    if (st == GLCV_OK)
+        st = glcv_engine_upload_layers(s->engine, &s->noise_levels, layer, 1, GL_RGBA, GL_FLOAT, table);
+    return st;
+}
+
+glcv_status glcv_segment_gl_read_noise(glcv_segment *s, float *k)
+{
+    size_t n = (size_t)s->width * (size_t)s->height * (size_t)(s->layers ? s->layers : 1);
+    const void *data = NULL;
+    int slot = -1;
+    glcv_engine_begin(s->engine);
+    glcv_status st = glcv_engine_download(s->engine, &s->noise_tex, GL_RED, GL_FLOAT, n * sizeof *k, &slot);
+    if (st == GLCV_OK && (st = glcv_engine_download_wait(s->engine, slot, &data)) == GLCV_OK)
+        memcpy(k, data, n * sizeof *k);
+    glcv_engine_end(s->engine);
     return st;
 }
 
@@ -434,7 +479,7 @@ glcv_status glcv_segment_gl_set_layer(glcv_segment *s, int layer, const uint8_t 
     glcv_engine *e = s->engine;
     glcv_status st = glcv_engine_upload_layers(e, &s->background, layer, 1, GL_RGB, GL_UNSIGNED_BYTE, rgb);
     if (st == GLCV_OK)
-        st = glcv_engine_upload_layers(e, &s->noise_layers, layer, 1, GL_RED, GL_FLOAT, noise);
+        st = glcv_engine_upload_layers(e, &s->noise_tex, layer, 1, GL_RED, GL_FLOAT, noise);
     memcpy(s->rules[layer], rule, sizeof s->rules[layer]);
     s->rules_dirty = 1;
     return st;

@@ -40,6 +40,21 @@ enum { GLCV_SEGMENT_EXPLICIT_TS = 1, GLCV_SEGMENT_EXPLICIT_ODC = 2, GLCV_SEGMENT
 /* The subsets (x mod 2, y mod 2) in the paper's names: s = (x & 1) + 2 * (y & 1). */
 enum { GLCV_SUBSET_K, GLCV_SUBSET_L, GLCV_SUBSET_M, GLCV_SUBSET_N };
 
+/* The noise model: each pixel's noise factor follows the scene (segment_learn.c sets it up at a
+ * calibration; segment_cpu.c and shaders/segment_threshold.glsl, SEGMENT_NOISE, run it after each
+ * frame while the background adapts). Each pixel has a level L (0..255): its background D^2 is
+ * about g 2^((L - 96) / 32), g the calibration's noise level, and its factor is the calibration's
+ * rule applied to that D^2: k = max(1, min(D^2, 30 g) / 2.5 g). L starts at the level of the
+ * pixel's calibration median. After a frame, where the mask is background on the pixel and its 8
+ * neighbours, L steps once (1/32 octave) towards the frame's D^2 (Odc included, not divided by k):
+ * up when D^2 exceeds the level's value but not the pixel's own threshold Ts k (what the rule
+ * alone would call a change is no sample of noise), down when it is below. A running median of
+ * the background's D^2, then, that follows a background whose noise changes. Table row L: the
+ * level's D^2 and its k as single-precision values (the same bytes for every engine), 0, 0. */
+#define GLCV_SEGMENT_NOISE_LEVELS 256
+#define GLCV_SEGMENT_NOISE_LEVEL_ZERO 96 /* the level of D^2 = g */
+#define GLCV_SEGMENT_NOISE_STEPS 32      /* levels per octave */
+
 /* ---- the CPU implementation (segment_cpu.c) --------------------------------------------------------
  * The same decisions as the GL passes, in C, in double precision. Images are packed RGB (3 bytes
  * per pixel, row-major, no padding). */
@@ -58,7 +73,9 @@ typedef struct glcv_segment_cpu {
     int32_t *fore, *back, *cross; /* window sums of the last frame */
     uint8_t *m_min[2];     /* thresholds for B1 and B2 (0..13, 13 = never) */
     uint8_t *mask;         /* 0/1 per pixel: the current mask and the temporal prior */
-    const float *noise;    /* per-pixel noise factors k >= 1 (D^2 is divided by them); NULL: 1 */
+    float *noise;          /* per-pixel noise factors k >= 1 (D^2 is divided by them); NULL: 1 */
+    uint8_t *noise_level;  /* the noise model's level of each pixel (glcv_segment_cpu_noise_update); NULL: none */
+    const float (*noise_table)[4]; /* its table (GLCV_SEGMENT_NOISE_LEVELS rows) */
 } glcv_segment_cpu;
 
 glcv_status glcv_segment_cpu_init(glcv_segment_cpu *cpu, int width, int height);
@@ -84,6 +101,10 @@ void glcv_segment_cpu_iterate(glcv_segment_cpu *cpu, const int order[4], int set
 /* Background adaptation where the mask is background: bg_f = bg_f + rate * (frame - bg_f) in
  * float, then background = round(bg_f). */
 glcv_status glcv_segment_cpu_adapt(glcv_segment_cpu *cpu, const uint8_t *frame, float rate);
+
+/* The noise model's step after a frame: the mask is the frame's, the window sums those its
+ * thresholds used (before the background adapts); updates noise_level and noise. */
+void glcv_segment_cpu_noise_update(glcv_segment_cpu *cpu, double ts, double odc);
 
 /* D^2: the smallest eigenvalue of [[fore + Odc, cross + Odc], [cross + Odc, back + Odc]],
  * evaluated without cancellation (see segment_cpu.c). */
@@ -113,7 +134,7 @@ struct glcv_segment {
     /* GL engine (segment_gl.c); engine is NULL with the CPU engine */
     glcv_engine *engine;
     glcv_program *threshold, *mrf, *merge, *learn_add, *learn_end, *adapt_init, *adapt, *copy, *qualifiers;
-    glcv_program *threshold_packed;
+    glcv_program *threshold_packed, *noise_step;
     glcv_tex frames[2];       /* host frames are uploaded here, alternately, so that the upload of a
                                  frame does not wait for the passes still reading the last one */
     int frame_index;
@@ -138,7 +159,11 @@ struct glcv_segment {
      * measured them: 1 everywhere) and, for the GL engines, an R32F texture the threshold pass
      * reads (all 1 until then). */
     float *noise;
-    GLuint noise_texture;
+    float noise_table[GLCV_SEGMENT_NOISE_LEVELS][4]; /* the noise model's (see above) */
+    /* GL engines: the noise model's levels (R8UI, the current one of the pair), its table
+     * (RGBA32F, 256 x 1 a stream), and whether it runs (a calibration uploaded it). */
+    glcv_tex noise_level[2], noise_levels;
+    int level_current, noise_model;
 
     /* Calibration (segment_learn.c): per pixel up to GLCV_SEGMENT_CALIB_SAMPLES values of D^2
      * (quantised, see there) of evenly spaced frames (every calib_sample_stride-th offered) and,
@@ -170,7 +195,7 @@ struct glcv_segment {
     float (*rules)[4];    /* GL engines: each stream's Ts, Odc, B1, B2 */
     int rules_dirty;      /* rules_tex is behind `rules` */
     glcv_tex rules_tex;   /* RGBA32F array, one texel per layer */
-    glcv_tex noise_layers; /* R32F array: the noise factors of every stream */
+    glcv_tex noise_tex;    /* R32F: the noise factors the threshold pass reads (an array: every stream's) */
     uint8_t *mask_copy;    /* CPU engine: every stream's mask for glcv_segment_map_masks */
     int host_masks;        /* compute, tiled, width % 4 == 0, GL 4.4: the kernel writes the masks
                               into download memory itself (segment_tile.glsl, SEGMENT_HOST_MASK) */
@@ -239,6 +264,12 @@ glcv_status glcv_segment_gl_frame(glcv_segment *s, glcv_status st, GLuint input,
 glcv_status glcv_segment_gl_copy(glcv_segment *s, GLuint source, const glcv_tex *target);
 /* Uploads the per-pixel noise factors (width * height floats, per layer; NULL: all 1). */
 glcv_status glcv_segment_gl_set_noise(glcv_segment *s, const float *noise);
+/* Uploads layer `layer`'s noise model (each pixel's level, the table) and runs it from the next
+ * frame on (segment_internal.h). Between engine begin and end. */
+glcv_status glcv_segment_gl_set_model(glcv_segment *s, int layer, const uint8_t *level,
+                                      const float (*table)[4]);
+/* Reads the noise factors in use (w * h floats per layer, layer after layer). */
+glcv_status glcv_segment_gl_read_noise(glcv_segment *s, float *k);
 /* Several streams: sets layer `layer`'s background (packed RGB), noise factors (w * h floats) and
  * rules (Ts, Odc, B1, B2), between engine begin and end; uploads the rules when they changed;
  * uploads a staged set of frames (every layer) into the next frame array. */

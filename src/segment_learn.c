@@ -148,9 +148,25 @@ static glcv_status calib_apply(glcv_segment *s, float *g_out)
     while (gq < 65535 && seen + hist[gq] <= rank)
         seen += hist[gq++];
     double g = fmax(value[gq], CALIB_MIN_NOISE), cap = CALIB_MEDIAN_CAP * g;
+    uint8_t *level = s->cpu.noise_level ? s->cpu.noise_level : malloc(n);
+    if (!level) {
+        free(hist);
+        free(value);
+        return glcv_fail(&s->p.logger, GLCV_ERROR_OUT_OF_MEMORY, "segment: no memory for the calibration");
+    }
+    s->cpu.noise_level = level;
+    for (int i = 0; i < GLCV_SEGMENT_NOISE_LEVELS; i++) {
+        double d2 = g * exp2((double)(i - GLCV_SEGMENT_NOISE_LEVEL_ZERO) / GLCV_SEGMENT_NOISE_STEPS);
+        s->noise_table[i][0] = (float)d2;
+        s->noise_table[i][1] = (float)fmax(fmin(d2, cap) / (CALIB_MEDIAN_SCALE * g), 1.0);
+        s->noise_table[i][2] = s->noise_table[i][3] = 0.0f;
+    }
+    s->cpu.noise_table = (const float(*)[4])s->noise_table;
     for (size_t i = 0; i < n; i++) {
         double med = value[(uint16_t)noise[i]];
         noise[i] = (float)fmax(fmin(med, cap) / (CALIB_MEDIAN_SCALE * g), 1.0);
+        double l = med > 0 ? floor(GLCV_SEGMENT_NOISE_LEVEL_ZERO + GLCV_SEGMENT_NOISE_STEPS * log2(med / g) + 0.5) : 0;
+        level[i] = (uint8_t)(l < 0 ? 0 : l > GLCV_SEGMENT_NOISE_LEVELS - 1 ? GLCV_SEGMENT_NOISE_LEVELS - 1 : l);
     }
     free(hist);
     free(value);
@@ -162,10 +178,14 @@ static glcv_status calib_apply(glcv_segment *s, float *g_out)
     if (!(s->explicit_values & GLCV_SEGMENT_EXPLICIT_B2))
         s->p.b2 = (float)b;
     glcv_status st = GLCV_OK;
-    if (s->engine)
-        st = glcv_segment_gl_set_noise(s, noise);
-    else
+    if (s->engine && (st = glcv_segment_gl_set_noise(s, noise)) == GLCV_OK) {
+        glcv_engine_begin(s->engine);
+        st = glcv_segment_gl_set_model(s, 0, level, (const float(*)[4])s->noise_table);
+        glcv_engine_end(s->engine);
+        s->noise_model = st == GLCV_OK;
+    } else if (!s->engine) {
         s->cpu.noise = noise;
+    }
     glcv_logf(&s->p.logger, GLCV_LOG_INFO,
               "segment: calibrated on %d frames (%d samples): noise level g %.1f -> Ts %g, Odc %g, B1 %g, B2 %g%s",
               s->calib_frames, m, g, (double)s->p.ts, (double)s->p.odc, (double)s->p.b1, (double)s->p.b2,

@@ -96,6 +96,25 @@ static int compare_masks(glcv_segment *batch, glcv_segment *const *single, const
     return bad;
 }
 
+/* Every stream's noise factors from the batch (into k, W * H * STREAMS) against the one-stream
+ * segmenters'. */
+static void compare_noise(glcv_segment *batch, glcv_segment *const *single, const char *name, const char *when,
+                          float *k)
+{
+    float *k1 = malloc((size_t)W * (size_t)H * sizeof *k1);
+    CHECK_OK(glcv_segment_read_noise(batch, k));
+    int bad = 0;
+    for (int i = 0; i < STREAMS && k1; i++) {
+        CHECK_OK(glcv_segment_read_noise(single[i], k1));
+        for (int j = 0; j < W * H; j++)
+            if (k[W * H * i + j] != k1[j] && bad++ < 3)
+                fprintf(stderr, "  %s, %s: stream %d noise factor %d is %g, alone %g\n", name, when, i, j,
+                        (double)k[W * H * i + j], (double)k1[j]);
+    }
+    CHECK(bad == 0, "%s, %s: %d noise factors differ from the streams alone", name, when, bad);
+    free(k1);
+}
+
 /* per_stream: each stream learns through glcv_segment_learn_add_stream from a number of frames of
  * its own (as cameras that start late, or files of different lengths), else all through
  * glcv_segment_learn_add_frames. */
@@ -159,20 +178,11 @@ static void test_learned(glcv_engine_mode mode, const char *name, int per_stream
     test_image_release(&bg1);
     glcv_segment_params none;
     CHECK_STATUS(glcv_segment_get_stream_params(batch, STREAMS, &none), GLCV_ERROR_INVALID_ARGUMENT);
-    size_t n = (size_t)W * (size_t)H;
-    float *k = malloc(n * STREAMS * sizeof *k), *k1 = malloc(n * sizeof *k1);
-    CHECK_OK(glcv_segment_read_noise(batch, k));
-    int bad = 0;
-    for (int i = 0; i < STREAMS && k && k1; i++) {
-        CHECK_OK(glcv_segment_read_noise(single[i], k1));
-        for (size_t j = 0; j < n; j++)
-            if (k[n * (size_t)i + j] != k1[j] && bad++ < 3)
-                fprintf(stderr, "  %s: stream %d noise factor %zu is %g, alone %g\n", name, i, j,
-                        (double)k[n * (size_t)i + j], (double)k1[j]);
-    }
-    CHECK(bad == 0, "%s: %d noise factors differ from the streams learned alone", name, bad);
-    free(k);
-    free(k1);
+    size_t n = (size_t)W * (size_t)H * STREAMS;
+    float *learned_k = malloc(n * sizeof *learned_k), *k = malloc(n * sizeof *k);
+    if (!learned_k || !k)
+        return;
+    compare_noise(batch, single, name, "learned", learned_k);
 
     /* host frames, then mapped frames (RGBA8) */
     for (int f = LEARN; f < FRAMES; f++) {
@@ -193,6 +203,14 @@ static void test_learned(glcv_engine_mode mode, const char *name, int per_stream
             CHECK_OK(glcv_segment_frame(single[i], &frames[i][f], 0));
         compare_masks(batch, single, mapped ? "mapped frames" : "host frames", f);
     }
+    /* the noise model ran in every stream, as in each stream alone */
+    compare_noise(batch, single, name, "after the frames", k);
+    int changed = 0;
+    for (size_t j = 0; j < n; j++)
+        changed += k[j] != learned_k[j];
+    CHECK(changed > 0, "%s: no noise factor changed in %d frames: the noise model did not run", name, FRAMES - LEARN);
+    free(learned_k);
+    free(k);
     if (mode != GLCV_ENGINE_CPU) {
         unsigned int t = glcv_segment_mask_texture(batch);
         CHECK(t != 0, "%s: no mask texture", name);

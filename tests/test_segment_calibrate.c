@@ -329,6 +329,158 @@ static void test_dynamic_scene(glcv_engine_mode mode, const char *name)
     glcv_synth_destroy(&synth);
 }
 
+/* The noise model's step (segment_internal.h), computed here on its own from the CPU engine's
+ * levels before and after a frame: the frame's window sums against the background, D^2, the
+ * mask's 3 x 3 neighbourhood, the level's table row. Returns the pixels whose level or factor
+ * differ. */
+static int model_step_differences(glcv_segment *c, const uint8_t *before, const glcv_image *frame,
+                                  const uint8_t *background, const uint8_t *mask, const float *k)
+{
+    glcv_segment_params p;
+    CHECK_OK(glcv_segment_get_params(c, &p));
+    int bad = 0;
+    for (int y = 0; y < H; y++) {
+        for (int x = 0; x < W; x++) {
+            int64_t ff = 0, bb = 0, fb = 0, near = 0;
+            for (int dy = -1; dy <= 1; dy++)
+                for (int dx = -1; dx <= 1; dx++) {
+                    int xx = x + dx, yy = y + dy;
+                    if (xx < 0 || yy < 0 || xx >= W || yy >= H)
+                        continue;
+                    near |= mask[yy * W + xx] != 0;
+                    for (int ch = 0; ch < 3; ch++) {
+                        int f = frame->data[(yy * W + xx) * 3 + ch], b = background[(yy * W + xx) * 3 + ch];
+                        ff += f * f, bb += b * b, fb += f * b;
+                    }
+                }
+            /* D^2: the smallest eigenvalue of [[ff + O, fb + O], [fb + O, bb + O]] */
+            double o = p.odc, a = (double)ff + o, d = (double)bb + o, e = (double)fb + o;
+            double d2 = 0.5 * (a + d - sqrt((a - d) * (a - d) + 4 * e * e));
+            int i = y * W + x, l = before[i];
+            const float *row = c->noise_table[l];
+            if (!near && d2 > row[0] * (1 + 1e-9) && d2 <= (double)p.ts * row[1] * (1 - 1e-9) && l < 255)
+                l++;
+            else if (!near && d2 < row[0] * (1 - 1e-9) && l > 0)
+                l--;
+            else if (!near && (fabs(d2 - row[0]) <= 1e-9 * row[0] || fabs(d2 - p.ts * row[1]) <= 1e-9 * d2))
+                l = c->cpu.noise_level[i]; /* within rounding of a boundary: either way */
+            if ((c->cpu.noise_level[i] != l || k[i] != c->noise_table[l][1]) && bad++ < 3)
+                printf("  noise model at (%d, %d): level %d -> %d, factor %g (expected level %d, factor %g; D^2 %g, "
+                       "level's D^2 %g)\n",
+                       x, y, before[i], c->cpu.noise_level[i], (double)k[i], l, (double)c->noise_table[l][1], d2,
+                       (double)row[0]);
+        }
+    }
+    return bad;
+}
+
+/* The noise model follows the scene: learned on a quiet scene, then shown the same scene with four
+ * times the sensor noise, the factors rise and less of the noise comes out as foreground; shown the
+ * quiet scene again, they come back down. With adaptation off they stay as calibrated. The CPU
+ * engine's step against this file's own computation; the engine under test against the CPU's. */
+static void test_noise_model(glcv_engine_mode mode, const char *name)
+{
+    enum { NOISY = 160, QUIET = 160 };
+    glcv_synth *loud = NULL;
+    CHECK_OK(glcv_synth_create(&GLCV_SYNTH_PARAMS(.width = W, .height = H, .frames = NOISY, .noise_sigma = 12,
+                                                  .illumination_gain = 1),
+                               &loud));
+    glcv_synth *quiet = NULL;
+    CHECK_OK(glcv_synth_create(&GLCV_SYNTH_PARAMS(.width = W, .height = H, .frames = QUIET, .noise_sigma = 3,
+                                                  .illumination_gain = 1),
+                               &quiet));
+    glcv_segment_params p;
+    glcv_segment *c = learned(GLCV_ENGINE_CPU, (glcv_segment_params){0}, N_FRAMES, &p);
+    glcv_segment *g = mode != GLCV_ENGINE_CPU ? learned(mode, (glcv_segment_params){0}, N_FRAMES, &p) : NULL;
+    glcv_segment *fixed = learned(GLCV_ENGINE_CPU, (glcv_segment_params){0}, N_FRAMES, &p);
+    glcv_image frame = {0}, truth = {0}, mask = {0}, fixed_mask = {0}, bg = {0};
+    CHECK_OK(glcv_image_alloc(W, H, GLCV_PIXEL_RGB8, &frame));
+    CHECK_OK(glcv_image_alloc(W, H, GLCV_PIXEL_GRAY8, &truth));
+    CHECK_OK(glcv_image_alloc(W, H, GLCV_PIXEL_GRAY8, &mask));
+    CHECK_OK(glcv_image_alloc(W, H, GLCV_PIXEL_GRAY8, &fixed_mask));
+    CHECK_OK(glcv_image_alloc(W, H, GLCV_PIXEL_RGB8, &bg));
+    if (!loud || !quiet || !c || !fixed || (mode != GLCV_ENGINE_CPU && !g) || !bg.data)
+        return;
+    CHECK_OK(glcv_segment_set_adapt_rate(fixed, 0)); /* no adaptation: the factors stay as calibrated */
+    static float k[W * H], kg[W * H], k0[W * H];
+    static uint8_t before[W * H];
+    CHECK_OK(glcv_segment_read_noise(c, k0));
+    double fp_first = 0, fp_last = 0, fixed_last = 0, median_loud = 0, median_quiet = 0;
+    int step_bad = 0, engine_bad = 0, moved = 0;
+    for (int t = 0; t < NOISY + QUIET; t++) {
+        int noisy = t < NOISY;
+        CHECK_OK(glcv_synth_frame(noisy ? loud : quiet, noisy ? t : t - NOISY, &frame, &truth));
+        CHECK_OK(glcv_segment_read_background(c, &bg));
+        memcpy(before, c->cpu.noise_level, sizeof before);
+        CHECK_OK(glcv_segment_frame(c, &frame, 1));
+        CHECK_OK(glcv_segment_frame(fixed, &frame, 1));
+        CHECK_OK(glcv_segment_read_mask(c, &mask));
+        CHECK_OK(glcv_segment_read_mask(fixed, &fixed_mask));
+        CHECK_OK(glcv_segment_read_noise(c, k));
+        step_bad += model_step_differences(c, before, &frame, bg.data, mask.data, k);
+        for (int i = 0; i < W * H; i++)
+            moved += c->cpu.noise_level[i] != before[i];
+        if (g) {
+            CHECK_OK(glcv_segment_frame(g, &frame, 1));
+            CHECK_OK(glcv_segment_read_noise(g, kg));
+            int differ = 0;
+            for (int i = 0; i < W * H; i++)
+                differ += kg[i] != k[i];
+            engine_bad = differ > engine_bad ? differ : engine_bad;
+        }
+        double fp = 0, fixed_fp = 0, bg_pixels = 0;
+        for (int i = 0; i < W * H; i++) {
+            if (truth.data[i] >= 128)
+                continue;
+            bg_pixels++;
+            fp += mask.data[i] != 0;
+            fixed_fp += fixed_mask.data[i] != 0;
+        }
+        if (t < 10)
+            fp_first += fp / bg_pixels / 10;
+        if (t >= NOISY - 10 && t < NOISY) {
+            fp_last += fp / bg_pixels / 10;
+            fixed_last += fixed_fp / bg_pixels / 10;
+        }
+        if (t == NOISY - 1 || t == NOISY + QUIET - 1) {
+            static double sorted[W * H];
+            for (int i = 0; i < W * H; i++)
+                sorted[i] = k[i];
+            qsort(sorted, W * H, sizeof *sorted, compare_double);
+            *(noisy ? &median_loud : &median_quiet) = sorted[W * H / 2];
+        }
+    }
+    static float kf[W * H];
+    CHECK_OK(glcv_segment_read_noise(fixed, kf));
+    printf("%s: noise model: median factor %.2f after %d frames with 4x the noise, %.2f after %d quiet ones; noise "
+           "reported as foreground %.4f in the first 10 noisy frames, %.4f in the last 10 (%.4f without the model); "
+           "%d level steps; %d step(s) differ from this test's computation; at most %d of %d factors differ from the "
+           "CPU engine's\n",
+           name, median_loud, NOISY, median_quiet, QUIET, fp_first, fp_last, fixed_last, moved, step_bad, engine_bad,
+           W * H);
+    CHECK(step_bad == 0, "%s: %d noise model steps differ from this test's computation", name, step_bad);
+    CHECK(median_loud >= 3.0, "%s: the median noise factor reached only %.2f in a scene four times as noisy", name,
+          median_loud);
+    CHECK(median_quiet <= 1.5, "%s: the median noise factor stayed at %.2f once the scene was quiet again", name,
+          median_quiet);
+    CHECK(fp_last < fp_first && fp_last * 2 <= fixed_last,
+          "%s: noise reported as foreground %.4f at first, %.4f at the end (%.4f without the model)", name, fp_first,
+          fp_last, fixed_last);
+    CHECK(memcmp(kf, k0, sizeof kf) == 0, "%s: without adaptation the noise factors changed", name);
+    /* the GL engines divide D^2 in float: a pixel within rounding of a boundary may step otherwise */
+    CHECK(engine_bad * 1000 <= W * H, "%s: %d noise factors differ from the CPU engine's", name, engine_bad);
+    glcv_segment_destroy(&c);
+    glcv_segment_destroy(&g);
+    glcv_segment_destroy(&fixed);
+    glcv_image_free(&frame);
+    glcv_image_free(&truth);
+    glcv_image_free(&mask);
+    glcv_image_free(&fixed_mask);
+    glcv_image_free(&bg);
+    glcv_synth_destroy(&loud);
+    glcv_synth_destroy(&quiet);
+}
+
 /* The begin/add/end rule (glcv_segment_learn_begin): an end with no frame is STATE and ends the
  * learning or calibration, the background, adapted background, parameters, noise factors and
  * temporal prior as they were; a refused add leaves learning open with the frames before it. Two
@@ -452,6 +604,7 @@ int main(int argc, char **argv)
     test_calibrated(mode, name);
     test_explicit_and_presets(mode, name);
     test_dynamic_scene(mode, name);
+    test_noise_model(mode, name);
     test_errors(mode);
     test_learn_rule(mode, name);
 

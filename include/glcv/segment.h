@@ -161,7 +161,13 @@ GLCV_API glcv_status glcv_segment_learn_end(glcv_segment *seg);
  *         above 20 g (about ten times the noise of the still parts), so the mask does not trail
  *         behind moving objects where the scene is noisier than at calibration.
  * From then on the rule compares D^2 / k(x) with Ts + B (12 - 2M): thresholds rise only where the
- * scene moves by itself. The constants were chosen on CDnet highway and synthetic scenes (water,
+ * scene moves by itself. While the background adapts (adapt_rate > 0), k(x) then follows the
+ * scene: each pixel keeps a running median of its background D^2 on a grid of 1/32 octave,
+ * started at its calibration median; after a frame in which the pixel and its 8 neighbours are
+ * background, it moves one step towards the frame's D^2 (up only while D^2 is below the pixel's
+ * own threshold Ts k(x): a change is no sample of noise), and k(x) is the rule above applied to
+ * it. A background that starts to move gets higher factors within a few seconds, one that becomes
+ * still gets them lower again; all engines compute the same levels. The constants were chosen on CDnet highway and synthetic scenes (water,
  * foliage in gusts, flicker, a shaking camera, objects that stop and go): docs/QUALITY.md. glcv_segment_learn_end
  * calibrates by itself (CALIBRATED preset, unless params.fixed_parameters is set).
  * begin, add frames (host or texture), end, with the rule of glcv_segment_learn_begin: end with no
@@ -225,9 +231,9 @@ GLCV_API glcv_status glcv_segment_read_thresholds(glcv_segment *seg, uint8_t *m_
  * read_mask; STATE when no background is set. */
 GLCV_API glcv_status glcv_segment_read_background(glcv_segment *seg, glcv_image *out);
 
-/* The per-pixel noise factors k(x) >= 1 of the last calibration (width * height floats,
- * row-major, into the caller's memory): all 1 before any calibration. Errors: INVALID_ARGUMENT
- * (NULL). */
+/* The per-pixel noise factors k(x) >= 1 in use (width * height floats, row-major, into the
+ * caller's memory): those of the last calibration, as the noise model has moved them since (see
+ * glcv_segment_calibrate_end); all 1 before any calibration. Errors: INVALID_ARGUMENT (NULL). */
 GLCV_API glcv_status glcv_segment_read_noise(glcv_segment *seg, float *k);
 
 /* Forgets the temporal prior: the next frame starts from an all-background mask. */

@@ -175,7 +175,8 @@ class Segmenter(_core.Object):
         return out
 
     def noise(self):
-        """The per-pixel noise factors k(x) of the last calibration, HxW float32."""
+        """The per-pixel noise factors k(x) in use, HxW float32: the last calibration's, as they have
+        followed the scene since (glcv_segment_calibrate_end)."""
         w, h = self.size
         out = np.empty((h, w), np.float32)
         self._call("read_noise", ffi.cast("float *", out.ctypes.data))
