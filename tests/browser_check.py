@@ -155,7 +155,8 @@ def main():
         for name, tok, want in (("without a token", "", "token required"),
                                 ("with a wrong token", "not-the-token-0123456789", "wrong token")):
             other = browser.page(f"{url}#token={tok}")
-            browser.wait(other, "document.readyState === 'complete'", 10)
+            # a new target is about:blank, "complete", until the page's navigation commits
+            browser.wait(other, "document.readyState === 'complete' && typeof glcvLive !== 'undefined'", 20)
             browser.evaluate(other, f"glcvLive.watch({json.dumps(camera)})")
             state = browser.wait(other, "(s => s && (s.error || s.applied) && s)(glcvLive.state())", 30)
             check(state is not None and want in (state.get("error") or "") and state.get("applied") == 0 and
