@@ -224,20 +224,19 @@ __device__ void make_taps(const source &src, double cx, double cy, double sx, do
 
 // A resampled pixel (track_dcf.c's sample) from its KX x KY sub-samples' taps: every frame pixel
 // fetched first (the loads in flight together), then the sub-samples b (rows) outer, a (columns)
-// inner, then the mean. `get(x, y)` gives frame pixel (x, y): from the frame, or from a copy of
-// part of it in shared memory (the same bytes, so the same result).
-template <int KX, int KY, class Get>
-__device__ __forceinline__ void sample_pixel_k(const Get &get, const tap *tx, const tap *ty, float *out)
+// inner, then the mean.
+template <int KX, int KY>
+__device__ __forceinline__ void sample_pixel_k(const source &s, const tap *tx, const tap *ty, float *out)
 {
     uchar4 q[KY][KX][4];
 #pragma unroll
     for (int b = 0; b < KY; b++)
 #pragma unroll
         for (int a = 0; a < KX; a++) {
-            q[b][a][0] = get(tx[a].i0, ty[b].i0);
-            q[b][a][1] = get(tx[a].i1, ty[b].i0);
-            q[b][a][2] = get(tx[a].i0, ty[b].i1);
-            q[b][a][3] = get(tx[a].i1, ty[b].i1);
+            q[b][a][0] = fetch(s, tx[a].i0, ty[b].i0);
+            q[b][a][1] = fetch(s, tx[a].i1, ty[b].i0);
+            q[b][a][2] = fetch(s, tx[a].i0, ty[b].i1);
+            q[b][a][3] = fetch(s, tx[a].i1, ty[b].i1);
         }
     float acc[3] = {0, 0, 0};
 #pragma unroll
@@ -259,70 +258,15 @@ __device__ __forceinline__ void sample_pixel_k(const Get &get, const tap *tx, co
 static_assert(DCF_MAX_SUPER == 2, "sample_pixel's cases");
 
 // Pixel (i, j) of a resampling whose taps make_taps made (kx, ky sub-samples).
-template <class Get>
-__device__ void sample_pixel(const Get &get, const tap *tx, const tap *ty, int kx, int ky, int i, int j, float *out)
+__device__ void sample_pixel(const source &s, const tap *tx, const tap *ty, int kx, int ky, int i, int j, float *out)
 {
     tx += i * kx;
     ty += j * ky;
     switch (kx * 2 + ky) {
-    case 3: sample_pixel_k<1, 1>(get, tx, ty, out); break;
-    case 4: sample_pixel_k<1, 2>(get, tx, ty, out); break;
-    case 5: sample_pixel_k<2, 1>(get, tx, ty, out); break;
-    default: sample_pixel_k<2, 2>(get, tx, ty, out); break;
-    }
-}
-
-// Frame pixels read from the frame itself.
-struct from_frame {
-    const source &s;
-    __device__ uchar4 operator()(int x, int y) const { return fetch(s, x, y); }
-};
-
-// Frame pixels read from a copy of the rectangle at (x0, y0), w pixels wide, in shared memory.
-struct from_stage {
-    const uchar4 *stage;
-    int x0, y0, w;
-    __device__ uchar4 operator()(int x, int y) const { return stage[(y - y0) * w + (x - x0)]; }
-};
-
-// The frame pixels a resampling reads lie in a rectangle (its taps are in increasing order).
-// They are fetched about 4 times each (2 x 2 sub-samples of 2 x 2 taps, neighbours sharing
-// pixels), which made the resampling bound by the multiprocessor's texture and load units: the
-// block copies the rectangle into shared memory once (kStage pixels at most: strips of output
-// rows when it is larger) and resamples from there.
-constexpr int kStage = 24576; // pixels (96 KiB)
-
-__device__ void stage_rect(const source &src, uchar4 *stage, int x0, int y0, int w, int h)
-{
-    for (int e = threadIdx.x; e < w * h; e += kThreads)
-        stage[e] = fetch(src, x0 + e % w, y0 + e / w);
-}
-
-// Output rows [0, pw) of pw x pw pixels (3 floats each) at out, from the taps tx, ty.
-__device__ void resample(const source &src, uchar4 *stage, const tap *tx, const tap *ty, int kx, int ky, int pw,
-                         float *out)
-{
-    const int x0 = tx[0].i0, w = tx[pw * kx - 1].i1 - x0 + 1;
-    int j = 0;
-    while (j < pw) {
-        const int y0 = ty[j * ky].i0;
-        int j1 = j;
-        while (j1 + 1 < pw && (ty[(j1 + 2) * ky - 1].i1 - y0 + 1) * w <= kStage)
-            j1++;
-        const int h = ty[(j1 + 1) * ky - 1].i1 - y0 + 1, n = (j1 + 1 - j) * pw;
-        if (h * w > kStage) { // one output row is too wide: straight from the frame
-            from_frame get{src};
-            for (int k = threadIdx.x; k < n; k += kThreads)
-                sample_pixel(get, tx, ty, kx, ky, k % pw, j + k / pw, out + ((size_t)j * pw + k) * 3);
-        } else {
-            stage_rect(src, stage, x0, y0, w, h);
-            __syncthreads();
-            from_stage get{stage, x0, y0, w};
-            for (int k = threadIdx.x; k < n; k += kThreads)
-                sample_pixel(get, tx, ty, kx, ky, k % pw, j + k / pw, out + ((size_t)j * pw + k) * 3);
-        }
-        __syncthreads(); // the stage is read before the next strip overwrites it
-        j = j1 + 1;
+    case 3: sample_pixel_k<1, 1>(s, tx, ty, out); break;
+    case 4: sample_pixel_k<1, 2>(s, tx, ty, out); break;
+    case 5: sample_pixel_k<2, 1>(s, tx, ty, out); break;
+    default: sample_pixel_k<2, 2>(s, tx, ty, out); break;
     }
 }
 
@@ -371,14 +315,17 @@ __device__ void hog_cells(glcv_cuda_dcf_scratch *s, const float *patches, int pa
 }
 
 // The window's patch, HOG cells and Hann window at the object's centre and scale (s->feat).
-__device__ void window_features(const source &src, uchar4 *stage, const glcv_track_dcf *d,
-                                glcv_cuda_dcf_scratch *s, const glcv_track_dcf_tables *t)
+__device__ void window_features(const source &src, const glcv_track_dcf *d, glcv_cuda_dcf_scratch *s,
+                                const glcv_track_dcf_tables *t)
 {
     const int pw = DCF_T + 2;
     const double sx = d->zx * d->scale, sy = d->zy * d->scale;
     make_taps(src, d->cx, d->cy, sx, sy, DCF_T, s->wtap[0], s->wtap[1], threadIdx.x, kThreads);
     __syncthreads();
-    resample(src, stage, s->wtap[0], s->wtap[1], dcf_super(sx), dcf_super(sy), pw, s->patch);
+    const int kx = dcf_super(sx), ky = dcf_super(sy);
+    for (int k = threadIdx.x; k < pw * pw; k += kThreads)
+        sample_pixel(src, s->wtap[0], s->wtap[1], kx, ky, k % pw, k / pw, s->patch + (size_t)k * 3);
+    __syncthreads();
     hog_cells(s, s->patch, 0, 1, DCF_T, s->hist, 0, s->energy, s->gray);
     for (int c = threadIdx.x; c < DCF_CELLS; c += kThreads)
         dcf_cell_features(s->hist, 1, DCF_CELLS, s->energy, DCF_N, DCF_N, c % DCF_N, c / DCF_N, s->gray[c], s->feat);
@@ -538,8 +485,8 @@ __device__ void learn_colour(glcv_track_dcf *d, glcv_cuda_dcf_scratch *s, float 
 }
 
 // The 17 scale samples, their HOG cells, and the scale-windowed vectors (s->sfeat).
-__device__ void scale_features(const source &src, uchar4 *stage, const glcv_track_dcf *d,
-                               glcv_cuda_dcf_scratch *s, const glcv_track_dcf_tables *t)
+__device__ void scale_features(const source &src, const glcv_track_dcf *d, glcv_cuda_dcf_scratch *s,
+                               const glcv_track_dcf_tables *t)
 {
     const int pw = DCF_ST + 2, px = pw * pw, cells = DCF_SN * DCF_SN, slots = pw * DCF_MAX_SUPER * 2;
     for (int k = threadIdx.x; k < DCF_SCALES * slots; k += kThreads) {
@@ -549,35 +496,13 @@ __device__ void scale_features(const source &src, uchar4 *stage, const glcv_trac
                   k % slots, slots);
     }
     __syncthreads();
-    // the rectangle of all 17 samples, staged once when it fits (else each sample on its own)
-    int x0 = s->stap[0][0][0].i0, x1 = 0, y0 = s->stap[0][1][0].i0, y1 = 0;
-    for (int sc = 0; sc < DCF_SCALES; sc++) {
+    for (int k = threadIdx.x; k < DCF_SCALES * px; k += kThreads) {
+        const int sc = k / px, e = k % px;
         const double f = d->scale_factor[sc] * d->scale;
-        const int kx = dcf_super(d->tw * f / DCF_ST), ky = dcf_super(d->th * f / DCF_ST);
-        x0 = min(x0, s->stap[sc][0][0].i0);
-        y0 = min(y0, s->stap[sc][1][0].i0);
-        x1 = max(x1, s->stap[sc][0][pw * kx - 1].i1);
-        y1 = max(y1, s->stap[sc][1][pw * ky - 1].i1);
+        sample_pixel(src, s->stap[sc][0], s->stap[sc][1], dcf_super(d->tw * f / DCF_ST), dcf_super(d->th * f / DCF_ST),
+                     e % pw, e / pw, s->spatch[sc] + (size_t)e * 3);
     }
-    const int w = x1 - x0 + 1, h = y1 - y0 + 1;
-    if (w * h <= kStage) {
-        stage_rect(src, stage, x0, y0, w, h);
-        __syncthreads();
-        from_stage get{stage, x0, y0, w};
-        for (int k = threadIdx.x; k < DCF_SCALES * px; k += kThreads) {
-            const int sc = k / px, e = k % px;
-            const double f = d->scale_factor[sc] * d->scale;
-            sample_pixel(get, s->stap[sc][0], s->stap[sc][1], dcf_super(d->tw * f / DCF_ST),
-                         dcf_super(d->th * f / DCF_ST), e % pw, e / pw, s->spatch[sc] + (size_t)e * 3);
-        }
-        __syncthreads();
-    } else {
-        for (int sc = 0; sc < DCF_SCALES; sc++) {
-            const double f = d->scale_factor[sc] * d->scale;
-            resample(src, stage, s->stap[sc][0], s->stap[sc][1], dcf_super(d->tw * f / DCF_ST),
-                     dcf_super(d->th * f / DCF_ST), pw, s->spatch[sc]);
-        }
-    }
+    __syncthreads();
     hog_cells(s, s->spatch[0], px * 3, DCF_SCALES, DCF_ST, s->shist[0], 18 * cells, s->senergy[0], s->sgray[0]);
     for (int k = threadIdx.x; k < DCF_SCALES * cells; k += kThreads) {
         int sc = k / cells, c = k % cells;
@@ -665,10 +590,10 @@ __device__ void learn_scale(glcv_track_dcf *d, glcv_cuda_dcf_scratch *s, const g
     __syncthreads();
 }
 
-__device__ void learn(const source &src, uchar4 *stage, glcv_track_dcf *d, glcv_cuda_dcf_scratch *s, const glcv_track_dcf_tables *t,
+__device__ void learn(const source &src, glcv_track_dcf *d, glcv_cuda_dcf_scratch *s, const glcv_track_dcf_tables *t,
                       const dcf_c *tw, int first)
 {
-    window_features(src, stage, d, s, t);
+    window_features(src, d, s, t);
     for (int i = threadIdx.x; i < DCF_CELLS; i += kThreads) {
         const float m = dcf_box_cover(d, i / DCF_N, i % DCF_N);
         for (int c = 0; c < DCF_CH; c++)
@@ -677,7 +602,7 @@ __device__ void learn(const source &src, uchar4 *stage, glcv_track_dcf *d, glcv_
     __syncthreads();
     learn_filter(d, s, tw, first ? 1.0f : DCF_RATE);
     learn_colour(d, s, first ? 1.0f : DCF_COLOUR_RATE);
-    scale_features(src, stage, d, s, t);
+    scale_features(src, d, s, t);
     learn_scale(d, s, t, first ? 1.0f : DCF_SCALE_RATE);
 }
 
@@ -688,21 +613,20 @@ __global__ void __launch_bounds__(kThreads, 1) dcf_kernel(glcv_cuda_dcf_params p
     glcv_cuda_dcf_scratch *s = &p.scratch[id];
     const glcv_track_dcf_tables *t = p.tables;
     const source src = make_source(p, p.streams[id]);
-    extern __shared__ uchar4 stage[]; // kStage pixels
     __shared__ int judged;
     __shared__ dcf_c tw[DCF_N / 2];
     if (threadIdx.x < DCF_N / 2)
         tw[threadIdx.x] = t->twiddle[threadIdx.x];
     __syncthreads();
     if (!d->started) {
-        learn(src, stage, d, s, t, tw, 1);
+        learn(src, d, s, t, tw, 1);
         if (threadIdx.x == 0) {
             d->started = 1;
             d->psr = 0;
             judged = 1;
         }
     } else {
-        window_features(src, stage, d, s, t);
+        window_features(src, d, s, t);
         filter_response(d, s, tw);
         colour_response(d, s);
         for (int i = threadIdx.x; i < DCF_CELLS; i += kThreads)
@@ -722,13 +646,13 @@ __global__ void __launch_bounds__(kThreads, 1) dcf_kernel(glcv_cuda_dcf_params p
         }
         __syncthreads();
         if (judged) {
-            scale_features(src, stage, d, s, t);
+            scale_features(src, d, s, t);
             scale_response(d, s, t);
             if (threadIdx.x == 0)
                 dcf_rescale(d, pow(DCF_SCALE_STEP, dcf_scale_peak(s->sresponse)));
             __syncthreads();
             if (judged == 1)
-                learn(src, stage, d, s, t, tw, 0);
+                learn(src, d, s, t, tw, 0);
         }
     }
     if (threadIdx.x == 0)
@@ -750,11 +674,6 @@ extern "C" int glcv_cuda_track_dcf(glcv_cuda_dcf_params p, cudaStream_t stream)
     if ((textures ? p.pixels != nullptr : !p.pixels || (p.channels != 3 && p.channels != 4)) || !p.ids ||
         !p.streams || !p.objects || !p.scratch || !p.tables || !p.results || p.width < 1 || p.height < 1)
         return (int)cudaErrorInvalidValue;
-    static_assert(kStage * sizeof(uchar4) > 48 * 1024, "the attribute below");
-    cudaError_t e = cudaFuncSetAttribute(dcf_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                         (int)(kStage * sizeof(uchar4)));
-    if (e != cudaSuccess)
-        return (int)e;
-    dcf_kernel<<<(unsigned)p.n, kThreads, kStage * sizeof(uchar4), stream>>>(p);
+    dcf_kernel<<<(unsigned)p.n, kThreads, 0, stream>>>(p);
     return (int)cudaGetLastError();
 }
