@@ -206,9 +206,9 @@ static void cuda_against_cpu(void)
         CHECK(sum / FRAMES >= 0.7, "%s: CUDA mean IoU %.3f, below 0.7", scene_names[k], sum / FRAMES);
         g_largest = fmax(before, g_largest);
         if (k == GLCV_SYNTH_TRACK_SCALE) {
-            /* Boxes whose windows and scale samples read more of the frame than the CUDA block
-             * copies to shared memory at once (it then copies strips of rows, or samples a scale at a
-             * time): the same boxes as the CPU's, whatever they track. */
+            /* Large boxes: windows wider than the frame (taps clamped at its edges on both sides)
+             * and scale samples of more than half of it. The same boxes as the CPU's, whatever they
+             * track. */
             static const glcv_rect big[2] = {{90, 70, 140, 100}, {80, 60, 160, 120}};
             for (int b = 0; b < 2; b++) {
                 g_engine = GLCV_ENGINE_CPU;
