@@ -880,6 +880,16 @@ int svc_cluster_round(svc_cluster *c, const char *const *ids, int count, const i
              * died or stopped before its next round, up to a lease's when NATS was away from it (it stops
              * its cameras then, see fence): skip them, with a margin, so that no index is used twice */
             first_frame[k] = previous + 1 + (previous >= 0 ? (int64_t)ceil(1.5 * rate * c->lease_s) : 0);
+            /* the skipped indices go into the record at once: were this camera lost again before this
+             * instance's first report, the next claimer would read the same record and number the
+             * frames this instance handled a second time */
+            if (first_frame[k] - 1 > previous) {
+                if (write_frame(c, id, first_frame[k] - 1, rate, why) == WRITE_OK)
+                    mine->frame = first_frame[k] - 1;
+                else
+                    svc_log(&c->logger, GLCV_LOG_WARN, "cluster: camera %s: its first frame %" PRId64 " not recorded: %s",
+                        id, first_frame[k], why);
+            }
             holding++;
             claimed++;
             svc_log(&c->logger, GLCV_LOG_DEBUG, "cluster: camera %s claimed (frames from %" PRId64 ")", id, previous + 1);
