@@ -1,6 +1,8 @@
 /* The segmenter object: parameters, the subset-order PRNG, validation, inputs and outputs, and
  * the dispatch of each frame to its engine - the GL passes (segment_gl.c) or the CPU
- * implementation (segment_cpu.c). Learning and calibration: segment_learn.c. */
+ * implementation (segment_cpu.c). Learning and calibration: segment_learn.c.
+ * Why one file of about 800 lines: every public call takes the object's lock, checks its inputs and
+ * picks the engine here; split, the locking and checking rules would be spread over files. */
 #include "segment_internal.h"
 
 #include "core_internal.h"
