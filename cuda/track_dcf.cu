@@ -606,7 +606,10 @@ __device__ void learn(const source &src, glcv_track_dcf *d, glcv_cuda_dcf_scratc
     learn_scale(d, s, t, first ? 1.0f : DCF_SCALE_RATE);
 }
 
-__global__ void __launch_bounds__(kThreads, 1) dcf_kernel(glcv_cuda_dcf_params p)
+// MinBlocks 2 caps the registers at 64 a thread so that two objects share a multiprocessor (some
+// of the FFT's registers spill to local memory): slower for one object, faster for sets with more
+// objects than the device has multiprocessors (glcv_cuda_track_dcf_blocks). The same arithmetic.
+template <int MinBlocks> __global__ void __launch_bounds__(kThreads, MinBlocks) dcf_kernel(glcv_cuda_dcf_params p)
 {
     const int id = p.ids[blockIdx.x];
     glcv_track_dcf *d = &p.objects[id];
@@ -661,6 +664,19 @@ __global__ void __launch_bounds__(kThreads, 1) dcf_kernel(glcv_cuda_dcf_params p
 
 } // namespace
 
+extern "C" int glcv_cuda_track_dcf_blocks(int n)
+{
+    int device = 0, sms = 0, fit = 0;
+    if (cudaGetDevice(&device) != cudaSuccess ||
+        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess || n <= sms)
+        return 1;
+    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&fit, dcf_kernel<2>, kThreads, 0) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return 1;
+    }
+    return fit >= 2 ? 2 : 1;
+}
+
 extern "C" size_t glcv_cuda_track_dcf_scratch_bytes(void)
 {
     return sizeof(glcv_cuda_dcf_scratch);
@@ -674,6 +690,9 @@ extern "C" int glcv_cuda_track_dcf(glcv_cuda_dcf_params p, cudaStream_t stream)
     if ((textures ? p.pixels != nullptr : !p.pixels || (p.channels != 3 && p.channels != 4)) || !p.ids ||
         !p.streams || !p.objects || !p.scratch || !p.tables || !p.results || p.width < 1 || p.height < 1)
         return (int)cudaErrorInvalidValue;
-    dcf_kernel<<<(unsigned)p.n, kThreads, 0, stream>>>(p);
+    if (p.blocks == 2)
+        dcf_kernel<2><<<(unsigned)p.n, kThreads, 0, stream>>>(p);
+    else
+        dcf_kernel<1><<<(unsigned)p.n, kThreads, 0, stream>>>(p);
     return (int)cudaGetLastError();
 }

@@ -1335,6 +1335,17 @@ int glcv_track_cuda_cluster_used(glcv_track *t)
     return 0;
 }
 
+int glcv_track_dcf_blocks_used(glcv_track *t)
+{
+    if (t && t->cuda) {
+        pthread_mutex_lock(&t->lock);
+        int n = glcv_track_cuda_dcf_blocks(t->cuda);
+        pthread_mutex_unlock(&t->lock);
+        return n;
+    }
+    return 0;
+}
+
 glcv_status glcv_track_bench_prepare(glcv_track *t, const glcv_rect *windows, int n)
 {
     if (!t || n < 1 || !windows)

@@ -28,6 +28,7 @@ struct glcv_track_cuda {
     int max_cluster;         /* largest cluster the kernel can use (1 below compute 9.0) */
     int cluster_request;     /* 0 = automatic */
     int cluster_used;
+    int dcf_blocks;          /* the DCF kernel's blocks a multiprocessor in the last launch */
     cudaStream_t stream;
     cudaEvent_t done;
 
@@ -300,6 +301,7 @@ static glcv_status launch_dcf(glcv_track_cuda *c_, glcv_cuda_dcf_params p, const
     p.scratch = c_->dcf_scratch;
     p.tables = c_->dcf_tables;
     p.results = c_->dcf_results;
+    p.blocks = c_->dcf_blocks = glcv_cuda_track_dcf_blocks(n);
     CHECK_CUDA((cudaError_t)glcv_cuda_track_dcf(p, c_->stream), "track: DCF kernel");
     CHECK_CUDA(cudaMemcpyAsync(c_->host_dcf_results, c_->dcf_results, (size_t)n * sizeof *c_->dcf_results,
                                cudaMemcpyDeviceToHost, c_->stream),
@@ -596,6 +598,11 @@ int glcv_track_cuda_cluster(const glcv_track_cuda *c_)
     return c_->cluster_used;
 }
 
+int glcv_track_cuda_dcf_blocks(const glcv_track_cuda *c_)
+{
+    return c_->dcf_blocks;
+}
+
 glcv_status glcv_track_cuda_bench_prepare(glcv_track_cuda *c_, const glcv_tm_rect *windows, const int *ids,
                                           int n)
 {
@@ -749,6 +756,12 @@ void glcv_track_cuda_set_cluster(glcv_track_cuda *cuda, int blocks)
 }
 
 int glcv_track_cuda_cluster(const glcv_track_cuda *cuda)
+{
+    (void)cuda;
+    return 0;
+}
+
+int glcv_track_cuda_dcf_blocks(const glcv_track_cuda *cuda)
 {
     (void)cuda;
     return 0;

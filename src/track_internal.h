@@ -163,6 +163,8 @@ glcv_status glcv_track_cuda_results(glcv_track_cuda *cuda, glcv_tm_result *resul
 void glcv_track_cuda_set_cluster(glcv_track_cuda *cuda, int blocks);
 /* The cluster size the last frame used. */
 int glcv_track_cuda_cluster(const glcv_track_cuda *cuda);
+/* DCF: the blocks a multiprocessor ran in the last launch (1 or 2; 0 before one). */
+int glcv_track_cuda_dcf_blocks(const glcv_track_cuda *cuda);
 
 /* Benchmarks: objects ids[0..n-1] (consecutive ids) start every run from `windows` (fresh
  * state, stream 0); bench_time then queues `runs` frames of kernels only - the bin conversion of
@@ -181,6 +183,9 @@ glcv_status glcv_track_cuda_bench_time(glcv_track_cuda *cuda, const glcv_tm_conf
 glcv_status glcv_track_set_cuda_cluster(glcv_track *track, int blocks);
 /* The cluster size the CUDA engine's last frame used (0 with the CPU engine). */
 int glcv_track_cuda_cluster_used(glcv_track *track);
+/* DCF on the CUDA engine: the blocks a multiprocessor ran in the last frame's launch (1, or 2 for
+ * sets of more objects than the device has multiprocessors); 0 with the CPU engine. */
+int glcv_track_dcf_blocks_used(glcv_track *track);
 
 /* CUDA engine, benchmarks: the first n objects (their ids must be 0..n-1) will start every run
  * from windows[i], with a fresh state. Needs a host frame tracked before (its pixels stay on

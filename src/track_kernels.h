@@ -112,9 +112,13 @@ typedef struct glcv_cuda_dcf_params {
     glcv_cuda_dcf_scratch *scratch; /* indexed by id */
     const glcv_track_dcf_tables *tables;
     glcv_track_dcf_result *results; /* n results, in ids order */
+    int blocks;                    /* glcv_cuda_track_dcf_blocks(n): which kernel runs */
 } glcv_cuda_dcf_params;
 
 int glcv_cuda_track_dcf(glcv_cuda_dcf_params p, cudaStream_t stream);
+/* The blocks a multiprocessor runs at once for a launch of n objects on the current device: 2 when
+ * n exceeds its multiprocessors and two blocks of the register-capped kernel fit on one, else 1. */
+int glcv_cuda_track_dcf_blocks(int n);
 size_t glcv_cuda_track_dcf_scratch_bytes(void);
 
 #ifdef __cplusplus

@@ -3,8 +3,8 @@
  *       (scale change, occlusion, illumination, a similar distractor, fast motion) against their
  *       true boxes; a tracker of several streams against one tracker per stream; pixel formats;
  *       the parameters and the API rules of the method.
- *   test_track_dcf cuda: the CUDA engine against the CPU one on every scene and on a set of
- *       streams, frame by frame: box coordinates within DCF_TOLERANCE pixels and the same lost
+ *   test_track_dcf cuda: the CUDA engine against the CPU one on every scene, on a set of
+ *       streams, and on a set of more objects than the device has multiprocessors, frame by frame: box coordinates within DCF_TOLERANCE pixels and the same lost
  *       decisions (the largest difference is printed); its boxes against the truth (77 without a
  *       CUDA device).
  *   test_track_dcf gl: the same frames as GL textures and texture arrays give the host frames'
@@ -12,6 +12,7 @@
  *       the CUDA-GL bridge, against the CPU engine's host results (77 without GL on a CUDA
  *       device). */
 #include "testutil.h"
+#include "track_internal.h"
 
 #include <glcv/context.h>
 #include <glcv/image.h>
@@ -73,16 +74,23 @@ static double iou(const glcv_track_result *r, const double *t)
 
 static glcv_engine_mode g_engine = GLCV_ENGINE_CPU; /* the engine the helpers' trackers use */
 
-static glcv_track *dcf_tracker(int streams)
+/* max_objects 0: the default. */
+static glcv_track *dcf_tracker_max(int streams, int max_objects)
 {
     glcv_track *t = NULL;
     CHECK_OK(glcv_track_create(&GLCV_TRACK_PARAMS(.width = W, .height = H, .streams = streams,
-                                                  .method = GLCV_TRACK_METHOD_DCF, .engine = g_engine),
+                                                  .method = GLCV_TRACK_METHOD_DCF, .engine = g_engine,
+                                                  .max_objects = max_objects),
                                &t));
     glcv_track_params p;
     if (t && glcv_track_get_params(t, &p) == GLCV_OK)
         CHECK(p.engine == g_engine, "the tracker runs on engine %d, not %d", (int)p.engine, (int)g_engine);
     return t;
+}
+
+static glcv_track *dcf_tracker(int streams)
+{
+    return dcf_tracker_max(streams, 0);
 }
 
 /* Tracks an object of a scene from `box` (in frames converted to `format`); writes every frame's
@@ -258,6 +266,68 @@ static void cuda_against_cpu(void)
     }
     printf("set of 3 streams: largest difference from the CPU %.3g px, %d results beyond %g\n", g_largest, bad,
            DCF_TOLERANCE);
+    CHECK(glcv_track_dcf_blocks_used(t[1]) == 1, "set of 3 objects: the kernel ran %d blocks a multiprocessor, not 1",
+          glcv_track_dcf_blocks_used(t[1]));
+    for (int e = 0; e < 2; e++)
+        glcv_track_destroy(&t[e]);
+    for (int k = 0; k < 3; k++)
+        scene_free(&set[k]);
+}
+
+/* More objects than a device has multiprocessors, so that the kernel capped at 64 registers a thread
+ * runs two a multiprocessor (where two fit: compute capability 8.0 and later): every object's box
+ * against the CPU engine's, frame by frame. The objects cover the three frames in a grid of boxes
+ * of several sizes, most of them on the textured background. */
+static void many_objects(const glcv_cuda_info *info)
+{
+    enum { N = 400, SET_FRAMES = 10 };
+    static scene set[3];
+    const glcv_synth_track kinds[3] = {GLCV_SYNTH_TRACK_OCCLUSION, GLCV_SYNTH_TRACK_FAST, GLCV_SYNTH_TRACK_SCALE};
+    for (int k = 0; k < 3; k++)
+        scene_make(kinds[k], &set[k]);
+    glcv_track *t[2] = {NULL, NULL};
+    for (int e = 0; e < 2; e++) {
+        g_engine = e ? GLCV_ENGINE_CUDA : GLCV_ENGINE_CPU;
+        t[e] = dcf_tracker_max(3, N);
+        for (int i = 0; i < N && t[e]; i++) {
+            int cell = i / 3;
+            glcv_rect box = {8 + (cell % 20) * 15, 8 + (cell / 20) * 32, 20 + (i % 5) * 6, 24 + (i % 7) * 5};
+            int id = -1;
+            CHECK_OK(glcv_track_add_to_stream(t[e], i % 3, NULL, box, &id));
+        }
+    }
+    static glcv_track_result r[2][N];
+    int bad = 0, found = 0;
+    double before = g_largest;
+    g_largest = 0;
+    for (int i = 0; i < SET_FRAMES && t[0] && t[1]; i++) {
+        glcv_image frames[3] = {set[0].frames[i], set[1].frames[i], set[2].frames[i]};
+        int count[2] = {0, 0};
+        for (int e = 0; e < 2; e++) {
+            CHECK_OK(glcv_track_frames(t[e], frames, NULL, 3));
+            CHECK_OK(glcv_track_results(t[e], r[e], N, &count[e]));
+        }
+        CHECK(count[0] == N && count[1] == N, "set %d: %d and %d results", i, count[0], count[1]);
+        for (int k = 0; k < count[0] && k < count[1]; k++) {
+            found += !r[1][k].lost;
+            if ((!close_result(&r[1][k], &r[0][k]) || r[1][k].stream != r[0][k].stream) && bad++ < 3)
+                CHECK(0, "set %d object %d: CUDA %g,%g %gx%g lost %u, CPU %g,%g %gx%g lost %u", i, k, r[1][k].cx,
+                      r[1][k].cy, r[1][k].width, r[1][k].height, r[1][k].lost, r[0][k].cx, r[0][k].cy,
+                      r[0][k].width, r[0][k].height, r[0][k].lost);
+        }
+    }
+    const char *cc = strstr(info->text, "compute ");
+    int major = 0, minor = 0;
+    if (cc)
+        (void)sscanf(cc + 8, "%d.%d", &major, &minor);
+    const int blocks = glcv_track_dcf_blocks_used(t[1]), expected = major >= 8 ? 2 : 1;
+    printf("%d objects in 3 streams (compute %d.%d): %d blocks a multiprocessor; largest difference from the CPU "
+           "%.3g px, %d results beyond %g; %d found\n",
+           N, major, minor, blocks, g_largest, bad, DCF_TOLERANCE, found);
+    CHECK(blocks == expected, "%d objects on compute %d.%d: the kernel ran %d blocks a multiprocessor, not %d", N,
+          major, minor, blocks, expected);
+    CHECK(found > N * SET_FRAMES / 2, "only %d of %d results found", found, N * SET_FRAMES);
+    g_largest = fmax(before, g_largest);
     for (int e = 0; e < 2; e++)
         glcv_track_destroy(&t[e]);
     for (int k = 0; k < 3; k++)
@@ -473,6 +543,7 @@ int main(int argc, char **argv)
         glcv_cuda_info info;
         test_cuda_or_skip(&info);
         cuda_against_cpu();
+        many_objects(&info);
     } else if (strcmp(mode, "cpu") == 0) {
         api();
         quality();
