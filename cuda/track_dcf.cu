@@ -600,10 +600,10 @@ __device__ void learn(const source &src, glcv_track_dcf *d, glcv_cuda_dcf_scratc
             s->feat[c * DCF_CELLS + i] *= m;
     }
     __syncthreads();
-    learn_filter(d, s, tw, first ? 1.0f : DCF_RATE);
-    learn_colour(d, s, first ? 1.0f : DCF_COLOUR_RATE);
+    learn_filter(d, s, tw, first ? 1.0f : dcf_step_rate(DCF_RATE));
+    learn_colour(d, s, first ? 1.0f : dcf_step_rate(DCF_COLOUR_RATE));
     scale_features(src, d, s, t);
-    learn_scale(d, s, t, first ? 1.0f : DCF_SCALE_RATE);
+    learn_scale(d, s, t, first ? 1.0f : dcf_step_rate(DCF_SCALE_RATE));
 }
 
 // MinBlocks 2 caps the registers at 64 a thread so that two objects share a multiprocessor (some
@@ -654,7 +654,7 @@ template <int MinBlocks> __global__ void __launch_bounds__(kThreads, MinBlocks) 
             if (threadIdx.x == 0)
                 dcf_rescale(d, pow(DCF_SCALE_STEP, dcf_scale_peak(s->sresponse)));
             __syncthreads();
-            if (judged == 1)
+            if (judged == 1 && dcf_learns(d))
                 learn(src, d, s, t, tw, 0);
         }
     }

@@ -28,11 +28,15 @@
  *      0.3 times its mean over the frames found the object is lost (an occlusion): its box coasts
  *      at its last velocity and no model changes; from 0.45 times the mean on, the models and
  *      the velocity learn from the frame (Wang et al.'s LMCF rule, CVPR 2017); in between the
- *      box moves but nothing learns.
+ *      box moves but nothing learns. The models learn on every second of those frames only
+ *      (Danelljan et al.'s sparse updates, ECO, CVPR 2017), at rates compounded over the two
+ *      (dcf_step_rate): half the learning steps, the same memory; the object's phase follows from
+ *      its first box, so that a set's objects take turns and an object learns on the same frames
+ *      in any set.
  *   4. Found, 17 scale samples (the box times 1.03^k, k = -8..8, each resampled to 24 x 24 pixels,
  *      its HOG cells a vector) go through the scale filter, a one-dimensional DCF over k, whose
- *      refined peak scales the box; then both filters and the colour model learn from the frame
- *      at the new box.
+ *      refined peak scales the box; then, on a learning frame, both filters and the colour model
+ *      learn from the frame at the new box.
  * The FFTs are radix-2 over the 32 x 32 cells and plain DFTs over the 17 scales, written here so
  * that the CPU and a GPU implementation run one arithmetic; no library FFT glcv links offers
  * that.
@@ -636,6 +640,9 @@ void glcv_track_dcf_scratch_destroy(glcv_track_dcf_scratch *s)
 void glcv_track_dcf_start(glcv_track_dcf *d, double cx, double cy, double w, double h, int frame_w, int frame_h)
 {
     d->started = d->found = d->lost_frames = 0;
+    /* the learning frames' phase from the first box, not from the object's id: an object learns on
+     * the same frames in any set, and a set's objects take turns */
+    d->phase = (int)(llabs((long long)floor(cx) + (long long)floor(cy)) % DCF_LEARN_EVERY);
     d->psr = d->mean_psr = d->vx = d->vy = 0;
     d->frame_w = frame_w;
     d->frame_h = frame_h;
@@ -683,10 +690,10 @@ static void learn(glcv_track_dcf *d, const glcv_image *img, glcv_track_dcf_scrat
     s->learning = 1;
     window_features(d, img, s);
     s->learning = 0;
-    learn_filter(d, s, first ? 1.0f : DCF_RATE);
-    learn_colour(d, s, first ? 1.0f : DCF_COLOUR_RATE);
+    learn_filter(d, s, first ? 1.0f : dcf_step_rate(DCF_RATE));
+    learn_colour(d, s, first ? 1.0f : dcf_step_rate(DCF_COLOUR_RATE));
     scale_features(d, img, s);
-    learn_scale(d, s, first ? 1.0f : DCF_SCALE_RATE);
+    learn_scale(d, s, first ? 1.0f : dcf_step_rate(DCF_SCALE_RATE));
 }
 
 /* The frame's step, on the frame's team (s->d, s->img, s->out). */
@@ -721,7 +728,7 @@ static void frame_main(glcv_team *team, void *user)
             scale_features(d, img, s);
             scale_response(d, s, r);
             dcf_rescale(d, pow(DCF_SCALE_STEP, dcf_scale_peak(r)));
-            if (judged == 1)
+            if (judged == 1 && dcf_learns(d))
                 learn(d, img, s, 0);
         }
     }

@@ -47,6 +47,7 @@
 #define DCF_PSR_RATE 0.1                    /* the mean ratio's rate */
 #define DCF_VELOCITY_RATE 0.3               /* the velocity's rate (coasting while lost) */
 #define DCF_MAX_SUPER 2                     /* resampling: at most 2 x 2 samples per pixel */
+#define DCF_LEARN_EVERY 2                   /* models learn on every 2nd sure frame (ECO's sparse updates) */
 
 typedef struct dcf_c {
     float re, im;
@@ -58,7 +59,7 @@ struct glcv_track_dcf {
     int started;     /* the models were learned from a frame */
     int found;       /* frames found (tracked, not lost) */
     int lost_frames; /* consecutive frames lost */
-    int pad;
+    int phase;       /* learns on the sure frames where found + phase is a multiple of DCF_LEARN_EVERY */
     double cx, cy;   /* the box's centre (pixel centres at +0.5) */
     double tw, th;   /* the box's size at scale 1 */
     double scale;    /* the box's size now: tw * scale x th * scale */
@@ -449,6 +450,23 @@ GLCV_DM double dcf_psr_finish(const double *lanes, float peak)
 /* Sums over the scale filter's dimensions run in DCF_SLANES lanes (lane l: dimensions l,
  * l + DCF_SLANES, ... in order), then over the lanes in order: both engines sum alike. */
 #define DCF_SLANES 32
+
+/* Whether a sure frame (dcf_judge 1, after dcf_move) is one the models learn from: one in
+ * DCF_LEARN_EVERY, at the object's phase (from its first box), so that a set's objects take turns. */
+GLCV_DM int dcf_learns(const struct glcv_track_dcf *d)
+{
+    return (d->found + d->phase) % DCF_LEARN_EVERY == 0;
+}
+
+/* A learning rate per frame (the papers') as the rate of a learning step taken every
+ * DCF_LEARN_EVERY frames: 1 - (1 - r)^DCF_LEARN_EVERY, so that the models forget a frame as fast. */
+GLCV_DM float dcf_step_rate(float r)
+{
+    double keep = 1.0;
+    for (int i = 0; i < DCF_LEARN_EVERY; i++)
+        keep *= 1.0 - (double)r;
+    return (float)(1.0 - keep);
+}
 
 /* Judges a frame from its filter response's ratio (d->psr) against the mean of the frames found:
  * returns 0 when the object is lost (the box coasts at its velocity, inside the frame), else 1

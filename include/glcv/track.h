@@ -11,8 +11,10 @@
  *             histogram may be NULL and is kept but not used): the next frame tracked teaches it
  *             its models at that box, and its result on that frame is the box. Then, each frame,
  *             the filters find the box's new centre and size in a search window around the last
- *             box (the box grown by (w + h) / 2 a side) and learn from the frame there (rates 0.01
- *             for the filter, 0.04 for the colours, 0.025 for the scales). The filter's
+ *             box (the box grown by (w + h) / 2 a side), and on every second such frame learn
+ *             from the frame there (Danelljan's sparse updates, ECO 2017; rates 0.01 for the
+ *             filter, 0.04 for the colours, 0.025 for the scales per frame, compounded over the
+ *             two; which frames follows from the first box, not from the object's id). The filter's
  *             peak-to-sidelobe ratio (glcv_track_result.peak) is judged against its mean over the
  *             frames the object was found in: below 0.3 times it the object is lost that frame
  *             (GLCV_TRACK_LOST_PEAK: the box coasts at its last velocity and nothing learns);
