@@ -640,9 +640,14 @@ void glcv_track_dcf_scratch_destroy(glcv_track_dcf_scratch *s)
 void glcv_track_dcf_start(glcv_track_dcf *d, double cx, double cy, double w, double h, int frame_w, int frame_h)
 {
     d->started = d->found = d->lost_frames = 0;
-    /* the learning frames' phase from the first box, not from the object's id: an object learns on
-     * the same frames in any set, and a set's objects take turns */
-    d->phase = (int)(llabs((long long)floor(cx) + (long long)floor(cy)) % DCF_LEARN_EVERY);
+    /* the learning frames' phase from the first box (its pixel coordinates mixed by SplitMix64's
+     * finaliser), not from the object's id: an object learns on the same frames in any set, and a
+     * set's objects take turns, about as many on each frame, even when their boxes lie on a grid */
+    uint64_t key = ((uint64_t)(uint32_t)(int32_t)floor(cx) << 32) ^ (uint64_t)(uint32_t)(int32_t)floor(cy) ^
+                   ((uint64_t)(uint32_t)(int32_t)floor(w) << 48) ^ ((uint64_t)(uint32_t)(int32_t)floor(h) << 16);
+    key = (key ^ (key >> 30)) * 0xbf58476d1ce4e5b9ull;
+    key = (key ^ (key >> 27)) * 0x94d049bb133111ebull;
+    d->phase = (int)((key ^ (key >> 31)) % DCF_LEARN_EVERY);
     d->psr = d->mean_psr = d->vx = d->vy = 0;
     d->frame_w = frame_w;
     d->frame_h = frame_h;
