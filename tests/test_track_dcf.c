@@ -187,6 +187,14 @@ static int close_result(const glcv_track_result *a, const glcv_track_result *b)
 
 /* The CUDA engine against the CPU one, frame by frame, on every scene and on a set of three
  * streams; its boxes against the truth. */
+/* The frames of a set of three streams: the occlusion, fast and scale scenes. */
+static void three_scenes(scene set[3])
+{
+    const glcv_synth_track kinds[3] = {GLCV_SYNTH_TRACK_OCCLUSION, GLCV_SYNTH_TRACK_FAST, GLCV_SYNTH_TRACK_SCALE};
+    for (int k = 0; k < 3; k++)
+        scene_make(kinds[k], &set[k]);
+}
+
 static void cuda_against_cpu(void)
 {
     static scene s;
@@ -237,9 +245,7 @@ static void cuda_against_cpu(void)
     }
     /* a set of three streams, an object in stream 0 and two in stream 2 */
     static scene set[3];
-    const glcv_synth_track kinds[3] = {GLCV_SYNTH_TRACK_OCCLUSION, GLCV_SYNTH_TRACK_FAST, GLCV_SYNTH_TRACK_SCALE};
-    for (int k = 0; k < 3; k++)
-        scene_make(kinds[k], &set[k]);
+    three_scenes(set);
     glcv_track *t[2] = {NULL, NULL};
     for (int e = 0; e < 2; e++) {
         g_engine = e ? GLCV_ENGINE_CUDA : GLCV_ENGINE_CPU;
@@ -282,9 +288,7 @@ static void many_objects(const glcv_cuda_info *info)
 {
     enum { N = 400, SET_FRAMES = 10 };
     static scene set[3];
-    const glcv_synth_track kinds[3] = {GLCV_SYNTH_TRACK_OCCLUSION, GLCV_SYNTH_TRACK_FAST, GLCV_SYNTH_TRACK_SCALE};
-    for (int k = 0; k < 3; k++)
-        scene_make(kinds[k], &set[k]);
+    three_scenes(set);
     glcv_track *t[2] = {NULL, NULL};
     for (int e = 0; e < 2; e++) {
         g_engine = e ? GLCV_ENGINE_CUDA : GLCV_ENGINE_CPU;
