@@ -14,6 +14,9 @@
  *               unlimited one that joins takes the other 9;
  *   taken       a foreign write on one of the capacity-3 instance's keys: its next round loses
  *               that camera (and only it), and nobody claims it;
+ *   unreported  (a third bucket) G claims 12 cameras it was told run at 30 frames/s and stops
+ *               before it reports a frame: H takes them after the lease, numbering from 135 (what G
+ *               may have handled: 1.5 x 30 x the lease), not from 0 again;
  *   down        after a round, the held cameras may run until lease - period after its start;
  *               nats-server stopped (SIGSTOP), then killed: a round fails (-1, nothing claimed or
  *               lost, that time unchanged) in under 3 s, and works again once the server goes on (SIGCONT); killed, a
@@ -296,6 +299,53 @@ static void case_close(void)
     ST_CHECK(inst_round(&C) == 0 && C.loses == 0 && C.claims == 0, "C after A's close: claimed %d, lost %d", C.claims,
           C.loses);
     fprintf(st_out, "%s close: B's 6 cameras taken by C in its next round, frames from 100 (%.2f s)\n",
+            st_failures == before ? "ok  " : "FAIL", st_now() - started);
+}
+
+/* A camera whose first holder stops before it reports a frame: the claim left a record of no frame
+ * with the rate the holder was told to assume, and the next holder numbers past what the first one
+ * may have handled (1.5 x 30 frames/s x the 3 s lease: from 135), not from 0 again. */
+static inst G, H;
+
+static void case_unreported(void)
+{
+    double started = st_now();
+    int before = st_failures;
+    if (!inst_open(&G, "inst-g", "T5", 0)) {
+        st_fail(__LINE__, "open failed");
+        return;
+    }
+    for (int k = 0; k < CAMS; k++)
+        G.fps[k] = 30.0;
+    for (int r = 0; r < 3 && inst_count(&G) < CAMS; r++)
+        ST_CHECK(inst_round(&G) == 0, "G: round %d failed", r);
+    ST_CHECK(inst_count(&G) == CAMS, "G holds %d cameras, expected 12", inst_count(&G));
+    for (int k = 0; k < CAMS; k++)
+        ST_CHECK(G.first[k] == 0, "G: camera %s starts at %" PRId64 ", expected 0", ids[k], G.first[k]);
+    char text[128];
+    raw_get("T5_FRAMES", ids[0], text, sizeof text);
+    ST_CHECK(strstr(text, "\"frame\":-1") != NULL, "frames bucket after the claim, %s: '%s'", ids[0], text);
+    /* G handles frames and stops before its next round: nothing reported; H starts */
+    double g_stopped = st_now();
+    if (!inst_open(&H, "inst-h", "T5", 0)) {
+        st_fail(__LINE__, "open failed");
+        return;
+    }
+    double period = svc_cluster_period(H.c);
+    ST_CHECK(inst_round(&H) == 0, "H: registration round failed");
+    while (inst_count(&H) < CAMS && st_now() - g_stopped < LEASE_S + 2 * period + 1.5) {
+        st_sleep(period);
+        ST_CHECK(inst_round(&H) == 0, "H: round failed");
+        for (int k = 0; k < CAMS; k++)
+            if (H.claim[k])
+                ST_CHECK(H.first[k] == 135, "H: camera %s continues from %" PRId64 ", expected 135", ids[k],
+                         H.first[k]);
+    }
+    ST_CHECK(inst_count(&H) == CAMS, "H holds %d cameras %.2f s after G stopped, expected 12", inst_count(&H),
+             st_now() - g_stopped);
+    raw_get("T5_FRAMES", ids[0], text, sizeof text);
+    ST_CHECK(strstr(text, "\"frame\":134") != NULL, "frames bucket after H's claim, %s: '%s'", ids[0], text);
+    fprintf(st_out, "%s unreported: G's cameras, claimed and never reported, continue from 135 on H (%.2f s)\n",
             st_failures == before ? "ok  " : "FAIL", st_now() - started);
 }
 
@@ -600,12 +650,13 @@ int main(void)
         case_capacity();
         if (st_failures == 0)
             case_taken();
+        case_unreported();
         case_down();
     }
     if (st_failures || getenv("TEST_SERVE_CLUSTER_LOG"))
         st_log_show("the last log lines", LOG_LINES);
-    inst *all[6] = {&A, &B, &C, &D, &E, &F};
-    for (int i = 0; i < 6; i++)
+    inst *all[8] = {&A, &B, &C, &D, &E, &F, &G, &H};
+    for (int i = 0; i < 8; i++)
         svc_cluster_close(&all[i]->c);
     st_server_stop(&nats, SIGTERM);
     /* no nats_Close(): the service never calls it, and libnats' global state stays reachable */

@@ -1087,6 +1087,7 @@ static void cluster_round(service *svc)
     for (int j = 0; j < n; j++) {
         ids[j] = svc->cfg.cameras[j].id;
         last[j] = -1;
+        fps[j] = SKIP_FPS; /* a camera claimed now: its rate is not known yet */
     }
     for (int i = 0; i < svc->n_cams; i++) {
         camera *c = svc->cams[i];

@@ -451,12 +451,15 @@ static write_result write_frame(svc_cluster *c, const char *id, int64_t frame, d
     return write_key(c, c->frames_bucket, id, value, 0, NULL, why);
 }
 
-/* The last frame reported for `id` (-1: none) and the frame rate then (0: unknown). Returns 0, or
- * -1 when NATS failed. */
-static int read_frame(svc_cluster *c, const char *id, int64_t *frame, double *fps, char why[TEXT_BYTES])
+/* The last frame reported for `id` (-1: none), the frame rate then (0: unknown), and whether the
+ * camera has a record at all (*recorded: a holder claimed it, even one that reported no frame).
+ * Returns 0, or -1 when NATS failed. */
+static int read_frame(svc_cluster *c, const char *id, int64_t *frame, double *fps, bool *recorded,
+                      char why[TEXT_BYTES])
 {
     *frame = -1;
     *fps = 0;
+    *recorded = false;
     /* from the stream's leader (a stream message get), not kvStore_Get: the buckets allow direct gets,
      * which any replica answers, and a replica that is behind (after a server's loss) would give an
      * older frame, and the frames since it would be numbered twice */
@@ -480,13 +483,15 @@ static int read_frame(svc_cluster *c, const char *id, int64_t *frame, double *fp
     cJSON *json = cJSON_ParseWithLength(natsMsg_GetData(m), (size_t)natsMsg_GetDataLength(m));
     const cJSON *f = cJSON_GetObjectItemCaseSensitive(json, "frame");
     const cJSON *r = cJSON_GetObjectItemCaseSensitive(json, "fps");
-    if (cJSON_IsNumber(f) && f->valuedouble >= 0 && f->valuedouble < 9e15)
+    if (cJSON_IsNumber(f) && f->valuedouble >= -1 && f->valuedouble < 9e15) {
         *frame = (int64_t)f->valuedouble;
-    if (cJSON_IsNumber(r) && r->valuedouble > 0 && r->valuedouble < 1e6)
-        *fps = r->valuedouble;
-    else
+        *recorded = true;
+    } else {
         svc_log(&c->logger, GLCV_LOG_WARN, "cluster: bucket '%s', key %s: not {\"frame\":N}: frames of camera %s start at 0",
             c->frames_bucket, id, id);
+    }
+    if (cJSON_IsNumber(r) && r->valuedouble > 0 && r->valuedouble < 1e6)
+        *fps = r->valuedouble;
     cJSON_Delete(json);
     natsMsg_Destroy(m);
     return 0;
@@ -858,8 +863,9 @@ int svc_cluster_round(svc_cluster *c, const char *const *ids, int count, const i
                 continue;
             int64_t previous = -1;
             double rate = 0;
+            bool recorded = false;
             uint64_t rev = 0;
-            write_result r = read_frame(c, id, &previous, &rate, why) == 0 ? WRITE_OK : WRITE_FAILED;
+            write_result r = read_frame(c, id, &previous, &rate, &recorded, why) == 0 ? WRITE_OK : WRITE_FAILED;
             if (r == WRITE_OK)
                 r = write_lease(c, id, previous, snap ? snap->rev : EXPECT_EMPTY, &rev, why);
             if (r == WRITE_REFUSED)
@@ -878,13 +884,17 @@ int svc_cluster_round(svc_cluster *c, const char *const *ids, int count, const i
             claim[k] = 1;
             /* the last holder may have handled frames it never reported: up to a period of them when it
              * died or stopped before its next round, up to a lease's when NATS was away from it (it stops
-             * its cameras then, see fence): skip them, with a margin, so that no index is used twice */
-            first_frame[k] = previous + 1 + (previous >= 0 ? (int64_t)ceil(1.5 * rate * c->lease_s) : 0);
+             * its cameras then, see fence): skip them, with a margin, so that no index is used twice. A
+             * record without a frame is a holder that may have died before its first report. */
+            first_frame[k] =
+                previous + 1 + (previous >= 0 || recorded ? (int64_t)ceil(1.5 * rate * c->lease_s) : 0);
             /* the skipped indices go into the record at once: were this camera lost again before this
              * instance's first report, the next claimer would read the same record and number the
-             * frames this instance handled a second time */
-            if (first_frame[k] - 1 > previous) {
-                if (write_frame(c, id, first_frame[k] - 1, rate, why) == WRITE_OK)
+             * frames this instance handled a second time. A camera never held gets a record of no frame
+             * (-1) with the caller's rate for it, for the same reason. */
+            if (first_frame[k] - 1 > previous || !recorded) {
+                double noted = recorded ? rate : fps ? fps[k] : 0.0;
+                if (write_frame(c, id, first_frame[k] - 1, noted, why) == WRITE_OK)
                     mine->frame = first_frame[k] - 1;
                 else
                     svc_log(&c->logger, GLCV_LOG_WARN, "cluster: camera %s: its first frame %" PRId64 " not recorded: %s",

@@ -51,7 +51,8 @@ double svc_cluster_period(const svc_cluster *c);
 
 /* One round over the `count` cameras of the list (ids[k]). In: held[k] nonzero where this instance
  * runs camera k, last_frame[k] its last frame index (-1: none yet), fps[k] its frames a second (NULL
- * or 0: unknown). Out: claim[k] = 1 where camera k is now this instance's to start, first_frame[k]
+ * or 0: unknown; for a camera not held, the rate to assume if it is claimed now and lost before a
+ * report: the next claimer skips 1.5 x that rate x the lease). Out: claim[k] = 1 where camera k is now this instance's to start, first_frame[k]
  * then the index its frames continue from (see above; 0 for a camera never run); lose[k] = 1 where a
  * held camera's lease was taken by another instance, 2 where this instance gave it back because it
  * held more than its share (an instance joined): stop it. Returns 0, or -1 when NATS cannot be reached this round: nothing is claimed, and the held
