@@ -1,7 +1,8 @@
 /* track_bench: the tracker's per-frame times. DCF (--dcf, the default method): the whole call, host
  * frame or GL texture to results, for 1 and 64 objects in 1920x1080 and for 1,000 objects over 64
  * cameras of 640x480 (a set: host images, or texture arrays with one hand-over), on CUDA and on
- * the CPU engine (all its threads); the mean of the frames (objects learn on every second one). CAMSHIFT (without --dcf): per-frame times at 1920x1080 - the CUDA engine's kernels on a frame
+ * the CPU engine (all its threads); the mean of the frames (objects learn on every second one).
+ * CAMSHIFT (without --dcf): per-frame times at 1920x1080 - the CUDA engine's kernels on a frame
  * already on the GPU (with and without the HSV/bin conversion, 1 and 64 objects, windows of
  * 200x200, 400x400 and 1080x720, every cluster size unless --quick), the whole call from host
  * pixels and from a GL texture, and the CPU implementation - beside Perry's figures; then many

@@ -4,9 +4,9 @@
  *       true boxes; a tracker of several streams against one tracker per stream; pixel formats;
  *       the parameters and the API rules of the method.
  *   test_track_dcf cuda: the CUDA engine against the CPU one on every scene, on a set of
- *       streams, and on a set of more objects than the device has multiprocessors, frame by frame: box coordinates within DCF_TOLERANCE pixels and the same lost
- *       decisions (the largest difference is printed); its boxes against the truth (77 without a
- *       CUDA device).
+ *       streams, and on a set of more objects than the device has multiprocessors, frame by
+ *       frame: box coordinates within DCF_TOLERANCE pixels and the same lost decisions (the
+ *       largest difference is printed); its boxes against the truth (77 without a CUDA device).
  *   test_track_dcf gl: the same frames as GL textures and texture arrays give the host frames'
  *       results on the CPU engine (77 without a GL context); gl_cuda: on the CUDA engine through
  *       the CUDA-GL bridge, against the CPU engine's host results (77 without GL on a CUDA
@@ -185,8 +185,6 @@ static int close_result(const glcv_track_result *a, const glcv_track_result *b)
     return a->lost == b->lost && d <= DCF_TOLERANCE;
 }
 
-/* The CUDA engine against the CPU one, frame by frame, on every scene and on a set of three
- * streams; its boxes against the truth. */
 /* The frames of a set of three streams: the occlusion, fast and scale scenes. */
 static void three_scenes(scene set[3])
 {
@@ -195,6 +193,8 @@ static void three_scenes(scene set[3])
         scene_make(kinds[k], &set[k]);
 }
 
+/* The CUDA engine against the CPU one, frame by frame, on every scene and on a set of three
+ * streams; its boxes against the truth. */
 static void cuda_against_cpu(void)
 {
     static scene s;
