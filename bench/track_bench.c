@@ -493,11 +493,14 @@ static glcv_track *dcf_tracker(glcv_engine_mode engine, int w, int h, int stream
 }
 
 /* The mean whole call (frames or texture arrays in, results out) over `runs` frames after 3 that
- * learn and warm up; the objects keep tracking the same frames. */
+ * learn and warm up; the objects keep tracking the same frames. CUDA: `cluster` blocks an object
+ * (0: the engine's choice); a size the device cannot run is left out. */
 static void dcf_row(const char *what, glcv_engine_mode engine, const glcv_image *frames, int streams, unsigned int tex,
-                    int n, int runs)
+                    int n, int runs, int cluster)
 {
     glcv_track *tr = dcf_tracker(engine, frames[0].width, frames[0].height, streams, n);
+    if (tr && cluster && glcv_track_set_cuda_cluster(tr, cluster) != GLCV_OK)
+        glcv_track_destroy(&tr);
     glcv_track_result *res = calloc((size_t)n, sizeof *res);
     double *t = calloc((size_t)runs, sizeof *t);
     int done = 0, lost = 0;
@@ -526,10 +529,15 @@ static void dcf_row(const char *what, glcv_engine_mode engine, const glcv_image 
             slowest = t[i] > slowest ? t[i] : slowest;
         }
         const double mean = sum / done, median = bench_median(t, done);
-        record(what, n, 80, 80, -1, 0, mean);
-        printf("    mean %.4f ms (median %.4f, slowest %.4f); %.4f ms per object; %d of %d objects lost at the last "
-               "frame\n",
-               mean, median, slowest, mean / n, lost, n);
+        const int used = glcv_track_cuda_cluster_used(tr);
+        if (cluster && used != cluster) {
+            printf("    (%d blocks an object asked, %d run: left out)\n", cluster, used);
+        } else {
+            record(what, n, 80, 80, -1, used, mean);
+            printf("    mean %.4f ms (median %.4f, slowest %.4f); %.4f ms per object; %d of %d objects lost at the last "
+                   "frame\n",
+                   mean, median, slowest, mean / n, lost, n);
+        }
     }
     free(t);
     free(res);
@@ -553,10 +561,10 @@ static void dcf_rows(const glcv_image *frame, int runs, int quick)
         return;
     printf("DCF: 80x80 boxes; 1920x1080 frames; %d cameras of %dx%d, objects spread over them\n", cams, CAM_W, CAM_H);
     if (info.devices > 0) {
-        dcf_row("dcf cuda: 1080p host frame", GLCV_ENGINE_CUDA, frame, 1, 0, 1, runs);
-        dcf_row("dcf cuda: 1080p host frame", GLCV_ENGINE_CUDA, frame, 1, 0, 64, runs);
-        dcf_row("dcf cuda: 64 cameras, host set", GLCV_ENGINE_CUDA, cam, cams, 0, 64, runs);
-        dcf_row("dcf cuda: 64 cameras, host set", GLCV_ENGINE_CUDA, cam, cams, 0, many, runs);
+        dcf_row("dcf cuda: 1080p host frame", GLCV_ENGINE_CUDA, frame, 1, 0, 1, runs, 0);
+        dcf_row("dcf cuda: 1080p host frame", GLCV_ENGINE_CUDA, frame, 1, 0, 64, runs, 0);
+        dcf_row("dcf cuda: 64 cameras, host set", GLCV_ENGINE_CUDA, cam, cams, 0, 64, runs, 0);
+        dcf_row("dcf cuda: 64 cameras, host set", GLCV_ENGINE_CUDA, cam, cams, 0, many, runs, 0);
     }
     glcv_context *ctx = NULL;
     glcv_context_params cp = GLCV_CONTEXT_PARAMS(.min_gl_version = 33);
@@ -566,18 +574,23 @@ static void dcf_rows(const glcv_image *frame, int runs, int quick)
             unsigned int tex = upload_texture(frame);
             unsigned int arr = camera_texture(GL_TEXTURE_2D_ARRAY, GL_RGBA8, GL_RGBA, cams, px);
             glFinish();
-            dcf_row("dcf cuda: 1080p GL texture", GLCV_ENGINE_CUDA, frame, 1, tex, 1, runs);
-            dcf_row("dcf cuda: 64 cameras, texture array", GLCV_ENGINE_CUDA, cam, cams, arr, 64, runs);
-            dcf_row("dcf cuda: 64 cameras, texture array", GLCV_ENGINE_CUDA, cam, cams, arr, many, runs);
+            dcf_row("dcf cuda: 1080p GL texture", GLCV_ENGINE_CUDA, frame, 1, tex, 1, runs, 0);
+            dcf_row("dcf cuda: 64 cameras, texture array", GLCV_ENGINE_CUDA, cam, cams, arr, 64, runs, 0);
+            dcf_row("dcf cuda: 64 cameras, texture array", GLCV_ENGINE_CUDA, cam, cams, arr, many, runs, 0);
+            /* every cluster size for one object, and 1 and 2 blocks for 64 */
+            for (int c = 1; !quick && c <= 16; c *= 2)
+                dcf_row("dcf cuda: 1080p GL texture", GLCV_ENGINE_CUDA, frame, 1, tex, 1, runs, c);
+            for (int c = 1; !quick && c <= 2; c *= 2)
+                dcf_row("dcf cuda: 64 cameras, texture array", GLCV_ENGINE_CUDA, cam, cams, arr, 64, runs, c);
             glDeleteTextures(1, &tex);
             glDeleteTextures(1, &arr);
         }
         glcv_context_destroy(&ctx);
     }
-    dcf_row("dcf cpu: 1080p host frame", GLCV_ENGINE_CPU, frame, 1, 0, 1, quick ? 5 : 30);
-    dcf_row("dcf cpu: 1080p host frame", GLCV_ENGINE_CPU, frame, 1, 0, 64, quick ? 2 : 5);
+    dcf_row("dcf cpu: 1080p host frame", GLCV_ENGINE_CPU, frame, 1, 0, 1, quick ? 5 : 30, 0);
+    dcf_row("dcf cpu: 1080p host frame", GLCV_ENGINE_CPU, frame, 1, 0, 64, quick ? 2 : 5, 0);
     if (!quick)
-        dcf_row("dcf cpu: 64 cameras, host set", GLCV_ENGINE_CPU, cam, cams, 0, many, 2);
+        dcf_row("dcf cpu: 64 cameras, host set", GLCV_ENGINE_CPU, cam, cams, 0, many, 2, 0);
     for (int s = 0; s < cams; s++)
         glcv_image_free(&cam[s]);
     free(cam);

@@ -9,57 +9,16 @@
 // are exact 64-bit integer sums, so the order of the reduction does not matter, and the window
 // arithmetic is track_math.h's, shared with the CPU implementation (compiled with
 // --fmad=false), so both engines agree bit for bit.
-#include <cooperative_groups.h>
 #include <cuda_runtime.h>
 
+#include "cluster.cuh"
 #include "track_kernels.h"
-
-namespace cg = cooperative_groups;
 
 namespace {
 
 constexpr int kThreads = GLCV_CUDA_TRACK_THREADS;
 constexpr int kWarps = kThreads / 32;
 constexpr int kMaxCluster = 16;
-
-// ---- clusters, or single blocks below compute capability 9.0 --------------------------------
-
-__device__ __forceinline__ unsigned cluster_rank()
-{
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    return cg::this_cluster().block_rank();
-#else
-    return 0;
-#endif
-}
-
-__device__ __forceinline__ unsigned cluster_blocks()
-{
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    return cg::this_cluster().num_blocks();
-#else
-    return 1;
-#endif
-}
-
-__device__ __forceinline__ void cluster_sync()
-{
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    cg::this_cluster().sync();
-#else
-    __syncthreads();
-#endif
-}
-
-template <class T> __device__ __forceinline__ T *cluster_map(T *p, unsigned rank)
-{
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    return cg::this_cluster().map_shared_rank(p, rank);
-#else
-    (void)rank;
-    return p;
-#endif
-}
 
 __device__ __forceinline__ unsigned long long warp_sum(unsigned long long v)
 {
@@ -84,7 +43,7 @@ __device__ void cluster_moments(const glcv_cuda_track_params &p, const uint16_t 
                                 glcv_tm_rect r, Shared &sh, int &parity, unsigned long long m[GLCV_TM_MOMENTS])
 {
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-    const unsigned rank = cluster_rank(), blocks = cluster_blocks();
+    const unsigned rank = glcv_cluster_rank(), blocks = glcv_cluster_blocks();
     const int nbins = p.config.nbins;
     uint64_t acc[GLCV_TM_MOMENTS] = {0, 0, 0, 0, 0, 0};
     const int c0 = r.x >> 3, c1 = (r.x + r.w - 1) >> 3;
@@ -131,13 +90,13 @@ __device__ void cluster_moments(const glcv_cuda_track_params &p, const uint16_t 
         }
     }
     // Every block's partial is written before any block reads it. A block writes part[parity]
-    // again only two sums later, after the next cluster_sync, by which time every block has
+    // again only two sums later, after the next glcv_cluster_sync, by which time every block has
     // finished reading this sum's partials.
-    cluster_sync();
+    glcv_cluster_sync();
     if (threadIdx.x == 0) {
         unsigned long long t[GLCV_TM_MOMENTS] = {0, 0, 0, 0, 0, 0};
         for (unsigned b = 0; b < blocks; b++) {
-            const unsigned long long *remote = cluster_map(&sh.part[parity][0], b);
+            const unsigned long long *remote = glcv_cluster_map(&sh.part[parity][0], b);
 #pragma unroll
             for (int i = 0; i < GLCV_TM_MOMENTS; i++)
                 t[i] += remote[i];
@@ -159,7 +118,7 @@ __device__ void cluster_moments(const glcv_cuda_track_params &p, const uint16_t 
 __device__ double cluster_distance(const glcv_cuda_track_params &p, const uint16_t *bins, int id, glcv_tm_rect w,
                                    uint32_t *counts, Shared &sh)
 {
-    const unsigned rank = cluster_rank(), blocks = cluster_blocks();
+    const unsigned rank = glcv_cluster_rank(), blocks = glcv_cluster_blocks();
     const int nbins = p.config.nbins;
     for (int b = threadIdx.x; b < nbins; b += kThreads)
         counts[b] = 0;
@@ -173,14 +132,14 @@ __device__ double cluster_distance(const glcv_cuda_track_params &p, const uint16
                 atomicAdd(&counts[bin], 1u);
         }
     }
-    cluster_sync(); // every block's counts are complete
+    glcv_cluster_sync(); // every block's counts are complete
     double d = -1.0;
     if (rank == 0) {
         if (blocks > 1) {
             for (int b = threadIdx.x; b < nbins; b += kThreads) {
                 unsigned s = 0;
                 for (unsigned k = 0; k < blocks; k++)
-                    s += cluster_map(counts, k)[b];
+                    s += glcv_cluster_map(counts, k)[b];
                 counts[b] = s; // only this thread reads or writes bin b here
             }
             __syncthreads();
@@ -217,7 +176,7 @@ __global__ void __launch_bounds__(kThreads) track_kernel(const glcv_cuda_track_p
     extern __shared__ __align__(16) unsigned char dyn[];
     __shared__ Shared sh;
     const glcv_tm_config &c = p.config;
-    const unsigned blocks = cluster_blocks();
+    const unsigned blocks = glcv_cluster_blocks();
     const int k = (int)(blockIdx.x / blocks);
     const int id = p.ids[k];
     uint32_t *counts = reinterpret_cast<uint32_t *>(dyn);
@@ -267,8 +226,8 @@ __global__ void __launch_bounds__(kThreads) track_kernel(const glcv_cuda_track_p
         res.distance = cluster_distance(p, bins, id, w, counts, sh);
     }
     // No block leaves while another may still read its shared memory.
-    cluster_sync();
-    if (cluster_rank() == 0 && threadIdx.x == 0) {
+    glcv_cluster_sync();
+    if (glcv_cluster_rank() == 0 && threadIdx.x == 0) {
         glcv_tm_finish(&object, &res, &c);
         p.objects[id] = object;
         if (p.states)
@@ -372,58 +331,15 @@ extern "C" size_t glcv_cuda_track_shared_bytes(const glcv_tm_config *config)
 
 extern "C" int glcv_cuda_track_max_cluster(const glcv_tm_config *config)
 {
-    int device = 0, major = 0;
-    if (cudaGetDevice(&device) != cudaSuccess ||
-        cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess) {
-        (void)cudaGetLastError();
-        return 1;
-    }
-    if (major < 9)
-        return 1;
-    if (cudaFuncSetAttribute(track_kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1) != cudaSuccess)
-        (void)cudaGetLastError();
-    cudaLaunchConfig_t cfg = {};
-    cfg.gridDim = dim3(kMaxCluster, 1, 1);
-    cfg.blockDim = dim3(kThreads, 1, 1);
-    cfg.dynamicSmemBytes = glcv_cuda_track_shared_bytes(config);
-    int size = 1;
-    if (cudaOccupancyMaxPotentialClusterSize(&size, track_kernel, &cfg) != cudaSuccess) {
-        (void)cudaGetLastError();
-        return 1;
-    }
-    int best = 1;
-    while (best * 2 <= size && best * 2 <= kMaxCluster)
-        best *= 2;
-    return best;
+    return glcv_cluster_largest(track_kernel, kThreads, glcv_cuda_track_shared_bytes(config), kMaxCluster);
 }
 
 extern "C" int glcv_cuda_track_objects(glcv_cuda_track_params p, int cluster, cudaStream_t stream)
 {
     if (p.n < 1)
         return (int)cudaSuccess;
-    if (!p.bins || !p.ids || !p.objects || !p.luts || !p.results || p.bins_pitch % 8 != 0 ||
-        (cluster != 1 && cluster != 2 && cluster != 4 && cluster != 8 && cluster != 16))
+    if (!p.bins || !p.ids || !p.objects || !p.luts || !p.results || p.bins_pitch % 8 != 0)
         return (int)cudaErrorInvalidValue;
-    const size_t smem = glcv_cuda_track_shared_bytes(&p.config);
-    cudaLaunchConfig_t cfg = {};
-    cfg.gridDim = dim3((unsigned)(p.n * cluster), 1, 1);
-    cfg.blockDim = dim3(kThreads, 1, 1);
-    cfg.dynamicSmemBytes = smem;
-    cfg.stream = stream;
-    cudaLaunchAttribute attr[1];
-    cfg.attrs = attr;
-    cfg.numAttrs = 0;
-    if (cluster > 1) {
-        if (cluster > 8) {
-            cudaError_t err = cudaFuncSetAttribute(track_kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1);
-            if (err != cudaSuccess)
-                return (int)err;
-        }
-        attr[0].id = cudaLaunchAttributeClusterDimension;
-        attr[0].val.clusterDim.x = (unsigned)cluster;
-        attr[0].val.clusterDim.y = 1;
-        attr[0].val.clusterDim.z = 1;
-        cfg.numAttrs = 1;
-    }
-    return (int)cudaLaunchKernelEx(&cfg, track_kernel, p);
+    return (int)glcv_cluster_launch(track_kernel, p, p.n, cluster, kThreads, glcv_cuda_track_shared_bytes(&p.config),
+                                    stream);
 }

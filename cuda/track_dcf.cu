@@ -1,8 +1,9 @@
-// The tracker's correlation-filter method (DCF) on the GPU: one block per object runs the
+// The tracker's correlation-filter method (DCF) on the GPU: one block per object (or, for sets of
+// few objects on compute capability 9.0, a thread-block cluster: see team_first) runs the
 // object's whole frame - the window's resampling and HOG cells, the filter's FFTs and response,
 // the colour model's response, the decisions, the scale filter, and the models' learning - with
 // track_dcf_math.h's arithmetic in the CPU implementation's order (src/track_dcf.c), so that both
-// engines agree. The block's threads share the per-pixel, per-cell and per-frequency work, and
+// engines agree. The object's threads share the per-pixel, per-cell and per-frequency work, and
 // every sum whose order matters runs in the CPU's order: in one thread (a cell's histogram over
 // its pixels, the A and B sums over the channels, the integral image) or in the lanes the shared
 // arithmetic defines (the ratio of the peak, the scale filter's sums over its dimensions). Memory
@@ -11,12 +12,12 @@
 // shuffles, a lane per element; its columns in each lane's registers: dcf_fft_lines' butterflies,
 // value for value); a resampling's taps are made once per axis and a pixel's frame pixels fetched
 // together; the colour model counts in shared memory. A peak is the first largest value, as the
-// CPU's scan finds it. The only
-// difference left is pow(1.03, step) of the scale update, which the device's pow may round
-// differently from the C library's in the last place. Compiled with --fmad=false (no fused
+// CPU's scan finds it. The only difference left is pow(1.03, step) of the scale update, which the
+// device's pow may round differently from the C library's in the last place. Compiled with --fmad=false (no fused
 // multiply-adds), as the CPU side with -ffp-contract=off.
 #include <cuda_runtime.h>
 
+#include "cluster.cuh"
 #include "track_kernels.h"
 
 // A bilinear tap along an axis (dcf_tap_at's): two frame pixels and the weight of the second.
@@ -56,6 +57,44 @@ constexpr int kThreads = GLCV_CUDA_DCF_THREADS;
 
 constexpr int kWarps = kThreads / 32;
 constexpr unsigned kFull = 0xffffffffu;
+constexpr int kMaxCluster = 16;
+
+// ---- an object's blocks: one block, or a thread-block cluster ----------------------------------------
+// The loops over an object's pixels, cells, channels and frequencies are dealt to all the threads
+// of its blocks (team_first, team_stride); a phase's writes (to the object's scratch and state in
+// global memory) are seen by the next phase's readers after team_sync. The steps that one block
+// takes (the peak, the decisions, the last sums in their order) run in the leader, block 0, whose
+// shared memory the others reach through the cluster. The work of each element, and every sum's
+// order, is the same with any number of blocks.
+
+__device__ __forceinline__ int team_first()
+{
+    return (int)glcv_cluster_rank() * kThreads + (int)threadIdx.x;
+}
+
+__device__ __forceinline__ int team_stride()
+{
+    return (int)glcv_cluster_blocks() * kThreads;
+}
+
+__device__ __forceinline__ bool leader()
+{
+    return glcv_cluster_rank() == 0;
+}
+
+__device__ __forceinline__ void team_sync()
+{
+    if (glcv_cluster_blocks() > 1)
+        glcv_cluster_sync();
+    else
+        __syncthreads();
+}
+
+// p, a shared-memory address, in the leader's shared memory.
+template <class T> __device__ __forceinline__ T *in_leader(T *p)
+{
+    return glcv_cluster_blocks() > 1 ? glcv_cluster_map(p, 0) : p;
+}
 
 // Whether (v, i) comes before (bv, bi) in dcf_argmax's order: larger, or as large and earlier.
 __device__ __forceinline__ bool before(float v, int i, float bv, int bi)
@@ -280,15 +319,15 @@ __device__ void hog_cells(glcv_cuda_dcf_scratch *s, const float *patches, int pa
                           float *hist, int hist_floats, float *energy, float *gray)
 {
     const int pw = w + 2, cw = w / DCF_CELL, cells = cw * cw, px = w * w;
-    for (int k = threadIdx.x; k < count * px; k += kThreads) {
+    for (int k = team_first(); k < count * px; k += team_stride()) {
         const int m = k / px, e = k % px, x = e % w, y = e / w;
         const float *p = patches + (size_t)m * patch_floats + ((size_t)(y + 1) * pw + (size_t)(x + 1)) * 3;
         const int j = (y % DCF_CELL) * DCF_CELL + x % DCF_CELL, c = (y / DCF_CELL) * cw + x / DCF_CELL;
         const int g = m * px + j * cells + c;
         dcf_pixel_gradient(p, pw, &s->gmag[g], &s->gbin[g], &s->gshare[g], &s->ggray[g]);
     }
-    __syncthreads();
-    for (int k = threadIdx.x; k < count * cells; k += kThreads) {
+    team_sync();
+    for (int k = team_first(); k < count * cells; k += team_stride()) {
         const int m = k / cells, c = k % cells;
         float h[18], g = 0;
 #pragma unroll
@@ -311,7 +350,7 @@ __device__ void hog_cells(glcv_cuda_dcf_scratch *s, const float *patches, int pa
         gray[m * cells + c] = g;
         energy[m * cells + c] = dcf_cell_energy(h, 1);
     }
-    __syncthreads();
+    team_sync();
 }
 
 // The window's patch, HOG cells and Hann window at the object's centre and scale (s->feat).
@@ -320,28 +359,28 @@ __device__ void window_features(const source &src, const glcv_track_dcf *d, glcv
 {
     const int pw = DCF_T + 2;
     const double sx = d->zx * d->scale, sy = d->zy * d->scale;
-    make_taps(src, d->cx, d->cy, sx, sy, DCF_T, s->wtap[0], s->wtap[1], threadIdx.x, kThreads);
-    __syncthreads();
+    make_taps(src, d->cx, d->cy, sx, sy, DCF_T, s->wtap[0], s->wtap[1], team_first(), team_stride());
+    team_sync();
     const int kx = dcf_super(sx), ky = dcf_super(sy);
-    for (int k = threadIdx.x; k < pw * pw; k += kThreads)
+    for (int k = team_first(); k < pw * pw; k += team_stride())
         sample_pixel(src, s->wtap[0], s->wtap[1], kx, ky, k % pw, k / pw, s->patch + (size_t)k * 3);
-    __syncthreads();
+    team_sync();
     hog_cells(s, s->patch, 0, 1, DCF_T, s->hist, 0, s->energy, s->gray);
-    for (int c = threadIdx.x; c < DCF_CELLS; c += kThreads)
+    for (int c = team_first(); c < DCF_CELLS; c += team_stride())
         dcf_cell_features(s->hist, 1, DCF_CELLS, s->energy, DCF_N, DCF_N, c % DCF_N, c / DCF_N, s->gray[c], s->feat);
-    __syncthreads();
-    for (int k = threadIdx.x; k < DCF_CH * DCF_CELLS; k += kThreads) {
+    team_sync();
+    for (int k = team_first(); k < DCF_CH * DCF_CELLS; k += team_stride()) {
         int i = k % DCF_CELLS;
         s->feat[k] *= t->hann[i / DCF_N] * t->hann[i % DCF_N];
     }
-    __syncthreads();
+    team_sync();
 }
 
-// The transforms of the channel pairs (c + i (c + 1)) into s->z, a pair a warp.
+// The transforms of the channel pairs (c + i (c + 1)) into s->z, a pair a warp of the object's blocks.
 __device__ void pair_transforms(glcv_cuda_dcf_scratch *s, const dcf_c *tw)
 {
     const int lane = threadIdx.x & 31;
-    for (int pair = threadIdx.x >> 5; pair < DCF_CH / 2; pair += kWarps) {
+    for (int pair = team_first() >> 5; pair < DCF_CH / 2; pair += team_stride() >> 5) {
         const float *re = s->feat + (size_t)(2 * pair) * DCF_CELLS, *im = re + DCF_CELLS;
         dcf_c v[DCF_N];
 #pragma unroll
@@ -352,13 +391,13 @@ __device__ void pair_transforms(glcv_cuda_dcf_scratch *s, const dcf_c *tw)
         for (int y = 0; y < DCF_N; y++)
             s->z[pair][y * DCF_N + lane] = v[y];
     }
-    __syncthreads();
+    team_sync();
 }
 
 __device__ void learn_filter(glcv_track_dcf *d, glcv_cuda_dcf_scratch *s, const dcf_c *tw, float rate)
 {
     pair_transforms(s, tw);
-    for (int i = threadIdx.x; i < DCF_CELLS; i += kThreads) {
+    for (int i = team_first(); i < DCF_CELLS; i += team_stride()) {
         float b = 0;
         for (int pair = 0; pair < DCF_CH / 2; pair++) {
             dcf_c x[2];
@@ -372,13 +411,13 @@ __device__ void learn_filter(glcv_track_dcf *d, glcv_cuda_dcf_scratch *s, const 
         }
         d->b[i] = (1.0f - rate) * d->b[i] + rate * b;
     }
-    __syncthreads();
+    team_sync();
 }
 
 __device__ void filter_response(const glcv_track_dcf *d, glcv_cuda_dcf_scratch *s, const dcf_c *tw)
 {
     pair_transforms(s, tw);
-    for (int i = threadIdx.x; i < DCF_CELLS; i += kThreads) {
+    for (int i = team_first(); i < DCF_CELLS; i += team_stride()) {
         dcf_c acc = {0, 0};
         for (int pair = 0; pair < DCF_CH / 2; pair++) {
             dcf_c x[2];
@@ -394,8 +433,8 @@ __device__ void filter_response(const glcv_track_dcf *d, glcv_cuda_dcf_scratch *
         acc.im *= k;
         s->acc[i] = acc;
     }
-    __syncthreads();
-    if (threadIdx.x < 32) { // the inverse transform in one warp
+    team_sync();
+    if (leader() && threadIdx.x < 32) { // the inverse transform in one warp
         const int lane = threadIdx.x;
         dcf_c v[DCF_N];
 #pragma unroll
@@ -406,7 +445,7 @@ __device__ void filter_response(const glcv_track_dcf *d, glcv_cuda_dcf_scratch *
         for (int y = 0; y < DCF_N; y++)
             s->response[y * DCF_N + lane] = v[y].re * (1.0f / DCF_CELLS);
     }
-    __syncthreads();
+    team_sync();
 }
 
 __device__ const float *patch_pixel(const glcv_cuda_dcf_scratch *s, int x, int y)
@@ -419,10 +458,10 @@ __device__ const float *patch_pixel(const glcv_cuda_dcf_scratch *s, int x, int y
 __device__ void colour_response(const glcv_track_dcf *d, glcv_cuda_dcf_scratch *s)
 {
     const int w1 = DCF_T + 1;
-    for (int k = threadIdx.x; k < DCF_T * DCF_T; k += kThreads)
+    for (int k = team_first(); k < DCF_T * DCF_T; k += team_stride())
         s->likelihood[k] = dcf_likelihood(d, patch_pixel(s, k / DCF_T, k % DCF_T));
-    __syncthreads();
-    for (int y = threadIdx.x; y < DCF_T; y += kThreads) {
+    team_sync();
+    for (int y = team_first(); y < DCF_T; y += team_stride()) {
         double row = 0;
 #pragma unroll 16
         for (int x = 0; x < DCF_T; x++) {
@@ -430,8 +469,8 @@ __device__ void colour_response(const glcv_track_dcf *d, glcv_cuda_dcf_scratch *
             s->rows[y * DCF_T + x] = row;
         }
     }
-    __syncthreads();
-    for (int x = threadIdx.x; x <= DCF_T; x += kThreads) {
+    team_sync();
+    for (int x = team_first(); x <= DCF_T; x += team_stride()) {
         double v = 0; // integral[y][x]
         s->integral[x] = 0;
 #pragma unroll 16
@@ -440,29 +479,33 @@ __device__ void colour_response(const glcv_track_dcf *d, glcv_cuda_dcf_scratch *
             s->integral[(size_t)(y + 1) * w1 + x] = v;
         }
     }
-    __syncthreads();
-    for (int i = threadIdx.x; i < DCF_CELLS; i += kThreads)
+    team_sync();
+    for (int i = team_first(); i < DCF_CELLS; i += team_stride())
         s->colour[i] = dcf_colour_cell(d, s->integral, i / DCF_N, i % DCF_N);
-    __syncthreads();
+    team_sync();
 }
 
-// The colour histograms learn from the window: whole counts (exact in any order) in shared memory.
+// The colour histograms learn from the window: whole counts (exact in any order) in the leader's
+// shared memory.
 __device__ void learn_colour(glcv_track_dcf *d, glcv_cuda_dcf_scratch *s, float rate)
 {
     __shared__ int counts[2][DCF_HIST];
     __shared__ int totals[2];
-    for (int i = threadIdx.x; i < 2 * DCF_HIST; i += kThreads)
-        counts[i / DCF_HIST][i % DCF_HIST] = 0;
-    if (threadIdx.x < 2)
-        totals[threadIdx.x] = 0;
-    __syncthreads();
+    if (leader()) {
+        for (int i = threadIdx.x; i < 2 * DCF_HIST; i += kThreads)
+            counts[i / DCF_HIST][i % DCF_HIST] = 0;
+        if (threadIdx.x < 2)
+            totals[threadIdx.x] = 0;
+    }
+    team_sync();
+    int *all = in_leader(&counts[0][0]), *sums = in_leader(totals);
     int n[2] = {0, 0};
-    for (int k = threadIdx.x; k < DCF_T * DCF_T; k += kThreads) {
+    for (int k = team_first(); k < DCF_T * DCF_T; k += team_stride()) {
         int x = k % DCF_T, y = k / DCF_T;
         int region = dcf_colour_region(d, x, y);
         if (region == 0)
             continue;
-        atomicAdd(&counts[region - 1][dcf_colour_bin(patch_pixel(s, x, y))], 1);
+        atomicAdd(&all[(region - 1) * DCF_HIST + dcf_colour_bin(patch_pixel(s, x, y))], 1);
         n[region - 1]++;
     }
     for (int off = 16; off > 0; off >>= 1) {
@@ -470,18 +513,20 @@ __device__ void learn_colour(glcv_track_dcf *d, glcv_cuda_dcf_scratch *s, float 
         n[1] += __shfl_down_sync(kFull, n[1], off);
     }
     if ((threadIdx.x & 31) == 0) {
-        atomicAdd(&totals[0], n[0]);
-        atomicAdd(&totals[1], n[1]);
+        atomicAdd(&sums[0], n[0]);
+        atomicAdd(&sums[1], n[1]);
     }
-    __syncthreads();
-    const double n_fg = totals[0], n_bg = totals[1];
-    for (int i = threadIdx.x; i < DCF_HIST; i += kThreads) {
-        float nf = (float)counts[0][i], nb = (float)counts[1][i];
-        float f = n_fg > 0 ? (float)(nf / n_fg) : 0.0f, b = n_bg > 0 ? (float)(nb / n_bg) : 0.0f;
-        d->fg[i] = (1.0f - rate) * d->fg[i] + rate * f;
-        d->bg[i] = (1.0f - rate) * d->bg[i] + rate * b;
+    team_sync();
+    if (leader()) {
+        const double n_fg = totals[0], n_bg = totals[1];
+        for (int i = threadIdx.x; i < DCF_HIST; i += kThreads) {
+            float nf = (float)counts[0][i], nb = (float)counts[1][i];
+            float f = n_fg > 0 ? (float)(nf / n_fg) : 0.0f, b = n_bg > 0 ? (float)(nb / n_bg) : 0.0f;
+            d->fg[i] = (1.0f - rate) * d->fg[i] + rate * f;
+            d->bg[i] = (1.0f - rate) * d->bg[i] + rate * b;
+        }
     }
-    __syncthreads();
+    team_sync();
 }
 
 // The 17 scale samples, their HOG cells, and the scale-windowed vectors (s->sfeat).
@@ -489,45 +534,46 @@ __device__ void scale_features(const source &src, const glcv_track_dcf *d, glcv_
                                const glcv_track_dcf_tables *t)
 {
     const int pw = DCF_ST + 2, px = pw * pw, cells = DCF_SN * DCF_SN, slots = pw * DCF_MAX_SUPER * 2;
-    for (int k = threadIdx.x; k < DCF_SCALES * slots; k += kThreads) {
+    for (int k = team_first(); k < DCF_SCALES * slots; k += team_stride()) {
         const int sc = k / slots;
         const double f = d->scale_factor[sc] * d->scale;
         make_taps(src, d->cx, d->cy, d->tw * f / DCF_ST, d->th * f / DCF_ST, DCF_ST, s->stap[sc][0], s->stap[sc][1],
                   k % slots, slots);
     }
-    __syncthreads();
-    for (int k = threadIdx.x; k < DCF_SCALES * px; k += kThreads) {
+    team_sync();
+    for (int k = team_first(); k < DCF_SCALES * px; k += team_stride()) {
         const int sc = k / px, e = k % px;
         const double f = d->scale_factor[sc] * d->scale;
         sample_pixel(src, s->stap[sc][0], s->stap[sc][1], dcf_super(d->tw * f / DCF_ST), dcf_super(d->th * f / DCF_ST),
                      e % pw, e / pw, s->spatch[sc] + (size_t)e * 3);
     }
-    __syncthreads();
+    team_sync();
     hog_cells(s, s->spatch[0], px * 3, DCF_SCALES, DCF_ST, s->shist[0], 18 * cells, s->senergy[0], s->sgray[0]);
-    for (int k = threadIdx.x; k < DCF_SCALES * cells; k += kThreads) {
+    for (int k = team_first(); k < DCF_SCALES * cells; k += team_stride()) {
         int sc = k / cells, c = k % cells;
         dcf_cell_features(s->shist[sc], 1, cells, s->senergy[sc], DCF_SN, DCF_SN, c % DCF_SN, c / DCF_SN,
                           s->sgray[sc][c], s->sraw[sc]);
     }
-    __syncthreads();
-    for (int k = threadIdx.x; k < DCF_SCALES * DCF_SDIM; k += kThreads) {
+    team_sync();
+    for (int k = team_first(); k < DCF_SCALES * DCF_SDIM; k += team_stride()) {
         int sc = k / DCF_SDIM, i = k % DCF_SDIM;
         s->sfeat[sc][i] = s->sraw[sc][i] * t->shann[sc];
     }
-    __syncthreads();
+    team_sync();
 }
 
 // The scale filter's response (s->sresponse): the sums over the dimensions in order, one thread
 // per frequency.
 __device__ void scale_response(const glcv_track_dcf *d, glcv_cuda_dcf_scratch *s, const glcv_track_dcf_tables *t)
 {
-    for (int k = threadIdx.x; k < DCF_SDIM * DCF_SHALF; k += kThreads) {
+    for (int k = team_first(); k < DCF_SDIM * DCF_SHALF; k += team_stride()) {
         int f = k / DCF_SDIM, i = k % DCF_SDIM;
         s->sx[f][i] = dcf_dft_scale(&s->sfeat[0][i], DCF_SDIM, f, t->stwiddle);
     }
-    __syncthreads();
+    team_sync();
     __shared__ dcf_c lanes[DCF_SHALF * DCF_SLANES], acc[DCF_SHALF];
-    for (int k = threadIdx.x; k < DCF_SHALF * DCF_SLANES; k += kThreads) {
+    dcf_c *lanes_all = in_leader(lanes);
+    for (int k = team_first(); k < DCF_SHALF * DCF_SLANES; k += team_stride()) {
         int f = k / DCF_SLANES, l = k % DCF_SLANES;
         dcf_c a = {0, 0};
         for (int i = l; i < DCF_SDIM; i += DCF_SLANES) {
@@ -535,71 +581,74 @@ __device__ void scale_response(const glcv_track_dcf *d, glcv_cuda_dcf_scratch *s
             a.re += p.re;
             a.im += p.im;
         }
-        lanes[k] = a;
+        lanes_all[k] = a;
     }
-    __syncthreads();
-    if (threadIdx.x < DCF_SHALF) {
-        int f = threadIdx.x;
-        dcf_c a = {0, 0};
-        for (int l = 0; l < DCF_SLANES; l++) {
-            a.re += lanes[f * DCF_SLANES + l].re;
-            a.im += lanes[f * DCF_SLANES + l].im;
+    team_sync();
+    if (leader()) { // the sums in order, and the response, in the leader
+        if (threadIdx.x < DCF_SHALF) {
+            int f = threadIdx.x;
+            dcf_c a = {0, 0};
+            for (int l = 0; l < DCF_SLANES; l++) {
+                a.re += lanes[f * DCF_SLANES + l].re;
+                a.im += lanes[f * DCF_SLANES + l].im;
+            }
+            acc[f] = a;
         }
-        acc[f] = a;
-    }
-    __syncthreads();
-    if (threadIdx.x < DCF_SCALES) {
-        int i = threadIdx.x;
-        float v = 0;
-        for (int k = 0; k < DCF_SHALF; k++) {
-            dcf_c w = t->stwiddle[(i * k) % DCF_SCALES];
-            float q = (k ? 2.0f : 1.0f) / (d->sb[k] + DCF_SCALE_LAMBDA);
-            v += (acc[k].re * w.re + acc[k].im * w.im) * q;
+        __syncthreads();
+        if (threadIdx.x < DCF_SCALES) {
+            int i = threadIdx.x;
+            float v = 0;
+            for (int k = 0; k < DCF_SHALF; k++) {
+                dcf_c w = t->stwiddle[(i * k) % DCF_SCALES];
+                float q = (k ? 2.0f : 1.0f) / (d->sb[k] + DCF_SCALE_LAMBDA);
+                v += (acc[k].re * w.re + acc[k].im * w.im) * q;
+            }
+            s->sresponse[i] = v;
         }
-        s->sresponse[i] = v;
     }
-    __syncthreads();
+    team_sync();
 }
 
 __device__ void learn_scale(glcv_track_dcf *d, glcv_cuda_dcf_scratch *s, const glcv_track_dcf_tables *t, float rate)
 {
-    for (int k = threadIdx.x; k < DCF_SDIM * DCF_SHALF; k += kThreads) {
+    for (int k = team_first(); k < DCF_SDIM * DCF_SHALF; k += team_stride()) {
         int f = k / DCF_SDIM, i = k % DCF_SDIM;
         dcf_c x = dcf_dft_scale(&s->sfeat[0][i], DCF_SDIM, f, t->stwiddle), n = dcf_mulc(d->slabel[f], x);
         s->sx[f][i] = x;
         d->sa[f][i].re = (1.0f - rate) * d->sa[f][i].re + rate * n.re;
         d->sa[f][i].im = (1.0f - rate) * d->sa[f][i].im + rate * n.im;
     }
-    __syncthreads();
+    team_sync();
     __shared__ float lanes[DCF_SHALF * DCF_SLANES];
-    for (int k = threadIdx.x; k < DCF_SHALF * DCF_SLANES; k += kThreads) {
+    float *lanes_all = in_leader(lanes);
+    for (int k = team_first(); k < DCF_SHALF * DCF_SLANES; k += team_stride()) {
         int f = k / DCF_SLANES, l = k % DCF_SLANES;
         float b = 0;
         for (int i = l; i < DCF_SDIM; i += DCF_SLANES)
             b += s->sx[f][i].re * s->sx[f][i].re + s->sx[f][i].im * s->sx[f][i].im;
-        lanes[k] = b;
+        lanes_all[k] = b;
     }
-    __syncthreads();
-    if (threadIdx.x < DCF_SHALF) {
+    team_sync();
+    if (leader() && threadIdx.x < DCF_SHALF) {
         int f = threadIdx.x;
         float b = 0;
         for (int l = 0; l < DCF_SLANES; l++)
             b += lanes[f * DCF_SLANES + l];
         d->sb[f] = (1.0f - rate) * d->sb[f] + rate * b;
     }
-    __syncthreads();
+    team_sync();
 }
 
 __device__ void learn(const source &src, glcv_track_dcf *d, glcv_cuda_dcf_scratch *s, const glcv_track_dcf_tables *t,
                       const dcf_c *tw, int first)
 {
     window_features(src, d, s, t);
-    for (int i = threadIdx.x; i < DCF_CELLS; i += kThreads) {
+    for (int i = team_first(); i < DCF_CELLS; i += team_stride()) {
         const float m = dcf_box_cover(d, i / DCF_N, i % DCF_N);
         for (int c = 0; c < DCF_CH; c++)
             s->feat[c * DCF_CELLS + i] *= m;
     }
-    __syncthreads();
+    team_sync();
     learn_filter(d, s, tw, first ? 1.0f : dcf_step_rate(DCF_RATE));
     learn_colour(d, s, first ? 1.0f : dcf_step_rate(DCF_COLOUR_RATE));
     scale_features(src, d, s, t);
@@ -611,19 +660,20 @@ __device__ void learn(const source &src, glcv_track_dcf *d, glcv_cuda_dcf_scratc
 // objects than the device has multiprocessors (glcv_cuda_track_dcf_blocks). The same arithmetic.
 template <int MinBlocks> __global__ void __launch_bounds__(kThreads, MinBlocks) dcf_kernel(glcv_cuda_dcf_params p)
 {
-    const int id = p.ids[blockIdx.x];
+    const int object = (int)(blockIdx.x / glcv_cluster_blocks()), id = p.ids[object];
     glcv_track_dcf *d = &p.objects[id];
     glcv_cuda_dcf_scratch *s = &p.scratch[id];
     const glcv_track_dcf_tables *t = p.tables;
     const source src = make_source(p, p.streams[id]);
-    __shared__ int judged;
+    __shared__ int judged; // the leader's decision: 0 lost, 1 found, 2 found but not sure
     __shared__ dcf_c tw[DCF_N / 2];
     if (threadIdx.x < DCF_N / 2)
         tw[threadIdx.x] = t->twiddle[threadIdx.x];
     __syncthreads();
-    if (!d->started) {
+    const bool started = d->started; // read by every block before the leader changes it
+    if (!started) {
         learn(src, d, s, t, tw, 1);
-        if (threadIdx.x == 0) {
+        if (leader() && threadIdx.x == 0) {
             d->started = 1;
             d->psr = 0;
             judged = 1;
@@ -632,34 +682,38 @@ template <int MinBlocks> __global__ void __launch_bounds__(kThreads, MinBlocks) 
         window_features(src, d, s, t);
         filter_response(d, s, tw);
         colour_response(d, s);
-        for (int i = threadIdx.x; i < DCF_CELLS; i += kThreads)
+        for (int i = team_first(); i < DCF_CELLS; i += team_stride())
             s->colour[i] = (1.0f - DCF_MERGE) * s->response[i] + DCF_MERGE * s->colour[i];
-        __syncthreads();
-        __shared__ double lanes[DCF_N * 3];
-        const int peak = block_argmax(s->response, DCF_CELLS);
-        if (threadIdx.x < DCF_N)
-            dcf_psr_lane(s->response, peak, threadIdx.x, lanes + threadIdx.x * 3);
-        __syncthreads();
-        const int merged_peak = block_argmax(s->colour, DCF_CELLS);
-        if (threadIdx.x == 0) {
-            d->psr = dcf_psr_finish(lanes, s->response[peak]);
-            judged = dcf_judge(d);
-            if (judged)
-                dcf_move(d, s->colour, merged_peak, judged == 1);
+        team_sync();
+        if (leader()) { // the peaks, the ratio and the decision
+            __shared__ double lanes[DCF_N * 3];
+            const int peak = block_argmax(s->response, DCF_CELLS);
+            if (threadIdx.x < DCF_N)
+                dcf_psr_lane(s->response, peak, threadIdx.x, lanes + threadIdx.x * 3);
+            __syncthreads();
+            const int merged_peak = block_argmax(s->colour, DCF_CELLS);
+            if (threadIdx.x == 0) {
+                d->psr = dcf_psr_finish(lanes, s->response[peak]);
+                judged = dcf_judge(d);
+                if (judged)
+                    dcf_move(d, s->colour, merged_peak, judged == 1);
+            }
         }
-        __syncthreads();
-        if (judged) {
+        team_sync();
+        const int decision = *in_leader(&judged);
+        if (decision) {
             scale_features(src, d, s, t);
             scale_response(d, s, t);
-            if (threadIdx.x == 0)
+            if (leader() && threadIdx.x == 0)
                 dcf_rescale(d, pow(DCF_SCALE_STEP, dcf_scale_peak(s->sresponse)));
-            __syncthreads();
-            if (judged == 1 && dcf_learns(d))
+            team_sync();
+            if (decision == 1 && dcf_learns(d))
                 learn(src, d, s, t, tw, 0);
         }
     }
-    if (threadIdx.x == 0)
-        dcf_output(d, judged == 0, &p.results[blockIdx.x]);
+    team_sync(); // no block leaves while another may still read the leader's shared memory
+    if (leader() && threadIdx.x == 0)
+        dcf_output(d, judged == 0, &p.results[object]);
 }
 
 } // namespace
@@ -682,17 +736,21 @@ extern "C" size_t glcv_cuda_track_dcf_scratch_bytes(void)
     return sizeof(glcv_cuda_dcf_scratch);
 }
 
+extern "C" int glcv_cuda_track_dcf_max_cluster(void)
+{
+    return glcv_cluster_largest(dcf_kernel<1>, kThreads, 0, kMaxCluster);
+}
+
 extern "C" int glcv_cuda_track_dcf(glcv_cuda_dcf_params p, cudaStream_t stream)
 {
     if (p.n < 1)
         return (int)cudaSuccess;
     const bool textures = p.pixels_texture != 0 || p.pixels_layers;
     if ((textures ? p.pixels != nullptr : !p.pixels || (p.channels != 3 && p.channels != 4)) || !p.ids ||
-        !p.streams || !p.objects || !p.scratch || !p.tables || !p.results || p.width < 1 || p.height < 1)
+        !p.streams || !p.objects || !p.scratch || !p.tables || !p.results || p.width < 1 || p.height < 1 ||
+        (p.blocks == 2 && p.cluster != 1))
         return (int)cudaErrorInvalidValue;
     if (p.blocks == 2)
-        dcf_kernel<2><<<(unsigned)p.n, kThreads, 0, stream>>>(p);
-    else
-        dcf_kernel<1><<<(unsigned)p.n, kThreads, 0, stream>>>(p);
-    return (int)cudaGetLastError();
+        return (int)glcv_cluster_launch(dcf_kernel<2>, p, p.n, 1, kThreads, 0, stream);
+    return (int)glcv_cluster_launch(dcf_kernel<1>, p, p.n, p.cluster, kThreads, 0, stream);
 }

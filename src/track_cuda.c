@@ -189,7 +189,7 @@ glcv_status glcv_track_cuda_create(int device, const glcv_tm_config *c, const gl
     if (st == GLCV_OK && dcf)
         st = dcf_buffers(c_);
     if (st == GLCV_OK)
-        c_->max_cluster = glcv_cuda_track_max_cluster(c);
+        c_->max_cluster = dcf ? glcv_cuda_track_dcf_max_cluster() : glcv_cuda_track_max_cluster(c);
     if (st == GLCV_OK && (err = cudaStreamSynchronize(c_->stream)) != cudaSuccess)
         st = glcv_cuda_fail(&c_->logger, err, "track: setup");
     if (st != GLCV_OK) {
@@ -284,6 +284,20 @@ glcv_status glcv_track_cuda_dcf_set(glcv_track_cuda *c_, int id, int stream, con
     return GLCV_OK;
 }
 
+/* DCF: blocks per object. One block runs an object's phases one after another, on one
+ * multiprocessor; a cluster deals each phase's pixels, cells and frequencies to all its blocks. So
+ * sets of few objects take the most blocks such that all objects' blocks run at once (one block
+ * fills a multiprocessor); bench/track_bench --dcf measures the sizes. */
+static int dcf_cluster(const glcv_track_cuda *c_, int n)
+{
+    if (c_->cluster_request)
+        return c_->cluster_request <= c_->max_cluster ? c_->cluster_request : c_->max_cluster;
+    int blocks = 1;
+    while (blocks < c_->max_cluster && (long long)blocks * 2 * n <= c_->sms)
+        blocks *= 2;
+    return blocks;
+}
+
 /* DCF: queues the objects' frames from the frame source in `p` (pixels or textures), and their
  * results' download. */
 static glcv_status launch_dcf(glcv_track_cuda *c_, glcv_cuda_dcf_params p, const int *ids, int n)
@@ -302,6 +316,7 @@ static glcv_status launch_dcf(glcv_track_cuda *c_, glcv_cuda_dcf_params p, const
     p.tables = c_->dcf_tables;
     p.results = c_->dcf_results;
     p.blocks = c_->dcf_blocks = glcv_cuda_track_dcf_blocks(n);
+    p.cluster = c_->cluster_used = p.blocks == 1 ? dcf_cluster(c_, n) : 1;
     CHECK_CUDA((cudaError_t)glcv_cuda_track_dcf(p, c_->stream), "track: DCF kernel");
     CHECK_CUDA(cudaMemcpyAsync(c_->host_dcf_results, c_->dcf_results, (size_t)n * sizeof *c_->dcf_results,
                                cudaMemcpyDeviceToHost, c_->stream),

@@ -159,7 +159,7 @@ glcv_status glcv_track_cuda_results(glcv_track_cuda *cuda, glcv_tm_result *resul
                                     const int *ids, int n);
 
 /* Blocks per object (1, 2, 4, 8 or 16; clusters need compute capability 9.0); 0 = automatic
- * from the windows' sizes. For benchmarks and tests. */
+ * (CAMSHIFT: from the windows' sizes; DCF: from the number of objects). For benchmarks and tests. */
 void glcv_track_cuda_set_cluster(glcv_track_cuda *cuda, int blocks);
 /* The cluster size the last frame used. */
 int glcv_track_cuda_cluster(const glcv_track_cuda *cuda);

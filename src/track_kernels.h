@@ -92,9 +92,9 @@ int glcv_cuda_track_max_cluster(const glcv_tm_config *config);
 /* One object's working memory on the device (glcv_cuda_track_dcf_scratch_bytes() each). */
 typedef struct glcv_cuda_dcf_scratch glcv_cuda_dcf_scratch;
 
-/* Runs n objects' frames in one launch, one block per object, with track_dcf_math.h's arithmetic
- * in the CPU implementation's order (track_dcf.c): each object's state is updated in place and
- * its result written. The frames are read from pitched memory (streams stacked: stream z's row y
+/* Runs n objects' frames in one launch, one block or one cluster of blocks per object, with
+ * track_dcf_math.h's arithmetic in the CPU implementation's order (track_dcf.c): each object's
+ * state is updated in place and its result written. The frames are read from pitched memory (streams stacked: stream z's row y
  * at row z * height + y) or from texture objects (uchar4 elements, RGBA: one for a single stream,
  * or one per stream). */
 typedef struct glcv_cuda_dcf_params {
@@ -113,12 +113,16 @@ typedef struct glcv_cuda_dcf_params {
     const glcv_track_dcf_tables *tables;
     glcv_track_dcf_result *results; /* n results, in ids order */
     int blocks;                    /* glcv_cuda_track_dcf_blocks(n): which kernel runs */
+    int cluster;                   /* blocks per object with blocks 1: 1, 2, 4, 8 or 16 (a thread-block
+                                    * cluster, up to glcv_cuda_track_dcf_max_cluster()) */
 } glcv_cuda_dcf_params;
 
 int glcv_cuda_track_dcf(glcv_cuda_dcf_params p, cudaStream_t stream);
 /* The blocks a multiprocessor runs at once for a launch of n objects on the current device: 2 when
  * n exceeds its multiprocessors and two blocks of the register-capped kernel fit on one, else 1. */
 int glcv_cuda_track_dcf_blocks(int n);
+/* The largest cluster of blocks one object can use on the current device (1 below compute 9.0). */
+int glcv_cuda_track_dcf_max_cluster(void);
 size_t glcv_cuda_track_dcf_scratch_bytes(void);
 
 #ifdef __cplusplus

@@ -3,10 +3,11 @@
  *       (scale change, occlusion, illumination, a similar distractor, fast motion) against their
  *       true boxes; a tracker of several streams against one tracker per stream; pixel formats;
  *       the parameters and the API rules of the method.
- *   test_track_dcf cuda: the CUDA engine against the CPU one on every scene, on a set of
- *       streams, and on a set of more objects than the device has multiprocessors, frame by
- *       frame: box coordinates within DCF_TOLERANCE pixels and the same lost decisions (the
- *       largest difference is printed); its boxes against the truth (77 without a CUDA device).
+ *   test_track_dcf cuda: the CUDA engine against the CPU one on every scene, with an object's
+ *       frame on 1 to 16 blocks (a cluster), on a set of streams, and on a set of more objects
+ *       than the device has multiprocessors, frame by frame: box coordinates within
+ *       DCF_TOLERANCE pixels and the same lost decisions (the largest difference is printed);
+ *       its boxes against the truth (77 without a CUDA device).
  *   test_track_dcf gl: the same frames as GL textures and texture arrays give the host frames'
  *       results on the CPU engine (77 without a GL context); gl_cuda: on the CUDA engine through
  *       the CUDA-GL bridge, against the CPU engine's host results (77 without GL on a CUDA
@@ -73,6 +74,8 @@ static double iou(const glcv_track_result *r, const double *t)
 }
 
 static glcv_engine_mode g_engine = GLCV_ENGINE_CPU; /* the engine the helpers' trackers use */
+static int g_cluster;      /* CUDA: blocks per object track_from asks for (0: the engine's choice) */
+static int g_cluster_used; /* CUDA: the blocks per object of track_from's last frame */
 
 /* max_objects 0: the default. */
 static glcv_track *dcf_tracker_max(int streams, int max_objects)
@@ -100,6 +103,8 @@ static void track_from(const scene *s, glcv_rect box, glcv_pixel_format format, 
     glcv_track *t = dcf_tracker(1);
     if (!t)
         return;
+    if (g_engine == GLCV_ENGINE_CUDA && g_cluster)
+        CHECK_OK(glcv_track_set_cuda_cluster(t, g_cluster));
     int id = -1, count = 0;
     CHECK_OK(glcv_track_add(t, NULL, box, &id));
     glcv_image conv = {0};
@@ -114,6 +119,7 @@ static void track_from(const scene *s, glcv_rect box, glcv_pixel_format format, 
         CHECK_OK(glcv_track_results(t, &out[i], 1, &count));
         CHECK(count == 1, "frame %d: %d results", i, count);
     }
+    g_cluster_used = glcv_track_cuda_cluster_used(t);
     glcv_image_free(&conv);
     glcv_track_destroy(&t);
 }
@@ -280,6 +286,71 @@ static void cuda_against_cpu(void)
         scene_free(&set[k]);
 }
 
+/* The compute capability's major number in glcv_cuda_info's text ("compute 9.0"), 0 if absent. */
+static int compute_major(const glcv_cuda_info *info, int *minor)
+{
+    const char *cc = strstr(info->text, "compute ");
+    int major = 0;
+    *minor = 0;
+    if (cc)
+        (void)sscanf(cc + 8, "%d.%d", &major, minor);
+    return major;
+}
+
+/* One object's frame dealt to a thread-block cluster (compute capability 9.0): on the occlusion
+ * scene (lost while hidden, found again) and with a box larger than half the frame, the engine's
+ * choice and every size from 1 to 16 blocks give the CPU engine's boxes and lost decisions. The
+ * engine's choice for a lone object is a cluster where the device has them; a size the device cannot
+ * run falls back to the largest it can (16 blocks need 16 multiprocessors in one processing
+ * cluster). */
+static void clusters(const glcv_cuda_info *info)
+{
+    static scene s;
+    static glcv_track_result cpu[2][FRAMES], gpu[FRAMES];
+    static const glcv_rect big = {80, 60, 160, 120};
+    int minor = 0;
+    const int major = compute_major(info, &minor);
+    scene_make(GLCV_SYNTH_TRACK_OCCLUSION, &s);
+    g_engine = GLCV_ENGINE_CPU;
+    track_scene(&s, GLCV_PIXEL_RGB8, cpu[0]);
+    track_from(&s, big, GLCV_PIXEL_RGB8, cpu[1]);
+    g_engine = GLCV_ENGINE_CUDA;
+    double before = g_largest;
+    for (int size = 0; size <= 16; size = size ? size * 2 : 1) {
+        for (int b = 0; b < 2; b++) {
+            g_cluster = size;
+            g_largest = 0;
+            if (b)
+                track_from(&s, big, GLCV_PIXEL_BGRA8, gpu);
+            else
+                track_scene(&s, GLCV_PIXEL_RGB8, gpu);
+            int bad = 0;
+            for (int i = 0; i < FRAMES; i++)
+                if (!close_result(&gpu[i], &cpu[b][i]) && bad++ < 3)
+                    CHECK(0, "%d blocks asked, %d used, %s, frame %d: CUDA %g,%g %gx%g lost %u, CPU %g,%g %gx%g lost %u",
+                          size, g_cluster_used, b ? "large box" : "occlusion", i, gpu[i].cx, gpu[i].cy, gpu[i].width,
+                          gpu[i].height, gpu[i].lost, cpu[b][i].cx, cpu[b][i].cy, cpu[b][i].width, cpu[b][i].height,
+                          cpu[b][i].lost);
+            printf("%2d blocks asked, %2d used (compute %d.%d), %s: largest difference from the CPU %.3g px, %d frames "
+                   "beyond %g\n",
+                   size, g_cluster_used, major, minor, b ? "large box" : "occlusion", g_largest, bad, DCF_TOLERANCE);
+            before = fmax(before, g_largest);
+            if (major < 9)
+                CHECK(g_cluster_used == 1, "compute %d.%d: %d blocks an object, expected 1", major, minor,
+                      g_cluster_used);
+            else if (size == 0)
+                CHECK(g_cluster_used >= 8, "a lone object on compute %d.%d: %d blocks, expected a cluster of 8 or more",
+                      major, minor, g_cluster_used);
+            else
+                CHECK(g_cluster_used == size || (size == 16 && g_cluster_used == 8),
+                      "compute %d.%d: %d blocks an object asked, %d used", major, minor, size, g_cluster_used);
+        }
+    }
+    g_cluster = 0;
+    g_largest = before;
+    scene_free(&s);
+}
+
 /* More objects than a device has multiprocessors, so that the kernel capped at 64 registers a thread
  * runs two a multiprocessor (where two fit: compute capability 8.0 and later): every object's box
  * against the CPU engine's, frame by frame. The objects cover the three frames in a grid of boxes
@@ -320,10 +391,8 @@ static void many_objects(const glcv_cuda_info *info)
                       r[0][k].width, r[0][k].height, r[0][k].lost);
         }
     }
-    const char *cc = strstr(info->text, "compute ");
-    int major = 0, minor = 0;
-    if (cc)
-        (void)sscanf(cc + 8, "%d.%d", &major, &minor);
+    int minor = 0;
+    const int major = compute_major(info, &minor);
     const int blocks = glcv_track_dcf_blocks_used(t[1]), expected = major >= 8 ? 2 : 1;
     printf("%d objects in 3 streams (compute %d.%d): %d blocks a multiprocessor; largest difference from the CPU "
            "%.3g px, %d results beyond %g; %d found\n",
@@ -547,6 +616,7 @@ int main(int argc, char **argv)
         glcv_cuda_info info;
         test_cuda_or_skip(&info);
         cuda_against_cpu();
+        clusters(&info);
         many_objects(&info);
     } else if (strcmp(mode, "cpu") == 0) {
         api();

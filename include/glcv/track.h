@@ -21,8 +21,9 @@
  *             below 0.45 times it the box moves but nothing learns (Wang's LMCF rule, 2017).
  *             glcv_track_set_window starts the object afresh at the window. The mask of
  *             glcv_track_frame is not used; the CAMSHIFT parameters (bins, limits, window mode,
- *             lost criteria other than PEAK, recovery) do not apply. Both engines run it: CUDA (one block per object,
- *             every object of a set in one launch) and the CPU (objects spread over the library's
+ *             lost criteria other than PEAK, recovery) do not apply. Both engines run it: CUDA
+ *             (one block per object, or a cluster of blocks when the set has few; every object
+ *             of a set in one launch) and the CPU (objects spread over the library's
  *             threads), with one arithmetic (src/track_dcf_math.h): the tests find the same boxes
  *             and lost decisions on both.
  *   CAMSHIFT: as described below.
