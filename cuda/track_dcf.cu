@@ -1,20 +1,21 @@
 // The tracker's correlation-filter method (DCF) on the GPU: one block per object (or, for sets of
-// few objects on compute capability 9.0, a thread-block cluster: see team_first) runs the
-// object's whole frame - the window's resampling and HOG cells, the filter's FFTs and response,
-// the colour model's response, the decisions, the scale filter, and the models' learning - with
+// few objects on compute capability 9.0, a thread-block cluster: see team_first) runs the object's
+// whole frame - the window's resampling and HOG cells, the filter's FFTs and response, the colour
+// model's response, the decisions, the scale filter, and the models' learning - with
 // track_dcf_math.h's arithmetic in the CPU implementation's order (src/track_dcf.c), so that both
 // engines agree. The object's threads share the per-pixel, per-cell and per-frequency work, and
-// every sum whose order matters runs in the CPU's order: in one thread (a cell's histogram over
-// its pixels, the A and B sums over the channels, the integral image) or in the lanes the shared
+// every sum whose order matters runs in the CPU's order: in one thread (a cell's histogram over its
+// pixels, the A and B sums over the channels, the integral image) or in the lanes the shared
 // arithmetic defines (the ratio of the peak, the scale filter's sums over its dimensions). Memory
-// is laid out for the warps: a pixel's gradient and a cell's histogram bin in planes (one
-// coalesced access a warp), a channel pair's 2-D FFT in one warp's registers (its rows through
-// shuffles, a lane per element; its columns in each lane's registers: dcf_fft_lines' butterflies,
-// value for value); a resampling's taps are made once per axis and a pixel's frame pixels fetched
-// together; the colour model counts in shared memory. A peak is the first largest value, as the
-// CPU's scan finds it. The only difference left is pow(1.03, step) of the scale update, which the
-// device's pow may round differently from the C library's in the last place. Compiled with --fmad=false (no fused
-// multiply-adds), as the CPU side with -ffp-contract=off.
+// is laid out for the warps: a pixel's gradient and a cell's histogram bin in planes (one coalesced
+// access a warp), a channel pair's 2-D FFT in one warp's registers (its rows through shuffles, a
+// lane per element; its columns in each lane's registers: dcf_fft_lines' butterflies, value for
+// value), or, for the inverse transform and in clusters, spread over a block's warps through shared
+// memory (block_fft2); a resampling's taps are made once per axis and a pixel's frame pixels
+// fetched together; the colour model counts in shared memory. A peak is the first largest value, as
+// the CPU's scan finds it. The only difference left is pow(1.03, step) of the scale update, which
+// the device's pow may round differently from the C library's in the last place. Compiled with
+// --fmad=false (no fused multiply-adds), as the CPU side with -ffp-contract=off.
 #include <cuda_runtime.h>
 
 #include "cluster.cuh"
@@ -75,6 +76,16 @@ __device__ __forceinline__ int team_first()
 __device__ __forceinline__ int team_stride()
 {
     return (int)glcv_cluster_blocks() * kThreads;
+}
+
+// For loops over fewer items than a block has threads, whose work per item is long: items
+// [*first, *end) of n go to this block's threads, a run of them a block (consecutive items to
+// consecutive threads).
+__device__ __forceinline__ void team_share(int n, int *first, int *end)
+{
+    const int blocks = (int)glcv_cluster_blocks(), rank = (int)glcv_cluster_rank(), run = (n + blocks - 1) / blocks;
+    *first = rank * run + (int)threadIdx.x;
+    *end = min(n, (rank + 1) * run);
 }
 
 __device__ __forceinline__ bool leader()
@@ -211,6 +222,29 @@ __device__ __forceinline__ void warp_fft2(dcf_c (&v)[DCF_N], int lane, const dcf
     reg_fft<Inverse>(v, tw);
 }
 
+// The block's buffer for block_fft2: a DCF_N x DCF_N transform, rows padded against bank conflicts.
+__device__ __forceinline__ dcf_c (*fft_buffer())[DCF_N + 1]
+{
+    __shared__ dcf_c buffer[DCF_N][DCF_N + 1];
+    return buffer;
+}
+
+// The same 2-D transform by the whole block: each warp transforms rows (lane x holds element x),
+// then columns (lane y holds element y) through the shared buffer; warp_fft's butterflies, value for
+// value those of warp_fft2's rows and columns. load(i) and store(i, v) take element i = y * DCF_N + x.
+template <bool Inverse, class Load, class Store>
+__device__ void block_fft2(Load load, Store store, const dcf_c *tw)
+{
+    dcf_c(*buffer)[DCF_N + 1] = fft_buffer();
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    for (int y = warp; y < DCF_N; y += kWarps)
+        buffer[y][lane] = warp_fft<Inverse>(load(y * DCF_N + lane), lane, tw);
+    __syncthreads();
+    for (int x = warp; x < DCF_N; x += kWarps)
+        store(lane * DCF_N + x, warp_fft<Inverse>(buffer[lane][x], lane, tw));
+    __syncthreads();
+}
+
 // The object's frame: its stream's pixels or texture, resolved once.
 struct source {
     const uint8_t *pixels; // the stream's first row, or NULL: the texture
@@ -333,6 +367,7 @@ __device__ void hog_cells(glcv_cuda_dcf_scratch *s, const float *patches, int pa
 #pragma unroll
         for (int o = 0; o < 18; o++)
             h[o] = 0;
+#pragma unroll 4
         for (int j = 0; j < DCF_CELL * DCF_CELL; j++) {
             const int i = m * px + j * cells + c;
             const float mag = s->gmag[i], f = s->gshare[i];
@@ -376,11 +411,22 @@ __device__ void window_features(const source &src, const glcv_track_dcf *d, glcv
     team_sync();
 }
 
-// The transforms of the channel pairs (c + i (c + 1)) into s->z, a pair a warp of the object's blocks.
+// The transforms of the channel pairs (c + i (c + 1)) into s->z: one block, a pair a warp; a
+// cluster, a pair a block (block_fft2), each block's pairs one after another.
 __device__ void pair_transforms(glcv_cuda_dcf_scratch *s, const dcf_c *tw)
 {
+    const int blocks = (int)glcv_cluster_blocks();
+    if (blocks > 1) {
+        for (int pair = (int)glcv_cluster_rank(); pair < DCF_CH / 2; pair += blocks) {
+            const float *re = s->feat + (size_t)(2 * pair) * DCF_CELLS, *im = re + DCF_CELLS;
+            dcf_c *z = s->z[pair];
+            block_fft2<false>([&](int i) { return dcf_c{re[i], im[i]}; }, [&](int i, dcf_c v) { z[i] = v; }, tw);
+        }
+        team_sync();
+        return;
+    }
     const int lane = threadIdx.x & 31;
-    for (int pair = team_first() >> 5; pair < DCF_CH / 2; pair += team_stride() >> 5) {
+    for (int pair = threadIdx.x >> 5; pair < DCF_CH / 2; pair += kWarps) {
         const float *re = s->feat + (size_t)(2 * pair) * DCF_CELLS, *im = re + DCF_CELLS;
         dcf_c v[DCF_N];
 #pragma unroll
@@ -434,17 +480,9 @@ __device__ void filter_response(const glcv_track_dcf *d, glcv_cuda_dcf_scratch *
         s->acc[i] = acc;
     }
     team_sync();
-    if (leader() && threadIdx.x < 32) { // the inverse transform in one warp
-        const int lane = threadIdx.x;
-        dcf_c v[DCF_N];
-#pragma unroll
-        for (int y = 0; y < DCF_N; y++)
-            v[y] = s->acc[y * DCF_N + lane];
-        warp_fft2<true>(v, lane, tw);
-#pragma unroll
-        for (int y = 0; y < DCF_N; y++)
-            s->response[y * DCF_N + lane] = v[y].re * (1.0f / DCF_CELLS);
-    }
+    if (leader()) // the inverse transform
+        block_fft2<true>([&](int i) { return s->acc[i]; },
+                         [&](int i, dcf_c v) { s->response[i] = v.re * (1.0f / DCF_CELLS); }, tw);
     team_sync();
 }
 
@@ -461,22 +499,40 @@ __device__ void colour_response(const glcv_track_dcf *d, glcv_cuda_dcf_scratch *
     for (int k = team_first(); k < DCF_T * DCF_T; k += team_stride())
         s->likelihood[k] = dcf_likelihood(d, patch_pixel(s, k / DCF_T, k % DCF_T));
     team_sync();
-    for (int y = team_first(); y < DCF_T; y += team_stride()) {
+    // each chain's terms are loaded 16 at a time before its sums (the loads in flight together)
+    constexpr int kBatch = 16;
+    static_assert(DCF_T % kBatch == 0, "whole batches");
+    int first, end;
+    team_share(DCF_T, &first, &end);
+    for (int y = first; y < end; y += kThreads) {
         double row = 0;
-#pragma unroll 16
-        for (int x = 0; x < DCF_T; x++) {
-            row += s->likelihood[x * DCF_T + y];
-            s->rows[y * DCF_T + x] = row;
+        for (int x0 = 0; x0 < DCF_T; x0 += kBatch) {
+            float l[kBatch];
+#pragma unroll
+            for (int j = 0; j < kBatch; j++)
+                l[j] = s->likelihood[(x0 + j) * DCF_T + y];
+#pragma unroll
+            for (int j = 0; j < kBatch; j++) {
+                row += l[j];
+                s->rows[y * DCF_T + x0 + j] = row;
+            }
         }
     }
     team_sync();
-    for (int x = team_first(); x <= DCF_T; x += team_stride()) {
+    team_share(DCF_T + 1, &first, &end);
+    for (int x = first; x < end; x += kThreads) {
         double v = 0; // integral[y][x]
         s->integral[x] = 0;
-#pragma unroll 16
-        for (int y = 0; y < DCF_T; y++) {
-            v = x == 0 ? 0.0 : v + s->rows[y * DCF_T + x - 1];
-            s->integral[(size_t)(y + 1) * w1 + x] = v;
+        for (int y0 = 0; y0 < DCF_T; y0 += kBatch) {
+            double r[kBatch];
+#pragma unroll
+            for (int j = 0; j < kBatch; j++)
+                r[j] = x == 0 ? 0.0 : s->rows[(y0 + j) * DCF_T + x - 1];
+#pragma unroll
+            for (int j = 0; j < kBatch; j++) {
+                v = x == 0 ? 0.0 : v + r[j];
+                s->integral[(size_t)(y0 + j + 1) * w1 + x] = v;
+            }
         }
     }
     team_sync();
@@ -485,27 +541,24 @@ __device__ void colour_response(const glcv_track_dcf *d, glcv_cuda_dcf_scratch *
     team_sync();
 }
 
-// The colour histograms learn from the window: whole counts (exact in any order) in the leader's
-// shared memory.
+// The colour histograms learn from the window: whole counts (exact in any order), each block's
+// in its shared memory, added into the leader's.
 __device__ void learn_colour(glcv_track_dcf *d, glcv_cuda_dcf_scratch *s, float rate)
 {
     __shared__ int counts[2][DCF_HIST];
     __shared__ int totals[2];
-    if (leader()) {
-        for (int i = threadIdx.x; i < 2 * DCF_HIST; i += kThreads)
-            counts[i / DCF_HIST][i % DCF_HIST] = 0;
-        if (threadIdx.x < 2)
-            totals[threadIdx.x] = 0;
-    }
-    team_sync();
-    int *all = in_leader(&counts[0][0]), *sums = in_leader(totals);
+    for (int i = threadIdx.x; i < 2 * DCF_HIST; i += kThreads)
+        counts[i / DCF_HIST][i % DCF_HIST] = 0;
+    if (threadIdx.x < 2)
+        totals[threadIdx.x] = 0;
+    __syncthreads();
     int n[2] = {0, 0};
     for (int k = team_first(); k < DCF_T * DCF_T; k += team_stride()) {
         int x = k % DCF_T, y = k / DCF_T;
         int region = dcf_colour_region(d, x, y);
         if (region == 0)
             continue;
-        atomicAdd(&all[(region - 1) * DCF_HIST + dcf_colour_bin(patch_pixel(s, x, y))], 1);
+        atomicAdd(&counts[region - 1][dcf_colour_bin(patch_pixel(s, x, y))], 1);
         n[region - 1]++;
     }
     for (int off = 16; off > 0; off >>= 1) {
@@ -513,18 +566,27 @@ __device__ void learn_colour(glcv_track_dcf *d, glcv_cuda_dcf_scratch *s, float 
         n[1] += __shfl_down_sync(kFull, n[1], off);
     }
     if ((threadIdx.x & 31) == 0) {
-        atomicAdd(&sums[0], n[0]);
-        atomicAdd(&sums[1], n[1]);
+        atomicAdd(&totals[0], n[0]);
+        atomicAdd(&totals[1], n[1]);
+    }
+    int *all = in_leader(&counts[0][0]), *sums = in_leader(totals);
+    if (glcv_cluster_blocks() > 1) {
+        team_sync(); // every block's counts are complete
+        if (!leader()) {
+            for (int i = threadIdx.x; i < 2 * DCF_HIST; i += kThreads)
+                if (counts[i / DCF_HIST][i % DCF_HIST])
+                    atomicAdd(&all[i], counts[i / DCF_HIST][i % DCF_HIST]);
+            if (threadIdx.x < 2)
+                atomicAdd(&sums[threadIdx.x], totals[threadIdx.x]);
+        }
     }
     team_sync();
-    if (leader()) {
-        const double n_fg = totals[0], n_bg = totals[1];
-        for (int i = threadIdx.x; i < DCF_HIST; i += kThreads) {
-            float nf = (float)counts[0][i], nb = (float)counts[1][i];
-            float f = n_fg > 0 ? (float)(nf / n_fg) : 0.0f, b = n_bg > 0 ? (float)(nb / n_bg) : 0.0f;
-            d->fg[i] = (1.0f - rate) * d->fg[i] + rate * f;
-            d->bg[i] = (1.0f - rate) * d->bg[i] + rate * b;
-        }
+    const double n_fg = sums[0], n_bg = sums[1];
+    for (int i = team_first(); i < DCF_HIST; i += team_stride()) {
+        float nf = (float)all[i], nb = (float)all[DCF_HIST + i];
+        float f = n_fg > 0 ? (float)(nf / n_fg) : 0.0f, b = n_bg > 0 ? (float)(nb / n_bg) : 0.0f;
+        d->fg[i] = (1.0f - rate) * d->fg[i] + rate * f;
+        d->bg[i] = (1.0f - rate) * d->bg[i] + rate * b;
     }
     team_sync();
 }
