@@ -94,9 +94,9 @@ typedef struct glcv_cuda_dcf_scratch glcv_cuda_dcf_scratch;
 
 /* Runs n objects' frames in one launch, one block or one cluster of blocks per object, with
  * track_dcf_math.h's arithmetic in the CPU implementation's order (track_dcf.c): each object's
- * state is updated in place and its result written. The frames are read from pitched memory (streams stacked: stream z's row y
- * at row z * height + y) or from texture objects (uchar4 elements, RGBA: one for a single stream,
- * or one per stream). */
+ * state is updated in place and its result written. The frames are read from pitched memory
+ * (streams stacked: stream z's row y at row z * height + y) or from texture objects (uchar4
+ * elements, RGBA: one for a single stream, or one per stream). */
 typedef struct glcv_cuda_dcf_params {
     const uint8_t *pixels;         /* RGB8/BGR8 (channels 3) or RGBA8/BGRA8 (channels 4); NULL with textures */
     size_t pitch;                  /* bytes per row */
