@@ -16,6 +16,11 @@
 // the CPU's scan finds it. The only difference left is pow(1.03, step) of the scale update, which
 // the device's pow may round differently from the C library's in the last place. Compiled with
 // --fmad=false (no fused multiply-adds), as the CPU side with -ffp-contract=off.
+//
+// Why one file of about 800 lines: it is one kernel. Its phases share the object's scratch layout,
+// the team helpers (one block or a cluster) and the FFTs, and nvcc inlines them into the two
+// instances of dcf_kernel; split across translation units they would need relocatable device code
+// and lose that inlining.
 #include <cuda_runtime.h>
 
 #include "cluster.cuh"
