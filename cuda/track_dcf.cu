@@ -724,7 +724,7 @@ __device__ void learn(const source &src, glcv_track_dcf *d, glcv_cuda_dcf_scratc
 
 // MinBlocks 2 caps the registers at 64 a thread so that two objects share a multiprocessor (some
 // of the FFT's registers spill to local memory): slower for one object, faster for sets with more
-// objects than the device has multiprocessors (glcv_cuda_track_dcf_blocks). The same arithmetic.
+// objects than the device has multiprocessors (glcv_cuda_track_dcf_two_fit). The same arithmetic.
 template <int MinBlocks> __global__ void __launch_bounds__(kThreads, MinBlocks) dcf_kernel(glcv_cuda_dcf_params p)
 {
     const int object = (int)(blockIdx.x / glcv_cluster_blocks()), id = p.ids[object];
@@ -785,17 +785,14 @@ template <int MinBlocks> __global__ void __launch_bounds__(kThreads, MinBlocks) 
 
 } // namespace
 
-extern "C" int glcv_cuda_track_dcf_blocks(int n)
+extern "C" int glcv_cuda_track_dcf_two_fit(void)
 {
-    int device = 0, sms = 0, fit = 0;
-    if (cudaGetDevice(&device) != cudaSuccess ||
-        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess || n <= sms)
-        return 1;
+    int fit = 0;
     if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&fit, dcf_kernel<2>, kThreads, 0) != cudaSuccess) {
         (void)cudaGetLastError();
-        return 1;
+        return 0;
     }
-    return fit >= 2 ? 2 : 1;
+    return fit >= 2;
 }
 
 extern "C" size_t glcv_cuda_track_dcf_scratch_bytes(void)

@@ -28,6 +28,7 @@ struct glcv_track_cuda {
     int max_cluster;         /* largest cluster the kernel can use (1 below compute 9.0) */
     int cluster_request;     /* 0 = automatic */
     int cluster_used;
+    int dcf_two_fit;         /* two blocks of the DCF kernel's capped instance fit on a multiprocessor */
     int dcf_blocks;          /* the DCF kernel's blocks a multiprocessor in the last launch */
     cudaStream_t stream;
     cudaEvent_t done;
@@ -190,6 +191,8 @@ glcv_status glcv_track_cuda_create(int device, const glcv_tm_config *c, const gl
         st = dcf_buffers(c_);
     if (st == GLCV_OK)
         c_->max_cluster = dcf ? glcv_cuda_track_dcf_max_cluster() : glcv_cuda_track_max_cluster(c);
+    if (st == GLCV_OK && dcf)
+        c_->dcf_two_fit = glcv_cuda_track_dcf_two_fit();
     if (st == GLCV_OK && (err = cudaStreamSynchronize(c_->stream)) != cudaSuccess)
         st = glcv_cuda_fail(&c_->logger, err, "track: setup");
     if (st != GLCV_OK) {
@@ -315,7 +318,7 @@ static glcv_status launch_dcf(glcv_track_cuda *c_, glcv_cuda_dcf_params p, const
     p.scratch = c_->dcf_scratch;
     p.tables = c_->dcf_tables;
     p.results = c_->dcf_results;
-    p.blocks = c_->dcf_blocks = glcv_cuda_track_dcf_blocks(n);
+    p.blocks = c_->dcf_blocks = n > c_->sms && c_->dcf_two_fit ? 2 : 1;
     p.cluster = c_->cluster_used = p.blocks == 1 ? dcf_cluster(c_, n) : 1;
     CHECK_CUDA((cudaError_t)glcv_cuda_track_dcf(p, c_->stream), "track: DCF kernel");
     CHECK_CUDA(cudaMemcpyAsync(c_->host_dcf_results, c_->dcf_results, (size_t)n * sizeof *c_->dcf_results,

@@ -112,15 +112,15 @@ typedef struct glcv_cuda_dcf_params {
     glcv_cuda_dcf_scratch *scratch; /* indexed by id */
     const glcv_track_dcf_tables *tables;
     glcv_track_dcf_result *results; /* n results, in ids order */
-    int blocks;                    /* glcv_cuda_track_dcf_blocks(n): which kernel runs */
+    int blocks;                    /* which kernel runs: 2 (two blocks a multiprocessor) when n exceeds
+                                    * the multiprocessors and glcv_cuda_track_dcf_two_fit(), else 1 */
     int cluster;                   /* blocks per object with blocks 1: 1, 2, 4, 8 or 16 (a thread-block
                                     * cluster, up to glcv_cuda_track_dcf_max_cluster()) */
 } glcv_cuda_dcf_params;
 
 int glcv_cuda_track_dcf(glcv_cuda_dcf_params p, cudaStream_t stream);
-/* The blocks a multiprocessor runs at once for a launch of n objects on the current device: 2 when
- * n exceeds its multiprocessors and two blocks of the register-capped kernel fit on one, else 1. */
-int glcv_cuda_track_dcf_blocks(int n);
+/* Whether two blocks of the register-capped kernel fit on a multiprocessor of the current device. */
+int glcv_cuda_track_dcf_two_fit(void);
 /* The largest cluster of blocks one object can use on the current device (1 below compute 9.0). */
 int glcv_cuda_track_dcf_max_cluster(void);
 size_t glcv_cuda_track_dcf_scratch_bytes(void);
