@@ -9,13 +9,13 @@
 #                                            any file or folder it has, then run ldconfig there:
 #   tar -C DEST -cf - usr | tar -C / -xf - --skip-old-files --no-same-owner && ldconfig
 #
-# What it holds (17 MB of packages, 58 MB unpacked): GStreamer 1.22, its base library, the plugins the RTSP
-# cameras' pipeline uses (Matroska, H.264 parser, RTP, UDP, app), the RTSP server, and the headers
-# and pkg-config files needed to build against them (GLib's among them, with those of the libraries
-# their pkg-config files name). The packages are unpacked, not installed: the host's own libraries,
-# newer GLib included, stay; the copy only adds what is missing. /lib and /bin are merged into
-# /usr, as on hosts whose /lib is a link to usr/lib. GStreamer's GL library is not among them, so
-# CMake leaves the GStreamer elements (gst/) out there.
+# What it holds (17 MB of packages, 58 MB unpacked): GStreamer 1.22, its base library, the plugins
+# the RTSP cameras' pipeline uses (Matroska, H.264 parser, RTP, UDP, app), the RTSP server, and the
+# headers and pkg-config files needed to build against them (GLib's among them, with those of the
+# libraries their pkg-config files name). The packages are unpacked, not installed: the host's own
+# libraries, newer GLib included, stay; the copy only adds what is missing. /lib and /bin are merged
+# into /usr, as on hosts whose /lib is a link to usr/lib. GStreamer's GL library is not among them,
+# so CMake leaves the GStreamer elements (gst/) out there.
 # Needs Debian 12 with its package lists (apt-get update); nothing is installed on this machine.
 set -euo pipefail
 
@@ -28,8 +28,8 @@ trap 'rm -rf "$work"' EXIT
 packages=(
     # run time
     libglib2.0-0 libgstreamer1.0-0 libgstreamer-plugins-base1.0-0 libgstreamer-plugins-bad1.0-0
-    gstreamer1.0-plugins-base gstreamer1.0-plugins-good gstreamer1.0-plugins-bad libgstrtspserver-1.0-0
-    liborc-0.4-0 libunwind8 libdw1 libelf1
+    gstreamer1.0-plugins-base gstreamer1.0-plugins-good gstreamer1.0-plugins-bad
+    libgstrtspserver-1.0-0 liborc-0.4-0 libunwind8 libdw1 libelf1
     # build: the headers and pkg-config files, and those of the libraries the .pc files require
     libgstrtspserver-1.0-dev libgstreamer1.0-dev libgstreamer-plugins-base1.0-dev libglib2.0-dev
     liborc-0.4-dev libunwind-dev libdw-dev libelf-dev liblzma-dev libpcre2-dev libffi-dev zlib1g-dev
@@ -40,11 +40,11 @@ packages=(
 for f in "$work"/*.deb; do
     dpkg -x "$f" "$dest"
 done
-# Without GStreamer's GL library (not gathered) its pkg-config files would let CMake try to build the
-# GStreamer elements: they go, as do the documentation, translations and introspection data.
+# Without GStreamer's GL library (not gathered) its pkg-config files would let CMake try to build
+# the GStreamer elements: they go, as do the documentation, translations and introspection data.
 rm -f "$dest"/usr/lib/*/pkgconfig/gstreamer-gl*.pc
-rm -rf "$dest"/usr/share/doc "$dest"/usr/share/man "$dest"/usr/share/locale "$dest"/usr/share/gtk-doc \
-    "$dest"/usr/share/gir-1.0
+rm -rf "$dest"/usr/share/doc "$dest"/usr/share/man "$dest"/usr/share/locale \
+    "$dest"/usr/share/gtk-doc "$dest"/usr/share/gir-1.0
 for d in lib bin sbin; do
     if [ -d "$dest/$d" ]; then
         mkdir -p "$dest/usr/$d"
