@@ -1,9 +1,11 @@
 /* Media input: cameras, video files, image folders and sequences and lavfi graphs through FFmpeg,
  * and the synthetic scene, delivered by a capture thread through a small ring of frame buffers.
  *
- * Why one file of about 1,700 lines: it is the only file of the library that includes FFmpeg, so
- * that FFmpeg's types and headers stay out of every other source and of the public API; that
- * includes NVDEC, which glcv reaches through FFmpeg's CUDA frames (and its session limit). */
+ * Why one file of about 1,900 lines: it is the only file of the library that includes FFmpeg, so
+ * that FFmpeg's types and headers stay out of every other source and of the public API. That
+ * includes NVDEC: a set's NVDEC sources are demuxed and filtered to Annex-B here and decoded by
+ * src/media_nvdec.c (NVIDIA's parser, decoders shared by streams); a glcv_media on its own reaches
+ * NVDEC through FFmpeg's CUDA frames. */
 #include "core_internal.h"
 #include "image_internal.h"
 #include "media_internal.h"
@@ -12,6 +14,7 @@
 #include <glcv/synth.h>
 
 #include <libavcodec/avcodec.h>
+#include <libavcodec/bsf.h>
 #include <libavdevice/avdevice.h>
 #include <libavformat/avformat.h>
 #include <libavutil/dict.h>
@@ -24,6 +27,8 @@
 #define FFNV_DEBUG_LOG_FUNC(logctx, msg, ...) ((void)(logctx))
 #include <ffnvcodec/dynlink_loader.h>
 #include <libavutil/hwcontext_cuda.h>
+
+#include "media_nvdec.h"
 #endif
 #include <libavutil/imgutils.h>
 #include <libavutil/log.h>
@@ -71,6 +76,9 @@ typedef struct slot {
     /* pictures: what the slot holds (hw: an NVDEC frame kept in GPU memory, a reference into the
      * decoder's pool; else `data` holds 4:2:0 planes or RGB) */
     AVFrame *hw;
+#ifdef GLCV_HAVE_FFNVCODEC
+    glcv_nvdec_frame nv; /* or a picture mapped by glcv's own NVDEC path */
+#endif
     glcv_media_picture picture;
 } slot;
 
@@ -94,6 +102,15 @@ struct glcv_media {
     int nvdec;              /* the open decoder uses NVDEC */
     int nvdec_auto;         /* a set's source: NVDEC where it takes the stream, else the CPU */
     int nvdec_counted;      /* holds one of its device's automatic NVDEC sessions (nvdec_auto_limit) */
+#ifdef GLCV_HAVE_FFNVCODEC
+    /* A set's NVDEC source: NVIDIA's parser and decoders shared by streams (src/media_nvdec.c), fed
+     * Annex-B access units; `dec` is then a CPU decoder, used only when NVDEC has no decoder left. */
+    glcv_nvdec *nv;
+    AVBSFContext *bsf;
+    AVPacket *nv_pkt;
+    int nv_first;              /* the next access unit is the first since the input opened */
+    glcv_nvdec_frame nv_frame; /* the picture decode_next produced */
+#endif
     struct SwsContext *sws;
     int stream;
     int draining;
@@ -281,11 +298,10 @@ const char *glcv_media_source_string(glcv_media_source source)
 
 static const char *const decoder_names[] = {"default", "cpu", "nvdec"};
 
-/* ---- NVDEC sessions of the sources that take NVDEC where it has room ------------------------------
- * A GPU's decoders run fastest with a few dozen sessions: with hundreds each session's share of the
- * engines and of the driver's threads shrinks, and the rate falls (docs/PERFORMANCE.md). Sources
- * left to choose (a set's DEFAULT) take NVDEC while their device has fewer than the limit of such
- * sessions open, and the CPU after. Counted process-wide, per CUDA device. */
+/* ---- NVDEC sources of the sets that take NVDEC where it has room ---------------------------------
+ * Sources left to choose (a set's DEFAULT) take NVDEC while their device has fewer than the limit of
+ * such sources open, and the CPU after (docs/PERFORMANCE.md says why the limit and its value).
+ * Counted process-wide, per CUDA device. */
 enum {
     NVDEC_COUNTED_DEVICES = 64,
     /* Frames of this many pixels or more are not limited: per frame the decoders' work grows with
@@ -401,6 +417,9 @@ static void nvdec_auto_release(glcv_media *m);
 static void close_input(glcv_media *m)
 {
     nvdec_auto_release(m);
+#ifdef GLCV_HAVE_FFNVCODEC
+    av_bsf_free(&m->bsf);
+#endif
     avcodec_free_context(&m->dec);
     avformat_close_input(&m->fmt);
     m->stream = -1;
@@ -585,6 +604,122 @@ static int nvdec_takes(const AVCodecParameters *par)
     return par->format == AV_PIX_FMT_YUV420P || par->format == AV_PIX_FMT_YUVJ420P;
 }
 
+#ifdef GLCV_HAVE_FFNVCODEC
+/* glcv's own NVDEC path for a set's source (src/media_nvdec.c): the demuxer's packets converted to
+ * Annex-B access units for NVIDIA's parser; the stream object outlives reopenings of a looping file. */
+static int nv_open(glcv_media *m, const AVStream *stream)
+{
+    const AVCodecParameters *par = stream->codecpar;
+    const AVBitStreamFilter *f =
+        av_bsf_get_by_name(par->codec_id == AV_CODEC_ID_HEVC ? "hevc_mp4toannexb" : "h264_mp4toannexb");
+    av_bsf_free(&m->bsf);
+    if (!f || av_bsf_alloc(f, &m->bsf) < 0 || avcodec_parameters_copy(m->bsf->par_in, par) < 0)
+        return -1;
+    m->bsf->time_base_in = stream->time_base;
+    if (av_bsf_init(m->bsf) < 0 || (!m->nv_pkt && !(m->nv_pkt = av_packet_alloc())))
+        return -1;
+    glcv_status st;
+    if (m->nv) {
+        st = glcv_nvdec_restart(m->nv);
+    } else {
+        const AVCUDADeviceContext *hw = ((AVHWDeviceContext *)m->hw_device->data)->hwctx;
+        st = glcv_nvdec_create(hw->cuda_ctx, par->codec_id == AV_CODEC_ID_HEVC ? GLCV_NVDEC_HEVC : GLCV_NVDEC_H264,
+                               &m->p.logger, &m->nv);
+    }
+    m->nv_first = 1;
+    return st == GLCV_OK ? 0 : -1;
+}
+
+/* The source goes on decoding on the CPU (its `dec`) instead of NVDEC, for the reason `why`. */
+static void nv_fallback(glcv_media *m, glcv_log_level level, const char *why)
+{
+    glcv_logf(&m->p.logger, level, "media: '%s' is decoded on the CPU: %s", m->location, why);
+    glcv_nvdec_unmap(&m->nv_frame);
+    glcv_nvdec_destroy(&m->nv);
+    av_bsf_free(&m->bsf);
+    m->nvdec = 0;
+    nvdec_auto_release(m);
+}
+
+/* Sends the packet in m->pkt through the Annex-B filter to NVIDIA's parser: 0, or an AVERROR for a
+ * packet refused. When NVDEC can make no decoder for the stream, it falls back to the CPU decoder,
+ * which gets this packet. */
+static int nv_send(glcv_media *m)
+{
+    int r = av_packet_ref(m->nv_pkt, m->pkt);
+    if (r < 0)
+        return r;
+    r = av_bsf_send_packet(m->bsf, m->nv_pkt);
+    if (r < 0) {
+        av_packet_unref(m->nv_pkt);
+        return r;
+    }
+    glcv_status st = GLCV_OK;
+    while (st == GLCV_OK && (r = av_bsf_receive_packet(m->bsf, m->nv_pkt)) == 0) {
+        const AVCodecParameters *par = m->bsf->par_out;
+        uint8_t *data = m->nv_pkt->data, *joined = NULL;
+        size_t size = (size_t)m->nv_pkt->size;
+        /* Annex-B parameter sets that only the container carries (an RTSP session's SDP) go in
+         * front of the first access unit. */
+        if (m->nv_first && par->extradata_size > 4 && par->extradata[0] == 0 && par->extradata[1] == 0 &&
+            (par->extradata[2] == 1 || (par->extradata[2] == 0 && par->extradata[3] == 1)) &&
+            (joined = malloc((size_t)par->extradata_size + size)) != NULL) {
+            memcpy(joined, par->extradata, (size_t)par->extradata_size);
+            memcpy(joined + par->extradata_size, data, size);
+            data = joined;
+            size += (size_t)par->extradata_size;
+        }
+        m->nv_first = 0;
+        st = glcv_nvdec_send(m->nv, data, size, m->nv_pkt->pts);
+        free(joined);
+        av_packet_unref(m->nv_pkt);
+    }
+    if (st == GLCV_ERROR_UNSUPPORTED) {
+        nv_fallback(m, GLCV_LOG_INFO, "NVDEC has no decoder for it"); /* the warning said why */
+        return avcodec_send_packet(m->dec, m->pkt);
+    }
+    if (st != GLCV_OK)
+        return AVERROR_INVALIDDATA;
+    return r == AVERROR(EAGAIN) || r == AVERROR_EOF ? 0 : r;
+}
+#endif
+
+/* The next decoded frame, as avcodec_receive_frame: 0 (in m->frame, or m->nv_frame for glcv's own
+ * NVDEC path), AVERROR(EAGAIN), AVERROR_EOF, or an error. */
+static int receive_frame(glcv_media *m)
+{
+#ifdef GLCV_HAVE_FFNVCODEC
+    if (m->nv) {
+        int got = glcv_nvdec_receive(m->nv, &m->nv_frame);
+        return got > 0 ? 0 : got < 0 ? AVERROR(EIO) : m->draining ? AVERROR_EOF : AVERROR(EAGAIN);
+    }
+#endif
+    return avcodec_receive_frame(m->dec, m->frame);
+}
+
+/* m->pkt to the decoder (NULL: the end of the stream), as avcodec_send_packet. */
+static int send_packet(glcv_media *m, int end)
+{
+#ifdef GLCV_HAVE_FFNVCODEC
+    if (m->nv) {
+        if (end)
+            return glcv_nvdec_send(m->nv, NULL, 0, 0) == GLCV_OK ? 0 : AVERROR_INVALIDDATA;
+        return nv_send(m);
+    }
+#endif
+    return avcodec_send_packet(m->dec, end ? NULL : m->pkt);
+}
+
+/* Whether the frame decode_next produced is in GPU memory. */
+static int decoded_on_gpu(const glcv_media *m)
+{
+#ifdef GLCV_HAVE_FFNVCODEC
+    if (m->nv_frame.decoder)
+        return 1;
+#endif
+    return m->frame->format == AV_PIX_FMT_CUDA;
+}
+
 /* Opens `url` as the given kind of source, finds its best video stream and opens a decoder. */
 static glcv_status open_input(glcv_media *m, glcv_media_source kind, const char *url)
 {
@@ -726,8 +861,17 @@ static glcv_status open_input(glcv_media *m, glcv_media_source kind, const char 
         }
         m->nvdec = 1;
     }
+    /* a set's NVDEC sources: glcv's own path; `dec` decodes on the CPU */
+    int own = 0;
+#ifdef GLCV_HAVE_FFNVCODEC
+    own = m->nvdec && m->opt.pictures && glcv_nvdec_available();
+    if (!own && m->nv) { /* reopened without NVDEC: the mapped frames stay valid until unmapped */
+        glcv_nvdec_unmap(&m->nv_frame);
+        glcv_nvdec_destroy(&m->nv);
+    }
+#endif
     r = avcodec_parameters_to_context(m->dec, stream->codecpar);
-    if (r >= 0 && m->nvdec) {
+    if (r >= 0 && m->nvdec && !own) {
         m->dec->hw_device_ctx = object_device(m);
         m->dec->get_format = pick_cuda_format;
         /* the frames a reader and the ring hold on to, beyond what the decoder needs */
@@ -737,7 +881,7 @@ static glcv_status open_input(glcv_media *m, glcv_media_source kind, const char 
     }
     if (r >= 0) {
         m->dec->pkt_timebase = stream->time_base;
-        m->dec->thread_count = m->nvdec ? 1 : m->p.decoder_threads; /* 0: FFmpeg's choice */
+        m->dec->thread_count = m->nvdec && !own ? 1 : m->p.decoder_threads; /* 0: FFmpeg's choice */
         m->dec->opaque = m;       /* names this object in messages from decoder threads */
         /* the decoder refuses frames above the limit (padded, as above) when the size changes later */
         if (decoder_max_pixels > 0)
@@ -754,6 +898,10 @@ static glcv_status open_input(glcv_media *m, glcv_media_source kind, const char 
         close_input(m);
         return input_fail(m, GLCV_ERROR_CORRUPT_DATA, "media: '%s' does not say its frame size", url);
     }
+#ifdef GLCV_HAVE_FFNVCODEC
+    if (own && nv_open(m, stream) != 0)
+        nv_fallback(m, GLCV_LOG_WARN, "NVDEC's parser cannot be set up");
+#endif
     m->first_pts = AV_NOPTS_VALUE;
     m->frames_this_pass = 0;
     m->errors_this_pass_start = m->stats.decode_errors; /* only this thread writes it */
@@ -772,7 +920,7 @@ static int decode_next(glcv_media *m)
     for (;;) {
         if (atomic_load(&m->stop))
             return -1;
-        int r = avcodec_receive_frame(m->dec, m->frame);
+        int r = receive_frame(m);
         if (r == 0) {
             m->consecutive_errors = 0;
             return 1;
@@ -814,7 +962,7 @@ static int decode_next(glcv_media *m)
         if (r < 0 && io_error < 0 && io_error != AVERROR_EOF && io_error != AVERROR_EXIT && !atomic_load(&m->stop))
             r = io_error;
         else if (r == AVERROR_EOF || (r < 0 && m->fmt->pb && avio_feof(m->fmt->pb))) {
-            avcodec_send_packet(m->dec, NULL);
+            send_packet(m, 1);
             m->draining = 1;
             continue;
         }
@@ -830,7 +978,7 @@ static int decode_next(glcv_media *m)
             av_packet_unref(m->pkt);
             continue;
         }
-        r = avcodec_send_packet(m->dec, m->pkt);
+        r = send_packet(m, 0);
         av_packet_unref(m->pkt);
         if (r < 0 && r != AVERROR(EAGAIN)) {
             count_decode_error(m);
@@ -880,6 +1028,10 @@ static double frame_seconds(glcv_media *m)
     int64_t ts = m->frame->best_effort_timestamp;
     if (ts == AV_NOPTS_VALUE)
         ts = m->frame->pts;
+#ifdef GLCV_HAVE_FFNVCODEC
+    if (m->nv_frame.decoder)
+        ts = m->nv_frame.pts;
+#endif
     if (ts == AV_NOPTS_VALUE || m->time_base.den == 0) {
         double rate = m->p.frame_rate > 0 ? m->p.frame_rate : default_rate;
         return (double)m->frames_this_pass / rate;
@@ -1066,9 +1218,11 @@ void glcv_media_picture_to_rgb(const glcv_media_picture *pic, glcv_pixel_format 
 
 /* The colour matrix of a decoded frame: the one the stream says, else BT.601 below 720 rows
  * (standard definition) and BT.709 from 720 rows up, as players assume. */
-static int frame_matrix(const AVFrame *f)
+/* The conversion's matrix for a frame's colour space (FFmpeg's AVColorSpace, which numbers them as
+ * H.273's matrix_coefficients) and height. */
+static int matrix_of(int colorspace, int height)
 {
-    switch (f->colorspace) {
+    switch (colorspace) {
     case AVCOL_SPC_BT709: return GLCV_YUV_BT709;
     case AVCOL_SPC_BT2020_NCL:
     case AVCOL_SPC_BT2020_CL: return GLCV_YUV_BT2020;
@@ -1076,8 +1230,13 @@ static int frame_matrix(const AVFrame *f)
     case AVCOL_SPC_SMPTE170M:
     case AVCOL_SPC_FCC:
     case AVCOL_SPC_SMPTE240M: return GLCV_YUV_BT601;
-    default: return f->height >= 720 ? GLCV_YUV_BT709 : GLCV_YUV_BT601;
+    default: return height >= 720 ? GLCV_YUV_BT709 : GLCV_YUV_BT601;
     }
+}
+
+static int frame_matrix(const AVFrame *f)
+{
+    return matrix_of(f->colorspace, f->height);
 }
 
 /* A host frame of 8-bit 4:2:0 at the object's size, which the shared definition converts; *out
@@ -1144,6 +1303,34 @@ static int convert_frame(glcv_media *m, int i)
     if (s->hw)
         av_frame_free(&s->hw); /* the GPU frame the slot held before (a pool buffer goes back) */
     s->picture = (glcv_media_picture){0};
+#ifdef GLCV_HAVE_FFNVCODEC
+    glcv_nvdec_unmap(&s->nv);
+    if (m->nv_frame.decoder) {
+        glcv_nvdec_frame *nf = &m->nv_frame;
+        if (nf->width != m->p.width || nf->height != m->p.height) {
+            glcv_logf(&m->p.logger, GLCV_LOG_WARN, "media: NVDEC gave a %dx%d frame for a %dx%d source", nf->width,
+                      nf->height, m->p.width, m->p.height);
+            glcv_nvdec_unmap(nf);
+            return -1;
+        }
+        s->nv = *nf;
+        memset(nf, 0, sizeof *nf);
+        uint8_t *y = (uint8_t *)(uintptr_t)s->nv.luma, *uv = (uint8_t *)(uintptr_t)s->nv.chroma;
+        s->picture = (glcv_media_picture){.kind = GLCV_PICTURE_YUV420, .device = 1};
+        s->picture.planes = (glcv_yuv_planes){.y = y,
+                                              .u = uv,
+                                              .v = uv + 1,
+                                              .y_pitch = s->nv.pitch,
+                                              .u_pitch = s->nv.pitch,
+                                              .v_pitch = s->nv.pitch,
+                                              .c_step = 2,
+                                              .width = s->nv.width,
+                                              .height = s->nv.height};
+        s->picture.matrix = matrix_of(s->nv.matrix_coefficients, s->nv.height);
+        s->picture.full_range = s->nv.full_range;
+        return 0;
+    }
+#endif
     if (f->format == AV_PIX_FMT_CUDA) {
         sync_object_stream(m);
         const AVHWFramesContext *fc = f->hw_frames_ctx ? (const AVHWFramesContext *)f->hw_frames_ctx->data : NULL;
@@ -1270,9 +1457,12 @@ static void *capture_thread(void *arg)
             av_frame_unref(m->frame);
             break;
         }
-        int decoded_on_gpu = m->frame->format == AV_PIX_FMT_CUDA;
+        int on_gpu = decoded_on_gpu(m);
         if (convert_frame(m, i) != 0) {
             av_frame_unref(m->frame);
+#ifdef GLCV_HAVE_FFNVCODEC
+            glcv_nvdec_unmap(&m->nv_frame);
+#endif
             pthread_mutex_lock(&m->lock);
             m->slots[i].state = SLOT_FREE;
             pthread_mutex_unlock(&m->lock);
@@ -1284,7 +1474,7 @@ static void *capture_thread(void *arg)
             continue;
         }
         av_frame_unref(m->frame);
-        publish_slot(m, i, pts, decoded_on_gpu);
+        publish_slot(m, i, pts, on_gpu);
     }
     finish(m, m->source_error);
     tls_media = NULL;
@@ -1402,6 +1592,10 @@ static glcv_status open_source(glcv_media *m)
         m->p.height = src_h;
     }
     m->p.frame_rate = rate;
+#ifdef GLCV_HAVE_FFNVCODEC
+    if (m->nv && (m->p.width != src_w || m->p.height != src_h))
+        nv_fallback(m, GLCV_LOG_INFO, "its frames are scaled");
+#endif
     char what[96];
     if (m->p.source == GLCV_MEDIA_FRAMES_DIR)
         snprintf(what, sizeof what, "%d images", m->files.count);
@@ -1427,6 +1621,13 @@ static void free_media(glcv_media *m)
     av_packet_free(&m->pkt);
     glcv_synth_destroy(&m->synth);
     glcv_file_list_free(&m->files);
+#ifdef GLCV_HAVE_FFNVCODEC
+    glcv_nvdec_unmap(&m->nv_frame);
+    for (int i = 0; i < MAX_RING; i++)
+        glcv_nvdec_unmap(&m->slots[i].nv);
+    glcv_nvdec_destroy(&m->nv);
+    av_packet_free(&m->nv_pkt);
+#endif
     for (int i = 0; i < MAX_RING; i++) {
         av_frame_free(&m->slots[i].hw);
         if (m->slots[i].data && m->opt.release)

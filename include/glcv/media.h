@@ -80,10 +80,12 @@ typedef enum glcv_media_decoder {
     GLCV_MEDIA_DECODER_DEFAULT = 0,
     /* libavcodec on the CPU (FFmpeg's threads, see decoder_threads). */
     GLCV_MEDIA_DECODER_CPU = 1,
-    /* The GPU's video decoders (NVDEC, through FFmpeg's CUDA hardware acceleration; the driver's
-     * libraries are loaded at run time): H.264 and HEVC, 8-bit 4:2:0. Frames stay in the GPU's
-     * memory when a glcv_media_set delivers them as a texture; glcv_media_read copies them to the
-     * host. Anything else (another codec, 10-bit, 4:2:2, no NVIDIA driver or device): UNSUPPORTED
+    /* The GPU's video decoders (NVDEC; the driver's libraries are loaded at run time): H.264 and
+     * HEVC, 8-bit 4:2:0. Frames stay in the GPU's memory when a glcv_media_set delivers them as a
+     * texture (NVIDIA's parser, one decoder serving up to four H.264 sources of a format); a
+     * glcv_media on its own decodes through FFmpeg's CUDA frames and glcv_media_read copies them to
+     * the host. A set's source for which the GPU has no decoder left goes on on the CPU, with a
+     * warning. Anything else (another codec, 10-bit, 4:2:2, no NVIDIA driver or device): UNSUPPORTED
      * at create. The frames are the CPU decoder's, bit for bit (decoding is exact and both paths
      * convert 4:2:0 to RGB with one integer definition; see glcv_media_read). */
     GLCV_MEDIA_DECODER_NVDEC = 2
@@ -279,10 +281,10 @@ typedef struct glcv_media_set_params {
 #define GLCV_MEDIA_SET_PARAMS(...) ((glcv_media_set_params){__VA_ARGS__})
 
 /* Sources left to choose their decoder (a set's DEFAULT) with frames below 1 Mpixel (2^20 pixels)
- * take NVDEC while their GPU has fewer than this many such sessions open in the process, and decode
- * on CPU threads after: a GPU's decoders give the most small frames with a few dozen sessions, and
- * fewer with hundreds (docs/PERFORMANCE.md). Larger frames, and sources that ask for NVDEC (the
- * set's or their own decoder NVDEC), are not limited. */
+ * take NVDEC while their GPU has fewer than this many such sources open in the process, and decode
+ * on CPU threads after, so that a host's processors and its GPU's decoders share many small cameras
+ * (the value, measured end to end: docs/PERFORMANCE.md, "Compressed cameras"). Larger frames, and
+ * sources that ask for NVDEC (the set's or their own decoder NVDEC), are not limited. */
 #define GLCV_MEDIA_NVDEC_AUTO_SESSIONS 64
 
 /* Sets that limit for every GPU of the process (0: no limit) and returns the previous one; a
