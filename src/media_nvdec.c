@@ -214,16 +214,10 @@ static int CUDAAPI on_sequence(void *user, CUVIDEOFORMAT *f)
 {
     glcv_nvdec *s = user;
     if (s->dec) {
-        const CUVIDEOFORMAT *o = &s->format;
-        if (o->codec == f->codec && o->chroma_format == f->chroma_format &&
-            o->bit_depth_luma_minus8 == f->bit_depth_luma_minus8 && o->coded_width == f->coded_width &&
-            o->coded_height == f->coded_height && o->display_area.left == f->display_area.left &&
-            o->display_area.top == f->display_area.top && o->display_area.right == f->display_area.right &&
-            o->display_area.bottom == f->display_area.bottom &&
-            f->min_num_decode_surfaces <= (unsigned)s->dec->span)
+        if (same_format(s->dec, s->ctx, f) && f->min_num_decode_surfaces <= (unsigned)s->dec->span)
             return s->dec->span;
         glcv_logf(&s->logger, GLCV_LOG_WARN, "media: the stream changed its format (%ux%u to %ux%u); NVDEC stops",
-                  o->coded_width, o->coded_height, f->coded_width, f->coded_height);
+                  s->dec->coded_width, s->dec->coded_height, f->coded_width, f->coded_height);
         s->error = GLCV_ERROR_CORRUPT_DATA;
         return 0;
     }
